@@ -1,0 +1,98 @@
+"""Plain records read from agentao's memory databases.
+
+Every layer (store, engine, views) passes these around; none of them knows
+about sqlite3 rows or Flask.  Field names follow the columns of agentao's
+schema (contract §2) so a reader can map one to the other without a table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, asdict
+
+
+@dataclass(frozen=True)
+class Memory:
+    """One row of ``memories``; ``store`` says which file it came from."""
+
+    id: str
+    scope: str
+    type: str
+    key_normalized: str
+    title: str
+    content: str
+    tags: tuple[str, ...] = ()
+    keywords: tuple[str, ...] = ()
+    source: str = "explicit"
+    confidence: str = "explicit_user"
+    sensitivity: str = "normal"
+    created_at: str = ""
+    updated_at: str = ""
+    deleted_at: str | None = None
+    store: str = "project"  # "project" or "user": the file the row lives in
+
+    @property
+    def live(self) -> bool:
+        return self.deleted_at is None
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["tags"] = list(self.tags)
+        d["keywords"] = list(self.keywords)
+        return d
+
+
+@dataclass(frozen=True)
+class Summary:
+    """One row of ``session_summaries``."""
+
+    id: str
+    session_id: str
+    summary_text: str
+    tokens_before: int = 0
+    messages_summarized: int = 0
+    created_at: str = ""
+    store: str = "project"
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class ReviewItem:
+    """One row of ``memory_review_queue``."""
+
+    id: str
+    scope: str
+    type: str
+    key_normalized: str
+    title: str
+    content: str
+    tags: tuple[str, ...] = ()
+    evidence: str = ""
+    source_session: str = ""
+    occurrences: int = 1
+    confidence: str = "auto_summary"
+    status: str = "pending"
+    created_at: str = ""
+    updated_at: str = ""
+    store: str = "project"
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["tags"] = list(self.tags)
+        return d
+
+
+@dataclass(frozen=True)
+class Event:
+    """One row of ``memory_events``."""
+
+    id: int
+    memory_id: str
+    event_type: str
+    timestamp: str
+    detail: str | None = None
+    store: str = "project"
+
+    def to_dict(self) -> dict:
+        return asdict(self)
