@@ -1,0 +1,49 @@
+"""agentao memory dashboard: a local web UI over agentao's two memory databases."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from flask import Flask
+
+PACKAGE_ROOT = Path(__file__).resolve().parent
+
+DEFAULTS = {
+    "PROJECT_DIR": None,        # agentao project folder; None = current directory
+    "USER_DB": "default",       # path of the user store; None = no user store
+    "READ_ONLY": False,         # refuse every write, whatever the files allow
+    "MAX_CONTENT_LENGTH": 1024 * 1024,
+}
+
+
+def create_app(config: dict | None = None) -> Flask:
+    """Build the dashboard app.  Importing this package opens no file; this does neither."""
+    from . import errors, web
+    from .store import build_refs, default_user_db
+    from .views import ALL_BLUEPRINTS
+
+    app = Flask(__name__, template_folder=str(_asset_dir("templates")),
+                static_folder=str(_asset_dir("static")))
+    app.config.from_mapping(DEFAULTS)
+    app.config.update(config or {})
+    project_dir = Path(app.config["PROJECT_DIR"] or os.getcwd())
+    user_db = app.config["USER_DB"]
+    if user_db == "default":
+        user_db = default_user_db()
+    app.config["PROJECT_DIR"] = project_dir
+    app.config["USER_DB"] = None if user_db is None else Path(user_db)
+    app.extensions["memory_stores"] = build_refs(project_dir, app.config["USER_DB"])
+
+    web.init_app(app)
+    errors.init_app(app)
+    for blueprint in ALL_BLUEPRINTS:
+        app.register_blueprint(blueprint)
+    return app
+
+
+def _asset_dir(name: str) -> Path:
+    # Installed wheels carry templates/ and static/ inside the package (see
+    # pyproject.toml); a source checkout has them at the top level.
+    inside = PACKAGE_ROOT / name
+    return inside if inside.is_dir() else PACKAGE_ROOT.parent / name

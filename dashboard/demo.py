@@ -1,0 +1,103 @@
+"""A throw-away demo project so a new user sees every screen with nothing else installed.
+
+The rows go through the same save rules agentao applies (``contract.plan_save``),
+so keys, titles and keywords look exactly as agentao would have written them.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import uuid
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from . import contract
+from .store.schema import create_fresh_store
+
+# (key, value, tags, type, source, days ago created, days ago updated, deleted days ago)
+MEMORIES = [
+    ("user_language", "Answer in English unless I write in Chinese.", ["user"], None, "explicit", 120, 3, None),
+    ("Editor", "I use Neovim with the LazyVim distribution.", ["profile"], None, "explicit", 200, 200, None),
+    ("code style", "Prefer small pure functions and type hints everywhere.", ["preference"], None, "explicit", 60, 10, None),
+    ("answer language 回答语言", "中文问题用中文回答，代码注释保持英文。", ["preference", "语言"], "preference", "explicit", 30, 30, None),
+    ("user_timezone", "Works from Berlin (UTC+1), usually 9:00-18:00.", ["user"], None, "auto", 45, 45, None),
+    ("Package Manager", "This project uses uv; run `uv sync` then `uv run pytest`. See pyproject.toml.", ["tooling"], "project_fact", "explicit", 90, 5, None),
+    ("Database", "PostgreSQL 16 in production, SQLite in tests (tests/conftest.py).", ["infra", "database"], "project_fact", "explicit", 150, 100, None),
+    ("release process", "Tag vX.Y.Z on main, CI builds the wheel, then publish to PyPI by hand.", ["workflow"], None, "explicit", 40, 40, None),
+    ("never push to main", "Never push directly to main; open a pull request.", ["constraint"], None, "explicit", 20, 20, None),
+    ("http client", "We decided to use httpx instead of requests for async support.", ["decision"], None, "crystallized", 15, 15, None),
+    ("Flaky test", "tests/test_sync.py::test_retry is flaky on CI; rerun once before debugging.", ["testing"], "note", "auto", 100, 95, None),
+    ("deploy 部署", "部署脚本在 scripts/deploy.sh，需要先登录跳板机。", ["运维"], "project_fact", "explicit", 10, 2, None),
+    ("Logging", "Use structlog; never log request bodies.", ["logging"], "note", "explicit", 8, 8, None),
+    ("old api base", "The old API lived at api.example.internal/v1 (retired).", ["legacy"], "note", "explicit", 300, 250, 30),
+    ("user_nickname", "Call me Sam.", ["user"], None, "explicit", 400, 90, 60),
+]
+
+REVIEWS = [  # (scope, type, key, title, content, evidence, occurrences, status)
+    ("user", "preference", "preference_tabs_over_spaces", "Preference: tabs over spaces",
+     "tabs over spaces", "honestly I prefer tabs over spaces in Makefiles and Go code", 2, "pending"),
+    ("project", "constraint", "constraint_run_the_linter_before", "Constraint: run the linter before committing",
+     "run the linter before committing", "please always run the linter before committing, thanks", 1, "pending"),
+    ("user", "preference", "preference_用中文回答问题", "Preference: 用中文回答问题",
+     "用中文回答问题", "以后我喜欢用中文回答问题。", 1, "pending"),
+    ("project", "decision", "decision_use_ruff", "Decision: ruff", "ruff",
+     "ok, let's use ruff, it is faster", 1, "approved"),
+    ("project", "workflow", "workflow_branch_pr_review", "Workflow: branch, PR, review, squash merge",
+     "branch, PR, review, squash merge", "our workflow: branch, PR, review, squash merge.", 1, "rejected"),
+]
+
+SUMMARIES = [  # (session, days ago, text)
+    ("5c1f0a7e-1b2c-4d5e-8f90-aa11bb22cc33", 12, "Set up the uv workspace and moved tests to pytest. Decided on httpx."),
+    ("5c1f0a7e-1b2c-4d5e-8f90-aa11bb22cc33", 11, "Fixed the retry test; it is still flaky on CI."),
+    ("9e8d7c6b-5a49-4382-9170-6f5e4d3c2b1a", 4, "Wrote the release checklist and tagged v0.3.0."),
+    ("0a1b2c3d-4e5f-4a6b-8c7d-8e9f0a1b2c3d", 1, "讨论了部署流程：先登录跳板机，再运行 scripts/deploy.sh。"),
+]
+
+
+def _ts(now: datetime, days: float) -> str:
+    return (now - timedelta(days=days)).strftime("%Y-%m-%dT%H:%M:%S")
+
+
+def build_demo(root: Path | None = None, now: datetime | None = None) -> tuple[Path, Path]:
+    """Create a demo project and user store; return (project dir, user db path)."""
+    root = Path(root or tempfile.mkdtemp(prefix="agentao-memory-demo-"))
+    now = now or datetime.now()
+    project_dir = root / "demo-project"
+    user_db = root / "home" / ".agentao" / "memory.db"
+    conns = {"project": create_fresh_store(project_dir / ".agentao" / "memory.db"),
+             "user": create_fresh_store(user_db)}
+    for key, value, tags, type_, source, created, updated, deleted in MEMORIES:
+        plan = contract.plan_save(key, value, tags, type_=type_, source=source)
+        conn = conns[plan.store]
+        mid = uuid.uuid4().hex[:8]
+        conn.execute(
+            "INSERT INTO memories (id, scope, type, key_normalized, title, content, tags_json,"
+            " keywords_json, source, confidence, sensitivity, created_at, updated_at, deleted_at)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (mid, plan.scope, plan.type, plan.key_normalized, plan.title, plan.content,
+             json.dumps(list(plan.tags)), json.dumps(list(plan.keywords)), plan.source,
+             plan.confidence, "normal", _ts(now, created), _ts(now, updated),
+             None if deleted is None else _ts(now, deleted)))
+        events = [("create", created)] + ([("update", updated)] if updated != created else [])
+        events += [("soft_delete", deleted)] if deleted is not None else []
+        for kind, days in events:
+            conn.execute("INSERT INTO memory_events (memory_id, event_type, timestamp) VALUES (?,?,?)",
+                         (mid, kind, _ts(now, days)))
+    project = conns["project"]
+    for scope, type_, key, title, content, evidence, occ, status in REVIEWS:
+        project.execute(
+            "INSERT INTO memory_review_queue (id, scope, type, key_normalized, title, content,"
+            " tags_json, evidence, source_session, occurrences, confidence, status, created_at,"
+            " updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (uuid.uuid4().hex[:12], scope, type_, key, title, content, json.dumps([type_]),
+             evidence, SUMMARIES[0][0], occ, "inferred" if occ >= 2 else "auto_summary",
+             status, _ts(now, 6), _ts(now, 6 if status == "pending" else 2)))
+    for session, days, text in SUMMARIES:
+        project.execute(
+            "INSERT INTO session_summaries (id, session_id, summary_text, tokens_before,"
+            " messages_summarized, created_at) VALUES (?,?,?,?,?,?)",
+            (uuid.uuid4().hex[:12], session, text, 48000, 37, _ts(now, days)))
+    for conn in conns.values():
+        conn.close()
+    return project_dir, user_db

@@ -1,0 +1,47 @@
+"""The pure preview engine: agentao 0.5.17's prompt memory, computed and explained.
+
+No Flask, no sqlite3, no clock of its own: callers hand in records
+(:class:`dashboard.records.Memory` / :class:`~dashboard.records.Summary`) and
+a ``now``, and get back the exact ``<memory-stable>`` and
+``<memory-context>`` text agentao would inject, with every number behind it.
+
+Input order
+    The engine takes the two files' rows *separately*, each in the file's
+    ``ORDER BY created_at`` order (SQLite keeps rowid order among equal
+    stamps), and builds agentao's "all entries" list itself: project rows,
+    then user rows, stably sorted by ``created_at`` (contract §6).  Summaries
+    are the project file's rows in rowid order.
+
+Tie order
+    agentao sorts recall candidates by score only; records with equal scores
+    come out in hash-set order, which changes between processes.  We rank by
+    score descending, then ``updated_at`` descending (string order), then id
+    ascending.  That is one of the orders agentao can produce, so our blocks
+    equal agentao's whenever there is no tie, and otherwise equal one of its
+    possible outputs (same scores, same set of tied records above the cut).
+
+Caching
+    Pass an :class:`EngineCache` and ``version=(project counter, user
+    counter)`` (``schema_meta.memories_change``) to reuse token bundles and
+    the inverted index while the counters hold, as agentao keys its own index.
+
+CJK
+    :class:`Tokenizer` uses jieba when importable; ``Tokenizer(use_jieba=False)``
+    behaves like agentao without its ``i18n`` extra.  ``Preview.cjk_mode`` says
+    which was used.
+"""
+
+from .cache import EngineCache
+from .hints import extract_hints
+from .preview import preview, stable_block_size
+from .recall import CUT_BUDGET, CUT_TOP_K, EXCLUDED_STABLE, IN_BLOCK, Term
+from .results import Budget, Candidate, Preview
+from .stable import Selected, all_entries, session_tail
+from .tokenize import MODE_JIEBA, MODE_LATIN, TokenOrigin, Tokenizer, default_tokenizer
+
+__all__ = [
+    "preview", "stable_block_size", "extract_hints", "session_tail", "all_entries",
+    "EngineCache", "Preview", "Candidate", "Budget", "Selected", "Term",
+    "Tokenizer", "TokenOrigin", "default_tokenizer", "MODE_JIEBA", "MODE_LATIN",
+    "IN_BLOCK", "CUT_TOP_K", "CUT_BUDGET", "EXCLUDED_STABLE",
+]

@@ -1,0 +1,42 @@
+"""File-path hints from recent messages (contract §10.1).
+
+agentao scans the last 10 messages of the conversation, of any role, for
+path-like strings and keeps the first 20.  The pattern has no word boundary,
+so ``foo.toolongext`` yields ``foo.toolon`` and ``3.11.2`` yields ``3.11``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable
+
+HINT_MESSAGES = 10
+HINT_LIMIT = 20
+_PATHLIKE = re.compile(r"[\w./\\-]+\.\w{2,6}")
+
+
+def _texts(message: Any) -> list[str]:
+    """The scanned texts of one message.
+
+    A message is a plain string (the dashboard's textarea gives these) or an
+    agentao-style dict whose ``content`` is a string or a list of blocks, of
+    which only ``{"type": "text"}`` blocks count.
+    """
+    if isinstance(message, str):
+        return [message]
+    content = message.get("content", "") if isinstance(message, dict) else ""
+    if isinstance(content, str):
+        return [content]
+    if isinstance(content, list):
+        return [str(b.get("text", "")) for b in content
+                if isinstance(b, dict) and b.get("type") == "text"]
+    return []
+
+
+def extract_hints(messages: Iterable[Any]) -> tuple[str, ...]:
+    """Path-like hints from the last 10 of ``messages``, first 20 kept, in order."""
+    found: list[str] = []
+    for message in list(messages)[-HINT_MESSAGES:]:
+        for text in _texts(message):
+            found.extend(_PATHLIKE.findall(text))
+    return tuple(found[:HINT_LIMIT])

@@ -1,0 +1,157 @@
+"""One preview: both blocks agentao would inject, with every decision explained.
+
+The flow copies agentao's prompt path (contract §12): select and fit the
+stable entries, render ``<memory-stable>``, then recall with the *shown*
+stable entries excluded, keep the top 5 and fit ``<memory-context>``,
+stopping at the first fact that does not fit.  Hidden ids are dropped
+before all of it, as if those rows had been deleted.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import datetime, timezone
+from typing import Any, Hashable, Iterable, Sequence
+
+from dashboard.records import Memory, Summary
+
+from . import recall as rc
+from .cache import EngineCache, IndexState, uncached_state
+from .hints import extract_hints
+from .render import (CONTEXT_BUDGET, STABLE_BUDGET, context_fact, context_room,
+                     render_context, render_stable, stable_fact)
+from .results import Budget, Candidate, Preview
+from .stable import fit, select, session_tail
+from .tokenize import Tokenizer, default_tokenizer
+
+_SELECTION_MEMO = 32  # hidden-id sets remembered per index state
+
+
+def _aware(now: datetime) -> datetime:
+    # A naive clock is taken as UTC, the same reading agentao gives stamps.
+    return now if now.tzinfo is not None else now.replace(tzinfo=timezone.utc)
+
+
+def _state(project, user, cache, version, tok) -> IndexState:
+    if cache is None:
+        return uncached_state(project, user, tok)
+    return cache.state(project, user, version, tok)
+
+
+def _selection(state: IndexState, hidden: frozenset[str]) -> list:
+    picked = state.selections.get(hidden)
+    if picked is None:
+        entries = state.entries if not hidden else \
+            [m for m in state.entries if m.id not in hidden]
+        picked = select(entries)
+        if len(state.selections) >= _SELECTION_MEMO:
+            state.selections.clear()
+        state.selections[hidden] = picked
+    return picked
+
+
+def _fact(state: IndexState):
+    facts = state.facts
+
+    def text(m: Memory) -> str:
+        key = f"{m.store}:{m.id}"  # the same id may sit in both files
+        out = facts.get(key)
+        if out is None:
+            out = facts[key] = stable_fact(m)
+        return out
+    return text
+
+
+def _stable(state, summaries, session_id, hidden):
+    tail = session_tail(summaries, session_id)
+    fact_text = _fact(state)
+    fitted = fit(_selection(state, hidden), tail, fact_text)
+    block = render_stable((fact_text(s.memory) for s in fitted if s.shown), tail)
+    return block, fitted, tail
+
+
+def stable_block_size(project_memories: Sequence[Memory], user_memories: Sequence[Memory],
+                      summaries: Iterable[Summary], *, session_id: str | None = None,
+                      hidden_ids: Iterable[str] = frozenset(),
+                      cache: EngineCache | None = None, version: Hashable | None = None,
+                      tokenizer: Tokenizer | None = None) -> int:
+    """Length of the ``<memory-stable>`` block (what ``/memory status`` reports).
+
+    No clock and no query are involved; 0 means agentao would send no block.
+    """
+    tok = tokenizer or default_tokenizer()
+    state = _state(project_memories, user_memories, cache, version, tok)
+    block, _, _ = _stable(state, summaries, session_id, frozenset(hidden_ids))
+    return len(block)
+
+
+def _recall(state, query, hints, tok, hidden, shown, now):
+    """Candidates (with marks) and the context facts, or a note saying why none."""
+    if not query.strip():
+        return (), [], "empty query: agentao recalls nothing"
+    q = tok.tokens(query)
+    h = tok.tokens(" ".join(hints))
+    if not q and not h:
+        return (), [], "no query or hint tokens"
+    ids: set[str] = set()
+    for t in q | h:
+        ids.update(state.inverted.get(t, ()))
+    ids -= hidden
+    scored = [rc.score(state.records[i], state.bundles[i], q, h, now) for i in ids]
+    scored = [s for s in scored if s.signal > 0]
+    ranked = rc.order([s for s in scored if s.memory.id not in shown])
+    ties = Counter(s.score for s in ranked)
+    room, facts, stopped, out = context_room(), [], False, []
+    for n, s in enumerate(ranked, 1):
+        if n > rc.TOP_K:
+            out.append(Candidate(s, rc.CUT_TOP_K, n, ties[s.score]))
+            continue
+        text = context_fact(s.memory, s.score, s.reasons)
+        cost = len(text) + 1
+        if stopped or room - cost < 0:
+            stopped = True  # the context block stops at the first miss
+            out.append(Candidate(s, rc.CUT_BUDGET, n, ties[s.score], cost))
+            continue
+        room -= cost
+        facts.append(text)
+        out.append(Candidate(s, rc.IN_BLOCK, n, ties[s.score], cost))
+    for s in rc.order([s for s in scored if s.memory.id in shown]):
+        out.append(Candidate(s, rc.EXCLUDED_STABLE, None, 0))
+    return tuple(out), facts, ""
+
+
+def preview(project_memories: Sequence[Memory], user_memories: Sequence[Memory],
+            summaries: Iterable[Summary], *, query: str, messages: Iterable[Any] = (),
+            session_id: str | None = None, now: datetime,
+            hidden_ids: Iterable[str] = frozenset(), cache: EngineCache | None = None,
+            version: Hashable | None = None, tokenizer: Tokenizer | None = None) -> Preview:
+    """Compute both blocks and every explanation for one query.
+
+    ``project_memories`` / ``user_memories``: each file's rows in
+    ``ORDER BY created_at`` order (soft-deleted rows are ignored);
+    ``summaries``: the project file's summaries in rowid order;
+    ``messages``: recent messages, oldest first (strings or agentao-style
+    dicts), the source of file-path hints; ``session_id``: the current
+    session (None = a brand-new one); ``now``: the clock (naive = UTC);
+    ``cache`` + ``version`` (the two change counters): reuse token bundles.
+    """
+    tok = tokenizer or default_tokenizer()
+    now = _aware(now)
+    hidden = frozenset(hidden_ids)
+    state = _state(project_memories, user_memories, cache, version, tok)
+    block, fitted, tail = _stable(state, summaries, session_id, hidden)
+    shown = frozenset(s.memory.id for s in fitted if s.shown)
+    hints = extract_hints(messages)
+    candidates, facts, note = _recall(state, query, hints, tok, hidden, shown, now)
+    context = render_context(facts)
+    pool = tuple(m for m in state.records.values() if m.id not in hidden) if hidden \
+        else tuple(state.records.values())
+    return Preview(
+        stable_block=block, context_block=context,
+        stable_budget=Budget(len(block), STABLE_BUDGET),
+        context_budget=Budget(len(context), CONTEXT_BUDGET),
+        session_tail=tail, stable_entries=tuple(fitted), query=query,
+        query_tokens=tok.explain(query),
+        hints=hints, hint_tokens=tuple(sorted(tok.tokens(" ".join(hints)))),
+        candidates=candidates, recall_note=note, cjk_mode=tok.mode, now=now,
+        hidden_ids=hidden, pool=pool)

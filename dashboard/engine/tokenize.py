@@ -1,0 +1,154 @@
+"""Recall tokenization as agentao 0.5.17 does it (contract §10.2).
+
+Two paths, unioned:
+
+* the Latin path lowercases the text (after a space is put at every seam
+  between an ASCII letter/Unicode digit and a CJK character), splits it on
+  whitespace and a fixed set of punctuation, drops one-character pieces and
+  stop words, and adds each piece's *variant* (``v3`` -> ``3``, plural
+  ``tests`` -> ``test``) next to it;
+* the CJK path, only when jieba can be imported, segments every run of CJK
+  characters with jieba's precise mode and keeps words of two or more
+  characters that start with a CJK character.
+
+Without jieba the CJK path yields nothing, exactly like agentao without its
+``i18n`` extra.  :attr:`Tokenizer.mode` says which of the two is active.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+_CJK = "\u4e00-\u9fff\u3400-\u4dbf\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
+_CJK_CHAR = re.compile(f"[{_CJK}]")
+_CJK_RUN = re.compile(f"[{_CJK}]+")
+# A seam between Latin (ASCII letters, any decimal digit) and CJK, either way.
+_SEAM = re.compile(rf"(?<=[a-zA-Z\d])(?=[{_CJK}])|(?<=[{_CJK}])(?=[a-zA-Z\d])")
+# Backtick and tilde are deliberately absent: agentao does not split on them.
+_SEPARATORS = re.compile(r"[\s/\\_\-.,:;|@#$%^&*()+=\[\]{}<>?!'\"]+")
+
+STOPWORDS = frozenset("""
+    a an the is are was were be been have has had do does did will would can
+    could should may might shall to of in for on with at by from as into and or
+    but not no so if then that this it its i you we they my your
+""".split())
+
+MODE_JIEBA = "jieba"
+MODE_LATIN = "latin-only"
+
+
+def variant(word: str) -> str | None:
+    """The extra normalized form agentao adds beside ``word``, or None.
+
+    ``v`` + digits gives the digits (``str.isdigit``, so superscripts count);
+    otherwise a word longer than 3 ending in ``s`` but not ``ss`` loses the s.
+    """
+    if len(word) >= 2 and word[0] == "v" and word[1:].isdigit():
+        return word[1:]
+    if len(word) > 3 and word[-1] == "s" and not word.endswith("ss"):
+        return word[:-1]
+    return None
+
+
+@dataclass(frozen=True)
+class TokenOrigin:
+    """One token of a text and how it arose: ``word``, ``variant`` or ``jieba``."""
+
+    token: str
+    origin: str
+    source: str = ""  # for a variant: the word it came from
+
+    def to_dict(self) -> dict:
+        """Plain form for the JSON twin."""
+        return {"token": self.token, "origin": self.origin, "source": self.source}
+
+
+def _load_jieba(userdict: Path | None):
+    """Import and initialise jieba quietly; None when it is not installed."""
+    try:
+        with warnings.catch_warnings():
+            # jieba 0.42.1 has non-raw regex literals that newer Pythons warn on.
+            warnings.filterwarnings("ignore", category=SyntaxWarning)
+            import jieba
+    except ImportError:
+        return None
+    jieba.setLogLevel(logging.WARNING)  # keep its "Building prefix dict" chatter out
+    jieba.initialize()
+    if userdict is None:
+        userdict = Path.home() / ".agentao" / "userdict.txt"
+    if userdict.exists():
+        try:
+            jieba.load_userdict(str(userdict))
+        except Exception:  # a broken user dict must not take recall down; agentao agrees
+            pass
+    return jieba
+
+
+class Tokenizer:
+    """agentao's recall tokenizer; ``use_jieba=None`` means "if importable".
+
+    ``use_jieba=False`` reproduces agentao installed without jieba; ``True``
+    raises ImportError when jieba is missing.  ``userdict`` defaults to
+    ``~/.agentao/userdict.txt``, the file agentao loads if it exists.
+    """
+
+    def __init__(self, use_jieba: bool | None = None, userdict: Path | None = None):
+        self._jieba = None if use_jieba is False else _load_jieba(userdict)
+        if use_jieba is True and self._jieba is None:
+            raise ImportError("jieba is not installed (pip install '.[cjk]')")
+
+    @property
+    def mode(self) -> str:
+        """``"jieba"`` when CJK text is segmented, else ``"latin-only"``."""
+        return MODE_JIEBA if self._jieba is not None else MODE_LATIN
+
+    def _latin(self, text: str):
+        for piece in _SEPARATORS.split(_SEAM.sub(" ", text).lower()):
+            if len(piece) > 1 and piece not in STOPWORDS:
+                yield piece
+
+    def _cjk_words(self, text: str):
+        if self._jieba is None or not _CJK_CHAR.search(text):
+            return
+        for run in _CJK_RUN.findall(text):
+            for word in self._jieba.lcut(run, cut_all=False):
+                if len(word) >= 2 and _CJK_CHAR.match(word):
+                    yield word
+
+    def tokens(self, text: str) -> frozenset[str]:
+        """The token set of ``text``, as agentao's retriever computes it."""
+        out = set()
+        for piece in self._latin(text):
+            out.add(piece)
+            alt = variant(piece)
+            if alt is not None:
+                out.add(alt)
+        out.update(self._cjk_words(text))
+        return frozenset(out)
+
+    def explain(self, text: str) -> tuple[TokenOrigin, ...]:
+        """Each distinct token of ``text`` once, in first-seen order, with its origin."""
+        seen: dict[str, TokenOrigin] = {}
+        for piece in self._latin(text):
+            seen.setdefault(piece, TokenOrigin(piece, "word"))
+            alt = variant(piece)
+            if alt is not None:
+                seen.setdefault(alt, TokenOrigin(alt, "variant", piece))
+        for word in self._cjk_words(text):
+            seen.setdefault(word, TokenOrigin(word, "jieba"))
+        return tuple(seen.values())
+
+
+_DEFAULT: Tokenizer | None = None
+
+
+def default_tokenizer() -> Tokenizer:
+    """A process-wide tokenizer using jieba when importable (built on first use)."""
+    global _DEFAULT
+    if _DEFAULT is None:
+        _DEFAULT = Tokenizer()
+    return _DEFAULT

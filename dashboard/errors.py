@@ -1,0 +1,40 @@
+"""Error pages: a person gets a sentence, a script gets JSON, nobody gets a traceback."""
+
+from __future__ import annotations
+
+import logging
+
+from flask import Flask, jsonify, render_template, request
+from werkzeug.exceptions import HTTPException
+
+from .store import StoreProblem
+
+log = logging.getLogger(__name__)
+
+
+def _wants_json() -> bool:
+    return (request.path.endswith(".json")
+            or request.accept_mimetypes.best == "application/json")
+
+
+def _respond(status: int, title: str, message: str):
+    if _wants_json():
+        return jsonify({"error": title, "message": message, "status": status}), status
+    return render_template("error.html", status=status, title=title, message=message), status
+
+
+def init_app(app: Flask) -> None:
+    @app.errorhandler(HTTPException)
+    def _http(exc: HTTPException):
+        return _respond(exc.code or 500, exc.name, exc.description or exc.name)
+
+    @app.errorhandler(StoreProblem)
+    def _store(exc: StoreProblem):
+        status = 409 if exc.kind == "locked" else 503
+        return _respond(status, "Store unavailable", str(exc))
+
+    @app.errorhandler(Exception)
+    def _unexpected(exc: Exception):
+        log.exception("unexpected error on %s", request.path)
+        return _respond(500, "Internal error",
+                        "Something went wrong; nothing was changed. The details are in the server log.")

@@ -1,0 +1,155 @@
+"""Opening agentao's memory files: read-only for browsing, short transactions for writes.
+
+Why two read modes: agentao keeps its files in WAL mode.  A ``mode=ro``
+connection to a WAL database creates ``-wal`` and ``-shm`` side files when
+they are missing and, being read-only, cannot remove them again — browsing
+would leave litter beside the user's file.  When no ``-wal`` file exists the
+whole database is in the main file, so we read it with ``immutable=1``, which
+touches nothing.  If a ``-wal`` appears while we read (the agent opened the
+file meanwhile) the read is repeated with ``mode=ro``, which is then safe
+because the agent owns the side files.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable, Iterator, TypeVar
+from urllib.parse import quote
+
+T = TypeVar("T")
+
+SUPPORTED_SCHEMA = "3"
+REQUIRED_TABLES = ("schema_meta", "memories", "session_summaries", "memory_events",
+                   "memory_review_queue")
+BUSY_TIMEOUT_S = 2.0
+
+
+class StoreProblem(Exception):
+    """A store cannot be read or written; ``kind`` is machine-readable, str() is for people."""
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind = kind
+
+
+def _uri(path: Path, immutable: bool) -> str:
+    params = "mode=ro&immutable=1" if immutable else "mode=ro"
+    return f"file:{quote(str(path))}?{params}"
+
+
+def describe_error(path: Path, exc: BaseException) -> StoreProblem:
+    """Turn a sqlite3/OS error into a StoreProblem a person can act on."""
+    text = str(exc)
+    low = text.lower()
+    if "locked" in low or "busy" in low:
+        return StoreProblem("locked", f"{path} is locked by another process; try again in a moment.")
+    if "not a database" in low:
+        return StoreProblem("not_a_database", f"{path} is not an SQLite database.")
+    if "malformed" in low or "corrupt" in low:
+        return StoreProblem("corrupt", f"{path} is damaged (SQLite: {text}). Nothing was changed.")
+    if isinstance(exc, PermissionError) or "unable to open" in low or "readonly" in low:
+        return StoreProblem("unreadable", f"{path} cannot be opened ({text}).")
+    return StoreProblem("unreadable", f"{path} could not be read ({type(exc).__name__}: {text}).")
+
+
+def _decode_text(raw: bytes) -> str:
+    # A row written with invalid UTF-8 must still display (as U+FFFD), not crash the page.
+    return raw.decode("utf-8", "replace")
+
+
+def _wal(path: Path) -> Path:
+    return Path(str(path) + "-wal")
+
+
+def read(path: Path, fn: Callable[[sqlite3.Connection], T],
+         attach: dict[str, Path] | None = None) -> T:
+    """Run ``fn(conn)`` on a read-only connection to ``path`` without changing any file.
+
+    ``attach`` maps schema aliases to further stores opened the same way on the
+    same connection (so one query can page across both files).  Raises
+    StoreProblem when a file is missing, damaged or locked.
+    """
+    files = {"main": Path(path), **{k: Path(v) for k, v in (attach or {}).items()}}
+    for p in files.values():
+        if not p.is_file():
+            raise StoreProblem("missing", f"{p} does not exist.")
+    for attempt in range(2):
+        quiet = {alias: (attempt == 0 and not _wal(p).exists()) for alias, p in files.items()}
+        current = None
+        try:
+            conn = sqlite3.connect(_uri(files["main"], quiet["main"]), uri=True,
+                                   timeout=BUSY_TIMEOUT_S, check_same_thread=False)
+            try:
+                conn.row_factory = sqlite3.Row
+                conn.text_factory = _decode_text
+                for alias, p in files.items():
+                    current = p
+                    if alias != "main":
+                        conn.execute(f"ATTACH DATABASE ? AS {alias}", (_uri(p, quiet[alias]),))
+                current = files["main"]
+                result = fn(conn)
+            finally:
+                conn.close()
+        except (sqlite3.Error, OSError) as exc:
+            if any(q and _wal(files[a]).exists() for a, q in quiet.items()):
+                continue  # the agent opened a file under us; re-read through its WAL
+            raise describe_error(current or files["main"], exc) from exc
+        if any(q and _wal(files[a]).exists() for a, q in quiet.items()):
+            continue
+        return result
+    raise StoreProblem("locked", f"{path} kept changing while it was read; try again.")
+
+
+@contextmanager
+def write(path: Path) -> Iterator[sqlite3.Connection]:
+    """A short ``BEGIN IMMEDIATE`` transaction on an existing store, as agentao writes.
+
+    Commits on success, rolls back on any error.  Never creates the file.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise StoreProblem("missing", f"{path} does not exist.")
+    try:
+        conn = sqlite3.connect(f"file:{quote(str(path))}?mode=rw", uri=True,
+                               timeout=BUSY_TIMEOUT_S, isolation_level=None,
+                               check_same_thread=False)
+    except sqlite3.Error as exc:
+        raise describe_error(path, exc) from exc
+    conn.row_factory = sqlite3.Row
+    conn.text_factory = _decode_text
+    try:
+        try:
+            conn.execute("PRAGMA foreign_keys=ON")
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise describe_error(path, exc) from exc
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        try:
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            conn.execute("ROLLBACK")
+            raise describe_error(path, exc) from exc
+    finally:
+        conn.close()
+
+
+def side_files(path: Path) -> dict[str, int | None]:
+    """Sizes of the SQLite side files beside ``path`` (None = absent)."""
+    out = {}
+    for suffix in ("-wal", "-shm", "-journal"):
+        p = Path(str(path) + suffix)
+        out[suffix] = p.stat().st_size if p.exists() else None
+    return out
+
+
+def folder_writable(path: Path) -> bool:
+    """Whether writes are possible at all: the file and its folder must be writable."""
+    path = Path(path)
+    return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)

@@ -1,0 +1,122 @@
+"""The dashboard's `/memory status`: what each file is and what it holds."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, field
+
+from .connection import REQUIRED_TABLES, SUPPORTED_SCHEMA, StoreProblem, folder_writable, read, side_files
+from .registry import StoreRef
+
+_JOURNAL_BY_HEADER = {1: "delete (rollback journal)", 2: "wal"}
+
+
+@dataclass
+class StoreStatus:
+    """Health and contents of one store; ``problem`` is set when it cannot be read."""
+
+    ref: StoreRef
+    problem: StoreProblem | None = None
+    read_only_reason: str | None = None
+    size: int = 0
+    journal_mode: str = ""
+    schema_version: str | None = None
+    change_counter: int | None = None
+    missing_tables: list[str] = field(default_factory=list)
+    side_files: dict = field(default_factory=dict)
+    page_size: int = 0
+    page_count: int = 0
+    freelist_count: int = 0
+    counts: list[dict] = field(default_factory=list)
+    live: int = 0
+    deleted: int = 0
+    pending_reviews: int = 0
+    reviews_by_status: dict = field(default_factory=dict)
+    summaries: int = 0
+    sessions: int = 0
+    latest_summary_chars: int = 0
+
+    @property
+    def readable(self) -> bool:
+        return self.problem is None
+
+    @property
+    def writable(self) -> bool:
+        return self.problem is None and self.read_only_reason is None
+
+    def to_dict(self) -> dict:
+        d = {k: v for k, v in self.__dict__.items() if k not in ("ref", "problem")}
+        d.update(store=self.ref.key, kind=self.ref.kind, path=str(self.ref.path),
+                 problem=None if self.problem is None else
+                 {"kind": self.problem.kind, "message": str(self.problem)})
+        return d
+
+
+def _journal_mode(path) -> str:
+    with open(path, "rb") as fh:
+        header = fh.read(100)
+    if len(header) < 100 or not header.startswith(b"SQLite format 3\x00"):
+        return "unknown"
+    return _JOURNAL_BY_HEADER.get(header[18], f"unknown ({header[18]})")
+
+
+def _collect(conn: sqlite3.Connection, st: StoreStatus) -> None:
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    st.missing_tables = [t for t in REQUIRED_TABLES if t not in tables]
+    st.page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+    st.page_count = conn.execute("PRAGMA page_count").fetchone()[0]
+    st.freelist_count = conn.execute("PRAGMA freelist_count").fetchone()[0]
+    if "schema_meta" in tables:
+        meta = dict(conn.execute("SELECT key, value FROM schema_meta").fetchall())
+        st.schema_version = meta.get("version")
+        counter = meta.get("memories_change")
+        st.change_counter = int(counter) if counter is not None and str(counter).isdigit() else None
+    if "memories" in tables:
+        rows = conn.execute(
+            "SELECT scope, type, source, confidence, deleted_at IS NOT NULL AS deleted,"
+            " COUNT(*) AS n FROM memories GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5").fetchall()
+        st.counts = [dict(r) for r in rows]
+        st.live = sum(r["n"] for r in rows if not r["deleted"])
+        st.deleted = sum(r["n"] for r in rows if r["deleted"])
+    if "memory_review_queue" in tables:
+        st.reviews_by_status = dict(conn.execute(
+            "SELECT status, COUNT(*) FROM memory_review_queue GROUP BY status").fetchall())
+        st.pending_reviews = st.reviews_by_status.get("pending", 0)
+    if "session_summaries" in tables:
+        st.summaries, st.sessions = conn.execute(
+            "SELECT COUNT(*), COUNT(DISTINCT session_id) FROM session_summaries").fetchone()
+        latest = conn.execute("SELECT LENGTH(summary_text) FROM session_summaries"
+                              " ORDER BY created_at DESC LIMIT 1").fetchone()
+        st.latest_summary_chars = latest[0] if latest else 0
+
+
+def inspect(ref: StoreRef, force_read_only: bool = False) -> StoreStatus:
+    """Read everything the overview shows about one store, never raising."""
+    st = StoreStatus(ref)
+    if not ref.exists:
+        st.problem = StoreProblem("missing", f"No store at {ref.path}: agentao creates it there "
+                                  "the first time it saves a memory.")
+        return st
+    st.size = ref.path.stat().st_size
+    st.side_files = side_files(ref.path)
+    try:
+        st.journal_mode = _journal_mode(ref.path)
+        read(ref.path, lambda conn: _collect(conn, st))
+    except StoreProblem as problem:
+        st.problem = problem
+        return st
+    except OSError as exc:
+        st.problem = StoreProblem("unreadable", f"{ref.path} cannot be read ({exc}).")
+        return st
+    if st.missing_tables:
+        st.problem = StoreProblem(
+            "missing_tables", f"{ref.path} is not an agentao memory store: missing table(s) "
+            + ", ".join(st.missing_tables) + ".")
+    elif st.schema_version != SUPPORTED_SCHEMA:
+        st.read_only_reason = (f"Schema version {st.schema_version!r} is not the version 3 this "
+                               "dashboard understands; it is shown read-only.")
+    elif force_read_only:
+        st.read_only_reason = "The dashboard was started read-only."
+    elif not folder_writable(ref.path):
+        st.read_only_reason = "The file or its folder is not writable; the dashboard is read-only here."
+    return st

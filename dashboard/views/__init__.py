@@ -1,0 +1,7 @@
+"""One blueprint per screen; the blueprint name is its URL prefix and template folder."""
+
+from .memories import bp as memories_bp
+from .overview import bp as overview_bp
+from .summaries import bp as summaries_bp
+
+ALL_BLUEPRINTS = [overview_bp, memories_bp, summaries_bp]

@@ -1,0 +1,115 @@
+"""Memories: both stores merged, filtered and paged in SQL; one memory in full."""
+
+from __future__ import annotations
+
+import re
+
+from flask import Blueprint, abort, request
+
+from ..contract import STABLE_TYPES
+from ..store import MAX_PER_PAGE, SORTS, MemoryFilters, StoreProblem, distinct_values, get_memory, list_memories
+from ..web import readable_refs, render, store_by_key, statuses, twin
+
+bp = Blueprint("memories", __name__)
+
+MAX_FILTER_CHARS = 200
+_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def parse_filters(args) -> MemoryFilters:
+    """Query string -> filters; a bad value is a 400 with the reason."""
+    def text(name):
+        value = (args.get(name) or "").strip()
+        if len(value) > MAX_FILTER_CHARS:
+            abort(400, f"'{name}' is longer than {MAX_FILTER_CHARS} characters.")
+        return value or None
+
+    def number(name, default, low, high):
+        raw = args.get(name)
+        if raw in (None, ""):
+            return default
+        if not raw.isdigit() or not low <= int(raw) <= high:
+            abort(400, f"'{name}' must be a whole number from {low} to {high}.")
+        return int(raw)
+
+    scope = text("scope")
+    if scope not in (None, "user", "project"):
+        abort(400, "'scope' must be 'user' or 'project'.")
+    sort = args.get("sort") or "updated"
+    if sort not in SORTS:
+        abort(400, f"'sort' must be one of: {', '.join(SORTS)}.")
+    order = args.get("order") or "desc"
+    if order not in ("asc", "desc"):
+        abort(400, "'order' must be 'asc' or 'desc'.")
+    deleted = args.get("deleted") or "0"
+    if deleted not in ("0", "1"):
+        abort(400, "'deleted' must be 0 or 1.")
+    return MemoryFilters(
+        scope=scope, type=text("type"), source=text("source"), confidence=text("confidence"),
+        tag=text("tag"), q=text("q"), include_deleted=deleted == "1", sort=sort,
+        descending=order == "desc", page=number("page", 1, 1, 10**6),
+        per_page=number("per_page", 50, 1, MAX_PER_PAGE))
+
+
+@bp.get("/memories", defaults={"fmt": "html"})
+@bp.get("/memories.json", defaults={"fmt": "json"})
+def index(fmt: str):
+    filters = parse_filters(request.args)
+    refs = readable_refs()
+    page = list_memories(refs, filters)
+    if fmt == "json":
+        return twin({"filters": filters.__dict__, "total": page.total, "page": page.page,
+                     "pages": page.pages, "per_page": page.per_page,
+                     "items": [m.to_dict() for m in page.items],
+                     "problems": [{"store": st.ref.key, "message": str(st.problem)}
+                                  for st in statuses() if st.problem]})
+    choices = {c: distinct_values(refs, c) for c in ("type", "source", "confidence")}
+    return render("memories/index.html", "partials/memory_list.html",
+                  page=page, filters=filters, choices=choices, sorts=list(SORTS))
+
+
+def reach(memory, incidental_recent: bool) -> dict:
+    """How a row reaches the model (issue: "where it reaches the model")."""
+    if memory.deleted_at is not None:
+        return {"code": "soft_deleted",
+                "text": "soft-deleted: invisible to the agent, content still in the file"}
+    if memory.scope == "user" or memory.type in STABLE_TYPES:
+        return {"code": "stable", "text": "always in <memory-stable> (unless the 2000-character "
+                "budget leaves it out), so never recalled"}
+    if incidental_recent:
+        return {"code": "stable_recent", "text": "in <memory-stable> as one of the 3 most recently "
+                "updated incidental facts"}
+    return {"code": "recall", "text": "recall only: in <memory-context> when a query scores it"}
+
+
+@bp.get("/memories/<store>/<memory_id>", defaults={"fmt": "html"})
+@bp.get("/memories/<store>/<memory_id>.json", defaults={"fmt": "json"})
+def detail(store: str, memory_id: str, fmt: str):
+    ref = store_by_key(store)
+    if ref is None or not _ID.fullmatch(memory_id):
+        abort(404, f"No memory '{memory_id}' in store '{store}'.")
+    status = next(st for st in statuses() if st.ref.key == store)
+    if status.problem:
+        raise status.problem
+    memory, events = get_memory(ref, memory_id)
+    if memory is None:
+        abort(404, f"No memory '{memory_id}' in store '{store}'.")
+    incidental = _recent_incidental_ids()
+    info = reach(memory, memory.id in incidental)
+    if fmt == "json":
+        return twin({"memory": memory.to_dict(), "events": [e.to_dict() for e in events],
+                     "reach": info})
+    return render("memories/detail.html", memory=memory, events=events, reach=info)
+
+
+def _recent_incidental_ids() -> set[str]:
+    from ..store import live_memories
+    rows = []
+    for ref in readable_refs():
+        try:
+            rows.extend(live_memories(ref))
+        except StoreProblem:
+            continue
+    incidental = [m for m in rows if m.scope != "user" and m.type not in STABLE_TYPES]
+    incidental.sort(key=lambda m: m.updated_at, reverse=True)
+    return {m.id for m in incidental[:3]}

@@ -1,0 +1,24 @@
+"""Overview: the dashboard's `/memory status`, per store."""
+
+from __future__ import annotations
+
+from flask import Blueprint, redirect, url_for
+
+from ..web import render, statuses, twin
+
+bp = Blueprint("overview", __name__)
+
+
+@bp.get("/overview", defaults={"fmt": "html"})
+@bp.get("/overview.json", defaults={"fmt": "json"})
+def index(fmt: str):
+    sts = statuses()
+    if fmt == "json":
+        return twin({"stores": [st.to_dict() for st in sts]})
+    return render("overview/index.html", "partials/store_cards.html", statuses=sts)
+
+
+@bp.record_once
+def _root(state):
+    # "/" is the overview; registered here so the owner of the page owns its URL.
+    state.app.add_url_rule("/", "root", lambda: redirect(url_for("overview.index")))

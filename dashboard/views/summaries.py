@@ -1,0 +1,32 @@
+"""Session summaries grouped by session, and which of them form the cross-session tail."""
+
+from __future__ import annotations
+
+from flask import Blueprint
+
+from ..store import list_summaries
+from ..store.summaries import TAIL_KEEP, TAIL_READ
+from ..web import render, statuses, twin
+
+bp = Blueprint("summaries", __name__)
+
+
+@bp.get("/summaries", defaults={"fmt": "html"})
+@bp.get("/summaries.json", defaults={"fmt": "json"})
+def index(fmt: str):
+    project = next(st for st in statuses() if st.ref.kind == "project")
+    summaries = list_summaries(project.ref) if project.readable else []
+    # A brand-new session's tail: the first 3 of the 10 newest rows (contract §8).
+    tail_ids = [s.id for s in summaries[:TAIL_READ][:TAIL_KEEP]]
+    sessions: dict[str, list] = {}
+    for s in summaries:
+        sessions.setdefault(s.session_id, []).append(s)
+    groups = [{"session_id": sid, "summaries": items,
+               "chars": sum(len(s.summary_text) for s in items),
+               "latest": items[0].created_at} for sid, items in sessions.items()]
+    if fmt == "json":
+        return twin({"store": project.ref.key, "tail_ids": tail_ids,
+                     "problem": None if project.readable else str(project.problem),
+                     "sessions": [{**g, "summaries": [s.to_dict() for s in g["summaries"]]}
+                                  for g in groups]})
+    return render("summaries/index.html", groups=groups, tail_ids=set(tail_ids), project=project)

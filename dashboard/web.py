@@ -1,0 +1,55 @@
+"""Helpers every screen shares: page-or-fragment rendering, JSON twins, store access."""
+
+from __future__ import annotations
+
+from flask import Flask, current_app, jsonify, render_template, request
+
+from .store import StoreRef, StoreStatus, inspect
+
+
+def stores() -> list[StoreRef]:
+    """The stores this app shows, project first."""
+    return current_app.extensions["memory_stores"]
+
+
+def store_by_key(key: str) -> StoreRef | None:
+    return next((ref for ref in stores() if ref.key == key), None)
+
+
+def statuses() -> list[StoreStatus]:
+    """Status of every store, computed once per request."""
+    from flask import g
+    if "store_statuses" not in g:
+        g.store_statuses = [inspect(ref, current_app.config["READ_ONLY"]) for ref in stores()]
+    return g.store_statuses
+
+
+def readable_refs() -> list[StoreRef]:
+    return [st.ref for st in statuses() if st.readable]
+
+
+def wants_fragment() -> bool:
+    """A fragment is wanted by htmx requests that are not boosted navigation."""
+    return (request.headers.get("HX-Request") == "true"
+            and request.headers.get("HX-Boosted") != "true")
+
+
+def render(page_template: str, fragment: str | None = None, **context):
+    """Render the full page, or only its fragment when htmx asks for one."""
+    template = fragment if (fragment and wants_fragment()) else page_template
+    response = current_app.make_response(render_template(template, **context))
+    response.vary.add("HX-Request")
+    return response
+
+
+def twin(data, status: int = 200):
+    """The JSON twin of a page."""
+    response = jsonify(data)
+    response.status_code = status
+    return response
+
+
+def init_app(app: Flask) -> None:
+    @app.context_processor
+    def _inject():
+        return {"all_statuses": statuses}
