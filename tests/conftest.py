@@ -1,0 +1,86 @@
+"""Fixtures: databases written by the real agentao 0.5.17, and apps over them.
+
+Every test database is built through agentao's own API, so a schema change
+in agentao shows up here as a failure rather than as a silently stale fixture.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+from agentao.memory import MemoryManager, SQLiteMemoryStore
+from agentao.memory.models import SaveMemoryRequest
+
+from dashboard import create_app
+
+
+class Agent:
+    """A real agentao MemoryManager over a project folder and a user store."""
+
+    def __init__(self, root: Path, with_user_store: bool = True):
+        self.project_dir = root / "project"
+        self.project_db = self.project_dir / ".agentao" / "memory.db"
+        self.user_db = root / "home" / ".agentao" / "memory.db" if with_user_store else None
+        self.project_store = SQLiteMemoryStore.open(self.project_db)
+        self.user_store = SQLiteMemoryStore.open(self.user_db) if with_user_store else None
+        self.manager = MemoryManager(self.project_store, self.user_store)
+
+    def save(self, key, value, tags=(), scope=None, type=None, source="explicit"):
+        return self.manager.upsert(SaveMemoryRequest(
+            key=key, value=value, tags=list(tags), scope=scope, type=type, source=source))
+
+    def summary(self, text, session_id=None, tokens_before=1000, messages=10):
+        if session_id is not None:
+            self.manager._session_id = session_id
+        return self.manager.save_session_summary(text, tokens_before, messages)
+
+    def crystallize(self, *user_texts):
+        return self.manager.crystallize_user_messages(
+            [{"role": "user", "content": t} for t in user_texts])
+
+    def app(self, **config):
+        return create_app({"PROJECT_DIR": self.project_dir, "USER_DB": self.user_db,
+                           "TESTING": True, **config})
+
+
+@pytest.fixture
+def agent(tmp_path) -> Agent:
+    """An empty project and user store, created by agentao itself."""
+    return Agent(tmp_path)
+
+
+@pytest.fixture
+def seeded(agent) -> Agent:
+    """A small realistic corpus in both stores, written through agentao."""
+    agent.save("user_language", "Answer in English, code comments too.", ["user"])
+    agent.save("editor", "Uses Neovim with LazyVim.", ["profile"])
+    agent.save("Package Manager", "This project uses uv; see pyproject.toml.", ["tooling"])
+    agent.save("database", "PostgreSQL 16 in production, SQLite in tests.", ["infra"],
+               type="project_fact")
+    agent.save("release process", "Tag on main, CI builds the wheel.", ["workflow"])
+    agent.save("部署 deploy", "部署脚本在 scripts/deploy.sh。", ["运维"])
+    gone = agent.save("old api", "The old API lived at /v1.", ["legacy"])
+    agent.manager.delete(gone.id)
+    agent.summary("Set up uv and pytest.", session_id="session-a")
+    agent.summary("Fixed the flaky retry test.", session_id="session-b")
+    agent.crystallize("I prefer tabs over spaces. We must never push to main.")
+    return agent
+
+
+@pytest.fixture
+def client(seeded):
+    return seeded.app().test_client()
+
+
+def file_digest(*paths: Path) -> dict:
+    """sha256 of each existing file and its side files, to prove nothing was written."""
+    out = {}
+    for p in paths:
+        if p is None:
+            continue
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            f = Path(str(p) + suffix)
+            out[str(f)] = hashlib.sha256(f.read_bytes()).hexdigest() if f.exists() else None
+    return out
