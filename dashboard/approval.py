@@ -1,0 +1,146 @@
+"""Approving and rejecting review items, and saying beforehand what approval will do.
+
+``plan_approval`` is the single source of truth: the review page shows its
+result, and ``approve`` executes exactly that plan (re-checked inside the
+write transactions).  agentao 0.5.17 approves by saving the item through
+its full save pipeline (contract §7.4): key = the item's key re-normalised,
+title = the item's key, explicit scope and type, source ``crystallized``.
+
+Approval touches two files that cannot share a transaction (the item lives
+in the project file, the memory may land in the user file).  The memory is
+written first, then the item is marked approved.  A crash in between leaves
+the memory saved and the item still pending; approving again upserts the
+same key in place (no duplicate) and then marks the item — nothing is lost.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .contract import PlannedSave, SaveRefused, plan_save
+from .records import Memory, ReviewItem
+from .store import StoreRef
+from .store import writes
+from .store.writes import Expect, WriteConflict, fingerprint
+
+DIFF_FIELDS = ("title", "content", "tags", "keywords", "type", "source", "confidence")
+
+
+@dataclass(frozen=True)
+class ApprovalPlan:
+    """What approving ``item`` would write, or why agentao would refuse it."""
+
+    item: ReviewItem
+    save: PlannedSave | None
+    refusal: str | None
+    existing: Memory | None = None          # the live memory it would overwrite
+    diff: list[dict] = field(default_factory=list)
+    blocked: str | None = None              # the dashboard cannot do it (file missing)
+
+    @property
+    def item_fingerprint(self) -> str:
+        return fingerprint(self.item)
+
+    @property
+    def target_fingerprint(self) -> str:
+        return fingerprint(self.existing)
+
+    def to_dict(self) -> dict:
+        s = self.save
+        return {
+            "refusal": self.refusal, "blocked": self.blocked,
+            "key_normalized": s.key_normalized if s else None,
+            "title": s.title if s else None,
+            "store": s.store if s else None, "scope": s.scope if s else None,
+            "type": s.type if s else None, "source": s.source if s else None,
+            "confidence": s.confidence if s else None,
+            "tags": list(s.tags) if s else None, "keywords": list(s.keywords) if s else None,
+            "downgraded": s.downgraded if s else False,
+            "action": None if s is None else ("update" if self.existing else "create"),
+            "overwrites": self.existing.to_dict() if self.existing else None,
+            "diff": self.diff,
+            "item_fingerprint": self.item_fingerprint,
+            "target_fingerprint": self.target_fingerprint,
+        }
+
+
+def _store_ref(refs: list[StoreRef], key: str) -> StoreRef | None:
+    return next((r for r in refs if r.key == key), None)
+
+
+def has_user_store(refs: list[StoreRef]) -> bool:
+    """Whether agentao would have a user store: one is configured (agentao creates the file)."""
+    return _store_ref(refs, "user") is not None
+
+
+def planned_save(item: ReviewItem, user_store: bool) -> PlannedSave:
+    """The save agentao's promote() makes for ``item``; raises SaveRefused like agentao."""
+    return plan_save(item.key_normalized, item.content, item.tags, scope=item.scope,
+                     type_=item.type, source="crystallized", has_user_store=user_store)
+
+
+def plan_approval(refs: list[StoreRef], item: ReviewItem) -> ApprovalPlan:
+    """What approving ``item`` now would write: key, title, file, and what it overwrites."""
+    try:
+        save = planned_save(item, has_user_store(refs))
+    except SaveRefused as refused:
+        return ApprovalPlan(item, None, str(refused))
+    ref = _store_ref(refs, save.store)
+    if not ref.exists:
+        # agentao would create the file on open; the dashboard never creates files.
+        return ApprovalPlan(item, save, None, blocked=f"The {save.store} store does not exist yet "
+                            f"at {ref.path}; agentao creates it the first time it runs.")
+    existing = writes.live_at(ref.path, save.scope, save.key_normalized, save.store)
+    diff = []
+    if existing is not None:
+        for name in DIFF_FIELDS:
+            before, after = getattr(existing, name), getattr(save, name)
+            if before != after:
+                diff.append({"field": name, "before": _show(before), "after": _show(after)})
+    return ApprovalPlan(item, save, None, existing, diff)
+
+
+def _show(value) -> str:
+    return ", ".join(value) if isinstance(value, tuple) else str(value)
+
+
+def _pending_item(refs: list[StoreRef], item_id: str, seen: str | None) -> ReviewItem:
+    item = writes.review_item(_store_ref(refs, "project").path, item_id)
+    if item is None or item.status != "pending":
+        raise WriteConflict("not_pending", f"Review item {item_id} is no longer pending"
+                            + (f" (it is {item.status})." if item else " (it does not exist)."))
+    if seen is not None and fingerprint(item) != seen:
+        raise WriteConflict("changed", f"Review item {item_id} changed since you looked "
+                            "(the agent proposed it again); reload and decide again.")
+    return item
+
+
+def approve(refs: list[StoreRef], item_id: str, seen: str | None = None,
+            target: str | None = None) -> tuple[ApprovalPlan, writes.Saved]:
+    """Approve one pending item exactly as agentao would; returns the plan and the write.
+
+    ``seen`` / ``target`` are the item's and the overwritten memory's
+    fingerprints as the page showed them (None = do not check).  Raises
+    SaveRefused (item stays pending) or WriteConflict (nothing decided).
+    """
+    item = _pending_item(refs, item_id, seen)
+    plan = plan_approval(refs, item)
+    if plan.refusal:
+        raise SaveRefused(plan.refusal)
+    if plan.blocked:
+        raise WriteConflict("blocked", plan.blocked)
+    saved = writes.save_memory(_store_ref(refs, plan.save.store).path, plan.save,
+                               Expect(target=target))
+    # Second file, second transaction: see the module docstring for the order.
+    _mark(refs, item_id, "approved", fingerprint(item))
+    return plan, saved
+
+
+def _mark(refs, item_id: str, status: str, seen: str | None) -> str:
+    return writes.set_review_status(_store_ref(refs, "project").path, item_id, status, seen)
+
+
+def reject(refs: list[StoreRef], item_id: str, seen: str | None = None) -> str:
+    """Reject one pending item (status only, no event, no memory write)."""
+    _pending_item(refs, item_id, seen)
+    return _mark(refs, item_id, "rejected", seen)

@@ -1,0 +1,132 @@
+"""Curating live memories: soft delete, edit, move between the user and project stores.
+
+Every change goes through agentao's save rules (``contract.plan_save``) and
+the store's guarded writes, so the files end up as agentao itself would
+leave them: an edit is agentao's upsert onto the same row, a delete is
+``/memory delete``'s soft delete, and a move is a save in the other store
+followed by a soft delete of the original.
+
+The move writes the target first: if the dashboard dies between the two
+writes both rows are live, and moving again upserts the same target key in
+place (no duplicate) before deleting the source.  Deleting first would risk
+losing the memory.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .contract import KNOWN_TYPES, PlannedSave, SaveRefused, normalize_key, plan_save, title_for
+from .records import Memory
+from .store import StoreRef, get_memory
+from .store import writes
+from .store.writes import Expect, WriteConflict, fingerprint
+
+
+def _ref(refs: list[StoreRef], key: str) -> StoreRef | None:
+    return next((r for r in refs if r.key == key), None)
+
+
+def resave_key(memory: Memory) -> str:
+    """The raw key that saves back onto this row: its title, when that normalises to its key."""
+    try:
+        if title_for(memory.title) == memory.title and normalize_key(memory.title) == memory.key_normalized:
+            return memory.title
+    except SaveRefused:
+        pass
+    return memory.key_normalized
+
+
+def live_memory(refs: list[StoreRef], store: str, memory_id: str) -> Memory:
+    """The live row, or WriteConflict('gone')."""
+    ref = _ref(refs, store)
+    memory = get_memory(ref, memory_id)[0] if ref is not None and ref.exists else None
+    if memory is None or not memory.live:
+        raise WriteConflict("gone", f"Memory {memory_id} is no longer live in the {store} store; "
+                            "nothing was changed.")
+    return memory
+
+
+def _lands_on(plan: PlannedSave, memory: Memory) -> None:
+    # An edit must update this very row; agentao would otherwise create a new one.
+    if (plan.store, plan.scope, plan.key_normalized) != (memory.store, memory.scope,
+                                                          memory.key_normalized):
+        raise WriteConflict("blocked", "agentao's save rules would put this edit in another row "
+                            f"({plan.scope} scope, {plan.store} store, key '{plan.key_normalized}'), "
+                            "not this one; nothing was changed.")
+
+
+def edit(refs: list[StoreRef], store: str, memory_id: str, value: str, tags, type_: str | None,
+         expect: Expect) -> writes.Saved:
+    """Save new value/tags/type onto the row through agentao's guarded save path."""
+    memory = live_memory(refs, store, memory_id)
+    plan = plan_save(resave_key(memory), value, tags, scope=memory.scope, type_=type_ or None,
+                     source="explicit", has_user_store=_ref(refs, "user") is not None)
+    _lands_on(plan, memory)
+    return writes.save_memory(_ref(refs, store).path, plan,
+                              Expect(counter=expect.counter, row_id=memory_id,
+                                     updated_at=expect.updated_at))
+
+
+def delete(refs: list[StoreRef], store: str, memory_id: str, expect: Expect) -> bool:
+    """Soft-delete one live row as ``/memory delete`` does."""
+    live_memory(refs, store, memory_id)
+    return writes.soft_delete(_ref(refs, store).path, memory_id,
+                              Expect(counter=expect.counter, row_id=memory_id,
+                                     updated_at=expect.updated_at))
+
+
+@dataclass(frozen=True)
+class MovePlan:
+    """Where a move would put the memory and what it would overwrite there."""
+
+    to_scope: str
+    save: PlannedSave | None = None
+    existing: Memory | None = None
+    problem: str | None = None
+
+    @property
+    def target_fingerprint(self) -> str:
+        return fingerprint(self.existing)
+
+
+def plan_move(refs: list[StoreRef], memory: Memory) -> MovePlan:
+    """The save a move to the other scope makes, computed by the same code that makes it."""
+    to_scope = "project" if memory.scope == "user" else "user"
+    target = _ref(refs, to_scope)
+    if target is None:
+        return MovePlan(to_scope, problem="There is no user store, so agentao keeps every "
+                        "memory in the project store.")
+    if not target.exists:
+        return MovePlan(to_scope, problem=f"The {to_scope} store does not exist yet at {target.path}.")
+    if target.key == memory.store:
+        return MovePlan(to_scope, problem="This row's scope does not match its file; move is unavailable.")
+    try:
+        plan = plan_save(resave_key(memory), memory.content, memory.tags, scope=to_scope,
+                         type_=memory.type, source=memory.source, has_user_store=True)
+    except SaveRefused as refused:
+        return MovePlan(to_scope, problem=f"agentao would refuse this save: {refused}")
+    existing = writes.live_at(target.path, plan.scope, plan.key_normalized, plan.store)
+    return MovePlan(to_scope, plan, existing)
+
+
+def move(refs: list[StoreRef], store: str, memory_id: str, expect: Expect,
+         target: str | None) -> writes.Saved:
+    """Save the memory in the other store, then soft-delete the original (see module doc)."""
+    memory = live_memory(refs, store, memory_id)
+    # Check the source before writing the target, so a stale move writes nothing.
+    stale = (expect.updated_at is not None and memory.updated_at != expect.updated_at) or (
+        expect.counter is not None and writes.change_counter(_ref(refs, store).path) != expect.counter)
+    if stale:
+        raise WriteConflict("changed", f"Memory {memory_id} or its store changed since you looked; "
+                            "reload and decide again.")
+    plan = plan_move(refs, memory)
+    if plan.problem:
+        raise WriteConflict("blocked", plan.problem)
+    saved = writes.save_memory(_ref(refs, plan.save.store).path, plan.save, Expect(target=target))
+    writes.soft_delete(_ref(refs, store).path, memory_id,
+                       Expect(counter=expect.counter, row_id=memory_id, updated_at=expect.updated_at))
+    return saved
+
+
+TYPE_CHOICES = KNOWN_TYPES

@@ -1,0 +1,222 @@
+"""Writing agentao's memory files the way agentao 0.5.17 writes them (contract §4.6, §5, §7).
+
+Each function is one short ``BEGIN IMMEDIATE`` transaction on one file.  It
+re-reads what it is about to change *inside* that transaction and compares
+it with what the page showed (an ``Expect``); if anything moved it raises
+``WriteConflict`` and writes nothing.  That is the whole concurrency story:
+the agent may be writing at the same time, SQLite serialises the two of us,
+and whoever comes second notices.
+
+The statements mirror agentao's own: upsert by ``(scope, key_normalized)``
+among live rows, UPDATE in place or INSERT with a new 8-hex id, one event
+whose timestamp is the row's new ``updated_at``, local wall-clock stamps,
+JSON lists as ``json.dumps`` writes them by default.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from . import rows
+from .connection import read, write
+from ..contract import PlannedSave
+from ..records import Memory, ReviewItem
+
+AUTO_CAP = 50   # live source='auto' rows agentao keeps per scope (contract §4.7)
+NONE = "none"   # fingerprint of "no live row there"
+
+
+class WriteConflict(Exception):
+    """The file no longer holds what the page showed; nothing was written.
+
+    ``kind`` is ``changed`` (re-decide), ``not_pending`` (already decided) or
+    ``gone`` (row missing or deleted).  str() is a sentence for a person.
+    """
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind = kind
+
+
+@dataclass(frozen=True)
+class Expect:
+    """What the page was rendered with; each field set is checked inside the transaction."""
+
+    counter: int | None = None       # schema_meta.memories_change of the file
+    row_id: str | None = None        # the row being edited/deleted must still be live...
+    updated_at: str | None = None    # ...and still carry this updated_at
+    target: str | None = None        # fingerprint of the live row at the plan's (scope, key), or NONE
+
+
+@dataclass(frozen=True)
+class Saved:
+    memory_id: str
+    event: str            # "create" or "update"
+    timestamp: str
+    before: Memory | None
+
+
+def now() -> str:
+    """agentao's clock: local wall-clock time, whole seconds, no zone."""
+    return datetime.now().strftime("%Y-%m-%dT%H:%M:%S")
+
+
+def fingerprint(record: Memory | ReviewItem | None) -> str:
+    """A short digest of every column of a row, so a same-second change is still noticed."""
+    if record is None:
+        return NONE
+    data = record.to_dict()
+    data.pop("store", None)
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+
+
+# --------------------------------------------------------------------------- reads
+def _counter(conn: sqlite3.Connection) -> int | None:
+    row = conn.execute("SELECT value FROM schema_meta WHERE key = 'memories_change'").fetchone()
+    return int(row[0]) if row is not None and str(row[0]).isdigit() else None
+
+
+def _live_at(conn, scope: str, key: str, store: str) -> Memory | None:
+    row = conn.execute("SELECT * FROM memories WHERE scope = ? AND key_normalized = ?"
+                       " AND deleted_at IS NULL", (scope, key)).fetchone()
+    return rows.memory(row, store) if row else None
+
+
+def change_counter(path: Path) -> int | None:
+    """The file's ``memories_change`` counter (None for a pre-0.5 file without one)."""
+    return read(path, _counter)
+
+
+def live_at(path: Path, scope: str, key: str, store: str) -> Memory | None:
+    """The live row a save with this scope and key would update, if any."""
+    return read(path, lambda conn: _live_at(conn, scope, key, store))
+
+
+def review_item(path: Path, item_id: str, store: str = "project") -> ReviewItem | None:
+    """One review-queue row by id, whatever its status."""
+    def run(conn):
+        row = conn.execute("SELECT * FROM memory_review_queue WHERE id = ?", (item_id,)).fetchone()
+        return rows.review(row, store) if row else None
+    return read(path, run)
+
+
+# --------------------------------------------------------------------------- checks
+def _check(conn, expect: Expect, store: str) -> None:
+    if expect.counter is not None and _counter(conn) != expect.counter:
+        raise WriteConflict("changed", "This store changed since you looked (another write "
+                            "happened); reload and decide again.")
+    if expect.row_id is not None:
+        row = conn.execute("SELECT * FROM memories WHERE id = ?", (expect.row_id,)).fetchone()
+        if row is None or row["deleted_at"] is not None:
+            raise WriteConflict("gone", f"Memory {expect.row_id} is no longer live; nothing was changed.")
+        if expect.updated_at is not None and row["updated_at"] != expect.updated_at:
+            raise WriteConflict("changed", f"Memory {expect.row_id} changed since you looked "
+                                f"(updated {row['updated_at']}); reload and decide again.")
+
+
+def _holds(row: Memory, plan: PlannedSave) -> bool:
+    # The target already carries exactly what this save writes: a retried
+    # write after a crash, not somebody else's change.
+    return (row.title, row.content, row.tags, row.keywords, row.type, row.source,
+            row.confidence) == (plan.title, plan.content, plan.tags, plan.keywords,
+                                plan.type, plan.source, plan.confidence)
+
+
+# --------------------------------------------------------------------------- writes
+def _event(conn, memory_id: str, kind: str, stamp: str) -> None:
+    conn.execute("INSERT INTO memory_events (memory_id, event_type, timestamp) VALUES (?, ?, ?)",
+                 (memory_id, kind, stamp))
+
+
+def _soft_delete(conn, memory_id: str, stamp: str) -> bool:
+    changed = conn.execute("UPDATE memories SET deleted_at = ?, updated_at = ?"
+                           " WHERE id = ? AND deleted_at IS NULL",
+                           (stamp, stamp, memory_id)).rowcount
+    if changed:
+        _event(conn, memory_id, "soft_delete", stamp)
+    return bool(changed)
+
+
+def _enforce_auto_cap(conn, scope: str, stamp: str) -> None:
+    # agentao soft-deletes the oldest auto rows (by updated_at) beyond 50 per scope.
+    auto = conn.execute("SELECT id FROM memories WHERE scope = ? AND deleted_at IS NULL"
+                        " AND source = 'auto' ORDER BY updated_at ASC, created_at ASC",
+                        (scope,)).fetchall()
+    for row in auto[:max(0, len(auto) - AUTO_CAP)]:
+        _soft_delete(conn, row["id"], stamp)
+
+
+def save_memory(path: Path, plan: PlannedSave, expect: Expect = Expect()) -> Saved:
+    """Write a planned save into the file at ``path`` as agentao's upsert does.
+
+    Updates the live row with the plan's scope and key in place (event
+    ``update``) or inserts a new row with a fresh 8-hex id (event ``create``).
+    Raises WriteConflict when ``expect`` no longer holds.
+    """
+    tags = json.dumps(list(plan.tags))
+    keywords = json.dumps(list(plan.keywords))
+    with write(path) as conn:
+        _check(conn, expect, plan.store)
+        existing = _live_at(conn, plan.scope, plan.key_normalized, plan.store)
+        if (expect.target is not None and fingerprint(existing) != expect.target
+                and not (existing is not None and _holds(existing, plan))):
+            raise WriteConflict("changed", f"The memory '{plan.key_normalized}' in the "
+                                f"{plan.store} store changed since you looked; reload and decide again.")
+        if expect.row_id is not None and (existing is None or existing.id != expect.row_id):
+            raise WriteConflict("changed", "This save would not land on the memory you were "
+                                "editing; nothing was changed.")
+        stamp = now()
+        if existing is not None:
+            conn.execute(
+                "UPDATE memories SET title = ?, content = ?, tags_json = ?, keywords_json = ?,"
+                " type = ?, source = ?, confidence = ?, sensitivity = 'normal', updated_at = ?"
+                " WHERE id = ?",
+                (plan.title, plan.content, tags, keywords, plan.type, plan.source,
+                 plan.confidence, stamp, existing.id))
+            memory_id, kind = existing.id, "update"
+        else:
+            memory_id, kind = uuid.uuid4().hex[:8], "create"
+            conn.execute(
+                "INSERT INTO memories (id, scope, type, key_normalized, title, content, tags_json,"
+                " keywords_json, source, confidence, sensitivity, created_at, updated_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'normal', ?, ?)",
+                (memory_id, plan.scope, plan.type, plan.key_normalized, plan.title, plan.content,
+                 tags, keywords, plan.source, plan.confidence, stamp, stamp))
+        _event(conn, memory_id, kind, stamp)
+        if plan.source == "auto":
+            _enforce_auto_cap(conn, plan.scope, stamp)
+    return Saved(memory_id, kind, stamp, existing)
+
+
+def soft_delete(path: Path, memory_id: str, expect: Expect = Expect()) -> bool:
+    """Soft-delete one row as ``/memory delete`` does: deleted_at = updated_at = now, one event."""
+    with write(path) as conn:
+        _check(conn, expect, "")
+        return _soft_delete(conn, memory_id, now())
+
+
+def set_review_status(path: Path, item_id: str, status: str, seen: str | None = None) -> str:
+    """Move a pending review item to ``approved``/``rejected``; returns the new updated_at.
+
+    ``seen`` is the item's fingerprint on the page.  The item must still be
+    pending (else ``not_pending``) and unchanged (else ``changed``).
+    """
+    assert status in ("approved", "rejected")
+    with write(path) as conn:
+        row = conn.execute("SELECT * FROM memory_review_queue WHERE id = ?", (item_id,)).fetchone()
+        if row is None or row["status"] != "pending":
+            raise WriteConflict("not_pending", f"Review item {item_id} is no longer pending"
+                                + (f" (it is {row['status']})." if row else " (it does not exist)."))
+        if seen is not None and fingerprint(rows.review(row, "project")) != seen:
+            raise WriteConflict("changed", f"Review item {item_id} changed since you looked "
+                                "(the agent proposed it again); reload and decide again.")
+        stamp = now()
+        conn.execute("UPDATE memory_review_queue SET status = ?, updated_at = ? WHERE id = ?",
+                     (status, stamp, item_id))
+        return stamp
