@@ -14,12 +14,14 @@ DEFAULTS = {
     "USER_DB": "default",       # path of the user store; None = no user store
     "READ_ONLY": False,         # refuse every write, whatever the files allow
     "MAX_CONTENT_LENGTH": 1024 * 1024,
+    "AUTH_TOKEN": None,         # None = generate one; False or "" = no token (loopback only)
+    "ALLOWED_HOSTS": None,      # Host header values; None = loopback names on any port
 }
 
 
 def create_app(config: dict | None = None) -> Flask:
     """Build the dashboard app.  Importing this package opens no file; this does neither."""
-    from . import errors, web
+    from . import errors, security, web
     from .store import build_refs, default_user_db
     from .views import ALL_BLUEPRINTS
 
@@ -35,6 +37,7 @@ def create_app(config: dict | None = None) -> Flask:
     app.config["USER_DB"] = None if user_db is None else Path(user_db)
     app.extensions["memory_stores"] = build_refs(project_dir, app.config["USER_DB"])
 
+    security.init_app(app)
     web.init_app(app)
     errors.init_app(app)
     for blueprint in ALL_BLUEPRINTS:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
 from .store import default_user_db
 
 DEFAULT_PORT = 8765
+TOKEN_ENV = "AGENTAO_DASHBOARD_TOKEN"
+MIN_TOKEN_CHARS = 16
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -29,6 +32,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--demo", action="store_true",
                    help="build a throw-away demo project in a temporary folder and show it")
     p.add_argument("--read-only", action="store_true", help="never write to any store")
+    tokens = p.add_mutually_exclusive_group()
+    tokens.add_argument("--token", default=os.environ.get(TOKEN_ENV) or None,
+                        help="access token to require (default: a fresh random one, printed in "
+                             f"the start-up URL; ${TOKEN_ENV} also sets it, without showing it in ps)")
+    tokens.add_argument("--no-token", action="store_true",
+                        help="require no token (loopback addresses only; any local user can then "
+                             "read and erase memories)")
     p.add_argument("--threads", type=int, default=8, help="waitress worker threads (default 8)")
     return p
 
@@ -52,10 +62,32 @@ def config_from_args(args: argparse.Namespace, parser: argparse.ArgumentParser) 
     return {"PROJECT_DIR": project_dir, "USER_DB": user_db, "READ_ONLY": args.read_only}
 
 
+def token_from_args(args: argparse.Namespace, parser: argparse.ArgumentParser) -> str | bool:
+    """The access token to require (False = none); warns on stderr, exits 2 on bad input."""
+    from .security import generate_token, is_loopback
+    if args.no_token:
+        if not is_loopback(args.host):
+            parser.exit(2, f"agentao-memory-dashboard: error: --no-token is only allowed on a "
+                           f"loopback address, not {args.host}\n")
+        print("WARNING: --no-token: any program or user on this machine can read and erase "
+              "memories through the dashboard.", file=sys.stderr, flush=True)
+        return False
+    if args.token is not None and len(args.token) < MIN_TOKEN_CHARS:
+        parser.exit(2, f"agentao-memory-dashboard: error: the token must be at least "
+                       f"{MIN_TOKEN_CHARS} characters\n")
+    if not is_loopback(args.host):
+        print(f"WARNING: listening on {args.host}: other machines can reach the dashboard. "
+              "The token is required, but traffic is plain HTTP (no TLS).",
+              file=sys.stderr, flush=True)
+    return args.token or generate_token()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    token = token_from_args(args, parser)
     config = config_from_args(args, parser)
+    config["AUTH_TOKEN"] = token
 
     from waitress import create_server
 
@@ -66,8 +98,13 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         parser.exit(2, f"agentao-memory-dashboard: error: cannot listen on {args.host}:{args.port} ({exc})\n")
     port = server.socket.getsockname()[1]
-    host = f"[{args.host}]" if ":" in args.host else args.host
-    print(f"agentao memory dashboard (waitress) on http://{host}:{port}/", flush=True)
+    from .security import allowed_hosts
+    # The port is known only now (--port 0); the Host allow-list needs it.
+    app.config.update(PORT=port, ALLOWED_HOSTS=allowed_hosts(args.host, port))
+    host = args.host if args.host not in ("0.0.0.0", "::") else "127.0.0.1"
+    host = f"[{host}]" if ":" in host else host
+    query = f"?token={token}" if token else ""
+    print(f"agentao memory dashboard (waitress) on http://{host}:{port}/{query}", flush=True)
     try:
         server.run()
     except KeyboardInterrupt:

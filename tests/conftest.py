@@ -13,6 +13,8 @@ import pytest
 from agentao.memory import MemoryManager, SQLiteMemoryStore
 from agentao.memory.models import SaveMemoryRequest
 
+from flask.testing import FlaskClient
+
 from dashboard import create_app
 
 
@@ -41,8 +43,20 @@ class Agent:
             [{"role": "user", "content": t} for t in user_texts])
 
     def app(self, **config):
-        return create_app({"PROJECT_DIR": self.project_dir, "USER_DB": self.user_db,
-                           "TESTING": True, **config})
+        # No access token unless a test asks for one (tests/test_security.py does).
+        app = create_app({"PROJECT_DIR": self.project_dir, "USER_DB": self.user_db,
+                          "TESTING": True, "AUTH_TOKEN": False, **config})
+        app.test_client_class = BrowserClient
+        return app
+
+
+class BrowserClient(FlaskClient):
+    """A test client that, like a browser on the dashboard's own page, sends
+    ``Sec-Fetch-Site: same-origin``; pass another value in ``headers`` to override."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.environ_base["HTTP_SEC_FETCH_SITE"] = "same-origin"
 
 
 @pytest.fixture

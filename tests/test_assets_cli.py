@@ -87,7 +87,7 @@ def test_installed_wheel_serves_pages_from_any_directory(tmp_path):
                     str(target), str(wheel)], check=True, capture_output=True, timeout=300)
     code = ("from dashboard import create_app; import dashboard, sys;"
             "assert dashboard.__file__.startswith(sys.argv[1]);"
-            "c = create_app({'PROJECT_DIR': '.', 'USER_DB': None}).test_client();"
+            "c = create_app({'PROJECT_DIR': '.', 'USER_DB': None, 'AUTH_TOKEN': False}).test_client();"
             "assert c.get('/overview').status_code == 200;"
             "assert len(c.get('/static/htmx-2.0.11.min.js').data) > 40000; print('ok')")
     r = subprocess.run([sys.executable, "-c", code, str(target)], cwd=elsewhere,

@@ -121,7 +121,8 @@ def test_missing_stores_show_where_agentao_would_put_them(tmp_path):
     from dashboard import create_app
     project = tmp_path / "empty-project"
     project.mkdir()
-    app = create_app({"PROJECT_DIR": project, "USER_DB": tmp_path / "nohome" / "memory.db"})
+    app = create_app({"PROJECT_DIR": project, "USER_DB": tmp_path / "nohome" / "memory.db",
+                      "AUTH_TOKEN": False})
     page = soup(app.test_client().get("/overview"))
     boxes = page.select('[data-problem="missing"]')
     assert len(boxes) == 2
