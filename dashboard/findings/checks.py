@@ -1,0 +1,131 @@
+"""Check digits, masking and text signatures the finding rules lean on.
+
+Pure helpers, no patterns of their own: Luhn for card numbers, ISO 7064
+MOD 11-2 for the 18-digit PRC resident ID, ISO 13616 mod-97 for IBANs,
+and the token sets used to compare memories with one another.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+
+# ---------------------------------------------------------------------------
+# Check digits
+# ---------------------------------------------------------------------------
+
+
+def luhn_ok(digits: str) -> bool:
+    """True when a string of digits passes the Luhn (mod 10) check."""
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        n = ord(ch) - 48
+        if i % 2:
+            n *= 2
+            if n > 9:
+                n -= 9
+        total += n
+    return total % 10 == 0
+
+
+_ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
+_ID_CHECK = "10X98765432"
+# First two digits of a PRC administrative division code (provinces, SARs, Taiwan).
+_ID_PROVINCES = frozenset(
+    "11 12 13 14 15 21 22 23 31 32 33 34 35 36 37 41 42 43 44 45 46 50 51 52 53 54 "
+    "61 62 63 64 65 71 81 82 83 91".split())
+
+
+def prc_id_ok(number: str, latest_year: int = 2100) -> bool:
+    """True for an 18-character PRC resident ID with a real province, a valid
+    birth date (1900..latest_year) and a correct ISO 7064 MOD 11-2 check character."""
+    if len(number) != 18 or not number[:17].isdigit() or number[:2] not in _ID_PROVINCES:
+        return False
+    try:
+        born = date(int(number[6:10]), int(number[10:12]), int(number[12:14]))
+    except ValueError:
+        return False
+    if not 1900 <= born.year <= latest_year:
+        return False
+    total = sum(int(d) * w for d, w in zip(number[:17], _ID_WEIGHTS))
+    return _ID_CHECK[total % 11] == number[17].upper()
+
+
+# ISO 13616 lengths of the countries people here are likely to bank in.
+IBAN_LENGTHS = {
+    "AD": 24, "AE": 23, "AT": 20, "BE": 16, "BG": 22, "BH": 22, "BR": 29, "CH": 21, "CY": 28,
+    "CZ": 24, "DE": 22, "DK": 18, "EE": 20, "ES": 24, "FI": 18, "FR": 27, "GB": 22, "GR": 27,
+    "HR": 21, "HU": 28, "IE": 22, "IL": 23, "IS": 26, "IT": 27, "LI": 21, "LT": 20, "LU": 20,
+    "LV": 21, "MC": 27, "MT": 31, "NL": 18, "NO": 15, "PL": 28, "PT": 25, "QA": 29, "RO": 24,
+    "SA": 24, "SE": 24, "SI": 19, "SK": 24, "SM": 27, "TR": 26, "UA": 29,
+}
+
+
+def iban_ok(compact: str) -> bool:
+    """True for an IBAN (no spaces) of a known country, its length, and mod 97 == 1."""
+    if IBAN_LENGTHS.get(compact[:2]) != len(compact) or not compact[2:4].isdigit():
+        return False
+    moved = compact[4:] + compact[:4]
+    number = "".join(str(int(ch, 36)) for ch in moved)
+    return int(number) % 97 == 1
+
+
+# ---------------------------------------------------------------------------
+# Masking: what the page and the JSON twin may show of a sensitive span
+# ---------------------------------------------------------------------------
+_LABEL = re.compile(r"^(.*?(?:[:=：]|\bis\b|\bbearer\b|为|是)[\s\"']*)", re.I | re.S)
+
+
+def mask_secret(span: str) -> str:
+    """Keep a recognisable head (a label such as ``password=`` or a token prefix
+    such as ``ghp_``), at most 4 characters of the value, and the length.
+
+    Never returns more than a quarter of the secret value itself.
+    """
+    label = ""
+    m = _LABEL.match(span)
+    if m and len(m.group(1)) < len(span) and len(m.group(1)) <= 40:
+        label, span = m.group(1), span[len(m.group(1)):]
+    keep = min(4, len(span) // 4)
+    return f"{label}{span[:keep]}…[{len(span) - keep} chars hidden]"
+
+
+def mask_digits(span: str, visible: int = 4) -> str:
+    """Replace every digit/letter but the last ``visible`` with ``•`` (separators stay)."""
+    alnum = [i for i, ch in enumerate(span) if ch.isalnum()]
+    hide = set(alnum[:-visible] if visible else alnum)
+    return "".join("•" if i in hide else ch for i, ch in enumerate(span))
+
+
+def mask_email(span: str) -> str:
+    """``alice.smith@corp.com`` -> ``a•••@corp.com``: the domain says enough."""
+    local, _, domain = span.partition("@")
+    return f"{local[:1]}•••@{domain}"
+
+
+# ---------------------------------------------------------------------------
+# Signatures for comparing memories
+# ---------------------------------------------------------------------------
+_WORD = re.compile(r"[a-z0-9]+|[\u3400-\u4dbf\u4e00-\u9fff]+")
+
+
+def token_set(text: str) -> frozenset[str]:
+    """Lower-cased ASCII word runs plus CJK character bigrams (single CJK chars
+    when a run has only one), so Chinese and English compare the same way."""
+    out: set[str] = set()
+    for run in _WORD.findall(text.lower()):
+        if run[0] < "\u3400":
+            out.add(run)
+        elif len(run) == 1:
+            out.add(run)
+        else:
+            out.update(run[i:i + 2] for i in range(len(run) - 1))
+    return frozenset(out)
+
+
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    """|a ∩ b| / |a ∪ b|; 0 for two empty sets."""
+    if not a and not b:
+        return 0.0
+    inter = len(a & b)
+    return inter / (len(a) + len(b) - inter)

@@ -1,0 +1,354 @@
+"""Every finding rule: what in a memory should not be there.
+
+Pure functions of text (and a clock for staleness): no Flask, no sqlite3.
+Each rule is a named function whose docstring's first line is the reason the
+page shows.  Text rules yield ``(start, end)`` spans; ``scan_text`` turns them
+into findings with a masked excerpt.  Rules needing the whole corpus
+(conflicts and duplicates) live in ``findings.corpus``.
+
+Families (the ``category`` of a finding):
+  secret       what agentao 0.5.17's guard refuses today, plus formats it misses
+  personal     e-mail, phone, payment card (Luhn), PRC resident ID (MOD 11-2), IBAN (mod 97)
+  instruction  text aimed at the agent's own rules, role markers, prompt-block tags
+  conflict     same key in both scopes, near duplicates, contradicted preferences
+  upkeep       near the 4,000-character limit, stale (> 90 days, recall penalty)
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Callable, Iterable, Iterator
+
+from ..contract import CONTENT_MAX, SECRET_RULES
+from ..engine.recall import STALE_DAYS, days_since
+from .checks import iban_ok, luhn_ok, mask_digits, mask_email, mask_secret, prc_id_ok
+
+NEAR_LIMIT = 3600
+CONTEXT_CHARS = 30
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One reason a field of one row deserves a look; spans index into the field."""
+
+    rule: str
+    category: str
+    field: str
+    start: int
+    end: int
+    excerpt: str        # masked for secret and personal findings
+    why: str
+    related: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict:
+        return {"rule": self.rule, "category": self.category, "field": self.field,
+                "span": [self.start, self.end], "excerpt": self.excerpt, "why": self.why,
+                "related": list(self.related)}
+
+
+@dataclass(frozen=True)
+class TextRule:
+    id: str
+    category: str
+    find: Callable[[str], Iterable[tuple[int, int]]]
+    mask: Callable[[str], str] | None = None
+
+    @property
+    def why(self) -> str:
+        return (self.find.__doc__ or self.id).strip().splitlines()[0]
+
+
+def _spans(pattern: re.Pattern[str], text: str, ok=None) -> Iterator[tuple[int, int]]:
+    for m in pattern.finditer(text):
+        if ok is None or ok(m.group(0)):
+            yield m.span()
+
+
+# ---------------------------------------------------------------------------
+# Secrets
+# ---------------------------------------------------------------------------
+_GUARD = tuple(p for _name, p in SECRET_RULES)
+
+# Formats agentao's guard lets through.  Each is anchored on a vendor prefix or
+# a label, which keeps false positives on build notes close to zero.
+EXTRA_SECRETS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("npm_token", re.compile(r"\bnpm_[A-Za-z0-9]{36}\b")),
+    ("pypi_token", re.compile(r"\bpypi-AgE[A-Za-z0-9_-]{50,}")),
+    ("gitlab_token", re.compile(r"\bgl(?:pat|dt|rt|ptt|ft|cbt)-[A-Za-z0-9_-]{20,}")),
+    ("huggingface_token", re.compile(r"\bhf_[A-Za-z0-9]{30,}\b")),
+    ("sendgrid_key", re.compile(r"\bSG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{30,64}")),
+    ("twilio_api_key", re.compile(r"\bSK[0-9a-f]{32}\b")),
+    ("azure_account_key", re.compile(r"\bAccountKey=[A-Za-z0-9+/]{40,}={0,2}")),
+    ("azure_sas_signature", re.compile(r"[?&;]sig=[A-Za-z0-9%+/]{30,}={0,2}")),
+    ("digitalocean_token", re.compile(r"\bdo[por]_v1_[a-f0-9]{64}\b")),
+    ("shopify_token", re.compile(r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b")),
+    ("slack_webhook", re.compile(
+        r"https://hooks\.slack\.com/services/T[A-Za-z0-9]+/B[A-Za-z0-9]+/[A-Za-z0-9]{20,}")),
+    ("telegram_bot_token", re.compile(r"\b\d{8,10}:AA[A-Za-z0-9_-]{33}\b")),
+    # scheme://user:password@host — the usual way a database password lands in a note.
+    ("url_credentials", re.compile(
+        r"\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@]+:(?![$<{%*])[^\s:/@]{3,}@[^\s/]+")),
+    # DB_PASSWORD=..., my_token=...: the guard skips labels glued to a word.
+    ("labelled_secret", re.compile(
+        r"\b[A-Za-z0-9_]*?[A-Za-z0-9](?:_|-)?(?:api[_-]?key|token|secret|password|passwd)"
+        r"\s*[:=]\s*[\"']?(?![$<{%])[^\s\"']{8,}", re.I)),
+    # "the API key is 3f9a...": a value with both letters and digits after "is".
+    ("stated_secret", re.compile(
+        r"\b(?:api[ _-]?key|access[ _-]?key|secret(?:[ _-]?key)?|token|password|passphrase)"
+        r"\s+(?:is|was)\s*[:=]?\s*[\"'`]?(?=[^\s\"'`]*\d)(?=[^\s\"'`]*[A-Za-z])[^\s\"'`]{8,}",
+        re.I)),
+    ("key_hex_value", re.compile(
+        r"\bkey\s*[:=]\s*[\"']?(?=[A-Za-z0-9+/_-]*\d)(?=[A-Za-z0-9+/_-]*[A-Za-z])"
+        r"[A-Za-z0-9+/_-]{32,}={0,2}(?![A-Za-z0-9+/=_-])", re.I)),
+    ("chinese_secret", re.compile(
+        r"(?:密码|密钥|秘钥|私钥|口令|令牌|访问密钥)\s*(?:是|为|[:：=])\s*[\"'“]?"
+        r"(?=[^\s\"'”，。；,;]*[A-Za-z0-9])[^\s\"'”，。；,;]{6,}")),
+)
+# One pass that rejects the common case (no secret at all) before the per-rule passes.
+_SECRET_ANY = re.compile("|".join(
+    f"(?{'i' if p.flags & re.I else ''}:{p.pattern})"
+    for p in _GUARD + tuple(p for _n, p in EXTRA_SECRETS)))
+
+
+def secret_spans(text: str) -> list[tuple[int, int, str]]:
+    """Every secret in ``text`` as ``(start, end, rule id)``, overlaps removed
+    (agentao's own rules win over ours, then the earlier, longer span)."""
+    if not _SECRET_ANY.search(text):
+        return []
+    found = [(m.start(), m.end(), i, f"secret.guard_{name}")
+             for i, (name, p) in enumerate(SECRET_RULES) for m in p.finditer(text)]
+    base = len(SECRET_RULES)
+    found += [(m.start(), m.end(), base + i, f"secret.{name}")
+              for i, (name, p) in enumerate(EXTRA_SECRETS) for m in p.finditer(text)]
+    found.sort(key=lambda f: (f[2], f[0]))
+    kept: list[tuple[int, int, str]] = []
+    for start, end, _order, rule in found:
+        if all(end <= s or start >= e for s, e, _r in kept):
+            kept.append((start, end, rule))
+    kept.sort()
+    return kept
+
+
+GUARD_WHY = ("agentao 0.5.17 refuses to save this today ({name}); it got in through an older "
+             "version, a hand edit or a path the guard does not check")
+EXTRA_WHY = "credential format agentao's guard does not detect ({name})"
+
+
+# ---------------------------------------------------------------------------
+# Personal data
+# ---------------------------------------------------------------------------
+_EMAIL = re.compile(
+    r"(?<![\w.+%-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}"
+    r"[A-Za-z0-9])?\.)+[A-Za-z]{2,24}\b(?![:@.\w])")
+_PLACEHOLDER_DOMAIN = re.compile(
+    r"@(?:[\w-]+\.)*(?:example\.(?:com|org|net)|[\w-]+\.(?:example|invalid|test|localhost))$", re.I)
+
+
+def email_address(text: str):
+    """E-mail address (personal data the guard never looks for)"""
+    return _spans(_EMAIL, text, lambda s: not _PLACEHOLDER_DOMAIN.search(s)
+                  and not s.lower().startswith(("noreply@", "no-reply@", "git@")))
+
+
+_INTL_PHONE = re.compile(r"(?<![\w+])\+[1-9](?:[\s.()-]{0,2}\d){7,14}(?![\d])")
+_CN_MOBILE = re.compile(r"(?<![0-9A-Za-z_.+/-])1[3-9]\d(?:[\s-]?\d{4}){2}(?![0-9A-Za-z_])")
+
+
+def phone_number(text: str):
+    """Phone number (+country code, or a Chinese mobile number 1[3-9]xxxxxxxxx)"""
+    yield from _spans(_INTL_PHONE, text, lambda s: 8 <= sum(c.isdigit() for c in s) <= 15)
+    yield from _spans(_CN_MOBILE, text)
+
+
+_CARD = re.compile(r"(?<![0-9A-Za-z_.-])[2-6]\d{2}(?:[ -]?\d){10,16}(?![0-9A-Za-z_-])")
+
+
+def _card_brand_ok(d: str) -> bool:
+    n, two, four = len(d), int(d[:2]), int(d[:4])
+    return ((d[0] == "4" and n in (13, 16, 19)) or (51 <= two <= 55 and n == 16)
+            or (2221 <= four <= 2720 and n == 16) or (two in (34, 37) and n == 15)
+            or ((two in (36, 38) or 300 <= int(d[:3]) <= 305) and 14 <= n <= 19)
+            or (3528 <= four <= 3589 and 16 <= n <= 19)
+            or ((d.startswith(("6011", "65", "62")) or 644 <= int(d[:3]) <= 649) and 16 <= n <= 19))
+
+
+def _card_ok(span: str) -> bool:
+    seps = {c for c in span if not c.isdigit()}
+    digits = "".join(c for c in span if c.isdigit())
+    return len(seps) <= 1 and 13 <= len(digits) <= 19 and _card_brand_ok(digits) and luhn_ok(digits)
+
+
+def payment_card(text: str):
+    """Payment card number (known issuer range and length, Luhn check passes)"""
+    return _spans(_CARD, text, _card_ok)
+
+
+_PRC_ID = re.compile(r"(?<![0-9A-Za-z])[1-9]\d{16}[\dXx](?![0-9A-Za-z])")
+
+
+def prc_resident_id(text: str):
+    """PRC resident ID number (18 digits: real province, valid birth date, MOD 11-2 check)"""
+    return _spans(_PRC_ID, text, prc_id_ok)
+
+
+_IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b")
+
+
+def iban(text: str):
+    """IBAN bank account number (country length and mod-97 check pass)"""
+    from .checks import IBAN_LENGTHS
+    for m in _IBAN.finditer(text):
+        cc = m.group(0)[:2]
+        want = IBAN_LENGTHS.get(cc)
+        places = [i for i, ch in enumerate(m.group(0)) if ch != " "]
+        if want and len(places) >= want:
+            compact = "".join(m.group(0)[i] for i in places[:want])
+            if iban_ok(compact):
+                yield m.start(), m.start() + places[want - 1] + 1
+
+
+# ---------------------------------------------------------------------------
+# Instruction-like content
+# ---------------------------------------------------------------------------
+_OVERRIDE_EN = re.compile(
+    r"\b(?:skip|ignore|bypass|disable|turn\s+off|override|circumvent|suppress|disregard|"
+    r"forget|get\s+around|work\s+around)\b[^.!?\n;]{0,40}?\b(?:confirmations?|confirming|"
+    r"approvals?|permission\s+(?:checks?|prompts?|requests?|dialogs?)|permissions(?!\s+(?:bits?|"
+    r"modes?|changes?|errors?|on|of)\b)|safety(?:\s+checks?)?|safeguards?|guardrails?|"
+    r"security\s+checks?|(?:all|any|every|safety|security|these)\s+checks|sandbox(?:ing)?|"
+    r"(?:previous|prior|above|earlier|all|your|system|original)\s+(?:instructions?|rules?|"
+    r"prompts?|guidelines?)|restrictions?|content\s+polic(?:y|ies)|(?:the\s+)?user'?s?\s+consent)\b",
+    re.I)
+_NO_ASK_EN = re.compile(
+    r"\b(?:do\s+not|don'?t|never|no\s+need\s+to|stop)\s+(?:ask(?:ing)?|wait(?:ing)?\s+for|"
+    r"prompt(?:ing)?|request(?:ing)?|seek(?:ing)?|check(?:ing)?\s+with)\b[^.!?\n;]{0,25}?"
+    r"\b(?:confirm\w*|permission\w*|approv\w*|consent|the\s+user|me|first|before)\b"
+    r"|\bwithout\s+(?:asking|confirm\w*|approval|permission|consent)\b"
+    r"|\b(?:do\s+not|don'?t|never|no\s+need\s+to)\s+(?:confirm|verify\s+with\s+(?:the\s+)?user)\b"
+    r"|\b(?:always|automatically)\s+approve\b|\bauto[- ]?approv\w*"
+    r"|\bapprove\s+(?:all|everything|anything|every\s+\w+)\b|\b(?:always|just)\s+(?:say|answer)\s+yes\b"
+    r"|--dangerously-skip-permissions|\byolo\s+mode\b", re.I)
+_OVERRIDE_ZH = re.compile(
+    r"(?:跳过|忽略|绕过|绕开|无视|关闭|禁用|取消|不理会)[^。！？\n；]{0,10}?(?:二次确认|确认|审批|审核|权限|"
+    r"安全检查|安全限制|安全策略|安全规则|沙箱|防护|护栏|(?:之前|以上|上面|前面|所有|系统|你的|原来|原有)的?"
+    r"(?:规则|指令|提示词?|设定|限制))"
+    r"|(?:不要|不用|不必|无需|无须|不需要|别)再?(?:向我|跟我)?(?:确认|询问|请示|征求|问我|审批|批准)"
+    r"|(?:自动|总是|一律|全部|始终)(?:批准|同意)")
+
+
+def override_instruction(text: str):
+    """Instruction aimed at the agent's own rules (skip confirmations, bypass permissions or safety)"""
+    for pattern in (_OVERRIDE_EN, _NO_ASK_EN, _OVERRIDE_ZH):
+        yield from _spans(pattern, text)
+
+
+_ROLE = re.compile(
+    r"<\|(?:im_start|im_end|system|user|assistant|endoftext|eot_id|start_header_id|"
+    r"end_header_id)\|>|\[/?INST\]|<<\s*/?SYS\s*>>|\[/?SYSTEM\]"
+    r"|^[ \t]*#{1,6}[ \t]*(?:system|instructions?)\b"
+    r"|^[ \t]*(?:system|assistant|developer)[ \t]*:[ \t]*(?=you\b|ignore\b|always\b|never\b|"
+    r"from\s+now\b|new\b|the\s+user\b|do\s+not\b|don'?t\b|disregard\b|forget\b)"
+    r"|\byou\s+are\s+now\b|\bfrom\s+now\s+on,?\s+you\s+(?:are|will|must|should)\b"
+    r"|\bnew\s+(?:system\s+)?instructions\s*:|\bpretend\s+(?:to\s+be|you\s+are)\b"
+    r"|\bact\s+as\s+(?:an?\s+)?(?:unrestricted|jailbroken|DAN)\b"
+    r"|你现在(?:是一个|是一名|扮演)|从现在(?:开始|起)[，,]?\s*你(?:是|要|必须|应该|将)|(?:系统提示|系统指令)[:：]",
+    re.I | re.M)
+
+
+def role_marker(text: str):
+    """Role or system-prompt marker (system:, <|im_start|>, ### System, you are now, 你现在扮演…)"""
+    return _spans(_ROLE, text)
+
+
+_BLOCK_TAG = re.compile(
+    r"(?:<|&lt;?|&#0*60;?|&#x0*3c;?|\\u003c|\\x3c|%3c)\s*(?:/|\\/|&#0*47;?|&#x0*2f;?|%2f)?\s*"
+    r"(?:memory-stable|memory-context|fact|session|system-reminder)(?![\w-])", re.I)
+
+
+def prompt_block_tag(text: str):
+    """Tag of a prompt block agentao renders memory into (</fact>, </memory-stable>, </system-reminder>, even escaped)"""
+    return _spans(_BLOCK_TAG, text)
+
+
+TEXT_RULES: tuple[TextRule, ...] = (
+    TextRule("personal.email", "personal", email_address, mask_email),
+    TextRule("personal.phone", "personal", phone_number, mask_digits),
+    TextRule("personal.prc_id", "personal", prc_resident_id, mask_digits),
+    TextRule("personal.card", "personal", payment_card, mask_digits),
+    TextRule("personal.iban", "personal", iban, mask_digits),
+    TextRule("instruction.override", "instruction", override_instruction),
+    TextRule("instruction.role_marker", "instruction", role_marker),
+    TextRule("instruction.block_tag", "instruction", prompt_block_tag),
+)
+
+
+# ---------------------------------------------------------------------------
+# Running the text rules
+# ---------------------------------------------------------------------------
+def _excerpt(text: str, start: int, end: int, secrets) -> str:
+    """The span with a little context, secrets in the window masked, one line."""
+    lo, hi = max(0, start - CONTEXT_CHARS), min(len(text), end + CONTEXT_CHARS)
+    out, pos = [], lo
+    for s, e, _rule in secrets:
+        if e <= lo or s >= hi:
+            continue
+        out.append(text[pos:max(pos, s)])
+        out.append(mask_secret(text[s:e]))
+        pos = max(pos, e)
+    out.append(text[pos:hi])
+    body = " ".join("".join(out).split())
+    return ("…" if lo else "") + body + ("…" if hi < len(text) else "")
+
+
+def scan_text(text: str, field: str = "content") -> list[Finding]:
+    """All secret, personal-data and instruction findings in one field."""
+    if not text:
+        return []
+    secrets = secret_spans(text)
+    out = []
+    for s, e, rule in secrets:
+        name = rule.split(".", 1)[1]
+        why = (GUARD_WHY.format(name=name[6:]) if name.startswith("guard_")
+               else EXTRA_WHY.format(name=name))
+        out.append(Finding(rule, "secret", field, s, e, mask_secret(text[s:e]), why))
+    taken = [(s, e) for s, e, _r in secrets]
+    for rule in TEXT_RULES:
+        for s, e in rule.find(text):
+            if rule.mask is not None:
+                # A number inside a secret is part of the secret, not a second finding.
+                if any(s < te and e > ts for ts, te in taken):
+                    continue
+                taken.append((s, e))
+                excerpt = rule.mask(text[s:e])
+            else:
+                excerpt = _excerpt(text, s, e, secrets)
+            out.append(Finding(rule.id, rule.category, field, s, e, excerpt, rule.why))
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Oversized or stale
+# ---------------------------------------------------------------------------
+def near_size_limit(content: str, field: str = "content") -> Finding | None:
+    """Content at or above 3,600 characters: near agentao's 4,000 limit, likely a pasted document"""
+    n = len(content)
+    if n < NEAR_LIMIT:
+        return None
+    if n > CONTENT_MAX:
+        why = f"{n} characters: over agentao's {CONTENT_MAX} limit, so a hand edit or another tool wrote it"
+        return Finding("upkeep.over_limit", "upkeep", field, 0, n, f"{n} characters", why)
+    why = (f"{n} characters, near agentao's {CONTENT_MAX} limit: a pasted document? "
+           "Only its first 240 (stable) or 200 (recall) characters ever reach the model")
+    return Finding("upkeep.near_limit", "upkeep", field, 0, n, f"{n} characters", why)
+
+
+def stale(updated_at: str, now: datetime) -> Finding | None:
+    """Live memory not updated for more than 90 days: recall subtracts the stale penalty"""
+    days = days_since(updated_at or "", now)
+    if days <= STALE_DAYS:
+        return None
+    why = (f"updated {int(days)} days ago (> {STALE_DAYS}): recall scores it −2 (stale_penalty), "
+           "so it has mostly stopped being recalled — still true? update or delete it")
+    return Finding("upkeep.stale", "upkeep", "updated_at", 0, len(updated_at), updated_at, why)
