@@ -1,7 +1,8 @@
 """One blueprint per screen; the blueprint name is its URL prefix and template folder."""
 
+from .findings import bp as findings_bp
 from .memories import bp as memories_bp
 from .overview import bp as overview_bp
 from .summaries import bp as summaries_bp
 
-ALL_BLUEPRINTS = [overview_bp, memories_bp, summaries_bp]
+ALL_BLUEPRINTS = [overview_bp, memories_bp, summaries_bp, findings_bp]

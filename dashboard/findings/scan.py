@@ -1,0 +1,205 @@
+"""Scan every store for findings and say where each one sits and how it reaches the model.
+
+Reach follows agentao's prompt path (contract §8–§11):
+  stable   in ``<memory-stable>`` every turn: user scope or a structural type or one of the
+           3 most recent incidental facts (key, title and the first 240 characters of the
+           value), or a summary text inside the 800-character session tail;
+  recall   only when a query scores it: the title and the first 200 characters of content;
+  disk     never in a prompt but still in the file: soft-deleted rows, review-queue rows
+           and their evidence, summaries outside the tail, text beyond the part shown.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Iterable
+
+from ..contract import STABLE_TYPES
+from ..engine.render import EXCERPT_CHARS, VALUE_PREVIEW
+from ..engine.stable import INCIDENTAL_KEPT, TAIL_CHARS, TAIL_KEPT, TAIL_READ, TAIL_SEPARATOR
+from ..store import StoreProblem
+from ..store.registry import StoreRef
+from ..store.scan import scan_memories, scan_review_items, scan_summaries
+from . import corpus
+from .rules import Finding, near_size_limit, scan_text, stale
+
+CATEGORIES = {"secret": "Secrets", "personal": "Personal data",
+              "instruction": "Instruction-like content", "conflict": "Conflicts and duplicates",
+              "upkeep": "Oversized or stale"}
+REACH = {"stable": "stable block every turn", "recall": "recall only",
+         "disk": "invisible but still on disk"}
+_REACH_ORDER = {"stable": 0, "recall": 1, "disk": 2}
+_CATEGORY_ORDER = {c: i for i, c in enumerate(CATEGORIES)}
+
+
+@dataclass(frozen=True)
+class Action:
+    """A fix the user can make, as a link to the screen that makes it."""
+
+    code: str       # edit | soft_delete | hard_purge | reject | view
+    label: str
+    href: str
+
+
+@dataclass(frozen=True)
+class Item:
+    """One finding located in one row of one store."""
+
+    store: str
+    table: str
+    row_id: str
+    label: str          # key or session id, to recognise the row
+    finding: Finding
+    reach: str
+    reach_detail: str
+    actions: tuple[Action, ...]
+
+    def to_dict(self) -> dict:
+        return {"store": self.store, "table": self.table, "row_id": self.row_id,
+                "label": self.label, **self.finding.to_dict(), "reach": self.reach,
+                "reach_text": REACH[self.reach], "reach_detail": self.reach_detail,
+                "actions": [a.__dict__ for a in self.actions]}
+
+
+@dataclass
+class Report:
+    """Everything one scan found, plus what it read and what it could not."""
+
+    items: list[Item] = field(default_factory=list)
+    scanned: dict = field(default_factory=dict)
+    problems: list[dict] = field(default_factory=list)
+
+
+def _actions(store: str, table: str, row_id: str, live: bool = False,
+             pending: bool = False) -> tuple[Action, ...]:
+    # Plain paths: the curation and forget screens are built alongside this one.
+    if table == "memories":
+        out = [Action("view", "open", f"/memories/{store}/{row_id}")]
+        if live:
+            out += [Action("edit", "edit", f"/memories/{store}/{row_id}/edit"),
+                    Action("soft_delete", "soft delete", f"/memories/{store}/{row_id}/delete")]
+        out.append(Action("hard_purge", "hard purge", f"/forget/{store}/memories/{row_id}"))
+        return tuple(out)
+    if table == "memory_review_queue":
+        out = [Action("view", "open", f"/reviews/{store}/{row_id}")]
+        if pending:
+            out.append(Action("reject", "reject the candidate", f"/reviews/{store}/{row_id}/reject"))
+        out.append(Action("hard_purge", "hard purge", f"/forget/{store}/reviews/{row_id}"))
+        return tuple(out)
+    return (Action("view", "open", "/summaries"),
+            Action("hard_purge", "hard purge", f"/forget/{store}/summaries/{row_id}"))
+
+
+def _memory_reach(row, stable: bool, f: Finding) -> tuple[str, str]:
+    if row.deleted_at is not None:
+        return "disk", f"soft-deleted {row.deleted_at}: agentao never reads it, the text stays in the file"
+    shown = VALUE_PREVIEW if stable else EXCERPT_CHARS
+    if f.field == "content" and f.start >= shown and f.category != "conflict":
+        return "disk", (f"past the first {shown} characters, the only part of the value "
+                        f"{'the stable block' if stable else 'recall'} shows; still in the file")
+    if stable:
+        why = "user scope" if row.scope == "user" else (
+            f"type {row.type}" if row.type in STABLE_TYPES else "one of the 3 most recent facts")
+        return "stable", f"{why}: in <memory-stable> every turn (unless the 2000-character budget drops it)"
+    return "recall", "in <memory-context> only when a query scores it"
+
+
+def _stable_ids(live: list[tuple[str, object]]) -> set[str]:
+    """Ids agentao selects for the stable block (contract §9.1), project rows first."""
+    ids = {r.id for _s, r in live if r.scope == "user" or r.type in STABLE_TYPES}
+    incidental = [r for _s, r in live if r.id not in ids]
+    incidental.sort(key=lambda r: r.updated_at, reverse=True)
+    return ids | {r.id for r in incidental[:INCIDENTAL_KEPT]}
+
+
+def _tail_reach(rows) -> dict[str, int]:
+    """For each summary in a brand-new session's tail: the first offset the tail keeps."""
+    kept = list(reversed(rows[:TAIL_READ][:TAIL_KEPT]))
+    offsets, pos = {}, 0
+    for r in kept:
+        offsets[r.id] = pos
+        pos += len(r.summary_text) + len(TAIL_SEPARATOR)
+    total = pos - len(TAIL_SEPARATOR) if kept else 0
+    cut = 0
+    if total > TAIL_CHARS:
+        joined = TAIL_SEPARATOR.join(r.summary_text for r in kept)
+        cut = total - TAIL_CHARS
+        newline = joined.find("\n", cut)
+        cut = newline + 1 if newline != -1 else cut
+    return {rid: cut - off for rid, off in offsets.items()}
+
+
+def scan(refs: Iterable[StoreRef], now: datetime) -> Report:
+    """Read every store once and run every rule; unreadable stores become problems."""
+    report = Report()
+    data = {}
+    for ref in refs:
+        try:
+            data[ref.key] = (ref, scan_memories(ref), scan_review_items(ref), scan_summaries(ref))
+        except StoreProblem as problem:
+            report.problems.append({"store": ref.key, "kind": problem.kind, "message": str(problem)})
+    items = report.items
+    live = [(key, r) for key, (_ref, mems, _rv, _sm) in data.items() for r in mems
+            if r.deleted_at is None]
+    stable_ids = _stable_ids(live)
+    rows_by_handle = {}
+    for key, (ref, mems, reviews, summaries) in data.items():
+        report.scanned[key] = {"memories": len(mems), "reviews": len(reviews),
+                               "summaries": len(summaries)}
+        for r in mems:
+            is_live = r.deleted_at is None
+            stable = is_live and r.id in stable_ids
+            acts = _actions(key, "memories", r.id, live=is_live)
+            rows_by_handle[f"{key}/memories/{r.id}"] = (key, r, stable, acts)
+            found = scan_text(r.title, "title") + scan_text(r.content, "content")
+            size = near_size_limit(r.content)
+            if size:
+                found.append(size)
+            if is_live:
+                old = stale(r.updated_at, now)
+                if old:
+                    found.append(old)
+            for f in found:
+                reach, detail = _memory_reach(r, stable, f)
+                items.append(Item(key, "memories", r.id, r.key_normalized, f, reach, detail, acts))
+        for r in reviews:
+            acts = _actions(key, "memory_review_queue", r.id, pending=r.status == "pending")
+            detail = (f"review item ({r.status}): not in any prompt"
+                      + ("; becomes a memory if approved" if r.status == "pending" else
+                         "; kept in the queue forever after the decision"))
+            for name in ("title", "content", "evidence"):
+                for f in scan_text(getattr(r, name), name):
+                    items.append(Item(key, "memory_review_queue", r.id, r.key_normalized, f,
+                                      "disk", detail, acts))
+        in_tail = _tail_reach(summaries) if ref.kind == "project" else {}
+        for r in summaries:
+            acts = _actions(key, "session_summaries", r.id)
+            for f in scan_text(r.summary_text, "summary_text"):
+                keep_from = in_tail.get(r.id)
+                if keep_from is not None and f.end > keep_from:
+                    reach, detail = "stable", "in the session tail of <memory-stable> every turn"
+                else:
+                    reach, detail = "disk", ("summary outside the 800-character session tail: "
+                                             "not in any prompt, still in the file")
+                items.append(Item(key, "session_summaries", r.id, r.session_id, f, reach,
+                                  detail, acts))
+    _corpus(data, rows_by_handle, items)
+    items.sort(key=lambda i: (_CATEGORY_ORDER[i.finding.category], _REACH_ORDER[i.reach],
+                              i.store, i.table, i.row_id, i.finding.start))
+    return report
+
+
+def _corpus(data, rows_by_handle, items) -> None:
+    docs = [corpus.Doc(h, r.key_normalized, r.scope, r.type, r.content)
+            for h, (_k, r, _s, _a) in rows_by_handle.items() if r.deleted_at is None]
+    approved = [corpus.Doc(f"{key}/reviews/{r.id}", r.key_normalized, r.scope, r.type, r.content)
+                for key, (_ref, _m, reviews, _s) in data.items() for r in reviews
+                if r.status == "approved"]
+    found = list(corpus.same_key_both_scopes(docs))
+    found += corpus.near_duplicates(docs)
+    found += corpus.contradicted_preferences(docs, approved)
+    for handle, f in found:
+        key, r, stable, acts = rows_by_handle[handle]
+        reach, detail = _memory_reach(r, stable, f)
+        items.append(Item(key, "memories", r.id, r.key_normalized, f, reach, detail, acts))

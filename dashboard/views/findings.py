@@ -1,0 +1,55 @@
+"""Findings: memories that should not be there, where they are, how they reach the model."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import datetime, timezone
+
+from flask import Blueprint, abort, current_app, request
+
+from ..findings.scan import CATEGORIES, REACH, scan
+from ..web import readable_refs, render, statuses, stores, twin
+
+bp = Blueprint("findings", __name__)
+
+
+def _now() -> datetime:
+    # FINDINGS_NOW lets tests and demos pin the clock used for staleness.
+    return current_app.config.get("FINDINGS_NOW") or datetime.now(timezone.utc)
+
+
+def parse_filters(args) -> dict:
+    """Query string -> filters; anything unknown is a 400 naming the allowed values."""
+    allowed = {"category": list(CATEGORIES), "store": [r.key for r in stores()],
+               "reach": list(REACH)}
+    out = {}
+    for name, values in allowed.items():
+        value = (args.get(name) or "").strip()
+        if value and value not in values:
+            abort(400, f"'{name}' must be one of: {', '.join(values)}.")
+        out[name] = value or None
+    return out
+
+
+@bp.get("/findings", defaults={"fmt": "html"})
+@bp.get("/findings.json", defaults={"fmt": "json"})
+def index(fmt: str):
+    filters = parse_filters(request.args)
+    report = scan(readable_refs(), _now())
+    items = [i for i in report.items
+             if all(v is None or v == (i.finding.category if k == "category" else getattr(i, k))
+                    for k, v in filters.items())]
+    counts = {"category": Counter(i.finding.category for i in report.items),
+              "store": Counter(i.store for i in report.items),
+              "reach": Counter(i.reach for i in report.items)}
+    problems = report.problems + [{"store": st.ref.key, "kind": st.problem.kind,
+                                   "message": str(st.problem)}
+                                  for st in statuses() if st.problem]
+    if fmt == "json":
+        return twin({"filters": filters, "total": len(items), "all": len(report.items),
+                     "counts": {k: dict(v) for k, v in counts.items()},
+                     "scanned": report.scanned, "items": [i.to_dict() for i in items],
+                     "problems": problems})
+    return render("findings/index.html", "findings/list.html", items=items, filters=filters,
+                  counts=counts, categories=CATEGORIES, reaches=REACH, report=report,
+                  problems=problems, store_keys=[r.key for r in stores()])
