@@ -106,6 +106,13 @@ def review_item(path: Path, item_id: str, store: str = "project") -> ReviewItem 
     return read(path, run)
 
 
+def review_counts(path: Path) -> dict[str, int]:
+    """Review items per status, read fresh (the page's counters after a decision)."""
+    found = dict(read(path, lambda conn: conn.execute(
+        "SELECT status, COUNT(*) FROM memory_review_queue GROUP BY status").fetchall()))
+    return {s: found.get(s, 0) for s in ("pending", "approved", "rejected")}
+
+
 # --------------------------------------------------------------------------- checks
 def _check(conn, expect: Expect, store: str) -> None:
     if expect.counter is not None and _counter(conn) != expect.counter:

@@ -1,8 +1,10 @@
 """One blueprint per screen; the blueprint name is its URL prefix and template folder."""
 
+from .curate import bp as curate_bp
 from .findings import bp as findings_bp
 from .memories import bp as memories_bp
 from .overview import bp as overview_bp
+from .reviews import bp as reviews_bp
 from .summaries import bp as summaries_bp
 
-ALL_BLUEPRINTS = [overview_bp, memories_bp, summaries_bp, findings_bp]
+ALL_BLUEPRINTS = [overview_bp, memories_bp, summaries_bp, findings_bp, reviews_bp, curate_bp]

@@ -1,0 +1,129 @@
+"""Curating one memory from its detail page: soft delete, edit, move to the other store.
+
+The forms live in ``partials/memory_actions.html``, which the detail page
+includes.  Each form carries the file's change counter and the row's
+``updated_at`` as the page showed them; the write re-checks both inside
+its transaction and answers 409 if either moved.
+"""
+
+from __future__ import annotations
+
+import re
+
+from flask import Blueprint, abort, make_response, redirect, render_template, url_for
+
+from .. import curation
+from ..contract import KNOWN_TYPES
+from ..store import get_memory
+from ..store import writes
+from ..store.writes import Expect
+from ..web import store_by_key, statuses, stores, twin, wants_fragment
+from .outcomes import ID, Blocked, Outcome, failure, form_values, require_writable, wants_json
+
+bp = Blueprint("curate", __name__)
+
+MAX_TAGS_CHARS = 2000
+_TYPE = re.compile(r"[A-Za-z0-9_-]{1,40}")
+
+
+def curation_for(memory) -> dict:
+    """What the actions partial needs: the tokens its forms carry and where a move would go."""
+    ref = store_by_key(memory.store)
+    status = next(st for st in statuses() if st.ref.key == memory.store)
+    live = memory.live and status.readable
+    return {
+        "counter": writes.change_counter(ref.path) if status.readable else None,
+        "writable": status.writable,
+        "read_only_reason": status.read_only_reason or (str(status.problem) if status.problem else None),
+        "move": curation.plan_move(stores(), memory) if live else None,
+        "types": list(dict.fromkeys(list(KNOWN_TYPES) + [memory.type])),
+    }
+
+
+@bp.app_context_processor
+def _inject():
+    return {"curation_for": curation_for}
+
+
+def _expect(values) -> Expect:
+    counter, updated_at = values.get("change"), values.get("updated_at")
+    if counter is None or not updated_at:
+        raise Blocked(400, "The form did not say which version you saw (missing 'change' or "
+                      "'updated_at'); reload the page.")
+    counter = str(counter)
+    if counter != "none" and not counter.isdigit():
+        raise Blocked(400, "'change' must be the store's change counter.")
+    return Expect(counter=None if counter == "none" else int(counter), updated_at=updated_at)
+
+
+def _tags(values) -> list[str]:
+    raw = values.get("tags") or ""
+    if isinstance(raw, list):  # a JSON body may send a list
+        return [str(t) for t in raw]
+    if len(raw) > MAX_TAGS_CHARS:
+        raise Blocked(400, f"Tags are longer than {MAX_TAGS_CHARS} characters.")
+    return [t.strip() for t in raw.split(",") if t.strip()]
+
+
+def _type(values) -> str | None:
+    value = (values.get("type") or "").strip()
+    if value and not _TYPE.fullmatch(value):
+        raise Blocked(400, "'type' must be letters, digits, '_' or '-' (at most 40).")
+    return value or None
+
+
+def _run(store: str, memory_id: str, action: str) -> Outcome:
+    values = form_values()
+    try:
+        if store_by_key(store) is None or not ID.fullmatch(memory_id):
+            raise Blocked(404, f"No memory '{memory_id}' in store '{store}'.")
+        expect = _expect(values)
+        require_writable(store)
+        if action == "delete":
+            curation.delete(stores(), store, memory_id, expect)
+            return Outcome(memory_id, "deleted", f"Deleted memory {memory_id} (soft delete).",
+                           memory_id=memory_id, memory_store=store, event="soft_delete")
+        if action == "edit":
+            value = values.get("value")
+            if not isinstance(value, str):
+                raise Blocked(400, "'value' is required.")
+            saved = curation.edit(stores(), store, memory_id, value, _tags(values), _type(values), expect)
+            return Outcome(memory_id, "edited", f"Saved memory {memory_id}.",
+                           memory_id=saved.memory_id, memory_store=store, event=saved.event)
+        target = values.get("target")
+        if not target:
+            raise Blocked(400, "The form did not say what the move would overwrite; reload the page.")
+        to = "project" if store == "user" else "user"
+        require_writable(to)
+        saved = curation.move(stores(), store, memory_id, expect, target)
+        return Outcome(memory_id, "moved", f"Moved to the {to} store as memory {saved.memory_id}.",
+                       memory_id=saved.memory_id, memory_store=to, event=saved.event)
+    except Exception as exc:  # noqa: BLE001 - failure() re-raises what it does not know
+        return failure(memory_id, exc)
+
+
+def _answer(store: str, memory_id: str, outcome: Outcome):
+    if wants_json():
+        return twin(outcome.to_dict(), outcome.status)
+    if outcome.ok:
+        where = url_for("memories.detail", fmt="html", store=outcome.memory_store,
+                        memory_id=outcome.memory_id)
+        if wants_fragment():
+            response = make_response("", 200)
+            response.headers["HX-Redirect"] = where
+            return response
+        return redirect(where, 303)
+    ref = store_by_key(store)
+    memory = get_memory(ref, memory_id)[0] if ref is not None and ref.exists else None
+    if wants_fragment():
+        # htmx swaps only 2xx answers, so the failure travels inside the partial.
+        return render_template("partials/memory_actions.html", memory=memory, outcome=outcome)
+    return render_template("curate/result.html", memory=memory, outcome=outcome,
+                           store=store, memory_id=memory_id), outcome.status
+
+
+@bp.post("/memories/<store>/<memory_id>/<action>")
+def act(store: str, memory_id: str, action: str):
+    if action not in ("delete", "edit", "move"):
+        abort(404)
+    return _answer(store, memory_id, _run(store, memory_id, action))

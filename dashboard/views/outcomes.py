@@ -1,0 +1,87 @@
+"""What a decision POST did, in one shape for HTML, htmx and JSON answers.
+
+Shared by the review and curation screens: both turn the same exceptions
+(agentao's refusal, a conflict, an unavailable store, a read-only store)
+into the same outcome codes and HTTP statuses.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+
+from flask import request
+
+from ..contract import SaveRefused
+from ..store import StoreProblem
+from ..store.writes import WriteConflict
+from ..web import statuses
+
+ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+@dataclass
+class Outcome:
+    """The result of one action on one item; ``status`` is its HTTP status."""
+
+    id: str
+    outcome: str            # approved, rejected, deleted, edited, moved, refused, conflict, ...
+    message: str
+    status: int = 200
+    memory_id: str | None = None
+    memory_store: str | None = None
+    event: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status < 300
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class Blocked(Exception):
+    """The action cannot run here at all (read-only store, bad input)."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+
+
+def wants_json() -> bool:
+    return request.accept_mimetypes.best == "application/json"
+
+
+def form_values() -> dict:
+    """Form fields, or a JSON object body for scripts."""
+    if request.form:
+        return request.form
+    body = request.get_json(silent=True)
+    return body if isinstance(body, dict) else {}
+
+
+def require_writable(*store_keys: str) -> None:
+    """Raise Blocked(403) unless every named store can be written."""
+    for st in statuses():
+        if st.ref.key in store_keys and not st.writable:
+            reason = st.read_only_reason or str(st.problem)
+            raise Blocked(403, f"The {st.ref.key} store cannot be changed: {reason}")
+
+
+def failure(item_id: str, exc: Exception) -> Outcome:
+    """Map a refusal, conflict or store problem to an outcome; re-raise anything else."""
+    if isinstance(exc, SaveRefused):
+        return Outcome(item_id, "refused", str(exc), 422)
+    if isinstance(exc, WriteConflict):
+        code = "not_pending" if exc.kind == "not_pending" else "conflict"
+        return Outcome(item_id, code, str(exc), 409)
+    if isinstance(exc, Blocked):
+        return Outcome(item_id, "blocked", str(exc), exc.status)
+    if isinstance(exc, StoreProblem):
+        return Outcome(item_id, "unavailable", str(exc), 409 if exc.kind == "locked" else 503)
+    raise exc
+
+
+def overall_status(outcomes: list[Outcome]) -> int:
+    """200 when everything worked, else the first failure's status."""
+    return next((o.status for o in outcomes if not o.ok), 200)

@@ -1,0 +1,135 @@
+"""Review queue: pending / approved / rejected, what approval will do, approve and reject.
+
+Every pending item is shown with its ``ApprovalPlan`` (dashboard.approval),
+and the approve button executes that same plan.  Each form carries the
+item's fingerprint and the fingerprint of the memory the plan would
+overwrite; if either moved before the click, the answer is a 409 and the
+row is re-rendered with the fresh plan so the person can decide again.
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
+
+from .. import approval
+from ..store import list_review_items
+from ..store import writes
+from ..web import render, store_by_key, stores, twin, wants_fragment
+from .outcomes import ID, Blocked, Outcome, failure, form_values, overall_status, require_writable, wants_json
+
+bp = Blueprint("reviews", __name__)
+
+STATUSES = ("pending", "approved", "rejected")
+ACTIONS = ("approve", "reject")
+
+
+def _project():
+    ref = store_by_key("project")
+    if not ref.exists:
+        abort(404, f"No project store at {ref.path}: agentao creates it the first time it runs.")
+    return ref
+
+
+def _plans(items) -> dict:
+    return {i.id: approval.plan_approval(stores(), i) for i in items if i.status == "pending"}
+
+
+def _context(status: str, outcomes: dict | None = None) -> dict:
+    project = _project()
+    items = list_review_items(project, status)
+    return {"status": status, "items": items, "plans": _plans(items),
+            "counts": writes.review_counts(project.path), "outcomes": outcomes or {},
+            "statuses": STATUSES, "read_only": current_app.config["READ_ONLY"]}
+
+
+def _tab() -> str:
+    status = request.args.get("status") or "pending"
+    if status not in STATUSES:
+        abort(400, "'status' must be one of: pending, approved, rejected.")
+    return status
+
+
+@bp.get("/reviews", defaults={"fmt": "html"})
+@bp.get("/reviews.json", defaults={"fmt": "json"})
+def index(fmt: str):
+    status = _tab()
+    ctx = _context(status)
+    if fmt == "json":
+        return twin({"status": status, "counts": ctx["counts"],
+                     "items": [dict(i.to_dict(), plan=ctx["plans"][i.id].to_dict()
+                                    if i.id in ctx["plans"] else None) for i in ctx["items"]]})
+    done = request.args.get("done")
+    notice = None
+    if done in ("approved", "rejected") and (request.args.get("n") or "").isdigit():
+        notice = f"{done.capitalize()} {request.args['n']} item(s)."
+    return render("reviews/index.html", "partials/review_list.html", notice=notice, **ctx)
+
+
+def _decide(item_id: str, action: str, values) -> Outcome:
+    """Run one approve/reject with the tokens the page was rendered with."""
+    seen = values.get(f"seen-{item_id}") or values.get("seen")
+    target = values.get(f"target-{item_id}") or values.get("target")
+    try:
+        if not ID.fullmatch(item_id):
+            raise Blocked(400, f"'{item_id}' is not a review item id.")
+        if not seen or (action == "approve" and not target):
+            raise Blocked(400, "The form did not say which version you saw (missing 'seen'"
+                          + (" or 'target'" if action == "approve" else "") + "); reload the page.")
+        require_writable("project")
+        if action == "reject":
+            approval.reject(stores(), item_id, seen)
+            return Outcome(item_id, "rejected", "Rejected")
+        item = writes.review_item(_project().path, item_id)
+        if item is not None and item.status == "pending":
+            plan = approval.plan_approval(stores(), item)
+            if plan.save is not None:
+                require_writable(plan.save.store)
+        plan, saved = approval.approve(stores(), item_id, seen, target)
+        return Outcome(item_id, "approved",
+                       f"Approved → memory '{plan.save.title}' (source=crystallized)",
+                       memory_id=saved.memory_id, memory_store=plan.save.store, event=saved.event)
+    except Exception as exc:  # noqa: BLE001 - failure() re-raises what it does not know
+        return failure(item_id, exc)
+
+
+def _answer(outcomes: list[Outcome], single: bool):
+    status = overall_status(outcomes)
+    if wants_json():
+        return twin({"ok": status == 200, "outcomes": [o.to_dict() for o in outcomes],
+                     "counts": writes.review_counts(_project().path)}, status)
+    by_id = {o.id: o for o in outcomes}
+    if wants_fragment():
+        # htmx swaps only 2xx answers, so the failure travels in the row itself.
+        if single:
+            ctx = _context("pending", by_id)
+            item = writes.review_item(_project().path, outcomes[0].id)
+            if item is None:
+                return render_template("partials/review_gone.html", outcome=outcomes[0], **ctx)
+            ctx["plans"] = _plans([item])
+            return render_template("partials/review_item.html", item=item, oob_tabs=True, **ctx)
+        return render_template("partials/review_list.html", oob_tabs=True,
+                               **_context("pending", by_id))
+    if status == 200:
+        action = outcomes[0].outcome
+        return redirect(url_for("reviews.index", fmt="html", status="pending", done=action, n=len(outcomes)), 303)
+    return render_template("reviews/index.html", **_context("pending", by_id)), status
+
+
+@bp.post("/reviews/<item_id>/<action>")
+def decide_one(item_id: str, action: str):
+    if action not in ACTIONS:
+        abort(404)
+    return _answer([_decide(item_id, action, form_values())], single=True)
+
+
+@bp.post("/reviews/<action>")
+def decide_many(action: str):
+    if action not in ACTIONS:
+        abort(404)
+    values = form_values()
+    ids = values.getlist("ids") if hasattr(values, "getlist") else list(values.get("ids") or [])
+    if not ids:
+        abort(400, "Select at least one review item.")
+    if len(ids) > 500:
+        abort(400, "At most 500 items at a time.")
+    return _answer([_decide(i, action, values) for i in dict.fromkeys(ids)], single=False)
