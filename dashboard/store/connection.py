@@ -44,6 +44,11 @@ def describe_error(path: Path, exc: BaseException) -> StoreProblem:
     """Turn a sqlite3/OS error into a StoreProblem a person can act on."""
     text = str(exc)
     low = text.lower()
+    if "full" in low or getattr(exc, "errno", None) == 28:  # SQLITE_FULL / ENOSPC
+        return StoreProblem("disk_full", f"There is no room left to write {path} (SQLite: {text}). "
+                            "Nothing was changed; free some disk space and try again.")
+    if "readonly" in low or "read-only" in low:
+        return StoreProblem("read_only", f"{path} cannot be written ({text}); nothing was changed.")
     if "locked" in low or "busy" in low:
         return StoreProblem("locked", f"{path} is locked by another process; try again in a moment.")
     if "not a database" in low:
@@ -112,6 +117,10 @@ def write(path: Path) -> Iterator[sqlite3.Connection]:
     path = Path(path)
     if not path.is_file():
         raise StoreProblem("missing", f"{path} does not exist.")
+    if not folder_writable(path):
+        # WAL needs to create side files in the folder, so check before SQLite half-tries.
+        raise StoreProblem("read_only", f"{path} or its folder is not writable; the dashboard "
+                           "is read-only there and nothing was changed.")
     try:
         conn = sqlite3.connect(f"file:{quote(str(path))}?mode=rw", uri=True,
                                timeout=BUSY_TIMEOUT_S, isolation_level=None,
@@ -124,20 +133,46 @@ def write(path: Path) -> Iterator[sqlite3.Connection]:
         try:
             conn.execute("PRAGMA foreign_keys=ON")
             conn.execute("BEGIN IMMEDIATE")
+            _check_schema(conn, path)
         except sqlite3.Error as exc:
             raise describe_error(path, exc) from exc
+        except StoreProblem:
+            conn.execute("ROLLBACK")
+            raise
         try:
             yield conn
+        except sqlite3.Error as exc:
+            # e.g. SQLITE_FULL mid-transaction: SQLite may already have rolled back.
+            _rollback(conn)
+            raise describe_error(path, exc) from exc
         except BaseException:
-            conn.execute("ROLLBACK")
+            _rollback(conn)
             raise
         try:
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
-            conn.execute("ROLLBACK")
+            _rollback(conn)
             raise describe_error(path, exc) from exc
     finally:
         conn.close()
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    if conn.in_transaction:
+        conn.execute("ROLLBACK")
+
+
+def _check_schema(conn: sqlite3.Connection, path: Path) -> None:
+    # Never write into a file whose format we do not know (newer agentao, or not agentao's).
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    missing = [t for t in REQUIRED_TABLES if t not in tables]
+    if missing:
+        raise StoreProblem("missing_tables", f"{path} lacks table(s) {', '.join(missing)}; "
+                           "it is shown read-only and nothing was changed.")
+    row = conn.execute("SELECT value FROM schema_meta WHERE key = 'version'").fetchone()
+    if row is None or str(row[0]) != SUPPORTED_SCHEMA:
+        raise StoreProblem("schema", f"{path} has schema version {None if row is None else row[0]!r}, "
+                           f"not {SUPPORTED_SCHEMA}; it is shown read-only and nothing was changed.")
 
 
 def side_files(path: Path) -> dict[str, int | None]:
