@@ -222,3 +222,28 @@ def test_disk_full_during_a_write_changes_nothing(big):
     client = big.app().test_client()
     assert client.get("/overview.json").status_code == 200
     assert project_problem(client) is None
+
+
+def test_write_endpoint_reports_a_held_lock_and_changes_nothing(seeded):
+    client = seeded.app().test_client()
+    item = client.get("/reviews.json").get_json()["items"][0]
+    holder = sqlite3.connect(seeded.project_db, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        started = time.monotonic()
+        r = client.post(f"/reviews/{item['id']}/reject",
+                        data={"seen": item["plan"]["item_fingerprint"]},
+                        headers={"Accept": "application/json"})
+        waited = time.monotonic() - started
+        assert r.status_code == 409, r.get_data(as_text=True)
+        message = r.get_json()["outcomes"][0]["message"]
+        assert "locked by another process" in message and "try again" in message
+        assert 1.5 <= waited < 8
+        page = client.post(f"/reviews/{item['id']}/reject",
+                           data={"seen": item["plan"]["item_fingerprint"]})
+        assert "locked by another process" in page.get_data(as_text=True)
+        assert "Traceback" not in page.get_data(as_text=True)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert client.get("/reviews.json").get_json()["counts"]["pending"] == 2
