@@ -1,0 +1,289 @@
+"""The review screen and the curation forms, as a person (with and without htmx) and a script see them."""
+
+from __future__ import annotations
+
+import pytest
+from bs4 import BeautifulSoup
+
+from conftest import Agent, file_digest
+
+HTMX = {"HX-Request": "true"}
+BOOSTED = {"HX-Request": "true", "HX-Boosted": "true"}
+JSON = {"Accept": "application/json"}
+
+
+def soup(response):
+    return BeautifulSoup(response.get_data(as_text=True), "html.parser")
+
+
+@pytest.fixture
+def queue(agent) -> Agent:
+    """One pending item of each kind: user, project, two CJK folding onto one key,
+    a secret, and a collision with a live memory."""
+    agent.save("constraint_never_push_to_main", "Push freely.", ["git"])
+    agent.crystallize("I prefer tabs over spaces. We must never push to main.",
+                      "我喜欢用中文回答问题", "我偏好简洁的代码风格",
+                      "I use token=abcdefgh12345678 for the staging API.")
+    return agent
+
+
+def items_by_content(client):
+    return {i["content"]: i for i in client.get("/reviews.json").get_json()["items"]}
+
+
+def tokens(page, item_id):
+    """The hidden fields one card carries, as the browser would send them."""
+    card = page.select_one(f"#review-{item_id}")
+    return {i["name"]: i["value"] for i in card.select("input[type=hidden]")}
+
+
+def counts(page):
+    return {a["data-status"]: int(a.select_one('[data-field="count"]').text)
+            for a in page.select("#review-tabs a")}
+
+
+# --------------------------------------------------------------------------- the page
+def test_page_shows_every_field_and_the_plan(queue):
+    client = queue.app().test_client()
+    page = soup(client.get("/reviews"))
+    assert counts(page) == {"pending": 5, "approved": 0, "rejected": 0}
+    by_content = items_by_content(client)
+    cjk = page.select_one(f"#review-{by_content['用中文回答问题']['id']}")
+    assert cjk.select_one('[data-field="key_normalized"]').text == "preference_用中文回答问题"
+    plan = cjk.select_one("[data-plan]")
+    assert plan.select_one('[data-plan-field="key_normalized"] code').text == "preference"
+    assert plan.select_one('[data-plan-field="title"]').text == "preference_用中文回答问题"
+    assert plan.select_one('[data-plan-field="store"]').text.startswith("user store")
+    assert cjk.select_one('[data-field="evidence"]').text == "我喜欢用中文回答问题"
+    secret = page.select_one(f"#review-{by_content['token=abcdefgh12345678 for the staging API']['id']}")
+    assert secret.select_one("[data-plan]")["data-action"] == "refused"
+    assert "sensitive credentials" in secret.select_one('[data-field="refusal"]').text
+    assert secret.select_one('button[data-action="approve"]').has_attr("disabled")
+    collide = page.select_one(f"#review-{by_content['never push to main']['id']}")
+    assert collide.select_one("[data-plan]")["data-action"] == "update"
+    row = collide.select_one('[data-diff-field="content"]')
+    assert [p.text for p in row.select("pre")] == ["Push freely.", "never push to main"]
+    assert page.select_one("div.review-body").has_attr("hx-disable")
+
+
+def test_fragment_boosted_json_and_tabs(queue):
+    client = queue.app().test_client()
+    fragment = soup(client.get("/reviews", headers=HTMX))
+    assert fragment.find("html") is None and fragment.select_one("#review-list")
+    assert soup(client.get("/reviews", headers=BOOSTED)).find("html") is not None
+    data = client.get("/reviews.json").get_json()
+    assert data["counts"]["pending"] == 5 and len(data["items"]) == 5
+    plans = {i["content"]: i["plan"] for i in data["items"]}
+    assert plans["tabs over spaces"]["store"] == "user" and plans["tabs over spaces"]["action"] == "create"
+    assert client.get("/reviews.json?status=approved").get_json()["items"] == []
+    assert client.get("/reviews?status=bogus").status_code == 400
+    assert soup(client.get("/reviews?status=rejected")).select_one("[data-empty]")
+
+
+def test_browsing_writes_nothing(queue):
+    before = file_digest(queue.project_db, queue.user_db)
+    client = queue.app().test_client()
+    client.get("/reviews"), client.get("/reviews.json"), client.get("/reviews?status=approved")
+    assert file_digest(queue.project_db, queue.user_db) == before
+
+
+# --------------------------------------------------------------------------- approve / reject one
+def _one(client, item_id, action, headers=None, page=None):
+    page = page or soup(client.get("/reviews"))
+    return client.post(f"/reviews/{item_id}/{action}", data=tokens(page, item_id), headers=headers or {})
+
+
+def test_approve_without_js_redirects_and_writes(queue):
+    client = queue.app().test_client()
+    item = items_by_content(client)["tabs over spaces"]
+    r = _one(client, item["id"], "approve")
+    assert r.status_code == 303 and "/reviews?" in r.headers["Location"]
+    page = soup(client.get(r.headers["Location"]))
+    assert page.select_one("#review-notice").text == "Approved 1 item(s)."
+    assert counts(page)["approved"] == 1 and page.select_one(f"#review-{item['id']}") is None
+    [memory] = queue.manager.get_all_entries("user")
+    assert (memory.key_normalized, memory.source) == ("preference_tabs_over_spaces", "crystallized")
+
+
+def test_approve_with_htmx_swaps_row_and_counters(queue):
+    client = queue.app().test_client()
+    item = items_by_content(client)["never push to main"]
+    r = _one(client, item["id"], "approve", HTMX)
+    assert r.status_code == 200
+    frag = soup(r)
+    row = frag.select_one(f"#review-{item['id']}")
+    assert row["data-outcome"] == "approved" and row["data-status"] == "approved"
+    assert "memory 'constraint_never_push_to_main' (source=crystallized)" in row.select_one('[data-field="outcome"]').text
+    tabs = frag.select_one("#review-tabs")
+    assert tabs["hx-swap-oob"] == "true" and counts(frag) == {"pending": 4, "approved": 1, "rejected": 0}
+
+
+def test_json_answers_and_not_pending_is_409(queue):
+    client = queue.app().test_client()
+    item = items_by_content(client)["tabs over spaces"]
+    page = soup(client.get("/reviews"))
+    first = _one(client, item["id"], "reject", JSON, page)
+    assert first.status_code == 200 and first.get_json()["outcomes"][0]["outcome"] == "rejected"
+    again = _one(client, item["id"], "approve", JSON, page)
+    assert again.status_code == 409
+    assert again.get_json()["outcomes"][0]["outcome"] == "not_pending"
+    html = _one(client, item["id"], "approve", None, page)
+    assert html.status_code == 409
+    assert "no longer pending (it is rejected)" in soup(html).select_one("#review-messages").text
+    assert queue.manager.get_all_entries() != [] and queue.manager.get_all_entries("user") == []
+
+
+def test_refusal_keeps_item_pending_with_agentaos_reason(queue):
+    client = queue.app().test_client()
+    item = items_by_content(client)["token=abcdefgh12345678 for the staging API"]
+    r = _one(client, item["id"], "approve", JSON)
+    assert r.status_code == 422
+    assert r.get_json()["outcomes"][0]["message"] == \
+        "Refused to save: content appears to contain sensitive credentials"
+    row = soup(_one(client, item["id"], "approve", HTMX)).select_one(f"#review-{item['id']}")
+    assert row["data-outcome"] == "refused" and row["data-status"] == "pending"
+    assert _one(client, item["id"], "approve").status_code == 422
+    assert items_by_content(client)[item["content"]]["status"] == "pending"
+
+
+def test_concurrent_change_is_409_then_user_redecides(queue):
+    client = queue.app().test_client()
+    item = items_by_content(client)["tabs over spaces"]
+    page = soup(client.get("/reviews"))
+    queue.save("preference_tabs_over_spaces", "Spaces after all.", scope="user")  # the agent, meanwhile
+    before = file_digest(queue.project_db, queue.user_db)
+    r = _one(client, item["id"], "approve", JSON, page)
+    assert r.status_code == 409 and "changed since you looked" in r.get_json()["outcomes"][0]["message"]
+    assert file_digest(queue.project_db, queue.user_db) == before
+    row = soup(_one(client, item["id"], "approve", HTMX, page)).select_one(f"#review-{item['id']}")
+    assert row["data-outcome"] == "conflict"
+    assert row.select_one("[data-plan]")["data-action"] == "update"  # the fresh plan shows the overwrite
+    fresh = {i["name"]: i["value"] for i in row.select("input[type=hidden]")}
+    ok = client.post(f"/reviews/{item['id']}/approve", data=fresh, headers=JSON)
+    assert ok.status_code == 200 and ok.get_json()["outcomes"][0]["event"] == "update"
+
+
+def test_missing_tokens_is_400(queue):
+    client = queue.app().test_client()
+    item = items_by_content(client)["tabs over spaces"]
+    r = client.post(f"/reviews/{item['id']}/approve", data={}, headers=JSON)
+    assert r.status_code == 400 and "reload" in r.get_json()["outcomes"][0]["message"]
+    assert client.post("/reviews/x/publish").status_code == 404
+
+
+# --------------------------------------------------------------------------- bulk
+def _bulk(client, action, ids, headers=None):
+    page = soup(client.get("/reviews"))
+    data = {"ids": ids}
+    for i in ids:
+        data.update(tokens(page, i))
+    return client.post(f"/reviews/{action}", data=data, headers=headers or {})
+
+
+def test_bulk_approve_cjk_items_fold_onto_one_memory(queue):
+    client = queue.app().test_client()
+    by = items_by_content(client)
+    first = _bulk(client, "approve", [by["用中文回答问题"]["id"]])
+    assert first.status_code == 303
+    second = _bulk(client, "approve", [by["简洁的代码风格"]["id"], by["tabs over spaces"]["id"]], HTMX)
+    frag = soup(second)
+    assert frag.select_one("#review-list") and counts(frag)["approved"] == 3
+    keys = sorted(m.key_normalized for m in queue.manager.get_all_entries("user"))
+    assert keys == ["preference", "preference_tabs_over_spaces"]
+    assert next(m for m in queue.manager.get_all_entries("user")
+                if m.key_normalized == "preference").content == "简洁的代码风格"
+
+
+def test_bulk_with_a_refusal_reports_each_item(queue):
+    client = queue.app().test_client()
+    by = items_by_content(client)
+    ids = [by["tabs over spaces"]["id"], by["token=abcdefgh12345678 for the staging API"]["id"]]
+    r = _bulk(client, "approve", ids, JSON)
+    assert r.status_code == 422
+    assert [o["outcome"] for o in r.get_json()["outcomes"]] == ["approved", "refused"]
+    assert r.get_json()["counts"] == {"pending": 4, "approved": 1, "rejected": 0}
+    rejected = _bulk(client, "reject", [ids[1]])
+    assert rejected.status_code == 303 and "done=rejected" in rejected.headers["Location"]
+    assert client.post("/reviews/approve", data={}).status_code == 400
+
+
+def test_read_only_refuses_and_hides_buttons(queue):
+    client = queue.app(READ_ONLY=True).test_client()
+    before = file_digest(queue.project_db, queue.user_db)
+    page = soup(client.get("/reviews"))
+    assert page.select("button[data-action]") == [] and page.select("input[name=ids]") == []
+    item = items_by_content(client)["tabs over spaces"]
+    r = client.post(f"/reviews/{item['id']}/reject", data={"seen": "x"}, headers=JSON)
+    assert r.status_code == 403
+    assert file_digest(queue.project_db, queue.user_db) == before
+
+
+# --------------------------------------------------------------------------- curation
+def _detail(client, store, memory_id):
+    page = soup(client.get(f"/memories/{store}/{memory_id}"))
+    forms = {f["id"]: {i["name"]: i.get("value", "") for i in f.select("input")} for f in
+             page.select("#memory-actions form")}
+    return page, forms
+
+
+def test_edit_without_js_and_with_htmx(seeded, client):
+    memory = next(m for m in seeded.manager.get_all_entries() if m.key_normalized == "database")
+    page, forms = _detail(client, "project", memory.id)
+    assert page.select_one("#memory-actions")["data-memory-id"] == memory.id
+    data = dict(forms["edit-form"], value="PostgreSQL 17.", tags="infra, db", type="decision")
+    r = client.post(f"/memories/project/{memory.id}/edit", data=data)
+    assert r.status_code == 303 and r.headers["Location"].endswith(f"/memories/project/{memory.id}")
+    saved = seeded.manager.get_entry(memory.id)
+    assert (saved.content, saved.tags, saved.type, saved.source) == (
+        "PostgreSQL 17.", ["infra", "db"], "decision", "explicit")
+    _, forms = _detail(client, "project", memory.id)
+    r = client.post(f"/memories/project/{memory.id}/edit",
+                    data=dict(forms["edit-form"], value="PostgreSQL 18.", tags="infra", type="note"),
+                    headers=HTMX)
+    assert r.status_code == 200 and r.headers["HX-Redirect"].endswith(memory.id)
+    events = client.get(f"/memories/project/{memory.id}.json").get_json()["events"]
+    assert [e["event_type"] for e in events] == ["create", "update", "update"]
+
+
+def test_edit_refusal_and_stale_form(seeded, client):
+    memory = next(m for m in seeded.manager.get_all_entries() if m.key_normalized == "database")
+    _, forms = _detail(client, "project", memory.id)
+    bad = client.post(f"/memories/project/{memory.id}/edit", headers=JSON,
+                      data=dict(forms["edit-form"], value="password = hunter2hunter2", tags="", type=""))
+    assert bad.status_code == 422 and "sensitive credentials" in bad.get_json()["message"]
+    seeded.save("something else", "The agent wrote meanwhile.")  # moves the change counter
+    before = file_digest(seeded.project_db)
+    stale = dict(forms["edit-form"], value="new", tags="", type="")
+    r = client.post(f"/memories/project/{memory.id}/edit", data=stale)
+    assert r.status_code == 409
+    assert "changed since you looked" in soup(r).select_one('[data-field="message"]').text
+    frag = soup(client.post(f"/memories/project/{memory.id}/edit", data=stale, headers=HTMX))
+    assert frag.select_one("#memory-actions [data-outcome]")["data-outcome"] == "conflict"
+    assert file_digest(seeded.project_db) == before
+    assert client.post(f"/memories/project/{memory.id}/edit", data={"value": "x"},
+                       headers=JSON).status_code == 400
+
+
+def test_soft_delete_and_move(seeded, client):
+    memory = next(m for m in seeded.manager.get_all_entries() if m.key_normalized == "package_manager")
+    _, forms = _detail(client, "project", memory.id)
+    r = client.post(f"/memories/project/{memory.id}/move", data=forms["move-form"])
+    assert r.status_code == 303 and "/memories/user/" in r.headers["Location"]
+    moved = [m for m in seeded.manager.get_all_entries("user") if m.key_normalized == "package_manager"]
+    assert len(moved) == 1 and moved[0].content == memory.content
+    page = soup(client.get(r.headers["Location"]))
+    _, forms = _detail(client, "user", moved[0].id)
+    r = client.post(f"/memories/user/{moved[0].id}/delete", data=forms["delete-form"], headers=JSON)
+    assert r.status_code == 200 and r.get_json()["event"] == "soft_delete"
+    assert soup(client.get(f"/memories/user/{moved[0].id}")).select_one('[data-field="no-actions"]')
+    again = client.post(f"/memories/user/{moved[0].id}/delete", data=forms["delete-form"], headers=JSON)
+    assert again.status_code == 409
+
+
+def test_no_user_store_has_no_move(tmp_path):
+    agent = Agent(tmp_path, with_user_store=False)
+    memory = agent.save("database", "SQLite.")
+    client = agent.app().test_client()
+    page, forms = _detail(client, "project", memory.id)
+    assert "no user store" in page.select_one('[data-field="move-problem"]').text
+    assert "target" not in forms["move-form"]
