@@ -287,3 +287,23 @@ def test_no_user_store_has_no_move(tmp_path):
     page, forms = _detail(client, "project", memory.id)
     assert "no user store" in page.select_one('[data-field="move-problem"]').text
     assert "target" not in forms["move-form"]
+
+
+def test_hostile_review_text_stays_text(agent):
+    import sqlite3
+    from hostile import HOSTILE, MARK
+    with sqlite3.connect(agent.project_db) as conn:
+        for n, (name, text) in enumerate(HOSTILE.items()):
+            conn.execute(
+                "INSERT INTO memory_review_queue (id, scope, type, key_normalized, title, content,"
+                " tags_json, evidence, created_at, updated_at) VALUES (?, 'project', 'decision',"
+                " ?, ?, ?, '[\"decision\"]', ?, '2025-01-01T00:00:00', '2025-01-01T00:00:00')",
+                (f"{n:012x}", f"decision_{name}_{text[:40]}", text[:200], text, text))
+    page = soup(agent.app().test_client().get("/reviews"))
+    listing = page.select_one("#review-list")
+    assert len(listing.select("article.review")) == len(HOSTILE)
+    assert listing.select("script, img, svg, iframe, meta, style, a[href^=javascript]") == []
+    for el in listing.find_all(True):
+        assert not any(a.startswith(("on", "hx-on", "hx-get", "data-hx")) or MARK in a for a in el.attrs)
+    for body in listing.select("div.review-body"):
+        assert body.has_attr("hx-disable")
