@@ -9,12 +9,12 @@ row is re-rendered with the fresh plan so the person can decide again.
 
 from __future__ import annotations
 
-from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
+from flask import Blueprint, abort, redirect, render_template, request, url_for
 
 from .. import approval
 from ..store import list_review_items
 from ..store import writes
-from ..web import render, store_by_key, stores, twin, wants_fragment
+from ..web import render, statuses, store_by_key, stores, twin, wants_fragment
 from .outcomes import ID, Blocked, Outcome, failure, form_values, overall_status, require_writable, wants_json
 
 bp = Blueprint("reviews", __name__)
@@ -39,7 +39,11 @@ def _context(status: str, outcomes: dict | None = None) -> dict:
     items = list_review_items(project, status)
     return {"status": status, "items": items, "plans": _plans(items),
             "counts": writes.review_counts(project.path), "outcomes": outcomes or {},
-            "statuses": STATUSES, "read_only": current_app.config["READ_ONLY"]}
+            "statuses": STATUSES, "read_only": not _project_status().writable}
+
+
+def _project_status():
+    return next(st for st in statuses() if st.ref.key == "project")
 
 
 def _tab() -> str:
