@@ -24,6 +24,12 @@ def statuses() -> list[StoreStatus]:
     return g.store_statuses
 
 
+def mirror():
+    """The app's in-memory indexed copy of the memories tables (store.mirror)."""
+    from .store.mirror import mirror_for
+    return mirror_for(current_app.extensions)
+
+
 def readable_refs() -> list[StoreRef]:
     return [st.ref for st in statuses() if st.readable]
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from . import rows
 from .connection import read
+from .mirror import Mirror
 from .registry import StoreRef
 from ..records import Event, Memory
 
@@ -47,8 +48,9 @@ class MemoryPage:
         return max(1, -(-self.total // self.per_page))
 
 
-def _where(f: MemoryFilters) -> tuple[str, list]:
-    clauses, args = [], []
+def _where(f: MemoryFilters, stores: list[str]) -> tuple[str, list]:
+    clauses = [f"m.store IN ({', '.join('?' * len(stores))})"]
+    args: list = list(stores)
     if not f.include_deleted:
         clauses.append("m.deleted_at IS NULL")
     for column in ("scope", "type", "source", "confidence"):
@@ -57,40 +59,42 @@ def _where(f: MemoryFilters) -> tuple[str, list]:
             clauses.append(f"m.{column} = ?")
             args.append(value)
     if f.tag:
-        clauses.append(f"EXISTS (SELECT 1 FROM {_TAGS} t WHERE LOWER(t.value) = LOWER(?))")
+        clauses.append("(m.store, m.id) IN (SELECT store, id FROM tags WHERE tag = LOWER(?))")
         args.append(f.tag)
     if f.q:
-        # Same semantics as agentao's search: Python-lowercased, unescaped LIKE.
+        # agentao's search: Python-lowercased query, unescaped LIKE over title,
+        # content, key and every tag and keyword.  The haystack test is a cheap
+        # superset; the exact predicate decides.
         pattern = f"%{f.q.lower()}%"
         clauses.append(
-            "(LOWER(m.title) LIKE ? OR LOWER(m.content) LIKE ? OR LOWER(m.key_normalized) LIKE ?"
+            "m.haystack LIKE ? AND (LOWER(m.title) LIKE ? OR LOWER(m.content) LIKE ?"
+            " OR LOWER(m.key_normalized) LIKE ?"
             f" OR EXISTS (SELECT 1 FROM {_TAGS} t WHERE LOWER(t.value) LIKE ?)"
             f" OR EXISTS (SELECT 1 FROM {_KEYWORDS} k WHERE LOWER(k.value) LIKE ?))")
-        args.extend([pattern] * 5)
-    return (" WHERE " + " AND ".join(clauses)) if clauses else "", args
+        args.extend([pattern] * 6)
+    return " WHERE " + " AND ".join(clauses), args
 
 
-def list_memories(refs: list[StoreRef], f: MemoryFilters) -> MemoryPage:
-    """One page of memories from the given (readable) stores, filtered and sorted in SQL."""
+def list_memories(refs: list[StoreRef], f: MemoryFilters, mirror: Mirror) -> MemoryPage:
+    """One page of memories from the given (readable) stores, filtered, sorted and paged in SQL.
+
+    The SQL runs on the app's indexed in-memory copy (see ``mirror``), kept in
+    step with the files before every query.
+    """
     if not refs:
         return MemoryPage(page=f.page, per_page=f.per_page)
-    aliases = {"main": refs[0]} | {f"s{i}": r for i, r in enumerate(refs[1:], 1)}
-    where, args = _where(f)
-    union = " UNION ALL ".join(
-        f"SELECT '{ref.key}' AS store, m.* FROM {alias}.memories m{where}"
-        for alias, ref in aliases.items())
+    where, args = _where(f, [r.key for r in refs])
     order = "DESC" if f.descending else "ASC"
-    all_args = args * len(aliases)
+    column = SORTS[f.sort]
 
     def run(conn):
-        total = conn.execute(f"SELECT COUNT(*) FROM ({union})", all_args).fetchone()[0]
+        total = conn.execute(f"SELECT COUNT(*) FROM memories m{where}", args).fetchone()[0]
         found = conn.execute(
-            f"SELECT * FROM ({union}) ORDER BY {SORTS[f.sort]} {order}, store, id"
-            " LIMIT ? OFFSET ?", all_args + [f.per_page, (f.page - 1) * f.per_page]).fetchall()
+            f"SELECT m.* FROM memories m{where} ORDER BY m.{column} {order}, m.store {order},"
+            f" m.id {order} LIMIT ? OFFSET ?", args + [f.per_page, (f.page - 1) * f.per_page])
         return total, [rows.memory(r, r["store"]) for r in found]
 
-    total, items = read(refs[0].path, run,
-                        attach={a: r.path for a, r in aliases.items() if a != "main"})
+    total, items = mirror.query(refs, run)
     return MemoryPage(items=items, total=total, page=f.page, per_page=f.per_page)
 
 
@@ -111,11 +115,13 @@ def live_memories(ref: StoreRef) -> list[Memory]:
             "SELECT * FROM memories WHERE deleted_at IS NULL ORDER BY created_at ASC")])
 
 
-def distinct_values(refs: list[StoreRef], column: str) -> list[str]:
-    """Values present in a column, for filter drop-downs."""
-    assert column in ("type", "source", "confidence")
-    seen: set[str] = set()
-    for ref in refs:
-        seen.update(read(ref.path, lambda conn: [
-            r[0] for r in conn.execute(f"SELECT DISTINCT {column} FROM memories")]))
-    return sorted(seen)
+def distinct_values(refs: list[StoreRef], column: str, mirror: Mirror) -> list[str]:
+    """Values present in a column across the stores, for filter drop-downs."""
+    if column not in ("type", "source", "confidence"):
+        raise ValueError(column)
+    keys = [r.key for r in refs]
+    if not keys:
+        return []
+    return mirror.query(refs, lambda conn: [r[0] for r in conn.execute(
+        f"SELECT DISTINCT {column} FROM memories WHERE store IN ({', '.join('?' * len(keys))})"
+        f" ORDER BY 1", keys)])

@@ -8,7 +8,7 @@ from flask import Blueprint, abort, request
 
 from ..contract import STABLE_TYPES
 from ..store import MAX_PER_PAGE, SORTS, MemoryFilters, StoreProblem, distinct_values, get_memory, list_memories
-from ..web import readable_refs, render, store_by_key, statuses, twin
+from ..web import mirror, readable_refs, render, store_by_key, statuses, twin
 
 bp = Blueprint("memories", __name__)
 
@@ -56,14 +56,14 @@ def parse_filters(args) -> MemoryFilters:
 def index(fmt: str):
     filters = parse_filters(request.args)
     refs = readable_refs()
-    page = list_memories(refs, filters)
+    page = list_memories(refs, filters, mirror())
     if fmt == "json":
         return twin({"filters": filters.__dict__, "total": page.total, "page": page.page,
                      "pages": page.pages, "per_page": page.per_page,
                      "items": [m.to_dict() for m in page.items],
                      "problems": [{"store": st.ref.key, "message": str(st.problem)}
                                   for st in statuses() if st.problem]})
-    choices = {c: distinct_values(refs, c) for c in ("type", "source", "confidence")}
+    choices = {c: distinct_values(refs, c, mirror()) for c in ("type", "source", "confidence")}
     return render("memories/index.html", "partials/memory_list.html",
                   page=page, filters=filters, choices=choices, sorts=list(SORTS))
 
