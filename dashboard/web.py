@@ -16,11 +16,13 @@ def store_by_key(key: str) -> StoreRef | None:
     return next((ref for ref in stores() if ref.key == key), None)
 
 
-def statuses() -> list[StoreStatus]:
-    """Status of every store, computed once per request."""
+def statuses(deep: bool = False) -> list[StoreStatus]:
+    """Health of every store, computed once per request; ``deep`` adds the overview's counts."""
     from flask import g
-    if "store_statuses" not in g:
-        g.store_statuses = [inspect(ref, current_app.config["READ_ONLY"]) for ref in stores()]
+    if g.get("store_statuses") is None or (deep and not g.store_statuses_deep):
+        g.store_statuses = [inspect(ref, current_app.config["READ_ONLY"], deep=deep)
+                            for ref in stores()]
+        g.store_statuses_deep = deep
     return g.store_statuses
 
 
@@ -46,6 +48,20 @@ def render(page_template: str, fragment: str | None = None, **context):
     response = current_app.make_response(render_template(template, **context))
     response.vary.add("HX-Request")
     return response
+
+
+def page_route(bp, rule: str):
+    """Register a GET page at ``rule`` and its JSON twin at ``rule + ".json"``.
+
+    Both share one endpoint; the page is registered first so that
+    ``url_for(endpoint)`` builds the page URL and ``url_for(endpoint, fmt="json")``
+    the twin.  The view receives ``fmt`` ("html" or "json").
+    """
+    def decorate(view):
+        bp.add_url_rule(rule, view_func=view, defaults={"fmt": "html"}, methods=["GET"])
+        bp.add_url_rule(rule + ".json", view_func=view, defaults={"fmt": "json"}, methods=["GET"])
+        return view
+    return decorate
 
 
 def twin(data, status: int = 200):

@@ -42,6 +42,7 @@ class MemoryPage:
     total: int = 0
     page: int = 1
     per_page: int = 50
+    problems: dict = field(default_factory=dict)  # store key -> StoreProblem left out
 
     @property
     def pages(self) -> int:
@@ -81,21 +82,22 @@ def list_memories(refs: list[StoreRef], f: MemoryFilters, mirror: Mirror) -> Mem
     The SQL runs on the app's indexed in-memory copy (see ``mirror``), kept in
     step with the files before every query.
     """
-    if not refs:
-        return MemoryPage(page=f.page, per_page=f.per_page)
-    where, args = _where(f, [r.key for r in refs])
     order = "DESC" if f.descending else "ASC"
     column = SORTS[f.sort]
 
-    def run(conn):
+    def run(conn, keys):
+        if not keys:
+            return 0, []
+        where, args = _where(f, keys)
         total = conn.execute(f"SELECT COUNT(*) FROM memories m{where}", args).fetchone()[0]
         found = conn.execute(
             f"SELECT m.* FROM memories m{where} ORDER BY m.{column} {order}, m.store {order},"
             f" m.id {order} LIMIT ? OFFSET ?", args + [f.per_page, (f.page - 1) * f.per_page])
         return total, [rows.memory(r, r["store"]) for r in found]
 
-    total, items = mirror.query(refs, run)
-    return MemoryPage(items=items, total=total, page=f.page, per_page=f.per_page)
+    (total, items), problems = mirror.query(refs, run)
+    return MemoryPage(items=items, total=total, page=f.page, per_page=f.per_page,
+                      problems=problems)
 
 
 def get_memory(ref: StoreRef, memory_id: str) -> tuple[Memory | None, list[Event]]:
@@ -119,9 +121,11 @@ def distinct_values(refs: list[StoreRef], column: str, mirror: Mirror) -> list[s
     """Values present in a column across the stores, for filter drop-downs."""
     if column not in ("type", "source", "confidence"):
         raise ValueError(column)
-    keys = [r.key for r in refs]
-    if not keys:
-        return []
-    return mirror.query(refs, lambda conn: [r[0] for r in conn.execute(
-        f"SELECT DISTINCT {column} FROM memories WHERE store IN ({', '.join('?' * len(keys))})"
-        f" ORDER BY 1", keys)])
+
+    def run(conn, keys):
+        if not keys:
+            return []
+        return [r[0] for r in conn.execute(
+            f"SELECT DISTINCT {column} FROM memories WHERE store IN ({', '.join('?' * len(keys))})"
+            " ORDER BY 1", keys)]
+    return mirror.query(refs, run)[0]

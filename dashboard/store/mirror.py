@@ -22,7 +22,7 @@ import sqlite3
 import threading
 from pathlib import Path
 
-from .connection import read
+from .connection import StoreProblem, read
 from .registry import StoreRef
 
 _COLUMNS = ("id, scope, type, key_normalized, title, content, tags_json, keywords_json, source,"
@@ -73,19 +73,30 @@ class Mirror:
         self._conn.executescript(_DDL)
         self._seen: dict[str, tuple] = {}
 
-    def query(self, refs: list[StoreRef], fn):
-        """Bring the copy up to date for ``refs`` and run ``fn(conn)`` on it."""
+    def query(self, refs: list[StoreRef], fn) -> tuple[object, dict[str, StoreProblem]]:
+        """Bring the copy up to date for ``refs`` and run ``fn(conn, keys)`` on it.
+
+        ``keys`` are the stores that could be read; a store whose rows cannot
+        be read (damaged page, lock) is left out and its problem returned, so
+        the other store keeps working.
+        """
+        problems: dict[str, StoreProblem] = {}
         with self._lock:
             for ref in refs:
-                self._refresh(ref)
-            keys = {r.key for r in refs}
-            for stale in set(self._seen) - keys:
+                try:
+                    self._refresh(ref)
+                except StoreProblem as problem:
+                    self._drop(ref.key)
+                    problems[ref.key] = problem
+            keys = [r.key for r in refs if r.key not in problems]
+            for stale in set(self._seen) - set(keys):
                 self._drop(stale)
-            return fn(self._conn)
+            return fn(self._conn, keys), problems
 
     def _drop(self, key: str) -> None:
-        self._conn.execute("DELETE FROM memories WHERE store = ?", (key,))
-        self._conn.execute("DELETE FROM tags WHERE store = ?", (key,))
+        with self._conn:
+            self._conn.execute("DELETE FROM memories WHERE store = ?", (key,))
+            self._conn.execute("DELETE FROM tags WHERE store = ?", (key,))
         self._seen.pop(key, None)
 
     def _refresh(self, ref: StoreRef) -> None:

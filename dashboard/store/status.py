@@ -60,7 +60,7 @@ def _journal_mode(path) -> str:
     return _JOURNAL_BY_HEADER.get(header[18], f"unknown ({header[18]})")
 
 
-def _collect(conn: sqlite3.Connection, st: StoreStatus) -> None:
+def _collect(conn: sqlite3.Connection, st: StoreStatus, deep: bool) -> None:
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     st.missing_tables = [t for t in REQUIRED_TABLES if t not in tables]
     st.page_size = conn.execute("PRAGMA page_size").fetchone()[0]
@@ -71,6 +71,8 @@ def _collect(conn: sqlite3.Connection, st: StoreStatus) -> None:
         st.schema_version = meta.get("version")
         counter = meta.get("memories_change")
         st.change_counter = int(counter) if counter is not None and str(counter).isdigit() else None
+    if not deep:
+        return  # every page needs health; only the overview pays for the counts
     if "memories" in tables:
         rows = conn.execute(
             "SELECT scope, type, source, confidence, deleted_at IS NOT NULL AS deleted,"
@@ -90,8 +92,8 @@ def _collect(conn: sqlite3.Connection, st: StoreStatus) -> None:
         st.latest_summary_chars = latest[0] if latest else 0
 
 
-def inspect(ref: StoreRef, force_read_only: bool = False) -> StoreStatus:
-    """Read everything the overview shows about one store, never raising."""
+def inspect(ref: StoreRef, force_read_only: bool = False, deep: bool = True) -> StoreStatus:
+    """Health of one store and, when ``deep``, everything the overview counts; never raises."""
     st = StoreStatus(ref)
     if not ref.exists:
         st.problem = StoreProblem("missing", f"No store at {ref.path}: agentao creates it there "
@@ -101,7 +103,7 @@ def inspect(ref: StoreRef, force_read_only: bool = False) -> StoreStatus:
     st.side_files = side_files(ref.path)
     try:
         st.journal_mode = _journal_mode(ref.path)
-        read(ref.path, lambda conn: _collect(conn, st))
+        read(ref.path, lambda conn: _collect(conn, st, deep))
     except StoreProblem as problem:
         st.problem = problem
         return st

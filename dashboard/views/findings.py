@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 from flask import Blueprint, abort, current_app, request
 
 from ..findings.scan import CATEGORIES, REACH, scan
-from ..web import readable_refs, render, statuses, stores, twin
+from ..web import page_route, readable_refs, render, statuses, stores, twin
 
 bp = Blueprint("findings", __name__)
 
@@ -31,8 +31,7 @@ def parse_filters(args) -> dict:
     return out
 
 
-@bp.get("/findings", defaults={"fmt": "html"})
-@bp.get("/findings.json", defaults={"fmt": "json"})
+@page_route(bp, "/findings")
 def index(fmt: str):
     filters = parse_filters(request.args)
     report = scan(readable_refs(), _now())

@@ -8,7 +8,7 @@ from flask import Blueprint, abort, request
 
 from ..contract import STABLE_TYPES
 from ..store import MAX_PER_PAGE, SORTS, MemoryFilters, StoreProblem, distinct_values, get_memory, list_memories
-from ..web import mirror, readable_refs, render, store_by_key, statuses, twin
+from ..web import page_route, mirror, readable_refs, render, store_by_key, statuses, twin
 
 bp = Blueprint("memories", __name__)
 
@@ -51,21 +51,22 @@ def parse_filters(args) -> MemoryFilters:
         per_page=number("per_page", 50, 1, MAX_PER_PAGE))
 
 
-@bp.get("/memories", defaults={"fmt": "html"})
-@bp.get("/memories.json", defaults={"fmt": "json"})
+@page_route(bp, "/memories")
 def index(fmt: str):
     filters = parse_filters(request.args)
     refs = readable_refs()
     page = list_memories(refs, filters, mirror())
+    problems = {st.ref.key: st.problem for st in statuses() if st.problem} | page.problems
     if fmt == "json":
         return twin({"filters": filters.__dict__, "total": page.total, "page": page.page,
                      "pages": page.pages, "per_page": page.per_page,
                      "items": [m.to_dict() for m in page.items],
-                     "problems": [{"store": st.ref.key, "message": str(st.problem)}
-                                  for st in statuses() if st.problem]})
+                     "problems": [{"store": key, "kind": p.kind, "message": str(p)}
+                                  for key, p in problems.items()]})
     choices = {c: distinct_values(refs, c, mirror()) for c in ("type", "source", "confidence")}
     return render("memories/index.html", "partials/memory_list.html",
-                  page=page, filters=filters, choices=choices, sorts=list(SORTS))
+                  page=page, filters=filters, choices=choices, sorts=list(SORTS),
+                  problems=page.problems)
 
 
 def reach(memory, incidental_recent: bool) -> dict:
@@ -82,8 +83,7 @@ def reach(memory, incidental_recent: bool) -> dict:
     return {"code": "recall", "text": "recall only: in <memory-context> when a query scores it"}
 
 
-@bp.get("/memories/<store>/<memory_id>", defaults={"fmt": "html"})
-@bp.get("/memories/<store>/<memory_id>.json", defaults={"fmt": "json"})
+@page_route(bp, "/memories/<store>/<memory_id>")
 def detail(store: str, memory_id: str, fmt: str):
     ref = store_by_key(store)
     if ref is None or not _ID.fullmatch(memory_id):

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from flask import Blueprint, redirect, url_for
 
-from ..web import render, statuses, twin
+from ..web import page_route, render, statuses, twin
 
 bp = Blueprint("overview", __name__)
 
 
-@bp.get("/overview", defaults={"fmt": "html"})
-@bp.get("/overview.json", defaults={"fmt": "json"})
+@page_route(bp, "/overview")
 def index(fmt: str):
-    sts = statuses()
+    sts = statuses(deep=True)
     if fmt == "json":
         return twin({"stores": [st.to_dict() for st in sts]})
     return render("overview/index.html", "partials/store_cards.html", statuses=sts)

@@ -14,7 +14,7 @@ from flask import Blueprint, abort, redirect, render_template, request, url_for
 from .. import approval
 from ..store import list_review_items
 from ..store import writes
-from ..web import render, statuses, store_by_key, stores, twin, wants_fragment
+from ..web import page_route, render, statuses, store_by_key, stores, twin, wants_fragment
 from .outcomes import ID, Blocked, Outcome, failure, form_values, overall_status, require_writable, wants_json
 
 bp = Blueprint("reviews", __name__)
@@ -53,8 +53,7 @@ def _tab() -> str:
     return status
 
 
-@bp.get("/reviews", defaults={"fmt": "html"})
-@bp.get("/reviews.json", defaults={"fmt": "json"})
+@page_route(bp, "/reviews")
 def index(fmt: str):
     status = _tab()
     ctx = _context(status)

@@ -6,13 +6,12 @@ from flask import Blueprint
 
 from ..store import list_summaries
 from ..store.summaries import TAIL_KEEP, TAIL_READ
-from ..web import render, statuses, twin
+from ..web import page_route, render, statuses, twin
 
 bp = Blueprint("summaries", __name__)
 
 
-@bp.get("/summaries", defaults={"fmt": "html"})
-@bp.get("/summaries.json", defaults={"fmt": "json"})
+@page_route(bp, "/summaries")
 def index(fmt: str):
     project = next(st for st in statuses() if st.ref.kind == "project")
     summaries = list_summaries(project.ref) if project.readable else []
