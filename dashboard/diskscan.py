@@ -1,0 +1,254 @@
+"""Looking at a store's files as bytes: the WAL header and frames, copies beside it,
+and a search of raw bytes for texts that should be gone.
+
+The search is built for "1,000 texts in a 100 MB file" without a C extension.
+Text longer than a page is split over overflow pages, so a text is looked for
+as pieces, not only as one string.  The pieces are content-defined: a few
+"anchor" byte values (common in the texts, rationed in the files) are mapped
+to one separator with ``bytes.translate`` and both sides are ``split`` on it,
+all in C.  A run of a text between two anchors is then found in the file by a
+set intersection wherever it sits, with no per-offset Python loop.  A run of
+MIN_KEY bytes or more counts as a fragment.  Texts too short for a run are
+searched whole (and by their first and last 32 bytes) with ``bytes.find``.
+The search can only look for texts it is given.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+
+WINDOW, STRIDE = 32, 16
+MIN_KEY = 10
+DENSITIES = (1 / 32, 1 / 10)   # anchors per byte of file: runs of ~32, then ~10 bytes
+SIDE_SUFFIXES = ("-wal", "-shm", "-journal")
+WAL_MAGIC = (0x377F0682, 0x377F0683)
+COPY_SUFFIXES = (".db", ".sqlite", ".sqlite3", ".bak", ".backup", ".old")
+
+
+def sqlite_files(db: Path) -> list[Path]:
+    """The database and whichever of its own side files exist."""
+    db = Path(db)
+    return [p for p in [db, *(Path(str(db) + s) for s in SIDE_SUFFIXES)] if p.exists()]
+
+
+def copies_beside(db: Path) -> list[Path]:
+    """Other files in the store's folder that may hold a copy: memory.db.bak, memory.db.*, *.db."""
+    db = Path(db)
+    own = {db.name, *(db.name + s for s in SIDE_SUFFIXES)}
+    found = []
+    for p in sorted(db.parent.iterdir()) if db.parent.is_dir() else []:
+        if p.name in own or not p.is_file():
+            continue
+        if p.name.startswith(db.name + ".") or p.name.startswith(db.stem + "-") \
+                or p.suffix.lower() in COPY_SUFFIXES or _looks_like_sqlite(p):
+            found.append(p)
+    return found
+
+
+def _looks_like_sqlite(p: Path) -> bool:
+    try:
+        with open(p, "rb") as fh:
+            return fh.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return False
+
+
+# -- WAL -----------------------------------------------------------------------
+
+def wal_state(db: Path) -> dict:
+    """Parse ``db-wal`` and ``db-shm`` from their bytes (read-only, no SQLite).
+
+    ``frames`` are the frames of the current WAL generation whose salts and
+    checksums are valid; ``committed`` ends at the last commit frame;
+    ``backfilled`` is how many of those the last checkpoint copied into the
+    database (from the -shm), so ``pending`` is what a checkpoint still owes.
+    """
+    wal, shm = Path(str(db) + "-wal"), Path(str(db) + "-shm")
+    out = {"exists": wal.exists(), "size": wal.stat().st_size if wal.exists() else 0,
+           "page_size": 0, "frames": 0, "committed": 0, "backfilled": None, "pending": 0}
+    if not out["exists"] or out["size"] < 32:
+        return out
+    data = wal.read_bytes()
+    magic, _version, page_size, _seq, salt1, salt2, c1, c2 = struct.unpack(">8I", data[:32])
+    if magic not in WAL_MAGIC or page_size < 512:
+        out["invalid"] = True
+        return out
+    order = ">" if magic & 1 else "<"
+    s = _checksum(data[:24], order, 0, 0)
+    if s != (c1, c2):
+        out["invalid"] = True
+        return out
+    out["page_size"] = page_size
+    offset, frame = 32, 24 + page_size
+    while offset + frame <= len(data):
+        pgno, commit, f1, f2, k1, k2 = struct.unpack(">6I", data[offset:offset + 24])
+        if (f1, f2) != (salt1, salt2):
+            break
+        s = _checksum(data[offset + 24:offset + frame], order,
+                      *_checksum(data[offset:offset + 8], order, *s))
+        if s != (k1, k2):
+            break
+        out["frames"] += 1
+        if commit:
+            out["committed"] = out["frames"]
+        offset += frame
+    if shm.exists() and shm.stat().st_size >= 136:
+        head = shm.read_bytes()[:136]
+        # wal-index header (native byte order): mxFrame at 16; nBackfill at 96.
+        mx_frame, = struct.unpack("=I", head[16:20])
+        backfill, = struct.unpack("=I", head[96:100])
+        out["backfilled"] = min(backfill, out["committed"])
+        out["max_frame"] = mx_frame
+    out["pending"] = out["committed"] - (out["backfilled"] or 0)
+    return out
+
+
+def _checksum(chunk: bytes, order: str, s0: int, s1: int) -> tuple[int, int]:
+    words = struct.unpack(f"{order}{len(chunk) // 4}I", chunk)
+    for i in range(0, len(words), 2):
+        s0 = (s0 + words[i] + s1) & 0xFFFFFFFF
+        s1 = (s1 + words[i + 1] + s0) & 0xFFFFFFFF
+    return s0, s1
+
+
+# -- searching raw bytes ---------------------------------------------------------------
+
+@dataclass
+class TextHits:
+    """Where one text was seen: per file path, ``whole`` and the pieces found."""
+
+    sha256: str
+    bytes: int
+    files: dict = field(default_factory=dict)   # path -> {"whole": bool, "fragments": n}
+    still_stored: bool = False   # a remaining row holds the same text: not residue
+
+    @property
+    def found(self) -> bool:
+        return bool(self.files)
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class Needles:
+    """The texts to look for, cut into keys once, reused for every file.
+
+    A key is a run of a text's bytes between two anchors; in a file the same
+    run sits between the same two anchors wherever the text lies.  Texts with
+    too few anchors for a key at the sparse level get one at a denser level
+    (a second pass over the file, only when needed); texts too short even for
+    that are searched whole with ``bytes.find``.
+    """
+
+    def __init__(self, texts, sample: bytes, ignore: bytes = b""):
+        self.raw = [t.encode("utf-8", "surrogatepass") for t in dict.fromkeys(texts) if t]
+        self.levels: list[tuple[bytes, dict[bytes, list[int]]]] = []
+        self.keys_of: dict[int, int] = {}
+        self.finds: dict[int, list[bytes]] = {}
+        self.live: set[int] = set()   # texts a remaining row still holds whole
+        todo = list(range(len(self.raw)))
+        for density in DENSITIES:
+            if not todo:
+                break
+            table = _anchor_table([self.raw[i] for i in todo], sample, density)
+            ignored = set(_runs(ignore, table)) if ignore else set()
+            keys: dict[bytes, list[int]] = {}
+            left = []
+            for i in todo:
+                # The first and last runs are cut by the text's ends: only whole runs match.
+                mine = {p for p in _runs(self.raw[i], table)[1:-1] if len(p) >= MIN_KEY}
+                if mine and not mine - ignored:
+                    self._live_or_find(i, ignore)
+                elif mine:
+                    self.keys_of[i] = len(mine - ignored)
+                    for key in mine - ignored:
+                        keys.setdefault(key, []).append(i)
+                else:
+                    left.append(i)
+            self.levels.append((table, keys))
+            todo = left
+        for i in todo:
+            self._live_or_find(i, ignore)
+
+    def _live_or_find(self, i: int, ignore: bytes) -> None:
+        raw = self.raw[i]
+        if ignore and raw in ignore:
+            self.live.add(i)
+        else:
+            # A short text sits in one cell: the whole string and its ends are enough.
+            self.finds[i] = [w for w in {raw, raw[:WINDOW], raw[-WINDOW:]}
+                             if not (ignore and w in ignore)]
+
+    def search(self, data: bytes) -> dict[int, dict]:
+        """For each text seen in ``data``: whether whole, and how many fragments were found."""
+        seen: dict[int, dict] = {}
+        for table, keys in self.levels:
+            if keys:
+                for key in keys.keys() & _runs(data, table):
+                    for i in keys[key]:
+                        seen.setdefault(i, {"whole": False, "fragments": 0})["fragments"] += 1
+        for i, needles in self.finds.items():
+            n = sum(1 for w in needles if w in data)
+            if n:
+                seen[i] = {"whole": self.raw[i] in needles and self.raw[i] in data, "fragments": n}
+        for i, hit in seen.items():
+            # Looking for the whole string costs a pass over the file: only when
+            # every key of the text was found is it worth one.
+            if i in self.keys_of and hit["fragments"] >= self.keys_of[i]:
+                hit["whole"] = self.raw[i] in data
+        return seen
+
+
+def _runs(data: bytes, table: bytes) -> list[bytes]:
+    return data.translate(table).split(b"\n")
+
+
+def _anchor_table(raw_texts: list[bytes], sample: bytes, density: float) -> bytes:
+    # Anchors: the byte values most common in the texts, skipping any that
+    # would cut the files more often than ``density`` in total.
+    text = b"".join(raw_texts[:2000])[:1 << 20]
+    in_text = {b: text.count(bytes([b])) / len(text) for b in set(text)} if text else {}
+    in_file = {b: sample.count(bytes([b])) / max(1, len(sample)) for b in in_text}
+    chosen, budget = [], density
+    for b in sorted(in_text, key=in_text.get, reverse=True):
+        if b != 0x0A and in_file[b] <= budget:
+            chosen.append(b)
+            budget -= in_file[b]
+    chosen = bytes(chosen or b"e")
+    return bytes.maketrans(chosen, b"\n" * len(chosen))
+
+
+def file_sample(paths, size: int = 1 << 20) -> bytes:
+    """Up to ``size`` bytes taken evenly from the files, to choose anchors."""
+    parts = []
+    for p in paths:
+        n = Path(p).stat().st_size
+        with open(p, "rb") as fh:
+            for k in range(16):
+                fh.seek(n * k // 16)
+                parts.append(fh.read(size // 16 // max(1, len(paths))))
+    return b"".join(parts)
+
+
+def scan(paths, texts, ignore: bytes = b"", progress=lambda done, total: None) -> dict:
+    """Search every file in ``paths`` for every text; returns {sha256: TextHits}."""
+    paths = [Path(p) for p in paths if Path(p).is_file()]
+    needles = Needles(texts, file_sample(paths), ignore)
+    hits = {sha256_text(t): TextHits(sha256_text(t), len(t.encode("utf-8", "surrogatepass")))
+            for t in texts if t}
+    keys = [hashlib.sha256(r).hexdigest() for r in needles.raw]
+    for i in needles.live:
+        hits[keys[i]].still_stored = True
+    total = sum(p.stat().st_size for p in paths) or 1
+    done = 0
+    for p in paths:
+        data = p.read_bytes()
+        for i, hit in needles.search(data).items():
+            hits[keys[i]].files[str(p)] = hit
+        done += len(data)
+        progress(done, total)
+    return hits
