@@ -72,6 +72,18 @@ def delete_all_summaries(ref: StoreRef) -> int:
         return conn.execute("DELETE FROM session_summaries").rowcount
 
 
+def soft_delete_memory(ref: StoreRef, memory_id: str, now: str) -> bool:
+    """agentao's single soft delete: mark the row and log a ``soft_delete`` event."""
+    with write(ref.path) as conn:
+        changed = conn.execute("UPDATE memories SET deleted_at = ?, updated_at = ?"
+                               " WHERE id = ? AND deleted_at IS NULL",
+                               (now, now, memory_id)).rowcount
+        if changed:
+            conn.execute("INSERT INTO memory_events (memory_id, event_type, timestamp)"
+                         " VALUES (?, 'soft_delete', ?)", (memory_id, now))
+        return bool(changed)
+
+
 def summaries_remain(ref: StoreRef) -> bool:
     """Whether any summary is left; a file that cannot be read cannot confirm it."""
     try:
@@ -142,13 +154,15 @@ def plan_rows(ref: StoreRef, categories=(), memory_ids=(), review_ids=()) -> lis
                                   " ORDER BY created_at, id"):
                 plan.append(PlanRow("summary", r["id"], f"session {r['session_id']}",
                                     (r["summary_text"],)))
-        if "events" in categories:
-            # Events of memories already gone, plus those of the memories this purge removes.
-            marks = ",".join("?" * len(purged_memories))
+        # Events of memories already gone, plus those of the memories this purge
+        # removes; a memory purged by id always takes its own events with it.
+        orphans = "memory_id NOT IN (SELECT id FROM memories) OR " if "events" in categories else ""
+        owners = purged_memories if "events" in categories else memory_ids
+        if orphans or owners:
             for r in conn.execute(
                     "SELECT id, memory_id, event_type FROM memory_events"
-                    " WHERE memory_id NOT IN (SELECT id FROM memories)"
-                    f" OR memory_id IN ({marks}) ORDER BY id", purged_memories):
+                    f" WHERE {orphans}memory_id IN ({','.join('?' * len(owners))}) ORDER BY id",
+                    owners):
                 plan.append(PlanRow("event", str(r["id"]), f"{r['event_type']} of {r['memory_id']}"))
         return plan
     return read(ref.path, run)

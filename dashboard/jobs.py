@@ -1,0 +1,88 @@
+"""Long forget actions run in a background thread; the page polls a job by id.
+
+One registry per app (in ``app.extensions``), guarded by a lock because
+waitress serves requests from several threads.  Only one job may work on a
+given file at a time: a second purge of the same store is refused, not queued.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+KEEP = 50   # finished jobs remembered; older ones are dropped
+
+
+@dataclass
+class Job:
+    """A forget action: ``state`` is running, done or error; ``result`` is set when done."""
+
+    id: str
+    kind: str
+    stores: tuple
+    state: str = "running"
+    step: str = "starting"
+    fraction: float | None = None
+    result: object = None
+    error: str | None = None
+    started: float = field(default_factory=time.time)
+    finished: float | None = None
+    retry: Callable | None = None   # re-runs the same work, reusing the texts to verify
+
+    def progress(self, step: str, fraction: float | None = None) -> None:
+        self.step, self.fraction = step, fraction
+
+    @property
+    def percent(self) -> int | None:
+        return None if self.fraction is None else int(self.fraction * 100)
+
+
+class Busy(Exception):
+    """Another job is already working on one of the stores."""
+
+
+class Jobs:
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._jobs: dict[str, Job] = {}
+
+    def get(self, job_id: str) -> Job | None:
+        with self._lock:
+            return self._jobs.get(job_id)
+
+    def start(self, kind: str, stores, work: Callable[[Job], object],
+              background: bool = True) -> Job:
+        """Run ``work(job)``; in a daemon thread unless ``background`` is false."""
+        stores = tuple(stores)
+        with self._lock:
+            running = {s for j in self._jobs.values() if j.state == "running" for s in j.stores}
+            if running & set(stores):
+                raise Busy("A forget action is already running on this store; wait for it to finish.")
+            job = Job(secrets.token_hex(8), kind, stores)
+            self._jobs[job.id] = job
+            for old in [j for j in self._jobs.values() if j.state != "running"][:-KEEP]:
+                del self._jobs[old.id]
+        if background:
+            threading.Thread(target=self._run, args=(job, work), daemon=True,
+                             name=f"forget-{job.id}").start()
+        else:
+            self._run(job, work)
+        return job
+
+    @staticmethod
+    def _run(job: Job, work) -> None:
+        try:
+            job.result = work(job)
+            job.state = "done"
+        except Exception as exc:   # a job must end in a state the page can show
+            job.error, job.state = f"{type(exc).__name__}: {exc}", "error"
+        finally:
+            job.finished = time.time()
+
+
+def registry(app) -> Jobs:
+    """The app's job registry, created on first use."""
+    return app.extensions.setdefault("forget_jobs", Jobs())

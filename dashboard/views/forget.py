@@ -1,0 +1,224 @@
+"""Forget: residue report, agentao's wipe, hard purge with dry run, and their results.
+
+Every state change is a POST: without JavaScript it answers 303 to the job's
+page, with htmx the job fragment (which polls itself while the job runs),
+with ``Accept: application/json`` the job as JSON.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
+
+from .. import purge
+from ..jobs import Busy, Jobs
+from ..store import StoreProblem, get_memory
+from ..web import page_route, render, statuses, store_by_key, stores, twin, wants_fragment
+
+bp = Blueprint("forget", __name__)
+EVERYTHING_PHRASE = "forget everything"
+CATEGORY_LABELS = {"soft_deleted": "Soft-deleted memories", "review:pending": "Review items: pending",
+                   "review:approved": "Review items: approved",
+                   "review:rejected": "Review items: rejected",
+                   "summaries": "Session summaries", "events": "Events of purged memories"}
+
+
+@bp.record_once
+def _init(state):
+    state.app.extensions["forget_jobs"] = Jobs()
+
+
+def _jobs() -> Jobs:
+    return current_app.extensions["forget_jobs"]
+
+
+def _wants_json() -> bool:
+    return request.accept_mimetypes.best == "application/json"
+
+
+def _writable_store(key: str):
+    ref = store_by_key(key)
+    if ref is None:
+        abort(404, f"There is no store called '{key}'.")
+    st = next(s for s in statuses() if s.ref.key == key)
+    if current_app.config["READ_ONLY"] or not st.writable:
+        abort(403, f"The {ref.kind} store cannot be changed: "
+                   f"{st.problem or st.read_only_reason or 'the dashboard runs read-only'}.")
+    return ref
+
+
+def _categories() -> list[str]:
+    picked = request.values.getlist("cat")
+    if "everything" in picked:
+        return list(purge.ALL_CATEGORIES)
+    bad = [c for c in picked if c not in purge.ALL_CATEGORIES]
+    if bad or not picked:
+        abort(400, "Pick at least one of: " + ", ".join(purge.ALL_CATEGORIES) + ", everything.")
+    return picked
+
+
+def _confirmed(expected: str) -> None:
+    if (request.form.get("confirm") or "").strip() != expected:
+        abort(400, f"To confirm, type “{expected}” exactly. Nothing was changed.")
+
+
+# -- pages -----------------------------------------------------------------------------
+
+@page_route(bp, "/forget")
+def index(fmt: str):
+    sts = statuses()
+    if fmt == "json":
+        return twin({"stores": [{"store": s.ref.key, "name": s.ref.name, "path": str(s.ref.path),
+                                 "readable": s.readable, "writable": s.writable} for s in sts],
+                     "categories": list(purge.ALL_CATEGORIES), "everything_phrase": EVERYTHING_PHRASE})
+    return render("forget/index.html", sts=sts, labels=CATEGORY_LABELS, phrase=EVERYTHING_PHRASE)
+
+
+@page_route(bp, "/forget/residue/<key>")
+def residue(key: str, fmt: str):
+    ref = store_by_key(key) or abort(404, f"There is no store called '{key}'.")
+    report = purge.residue_report(ref)
+    if fmt == "json":
+        return twin(report)
+    return render("forget/residue.html", "partials/forget_residue.html", report=report, ref=ref)
+
+
+@page_route(bp, "/forget/plan/<key>")
+def plan(key: str, fmt: str):
+    ref = store_by_key(key) or abort(404, f"There is no store called '{key}'.")
+    cats = _categories()
+    rows = purge.plan(ref, cats)
+    data = {"store": key, "name": ref.name, "categories": cats, "fingerprint": purge.fingerprint(rows),
+            "rows": [{"kind": r.kind, "id": r.id, "label": r.label, "bytes": r.bytes} for r in rows]}
+    if fmt == "json":
+        return twin(data)
+    return render("forget/plan.html", "partials/forget_plan.html", plan=data, ref=ref,
+                  labels=CATEGORY_LABELS)
+
+
+@page_route(bp, "/forget/memory/<key>/<memory_id>")
+def memory(key: str, memory_id: str, fmt: str):
+    ref = store_by_key(key) or abort(404, f"There is no store called '{key}'.")
+    mem, _events = get_memory(ref, memory_id)
+    if mem is None:
+        abort(404, f"No memory {memory_id} in the {key} store.")
+    if fmt == "json":
+        return twin({"memory": mem.to_dict(), "limits": purge.KNOWN_TEXTS_ONLY})
+    return render("forget/memory.html", mem=mem, ref=ref, limits=purge.KNOWN_TEXTS_ONLY)
+
+
+@page_route(bp, "/forget/jobs/<job_id>")
+def job(job_id: str, fmt: str):
+    found = _jobs().get(job_id) or abort(404, "That forget action is unknown (the dashboard may have restarted).")
+    if fmt == "json":
+        return twin(job_dict(found))
+    return render("forget/job.html", "partials/forget_job.html", job=found, view=job_dict(found))
+
+
+@bp.get("/forget/jobs/<job_id>/report.json")
+def report(job_id: str):
+    found = _jobs().get(job_id) or abort(404, "That forget action is unknown.")
+    if found.state == "running":
+        abort(409, "The action is still running; the report is ready when it ends.")
+    response = twin({"report": "agentao memory forget report",
+                     "created": datetime.now().isoformat(timespec="seconds"), **job_dict(found)})
+    response.headers["Content-Disposition"] = f'attachment; filename="forget-{job_id}.json"'
+    return response
+
+
+# -- actions -----------------------------------------------------------------------------
+
+@bp.post("/forget/wipe")
+def wipe():
+    for ref in stores():
+        if ref.exists:
+            _writable_store(ref.key)
+    if request.form.get("confirm") != "yes":
+        abort(400, "Tick the box to confirm the wipe. Nothing was changed.")
+    every = stores()
+    return _start("wipe", [r.key for r in every], lambda job: {"wipe": purge.wipe(every)},
+                  background=False)
+
+
+@bp.post("/forget/purge/<key>")
+def purge_store(key: str):
+    ref = _writable_store(key)
+    cats = _categories()
+    _confirmed(ref.name)
+    rows = purge.plan(ref, cats)
+    if request.form.get("fingerprint") != purge.fingerprint(rows):
+        abort(409, "The store changed since the dry run. Look at the new dry run before purging.")
+    return _start("purge", [key], lambda job: {"results": [purge.purge(ref, rows, progress=job.progress)]})
+
+
+@bp.post("/forget/memory/<key>/<memory_id>")
+def forget_memory(key: str, memory_id: str):
+    ref = _writable_store(key)
+    mode = request.form.get("mode")
+    if mode == "soft":
+        return _start("soft delete", [key], lambda job: {
+            "soft_deleted": purge.soft_forget(ref, memory_id)}, background=False)
+    if mode != "purge":
+        abort(400, "'mode' must be 'soft' or 'purge'.")
+    _confirmed(ref.name)
+    return _start("memory purge", [key], lambda job: {
+        "results": [purge.forget_memory(ref, memory_id, progress=job.progress)]})
+
+
+@bp.post("/forget/everything")
+def everything():
+    refs = [r for r in stores() if r.exists]
+    for ref in refs:
+        _writable_store(ref.key)
+    _confirmed(EVERYTHING_PHRASE)
+    every = stores()   # the worker thread has no app context
+    return _start("forget everything", [r.key for r in refs],
+                  lambda job: purge.forget_everything(every, progress=job.progress))
+
+
+@bp.post("/forget/jobs/<job_id>/retry")
+def retry(job_id: str):
+    old = _jobs().get(job_id) or abort(404, "That forget action is unknown.")
+    results = (old.result or {}).get("results") if old.state == "done" else None
+    if not results:
+        abort(400, "Only a finished purge can be retried.")
+    refs = {r.key: r for r in stores()}
+    for r in results:
+        _writable_store(r.store)
+
+    def work(job):
+        # Same rows again (already gone rows are skipped), and the texts of the
+        # first run, which the database no longer holds, are searched for again.
+        return {"results": [purge.purge(refs[r.store], r.plan, verify_texts=r.texts,
+                                        progress=job.progress) for r in results]}
+    return _start("retry", [r.store for r in results], work)
+
+
+def _start(kind, keys, work, background=True):
+    try:
+        job_ = _jobs().start(kind, keys, work, background=background)
+    except Busy as exc:
+        abort(409, str(exc))
+    if _wants_json():
+        return twin(job_dict(job_), 202 if job_.state == "running" else 200)
+    if wants_fragment():
+        return render_template("partials/forget_job.html", job=job_, view=job_dict(job_))
+    return redirect(url_for("forget.job", job_id=job_.id), 303)
+
+
+def job_dict(job_) -> dict:
+    """A job as JSON: state, progress, and results without any erased text."""
+    out = {"id": job_.id, "kind": job_.kind, "stores": list(job_.stores), "state": job_.state,
+           "step": job_.step, "percent": job_.percent, "error": job_.error,
+           "url": url_for("forget.job", job_id=job_.id),
+           "report_url": url_for("forget.report", job_id=job_.id)}
+    res = job_.result or {}
+    if res.get("wipe") is not None:
+        out["wipe"] = res["wipe"].to_dict()
+    if "soft_deleted" in res:
+        out["soft_deleted"] = res["soft_deleted"]
+    if res.get("results"):
+        out["verdict"] = purge.overall(res["results"])
+        out["results"] = [r.to_dict() for r in res["results"]]
+    return out
