@@ -77,9 +77,12 @@ class IndexState:
     records: dict[str, Memory]
     bundles: dict[str, Bundle]
     inverted: dict[str, frozenset[str]]
-    # Per-state memos: rendered stable facts, and stable selections per hidden set.
+    # Per-state memos (query-independent): rendered stable facts, stable
+    # selections and fits per hidden set / tail, parsed updated_at stamps.
     facts: dict[str, str] = field(default_factory=dict)
     selections: dict[frozenset, list] = field(default_factory=dict)
+    fits: dict[tuple, tuple] = field(default_factory=dict)
+    stamps: dict[str, int | None] = field(default_factory=dict)
 
 
 def build_state(entries: Sequence[Memory], key: Hashable, tokenizer: Tokenizer,

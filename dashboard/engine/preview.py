@@ -64,10 +64,15 @@ def _fact(state: IndexState):
 
 def _stable(state, summaries, session_id, hidden):
     tail = session_tail(summaries, session_id)
-    fact_text = _fact(state)
-    fitted = fit(_selection(state, hidden), tail, fact_text)
-    block = render_stable((fact_text(s.memory) for s in fitted if s.shown), tail)
-    return block, fitted, tail
+    memo = state.fits.get((hidden, tail))
+    if memo is None:
+        fact_text = _fact(state)
+        fitted = fit(_selection(state, hidden), tail, fact_text)
+        block = render_stable((fact_text(s.memory) for s in fitted if s.shown), tail)
+        if len(state.fits) >= _SELECTION_MEMO:
+            state.fits.clear()
+        memo = state.fits[(hidden, tail)] = (block, fitted)
+    return memo[0], memo[1], tail
 
 
 def stable_block_size(project_memories: Sequence[Memory], user_memories: Sequence[Memory],
@@ -97,7 +102,8 @@ def _recall(state, query, hints, tok, hidden, shown, now):
     for t in q | h:
         ids.update(state.inverted.get(t, ()))
     ids -= hidden
-    scored = [rc.score(state.records[i], state.bundles[i], q, h, now) for i in ids]
+    ages = rc.Ages(now, state.stamps)
+    scored = [rc.score(state.records[i], state.bundles[i], q, h, ages) for i in ids]
     scored = [s for s in scored if s.signal > 0]
     ranked = rc.order([s for s in scored if s.memory.id not in shown])
     ties = Counter(s.score for s in ranked)

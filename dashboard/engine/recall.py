@@ -10,7 +10,7 @@ A record is a candidate only when tag + title + keyword + content + filepath
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 from dashboard.records import Memory
 
@@ -31,20 +31,49 @@ def tag_weight(q: int) -> float:
     return 4.0 if q >= 3 else (2.5 if q == 2 else 1.5)
 
 
-def days_since(stamp: str, now: datetime) -> float:
-    """Age in days of an ``updated_at`` stamp, floored at 0.
-
-    A stamp without offset is read as UTC (agentao's behaviour even though
-    it writes local time, contract §17.1); anything that cannot be parsed or
-    subtracted is "0 days old", as agentao swallows every error here.
-    """
+def _parse_us(stamp: str) -> int | None:
+    """Microseconds since the epoch of a stamp, naive read as UTC; None if unusable."""
     try:
         then = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
         if then.tzinfo is None:
             then = then.replace(tzinfo=timezone.utc)
-        return max(0.0, (now - then).total_seconds() / 86400)
-    except Exception:
-        return 0.0
+        return (then - _EPOCH) // _US
+    except Exception:  # agentao swallows every error here and calls the age 0
+        return None
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_US = timedelta(microseconds=1)
+
+
+class Ages:
+    """Days since ``updated_at`` stamps at one ``now``, floored at 0.
+
+    A stamp without offset is read as UTC (agentao's behaviour even though it
+    writes local time, contract §17.1); one that cannot be parsed is 0 days
+    old.  Integer microseconds divided as ``timedelta.total_seconds`` does
+    give agentao's float exactly.  ``memo`` (stamp -> microseconds) may be
+    shared between calls so each distinct stamp is parsed once.
+    """
+
+    def __init__(self, now: datetime, memo: dict | None = None):
+        self.now_us = (now - _EPOCH) // _US
+        self.memo = {} if memo is None else memo
+
+    def __call__(self, stamp: str) -> float:
+        memo = self.memo
+        if stamp in memo:
+            then = memo[stamp]
+        else:
+            then = memo[stamp] = _parse_us(stamp)
+        if then is None:
+            return 0.0
+        return max(0.0, (self.now_us - then) / 10**6 / 86400)
+
+
+def days_since(stamp: str, now: datetime) -> float:
+    """Age in days of one ``updated_at`` stamp at ``now`` (see :class:`Ages`)."""
+    return Ages(now)(stamp)
 
 
 @dataclass(frozen=True)
@@ -63,57 +92,69 @@ class Term:
                 "contribution": self.contribution, "matched": list(self.matched)}
 
 
-@dataclass(frozen=True)
 class Scored:
-    """A record's score, terms, reasons and unweighted signal."""
+    """A record's score and unweighted signal; terms and reasons on demand.
 
-    memory: Memory
-    score: float
-    terms: tuple[Term, ...]
-    reasons: tuple[str, ...]
-    signal: float
-    days: float
+    Scoring every matching record of a 10,000-row store is the hot loop, so
+    only the numbers are computed eagerly; the explanation is built when a
+    view or the renderer asks for it.
+    """
+
+    __slots__ = ("memory", "score", "signal", "days", "_w", "_values", "_hits")
+
+    def __init__(self, memory: Memory, score: float, signal: float, days: float,
+                 w: float, values: tuple, hits: tuple):
+        self.memory, self.score, self.signal, self.days = memory, score, signal, days
+        self._w, self._values, self._hits = w, values, hits
+
+    @property
+    def terms(self) -> tuple[Term, ...]:
+        """The seven terms in formula order, each with its matched tokens."""
+        tag, title, kw, content, fp, recency, stale = self._values
+        hit = [tuple(sorted(h)) for h in self._hits]
+        w = self._w
+        return (
+            Term("tag", tag, w, w * tag, hit[0]),
+            Term("title", title, 3.0, 3.0 * title, hit[1]),
+            Term("keyword", kw, 2.0, 2.0 * kw, hit[2]),
+            Term("content", content, 1.0, 1.0 * content, hit[3]),
+            Term("filepath_hint", fp, 2.0, 2.0 * fp, hit[4]),
+            Term("recency", recency, 1.0, 1.0 * recency),
+            Term("stale", stale, -2.0, -2.0 * stale),
+        )
+
+    @property
+    def reasons(self) -> tuple[str, ...]:
+        """agentao's reason names, in agentao's order."""
+        tag, title, kw, content, fp, _, stale = self._values
+        return tuple(name for name, on in (
+            ("tag_match", tag > 0), ("title_overlap", title > 0),
+            ("keyword_match", kw > 0), ("content_match", content > 0),
+            ("filepath_hint", fp == 1.0), ("stale_penalty", stale == 1.0),
+            ("explicit", self.memory.confidence == "explicit_user")) if on)
 
 
 def score(memory: Memory, bundle: Bundle, query: frozenset[str],
-          hints: frozenset[str], now: datetime) -> Scored:
-    """Score one record against query tokens and hint tokens at time ``now``."""
+          hints: frozenset[str], now: datetime | Ages) -> Scored:
+    """Score one record against query and hint tokens; ``now`` a clock or :class:`Ages`."""
     q = len(query)
     per = max(q, 1)
     w = tag_weight(q)
-    tag_hit = query & bundle.tags
-    title_hit = query & bundle.title
-    kw_hit = query & bundle.keywords
-    content_hit = query & bundle.content
-    fp_hit = hints & bundle.keywords
-    tag = len(tag_hit) / per
-    union = len(query | bundle.title)
-    title = len(title_hit) / union if query and bundle.title else 0.0
-    kw = len(kw_hit) / per
-    content = len(content_hit) / per
-    fp = 1.0 if fp_hit else 0.0
-    days = days_since(memory.updated_at, now)
+    hits = (query & bundle.tags, query & bundle.title, query & bundle.keywords,
+            query & bundle.content, hints & bundle.keywords)
+    tag = len(hits[0]) / per
+    title = len(hits[1]) / len(query | bundle.title) if query and bundle.title else 0.0
+    kw = len(hits[2]) / per
+    content = len(hits[3]) / per
+    fp = 1.0 if hits[4] else 0.0
+    days = (now if isinstance(now, Ages) else Ages(now))(memory.updated_at)
     recency = 1.0 / (1.0 + days / 30)
     stale = 1.0 if days > STALE_DAYS else 0.0
-    terms = (
-        Term("tag", tag, w, w * tag, tuple(sorted(tag_hit))),
-        Term("title", title, 3.0, 3.0 * title, tuple(sorted(title_hit))),
-        Term("keyword", kw, 2.0, 2.0 * kw, tuple(sorted(kw_hit))),
-        Term("content", content, 1.0, 1.0 * content, tuple(sorted(content_hit))),
-        Term("filepath_hint", fp, 2.0, 2.0 * fp, tuple(sorted(fp_hit))),
-        Term("recency", recency, 1.0, 1.0 * recency),
-        Term("stale", stale, -2.0, -2.0 * stale),
-    )
     # Written out in agentao's order: float addition is not associative.
     total = (w * tag + 3.0 * title + 2.0 * kw + 1.0 * content + 2.0 * fp
              + 1.0 * recency - 2.0 * stale)
-    reasons = [name for name, on in (
-        ("tag_match", tag > 0), ("title_overlap", title > 0),
-        ("keyword_match", kw > 0), ("content_match", content > 0),
-        ("filepath_hint", fp == 1.0), ("stale_penalty", stale == 1.0),
-        ("explicit", memory.confidence == "explicit_user")) if on]
-    return Scored(memory, total, terms, tuple(reasons),
-                  tag + title + kw + content + fp, days)
+    return Scored(memory, total, tag + title + kw + content + fp, days, w,
+                  (tag, title, kw, content, fp, recency, stale), hits)
 
 
 def order(scored: list[Scored]) -> list[Scored]:
