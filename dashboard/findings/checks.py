@@ -106,17 +106,19 @@ def mask_email(span: str) -> str:
 # ---------------------------------------------------------------------------
 # Signatures for comparing memories
 # ---------------------------------------------------------------------------
+_ASCII_WORD = re.compile(r"[a-z0-9]+")
 _WORD = re.compile(r"[a-z0-9]+|[\u3400-\u4dbf\u4e00-\u9fff]+")
 
 
 def token_set(text: str) -> frozenset[str]:
     """Lower-cased ASCII word runs plus CJK character bigrams (single CJK chars
     when a run has only one), so Chinese and English compare the same way."""
+    low = text.lower()
+    if low.isascii():
+        return frozenset(_ASCII_WORD.findall(low))
     out: set[str] = set()
-    for run in _WORD.findall(text.lower()):
-        if run[0] < "\u3400":
-            out.add(run)
-        elif len(run) == 1:
+    for run in _WORD.findall(low):
+        if run[0] < "\u3400" or len(run) == 1:
             out.add(run)
         else:
             out.update(run[i:i + 2] for i in range(len(run) - 1))

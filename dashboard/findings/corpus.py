@@ -49,10 +49,18 @@ def same_key_both_scopes(docs: Iterable[Doc]) -> Iterator[tuple[str, Finding]]:
 
 def near_duplicates(docs: Iterable[Doc], threshold: float = DUPLICATE_THRESHOLD
                     ) -> Iterator[tuple[str, Finding]]:
-    """Near-identical content under different keys (token Jaccard ≥ 0.9): one of them is redundant"""
+    """Near-identical content under different keys (token Jaccard ≥ 0.9): one of them is redundant
+
+    Three exact steps, none pairwise over the corpus.  With a = |A−B|, b = |B−A|
+    and m = |A∩B|, Jaccard ≥ t means a + b ≤ m·(1−t)/t, so: (1) a + b = 0 —
+    identical sets, grouped by hashing; (2) a + b = 1 — one set is the other
+    plus one token, found by looking up each set minus one token (needed only
+    up to size 2t/(1−t), 18 at t = 0.9); (3) a + b ≥ 2 needs m ≥ 2t/(1−t), so
+    only sets that large enter the prefix-filtering join.
+    """
     why = near_duplicates.__doc__.splitlines()[0]
-    # Identical token sets collapse to one representative first, so a thousand
-    # copies cost a thousand steps, not a million comparisons.
+    subset_min = math.ceil(1 / (1 - threshold) - 1e-9)
+    join_min = math.ceil(2 * threshold / (1 - threshold) - 1e-9)
     groups: dict[frozenset[str], list[Doc]] = defaultdict(list)
     for d in docs:
         tokens = token_set(d.text)
@@ -60,29 +68,16 @@ def near_duplicates(docs: Iterable[Doc], threshold: float = DUPLICATE_THRESHOLD
             groups[tokens].append(d)
     pairs: dict[str, dict[str, float]] = defaultdict(dict)
     for group in groups.values():
-        for d in group:
-            for o in group:
-                if o is not d and o.key != d.key and len(pairs[d.handle]) < MAX_RELATED:
-                    pairs[d.handle][o.handle] = 1.0
-    reps = sorted(groups.items(), key=lambda kv: len(kv[0]))
-    df = Counter(t for tokens, _g in reps for t in tokens)
-    index: dict[str, list[int]] = defaultdict(list)
-    ordered = []
-    for i, (tokens, group) in enumerate(reps):
-        ranked = sorted(tokens, key=lambda t: (df[t], t))
-        ordered.append(tokens)
-        prefix = ranked[:len(ranked) - math.ceil(threshold * len(ranked)) + 1]
-        seen: set[int] = set()
-        for t in prefix:
-            for j in index[t]:
-                if j in seen or len(ordered[j]) < threshold * len(tokens):
-                    continue
-                seen.add(j)
-                score = jaccard(tokens, ordered[j])
-                if score >= threshold:
-                    _link(pairs, group, reps[j][1], score)
-            index[t].append(i)
-    by_handle = {d.handle: d for _t, g in reps for d in g}
+        if len(group) > 1:
+            _link(pairs, group, group, 1.0)
+    for tokens, group in groups.items():
+        if subset_min <= len(tokens) <= join_min:
+            for t in tokens:
+                smaller = groups.get(tokens - {t})
+                if smaller:
+                    _link(pairs, group, smaller, (len(tokens) - 1) / len(tokens))
+    _prefix_join([kv for kv in groups.items() if len(kv[0]) >= join_min], threshold, pairs)
+    by_handle = {d.handle: d for g in groups.values() for d in g}
     for handle, others in pairs.items():
         if others:
             best = max(others.values())
@@ -92,14 +87,46 @@ def near_duplicates(docs: Iterable[Doc], threshold: float = DUPLICATE_THRESHOLD
                                   tuple(others))
 
 
-def _link(pairs, group_a, group_b, score):
-    for a in group_a:
-        for b in group_b:
-            if a.key == b.key:
-                continue
-            for x, y in ((a, b), (b, a)):
-                if len(pairs[x.handle]) < MAX_RELATED:
-                    pairs[x.handle][y.handle] = score
+def _prefix_join(reps, threshold, pairs) -> None:
+    """AllPairs: two sets with Jaccard ≥ t share a token among their rarest
+    |x| − ⌈t·|x|⌉ + 1 tokens, so only sets sharing such a token are compared."""
+    reps.sort(key=lambda kv: len(kv[0]))
+    df: Counter[str] = Counter()
+    for tokens, _g in reps:
+        df.update(tokens)
+    # One global order, rarest first (ties by the token itself), as the filter requires.
+    rank = {t: n for n, t in enumerate(sorted(df, key=lambda t: (df[t], t)))}
+    index: dict[str, list[int]] = defaultdict(list)
+    for i, (tokens, group) in enumerate(reps):
+        ranked = sorted(tokens, key=rank.__getitem__)
+        seen: set[int] = set()
+        for t in ranked[:len(ranked) - math.ceil(threshold * len(ranked)) + 1]:
+            for j in index[t]:
+                other = reps[j][0]
+                if j in seen or len(other) < threshold * len(tokens):
+                    continue
+                seen.add(j)
+                score = jaccard(tokens, other)
+                if score >= threshold:
+                    _link(pairs, group, reps[j][1], score)
+            index[t].append(i)
+
+
+def _link(pairs, group_a, group_b, score) -> None:
+    """Record a–b both ways, at most MAX_RELATED per row, so a thousand copies stay linear."""
+    _fill(pairs, group_a, group_b, score)
+    if group_b is not group_a:
+        _fill(pairs, group_b, group_a, score)
+
+
+def _fill(pairs, rows, others, score) -> None:
+    for a in rows:
+        mine = pairs[a.handle]
+        for b in others:
+            if len(mine) >= MAX_RELATED:
+                break
+            if b is not a and b.key != a.key:
+                mine[b.handle] = score
 
 
 # Words that say how, not what: skipped when finding a key's subject.

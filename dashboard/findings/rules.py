@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
+from functools import lru_cache
 from typing import Callable, Iterable, Iterator
 
 from ..contract import CONTENT_MAX, SECRET_RULES
@@ -287,6 +288,40 @@ TEXT_RULES: tuple[TextRule, ...] = (
 # ---------------------------------------------------------------------------
 # Running the text rules
 # ---------------------------------------------------------------------------
+# A cheap gate, searched once over the lower-cased text of a row: every text
+# rule above needs at least one of these fragments to match, so a row the gate
+# passes over cannot hold a finding.  Most rows stop here, which is what makes a
+# 100,000-row scan affordable.  tests/test_findings_rules.py checks that gated
+# and ungated scans agree on every labelled string.
+GATE = re.compile("|".join((
+    # secrets: agentao's rules, then ours
+    r"-----begin|sk-|aiza|gocspx-|a[ks]ia[0-9a-z]{16}|gh[pousr]_|github_pat_|xox[baprs]-|xapp-",
+    r"[sr]k_(?:live|test)_|whsec_|eyj|bearer\s|authorization\s*[:=]|[?&]code=|\"code\"\s*:",
+    r"(?:key|token|secret|passwd|password|code_verifier)[\"']?\s*[:=]",
+    r"(?:key|token|secret|password|passphrase)\s+(?:is|was)\b",
+    r"npm_|pypi-age|gl(?:pat|dt|rt|ptt|ft|cbt)-|hf_|sg\.|sk[0-9a-f]{32}|accountkey=|sig=|_v1_",
+    r"shp(?:at|ca|pa|ss)_|hooks\.slack|\d:aa|://[^\s/]*@|密码|密钥|秘钥|私钥|口令|令牌",
+    # personal data
+    r"[a-z0-9._%+-]@[a-z0-9-]+\.[a-z]|\+[1-9](?:[\s.()-]{0,2}\d){7}",
+    r"1[3-9]\d[\s-]?\d{4}[\s-]?\d{4}|\d(?:[ -]?\d){12}|[a-z]{2}\d{2} ?[a-z0-9]{4}",
+    # instruction-like
+    r"skip|ignor|bypass|disabl|turn\s+off|overrid|circumvent|suppress|disregard|forget",
+    r"(?:get|work)\s+around|do\s+not|don'?t|never|no\s+need|stop|approv|dangerously|yolo",
+    r"without\s+(?:ask|confirm|approv|permission|consent)|(?:say|answer)\s+yes",
+    r"跳过|忽略|绕过|绕开|无视|关闭|禁用|取消|不理会|确认|询问|请示|征求|问我|审批|批准",
+    r"(?:自动|总是|一律|全部|始终)同意|你现在|从现在|系统提示|系统指令",
+    r"<\||\[/?inst\]|<<\s*/?sys|\[/?system\]|#[ \t]*(?:system|instruction)",
+    r"(?:system|assistant|developer)[ \t]*:|you\s+are\s+now|from\s+now|instructions\s*:",
+    r"pretend|act\s+as",
+    _BLOCK_TAG.pattern,
+)))
+
+
+def may_have_findings(lowered: str) -> bool:
+    """False when no text rule can match ``lowered`` (a lower-cased text)."""
+    return GATE.search(lowered) is not None
+
+
 def _excerpt(text: str, start: int, end: int, secrets) -> str:
     """The span with a little context, secrets in the window masked, one line."""
     lo, hi = max(0, start - CONTEXT_CHARS), min(len(text), end + CONTEXT_CHARS)
@@ -302,9 +337,9 @@ def _excerpt(text: str, start: int, end: int, secrets) -> str:
     return ("…" if lo else "") + body + ("…" if hi < len(text) else "")
 
 
-def scan_text(text: str, field: str = "content") -> list[Finding]:
+def scan_text(text: str, field: str = "content", gate: bool = True) -> list[Finding]:
     """All secret, personal-data and instruction findings in one field."""
-    if not text:
+    if not text or (gate and not may_have_findings(text.lower())):
         return []
     secrets = secret_spans(text)
     out = []
@@ -344,8 +379,17 @@ def near_size_limit(content: str, field: str = "content") -> Finding | None:
     return Finding("upkeep.near_limit", "upkeep", field, 0, n, f"{n} characters", why)
 
 
+@lru_cache(maxsize=8)
+def _fresh_after(now: datetime) -> str:
+    # Canonical stamps (naive, read as UTC) later than this are never stale.
+    utc = now.astimezone(timezone.utc) if now.tzinfo else now
+    return (utc - timedelta(days=STALE_DAYS)).strftime("%Y-%m-%dT%H:%M:%S")
+
+
 def stale(updated_at: str, now: datetime) -> Finding | None:
     """Live memory not updated for more than 90 days: recall subtracts the stale penalty"""
+    if len(updated_at) == 19 and updated_at[10] == "T" and updated_at > _fresh_after(now):
+        return None   # fast path; anything unusual goes through agentao's parse
     days = days_since(updated_at or "", now)
     if days <= STALE_DAYS:
         return None

@@ -22,7 +22,7 @@ from ..store import StoreProblem
 from ..store.registry import StoreRef
 from ..store.scan import scan_memories, scan_review_items, scan_summaries
 from . import corpus
-from .rules import Finding, near_size_limit, scan_text, stale
+from .rules import Finding, may_have_findings, near_size_limit, scan_text, stale
 
 CATEGORIES = {"secret": "Secrets", "personal": "Personal data",
               "instruction": "Instruction-like content", "conflict": "Conflicts and duplicates",
@@ -152,7 +152,9 @@ def scan(refs: Iterable[StoreRef], now: datetime) -> Report:
             stable = is_live and r.id in stable_ids
             acts = _actions(key, "memories", r.id, live=is_live)
             rows_by_handle[f"{key}/memories/{r.id}"] = (key, r, stable, acts)
-            found = scan_text(r.title, "title") + scan_text(r.content, "content")
+            found = []
+            if may_have_findings((r.title + "\n" + r.content).lower()):
+                found = scan_text(r.title, "title", False) + scan_text(r.content, "content", False)
             size = near_size_limit(r.content)
             if size:
                 found.append(size)
