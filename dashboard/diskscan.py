@@ -28,6 +28,21 @@ WAL_MAGIC = (0x377F0682, 0x377F0683)
 COPY_SUFFIXES = (".db", ".sqlite", ".sqlite3", ".bak", ".backup", ".old")
 
 
+def read_or_none(p: Path) -> bytes | None:
+    """A file's bytes, or None when it vanished (the agent removes -wal/-shm on close)."""
+    try:
+        return Path(p).read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+def size_of(p: Path) -> int | None:
+    try:
+        return Path(p).stat().st_size
+    except FileNotFoundError:
+        return None
+
+
 def sqlite_files(db: Path) -> list[Path]:
     """The database and whichever of its own side files exist."""
     db = Path(db)
@@ -67,11 +82,11 @@ def wal_state(db: Path) -> dict:
     database (from the -shm), so ``pending`` is what a checkpoint still owes.
     """
     wal, shm = Path(str(db) + "-wal"), Path(str(db) + "-shm")
-    out = {"exists": wal.exists(), "size": wal.stat().st_size if wal.exists() else 0,
+    data = read_or_none(wal)
+    out = {"exists": data is not None, "size": len(data or b""),
            "page_size": 0, "frames": 0, "committed": 0, "backfilled": None, "pending": 0}
-    if not out["exists"] or out["size"] < 32:
+    if out["size"] < 32:
         return out
-    data = wal.read_bytes()
     magic, _version, page_size, _seq, salt1, salt2, c1, c2 = struct.unpack(">8I", data[:32])
     if magic not in WAL_MAGIC or page_size < 512:
         out["invalid"] = True
@@ -95,8 +110,8 @@ def wal_state(db: Path) -> dict:
         if commit:
             out["committed"] = out["frames"]
         offset += frame
-    if shm.exists() and shm.stat().st_size >= 136:
-        head = shm.read_bytes()[:136]
+    head = (read_or_none(shm) or b"")[:136]
+    if len(head) == 136:
         # wal-index header (native byte order): mxFrame at 16; nBackfill at 96.
         mx_frame, = struct.unpack("=I", head[16:20])
         backfill, = struct.unpack("=I", head[96:100])
@@ -226,29 +241,39 @@ def file_sample(paths, size: int = 1 << 20) -> bytes:
     """Up to ``size`` bytes taken evenly from the files, to choose anchors."""
     parts = []
     for p in paths:
-        n = Path(p).stat().st_size
-        with open(p, "rb") as fh:
-            for k in range(16):
-                fh.seek(n * k // 16)
-                parts.append(fh.read(size // 16 // max(1, len(paths))))
+        try:
+            with open(p, "rb") as fh:
+                n = fh.seek(0, 2)
+                for k in range(16):
+                    fh.seek(n * k // 16)
+                    parts.append(fh.read(size // 16 // max(1, len(paths))))
+        except FileNotFoundError:
+            continue
     return b"".join(parts)
 
 
-def scan(paths, texts, ignore: bytes = b"", progress=lambda done, total: None) -> dict:
-    """Search every file in ``paths`` for every text; returns {sha256: TextHits}."""
-    paths = [Path(p) for p in paths if Path(p).is_file()]
+def scan(paths, texts, ignore: bytes = b"", progress=lambda done, total: None):
+    """Search every file in ``paths`` for every text.
+
+    Returns ({sha256: TextHits}, [(path, size) of the files actually read]);
+    a side file that vanished before it could be read is simply not listed.
+    """
+    paths = [Path(p) for p in paths]
     needles = Needles(texts, file_sample(paths), ignore)
     hits = {sha256_text(t): TextHits(sha256_text(t), len(t.encode("utf-8", "surrogatepass")))
             for t in texts if t}
     keys = [hashlib.sha256(r).hexdigest() for r in needles.raw]
     for i in needles.live:
         hits[keys[i]].still_stored = True
-    total = sum(p.stat().st_size for p in paths) or 1
-    done = 0
+    total = sum(size_of(p) or 0 for p in paths) or 1
+    done, scanned = 0, []
     for p in paths:
-        data = p.read_bytes()
+        data = read_or_none(p)
+        if data is None:
+            continue
+        scanned.append((p, len(data)))
         for i, hit in needles.search(data).items():
             hits[keys[i]].files[str(p)] = hit
         done += len(data)
-        progress(done, total)
-    return hits
+        progress(min(done, total), total)
+    return hits, scanned

@@ -103,9 +103,9 @@ def residue_report(ref: StoreRef) -> dict:
     by_status: dict = {}
     for item in rows["reviews"]:
         by_status.setdefault(item["status"], []).append(item)
-    files = [{"path": str(p), "size": p.stat().st_size, "role": _role(ref.path, p)}
+    files = [{"path": str(p), "size": diskscan.size_of(p), "role": _role(ref.path, p)}
              for p in diskscan.sqlite_files(ref.path)]
-    journal = Path(str(ref.path) + "-journal")
+    journal = diskscan.size_of(Path(str(ref.path) + "-journal"))
     return {
         "store": ref.key, "name": ref.name, "path": str(ref.path),
         "soft_deleted": {"count": len(rows["soft_deleted"]),
@@ -117,10 +117,9 @@ def residue_report(ref: StoreRef) -> dict:
                        "bytes": rows["freelist_count"] * rows["page_size"],
                        "page_count": rows["page_count"]},
         "wal": diskscan.wal_state(ref.path),
-        "journal": {"exists": journal.exists(),
-                    "size": journal.stat().st_size if journal.exists() else 0},
+        "journal": {"exists": journal is not None, "size": journal or 0},
         "files": files,
-        "copies": [{"path": str(p), "size": p.stat().st_size}
+        "copies": [{"path": str(p), "size": diskscan.size_of(p)}
                    for p in diskscan.copies_beside(ref.path)],
         "unreachable": UNREACHABLE,
     }
@@ -211,12 +210,12 @@ def purge(ref: StoreRef, rows: list[sql.PlanRow], verify_texts=(),
 def _verify(ref: StoreRef, result: PurgeResult, progress) -> None:
     own = diskscan.sqlite_files(ref.path)
     copies = diskscan.copies_beside(ref.path)
-    hits = diskscan.scan(own + copies, result.texts, ignore=sql.remaining_text(ref),
-                         progress=lambda done, total: progress("scan", done / total))
+    hits, scanned = diskscan.scan(own + copies, result.texts, ignore=sql.remaining_text(ref),
+                                  progress=lambda done, total: progress("scan", done / total))
     own_names = {str(p) for p in own}
-    result.files_scanned = [{"path": str(p), "size": p.stat().st_size,
+    result.files_scanned = [{"path": str(p), "size": size,
                              "kind": "sqlite" if str(p) in own_names else "copy"}
-                            for p in own + copies if p.exists()]
+                            for p, size in scanned]
     found_own, copies_hit = False, set()
     for h in hits.values():
         result.verification.append({"sha256": h.sha256, "bytes": h.bytes,
