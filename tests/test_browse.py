@@ -149,3 +149,33 @@ def test_newer_schema_is_read_only_with_banner(seeded):
     page = soup(seeded.app().test_client().get("/memories"))
     assert page.select_one('[data-store="user"][data-readonly]')
     assert len(page.select("tr.memory")) == 6
+
+
+def test_list_follows_the_agents_writes(seeded):
+    """The list is served from an in-memory copy; it must never show stale rows."""
+    import sqlite3
+    client = seeded.app().test_client()
+    assert client.get("/memories.json").get_json()["total"] == 6
+    fresh = seeded.save("cache layer", "Redis 7 caches sessions.", ["infra"])
+    seeded.save("Package Manager", "This project uses pdm now.", ["tooling"])
+    data = client.get("/memories.json?q=pdm").get_json()
+    assert [m["key_normalized"] for m in data["items"]] == ["package_manager"]
+    assert client.get("/memories.json?q=uv;").get_json()["total"] == 0
+    assert client.get("/memories.json?tag=INFRA").get_json()["total"] == 2
+    seeded.manager.delete(fresh.id)
+    assert client.get("/memories.json").get_json()["total"] == 6
+    conn = sqlite3.connect(seeded.project_db)   # a hard delete, as a purge does
+    conn.execute("DELETE FROM memories WHERE id = ?", (fresh.id,))
+    conn.commit()
+    conn.close()
+    assert client.get("/memories.json?deleted=1").get_json()["total"] == 7
+    ids = {m["id"] for m in client.get("/memories.json?deleted=1").get_json()["items"]}
+    assert fresh.id not in ids
+
+
+@pytest.mark.parametrize("q", ["%", "u_", "a%b", "PyProject", "ü", "\u212a", "部"])
+def test_wildcard_and_unicode_search_matches_agentao(seeded, q):
+    seeded.save("Ümlaut note", "Kelvin \u212a and café", ["Tag-Ü"])
+    client = seeded.app().test_client()
+    ours = {m["id"] for m in client.get("/memories.json", query_string={"q": q}).get_json()["items"]}
+    assert ours == {m.id for m in seeded.manager.search(q)}

@@ -49,51 +49,57 @@ class MemoryPage:
         return max(1, -(-self.total // self.per_page))
 
 
-def _where(f: MemoryFilters, stores: list[str]) -> tuple[str, list]:
-    clauses = [f"m.store IN ({', '.join('?' * len(stores))})"]
-    args: list = list(stores)
+def _where(f: MemoryFilters) -> tuple[str, list]:
+    clauses, args = [], []
     if not f.include_deleted:
-        clauses.append("m.deleted_at IS NULL")
+        clauses.append("m.live = 1")
     for column in ("scope", "type", "source", "confidence"):
         value = getattr(f, column)
         if value:
             clauses.append(f"m.{column} = ?")
             args.append(value)
     if f.tag:
-        clauses.append("(m.store, m.id) IN (SELECT store, id FROM tags WHERE tag = LOWER(?))")
+        clauses.append("m.rid IN (SELECT rid FROM tags WHERE tag = LOWER(?))")
         args.append(f.tag)
     if f.q:
         # agentao's search: Python-lowercased query, unescaped LIKE over title,
-        # content, key and every tag and keyword.  The haystack test is a cheap
-        # superset; the exact predicate decides.
+        # content, key and every tag and keyword.  ``hits`` (filled by the
+        # mirror) is a superset; the exact predicate decides.
         pattern = f"%{f.q.lower()}%"
         clauses.append(
-            "m.haystack LIKE ? AND (LOWER(m.title) LIKE ? OR LOWER(m.content) LIKE ?"
+            "m.rid IN (SELECT rid FROM hits) AND (LOWER(m.title) LIKE ? OR LOWER(m.content) LIKE ?"
             " OR LOWER(m.key_normalized) LIKE ?"
             f" OR EXISTS (SELECT 1 FROM {_TAGS} t WHERE LOWER(t.value) LIKE ?)"
             f" OR EXISTS (SELECT 1 FROM {_KEYWORDS} k WHERE LOWER(k.value) LIKE ?))")
-        args.extend([pattern] * 6)
-    return " WHERE " + " AND ".join(clauses), args
+        args.extend([pattern] * 5)
+    return (" WHERE " + " AND ".join(clauses)) if clauses else "", args
 
 
 def list_memories(refs: list[StoreRef], f: MemoryFilters, mirror: Mirror) -> MemoryPage:
-    """One page of memories from the given (readable) stores, filtered, sorted and paged in SQL.
+    """One page of memories from the given stores, filtered, sorted and paged in SQL.
 
-    The SQL runs on the app's indexed in-memory copy (see ``mirror``), kept in
-    step with the files before every query.
+    The SQL runs on the app's indexed in-memory copy (see ``mirror``), brought
+    up to date with the files first.  A store that cannot be read is left out
+    and named in ``MemoryPage.problems``.
     """
     order = "DESC" if f.descending else "ASC"
     column = SORTS[f.sort]
+    where, args = _where(f)
 
-    def run(conn, keys):
+    def run(m: Mirror, keys):
         if not keys:
             return 0, []
-        where, args = _where(f, keys)
+        if f.q:
+            m.mark_hits(f.q)
+        conn = m.conn
         total = conn.execute(f"SELECT COUNT(*) FROM memories m{where}", args).fetchone()[0]
-        found = conn.execute(
-            f"SELECT m.* FROM memories m{where} ORDER BY m.{column} {order}, m.store {order},"
-            f" m.id {order} LIMIT ? OFFSET ?", args + [f.per_page, (f.page - 1) * f.per_page])
-        return total, [rows.memory(r, r["store"]) for r in found]
+        # Page over the index alone, then fetch the page's rows.
+        rids = [r[0] for r in conn.execute(
+            f"SELECT m.rid FROM memories m{where} ORDER BY m.{column} {order}, m.store {order},"
+            f" m.id {order} LIMIT ? OFFSET ?", args + [f.per_page, (f.page - 1) * f.per_page])]
+        found = {r["rid"]: r for r in conn.execute(
+            f"SELECT * FROM memories WHERE rid IN ({', '.join('?' * len(rids))})", rids)}
+        return total, [rows.memory(found[rid], found[rid]["store"]) for rid in rids]
 
     (total, items), problems = mirror.query(refs, run)
     return MemoryPage(items=items, total=total, page=f.page, per_page=f.per_page,
@@ -122,10 +128,7 @@ def distinct_values(refs: list[StoreRef], column: str, mirror: Mirror) -> list[s
     if column not in ("type", "source", "confidence"):
         raise ValueError(column)
 
-    def run(conn, keys):
-        if not keys:
-            return []
-        return [r[0] for r in conn.execute(
-            f"SELECT DISTINCT {column} FROM memories WHERE store IN ({', '.join('?' * len(keys))})"
-            " ORDER BY 1", keys)]
+    def run(m: Mirror, keys):
+        return [r[0] for r in m.conn.execute(
+            f"SELECT DISTINCT {column} FROM memories WHERE live = 1 ORDER BY 1")] if keys else []
     return mirror.query(refs, run)[0]

@@ -2,22 +2,29 @@
 
 agentao's files have no index on the columns people sort and filter by, and
 the dashboard must not add one (browsing never writes).  With 100,000 rows a
-sort or a count over the file is a full scan on every page view.  So each
-app keeps a private in-memory SQLite database holding the rows of every store,
-with indexes, a tag table and a lower-cased search column; the list is still
-filtered, sorted and paged in SQL, just on this copy.
+sort or a count over the file is a full scan on every page view.  So each app
+keeps a private in-memory SQLite database holding the rows of every store,
+with indexes and a tag table; the list is still filtered, sorted and paged in
+SQL, just on this copy.
 
-Freshness: before each query the copy compares each store's change signature
-(``memories_change`` counter, file and ``-wal`` size and mtime).  When one
-moved it reloads the rows whose ``updated_at`` is at or after the newest one
-it holds (every agentao write sets ``updated_at``), then checks the row count;
-any mismatch (a hard delete, a hand edit with an old timestamp) reloads that
-store completely.  The copy is guarded by one lock; queries take milliseconds.
+Search: agentao's ``/memory search`` is a LIKE over five fields, which no
+index serves.  The copy keeps, per row, one ASCII-lower-cased "haystack"
+string of those fields in Python; a substring (or wildcard regex) test over
+those strings finds a superset of agentao's matches in a few milliseconds,
+and the exact agentao predicate then runs in SQL on just those rows.
+
+Freshness: before each query the copy compares each store's file signature
+(size and mtime of the database and its ``-wal``).  When one moved it reloads
+the rows whose ``updated_at`` is at or after the newest one it holds (every
+agentao write sets ``updated_at``), then compares row counts; any mismatch (a
+hard delete, a hand edit with an old timestamp) reloads that store fully.
+One lock guards the copy; queries take milliseconds.
 """
 
 from __future__ import annotations
 
-import os
+import json
+import re
 import sqlite3
 import threading
 from pathlib import Path
@@ -25,35 +32,56 @@ from pathlib import Path
 from .connection import StoreProblem, read
 from .registry import StoreRef
 
-_COLUMNS = ("id, scope, type, key_normalized, title, content, tags_json, keywords_json, source,"
-            " confidence, sensitivity, created_at, updated_at, deleted_at")
-_DDL = """
-CREATE TABLE memories (store TEXT NOT NULL, id TEXT NOT NULL, scope TEXT, type TEXT,
-  key_normalized TEXT, title TEXT, content TEXT, tags_json TEXT, keywords_json TEXT, source TEXT,
-  confidence TEXT, sensitivity TEXT, created_at TEXT, updated_at TEXT, deleted_at TEXT,
-  haystack TEXT, PRIMARY KEY (store, id)) WITHOUT ROWID;
-CREATE INDEX m_updated ON memories(updated_at, store, id);
-CREATE INDEX m_created ON memories(created_at, store, id);
-CREATE INDEX m_title ON memories(title, store, id);
-CREATE INDEX m_key ON memories(key_normalized, store, id);
-CREATE INDEX m_type ON memories(type, store, id);
-CREATE INDEX m_scope ON memories(scope, store, id);
-CREATE INDEX m_deleted ON memories(deleted_at);
-CREATE TABLE tags (store TEXT NOT NULL, id TEXT NOT NULL, tag TEXT NOT NULL);
-CREATE INDEX t_tag ON tags(tag);
-CREATE INDEX t_row ON tags(store, id);
-"""
-# The search column holds every field /memory search looks at, lower-cased by
-# SQLite's own LOWER (ASCII only, as agentao's query).  Matching it with LIKE
-# finds a superset of agentao's matches; the exact predicate then runs on those.
-_JSON_VALUES = ("COALESCE((SELECT group_concat(LOWER(j.value), char(10)) FROM json_each(CASE WHEN"
-                " json_valid({col}) THEN {col} ELSE '[]' END) j), '')")
-_HAYSTACK = ("LOWER(title) || char(10) || LOWER(content) || char(10) || LOWER(key_normalized)"
-             " || char(10) || " + _JSON_VALUES.format(col="tags_json")
-             + " || char(10) || " + _JSON_VALUES.format(col="keywords_json"))
+COLUMNS = ("id", "scope", "type", "key_normalized", "title", "content", "tags_json",
+           "keywords_json", "source", "confidence", "sensitivity", "created_at", "updated_at",
+           "deleted_at")
+SORT_COLUMNS = ("updated_at", "created_at", "title", "key_normalized", "type", "scope")
+_DDL = ["CREATE TABLE memories (rid INTEGER PRIMARY KEY, store TEXT NOT NULL, live INTEGER,"
+        f" {', '.join(COLUMNS)}, UNIQUE (store, id))",
+        "CREATE TABLE tags (rid INTEGER NOT NULL, tag TEXT NOT NULL)",
+        "CREATE INDEX t_tag ON tags(tag, rid)", "CREATE INDEX t_rid ON tags(rid)",
+        "CREATE TEMP TABLE hits (rid INTEGER PRIMARY KEY)"]
+# (live, column, store, id): serves "live rows ordered by column" without a sort;
+# (column, store, id): the same with soft-deleted rows included.
+for _col in SORT_COLUMNS:
+    _DDL.append(f"CREATE INDEX live_{_col} ON memories(live, {_col}, store, id)")
+    _DDL.append(f"CREATE INDEX all_{_col} ON memories({_col}, store, id)")
+for _col in ("source", "confidence"):
+    _DDL.append(f"CREATE INDEX live_{_col} ON memories(live, {_col})")
+
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
-def _signature(ref: StoreRef, conn: sqlite3.Connection | None = None):
+def _json_values(raw) -> list[str]:
+    try:
+        value = json.loads(raw)
+    except (TypeError, ValueError):
+        return []
+    if not isinstance(value, list):
+        return []
+    return [v if isinstance(v, str) else json.dumps(v) for v in value]
+
+
+def haystack(row) -> str:
+    """The fields /memory search looks at, lower-cased as SQLite's LOWER does (ASCII only)."""
+    parts = [row["title"] or "", row["content"] or "", row["key_normalized"] or "",
+             *_json_values(row["tags_json"]), *_json_values(row["keywords_json"])]
+    return "\n".join(parts).translate(_ASCII_LOWER)
+
+
+def like_matcher(query: str):
+    """A superset test for ``LOWER(field) LIKE '%' || query.lower() || '%'`` on a haystack."""
+    needle = query.lower()
+    if "%" not in needle and "_" not in needle:
+        return lambda hay: needle in hay
+    # LIKE is ASCII-case-insensitive; the haystack is already folded, and so is
+    # the needle's ASCII part, so a plain regex of the wildcards suffices.
+    rx = re.compile("".join(".*" if ch == "%" else "." if ch == "_" else re.escape(ch)
+                            for ch in needle), re.S)
+    return lambda hay: rx.search(hay) is not None
+
+
+def _signature(ref: StoreRef):
     def stat(p: Path):
         try:
             s = p.stat()
@@ -70,15 +98,17 @@ class Mirror:
         self._lock = threading.Lock()
         self._conn = sqlite3.connect(":memory:", check_same_thread=False)
         self._conn.row_factory = sqlite3.Row
-        self._conn.executescript(_DDL)
+        for statement in _DDL:
+            self._conn.execute(statement)
         self._seen: dict[str, tuple] = {}
+        self._hay: dict[int, str] = {}
 
     def query(self, refs: list[StoreRef], fn) -> tuple[object, dict[str, StoreProblem]]:
-        """Bring the copy up to date for ``refs`` and run ``fn(conn, keys)`` on it.
+        """Bring the copy up to date for ``refs`` and run ``fn(self, keys)`` under the lock.
 
-        ``keys`` are the stores that could be read; a store whose rows cannot
-        be read (damaged page, lock) is left out and its problem returned, so
-        the other store keeps working.
+        ``keys`` are the stores that could be read; a store whose rows cannot be
+        read (damaged page, lock) is left out and its problem returned, so the
+        other store keeps working.
         """
         problems: dict[str, StoreProblem] = {}
         with self._lock:
@@ -91,55 +121,75 @@ class Mirror:
             keys = [r.key for r in refs if r.key not in problems]
             for stale in set(self._seen) - set(keys):
                 self._drop(stale)
-            return fn(self._conn, keys), problems
+            return fn(self, keys), problems
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        return self._conn
+
+    def mark_hits(self, query: str) -> None:
+        """Fill the temp table ``hits`` with rows whose haystack may match ``query``."""
+        match = like_matcher(query)
+        with self._conn:
+            self._conn.execute("DELETE FROM hits")
+            self._conn.executemany("INSERT INTO hits VALUES (?)",
+                                   ((rid,) for rid, hay in self._hay.items() if match(hay)))
 
     def _drop(self, key: str) -> None:
         with self._conn:
+            gone = [r[0] for r in self._conn.execute("SELECT rid FROM memories WHERE store = ?", (key,))]
+            self._conn.execute("DELETE FROM tags WHERE rid IN (SELECT rid FROM memories WHERE store = ?)", (key,))
             self._conn.execute("DELETE FROM memories WHERE store = ?", (key,))
-            self._conn.execute("DELETE FROM tags WHERE store = ?", (key,))
+        for rid in gone:
+            self._hay.pop(rid, None)
         self._seen.pop(key, None)
 
     def _refresh(self, ref: StoreRef) -> None:
         sig = _signature(ref)
-        if self._seen.get(ref.key, (None,))[0] == sig:
+        if self._seen.get(ref.key) == sig:
             return
-        c = self._conn
-        mark = c.execute("SELECT MAX(updated_at) FROM memories WHERE store = ?",
-                         (ref.key,)).fetchone()[0]
+        mark = self._conn.execute("SELECT MAX(updated_at) FROM memories WHERE store = ?",
+                                  (ref.key,)).fetchone()[0]
+        select = f"SELECT {', '.join(COLUMNS)} FROM memories"
 
         def load(conn):
             total = conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0]
             if mark is None:
-                rows = conn.execute(f"SELECT {_COLUMNS} FROM memories").fetchall()
-            else:
-                rows = conn.execute(f"SELECT {_COLUMNS} FROM memories WHERE updated_at >= ?",
-                                    (mark,)).fetchall()
-            return total, rows
+                return total, conn.execute(select).fetchall()
+            return total, conn.execute(select + " WHERE updated_at >= ?", (mark,)).fetchall()
 
         total, rows = read(ref.path, load)
-        with c:
-            self._upsert(ref.key, rows)
-            held = c.execute("SELECT COUNT(*) FROM memories WHERE store = ?", (ref.key,)).fetchone()[0]
+        self._upsert(ref.key, rows)
+        held = self._conn.execute("SELECT COUNT(*) FROM memories WHERE store = ?",
+                                  (ref.key,)).fetchone()[0]
         if held != total:
-            with c:
-                self._drop(ref.key)
-                _, rows = read(ref.path, lambda conn: (0, conn.execute(
-                    f"SELECT {_COLUMNS} FROM memories").fetchall()))
-                self._upsert(ref.key, rows)
-        self._seen[ref.key] = (sig,)
+            self._drop(ref.key)
+            self._upsert(ref.key, read(ref.path, lambda conn: conn.execute(select).fetchall()))
+        self._seen[ref.key] = sig
 
     def _upsert(self, key: str, rows) -> None:
         c = self._conn
-        ids = [(key, r["id"]) for r in rows]
-        c.executemany("DELETE FROM tags WHERE store = ? AND id = ?", ids)
-        c.executemany(
-            f"INSERT OR REPLACE INTO memories (store, {_COLUMNS}, haystack) VALUES"
-            " (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?, NULL)", [(key, *tuple(r)) for r in rows])
-        c.executemany(f"UPDATE memories SET haystack = {_HAYSTACK} WHERE store = ? AND id = ?", ids)
-        c.executemany(
-            "INSERT INTO tags (store, id, tag) SELECT m.store, m.id, LOWER(t.value) FROM memories m,"
-            " json_each(CASE WHEN json_valid(m.tags_json) THEN m.tags_json ELSE '[]' END) t"
-            " WHERE m.store = ? AND m.id = ?", ids)
+        with c:
+            old = {}
+            for row in rows:
+                found = c.execute("SELECT rid FROM memories WHERE store = ? AND id = ?",
+                                  (key, row["id"])).fetchone() if self._seen.get(key) else None
+                if found:
+                    old[row["id"]] = found[0]
+            if old:
+                c.executemany("DELETE FROM tags WHERE rid = ?", [(r,) for r in old.values()])
+                c.executemany("DELETE FROM memories WHERE rid = ?", [(r,) for r in old.values()])
+                for rid in old.values():
+                    self._hay.pop(rid, None)
+            start = (c.execute("SELECT MAX(rid) FROM memories").fetchone()[0] or 0) + 1
+            records, tags = [], []
+            for rid, row in enumerate(rows, start):
+                records.append((rid, key, int(row["deleted_at"] is None), *tuple(row)))
+                tags.extend((rid, t.translate(_ASCII_LOWER)) for t in _json_values(row["tags_json"]))
+                self._hay[rid] = haystack(row)
+            c.executemany(f"INSERT INTO memories (rid, store, live, {', '.join(COLUMNS)}) VALUES"
+                          f" ({', '.join('?' * (len(COLUMNS) + 3))})", records)
+            c.executemany("INSERT INTO tags (rid, tag) VALUES (?, ?)", tags)
 
 
 def mirror_for(app_extensions: dict) -> Mirror:
