@@ -53,14 +53,22 @@ class Jobs:
         with self._lock:
             return self._jobs.get(job_id)
 
+    def check_idle(self, stores) -> None:
+        """Raise Busy when a running job works on any of ``stores``."""
+        with self._lock:
+            self._check_idle(set(stores))
+
+    def _check_idle(self, stores: set) -> None:
+        running = {s for j in self._jobs.values() if j.state == "running" for s in j.stores}
+        if running & stores:
+            raise Busy("A forget action is already running on this store; wait for it to finish.")
+
     def start(self, kind: str, stores, work: Callable[[Job], object],
               background: bool = True) -> Job:
         """Run ``work(job)``; in a daemon thread unless ``background`` is false."""
         stores = tuple(stores)
         with self._lock:
-            running = {s for j in self._jobs.values() if j.state == "running" for s in j.stores}
-            if running & set(stores):
-                raise Busy("A forget action is already running on this store; wait for it to finish.")
+            self._check_idle(set(stores))
             job = Job(secrets.token_hex(8), kind, stores)
             self._jobs[job.id] = job
             for old in [j for j in self._jobs.values() if j.state != "running"][:-KEEP]:

@@ -38,6 +38,11 @@ def _wants_json() -> bool:
 
 
 def _writable_store(key: str):
+    """The store, if it may be changed now; otherwise a 404, 403 or 409 with the reason."""
+    try:
+        _jobs().check_idle([key])
+    except Busy as exc:
+        abort(409, str(exc))
     ref = store_by_key(key)
     if ref is None:
         abort(404, f"There is no store called '{key}'.")

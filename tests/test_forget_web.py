@@ -1,0 +1,216 @@
+"""The forget screen as a person and as a script use it: pages, fragments, POSTs, JSON, reports."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+
+import pytest
+from bs4 import BeautifulSoup
+
+from conftest import file_digest
+from test_forget import LONG, VERSIONS, files_of, naive_hits
+
+HTMX = {"HX-Request": "true"}
+BOOSTED = {"HX-Request": "true", "HX-Boosted": "true"}
+JSON = {"Accept": "application/json"}
+
+
+def soup(response):
+    return BeautifulSoup(response.get_data(as_text=True), "html.parser")
+
+
+def wait(client, url, timeout=20.0) -> dict:
+    deadline = time.monotonic() + timeout
+    while True:
+        data = client.get(url + ".json").get_json()
+        if data["state"] != "running" or time.monotonic() > deadline:
+            return data
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def rich(seeded):
+    seeded.save("user_biography", LONG, ["user"])
+    for text in VERSIONS:
+        seeded.save("travel plan", text, ["travel"])
+    return seeded
+
+
+@pytest.fixture
+def client(rich):
+    return rich.app().test_client()
+
+
+def test_forget_page_fragment_and_twin(client):
+    page = soup(client.get("/forget"))
+    assert page.select_one('nav a[aria-current="page"]').text == "Forget"
+    assert {d["data-store"] for d in page.select(".store-residue")} == {"project", "user"}
+    assert page.select_one("#wipe-form") and page.select_one("#everything-form")
+    assert soup(client.get("/forget", headers=BOOSTED)).find("html") is not None
+    data = client.get("/forget.json").get_json()
+    assert [s["store"] for s in data["stores"]] == ["project", "user"]
+
+
+def test_residue_on_demand_changes_nothing(client, rich):
+    before = file_digest(rich.project_db, rich.user_db)
+    fragment = soup(client.get("/forget/residue/project", headers=HTMX))
+    assert fragment.find("html") is None
+    box = fragment.select_one("#residue-project")
+    assert box.has_attr("hx-disable")
+    assert box.select_one('[data-field="soft_deleted"]').text == "1"
+    assert len(box.select('ul.reviews[data-status="pending"] li pre')) == 2   # evidence shown
+    full = soup(client.get("/forget/residue/user"))
+    assert full.find("html") is not None and full.select_one("#residue-user")
+    assert client.get("/forget/residue/user.json").get_json()["soft_deleted"]["count"] == 0
+    assert file_digest(rich.project_db, rich.user_db) == before
+
+
+def test_wipe_post_without_js_with_htmx_and_json(client, rich):
+    r = client.post("/forget/wipe", data={"confirm": "yes"})
+    assert r.status_code == 303 and "/forget/jobs/" in r.headers["Location"]
+    page = soup(client.get(r.headers["Location"]))
+    assert page.select_one('[data-field="wipe"]').text.startswith("8 memories soft-deleted")
+    assert rich.manager.get_all_entries() == []
+    assert rich.manager.list_review_items()                 # left alone, as agentao does
+    fragment = soup(client.post("/forget/wipe", data={"confirm": "yes"}, headers=HTMX))
+    assert fragment.find("html") is None and fragment.select_one('[data-state="done"]')
+    data = client.post("/forget/wipe", data={"confirm": "yes"}, headers=JSON).get_json()
+    assert data["wipe"]["ok"] and data["wipe"]["memories_cleared"] == 0
+
+
+def test_wipe_needs_confirmation(client, rich):
+    r = client.post("/forget/wipe", data={}, headers=JSON)
+    assert r.status_code == 400 and "Nothing was changed" in r.get_json()["message"]
+    assert len(rich.manager.get_all_entries()) == 8
+
+
+def test_dry_run_then_purge_with_typed_name(client, rich):
+    client.post("/forget/wipe", data={"confirm": "yes"})
+    plan_page = soup(client.get("/forget/plan/project?cat=soft_deleted&cat=events"))
+    rows = plan_page.select("tr.plan-row")
+    assert {r["data-kind"] for r in rows} == {"memory_deleted", "event"}
+    plan = client.get("/forget/plan/project.json?cat=soft_deleted&cat=events").get_json()
+    assert len(plan["rows"]) == len(rows)
+    form = {"cat": ["soft_deleted", "events"], "fingerprint": plan["fingerprint"]}
+    wrong = client.post("/forget/purge/project", data={**form, "confirm": "nope"}, headers=JSON)
+    assert wrong.status_code == 400 and plan["name"] in wrong.get_json()["message"]
+    assert client.get("/forget/plan/project.json?cat=soft_deleted").get_json()["rows"]
+    r = client.post("/forget/purge/project", data={**form, "confirm": plan["name"]})
+    assert r.status_code == 303
+    job = wait(client, r.headers["Location"])
+    assert job["verdict"] == "verified erased"
+    page = soup(client.get(r.headers["Location"]))
+    assert page.select_one('[data-verdict="verified erased"]')
+    assert naive_hits(files_of(rich.project_db), VERSIONS) == []
+
+
+def test_stale_dry_run_is_refused(client, rich):
+    client.post("/forget/wipe", data={"confirm": "yes"})
+    plan = client.get("/forget/plan/project.json?cat=soft_deleted").get_json()
+    rich.save("late", "Saved after the dry run, then deleted.")
+    rich.manager.clear()
+    r = client.post("/forget/purge/project", headers=JSON, data={
+        "cat": "soft_deleted", "fingerprint": plan["fingerprint"], "confirm": plan["name"]})
+    assert r.status_code == 409 and "dry run" in r.get_json()["message"]
+
+
+def test_htmx_purge_polls_and_report_has_no_text(client, rich):
+    client.post("/forget/wipe", data={"confirm": "yes"})
+    plan = client.get("/forget/plan/user.json?cat=everything").get_json()
+    fragment = soup(client.post("/forget/purge/user", headers=HTMX, data={
+        "cat": "everything", "fingerprint": plan["fingerprint"], "confirm": plan["name"]}))
+    box = fragment.select_one(".job")
+    assert box and fragment.find("html") is None
+    if box["data-state"] == "running":
+        assert box["hx-trigger"] == "every 1s"
+    job = wait(client, f"/forget/jobs/{box['data-job']}")
+    assert job["verdict"] == "verified erased"
+    report = client.get(job["report_url"])
+    assert "attachment" in report.headers["Content-Disposition"]
+    body = report.get_data(as_text=True)
+    assert LONG[:20] not in body and "Neovim" not in body and "user_biography" not in body
+    data = report.get_json()
+    assert data["results"][0]["rows"][0]["sha256"] and data["results"][0]["files_scanned"]
+
+
+def test_forget_one_memory_soft_then_purge(client, rich):
+    travel = next(m for m in rich.manager.get_all_entries() if m.title == "travel plan")
+    page = soup(client.get(f"/forget/memory/project/{travel.id}"))
+    assert page.select_one('[data-field="limits"]').text.startswith("The on-disk check")
+    r = client.post(f"/forget/memory/project/{travel.id}", data={"mode": "soft"}, headers=JSON)
+    assert r.get_json()["soft_deleted"] is True
+    assert travel.id not in {m.id for m in rich.manager.get_all_entries()}
+    r = client.post(f"/forget/memory/project/{travel.id}", headers=JSON,
+                    data={"mode": "purge", "confirm": "project"})
+    job = wait(client, r.get_json()["url"])
+    assert job["verdict"] == "verified erased" and job["results"][0]["deleted"]["memory"] == 1
+    assert naive_hits(files_of(rich.project_db), VERSIONS) == []
+
+
+def test_forget_everything_one_report(client, rich):
+    bad = client.post("/forget/everything", data={"confirm": "forget"}, headers=JSON)
+    assert bad.status_code == 400
+    r = client.post("/forget/everything", data={"confirm": "forget everything"}, headers=JSON)
+    assert r.status_code == 202
+    job = wait(client, r.get_json()["url"])
+    assert job["verdict"] == "verified erased"
+    assert {x["store"] for x in job["results"]} == {"project", "user"}
+    assert job["wipe"]["ok"]
+    for db in (rich.project_db, rich.user_db):
+        conn = sqlite3.connect(db)
+        counts = [conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in
+                  ("memories", "memory_review_queue", "session_summaries", "memory_events")]
+        conn.close()
+        assert counts == [0, 0, 0, 0]
+    assert naive_hits(files_of(rich.project_db) + files_of(rich.user_db),
+                      [LONG, *VERSIONS, "Uses Neovim with LazyVim."]) == []
+
+
+def test_read_only_dashboard_refuses_every_forget(rich):
+    client = rich.app(READ_ONLY=True).test_client()
+    before = file_digest(rich.project_db, rich.user_db)
+    assert client.post("/forget/wipe", data={"confirm": "yes"}, headers=JSON).status_code == 403
+    r = client.post("/forget/everything", data={"confirm": "forget everything"})
+    assert r.status_code == 403
+    assert file_digest(rich.project_db, rich.user_db) == before
+
+
+def test_bad_input_is_a_clear_400(client):
+    assert client.get("/forget/plan/project?cat=nonsense").status_code == 400
+    assert client.get("/forget/plan/nowhere?cat=summaries").status_code == 404
+    r = client.post("/forget/memory/project/abc", data={"mode": "shred"}, headers=JSON)
+    assert r.status_code == 400 and "mode" in r.get_json()["message"]
+    assert client.get("/forget/jobs/unknown.json").status_code == 404
+
+
+def test_long_purge_shows_progress_and_page_stays_responsive(client, rich, monkeypatch):
+    import threading
+    from dashboard.store import purge as purge_sql
+    release, real = threading.Event(), purge_sql._vacuum
+    monkeypatch.setattr(purge_sql, "_vacuum", lambda conn: (release.wait(10), real(conn)))
+    client.post("/forget/wipe", data={"confirm": "yes"})
+    plan = client.get("/forget/plan/project.json?cat=soft_deleted").get_json()
+    try:
+        r = client.post("/forget/purge/project", headers=HTMX, data={
+            "cat": "soft_deleted", "fingerprint": plan["fingerprint"], "confirm": plan["name"]})
+        box = soup(r).select_one(".job")
+        assert box["data-state"] == "running" and box["hx-trigger"] == "every 1s"
+        polled = soup(client.get(f"/forget/jobs/{box['data-job']}", headers=HTMX)).select_one(".job")
+        assert polled["data-state"] == "running" and "Working" in polled.text
+        assert client.get("/forget/residue/user.json").status_code == 200   # still answering
+        again = client.post("/forget/purge/project", headers=JSON, data={
+            "cat": "soft_deleted", "fingerprint": plan["fingerprint"], "confirm": plan["name"]})
+        assert again.status_code == 409 and "already running" in again.get_json()["message"]
+    finally:
+        release.set()
+    assert wait(client, f"/forget/jobs/{box['data-job']}")["verdict"] == "verified erased"
+    done = soup(client.get(f"/forget/jobs/{box['data-job']}", headers=HTMX)).select_one(".job")
+    assert not done.has_attr("hx-trigger")
+
+
+def test_templates_have_no_inline_script(client):
+    for url in ("/forget", "/forget/residue/project", "/forget/plan/project?cat=everything"):
+        page = soup(client.get(url))
+        assert not [s for s in page.find_all("script") if not s.get("src")]
+        assert not [t for t in page.find_all(True) if any(a.startswith("on") for a in t.attrs)]
