@@ -179,3 +179,16 @@ def test_wildcard_and_unicode_search_matches_agentao(seeded, q):
     client = seeded.app().test_client()
     ours = {m["id"] for m in client.get("/memories.json", query_string={"q": q}).get_json()["items"]}
     assert ours == {m.id for m in seeded.manager.search(q)}
+
+
+@pytest.mark.parametrize("q", ["5", "nu", "[", "a", "x"])
+def test_search_on_rows_with_non_string_json_matches_agentao(seeded, q):
+    import sqlite3
+    row = seeded.save("odd tags", "plain text", ["x"])
+    conn = sqlite3.connect(seeded.project_db)
+    conn.execute("""UPDATE memories SET tags_json = '[5, null, ["a"], true]' WHERE id = ?""", (row.id,))
+    conn.commit()
+    conn.close()
+    client = seeded.app().test_client()
+    ours = {m["id"] for m in client.get("/memories.json", query_string={"q": q}).get_json()["items"]}
+    assert ours == {m.id for m in seeded.manager.search(q)}

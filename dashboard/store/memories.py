@@ -67,10 +67,11 @@ def _where(f: MemoryFilters) -> tuple[str, list]:
         # mirror) is a superset; the exact predicate decides.
         pattern = f"%{f.q.lower()}%"
         clauses.append(
-            "m.rid IN (SELECT rid FROM hits) AND (LOWER(m.title) LIKE ? OR LOWER(m.content) LIKE ?"
-            " OR LOWER(m.key_normalized) LIKE ?"
+            "(m.rid IN (SELECT rid FROM hits WHERE exact = 1) OR"
+            " (m.rid IN (SELECT rid FROM hits WHERE exact = 0) AND (LOWER(m.title) LIKE ?"
+            " OR LOWER(m.content) LIKE ? OR LOWER(m.key_normalized) LIKE ?"
             f" OR EXISTS (SELECT 1 FROM {_TAGS} t WHERE LOWER(t.value) LIKE ?)"
-            f" OR EXISTS (SELECT 1 FROM {_KEYWORDS} k WHERE LOWER(k.value) LIKE ?))")
+            f" OR EXISTS (SELECT 1 FROM {_KEYWORDS} k WHERE LOWER(k.value) LIKE ?))))")
         args.extend([pattern] * 5)
     return (" WHERE " + " AND ".join(clauses)) if clauses else "", args
 

@@ -40,7 +40,7 @@ _DDL = ["CREATE TABLE memories (rid INTEGER PRIMARY KEY, store TEXT NOT NULL, li
         f" {', '.join(COLUMNS)}, UNIQUE (store, id))",
         "CREATE TABLE tags (rid INTEGER NOT NULL, tag TEXT NOT NULL)",
         "CREATE INDEX t_tag ON tags(tag, rid)", "CREATE INDEX t_rid ON tags(rid)",
-        "CREATE TEMP TABLE hits (rid INTEGER PRIMARY KEY)"]
+        "CREATE TEMP TABLE hits (rid INTEGER PRIMARY KEY, exact INTEGER NOT NULL)"]
 # (live, column, store, id): serves "live rows ordered by column" without a sort;
 # (column, store, id): the same with soft-deleted rows included.
 for _col in SORT_COLUMNS:
@@ -52,33 +52,50 @@ for _col in ("source", "confidence"):
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
-def _json_values(raw) -> list[str]:
+def _json_values(raw) -> tuple[list[str], bool]:
+    """String elements of a JSON array column, and whether that is all it held.
+
+    agentao writes arrays of strings.  Anything else (numbers, nulls, nested
+    values, text that is not JSON) is rendered differently by SQLite's
+    json_each than by Python, so such rows are marked "odd" and always left to
+    the exact SQL predicate.
+    """
     try:
         value = json.loads(raw)
     except (TypeError, ValueError):
-        return []
+        return [], False
     if not isinstance(value, list):
-        return []
-    return [v if isinstance(v, str) else json.dumps(v) for v in value]
+        return [], False
+    strings = [v for v in value if isinstance(v, str)]
+    return strings, len(strings) == len(value)
 
 
-def haystack(row) -> str:
-    """The fields /memory search looks at, lower-cased as SQLite's LOWER does (ASCII only)."""
-    parts = [row["title"] or "", row["content"] or "", row["key_normalized"] or "",
-             *_json_values(row["tags_json"]), *_json_values(row["keywords_json"])]
-    return "\n".join(parts).translate(_ASCII_LOWER)
+def haystack(row) -> tuple[str, bool]:
+    """The fields /memory search looks at, lower-cased as SQLite's LOWER does (ASCII only),
+    joined by newlines; and whether the row is plain (see ``_json_values``)."""
+    tags, plain_tags = _json_values(row["tags_json"])
+    keywords, plain_keywords = _json_values(row["keywords_json"])
+    parts = [row["title"] or "", row["content"] or "", row["key_normalized"] or "", *tags, *keywords]
+    return "\n".join(parts).translate(_ASCII_LOWER), plain_tags and plain_keywords
 
 
 def like_matcher(query: str):
-    """A superset test for ``LOWER(field) LIKE '%' || query.lower() || '%'`` on a haystack."""
+    """A test on a haystack for ``LOWER(field) LIKE '%' || query.lower() || '%'``.
+
+    Returns ``(test, exact)``.  A query with no wildcard and no newline is a
+    plain substring test, exactly agentao's predicate on a plain row: LIKE folds
+    ASCII case only, the haystack is ASCII-folded, the needle is lower-cased,
+    and a needle without a newline cannot span two fields.  Wildcards give a
+    regex that may also match across fields: a superset, checked in SQL.
+    """
     needle = query.lower()
-    if "%" not in needle and "_" not in needle:
-        return lambda hay: needle in hay
+    if "%" not in needle and "_" not in needle and "\n" not in needle:
+        return (lambda hay: needle in hay), True
     # LIKE is ASCII-case-insensitive; the haystack is already folded, and so is
     # the needle's ASCII part, so a plain regex of the wildcards suffices.
     rx = re.compile("".join(".*" if ch == "%" else "." if ch == "_" else re.escape(ch)
                             for ch in needle), re.S)
-    return lambda hay: rx.search(hay) is not None
+    return (lambda hay: rx.search(hay) is not None), False
 
 
 def _signature(ref: StoreRef):
@@ -128,12 +145,18 @@ class Mirror:
         return self._conn
 
     def mark_hits(self, query: str) -> None:
-        """Fill the temp table ``hits`` with rows whose haystack may match ``query``."""
-        match = like_matcher(query)
+        """Fill the temp table ``hits`` with rows that may match ``query``.
+
+        ``exact = 1`` rows match agentao's search for certain; ``exact = 0``
+        rows still need the SQL predicate (see ``like_matcher``).  Odd rows
+        are always candidates.
+        """
+        match, exact = like_matcher(query)
         with self._conn:
             self._conn.execute("DELETE FROM hits")
-            self._conn.executemany("INSERT INTO hits VALUES (?)",
-                                   ((rid,) for rid, hay in self._hay.items() if match(hay)))
+            self._conn.executemany("INSERT INTO hits VALUES (?, ?)", (
+                (rid, int(exact and plain)) for rid, (hay, plain) in self._hay.items()
+                if not plain or match(hay)))
 
     def _drop(self, key: str) -> None:
         with self._conn:
@@ -185,7 +208,7 @@ class Mirror:
             records, tags = [], []
             for rid, row in enumerate(rows, start):
                 records.append((rid, key, int(row["deleted_at"] is None), *tuple(row)))
-                tags.extend((rid, t.translate(_ASCII_LOWER)) for t in _json_values(row["tags_json"]))
+                tags.extend((rid, t.translate(_ASCII_LOWER)) for t in _json_values(row["tags_json"])[0])
                 self._hay[rid] = haystack(row)
             c.executemany(f"INSERT INTO memories (rid, store, live, {', '.join(COLUMNS)}) VALUES"
                           f" ({', '.join('?' * (len(COLUMNS) + 3))})", records)
