@@ -14,6 +14,9 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import threading
+import time
+from collections import OrderedDict
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, TypeVar
@@ -25,6 +28,7 @@ SUPPORTED_SCHEMA = "3"
 REQUIRED_TABLES = ("schema_meta", "memories", "session_summaries", "memory_events",
                    "memory_review_queue")
 BUSY_TIMEOUT_S = 2.0
+READ_ATTEMPTS = 6
 
 
 class StoreProblem(Exception):
@@ -69,6 +73,20 @@ def _wal(path: Path) -> Path:
     return Path(str(path) + "-wal")
 
 
+def _signature(path: Path) -> tuple:
+    """(has -wal, size, mtime, inode): what an agent write changes."""
+    try:
+        st = path.stat()
+    except OSError:
+        return (_wal(path).exists(), None, None, None)
+    return (_wal(path).exists(), st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+def _moved(files: dict, quiet: dict, before: dict) -> bool:
+    """Whether a lock-free (immutable) read may have seen a file change under it."""
+    return any(quiet[a] and _signature(p) != before[a] for a, p in files.items())
+
+
 def read(path: Path, fn: Callable[[sqlite3.Connection], T],
          attach: dict[str, Path] | None = None) -> T:
     """Run ``fn(conn)`` on a read-only connection to ``path`` without changing any file.
@@ -81,8 +99,15 @@ def read(path: Path, fn: Callable[[sqlite3.Connection], T],
     for p in files.values():
         if not p.is_file():
             raise StoreProblem("missing", f"{p} does not exist.")
-    for attempt in range(2):
-        quiet = {alias: (attempt == 0 and not _wal(p).exists()) for alias, p in files.items()}
+    for attempt in range(READ_ATTEMPTS):
+        if attempt:
+            time.sleep(0.005 * attempt)  # let the agent finish its checkpoint
+        # immutable=1 takes no locks, so it is only trusted if nothing touched the
+        # file meanwhile: no -wal appeared and the file's size/mtime stayed put.
+        # (An agent save can open, commit, checkpoint into the main file and
+        # delete its -wal entirely within one of our reads.)
+        before = {alias: _signature(p) for alias, p in files.items()}
+        quiet = {alias: not before[alias][0] for alias in files}
         current = None
         try:
             conn = sqlite3.connect(_uri(files["main"], quiet["main"]), uri=True,
@@ -99,10 +124,10 @@ def read(path: Path, fn: Callable[[sqlite3.Connection], T],
             finally:
                 conn.close()
         except (sqlite3.Error, OSError) as exc:
-            if any(q and _wal(files[a]).exists() for a, q in quiet.items()):
-                continue  # the agent opened a file under us; re-read through its WAL
+            if _moved(files, quiet, before):
+                continue  # a torn read while the agent wrote, not damage: read again
             raise describe_error(current or files["main"], exc) from exc
-        if any(q and _wal(files[a]).exists() for a, q in quiet.items()):
+        if _moved(files, quiet, before):
             continue
         return result
     raise StoreProblem("locked", f"{path} kept changing while it was read; try again.")
@@ -175,12 +200,46 @@ def _check_schema(conn: sqlite3.Connection, path: Path) -> None:
                            f"not {SUPPORTED_SCHEMA}; it is shown read-only and nothing was changed.")
 
 
+_HEADER_FDS: "OrderedDict[str, tuple[tuple[int, int], int]]" = OrderedDict()
+_HEADER_LOCK = threading.Lock()
+_HEADER_FDS_MAX = 32  # a server shows two stores; tests make many short-lived ones
+
+
+def read_header(path: Path, size: int = 100) -> bytes:
+    """The first ``size`` bytes of a store, read without closing a descriptor in use.
+
+    Closing *any* descriptor of a SQLite file drops every POSIX lock this
+    process holds on it, including the read locks of connections in other
+    threads (sqlite.org "How To Corrupt An SQLite Database File", 2.2).  The
+    agent then believes it is alone, checkpoints and deletes its -wal under
+    our readers, and they report a damaged file.  So one descriptor per file
+    stays open; it is closed only once its path names another file, or when
+    more than a few dozen files have been looked at (long gone test files).
+    """
+    st = os.stat(path)
+    key = (st.st_dev, st.st_ino)
+    with _HEADER_LOCK:
+        entry = _HEADER_FDS.pop(str(path), None)
+        if entry is not None and entry[0] != key:
+            os.close(entry[1])
+            entry = None
+        if entry is None:
+            entry = (key, os.open(path, os.O_RDONLY))
+        _HEADER_FDS[str(path)] = entry
+        while len(_HEADER_FDS) > _HEADER_FDS_MAX:
+            os.close(_HEADER_FDS.popitem(last=False)[1][1])
+        return os.pread(entry[1], size, 0)
+
+
 def side_files(path: Path) -> dict[str, int | None]:
     """Sizes of the SQLite side files beside ``path`` (None = absent)."""
     out = {}
     for suffix in ("-wal", "-shm", "-journal"):
         p = Path(str(path) + suffix)
-        out[suffix] = p.stat().st_size if p.exists() else None
+        try:
+            out[suffix] = p.stat().st_size
+        except FileNotFoundError:  # absent, or the agent removed it just now
+            out[suffix] = None
     return out
 
 

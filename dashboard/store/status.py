@@ -5,7 +5,8 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass, field
 
-from .connection import REQUIRED_TABLES, SUPPORTED_SCHEMA, StoreProblem, folder_writable, read, side_files
+from .connection import (REQUIRED_TABLES, SUPPORTED_SCHEMA, StoreProblem, folder_writable, read,
+                         read_header, side_files)
 from .registry import StoreRef
 
 _JOURNAL_BY_HEADER = {1: "delete (rollback journal)", 2: "wal"}
@@ -53,8 +54,7 @@ class StoreStatus:
 
 
 def _journal_mode(path) -> str:
-    with open(path, "rb") as fh:
-        header = fh.read(100)
+    header = read_header(path)  # never open()/close() a store: see read_header
     if len(header) < 100 or not header.startswith(b"SQLite format 3\x00"):
         return "unknown"
     return _JOURNAL_BY_HEADER.get(header[18], f"unknown ({header[18]})")

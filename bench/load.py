@@ -1,0 +1,234 @@
+"""Load: the real server under concurrent clients while a real agentao process writes.
+
+Starts the dashboard through its command line (waitress, 127.0.0.1, port 0;
+the printed URL gives the port and the token), over a project store of N
+memories (schema created by agentao itself, rows bulk-inserted with raw
+sqlite3) and a user store.  A separate process runs agentao's MemoryManager
+and saves memories in a loop into both files for the whole run.  Meanwhile
+C client threads (http.client, one keep-alive connection each, the token
+cookie from the start-up exchange) share a fixed number of requests over
+the screens.  Prints requests/s, p50/p99 latency, the error count, and
+checks that every save agentao reported is in the files afterwards.
+
+Bounded: a fixed request count, a wall-clock limit, loopback only.
+
+    python bench/load.py                      # quick: 10,000 memories, 400 requests
+    python bench/load.py --memories 100000 --requests 2000   # the issue's goal
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import random
+import re
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+WORDS = ("python uv pytest deploy docker redis postgres cache auth token api schema migrate "
+         "logging review release branch linter format ruff mypy build wheel").split()
+TYPES = ["note", "project_fact", "workflow", "decision", "constraint"]
+
+AGENT = textwrap.dedent("""
+    import sys, time
+    from pathlib import Path
+    from agentao.memory import MemoryManager, SQLiteMemoryStore
+    from agentao.memory.models import SaveMemoryRequest
+    project, user, stop, limit = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]), int(sys.argv[4])
+    manager = MemoryManager(SQLiteMemoryStore.open(project), SQLiteMemoryStore.open(user))
+    saved = failed = 0
+    print("ready", flush=True)
+    while not stop.exists() and saved + failed < limit:
+        i = saved + failed
+        try:
+            manager.upsert(SaveMemoryRequest(key=f"bench agent {i}", value=f"written by the agent, #{i}",
+                                             tags=["bench"], scope="user" if i % 5 == 0 else "project"))
+            saved += 1
+        except Exception as exc:
+            failed += 1
+            print(f"save {i} failed: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+    print(f"saved {saved} failed {failed}", flush=True)
+""")
+
+
+def build(path: Path, n: int, scope: str, seed: int) -> list[str]:
+    """agentao creates the schema; raw executemany fills it. Returns some ids."""
+    from agentao.memory import SQLiteMemoryStore
+    from dashboard import contract
+    SQLiteMemoryStore.open(path)
+    rnd = random.Random(seed)
+    rows = []
+    for i in range(n):
+        words = rnd.sample(WORDS, 6)
+        key = f"{words[0]} {words[1]} {scope} {i}"
+        content = " ".join(rnd.choices(WORDS, k=25)) + f" see src/{words[2]}/mod{i % 97}.py"
+        tags = [words[3], words[4]]
+        ts = f"2026-{1 + i % 11:02d}-{1 + i % 28:02d}T{i % 24:02d}:{i % 60:02d}:{i % 59:02d}"
+        rows.append((f"{seed:x}{i:07x}", scope, rnd.choice(TYPES), contract.normalize_key(key),
+                     key, content, json.dumps(tags),
+                     json.dumps(contract.extract_keywords(key, tags, content)),
+                     "explicit", "explicit_user", "normal", ts, ts, ts if i % 10 == 0 else None))
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("BEGIN")
+    conn.executemany("INSERT INTO memories (id, scope, type, key_normalized, title, content, "
+                     "tags_json, keywords_json, source, confidence, sensitivity, created_at, "
+                     "updated_at, deleted_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+    conn.execute("COMMIT")
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    return [r[0] for r in rows if r[13] is None][:: max(1, n // 50)]
+
+
+def start_server(project: Path, user_db: Path, threads: int):
+    proc = subprocess.Popen([sys.executable, "-m", "dashboard", "--project", str(project),
+                             "--user-db", str(user_db), "--host", "127.0.0.1", "--port", "0",
+                             "--threads", str(threads)], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=open(project.parent / "server.log", "w"), text=True)
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        line = proc.stdout.readline()
+        m = re.search(r"http://127\.0\.0\.1:(\d+)/\?token=(\S+)", line)
+        if m:
+            return proc, int(m.group(1)), m.group(2)
+        if proc.poll() is not None:
+            break
+    proc.kill()
+    sys.exit(f"the server did not start; see {project.parent / 'server.log'}")
+
+
+def login(port: int, token: str) -> str:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    conn.request("GET", f"/overview?token={token}")
+    r = conn.getresponse()
+    r.read()
+    conn.close()
+    assert r.status == 303, r.status
+    return r.getheader("Set-Cookie").split(";")[0]
+
+
+def _message(body: bytes) -> str:
+    text = body.decode("utf-8", "replace")
+    m = re.search(r'class="error-message">([^<]*)<|"message": ?"([^"]*)"', text)
+    return (m.group(1) or m.group(2)) if m else text[:120]
+
+
+def client(port, cookie, urls, results, deadline):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    while time.time() < deadline:
+        try:
+            url = urls.pop()
+        except IndexError:
+            break
+        t = time.perf_counter()
+        try:
+            conn.request("GET", url, headers={"Cookie": cookie})
+            r = conn.getresponse()
+            body = r.read()
+            ok = r.status == 200 and (not url.endswith(".json") or json.loads(body) is not None)
+            results.append((time.perf_counter() - t, url, 200 if ok else
+                            f"{r.status} {_message(body)}"))
+        except (OSError, http.client.HTTPException, ValueError) as exc:
+            results.append((time.perf_counter() - t, url, type(exc).__name__))
+            conn.close()
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    conn.close()
+
+
+def pct(values, q):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * len(values)))] if values else float("nan")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--memories", type=int, default=10_000, help="project store rows (goal: 100000)")
+    ap.add_argument("--requests", type=int, default=400)
+    ap.add_argument("--clients", type=int, default=16)
+    ap.add_argument("--threads", type=int, default=8, help="waitress worker threads")
+    ap.add_argument("--max-seconds", type=float, default=300)
+    ap.add_argument("--agent-saves", type=int, default=5000, help="upper bound on agent saves")
+    args = ap.parse_args()
+
+    root = Path(tempfile.mkdtemp(prefix="bench-load-"))
+    project, user_db = root / "project", root / "home" / ".agentao" / "memory.db"
+    project_db = project / ".agentao" / "memory.db"
+    t0 = time.perf_counter()
+    ids = build(project_db, args.memories, "project", 1)
+    build(user_db, max(1, args.memories // 10), "user", 2)
+    print(f"built {args.memories:,} project + {max(1, args.memories // 10):,} user memories "
+          f"in {time.perf_counter() - t0:.1f} s ({root})")
+
+    server, port, token = start_server(project, user_db, args.threads)
+    stop = root / "stop"
+    agent = subprocess.Popen([sys.executable, "-c", AGENT, str(project_db), str(user_db),
+                              str(stop), str(args.agent_saves)], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    try:
+        assert agent.stdout.readline().strip() == "ready"
+        cookie = login(port, token)
+        rnd = random.Random(7)
+        pages = ["/overview", "/overview.json", "/memories", "/memories.json?page=3",
+                 "/memories?q=deploy", "/memories?type=workflow&sort=title&order=asc",
+                 "/memories.json?tag=redis", "/summaries", "/reviews", "/reviews.json"]
+        urls = [rnd.choice(pages) if i % 4 else f"/memories/project/{rnd.choice(ids)}"
+                for i in range(args.requests)]
+        results: list = []
+        deadline = time.time() + args.max_seconds
+        workers = [threading.Thread(target=client, args=(port, cookie, urls, results, deadline))
+                   for _ in range(args.clients)]
+        started = time.perf_counter()
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+        elapsed = time.perf_counter() - started
+    finally:
+        stop.touch()
+        agent_out, agent_err = agent.communicate(timeout=120)
+        server.terminate()
+        server.wait(timeout=30)
+
+    m = re.search(r"saved (\d+) failed (\d+)", agent_out)
+    saved, failed = (int(m.group(1)), int(m.group(2))) if m else (0, -1)
+    counts = [sqlite3.connect(db).execute(
+        "SELECT COUNT(*) FROM memories WHERE key_normalized LIKE 'bench_agent_%' "
+        "AND deleted_at IS NULL").fetchone()[0] for db in (project_db, user_db)]
+    errors = [r for r in results if r[2] != 200]
+    times = [r[0] * 1000 for r in results if r[2] == 200]
+    print(f"{len(results)} requests by {args.clients} clients in {elapsed:.1f} s: "
+          f"{len(results) / elapsed:.1f} requests/s")
+    print(f"latency p50 {pct(times, .5):.0f} ms, p99 {pct(times, .99):.0f} ms, "
+          f"max {max(times, default=0):.0f} ms")
+    by_page: dict = {}
+    for dt, url, status in results:
+        by_page.setdefault(url.split("?")[0] if not url.startswith("/memories/") else
+                           "/memories/<store>/<id>", []).append(dt * 1000)
+    for page, values in sorted(by_page.items()):
+        print(f"  {page:<26} n={len(values):<5} p50 {pct(values, .5):6.0f} ms  "
+              f"p99 {pct(values, .99):6.0f} ms")
+    print(f"errors: {len(errors)}" + (f" e.g. {errors[:3]}" if errors else ""))
+    lost = saved - sum(counts)
+    print(f"agent saves during the run: {saved} ok, {failed} failed; rows found afterwards: "
+          f"{sum(counts)} -> lost agent writes: {lost}")
+    if errors:
+        print(f"server log: {root / 'server.log'}")
+    if agent_err.strip():
+        print("agent stderr:", agent_err.strip()[:500])
+    missing = len(results) < args.requests
+    if missing:
+        print(f"stopped by --max-seconds after {len(results)} of {args.requests} requests")
+    return 0 if not errors and lost == 0 and failed == 0 and not missing else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
