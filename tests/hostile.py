@@ -72,10 +72,11 @@ def plant(agent) -> dict:
         conn.execute("UPDATE memories SET type = ?, source = ? WHERE key_normalized = 'raw_json'",
                      (HOSTILE["hx_get"], HOSTILE["img_onerror"]))
     conn.close()
-    ids = sqlite3.connect(agent.project_db).execute(
-        "SELECT id, key_normalized FROM memories WHERE key_normalized IN ('raw_bytes', 'raw_json')")
-    for memory_id, key in ids:
+    conn = sqlite3.connect(agent.project_db)
+    for memory_id, key in conn.execute("SELECT id, key_normalized FROM memories "
+                                       "WHERE key_normalized IN ('raw_bytes', 'raw_json')"):
         planted[key] = ("project", memory_id)
+    conn.close()  # an open connection would keep a -wal beside the file
     return planted
 
 

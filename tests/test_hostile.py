@@ -40,12 +40,14 @@ def app(corpus):
 
 def fill(app, agent, planted) -> list[str]:
     """Every GET URL: list pages once, detail pages once per planted memory."""
-    items = sqlite3.connect(agent.project_db).execute(
-        "SELECT id FROM memory_review_queue").fetchall()
+    conn = sqlite3.connect(agent.project_db)
+    items = conn.execute("SELECT id FROM memory_review_queue").fetchall()
+    conn.close()
     urls = set()
     for store, memory_id in planted.values():
-        urls.update(get_routes(app, {"store": store, "memory_id": memory_id,
-                                     "item_id": items[0][0], "filename": "app.css"}))
+        urls.update(get_routes(app, {"store": store, "key": store, "memory_id": memory_id,
+                                     "item_id": items[0][0], "job_id": "0" * 12,
+                                     "filename": "app.css"}))
     return sorted(u for u in urls if not u.startswith("/static/"))
 
 

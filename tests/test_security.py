@@ -23,7 +23,8 @@ def get_urls(app, seeded) -> list[str]:
     """One URL per GET route, arguments filled from the seeded stores."""
     from hostile import get_routes
     memory = seeded.manager.search("uv")[0]
-    return sorted(set(get_routes(app, {"store": "project", "memory_id": memory.id,
+    return sorted(set(get_routes(app, {"store": "project", "key": "project",
+                                       "memory_id": memory.id, "job_id": "0" * 12,
                                        "filename": "app.css"})))
 
 
