@@ -49,8 +49,10 @@ class MemoryPage:
         return max(1, -(-self.total // self.per_page))
 
 
-def _where(f: MemoryFilters) -> tuple[str, list]:
-    clauses, args = [], []
+def _where(f: MemoryFilters, labels: dict[str, str]) -> tuple[str, list]:
+    # The copy may still hold files no longer shown (a project switch); keep to these.
+    clauses = [f"m.store IN ({', '.join('?' * len(labels))})"]
+    args: list = list(labels)
     if not f.include_deleted:
         clauses.append("m.live = 1")
     for column in ("scope", "type", "source", "confidence"):
@@ -73,7 +75,7 @@ def _where(f: MemoryFilters) -> tuple[str, list]:
             f" OR EXISTS (SELECT 1 FROM {_TAGS} t WHERE LOWER(t.value) LIKE ?)"
             f" OR EXISTS (SELECT 1 FROM {_KEYWORDS} k WHERE LOWER(k.value) LIKE ?))))")
         args.extend([pattern] * 5)
-    return (" WHERE " + " AND ".join(clauses)) if clauses else "", args
+    return " WHERE " + " AND ".join(clauses), args
 
 
 def list_memories(refs: list[StoreRef], f: MemoryFilters, mirror: Mirror) -> MemoryPage:
@@ -85,11 +87,11 @@ def list_memories(refs: list[StoreRef], f: MemoryFilters, mirror: Mirror) -> Mem
     """
     order = "DESC" if f.descending else "ASC"
     column = SORTS[f.sort]
-    where, args = _where(f)
 
-    def run(m: Mirror, keys):
-        if not keys:
+    def run(m: Mirror, labels):
+        if not labels:
             return 0, []
+        where, args = _where(f, labels)
         if f.q:
             m.mark_hits(f.q)
         conn = m.conn
@@ -100,7 +102,7 @@ def list_memories(refs: list[StoreRef], f: MemoryFilters, mirror: Mirror) -> Mem
             f" m.id {order} LIMIT ? OFFSET ?", args + [f.per_page, (f.page - 1) * f.per_page])]
         found = {r["rid"]: r for r in conn.execute(
             f"SELECT * FROM memories WHERE rid IN ({', '.join('?' * len(rids))})", rids)}
-        return total, [rows.memory(found[rid], found[rid]["store"]) for rid in rids]
+        return total, [rows.memory(found[rid], labels[found[rid]["store"]]) for rid in rids]
 
     (total, items), problems = mirror.query(refs, run)
     return MemoryPage(items=items, total=total, page=f.page, per_page=f.per_page,
@@ -129,7 +131,8 @@ def distinct_values(refs: list[StoreRef], column: str, mirror: Mirror) -> list[s
     if column not in ("type", "source", "confidence"):
         raise ValueError(column)
 
-    def run(m: Mirror, keys):
+    def run(m: Mirror, labels):
         return [r[0] for r in m.conn.execute(
-            f"SELECT DISTINCT {column} FROM memories WHERE live = 1 ORDER BY 1")] if keys else []
+            f"SELECT DISTINCT {column} FROM memories WHERE live = 1"
+            f" AND store IN ({', '.join('?' * len(labels))}) ORDER BY 1", list(labels))]
     return mirror.query(refs, run)[0]

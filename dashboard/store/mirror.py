@@ -123,11 +123,13 @@ class Mirror:
         self._hay: dict[int, str] = {}
 
     def query(self, refs: list[StoreRef], fn) -> tuple[object, dict[str, StoreProblem]]:
-        """Bring the copy up to date for ``refs`` and run ``fn(self, keys)`` under the lock.
+        """Bring the copy up to date for ``refs`` and run ``fn(self, labels)`` under the lock.
 
-        ``keys`` are the stores that could be read; a store whose rows cannot be
-        read (damaged page, lock) is left out and its problem returned, so the
-        other store keeps working.
+        Rows are held per file (the ``store`` column is the file's path, so a
+        project switch can never mix two files); ``labels`` maps each readable
+        file's path to its store key.  A store whose rows cannot be read (damaged
+        page, lock) is left out and its problem returned, keyed by store key, so
+        the other store keeps working.
         """
         problems: dict[str, StoreProblem] = {}
         with self._lock:
@@ -135,17 +137,15 @@ class Mirror:
                 try:
                     self._refresh(ref)
                 except StoreProblem as problem:
-                    self._drop(ref.key)
+                    self._drop(str(ref.path))
                     problems[ref.key] = problem
-            keys = [r.key for r in refs if r.key not in problems]
-            for stale in set(self._seen) - set(keys):
-                self._drop(stale)
+            labels = {str(r.path): r.key for r in refs if r.key not in problems}
             if not self._indexed:
                 with self._conn:
                     for statement in _DDL:
                         self._conn.execute(statement)
                 self._indexed = True
-            return fn(self, keys), problems
+            return fn(self, labels), problems
 
     @property
     def conn(self) -> sqlite3.Connection:
@@ -175,11 +175,12 @@ class Mirror:
         self._seen.pop(key, None)
 
     def _refresh(self, ref: StoreRef) -> None:
+        ident = str(ref.path)
         sig = _signature(ref)
-        if self._seen.get(ref.key) == sig:
+        if self._seen.get(ident) == sig:
             return
         mark = self._conn.execute("SELECT MAX(updated_at) FROM memories WHERE store = ?",
-                                  (ref.key,)).fetchone()[0]
+                                  (ident,)).fetchone()[0]
         select = f"SELECT {', '.join(COLUMNS)} FROM memories"
 
         def load(conn):
@@ -189,13 +190,13 @@ class Mirror:
             return total, conn.execute(select + " WHERE updated_at >= ?", (mark,)).fetchall()
 
         total, rows = read(ref.path, load)
-        self._upsert(ref.key, rows)
+        self._upsert(ident, rows)
         held = self._conn.execute("SELECT COUNT(*) FROM memories WHERE store = ?",
-                                  (ref.key,)).fetchone()[0]
+                                  (ident,)).fetchone()[0]
         if held != total:
-            self._drop(ref.key)
-            self._upsert(ref.key, read(ref.path, lambda conn: conn.execute(select).fetchall()))
-        self._seen[ref.key] = sig
+            self._drop(ident)
+            self._upsert(ident, read(ref.path, lambda conn: conn.execute(select).fetchall()))
+        self._seen[ident] = sig
 
     def _upsert(self, key: str, rows) -> None:
         c = self._conn
