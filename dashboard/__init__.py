@@ -10,7 +10,7 @@ from flask import Flask
 PACKAGE_ROOT = Path(__file__).resolve().parent
 
 DEFAULTS = {
-    "PROJECT_DIR": None,        # agentao project folder; None = current directory
+    "PROJECT_DIR": None,        # agentao project folder, or a list of them; None = current directory
     "USER_DB": "default",       # path of the user store; None = no user store
     "READ_ONLY": False,         # refuse every write, whatever the files allow
     "MAX_CONTENT_LENGTH": 1024 * 1024,
@@ -22,20 +22,23 @@ DEFAULTS = {
 def create_app(config: dict | None = None) -> Flask:
     """Build the dashboard app.  Importing this package opens no file; this does neither."""
     from . import errors, security, web
-    from .store import build_refs, default_user_db
+    from .store import default_user_db
+    from .store.registry import Workspace
     from .views import ALL_BLUEPRINTS
 
     app = Flask(__name__, template_folder=str(_asset_dir("templates")),
                 static_folder=str(_asset_dir("static")))
     app.config.from_mapping(DEFAULTS)
     app.config.update(config or {})
-    project_dir = Path(app.config["PROJECT_DIR"] or os.getcwd())
+    projects = app.config["PROJECT_DIR"] or os.getcwd()
+    if isinstance(projects, (str, os.PathLike)):
+        projects = [projects]
     user_db = app.config["USER_DB"]
     if user_db == "default":
         user_db = default_user_db()
-    app.config["PROJECT_DIR"] = project_dir
+    app.config["PROJECT_DIR"] = Path(projects[0])
     app.config["USER_DB"] = None if user_db is None else Path(user_db)
-    app.extensions["memory_stores"] = build_refs(project_dir, app.config["USER_DB"])
+    app.extensions["workspace"] = Workspace(tuple(Path(p) for p in projects), app.config["USER_DB"])
 
     security.init_app(app)
     web.init_app(app)

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from .store import default_user_db
+from .store.registry import scan_projects
 
 DEFAULT_PORT = 8765
 TOKEN_ENV = "AGENTAO_DASHBOARD_TOKEN"
@@ -19,9 +20,11 @@ def build_parser() -> argparse.ArgumentParser:
         prog="agentao-memory-dashboard",
         description="Local web dashboard over agentao's memory databases "
                     "(<project>/.agentao/memory.db and ~/.agentao/memory.db).")
-    p.add_argument("--project", metavar="DIR", default=None,
-                   help="agentao project folder (default: the current directory); "
-                        "its store is DIR/.agentao/memory.db")
+    p.add_argument("--project", metavar="DIR", action="append", default=[],
+                   help="agentao project folder (default: the current directory); its store is "
+                        "DIR/.agentao/memory.db. Repeat to show several projects")
+    p.add_argument("--scan", metavar="DIR", action="append", default=[],
+                   help="add every project below DIR that has a .agentao/memory.db (repeatable)")
     users = p.add_mutually_exclusive_group()
     users.add_argument("--user-db", metavar="PATH", default=None,
                        help=f"user store (default: {default_user_db()})")
@@ -49,17 +52,29 @@ def config_from_args(args: argparse.Namespace, parser: argparse.ArgumentParser) 
         from .demo import build_demo
         project_dir, user_db = build_demo()
         print(f"Demo data: {project_dir.parent}", flush=True)
-        return {"PROJECT_DIR": project_dir, "USER_DB": None if args.no_user_db else user_db,
+        projects = [project_dir] + sorted(p for p in project_dir.parent.iterdir()
+                                          if p.is_dir() and p not in (project_dir, user_db.parent.parent)
+                                          and (p / ".agentao").is_dir())
+        return {"PROJECT_DIR": projects, "USER_DB": None if args.no_user_db else user_db,
                 "READ_ONLY": args.read_only}
-    project_dir = Path(args.project) if args.project else Path.cwd()
-    if not project_dir.is_dir():
-        parser.exit(2, f"agentao-memory-dashboard: error: project folder {project_dir} does not exist\n")
+    projects = [Path(p) for p in args.project]
+    for project_dir in projects:
+        if not project_dir.is_dir():
+            parser.exit(2, f"agentao-memory-dashboard: error: project folder {project_dir} does not exist\n")
+    for root in map(Path, args.scan):
+        if not root.is_dir():
+            parser.exit(2, f"agentao-memory-dashboard: error: --scan folder {root} does not exist\n")
+        found = scan_projects(root)
+        if not found:
+            parser.exit(2, f"agentao-memory-dashboard: error: no .agentao/memory.db below {root}\n")
+        projects.extend(found)
+    projects = list(dict.fromkeys(p.resolve() for p in projects)) or [Path.cwd()]
     user_db = None if args.no_user_db else Path(args.user_db) if args.user_db else default_user_db()
     if user_db is not None and user_db.is_dir():
         parser.exit(2, f"agentao-memory-dashboard: error: user store {user_db} is a directory, not a file\n")
     if not 0 <= args.port <= 65535:
         parser.exit(2, f"agentao-memory-dashboard: error: port {args.port} is out of range\n")
-    return {"PROJECT_DIR": project_dir, "USER_DB": user_db, "READ_ONLY": args.read_only}
+    return {"PROJECT_DIR": projects, "USER_DB": user_db, "READ_ONLY": args.read_only}
 
 
 def token_from_args(args: argparse.Namespace, parser: argparse.ArgumentParser) -> str | bool:

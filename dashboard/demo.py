@@ -100,4 +100,26 @@ def build_demo(root: Path | None = None, now: datetime | None = None) -> tuple[P
             (uuid.uuid4().hex[:12], session, text, 48000, 37, _ts(now, days)))
     for conn in conns.values():
         conn.close()
+    _second_project(root / "demo-service", now)
     return project_dir, user_db
+
+
+def _second_project(project_dir: Path, now: datetime) -> None:
+    """A small sibling project, so the project switcher has something to switch to."""
+    conn = create_fresh_store(project_dir / ".agentao" / "memory.db")
+    for key, value, tags, days in [
+            ("service port", "The service listens on port 8081 behind nginx.", ["infra"], 20),
+            ("api style", "REST with JSON:API conventions; never break v1 clients.", ["constraint"], 12),
+            ("on-call", "Pager rotation is in docs/oncall.md.", ["workflow"], 3)]:
+        plan = contract.plan_save(key, value, tags)
+        mid = uuid.uuid4().hex[:8]
+        conn.execute(
+            "INSERT INTO memories (id, scope, type, key_normalized, title, content, tags_json,"
+            " keywords_json, source, confidence, sensitivity, created_at, updated_at)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (mid, plan.scope, plan.type, plan.key_normalized, plan.title, plan.content,
+             json.dumps(list(plan.tags)), json.dumps(list(plan.keywords)), plan.source,
+             plan.confidence, "normal", _ts(now, days), _ts(now, days)))
+        conn.execute("INSERT INTO memory_events (memory_id, event_type, timestamp) VALUES (?,?,?)",
+                     (mid, "create", _ts(now, days)))
+    conn.close()

@@ -7,9 +7,29 @@ from flask import Flask, current_app, jsonify, render_template, request
 from .store import StoreRef, StoreStatus, inspect
 
 
+def workspace():
+    """All projects the dashboard was started with, and the shared user store."""
+    return current_app.extensions["workspace"]
+
+
+def project_cookie() -> str:
+    # One dashboard per port: two instances on one host must not share the choice.
+    return f"agentao_memory_project_{request.host.rpartition(':')[2] or 'default'}"
+
+
+def current_project() -> int:
+    """Index of the project shown, from the switcher's cookie (0 when absent or stale)."""
+    raw = request.cookies.get(project_cookie(), "0")
+    index = int(raw) if raw.isdigit() else 0
+    return index if index < len(workspace().project_dirs) else 0
+
+
 def stores() -> list[StoreRef]:
-    """The stores this app shows, project first."""
-    return current_app.extensions["memory_stores"]
+    """The stores this request shows: the current project's store first, then the user store."""
+    from flask import g
+    if "stores" not in g:
+        g.stores = workspace().refs(current_project())
+    return g.stores
 
 
 def store_by_key(key: str) -> StoreRef | None:
@@ -74,4 +94,5 @@ def twin(data, status: int = 200):
 def init_app(app: Flask) -> None:
     @app.context_processor
     def _inject():
-        return {"all_statuses": statuses}
+        return {"all_statuses": statuses, "workspace": workspace,
+                "current_project": current_project}

@@ -8,7 +8,7 @@ from flask import Blueprint, abort, request
 
 from ..contract import STABLE_TYPES
 from ..store import MAX_PER_PAGE, SORTS, MemoryFilters, StoreProblem, distinct_values, get_memory, list_memories
-from ..web import page_route, mirror, readable_refs, render, store_by_key, statuses, twin
+from ..web import page_route, workspace, mirror, readable_refs, render, store_by_key, statuses, twin
 
 bp = Blueprint("memories", __name__)
 
@@ -96,6 +96,9 @@ def detail(store: str, memory_id: str, fmt: str):
         abort(404, f"No memory '{memory_id}' in store '{store}'.")
     incidental = _recent_incidental_ids()
     info = reach(memory, memory.id in incidental)
+    if memory.store == "user":
+        # The user store is shared: what it holds reaches every project's agent.
+        info["projects"] = workspace().project_names()
     if fmt == "json":
         return twin({"memory": memory.to_dict(), "events": [e.to_dict() for e in events],
                      "reach": info})

@@ -1,0 +1,45 @@
+"""Several projects: the list, and the switcher that picks the one shown beside the user store."""
+
+from __future__ import annotations
+
+from flask import Blueprint, abort, current_app, redirect, request, url_for
+
+from ..store import inspect
+from ..web import current_project, page_route, project_cookie, render, twin, wants_fragment, workspace
+
+bp = Blueprint("projects", __name__)
+
+
+@page_route(bp, "/projects")
+def index(fmt: str):
+    ws = workspace()
+    rows = []
+    for i, (name, ref) in enumerate(zip(ws.project_names(), ws.project_refs())):
+        st = inspect(ref, current_app.config["READ_ONLY"], deep=True)
+        rows.append({"index": i, "name": name, "dir": str(ws.project_dirs[i]), "db": str(ref.path),
+                     "current": i == current_project(), "live": st.live, "deleted": st.deleted,
+                     "pending_reviews": st.pending_reviews,
+                     "problem": None if st.problem is None else str(st.problem)})
+    shared = {"user_db": None if ws.user_db is None else str(ws.user_db),
+              "note": "User-scope memories live in the user store and reach every project."}
+    if fmt == "json":
+        return twin({"projects": rows, **shared})
+    return render("projects/index.html", projects=rows, **shared)
+
+
+@bp.post("/projects/select")
+def select():
+    """Remember which project to show (a view choice, not a change to any store)."""
+    raw = request.form.get("project", "")
+    if not raw.isdigit() or int(raw) >= len(workspace().project_dirs):
+        abort(400, "'project' must be the number of a project from the list.")
+    back = request.form.get("next") or url_for("overview.index")
+    if not back.startswith("/") or back.startswith("//"):
+        back = url_for("overview.index")   # never redirect off this dashboard
+    response = redirect(back, code=303)
+    if wants_fragment() or request.headers.get("HX-Request") == "true":
+        response = current_app.make_response(("", 204))
+        response.headers["HX-Redirect"] = back
+    response.set_cookie(project_cookie(), raw, httponly=True, samesite="Strict",
+                        max_age=60 * 60 * 24 * 365)
+    return response
