@@ -21,7 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 WINDOW, STRIDE = 32, 16
-MIN_KEY = 10
+MIN_KEY = 16
+LAZY_FINDS = 16
+MAX_WHOLE_CHECKS = 50   # per file; beyond that "whole" is None (not checked)
 DENSITIES = (1 / 32, 1 / 10)   # anchors per byte of file: runs of ~32, then ~10 bytes
 SIDE_SUFFIXES = ("-wal", "-shm", "-journal")
 WAL_MAGIC = (0x377F0682, 0x377F0683)
@@ -161,60 +163,75 @@ class Needles:
 
     def __init__(self, texts, sample: bytes, ignore: bytes = b""):
         self.raw = [t.encode("utf-8", "surrogatepass") for t in dict.fromkeys(texts) if t]
+        self.ignore = ignore
         self.levels: list[tuple[bytes, dict[bytes, list[int]]]] = []
         self.keys_of: dict[int, int] = {}
         self.finds: dict[int, list[bytes]] = {}
         self.live: set[int] = set()   # texts a remaining row still holds whole
+        self._live_keys: dict[int, set] = {}
         todo = list(range(len(self.raw)))
         for density in DENSITIES:
             if not todo:
                 break
             table = _anchor_table([self.raw[i] for i in todo], sample, density)
-            ignored = set(_runs(ignore, table)) if ignore else set()
             keys: dict[bytes, list[int]] = {}
             left = []
             for i in todo:
                 # The first and last runs are cut by the text's ends: only whole runs match.
                 mine = {p for p in _runs(self.raw[i], table)[1:-1] if len(p) >= MIN_KEY}
-                if mine and not mine - ignored:
-                    self._live_or_find(i, ignore)
-                elif mine:
-                    self.keys_of[i] = len(mine - ignored)
-                    for key in mine - ignored:
+                if mine:
+                    self.keys_of[i] = len(mine)
+                    for key in mine:
                         keys.setdefault(key, []).append(i)
                 else:
                     left.append(i)
             self.levels.append((table, keys))
             todo = left
         for i in todo:
-            self._live_or_find(i, ignore)
+            raw = self.raw[i]
+            if ignore and raw in ignore:
+                self.live.add(i)
+            else:
+                # A short text sits in one cell: the whole string and its ends are enough.
+                self.finds[i] = [w for w in {raw, raw[:WINDOW], raw[-WINDOW:]}
+                                 if not (ignore and w in ignore)]
 
-    def _live_or_find(self, i: int, ignore: bytes) -> None:
-        raw = self.raw[i]
-        if ignore and raw in ignore:
-            self.live.add(i)
-        else:
-            # A short text sits in one cell: the whole string and its ends are enough.
-            self.finds[i] = [w for w in {raw, raw[:WINDOW], raw[-WINDOW:]}
-                             if not (ignore and w in ignore)]
+    def _held_by_live_rows(self, level: int, found: set) -> set:
+        # Keys also present in rows that stay are not residue.  A few are
+        # looked up one by one; many at once cost one pass over the live text.
+        if not self.ignore:
+            return set()
+        if level in self._live_keys:
+            return found & self._live_keys[level]
+        if len(found) <= LAZY_FINDS:
+            return {k for k in found if k in self.ignore}
+        table, keys = self.levels[level]
+        self._live_keys[level] = keys.keys() & _runs(self.ignore, table)
+        return found & self._live_keys[level]
 
     def search(self, data: bytes) -> dict[int, dict]:
         """For each text seen in ``data``: whether whole, and how many fragments were found."""
         seen: dict[int, dict] = {}
-        for table, keys in self.levels:
-            if keys:
-                for key in keys.keys() & _runs(data, table):
-                    for i in keys[key]:
-                        seen.setdefault(i, {"whole": False, "fragments": 0})["fragments"] += 1
+        for level, (table, keys) in enumerate(self.levels):
+            found = keys.keys() & _runs(data, table) if keys else set()
+            live = self._held_by_live_rows(level, found) if found else set()
+            for key in found - live:
+                for i in keys[key]:
+                    seen.setdefault(i, {"whole": False, "fragments": 0})["fragments"] += 1
+            for i in {i for key in live for i in keys[key]} - seen.keys():
+                if self.raw[i] in self.ignore:
+                    self.live.add(i)
         for i, needles in self.finds.items():
             n = sum(1 for w in needles if w in data)
             if n:
                 seen[i] = {"whole": self.raw[i] in needles and self.raw[i] in data, "fragments": n}
+        checks = MAX_WHOLE_CHECKS
         for i, hit in seen.items():
             # Looking for the whole string costs a pass over the file: only when
-            # every key of the text was found is it worth one.
+            # every key of the text was found is it worth one, and only so many.
             if i in self.keys_of and hit["fragments"] >= self.keys_of[i]:
-                hit["whole"] = self.raw[i] in data
+                hit["whole"] = (self.raw[i] in data) if checks > 0 else None
+                checks -= 1
         return seen
 
 
@@ -225,7 +242,7 @@ def _runs(data: bytes, table: bytes) -> list[bytes]:
 def _anchor_table(raw_texts: list[bytes], sample: bytes, density: float) -> bytes:
     # Anchors: the byte values most common in the texts, skipping any that
     # would cut the files more often than ``density`` in total.
-    text = b"".join(raw_texts[:2000])[:1 << 20]
+    text = b"".join(raw_texts[:2000])[:1 << 18]
     in_text = {b: text.count(bytes([b])) / len(text) for b in set(text)} if text else {}
     in_file = {b: sample.count(bytes([b])) / max(1, len(sample)) for b in in_text}
     chosen, budget = [], density
@@ -237,7 +254,7 @@ def _anchor_table(raw_texts: list[bytes], sample: bytes, density: float) -> byte
     return bytes.maketrans(chosen, b"\n" * len(chosen))
 
 
-def file_sample(paths, size: int = 1 << 20) -> bytes:
+def file_sample(paths, size: int = 1 << 18) -> bytes:
     """Up to ``size`` bytes taken evenly from the files, to choose anchors."""
     parts = []
     for p in paths:
@@ -263,8 +280,6 @@ def scan(paths, texts, ignore: bytes = b"", progress=lambda done, total: None):
     hits = {sha256_text(t): TextHits(sha256_text(t), len(t.encode("utf-8", "surrogatepass")))
             for t in texts if t}
     keys = [hashlib.sha256(r).hexdigest() for r in needles.raw]
-    for i in needles.live:
-        hits[keys[i]].still_stored = True
     total = sum(size_of(p) or 0 for p in paths) or 1
     done, scanned = 0, []
     for p in paths:
@@ -276,4 +291,6 @@ def scan(paths, texts, ignore: bytes = b"", progress=lambda done, total: None):
             hits[keys[i]].files[str(p)] = hit
         done += len(data)
         progress(min(done, total), total)
+    for i in needles.live:
+        hits[keys[i]].still_stored = not hits[keys[i]].files
     return hits, scanned
