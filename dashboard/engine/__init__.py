@@ -35,7 +35,8 @@ from .cache import EngineCache
 from .hints import extract_hints
 from .preview import preview, stable_block_size
 from .recall import CUT_BUDGET, CUT_TOP_K, EXCLUDED_STABLE, IN_BLOCK, Term
-from .results import Budget, Candidate, Preview
+from .ranking import Candidate
+from .results import Budget, Preview
 from .stable import Selected, all_entries, session_tail
 from .tokenize import MODE_JIEBA, MODE_LATIN, TokenOrigin, Tokenizer, default_tokenizer
 

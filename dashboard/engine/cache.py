@@ -83,6 +83,7 @@ class IndexState:
     selections: dict[frozenset, list] = field(default_factory=dict)
     fits: dict[tuple, tuple] = field(default_factory=dict)
     stamps: dict[str, int | None] = field(default_factory=dict)
+    ranks: dict[str, int] | None = None  # updated_at -> place; set whole, never filled in
 
 
 def build_state(entries: Sequence[Memory], key: Hashable, tokenizer: Tokenizer,

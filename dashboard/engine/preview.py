@@ -9,7 +9,6 @@ before all of it, as if those rows had been deleted.
 
 from __future__ import annotations
 
-from collections import Counter
 from datetime import datetime, timezone
 from typing import Any, Hashable, Iterable, Sequence
 
@@ -18,9 +17,9 @@ from dashboard.records import Memory, Summary
 from . import recall as rc
 from .cache import EngineCache, IndexState, uncached_state
 from .hints import extract_hints
-from .render import (CONTEXT_BUDGET, STABLE_BUDGET, context_fact, context_room,
-                     render_context, render_stable, stable_fact)
-from .results import Budget, Candidate, Preview
+from .render import CONTEXT_BUDGET, STABLE_BUDGET, render_context, render_stable, stable_fact
+from .ranking import EMPTY, rank, stamp_ranks
+from .results import Budget, Preview
 from .stable import fit, select, session_tail
 from .tokenize import Tokenizer, default_tokenizer
 
@@ -91,39 +90,22 @@ def stable_block_size(project_memories: Sequence[Memory], user_memories: Sequenc
 
 
 def _recall(state, query, hints, tok, hidden, shown, now):
-    """Candidates (with marks) and the context facts, or a note saying why none."""
+    """The ranked recall run, or an empty one with a note saying why none."""
     if not query.strip():
-        return (), [], "empty query: agentao recalls nothing"
+        return EMPTY, "empty query: agentao recalls nothing"
     q = tok.tokens(query)
     h = tok.tokens(" ".join(hints))
     if not q and not h:
-        return (), [], "no query or hint tokens"
-    ids: set[str] = set()
-    for t in q | h:
-        ids.update(state.inverted.get(t, ()))
+        return EMPTY, "no query or hint tokens"
+    ids: set[str] = set().union(*(state.inverted.get(t, ()) for t in q | h))
     ids -= hidden
     ages = rc.Ages(now, state.stamps)
-    scored = [rc.score(state.records[i], state.bundles[i], q, h, ages) for i in ids]
-    scored = [s for s in scored if s.signal > 0]
-    ranked = rc.order([s for s in scored if s.memory.id not in shown])
-    ties = Counter(s.score for s in ranked)
-    room, facts, stopped, out = context_room(), [], False, []
-    for n, s in enumerate(ranked, 1):
-        if n > rc.TOP_K:
-            out.append(Candidate(s, rc.CUT_TOP_K, n, ties[s.score]))
-            continue
-        text = context_fact(s.memory, s.score, s.reasons)
-        cost = len(text) + 1
-        if stopped or room - cost < 0:
-            stopped = True  # the context block stops at the first miss
-            out.append(Candidate(s, rc.CUT_BUDGET, n, ties[s.score], cost))
-            continue
-        room -= cost
-        facts.append(text)
-        out.append(Candidate(s, rc.IN_BLOCK, n, ties[s.score], cost))
-    for s in rc.order([s for s in scored if s.memory.id in shown]):
-        out.append(Candidate(s, rc.EXCLUDED_STABLE, None, 0))
-    return tuple(out), facts, ""
+    records, bundles = state.records, state.bundles
+    scored = [s for s in (rc.score(records[i], bundles[i], q, h, ages, True) for i in ids)
+              if s is not None and s.signal > 0]
+    if state.ranks is None:
+        state.ranks = stamp_ranks(m.updated_at for m in records.values())
+    return rank(scored, shown, state.ranks), ""
 
 
 def preview(project_memories: Sequence[Memory], user_memories: Sequence[Memory],
@@ -148,8 +130,8 @@ def preview(project_memories: Sequence[Memory], user_memories: Sequence[Memory],
     block, fitted, tail = _stable(state, summaries, session_id, hidden)
     shown = frozenset(s.memory.id for s in fitted if s.shown)
     hints = extract_hints(messages)
-    candidates, facts, note = _recall(state, query, hints, tok, hidden, shown, now)
-    context = render_context(facts)
+    recall, note = _recall(state, query, hints, tok, hidden, shown, now)
+    context = render_context(recall.facts)
     pool = tuple(m for m in state.records.values() if m.id not in hidden) if hidden \
         else tuple(state.records.values())
     return Preview(
@@ -159,5 +141,5 @@ def preview(project_memories: Sequence[Memory], user_memories: Sequence[Memory],
         session_tail=tail, stable_entries=tuple(fitted), query=query,
         query_tokens=tok.explain(query),
         hints=hints, hint_tokens=tuple(sorted(tok.tokens(" ".join(hints)))),
-        candidates=candidates, recall_note=note, cjk_mode=tok.mode, now=now,
+        recall=recall, recall_note=note, cjk_mode=tok.mode, now=now,
         hidden_ids=hidden, pool=pool)

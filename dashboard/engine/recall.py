@@ -135,15 +135,23 @@ class Scored:
 
 
 def score(memory: Memory, bundle: Bundle, query: frozenset[str],
-          hints: frozenset[str], now: datetime | Ages) -> Scored:
-    """Score one record against query and hint tokens; ``now`` a clock or :class:`Ages`."""
+          hints: frozenset[str], now: datetime | Ages, skip_silent: bool = False):
+    """Score one record against query and hint tokens; ``now`` a clock or :class:`Ages`.
+
+    With ``skip_silent`` a record without signal gives None (the hot loop
+    drops those anyway and need not pay for their age).
+    """
     q = len(query)
     per = max(q, 1)
     w = tag_weight(q)
     hits = (query & bundle.tags, query & bundle.title, query & bundle.keywords,
             query & bundle.content, hints & bundle.keywords)
+    if skip_silent and not (hits[0] or hits[1] or hits[2] or hits[3] or hits[4]):
+        return None
     tag = len(hits[0]) / per
-    title = len(hits[1]) / len(query | bundle.title) if query and bundle.title else 0.0
+    # |Q ∪ T| from the sizes: the same integer without building the union.
+    title = (len(hits[1]) / (q + len(bundle.title) - len(hits[1]))
+             if query and bundle.title else 0.0)
     kw = len(hits[2]) / per
     content = len(hits[3]) / per
     fp = 1.0 if hits[4] else 0.0

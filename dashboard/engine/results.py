@@ -8,58 +8,9 @@ from functools import cached_property
 
 from dashboard.records import Memory
 
-from .recall import Scored, Term
+from .ranking import Candidate, Recall
 from .stable import Selected
 from .tokenize import TokenOrigin
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """A record with a non-zero recall signal and what became of it.
-
-    ``mark`` is one of ``in_block``, ``cut_top5``, ``cut_context_budget`` or
-    ``excluded_stable`` (shown in the stable block, so agentao never scores
-    it; we still do, to explain).  ``rank`` is the 1-based place among the
-    records agentao ranks (None when excluded).  ``tied`` counts ranked
-    records with exactly this score: agentao orders those arbitrarily.
-    """
-
-    scored: Scored
-    mark: str
-    rank: int | None
-    tied: int
-    cost: int | None = None  # characters its fact takes in the context block
-
-    @property
-    def memory(self) -> Memory:
-        """The scored record."""
-        return self.scored.memory
-
-    @property
-    def score(self) -> float:
-        """The total, bit-identical to agentao's."""
-        return self.scored.score
-
-    @property
-    def terms(self) -> tuple[Term, ...]:
-        """The seven terms in formula order."""
-        return self.scored.terms
-
-    @property
-    def reasons(self) -> tuple[str, ...]:
-        """agentao's reason names, in agentao's order."""
-        return self.scored.reasons
-
-    def to_dict(self) -> dict:
-        """Plain form for the JSON twin."""
-        m = self.memory
-        return {"id": m.id, "title": m.title, "scope": m.scope, "type": m.type,
-                "store": m.store, "updated_at": m.updated_at,
-                "score": self.score, "score_text": f"{self.score:.2f}",
-                "signal": self.scored.signal, "days": self.scored.days,
-                "reasons": list(self.reasons), "mark": self.mark,
-                "rank": self.rank, "tied": self.tied, "cost": self.cost,
-                "terms": [t.to_dict() for t in self.terms]}
 
 
 @dataclass(frozen=True)
@@ -93,7 +44,7 @@ class Preview:
     query_tokens: tuple[TokenOrigin, ...]
     hints: tuple[str, ...]
     hint_tokens: tuple[str, ...]
-    candidates: tuple[Candidate, ...]
+    recall: Recall = field(repr=False)
     recall_note: str          # "" when recall ran; else why agentao recalls nothing
     cjk_mode: str
     now: datetime
@@ -106,13 +57,18 @@ class Preview:
         """Ids of the entries shown in ``<memory-stable>`` (excluded from recall)."""
         return frozenset(s.memory.id for s in self.stable_entries if s.shown)
 
+    @property
+    def candidates(self) -> tuple[Candidate, ...]:
+        """Every record with a signal, ranked and marked (built on first access)."""
+        return self.recall.candidates
+
     @cached_property
     def never_recalled(self) -> tuple[Memory, ...]:
         """Records with no signal for this query (all of them if recall did not run).
 
         Built on first access: with 10,000 records it is the one big list.
         """
-        hit = {c.memory.id for c in self.candidates}
+        hit = {s.memory.id for s in (*self.recall.eligible, *self.recall.excluded)}
         return tuple(m for m in self.pool if m.id not in hit)
 
     @property

@@ -1,0 +1,140 @@
+"""Ranking recall candidates: the top 5 now, the full explained table on demand.
+
+The prompt needs only the 5 best records, so those are taken with a heap;
+sorting every scored record (thousands on a large store) and wrapping each
+in a :class:`Candidate` waits until someone reads :attr:`Recall.candidates`.
+
+Order (agentao leaves equal scores in hash-set order): score descending,
+then ``updated_at`` descending in string order, then id ascending.  The
+stamp's place among all stamps of the index stands in for the string, so
+one numeric key sorts in a single pass.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import Counter
+from dataclasses import dataclass
+from functools import cached_property
+
+from . import recall as rc
+from .render import context_fact, context_room
+from dashboard.records import Memory
+
+from .recall import Scored, Term
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A record with a non-zero recall signal and what became of it.
+
+    ``mark`` is one of ``in_block``, ``cut_top5``, ``cut_context_budget`` or
+    ``excluded_stable`` (shown in the stable block, so agentao never scores
+    it; we still do, to explain).  ``rank`` is the 1-based place among the
+    records agentao ranks (None when excluded).  ``tied`` counts ranked
+    records with exactly this score: agentao orders those arbitrarily.
+    """
+
+    scored: Scored
+    mark: str
+    rank: int | None
+    tied: int
+    cost: int | None = None  # characters its fact takes in the context block
+
+    @property
+    def memory(self) -> Memory:
+        """The scored record."""
+        return self.scored.memory
+
+    @property
+    def score(self) -> float:
+        """The total, bit-identical to agentao's."""
+        return self.scored.score
+
+    @property
+    def terms(self) -> tuple[Term, ...]:
+        """The seven terms in formula order."""
+        return self.scored.terms
+
+    @property
+    def reasons(self) -> tuple[str, ...]:
+        """agentao's reason names, in agentao's order."""
+        return self.scored.reasons
+
+    def to_dict(self) -> dict:
+        """Plain form for the JSON twin."""
+        m = self.memory
+        return {"id": m.id, "title": m.title, "scope": m.scope, "type": m.type,
+                "store": m.store, "updated_at": m.updated_at,
+                "score": self.score, "score_text": f"{self.score:.2f}",
+                "signal": self.scored.signal, "days": self.scored.days,
+                "reasons": list(self.reasons), "mark": self.mark,
+                "rank": self.rank, "tied": self.tied, "cost": self.cost,
+                "terms": [t.to_dict() for t in self.terms]}
+
+
+
+def stamp_ranks(stamps) -> dict[str, int]:
+    """Each distinct ``updated_at`` string -> its place in ascending string order."""
+    return {s: n for n, s in enumerate(sorted(set(stamps)))}
+
+
+def order_key(ranks: dict[str, int]):
+    """Sort key giving the documented tie order (ascending = best first)."""
+    def key(s: rc.Scored):
+        return (-s.score, -ranks[s.memory.updated_at], s.memory.id)
+    return key
+
+
+@dataclass
+class Recall:
+    """One recall run: the block's facts now, every candidate's mark on demand."""
+
+    eligible: list[rc.Scored]   # ranked by agentao (not shown in the stable block)
+    excluded: list[rc.Scored]   # shown in the stable block: agentao never scores them
+    top: list[rc.Scored]        # the first TOP_K of ``eligible`` in order
+    costs: list[int]            # context-fact cost of each of ``top``
+    kept: int                   # how many of ``top`` the budget let in
+    facts: list[str]            # their rendered facts
+    key: object                 # the sort key (see :func:`order_key`)
+
+    @cached_property
+    def candidates(self) -> tuple[Candidate, ...]:
+        """Every record with a signal, ranked, each with its mark."""
+        ranked = sorted(self.eligible, key=self.key)
+        ties = Counter(s.score for s in ranked)
+        out = []
+        for n, s in enumerate(ranked, 1):
+            if n > rc.TOP_K:
+                out.append(Candidate(s, rc.CUT_TOP_K, n, ties[s.score]))
+            else:
+                mark = rc.IN_BLOCK if n <= self.kept else rc.CUT_BUDGET
+                out.append(Candidate(s, mark, n, ties[s.score], self.costs[n - 1]))
+        out += [Candidate(s, rc.EXCLUDED_STABLE, None, 0)
+                for s in sorted(self.excluded, key=self.key)]
+        return tuple(out)
+
+
+EMPTY = Recall([], [], [], [], 0, [], None)
+
+
+def rank(scored: list[rc.Scored], shown: frozenset[str], ranks: dict[str, int]) -> Recall:
+    """Split off the stable-shown records, take the top 5 and fit the context block.
+
+    The fill stops at the first fact that does not fit (unlike the stable
+    block); later, smaller candidates are not tried.
+    """
+    key = order_key(ranks)
+    eligible = [s for s in scored if s.memory.id not in shown]
+    excluded = [s for s in scored if s.memory.id in shown] if shown else []
+    top = heapq.nsmallest(rc.TOP_K, eligible, key=key)
+    room, facts, costs, stopped = context_room(), [], [], False
+    for s in top:
+        text = context_fact(s.memory, s.score, s.reasons)
+        costs.append(len(text) + 1)
+        if stopped or room - costs[-1] < 0:
+            stopped = True
+            continue
+        room -= costs[-1]
+        facts.append(text)
+    return Recall(eligible, excluded, top, costs, len(facts), facts, key)
