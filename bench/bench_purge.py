@@ -61,7 +61,7 @@ def build(db: Path, mb: int, rng: random.Random) -> None:
         deleted = "2026-01-01T00:00:00" if n % 2 else None
         rows.append((uuid.uuid4().hex[:8], "project", "note", f"key_{n}", f"key {n}", content,
                      '["bench"]', "[]", "2025-01-01T00:00:00", "2025-01-01T00:00:00", deleted))
-        size += len(content) + 200
+        size += int(len(content) * 1.4) + 100   # row, index and page overhead
     conn.executemany(
         "INSERT INTO memories (id, scope, type, key_normalized, title, content, tags_json,"
         " keywords_json, created_at, updated_at, deleted_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)", rows)

@@ -16,122 +16,17 @@ The search can only look for texts it is given.
 from __future__ import annotations
 
 import hashlib
-import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
-WINDOW, STRIDE = 32, 16
+from .sidefiles import read_or_none, size_of
+
+WINDOW = 32
 MIN_KEY = 16
 LAZY_FINDS = 16
 MAX_WHOLE_CHECKS = 50   # per file; beyond that "whole" is None (not checked)
 DENSITIES = (1 / 32, 1 / 10)   # anchors per byte of file: runs of ~32, then ~10 bytes
-SIDE_SUFFIXES = ("-wal", "-shm", "-journal")
-WAL_MAGIC = (0x377F0682, 0x377F0683)
-COPY_SUFFIXES = (".db", ".sqlite", ".sqlite3", ".bak", ".backup", ".old")
 
-
-def read_or_none(p: Path) -> bytes | None:
-    """A file's bytes, or None when it vanished (the agent removes -wal/-shm on close)."""
-    try:
-        return Path(p).read_bytes()
-    except FileNotFoundError:
-        return None
-
-
-def size_of(p: Path) -> int | None:
-    try:
-        return Path(p).stat().st_size
-    except FileNotFoundError:
-        return None
-
-
-def sqlite_files(db: Path) -> list[Path]:
-    """The database and whichever of its own side files exist."""
-    db = Path(db)
-    return [p for p in [db, *(Path(str(db) + s) for s in SIDE_SUFFIXES)] if p.exists()]
-
-
-def copies_beside(db: Path) -> list[Path]:
-    """Other files in the store's folder that may hold a copy: memory.db.bak, memory.db.*, *.db."""
-    db = Path(db)
-    own = {db.name, *(db.name + s for s in SIDE_SUFFIXES)}
-    found = []
-    for p in sorted(db.parent.iterdir()) if db.parent.is_dir() else []:
-        if p.name in own or not p.is_file():
-            continue
-        if p.name.startswith(db.name + ".") or p.name.startswith(db.stem + "-") \
-                or p.suffix.lower() in COPY_SUFFIXES or _looks_like_sqlite(p):
-            found.append(p)
-    return found
-
-
-def _looks_like_sqlite(p: Path) -> bool:
-    try:
-        with open(p, "rb") as fh:
-            return fh.read(16) == b"SQLite format 3\x00"
-    except OSError:
-        return False
-
-
-# -- WAL -----------------------------------------------------------------------
-
-def wal_state(db: Path) -> dict:
-    """Parse ``db-wal`` and ``db-shm`` from their bytes (read-only, no SQLite).
-
-    ``frames`` are the frames of the current WAL generation whose salts and
-    checksums are valid; ``committed`` ends at the last commit frame;
-    ``backfilled`` is how many of those the last checkpoint copied into the
-    database (from the -shm), so ``pending`` is what a checkpoint still owes.
-    """
-    wal, shm = Path(str(db) + "-wal"), Path(str(db) + "-shm")
-    data = read_or_none(wal)
-    out = {"exists": data is not None, "size": len(data or b""),
-           "page_size": 0, "frames": 0, "committed": 0, "backfilled": None, "pending": 0}
-    if out["size"] < 32:
-        return out
-    magic, _version, page_size, _seq, salt1, salt2, c1, c2 = struct.unpack(">8I", data[:32])
-    if magic not in WAL_MAGIC or page_size < 512:
-        out["invalid"] = True
-        return out
-    order = ">" if magic & 1 else "<"
-    s = _checksum(data[:24], order, 0, 0)
-    if s != (c1, c2):
-        out["invalid"] = True
-        return out
-    out["page_size"] = page_size
-    offset, frame = 32, 24 + page_size
-    while offset + frame <= len(data):
-        pgno, commit, f1, f2, k1, k2 = struct.unpack(">6I", data[offset:offset + 24])
-        if (f1, f2) != (salt1, salt2):
-            break
-        s = _checksum(data[offset + 24:offset + frame], order,
-                      *_checksum(data[offset:offset + 8], order, *s))
-        if s != (k1, k2):
-            break
-        out["frames"] += 1
-        if commit:
-            out["committed"] = out["frames"]
-        offset += frame
-    head = (read_or_none(shm) or b"")[:136]
-    if len(head) == 136:
-        # wal-index header (native byte order): mxFrame at 16; nBackfill at 96.
-        mx_frame, = struct.unpack("=I", head[16:20])
-        backfill, = struct.unpack("=I", head[96:100])
-        out["backfilled"] = min(backfill, out["committed"])
-        out["max_frame"] = mx_frame
-    out["pending"] = out["committed"] - (out["backfilled"] or 0)
-    return out
-
-
-def _checksum(chunk: bytes, order: str, s0: int, s1: int) -> tuple[int, int]:
-    words = struct.unpack(f"{order}{len(chunk) // 4}I", chunk)
-    for i in range(0, len(words), 2):
-        s0 = (s0 + words[i] + s1) & 0xFFFFFFFF
-        s1 = (s1 + words[i + 1] + s0) & 0xFFFFFFFF
-    return s0, s1
-
-
-# -- searching raw bytes ---------------------------------------------------------------
 
 @dataclass
 class TextHits:

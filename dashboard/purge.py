@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from . import diskscan
+from . import diskscan, sidefiles
 from .store import StoreProblem, StoreRef
 from .store import purge as sql
 
@@ -103,9 +103,9 @@ def residue_report(ref: StoreRef) -> dict:
     by_status: dict = {}
     for item in rows["reviews"]:
         by_status.setdefault(item["status"], []).append(item)
-    files = [{"path": str(p), "size": diskscan.size_of(p), "role": _role(ref.path, p)}
-             for p in diskscan.sqlite_files(ref.path)]
-    journal = diskscan.size_of(Path(str(ref.path) + "-journal"))
+    files = [{"path": str(p), "size": sidefiles.size_of(p), "role": _role(ref.path, p)}
+             for p in sidefiles.sqlite_files(ref.path)]
+    journal = sidefiles.size_of(Path(str(ref.path) + "-journal"))
     return {
         "store": ref.key, "name": ref.name, "path": str(ref.path),
         "soft_deleted": {"count": len(rows["soft_deleted"]),
@@ -116,11 +116,11 @@ def residue_report(ref: StoreRef) -> dict:
         "free_pages": {"count": rows["freelist_count"], "page_size": rows["page_size"],
                        "bytes": rows["freelist_count"] * rows["page_size"],
                        "page_count": rows["page_count"]},
-        "wal": diskscan.wal_state(ref.path),
+        "wal": sidefiles.wal_state(ref.path),
         "journal": {"exists": journal is not None, "size": journal or 0},
         "files": files,
-        "copies": [{"path": str(p), "size": diskscan.size_of(p)}
-                   for p in diskscan.copies_beside(ref.path)],
+        "copies": [{"path": str(p), "size": sidefiles.size_of(p)}
+                   for p in sidefiles.copies_beside(ref.path)],
         "unreachable": UNREACHABLE,
     }
 
@@ -208,8 +208,8 @@ def purge(ref: StoreRef, rows: list[sql.PlanRow], verify_texts=(),
 
 
 def _verify(ref: StoreRef, result: PurgeResult, progress) -> None:
-    own = diskscan.sqlite_files(ref.path)
-    copies = diskscan.copies_beside(ref.path)
+    own = sidefiles.sqlite_files(ref.path)
+    copies = sidefiles.copies_beside(ref.path)
     hits, scanned = diskscan.scan(own + copies, result.texts, ignore=sql.remaining_text(ref),
                                   progress=lambda done, total: progress("scan", done / total))
     own_names = {str(p) for p in own}

@@ -13,7 +13,7 @@ import agentao.memory.storage as agentao_storage
 import pytest
 
 from conftest import Agent, file_digest
-from dashboard import diskscan, purge
+from dashboard import diskscan, purge, sidefiles
 from dashboard.store import build_refs
 from dashboard.store import purge as purge_sql
 
@@ -42,7 +42,7 @@ def dump(path: Path) -> dict:
 
 
 def files_of(db: Path) -> list[Path]:
-    return diskscan.sqlite_files(db) + diskscan.copies_beside(db)
+    return sidefiles.sqlite_files(db) + sidefiles.copies_beside(db)
 
 
 def naive_hits(paths, texts) -> list[tuple[str, int]]:
@@ -112,11 +112,11 @@ def test_wal_frames_parsed_from_bytes(rich):
         conn.execute("PRAGMA wal_autocheckpoint = 0")
         conn.execute("UPDATE memories SET tags_json = tags_json")
         conn.commit()
-        state = diskscan.wal_state(rich.project_db)
+        state = sidefiles.wal_state(rich.project_db)
         assert state["exists"] and state["committed"] > 0
         assert state["pending"] == state["committed"] == state["frames"]
         busy, log, done = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-        state = diskscan.wal_state(rich.project_db)
+        state = sidefiles.wal_state(rich.project_db)
         assert (state["frames"], state["backfilled"], state["pending"]) == (log, done, log - done)
     finally:
         conn.close()

@@ -13,7 +13,7 @@ from flask import Blueprint, abort, current_app, redirect, render_template, requ
 
 from .. import purge
 from ..jobs import Busy, Jobs
-from ..store import StoreProblem, get_memory
+from ..store import get_memory
 from ..web import page_route, render, statuses, store_by_key, stores, twin, wants_fragment
 
 bp = Blueprint("forget", __name__)
