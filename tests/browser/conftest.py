@@ -1,0 +1,235 @@
+"""Real-browser fixtures: the dashboard as a user starts it, Debian's Chromium driving it.
+
+The server is the real command line (``python -m dashboard ... --port 0 --token``)
+in a subprocess, over stores written by the real agentao; the browser trades
+the printed ``?token=`` URL for the cookie exactly as a person's browser would.
+After every test the browser's console is read: any error, and any Content
+Security Policy refusal, fails the test that caused it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests"))   # tests/conftest.py's Agent and tests/hostile.py
+
+from conftest import Agent  # noqa: E402  (the real agentao MemoryManager)
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+TOKEN = "browser-tests-fixed-token-0123456789"
+ARTIFACTS = REPO / "test-artifacts" / "screenshots"
+DESKTOP = (1280, 900)
+NARROW = (360, 800)
+WAIT = 10  # seconds; generous for a 2-core machine, never reached when things work
+
+os.environ.setdefault("SE_OFFLINE", "true")  # never let Selenium Manager try to download
+
+
+# -- the server ----------------------------------------------------------------------------
+
+class Server:
+    """``python -m dashboard`` in a subprocess; ``url(path)`` builds addresses on it."""
+
+    def __init__(self, projects, user_db, extra=()):
+        args = [sys.executable, "-m", "dashboard", "--port", "0", "--token", TOKEN,
+                "--threads", "4"]
+        for p in projects:
+            args += ["--project", str(p)]
+        args += ["--user-db", str(user_db)] if user_db else ["--no-user-db"]
+        self.proc = subprocess.Popen([*args, *extra], cwd=REPO, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True, bufsize=1)
+        self.output: list[str] = []
+        self.base = self._wait_for_url()
+        # Keep draining stdout so the server never blocks on a full pipe.
+        threading.Thread(target=self._drain, daemon=True).start()
+
+    def _wait_for_url(self) -> str:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            line = self.proc.stdout.readline()
+            if not line:
+                break
+            self.output.append(line)
+            found = re.search(r"(http://[^/\s]+)/\?token=(\S+)", line)
+            if found:
+                assert found.group(2) == TOKEN, line
+                return found.group(1)
+        self.stop()
+        raise RuntimeError("the dashboard did not print its URL:\n" + "".join(self.output))
+
+    def _drain(self):
+        for line in self.proc.stdout:
+            self.output.append(line)
+
+    def url(self, path: str = "/") -> str:
+        return self.base + path
+
+    def login_url(self) -> str:
+        return f"{self.base}/?token={TOKEN}"
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def close_agent(agent: Agent) -> None:
+    """Close agentao's connections so no -wal lingers beside the files the server reads."""
+    for store in (agent.project_store, agent.user_store):
+        if store is not None:
+            store.close()
+
+
+# -- the browser ---------------------------------------------------------------------------
+
+def start_browser():
+    """Headless Chromium through Debian's matching chromedriver; fails loudly when missing."""
+    missing = [p for p in (CHROMIUM, CHROMEDRIVER) if not Path(p).exists()]
+    if missing:
+        pytest.fail(f"Real-browser tests need Debian's Chromium: {', '.join(missing)} not found. "
+                    "Install with: apt-get install chromium chromium-driver (.ci/run does this).",
+                    pytrace=False)
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    profile = tempfile.mkdtemp(prefix="dashboard-chromium-")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--disable-quic", "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--hide-scrollbars",
+                 f"--user-data-dir={profile}", f"--window-size={DESKTOP[0]},{DESKTOP[1]}"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
+    driver.set_page_load_timeout(30)
+    driver.profile_dir = profile
+    return driver
+
+
+def quit_browser(driver) -> None:
+    driver.quit()
+    shutil.rmtree(driver.profile_dir, ignore_errors=True)
+
+
+def console_problems(driver) -> list[str]:
+    """Console errors and CSP refusals since the last call (reading the log empties it)."""
+    bad = []
+    for entry in driver.get_log("browser"):
+        message = entry.get("message", "")
+        if entry.get("level") == "SEVERE" or "Content Security Policy" in message \
+                or "Refused to" in message:
+            bad.append(f"{entry.get('level')}: {message}")
+    return bad
+
+
+@pytest.fixture(scope="module")
+def browser():
+    driver = start_browser()
+    yield driver
+    quit_browser(driver)
+
+
+@pytest.fixture(autouse=True)
+def clean_console(request):
+    """Every browser test fails on a console error or CSP violation it caused."""
+    if "browser" not in request.fixturenames:
+        yield
+        return
+    driver = request.getfixturevalue("browser")
+    driver.get_log("browser")  # start from an empty log
+    yield
+    problems = console_problems(driver)
+    assert not problems, "browser console:\n" + "\n".join(problems)
+
+
+# -- helpers the tests share -------------------------------------------------------------
+
+def login(driver, server: Server) -> None:
+    """First visit with ?token=: the server answers 303 + cookie, the URL loses the token."""
+    driver.set_window_size(*DESKTOP)
+    driver.get(server.login_url())
+    assert "token=" not in driver.current_url
+    assert driver.find_elements("css selector", "header.top"), driver.page_source[:500]
+
+
+def wait_for(driver, condition, message: str = "", timeout: float = WAIT):
+    """Wait until ``condition(driver)`` is truthy and return it."""
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.support.ui import WebDriverWait
+    # A swap can replace an element between finding it and reading it: just look again.
+    return WebDriverWait(driver, timeout, poll_frequency=0.05,
+                         ignored_exceptions=[StaleElementReferenceException]).until(condition, message)
+
+
+def htmx_settled(driver) -> bool:
+    """No htmx request in flight (htmx marks the element with .htmx-request)."""
+    return driver.execute_script(
+        "return window.htmx !== undefined && document.querySelector('.htmx-request') === null")
+
+
+def screenshot(driver, name: str, sizes=(DESKTOP, NARROW)) -> list[Path]:
+    """Save the current page at each size under test-artifacts/screenshots/."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    saved = []
+    for width, height in sizes:
+        driver.set_window_size(width, height)
+        path = ARTIFACTS / f"{name}-{width}x{height}.png"
+        driver.save_screenshot(str(path))
+        saved.append(path)
+    driver.set_window_size(*DESKTOP)
+    return saved
+
+
+def resource_urls(driver) -> list[str]:
+    """Every sub-resource and fetch/XHR the page made since its last full load."""
+    return driver.execute_script(
+        "return performance.getEntriesByType('resource').map(e => e.name)")
+
+
+# -- data ---------------------------------------------------------------------------------
+
+def seed(agent: Agent) -> Agent:
+    """A realistic corpus through agentao: both scopes, a soft-deleted row, summaries, reviews."""
+    agent.save("user_language", "Answer in English, code comments too.", ["user"])
+    agent.save("editor", "Uses Neovim with LazyVim.", ["profile"])
+    agent.save("Package Manager", "This project uses uv; see pyproject.toml.", ["tooling"])
+    agent.save("database", "PostgreSQL 16 in production, SQLite in tests.", ["infra"],
+               type="project_fact")
+    agent.save("release process", "Tag on main, CI builds the wheel.", ["workflow"])
+    agent.save("部署 deploy", "部署脚本在 scripts/deploy.sh。", ["运维"])
+    for n in range(12):
+        agent.save(f"service {n:02d}", f"Service {n:02d} listens on port {8000 + n}.", ["ports"])
+    gone = agent.save("old api", "The old API lived at /v1.", ["legacy"])
+    agent.manager.delete(gone.id)
+    agent.summary("Set up uv and pytest.", session_id="session-a")
+    agent.summary("Fixed the flaky retry test.", session_id="session-b")
+    agent.crystallize("I prefer tabs over spaces. We must never push to main.")
+    return agent
+
+
+@pytest.fixture(scope="module")
+def seeded_server(tmp_path_factory):
+    """The dashboard over a seeded project + user store, as the CLI starts it."""
+    agent = seed(Agent(tmp_path_factory.mktemp("browser")))
+    close_agent(agent)
+    server = Server([agent.project_dir], agent.user_db)
+    server.agent = agent
+    yield server
+    server.stop()
