@@ -74,6 +74,9 @@ def wipe(refs: list[StoreRef], now: str | None = None) -> WipeResult:
                 result.memories_cleared += n
                 result.targets.append({"target": "memories", "store": ref.key, "cleared": n})
     except StoreProblem as exc:
+        # agentao reports 0 when any part raised, even if the project part
+        # committed; ``targets`` keeps what each file really did.
+        result.memories_cleared = 0
         result.not_cleared += ("memories",)
         result.targets.append({"target": "memories", "store": ref.key, "error": str(exc)})
     try:
