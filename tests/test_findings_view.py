@@ -174,3 +174,14 @@ def test_missing_user_store_is_not_an_error(tmp_path):
     agent.save("contact", "mail carol@corp.cn")
     data = agent.app(FINDINGS_NOW=NOW).test_client().get("/findings.json").get_json()
     assert data["total"] == 1 and data["items"][0]["reach"] == "stable"
+
+
+def test_invalid_utf8_row_is_still_scanned(agent):
+    import sqlite3
+    agent.save("contact", "mail carol@corp.cn")
+    conn = sqlite3.connect(agent.project_db)
+    conn.execute("UPDATE memories SET title = CAST(X'ff6f6f' AS TEXT)")
+    conn.commit()
+    conn.close()
+    data = agent.app(FINDINGS_NOW=NOW).test_client().get("/findings.json").get_json()
+    assert data["problems"] == [] and [i["rule"] for i in data["items"]] == ["personal.email"]

@@ -107,17 +107,9 @@ EXTRA_SECRETS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"(?:密码|密钥|秘钥|私钥|口令|令牌|访问密钥)\s*(?:是|为|[:：=])\s*[\"'“]?"
         r"(?=[^\s\"'”，。；,;]*[A-Za-z0-9])[^\s\"'”，。；,;]{6,}")),
 )
-# One pass that rejects the common case (no secret at all) before the per-rule passes.
-_SECRET_ANY = re.compile("|".join(
-    f"(?{'i' if p.flags & re.I else ''}:{p.pattern})"
-    for p in _GUARD + tuple(p for _n, p in EXTRA_SECRETS)))
-
-
 def secret_spans(text: str) -> list[tuple[int, int, str]]:
     """Every secret in ``text`` as ``(start, end, rule id)``, overlaps removed
     (agentao's own rules win over ours, then the earlier, longer span)."""
-    if not _SECRET_ANY.search(text):
-        return []
     found = [(m.start(), m.end(), i, f"secret.guard_{name}")
              for i, (name, p) in enumerate(SECRET_RULES) for m in p.finditer(text)]
     base = len(SECRET_RULES)
@@ -288,38 +280,66 @@ TEXT_RULES: tuple[TextRule, ...] = (
 # ---------------------------------------------------------------------------
 # Running the text rules
 # ---------------------------------------------------------------------------
-# A cheap gate, searched once over the lower-cased text of a row: every text
-# rule above needs at least one of these fragments to match, so a row the gate
-# passes over cannot hold a finding.  Most rows stop here, which is what makes a
-# 100,000-row scan affordable.  tests/test_findings_rules.py checks that gated
-# and ungated scans agree on every labelled string.
-GATE = re.compile("|".join((
-    # secrets: agentao's rules, then ours
-    r"-----begin|sk-|aiza|gocspx-|a[ks]ia[0-9a-z]{16}|gh[pousr]_|github_pat_|xox[baprs]-|xapp-",
-    r"[sr]k_(?:live|test)_|whsec_|eyj|bearer\s|authorization\s*[:=]|[?&]code=|\"code\"\s*:",
-    r"(?:key|token|secret|passwd|password|code_verifier)[\"']?\s*[:=]",
-    r"(?:key|token|secret|password|passphrase)\s+(?:is|was)\b",
-    r"npm_|pypi-age|gl(?:pat|dt|rt|ptt|ft|cbt)-|hf_|sg\.|sk[0-9a-f]{32}|accountkey=|sig=|_v1_",
-    r"shp(?:at|ca|pa|ss)_|hooks\.slack|\d:aa|://[^\s/]*@|密码|密钥|秘钥|私钥|口令|令牌",
-    # personal data
-    r"[a-z0-9._%+-]@[a-z0-9-]+\.[a-z]|\+[1-9](?:[\s.()-]{0,2}\d){7}",
-    r"1[3-9]\d[\s-]?\d{4}[\s-]?\d{4}|\d(?:[ -]?\d){12}|[a-z]{2}\d{2} ?[a-z0-9]{4}",
-    # instruction-like
-    r"skip|ignor|bypass|disabl|turn\s+off|overrid|circumvent|suppress|disregard|forget",
-    r"(?:get|work)\s+around|do\s+not|don'?t|never|no\s+need|stop|approv|dangerously|yolo",
-    r"without\s+(?:ask|confirm|approv|permission|consent)|(?:say|answer)\s+yes",
-    r"跳过|忽略|绕过|绕开|无视|关闭|禁用|取消|不理会|确认|询问|请示|征求|问我|审批|批准",
-    r"(?:自动|总是|一律|全部|始终)同意|你现在|从现在|系统提示|系统指令",
-    r"<\||\[/?inst\]|<<\s*/?sys|\[/?system\]|#[ \t]*(?:system|instruction)",
-    r"(?:system|assistant|developer)[ \t]*:|you\s+are\s+now|from\s+now|instructions\s*:",
-    r"pretend|act\s+as",
-    _BLOCK_TAG.pattern,
-)))
+# Cheap gates, one per family, searched over the lower-cased text: every rule
+# of a family needs one of its gate's fragments, so a text the gate passes
+# over cannot hold a finding of that family.  Most rows stop at GATE (the
+# union), which is what makes a 100,000-row scan affordable.  Every fragment
+# starts with a literal character: sre then skips, in C, the positions where
+# no fragment can start (a class or group first makes it try them all, 6x
+# slower).  tests/test_findings_rules.py checks that gated and ungated scans
+# agree on every string it uses and on the labelled set.
+def _each(heads, tail):
+    return [h + tail for h in heads]
 
 
-def may_have_findings(lowered: str) -> bool:
-    """False when no text rule can match ``lowered`` (a lower-cased text)."""
-    return GATE.search(lowered) is not None
+_SECRET_FRAGMENTS = [
+    "-----begin", "sk-", "aiza", "gocspx-", r"akia[0-9a-z]{16}", r"asia[0-9a-z]{16}",
+    r"gh[pousr]_", "github_pat_", r"xox[baprs]-", "xapp-", r"sk_(?:live|test)_",
+    r"rk_(?:live|test)_", "whsec_", "eyj", r"bearer\s", r"authorization\s*[:=]", r"\?code=",
+    "&code=", r"\"code\"\s*:",
+    *_each(["key", "token", "secret", "passwd", "password", "code_verifier"], r"[\"']?\s*[:=]"),
+    *_each(["key", "token", "secret", "password", "passphrase"], r"\s+(?:is|was)\b"),
+    "npm_", "pypi-age", r"gl(?:pat|dt|rt|ptt|ft|cbt)-", "hf_", r"sg\.", r"sk[0-9a-f]{32}",
+    "accountkey=", "sig=", "_v1_", r"shp(?:at|ca|pa|ss)_", r"hooks\.slack", ":aa", r"://[^\s/]*@",
+    "密码", "密钥", "秘钥", "私钥", "口令", "令牌",
+]
+_PERSONAL_FRAGMENTS = [
+    r"@[a-z0-9-]+\.[a-z]", r"\+[1-9](?:[\s.()-]{0,2}\d){7}", r"1[3-9]\d[\s-]?\d{4}[\s-]?\d{4}(?!\d)",
+    *_each("23456", r"\d{2}(?:[ -]?\d){10}"), *_each("123456789", r"\d{16}[\dx]"),
+]
+_IBAN_GATE = re.compile(r"[A-Z]{2}\d{2} ?[A-Z0-9]{4}")   # on the original text: IBANs are upper case
+_INSTRUCTION_FRAGMENTS = [
+    "skip", "ignor", "bypass", "disabl", r"turn\s+off", "overrid", "circumvent", "suppress",
+    "disregard", "forget", r"get\s+around", r"work\s+around", "approv", "dangerously", "yolo",
+    r"say\s+yes", r"answer\s+yes",
+    *_each([r"do\s+not", r"don'?t", "never", r"no\s+need\s+to", "stop"],
+           r"\s+(?:ask|wait|prompt|request|seek|check|confirm|verify)"),
+    r"without\s+(?:ask|confirm|approv|permission|consent)",
+    "跳过", "忽略", "绕过", "绕开", "无视", "关闭", "禁用", "取消", "不理会", "确认", "询问", "请示",
+    "征求", "问我", "审批", "批准", *_each(["自动", "总是", "一律", "全部", "始终"], "同意"),
+    "你现在", "从现在", "系统提示", "系统指令",
+    r"<\|", r"\[/?inst\]", r"<<\s*/?sys", r"\[/?system\]", r"#[ \t]*(?:system|instruction)",
+    *_each(["system", "assistant", "developer"], r"[ \t]*:"), r"you\s+are\s+now", r"from\s+now",
+    r"instructions\s*:", "pretend", r"act\s+as",
+    *_each(["<", "&lt;?", "&#0*60;?", "&#x0*3c;?", r"\\u003c", r"\\x3c", "%3c"],
+           r"\s*(?:/|\\/|&#0*47;?|&#x0*2f;?|%2f)?\s*(?:memory-stable|memory-context|fact|session|system-reminder)"),
+]
+FAMILY_GATES = {"secret": re.compile("|".join(_SECRET_FRAGMENTS)),
+                "personal": re.compile("|".join(_PERSONAL_FRAGMENTS)),
+                "instruction": re.compile("|".join(_INSTRUCTION_FRAGMENTS))}
+GATE = re.compile("|".join(_SECRET_FRAGMENTS + _PERSONAL_FRAGMENTS + _INSTRUCTION_FRAGMENTS))
+
+
+def may_have_findings(text: str) -> bool:
+    """False when no secret, personal-data or instruction rule can match ``text``."""
+    return GATE.search(text.lower()) is not None or _IBAN_GATE.search(text) is not None
+
+
+def _open_families(text: str) -> dict[str, bool]:
+    low = text.lower()
+    out = {fam: g.search(low) is not None for fam, g in FAMILY_GATES.items()}
+    out["personal"] = out["personal"] or _IBAN_GATE.search(text) is not None
+    return out
 
 
 def _excerpt(text: str, start: int, end: int, secrets) -> str:
@@ -338,10 +358,14 @@ def _excerpt(text: str, start: int, end: int, secrets) -> str:
 
 
 def scan_text(text: str, field: str = "content", gate: bool = True) -> list[Finding]:
-    """All secret, personal-data and instruction findings in one field."""
-    if not text or (gate and not may_have_findings(text.lower())):
+    """All secret, personal-data and instruction findings in one field.
+
+    ``gate=False`` runs every rule whatever the gates say (for tests).
+    """
+    if not text:
         return []
-    secrets = secret_spans(text)
+    open_ = _open_families(text) if gate else dict.fromkeys(FAMILY_GATES, True)
+    secrets = secret_spans(text) if open_["secret"] else []
     out = []
     for s, e, rule in secrets:
         name = rule.split(".", 1)[1]
@@ -350,6 +374,8 @@ def scan_text(text: str, field: str = "content", gate: bool = True) -> list[Find
         out.append(Finding(rule, "secret", field, s, e, mask_secret(text[s:e]), why))
     taken = [(s, e) for s, e, _r in secrets]
     for rule in TEXT_RULES:
+        if not open_[rule.category]:
+            continue
         for s, e in rule.find(text):
             if rule.mask is not None:
                 # A number inside a secret is part of the secret, not a second finding.

@@ -153,8 +153,8 @@ def scan(refs: Iterable[StoreRef], now: datetime) -> Report:
             acts = _actions(key, "memories", r.id, live=is_live)
             rows_by_handle[f"{key}/memories/{r.id}"] = (key, r, stable, acts)
             found = []
-            if may_have_findings((r.title + "\n" + r.content).lower()):
-                found = scan_text(r.title, "title", False) + scan_text(r.content, "content", False)
+            if may_have_findings(r.title + "\n" + r.content):
+                found = scan_text(r.title, "title") + scan_text(r.content, "content")
             size = near_size_limit(r.content)
             if size:
                 found.append(size)

@@ -9,9 +9,10 @@ and a callback would then see rows twice.
 
 from __future__ import annotations
 
+import sqlite3
 from typing import NamedTuple
 
-from .connection import read
+from .connection import _decode_text as decode_text, read
 from .registry import StoreRef
 
 MEMORY_COLUMNS = ("id", "scope", "type", "key_normalized", "title", "content",
@@ -56,7 +57,15 @@ def _all(ref: StoreRef, table: str, columns, row_type, order: str):
     def run(conn):
         cur = conn.cursor()
         cur.row_factory = None   # plain tuples: several times faster than sqlite3.Row
-        return [row_type._make(r) for r in cur.execute(sql)]
+        # Decode in C; only a file holding invalid UTF-8 pays for the tolerant decoder.
+        conn.text_factory = str
+        try:
+            return list(map(row_type._make, cur.execute(sql)))
+        except sqlite3.OperationalError as exc:
+            if "decode" not in str(exc).lower():
+                raise
+            conn.text_factory = decode_text
+            return list(map(row_type._make, conn.cursor().execute(sql)))
     return read(ref.path, run)
 
 
