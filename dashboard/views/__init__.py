@@ -7,7 +7,8 @@ from .forget import bp as forget_bp
 from .memories import bp as memories_bp
 from .overview import bp as overview_bp
 from .projects import bp as projects_bp
+from .preview import bp as preview_bp
 from .reviews import bp as reviews_bp
 from .summaries import bp as summaries_bp
 
-ALL_BLUEPRINTS = [overview_bp, projects_bp, memories_bp, summaries_bp, findings_bp, reviews_bp, curate_bp, forget_bp, export_bp]
+ALL_BLUEPRINTS = [overview_bp, projects_bp, memories_bp, summaries_bp, findings_bp, reviews_bp, curate_bp, forget_bp, preview_bp, export_bp]
