@@ -257,3 +257,16 @@ def test_agentao_writing_during_purges_loses_nothing(rich):
     assert integrity(rich.project_db) == "ok"
     final = purge.purge(ref, [], verify_texts=VERSIONS)
     assert final.status == "verified erased"
+
+
+def test_wipe_with_user_store_locked_reports_like_agentao(rich):
+    writer = sqlite3.connect(rich.user_db, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")
+    try:
+        result = purge.wipe(refs(rich))
+    finally:
+        writer.close()
+    assert result.not_cleared == ("memories",) and result.memories_cleared == 0
+    assert result.summaries_cleared == 2 and not result.ok
+    by_store = {t["store"]: t for t in result.targets if t["target"] == "memories"}
+    assert by_store["project"]["cleared"] == 5 and "locked" in by_store["user"]["error"]

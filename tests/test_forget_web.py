@@ -214,3 +214,10 @@ def test_templates_have_no_inline_script(client):
         page = soup(client.get(url))
         assert not [s for s in page.find_all("script") if not s.get("src")]
         assert not [t for t in page.find_all(True) if any(a.startswith("on") for a in t.attrs)]
+
+
+def test_refused_htmx_post_gets_a_message_fragment(client, rich):
+    fragment = soup(client.post("/forget/everything", data={"confirm": "no"}, headers=HTMX))
+    message = fragment.select_one("#forget-message")
+    assert message["data-status"] == "400" and "forget everything" in message.text
+    assert len(rich.manager.get_all_entries()) == 8

@@ -7,12 +7,15 @@ with ``Accept: application/json`` the job as JSON.
 
 from __future__ import annotations
 
+import functools
 from datetime import datetime
 
 from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
+from werkzeug.exceptions import HTTPException
 
 from .. import purge
 from ..jobs import Busy, Jobs
+from ..pictures import residue_bars
 from ..store import get_memory
 from ..web import page_route, render, statuses, store_by_key, stores, twin, wants_fragment
 
@@ -27,6 +30,23 @@ CATEGORY_LABELS = {"soft_deleted": "Soft-deleted memories", "review:pending": "R
 @bp.record_once
 def _init(state):
     state.app.extensions["forget_jobs"] = Jobs()
+
+
+def action(rule: str):
+    """A POST route; htmx does not swap error responses, so a refused htmx POST
+    gets its message as a fragment.  Pages, no-JS forms and JSON keep the status."""
+    def decorate(view):
+        @functools.wraps(view)
+        def wrapper(*args, **kwargs):
+            try:
+                return view(*args, **kwargs)
+            except HTTPException as exc:
+                if not wants_fragment() or _wants_json():
+                    raise
+                return render_template("partials/forget_message.html", status=exc.code,
+                                       message=exc.description)
+        return bp.post(rule)(wrapper)
+    return decorate
 
 
 def _jobs() -> Jobs:
@@ -86,7 +106,8 @@ def residue(key: str, fmt: str):
     report = purge.residue_report(ref)
     if fmt == "json":
         return twin(report)
-    return render("forget/residue.html", "partials/forget_residue.html", report=report, ref=ref)
+    return render("forget/residue.html", "partials/forget_residue.html", report=report, ref=ref,
+                  residue_picture=residue_bars(report))
 
 
 @page_route(bp, "/forget/plan/<key>")
@@ -134,7 +155,7 @@ def report(job_id: str):
 
 # -- actions -----------------------------------------------------------------------------
 
-@bp.post("/forget/wipe")
+@action("/forget/wipe")
 def wipe():
     for ref in stores():
         if ref.exists:
@@ -146,7 +167,7 @@ def wipe():
                   background=False)
 
 
-@bp.post("/forget/purge/<key>")
+@action("/forget/purge/<key>")
 def purge_store(key: str):
     ref = _writable_store(key)
     cats = _categories()
@@ -157,7 +178,7 @@ def purge_store(key: str):
     return _start("purge", [key], lambda job: {"results": [purge.purge(ref, rows, progress=job.progress)]})
 
 
-@bp.post("/forget/memory/<key>/<memory_id>")
+@action("/forget/memory/<key>/<memory_id>")
 def forget_memory(key: str, memory_id: str):
     ref = _writable_store(key)
     mode = request.form.get("mode")
@@ -171,7 +192,7 @@ def forget_memory(key: str, memory_id: str):
         "results": [purge.forget_memory(ref, memory_id, progress=job.progress)]})
 
 
-@bp.post("/forget/everything")
+@action("/forget/everything")
 def everything():
     refs = [r for r in stores() if r.exists]
     for ref in refs:
@@ -182,7 +203,7 @@ def everything():
                   lambda job: purge.forget_everything(every, progress=job.progress))
 
 
-@bp.post("/forget/jobs/<job_id>/retry")
+@action("/forget/jobs/<job_id>/retry")
 def retry(job_id: str):
     old = _jobs().get(job_id) or abort(404, "That forget action is unknown.")
     results = (old.result or {}).get("results") if old.state == "done" else None
