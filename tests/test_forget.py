@@ -270,3 +270,32 @@ def test_wipe_with_user_store_locked_reports_like_agentao(rich):
     assert result.summaries_cleared == 2 and not result.ok
     by_store = {t["store"]: t for t in result.targets if t["target"] == "memories"}
     assert by_store["project"]["cleared"] == 5 and "locked" in by_store["user"]["error"]
+
+
+def test_soft_forget_matches_agentao_delete(rich, tmp_path, monkeypatch):
+    twin_root = tmp_path / "twin"
+    shutil.copytree(rich.project_dir, twin_root / "project")
+    shutil.copytree(rich.user_db.parent.parent, twin_root / "home")
+    monkeypatch.setattr(agentao_storage, "_now_iso", lambda: FROZEN)
+    editor = next(m for m in rich.manager.get_all_entries() if m.title == "editor")
+    assert Agent(twin_root).manager.delete(editor.id)
+    assert purge.soft_forget(ref_of(rich, "user"), editor.id, now=FROZEN)
+    assert not purge.soft_forget(ref_of(rich, "user"), editor.id, now=FROZEN)   # already gone
+    assert dump(rich.user_db) == dump(twin_root / "home/.agentao/memory.db")
+
+
+def test_residue_with_live_wal_leaves_database_and_wal_bytes(rich):
+    agent_conn = sqlite3.connect(rich.project_db)   # the agent, mid-session, WAL not checkpointed
+    try:
+        agent_conn.execute("PRAGMA wal_autocheckpoint = 0")
+        agent_conn.execute("UPDATE memories SET tags_json = tags_json")
+        agent_conn.commit()
+        before = file_digest(rich.project_db)
+        report = purge.residue_report(ref_of(rich, "project"))
+        after = file_digest(rich.project_db)
+    finally:
+        agent_conn.close()
+    assert report["wal"]["pending"] == report["wal"]["committed"] > 0
+    # SQLite's reader takes a read mark in -shm (an index, no content); nothing else moves.
+    assert {k: v for k, v in after.items() if not k.endswith("-shm")} == \
+        {k: v for k, v in before.items() if not k.endswith("-shm")}
