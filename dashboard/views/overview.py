@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from flask import Blueprint, redirect, url_for
 
+from ..pictures import overview_pictures
+from ..store.timeline import activity_timeline
 from ..web import page_route, render, statuses, twin
 
 bp = Blueprint("overview", __name__)
@@ -12,9 +14,11 @@ bp = Blueprint("overview", __name__)
 @page_route(bp, "/overview")
 def index(fmt: str):
     sts = statuses(deep=True)
+    timeline = activity_timeline([st.ref for st in sts if st.readable])
     if fmt == "json":
-        return twin({"stores": [st.to_dict() for st in sts]})
-    return render("overview/index.html", "partials/store_cards.html", statuses=sts)
+        return twin({"stores": [st.to_dict() for st in sts], "timeline": timeline})
+    return render("overview/index.html", "partials/store_cards.html", statuses=sts,
+                  pictures=overview_pictures(sts, timeline))
 
 
 @bp.record_once

@@ -1,0 +1,138 @@
+"""The dashboard's pictures: what each screen draws, built from store and engine data.
+
+Pure functions (no Flask, no SQL): the views pass in what they read, these turn
+it into the numbers a person reads in the table fallback and the SVG markup.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, timedelta
+
+from markupsafe import Markup
+
+from .svg import PALETTE, columns, meter, stacked_bars
+
+DIMENSIONS = ("scope", "type", "source", "confidence")
+SCORE_TERMS = ("tag", "title", "keyword", "content", "filepath_hint", "recency", "stale")
+
+
+# -- overview ---------------------------------------------------------------------------
+
+def composition(statuses) -> list[tuple[str, list[tuple[str, int]]]]:
+    """Live memories of the readable stores counted by scope, type, source and confidence."""
+    out = []
+    for dim in DIMENSIONS:
+        totals: dict = {}
+        for st in statuses:
+            for c in st.counts if st.readable else ():
+                if not c["deleted"]:
+                    totals[str(c[dim])] = totals.get(str(c[dim]), 0) + c["n"]
+        out.append((dim, sorted(totals.items(), key=lambda kv: (-kv[1], kv[0]))))
+    return out
+
+
+def _week_start(label: str) -> date:
+    # strftime('%W'): week 01 starts on the year's first Monday; days before it are week 00.
+    jan1 = date(int(label[:4]), 1, 1)
+    first_monday = jan1 + timedelta(days=(7 - jan1.weekday()) % 7)
+    week = int(label[6:])
+    return jan1 if week == 0 else first_monday + timedelta(weeks=week - 1)
+
+
+def _next(label: str, by: str) -> str:
+    if by == "month":
+        y, m = int(label[:4]), int(label[5:7])
+        return f"{y + m // 12:04d}-{m % 12 + 1:02d}"
+    start = _week_start(label)
+    following = start + timedelta(days=7 - start.weekday())
+    if following.year > start.year:
+        following = date(start.year + 1, 1, 1)  # so the new year's week 00 is not skipped
+    return following.strftime("%Y-W%W")
+
+
+def fill_periods(periods: list[dict], by: str, limit: int = 240) -> list[dict]:
+    """The periods with the empty ones in between added, so the columns are a true time axis.
+
+    Labels that are not agentao stamps (hand edits) are kept, after the dated ones.
+    """
+    dated = {p["period"]: p for p in periods if _parses(p["period"], by)}
+    odd = [p for p in periods if p["period"] not in dated]
+    if not dated:
+        return odd
+    label, last, out = min(dated), max(dated), []
+    while label <= last and len(out) < limit:
+        out.append(dated.get(label, {"period": label, "created": 0, "updated": 0}))
+        label = _next(label, by)
+    return out + odd
+
+
+def _parses(label: str, by: str) -> bool:
+    if by == "month":
+        return bool(re.fullmatch(r"\d{4}-(0[1-9]|1[0-2])", label or ""))
+    return bool(re.fullmatch(r"\d{4}-W([0-4]\d|5[0-3])", label or ""))
+
+
+def overview_pictures(statuses, timeline: dict) -> dict:
+    """Composition bars and the created/updated timeline, with the numbers behind them."""
+    comp = composition(statuses)
+    periods = fill_periods(timeline["periods"], timeline["by"])
+    return {
+        "composition_rows": comp,
+        "composition": stacked_bars(comp, title="Live memories by scope, type, source and "
+                                    "confidence", chart_id="composition", unit="memories",
+                                    inline=True),
+        "by": timeline["by"],
+        "periods": periods,
+        "timeline": columns([p["period"] for p in periods],
+                            {"created": [p["created"] for p in periods],
+                             "updated": [p["updated"] for p in periods]},
+                            title=f"Live memories created and last updated, per {timeline['by']}",
+                            chart_id="timeline"),
+        "problems": timeline.get("problems", {}),
+    }
+
+
+# -- preview ----------------------------------------------------------------------------
+
+def score_bars(candidates, *, chart_id: str = "scores", title: str = "Score by term") -> Markup:
+    """Each candidate's score as stacked contributions of its terms (the stale penalty leftwards).
+
+    ``candidates`` is ``[(label, [(term, contribution), ...]), ...]``; from the
+    engine: ``[(s.memory.title, [(t.name, t.contribution) for t in s.terms]) for s in scored]``.
+    """
+    colours = {t: PALETTE[n] for n, t in enumerate(SCORE_TERMS)}
+    return stacked_bars(candidates, title=title, chart_id=chart_id, order=SCORE_TERMS,
+                        colours=colours)
+
+
+def budget_meters(budgets: dict) -> dict:
+    """A meter per block budget: ``{"stable": Budget-like, "context": ...}`` -> Markup each."""
+    labels = {"stable": "<memory-stable> budget", "context": "<memory-context> budget"}
+    return {name: meter(b.used, b.limit, label=labels.get(name, name), chart_id=f"budget-{name}")
+            for name, b in budgets.items()}
+
+
+# -- forget -----------------------------------------------------------------------------
+
+def residue_rows(report: dict) -> list[tuple[str, list[tuple[str, int]]]]:
+    """Per file, the bytes that may still hold forgotten text (from ``purge.residue_report``)."""
+    reviews = sum(len(str(r.get(k) or "").encode()) for group in report["reviews"].values()
+                  for r in group["items"] for k in ("title", "content", "evidence"))
+    rows = [("database", [("soft-deleted memories", report["soft_deleted"]["bytes"]),
+                          ("review queue", reviews),
+                          ("session summaries", report["summaries"].get("bytes", 0)),
+                          ("free pages", report["free_pages"]["bytes"])])]
+    if report["wal"].get("exists"):
+        rows.append(("-wal", [("write-ahead log", report["wal"].get("size", 0))]))
+    if report["journal"].get("exists"):
+        rows.append(("-journal", [("rollback journal", report["journal"]["size"])]))
+    rows += [(c["path"].rsplit("/", 1)[-1], [("copy beside the file", c["size"] or 0)])
+             for c in report["copies"]]
+    return rows
+
+
+def residue_bars(report: dict, *, chart_id: str | None = None) -> Markup:
+    """Where residue sits, per file, in bytes."""
+    return stacked_bars(residue_rows(report), title="Where forgotten text may still sit, per file",
+                        chart_id=chart_id or f"residue-{report['store']}", unit="bytes")
