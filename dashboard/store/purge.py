@@ -131,8 +131,9 @@ def plan_rows(ref: StoreRef, categories=(), memory_ids=(), review_ids=()) -> lis
         plan: list[PlanRow] = []
         purged_memories = []
         if "soft_deleted" in categories:
+            # Table order: the DELETE then walks the b-tree front to back.
             for r in conn.execute("SELECT id, title, content FROM memories"
-                                  " WHERE deleted_at IS NOT NULL ORDER BY id"):
+                                  " WHERE deleted_at IS NOT NULL ORDER BY rowid"):
                 plan.append(PlanRow("memory_deleted", r["id"], r["title"], (r["content"], r["title"])))
                 purged_memories.append(r["id"])
         for mid in memory_ids:
@@ -151,7 +152,7 @@ def plan_rows(ref: StoreRef, categories=(), memory_ids=(), review_ids=()) -> lis
                                 (r["content"], r["evidence"], r["title"])))
         if "summaries" in categories:
             for r in conn.execute("SELECT id, session_id, summary_text FROM session_summaries"
-                                  " ORDER BY created_at, id"):
+                                  " ORDER BY rowid"):
                 plan.append(PlanRow("summary", r["id"], f"session {r['session_id']}",
                                     (r["summary_text"],)))
         # Events of memories already gone, plus those of the memories this purge
