@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from flask import Flask
+from flask import Flask, redirect, url_for
 
 PACKAGE_ROOT = Path(__file__).resolve().parent
 
@@ -45,6 +45,9 @@ def create_app(config: dict | None = None) -> Flask:
     errors.init_app(app)
     for blueprint in ALL_BLUEPRINTS:
         app.register_blueprint(blueprint)
+    # Browsers fetch /favicon.ico on their own; a 404 there is an error in every console.
+    app.add_url_rule("/favicon.ico", "favicon",
+                     lambda: redirect(url_for("static", filename="favicon.svg")))
     return app
 
 

@@ -128,13 +128,17 @@ def quit_browser(driver) -> None:
     shutil.rmtree(driver.profile_dir, ignore_errors=True)
 
 
-def console_problems(driver) -> list[str]:
-    """Console errors and CSP refusals since the last call (reading the log empties it)."""
+def console_problems(driver, allowed=()) -> list[str]:
+    """Console errors and CSP refusals since the last call (reading the log empties it).
+
+    ``allowed`` holds substrings of errors a test provoked on purpose (say, the
+    "status of 400" a refused form leaves); a CSP refusal is never allowed.
+    """
     bad = []
     for entry in driver.get_log("browser"):
         message = entry.get("message", "")
-        if entry.get("level") == "SEVERE" or "Content Security Policy" in message \
-                or "Refused to" in message:
+        csp = "Content Security Policy" in message or "Refused to" in message
+        if csp or entry.get("level") == "SEVERE" and not any(a in message for a in allowed):
             bad.append(f"{entry.get('level')}: {message}")
     return bad
 
@@ -154,8 +158,9 @@ def clean_console(request):
         return
     driver = request.getfixturevalue("browser")
     driver.get_log("browser")  # start from an empty log
+    driver.console_allows = []
     yield
-    problems = console_problems(driver)
+    problems = console_problems(driver, driver.console_allows)
     assert not problems, "browser console:\n" + "\n".join(problems)
 
 
@@ -169,13 +174,20 @@ def login(driver, server: Server) -> None:
     assert driver.find_elements("css selector", "header.top"), driver.page_source[:500]
 
 
-def wait_for(driver, condition, message: str = "", timeout: float = WAIT):
-    """Wait until ``condition(driver)`` is truthy and return it."""
-    from selenium.common.exceptions import StaleElementReferenceException
+def wait_for(driver, condition, message="", timeout: float = WAIT):
+    """Wait until ``condition(driver)`` is truthy and return it.
+
+    ``message`` may be a callable, evaluated only on timeout (to show what the page had).
+    """
+    from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
     from selenium.webdriver.support.ui import WebDriverWait
     # A swap can replace an element between finding it and reading it: just look again.
-    return WebDriverWait(driver, timeout, poll_frequency=0.05,
-                         ignored_exceptions=[StaleElementReferenceException]).until(condition, message)
+    waiter = WebDriverWait(driver, timeout, poll_frequency=0.05,
+                           ignored_exceptions=[StaleElementReferenceException])
+    try:
+        return waiter.until(condition)
+    except TimeoutException:
+        raise AssertionError(message() if callable(message) else message or "timed out") from None
 
 
 def htmx_settled(driver) -> bool:

@@ -1,0 +1,138 @@
+"""Changing things with clicks: approve a review candidate, live preview, a hard purge.
+
+Each change is checked where it matters, in the SQLite file, read with a
+separate read-only connection after the browser shows the result.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+from selenium.webdriver.common.by import By
+
+from .conftest import htmx_settled, login, resource_urls, screenshot, wait_for
+
+
+@pytest.fixture(scope="module")
+def server(seeded_server, browser):
+    login(browser, seeded_server)
+    return seeded_server
+
+
+def read_db(path, sql, *args):
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return conn.execute(sql, args).fetchall()
+    finally:
+        conn.close()
+
+
+def counts(browser) -> dict:
+    return {a.get_attribute("data-status"): int(a.find_element(By.CSS_SELECTOR, "[data-field=count]").text)
+            for a in browser.find_elements(By.CSS_SELECTOR, "#review-tabs a")}
+
+
+def open_page(browser, server, path):
+    browser.get(server.url(path))
+    wait_for(browser, htmx_settled, "htmx did not load")
+    browser.execute_script("window.__samePage = true")
+
+
+def test_approving_a_candidate_swaps_its_row_and_the_counter(browser, server):
+    open_page(browser, server, "/reviews")
+    screenshot(browser, "reviews")
+    before = counts(browser)
+    assert before["pending"] >= 1
+    button = next(b for b in browser.find_elements(By.CSS_SELECTOR, "button[data-action=approve]")
+                  if b.is_enabled())
+    item_id = button.find_element(By.XPATH, "ancestor::article").get_attribute("data-item-id")
+    button.click()
+
+    row = f"#review-{item_id}"
+    wait_for(browser, lambda d: d.find_element(By.CSS_SELECTOR, row).get_attribute("data-status")
+             == "approved", "the row was not swapped for its approved state")
+    wait_for(browser, lambda d: counts(d)["pending"] == before["pending"] - 1,
+             "the pending counter was not swapped out of band")
+    assert counts(browser)["approved"] == before["approved"] + 1
+    assert browser.execute_script("return window.__samePage === true"), "the click reloaded the page"
+    outcome = browser.find_element(By.CSS_SELECTOR, f"{row} [data-field=outcome]")
+    assert outcome.is_displayed()
+    screenshot(browser, "reviews-approved")
+
+    # The file says the same as the screen.
+    db = server.agent.project_db
+    assert read_db(db, "SELECT status FROM memory_review_queue WHERE id = ?", item_id) == [("approved",)]
+    key = read_db(db, "SELECT key_normalized FROM memory_review_queue WHERE id = ?", item_id)[0][0]
+    live = read_db(db, "SELECT count(*) FROM memories WHERE key_normalized = ? AND deleted_at IS NULL", key)
+    if server.agent.user_db is not None:
+        live += read_db(server.agent.user_db, "SELECT count(*) FROM memories "
+                        "WHERE key_normalized = ? AND deleted_at IS NULL", key)
+    assert sum(n for (n,) in live) == 1, f"approving {key!r} did not save exactly one live memory"
+
+
+def test_preview_updates_while_typing_debounced(browser, server):
+    open_page(browser, server, "/preview")
+    screenshot(browser, "preview")
+    text = "which port does service 03 use"
+    browser.find_element(By.ID, "p-q").send_keys(text)
+    wait_for(browser, lambda d: "Service 03 listens on port 8003" in
+             d.find_element(By.ID, "context-block").text,
+             lambda: "the context block never showed the match: " + browser.current_url + browser.find_element(By.ID, "preview-result").text[:3000])
+    wait_for(browser, htmx_settled)
+    assert browser.execute_script("return window.__samePage === true"), "typing reloaded the page"
+    asked = [u for u in resource_urls(browser) if "/preview?" in u]
+    # One keystroke at a time would be ~30 requests; the 300 ms debounce sends one or two.
+    assert 1 <= len(asked) <= 3, asked
+    assert parse_qs(urlparse(browser.current_url).query)["q"] == [text], "the URL was not pushed"
+    candidate = browser.find_element(By.CSS_SELECTOR, "#recall tr.candidate")
+    assert float(candidate.get_attribute("data-score")) > 0
+    screenshot(browser, "preview-typed")
+
+
+def test_hard_purge_through_its_typed_confirmation(browser, server):
+    db = server.agent.project_db
+    soft_deleted = read_db(db, "SELECT id, content FROM memories WHERE deleted_at IS NOT NULL")
+    assert len(soft_deleted) == 1
+
+    open_page(browser, server, "/forget")
+    screenshot(browser, "forget")
+    picker = browser.find_element(By.CSS_SELECTOR, "form.picker[data-store=project]")
+    picker.find_element(By.CSS_SELECTOR, "input[value=soft_deleted]").click()
+    picker.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    plan = wait_for(browser, lambda d: d.find_elements(By.ID, "forget-plan"), "no dry run")[0]
+    assert plan.get_attribute("data-rows") == "1"
+    assert read_db(db, "SELECT count(*) FROM memories") == [(len(read_db(db, "SELECT id FROM memories")),)]
+    screenshot(browser, "forget-plan")
+
+    form = browser.find_element(By.ID, "purge-form")
+    name = form.find_element(By.TAG_NAME, "strong").text
+    confirm = form.find_element(By.NAME, "confirm")
+    confirm.send_keys(name + " typo")
+    browser.console_allows.append("status of 400")  # the refusal, provoked on purpose
+    form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    # A wrong name changes nothing (the server refuses; the row is still in the file).
+    wait_for(browser, htmx_settled)
+    refusal = wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#forget-result [role=alert]"),
+                       "the refusal was not shown")[0]
+    assert f"type “{name}” exactly" in refusal.text and "Nothing was changed" in refusal.text
+    assert read_db(db, "SELECT count(*) FROM memories WHERE deleted_at IS NOT NULL") == [(1,)]
+
+    confirm = browser.find_element(By.CSS_SELECTOR, "#purge-form [name=confirm]")
+    confirm.clear()
+    confirm.send_keys(name)
+    browser.find_element(By.CSS_SELECTOR, "#purge-form button[type=submit]").click()
+    job = wait_for(browser, lambda d: [j for j in d.find_elements(By.CSS_SELECTOR, "#forget-result [data-job]")
+                                       if j.get_attribute("data-state") != "running"],
+                   "the purge never finished", timeout=30)[0]
+    assert job.get_attribute("data-verdict") == "verified erased", job.text
+    assert job.find_element(By.CSS_SELECTOR, "[data-field=texts_found]").text.startswith("0 of ")
+    screenshot(browser, "forget-done")
+
+    assert read_db(db, "SELECT count(*) FROM memories WHERE deleted_at IS NOT NULL") == [(0,)]
+    content = soft_deleted[0][1].encode()
+    for suffix in ("", "-wal"):
+        path = type(db)(str(db) + suffix)
+        if path.exists():
+            assert content not in path.read_bytes(), f"erased text still in {path.name}"
