@@ -14,6 +14,7 @@ from conftest import Agent, file_digest
 from dashboard.engine.results import Budget
 from dashboard.pictures import (budget_meters, columns, fill_periods, meter, residue_rows,
                                 score_bars, stacked_bars)
+from dashboard.pictures.svg import number
 from dashboard.store.registry import StoreRef
 from dashboard.store.timeline import activity_by_period
 
@@ -210,3 +211,28 @@ def test_forget_residue_shows_where_residue_sits(client, seeded):
     assert dict(rows["database"])["free pages"] == report["free_pages"]["bytes"]
     assert ("-wal" in rows) == bool(report["wal"]["exists"])
     assert re.search(r"database: soft-deleted memories \d+", chart.find("desc").text)
+
+
+def test_preview_shows_each_candidates_score_as_its_terms(client):
+    for headers in ({}, HTMX):
+        page = BeautifulSoup(client.get("/preview?q=which package manager pyproject deploy",
+                                        headers=headers).data, "html.parser")
+        chart = page.select_one('[data-picture="scores"] svg[data-chart="recall-scores"]')
+        assert_accessible_and_csp_clean(chart)
+        rows = page.select("tr.candidate")[:12]
+        labels = chart.find_all("text", class_="bar-label")
+        assert len(labels) == len(rows) > 0
+        desc = chart.find("desc").text
+        for row in rows:  # the picture's numbers are the table's numbers
+            terms = [(td["data-term"], float(td["data-contribution"]))
+                     for td in row.select("td[data-term]") if float(td["data-contribution"])]
+            for name, value in terms:
+                assert f"{name} {number(value)}" in desc
+    empty = BeautifulSoup(client.get("/preview?q=zzzz-nothing-matches").data, "html.parser")
+    assert empty.select_one('[data-picture="scores"]') is None
+
+
+@pytest.mark.parametrize("value,text", [(3, "3"), (3.0, "3"), (0.5, "0.5"), (1 / 3, "0.33"),
+                                        (-2.0, "-2"), (0.001, "0.001"), (2.999, "3")])
+def test_numbers_read_well(value, text):
+    assert number(value) == text

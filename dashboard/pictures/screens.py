@@ -106,6 +106,16 @@ def score_bars(candidates, *, chart_id: str = "scores", title: str = "Score by t
                         colours=colours)
 
 
+def candidate_scores(candidates, limit: int = 12) -> Markup | None:
+    """Score-by-term bars for the first ``limit`` recall candidates (engine ``Candidate``s)."""
+    rows = [(f"{c.rank or '–'}. {c.memory.title}", [(t.name, t.contribution) for t in c.terms])
+            for c in list(candidates)[:limit]]
+    if not rows:
+        return None
+    return score_bars(rows, chart_id="recall-scores",
+                      title=f"Score of the first {len(rows)} candidates, by term")
+
+
 def budget_meters(budgets: dict) -> dict:
     """A meter per block budget: ``{"stable": Budget-like, "context": ...}`` -> Markup each."""
     labels = {"stable": "<memory-stable> budget", "context": "<memory-context> budget"}

@@ -34,7 +34,10 @@ def clean(text, limit: int = 0) -> str:
 
 def number(value: float) -> str:
     """A compact number for labels: integers plain, others with up to two decimals."""
-    return str(int(value)) if float(value).is_integer() else f"{value:.2f}".rstrip("0")
+    if float(value).is_integer():
+        return str(int(value))
+    text = f"{value:.2f}".rstrip("0").rstrip(".")
+    return f"{value:.2g}" if text in ("0", "-0") else text  # tiny, but not nothing
 
 
 def ink(fill: str) -> str:

@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from flask import Blueprint, current_app, request
 
 from ..engine import preview
+from ..pictures import candidate_scores
 from ..preview_source import source_for
 from ..web import page_route, render, statuses, twin
 
@@ -107,7 +108,8 @@ def index(fmt: str):
         return twin(data)
     return render("preview/index.html", "partials/preview_result.html", ask=ask, p=after,
                   what_if=what_if, problems=snap.problems,
-                  shown_candidates=SHOWN_CANDIDATES, shown_never=SHOWN_NEVER)
+                  shown_candidates=SHOWN_CANDIDATES, shown_never=SHOWN_NEVER,
+                  score_picture=candidate_scores(after.candidates))
 
 
 @bp.app_context_processor
