@@ -143,8 +143,10 @@ def console_problems(driver, allowed=()) -> list[str]:
     return bad
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def browser():
+    # One Chromium for the whole run: starting one costs seconds, and the servers'
+    # cookies cannot mix (each is named after its server's port).
     driver = start_browser()
     yield driver
     quit_browser(driver)

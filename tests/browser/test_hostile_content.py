@@ -1,0 +1,139 @@
+"""The hostile-content corpus in a real browser: no script runs, no request fires.
+
+tests/hostile.py plants its corpus through agentao (plus raw-SQL bytes); this
+module adds payloads whose success a browser can observe directly: they set
+``window.__pwned``, change ``document.title``, or ask for ``/marker``.  Before
+any page script, a recorder (injected through the DevTools protocol, which the
+page's CSP does not govern) notes every fetch/XHR and turns ``alert`` into a
+flag.  Every HTML page the app serves is visited — discovered from its
+url_map, so a new screen is covered without editing this file.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+from selenium.webdriver.common.by import By
+
+from hostile import get_routes, plant
+
+from .conftest import Agent, Server, close_agent, console_problems, htmx_settled, login, \
+    resource_urls, screenshot, wait_for
+
+BROWSER_PAYLOADS = {
+    "b_script": "<script>window.__pwned = 1; document.title = 'pwned'</script>",
+    "b_img": '<img src="/marker-img" onerror="window.__pwned = 2">',
+    "b_svg": "<svg><script>window.__pwned = 3</script></svg><svg onload=\"fetch('/marker-svg')\">",
+    "b_hx_load": '<div hx-get="/marker-hx" hx-trigger="load" hx-swap="outerHTML">m</div>',
+    "b_hx_data": '<p data-hx-get="/marker-data-hx" data-hx-trigger="load">m</p>',
+    "b_hx_on": '<b hx-on::load="window.__pwned = 4">m</b>',
+    "b_breakout": '"><img src=/marker-attr onerror=window.__pwned=5><"',
+    "b_style": "<style>body{background:url(/marker-css)}</style>",
+}
+MARKERS = ("marker", "pwn", "evil.example")
+# Runs in every document before its own scripts; the CSP does not apply to it.
+RECORDER = """
+window.__requests = [];
+const open = XMLHttpRequest.prototype.open;
+XMLHttpRequest.prototype.open = function (method, url) {
+  window.__requests.push(String(url)); return open.apply(this, arguments); };
+const realFetch = window.fetch;
+window.fetch = function (url) { window.__requests.push(String(url)); return realFetch.apply(this, arguments); };
+window.alert = window.confirm = window.prompt = function () { window.__pwned = 'dialog'; };
+"""
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    agent = Agent(tmp_path_factory.mktemp("hostile-browser"))
+    planted = plant(agent)
+    for i, (name, text) in enumerate(BROWSER_PAYLOADS.items()):
+        memory = agent.save(f"{name} {text[:40]}", text, tags=[text[:30], name],
+                            scope="user" if i % 2 else "project")
+        planted[name] = ("user" if i % 2 else "project", memory.id)
+    agent.crystallize("I prefer " + BROWSER_PAYLOADS["b_script"] + " always.",
+                      "We must never " + BROWSER_PAYLOADS["b_hx_load"])
+    agent.summary(BROWSER_PAYLOADS["b_img"] + BROWSER_PAYLOADS["b_hx_load"], session_id="hostile")
+    close_agent(agent)
+    return agent, planted
+
+
+@pytest.fixture(scope="module")
+def server(corpus, browser):
+    agent, _ = corpus
+    recorder = browser.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": RECORDER})
+    srv = Server([agent.project_dir], agent.user_db)
+    login(browser, srv)
+    yield srv
+    srv.stop()
+    browser.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", recorder)
+
+
+def pages(corpus) -> list[str]:
+    """Every HTML page, from the app's own url_map; detail pages once per planted memory."""
+    agent, planted = corpus
+    app = agent.app()
+    conn = sqlite3.connect(f"file:{agent.project_db}?mode=ro", uri=True)
+    item = conn.execute("SELECT id FROM memory_review_queue").fetchone()[0]
+    conn.close()
+    urls = set()
+    # Detail pages for the payloads a browser can observe and the raw-SQL rows; the
+    # list pages show every planted row (tests/test_hostile.py checks each detail's HTML).
+    wanted = [*BROWSER_PAYLOADS, "script", "hx_get", "raw_bytes", "raw_json"]
+    for store, memory_id in (planted[name] for name in wanted):
+        urls.update(get_routes(app, {"store": store, "key": store, "memory_id": memory_id,
+                                     "item_id": item, "job_id": "0" * 12, "filename": "app.css"}))
+    skip = ("/static/", "/forget/jobs/", "/favicon.ico")
+    urls = {u for u in urls if not u.startswith(skip) and u != "/"
+            and not u.endswith((".json", ".csv", ".md"))}
+    # Show every planted row at once, soft-deleted ones too; the dry runs need a category.
+    extra = {"/memories": "?per_page=200&deleted=1", "/preview": "?q=pwn+script+marker+alert",
+             "/forget/plan/project": "?cat=everything", "/forget/plan/user": "?cat=everything",
+             "/reviews": ""}
+    out = sorted(u + extra.get(u, "") for u in urls)
+    return out + ["/memories?q=pwn&deleted=1", "/reviews?status=approved", "/reviews?status=rejected"]
+
+
+def test_no_payload_runs_and_no_request_fires_on_any_page(browser, server, corpus):
+    urls = pages(corpus)
+    assert len(urls) > 30, urls
+    seen = []
+    for path in urls:
+        browser.get(server.url(path))
+        wait_for(browser, htmx_settled, f"htmx never settled on {path}")
+        state = browser.execute_script(
+            "return {pwned: window.__pwned, title: document.title, requests: window.__requests,"
+            " text: document.body.innerText}")
+        assert state["requests"] is not None, "the request recorder did not run"
+        assert state["pwned"] is None, (path, state["pwned"])
+        assert state["title"].endswith("· agentao memory dashboard"), (path, state["title"])
+        fired = [u for u in state["requests"] + resource_urls(browser)
+                 if any(m in u.lower() for m in MARKERS)]
+        assert not fired, (path, fired)
+        problems = console_problems(browser)
+        assert not problems, (path, problems)
+        seen.append(state["text"])
+    # The recorder does see htmx requests (a search), so silence above means none fired.
+    browser.get(server.url("/memories"))
+    wait_for(browser, htmx_settled)
+    browser.find_element(By.ID, "f-q").send_keys("zzz")
+    wait_for(browser, lambda d: any("q=zzz" in u for u in
+                                    d.execute_script("return window.__requests")), "recorder is blind")
+    # The payloads were there to be tried: the pages showed them as text.
+    shown = "\n".join(seen)
+    for text in (BROWSER_PAYLOADS["b_script"], BROWSER_PAYLOADS["b_hx_load"]):
+        assert text in shown, text
+
+
+def test_hostile_list_and_review_pages_look_like_text(browser, server):
+    browser.get(server.url("/memories?q=marker"))
+    rows = browser.find_elements(By.CSS_SELECTOR, "#memory-list tr.memory")
+    assert len(rows) >= 4
+    assert not browser.find_elements(By.CSS_SELECTOR, "#memory-list img, #memory-list svg, "
+                                                      "#memory-list style, #memory-list script")
+    screenshot(browser, "hostile-memories")
+    browser.get(server.url("/reviews"))
+    assert not browser.find_elements(By.CSS_SELECTOR, "#review-list script, #review-list img")
+    screenshot(browser, "hostile-reviews")
+    assert browser.execute_script("return window.__pwned") is None
