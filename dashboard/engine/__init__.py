@@ -10,7 +10,9 @@ Input order
     ``ORDER BY created_at`` order (SQLite keeps rowid order among equal
     stamps), and builds agentao's "all entries" list itself: project rows,
     then user rows, stably sorted by ``created_at`` (contract §6).  Summaries
-    are the project file's rows in rowid order.
+    are the project file's rows either in rowid order or as ``ORDER BY
+    created_at DESC`` returns them (SQLite keeps rowid order among equal
+    stamps either way); the engine sorts them newest first, stably.
 
 Tie order
     agentao sorts recall candidates by score only; records with equal scores
@@ -19,6 +21,12 @@ Tie order
     ascending.  That is one of the orders agentao can produce, so our blocks
     equal agentao's whenever there is no tie, and otherwise equal one of its
     possible outputs (same scores, same set of tied records above the cut).
+
+Laziness
+    The blocks, budgets, stable entries and top 5 are computed by
+    :func:`preview`; the full ranked table (``Preview.candidates``) and the
+    never-recalled list are built when first read, because on a large store
+    thousands of records can have a signal.
 
 Caching
     Pass an :class:`EngineCache` and ``version=(project counter, user

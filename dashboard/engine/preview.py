@@ -117,7 +117,8 @@ def preview(project_memories: Sequence[Memory], user_memories: Sequence[Memory],
 
     ``project_memories`` / ``user_memories``: each file's rows in
     ``ORDER BY created_at`` order (soft-deleted rows are ignored);
-    ``summaries``: the project file's summaries in rowid order;
+    ``summaries``: the project file's summaries in rowid order, or newest
+    first as ``ORDER BY created_at DESC`` gives them (at least the 10 newest);
     ``messages``: recent messages, oldest first (strings or agentao-style
     dicts), the source of file-path hints; ``session_id``: the current
     session (None = a brand-new one); ``now``: the clock (naive = UTC);

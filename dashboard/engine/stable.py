@@ -116,8 +116,9 @@ def fit(picked: Sequence[tuple[Memory, str]], tail: str,
 def session_tail(summaries: Iterable[Summary], session_id: str | None) -> str:
     """The cross-session tail agentao puts in ``<session>`` (may be ``""``).
 
-    ``summaries`` are the project file's rows in rowid order; rows from the
-    user file are ignored because agentao never reads them.  ``session_id``
+    ``summaries`` are the project file's rows in rowid order (or already
+    newest first, as SQLite returns them); rows from the user file are
+    ignored because agentao never reads them.  ``session_id``
     None stands for a brand-new session, which owns no summary.
     """
     rows = [s for s in summaries if s.store == "project"]

@@ -37,6 +37,8 @@ STOPWORDS = frozenset("""
     but not no so if then that this it its i you we they my your
 """.split())
 
+_SEGMENT_MEMO = 50_000  # distinct CJK runs remembered per tokenizer
+
 MODE_JIEBA = "jieba"
 MODE_LATIN = "latin-only"
 
@@ -98,6 +100,7 @@ class Tokenizer:
 
     def __init__(self, use_jieba: bool | None = None, userdict: Path | None = None):
         self._jieba = None if use_jieba is False else _load_jieba(userdict)
+        self._segments: dict[str, tuple[str, ...]] = {}
         if use_jieba is True and self._jieba is None:
             raise ImportError("jieba is not installed (pip install '.[cjk]')")
 
@@ -106,39 +109,53 @@ class Tokenizer:
         """``"jieba"`` when CJK text is segmented, else ``"latin-only"``."""
         return MODE_JIEBA if self._jieba is not None else MODE_LATIN
 
-    def _latin(self, text: str):
-        for piece in _SEPARATORS.split(_SEAM.sub(" ", text).lower()):
-            if len(piece) > 1 and piece not in STOPWORDS:
-                yield piece
+    def _latin(self, text: str, has_cjk: bool) -> list[str]:
+        # The seam rule needs a CJK character; skipping it otherwise is only speed.
+        prepped = _SEAM.sub(" ", text) if has_cjk else text
+        return [p for p in _SEPARATORS.split(prepped.lower())
+                if len(p) > 1 and p not in STOPWORDS]
 
-    def _cjk_words(self, text: str):
-        if self._jieba is None or not _CJK_CHAR.search(text):
-            return
+    def _cjk_words(self, text: str, has_cjk: bool) -> list[str]:
+        if self._jieba is None or not has_cjk:
+            return []
+        words: list[str] = []
+        memo = self._segments
         for run in _CJK_RUN.findall(text):
-            for word in self._jieba.lcut(run, cut_all=False):
-                if len(word) >= 2 and _CJK_CHAR.match(word):
-                    yield word
+            found = memo.get(run)
+            if found is None:
+                # The same short runs recur across thousands of records; jieba
+                # is deterministic for a given dictionary, so remember them.
+                found = tuple(w for w in self._jieba.lcut(run, cut_all=False)
+                              if len(w) >= 2 and _CJK_CHAR.match(w))
+                if len(memo) >= _SEGMENT_MEMO:
+                    memo.clear()
+                memo[run] = found
+            words.extend(found)
+        return words
 
     def tokens(self, text: str) -> frozenset[str]:
         """The token set of ``text``, as agentao's retriever computes it."""
-        out = set()
-        for piece in self._latin(text):
-            out.add(piece)
-            alt = variant(piece)
-            if alt is not None:
-                out.add(alt)
-        out.update(self._cjk_words(text))
+        has_cjk = _CJK_CHAR.search(text) is not None
+        pieces = self._latin(text, has_cjk)
+        out = set(pieces)
+        for piece in pieces:
+            if piece[-1] == "s" or piece[0] == "v":  # the only shapes with a variant
+                alt = variant(piece)
+                if alt is not None:
+                    out.add(alt)
+        out.update(self._cjk_words(text, has_cjk))
         return frozenset(out)
 
     def explain(self, text: str) -> tuple[TokenOrigin, ...]:
         """Each distinct token of ``text`` once, in first-seen order, with its origin."""
         seen: dict[str, TokenOrigin] = {}
-        for piece in self._latin(text):
+        has_cjk = _CJK_CHAR.search(text) is not None
+        for piece in self._latin(text, has_cjk):
             seen.setdefault(piece, TokenOrigin(piece, "word"))
             alt = variant(piece)
             if alt is not None:
                 seen.setdefault(alt, TokenOrigin(alt, "variant", piece))
-        for word in self._cjk_words(text):
+        for word in self._cjk_words(text, has_cjk):
             seen.setdefault(word, TokenOrigin(word, "jieba"))
         return tuple(seen.values())
 

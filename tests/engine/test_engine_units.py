@@ -265,3 +265,11 @@ def test_stable_block_size_and_json():
     assert data["now"] == "2025-06-01T00:00:00+00:00" and data["cjk_mode"] == "latin-only"
     assert {t["name"] for t in data["candidates"][0]["terms"]} == {
         "tag", "title", "keyword", "content", "filepath_hint", "recency", "stale"}
+
+
+def test_tail_same_from_rowid_or_newest_first_order():
+    rows = [Summary(f"i{n}", f"s{n % 3}", f"text {n}", created_at=f"2025-01-0{1 + n // 4}")
+            for n in range(12)]  # runs of four equal stamps
+    newest_first = sorted(rows, key=lambda s: s.created_at, reverse=True)
+    for session in (None, "s0", "s1"):
+        assert session_tail(rows, session) == session_tail(newest_first, session)
