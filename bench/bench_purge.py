@@ -17,7 +17,6 @@ import sqlite3
 import sys
 import tempfile
 import time
-import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -59,7 +58,7 @@ def build(db: Path, mb: int, rng: random.Random) -> None:
         content = " ".join(sentence(rng, vocab) for _ in range(rng.randint(2, 30)))[:4000]
         n += 1
         deleted = "2026-01-01T00:00:00" if n % 2 else None
-        rows.append((uuid.uuid4().hex[:8], "project", "note", f"key_{n}", f"key {n}", content,
+        rows.append((f"{n:08x}", "project", "note", f"key_{n}", f"key {n}", content,
                      '["bench"]', "[]", "2025-01-01T00:00:00", "2025-01-01T00:00:00", deleted))
         size += int(len(content) * 1.4) + 100   # row, index and page overhead
     conn.executemany(
@@ -82,6 +81,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=int, default=20, help="database size in MB (goal: 100)")
     parser.add_argument("--texts", type=int, default=1000)
+    parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
     rng = random.Random(7)
     with tempfile.TemporaryDirectory() as tmp:
@@ -89,39 +89,49 @@ def main() -> None:
         src.parent.mkdir()
         build(src, args.mb, rng)
         size = src.stat().st_size
-        copies = []
-        for name in ("bare", "purge"):
-            (Path(tmp) / name).mkdir()
-            copies.append(Path(tmp) / name / "memory.db")
-            shutil.copy(src, copies[-1])
-        t_bare = bare(copies[0])
-        ref = StoreRef("project", "project", copies[1], "bench")
-        rows = purge.plan(ref, ["soft_deleted"])
-        started = time.perf_counter()
-        outcome = sql.erase(ref, rows)
-        t_erase = time.perf_counter() - started
-        result = purge.purge(ref, [], verify_texts=[r.texts[0] for r in rows[:args.texts]])
-        t_total = t_erase + result.seconds
+
+        def fresh(name: str) -> Path:
+            folder = Path(tmp) / name
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            shutil.copy(src, folder / "memory.db")
+            return folder / "memory.db"
+
+        # The machine is shared: alternate the two and keep each one's best of --rounds.
+        t_bare, t_erase = [], []
+        for _ in range(args.rounds):
+            t_bare.append(bare(fresh("bare")))
+            ref = StoreRef("project", "project", fresh("erase"), "bench")
+            rows = purge.plan(ref, ["soft_deleted"])
+            started = time.perf_counter()
+            outcome = sql.erase(ref, rows)
+            t_erase.append(time.perf_counter() - started)
+        ref = StoreRef("project", "project", fresh("purge"), "bench")
+        result = purge.purge(ref, purge.plan(ref, ["soft_deleted"]))
         print(f"file: {size / 1e6:.1f} MB, {len(rows)} soft-deleted rows purged, "
               f"checkpoint {outcome.checkpoint}")
-        print(f"bare VACUUM + checkpoint:           {t_bare:6.2f} s")
-        print(f"purge (delete + VACUUM + ckpt):     {t_erase:6.2f} s  = {t_erase / t_bare:.2f}x"
-              f"  (goal <= 1.5x)")
-        print(f"purge + on-disk verification:       {t_total:6.2f} s  -> {result.status}")
+        print(f"bare VACUUM + checkpoint:           {min(t_bare):6.2f} s")
+        print(f"purge (delete + VACUUM + ckpt):     {min(t_erase):6.2f} s  = "
+              f"{min(t_erase) / min(t_bare):.2f}x  (goal <= 1.5x)")
+        print(f"whole purge incl. verification:     {result.seconds:6.2f} s  -> {result.status}, "
+              f"{len(result.verification)} texts checked")
 
         # As the verification runs it: fragments still held by live rows are not residue.
         texts = [r.texts[0] for r in rows[:args.texts]]
         live = sql.remaining_text(ref)
-        for label, path in (("texts absent (after purge)", copies[1]),
+        for label, path in (("texts absent (after purge)", ref.path),
                             ("texts present (before purge)", src)):
             mb = path.stat().st_size / 1e6
             started = time.perf_counter()
             hits, _ = diskscan.scan([path], texts, ignore=live)
             took = time.perf_counter() - started
+            started = time.perf_counter()
+            diskscan.Needles(texts, diskscan.file_sample([path]))   # the fixed cost per scan
+            prep = time.perf_counter() - started
             found = sum(h.found for h in hits.values())
             print(f"scan, {len(texts)} texts, {label}: {mb:6.1f} MB in {took:5.2f} s = "
-                  f"{mb / took:6.1f} MB/s, {found} found  (goal >= 100 MB/s)")
-
+                  f"{mb / took:6.1f} MB/s end to end; {mb / max(took - prep, 1e-9):6.1f} MB/s "
+                  f"after {prep:.2f} s cutting the texts; {found} found  (goal >= 100 MB/s)")
 
 if __name__ == "__main__":
     main()

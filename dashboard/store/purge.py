@@ -36,7 +36,13 @@ _DELETE = {
 
 @dataclass(frozen=True)
 class PlanRow:
-    """One row a purge will erase; ``texts`` never leave the process."""
+    """One row a purge will erase; ``texts`` never leave the process.
+
+    ``texts`` are what the byte scan looks for: a memory's content, a review
+    item's captured phrase and evidence, a summary's text.  Titles (the keys)
+    go with the row but are not searched for: a few bytes like "editor" say
+    nothing in raw bytes, and each short text costs a pass over the file.
+    """
 
     kind: str
     id: str
@@ -134,12 +140,12 @@ def plan_rows(ref: StoreRef, categories=(), memory_ids=(), review_ids=()) -> lis
             # Table order: the DELETE then walks the b-tree front to back.
             for r in conn.execute("SELECT id, title, content FROM memories"
                                   " WHERE deleted_at IS NOT NULL ORDER BY rowid"):
-                plan.append(PlanRow("memory_deleted", r["id"], r["title"], (r["content"], r["title"])))
+                plan.append(PlanRow("memory_deleted", r["id"], r["title"], (r["content"],)))
                 purged_memories.append(r["id"])
         for mid in memory_ids:
             r = conn.execute("SELECT id, title, content FROM memories WHERE id = ?", (mid,)).fetchone()
             if r is not None and r["id"] not in purged_memories:
-                plan.append(PlanRow("memory", r["id"], r["title"], (r["content"], r["title"])))
+                plan.append(PlanRow("memory", r["id"], r["title"], (r["content"],)))
                 purged_memories.append(r["id"])
         statuses = [s for s in REVIEW_STATUSES if f"review:{s}" in categories]
         wanted = conn.execute(
@@ -149,7 +155,7 @@ def plan_rows(ref: StoreRef, categories=(), memory_ids=(), review_ids=()) -> lis
             (*statuses, *review_ids))
         for r in wanted:
             plan.append(PlanRow("review", r["id"], f"{r['status']}: {r['title']}",
-                                (r["content"], r["evidence"], r["title"])))
+                                (r["content"], r["evidence"])))
         if "summaries" in categories:
             for r in conn.execute("SELECT id, session_id, summary_text FROM session_summaries"
                                   " ORDER BY rowid"):
@@ -183,7 +189,7 @@ def _open_rw(path: Path) -> sqlite3.Connection:
         conn.execute("PRAGMA secure_delete = ON")
         conn.execute("PRAGMA temp_store = MEMORY")
         # A bigger page cache keeps the DELETE from spilling pages to the WAL twice.
-        conn.execute("PRAGMA cache_size = -65536")
+        conn.execute("PRAGMA cache_size = -262144")   # up to 256 MB, allocated as used
         conn.execute("PRAGMA foreign_keys = ON")
     except sqlite3.Error as exc:
         raise describe_error(path, exc) from exc
