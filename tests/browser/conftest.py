@@ -247,3 +247,34 @@ def seeded_server(tmp_path_factory):
     server.agent = agent
     yield server
     server.stop()
+
+
+def html_pages(app, memories: list[tuple[str, str]], item_id: str, queries=None) -> list[str]:
+    """Every HTML page of ``app`` (from its url_map), detail pages once per (store, id).
+
+    Downloads, JSON twins, static files and job pages (which need a running job)
+    are left out; the dry-run pages get a category, the preview a message
+    (``queries`` maps a path to the query string to add instead).
+    """
+    from hostile import get_routes
+    urls = set()
+    for store, memory_id in memories:
+        urls.update(get_routes(app, {"store": store, "key": store, "memory_id": memory_id,
+                                     "item_id": item_id, "job_id": "0" * 12,
+                                     "filename": "app.css"}))
+    skip = ("/static/", "/forget/jobs/", "/favicon.ico")
+    urls = {u for u in urls if not u.startswith(skip) and u != "/"
+            and not u.endswith((".json", ".csv", ".md"))}
+    extra = {"/memories": "?per_page=200&deleted=1", "/forget/plan/project": "?cat=everything",
+             "/forget/plan/user": "?cat=everything", "/preview": "?q=which+port+for+service+03"} | (queries or {})
+    return sorted(u + extra.get(u, "") for u in urls)
+
+
+def first_row(db, sql: str):
+    """One row from a store, read-only."""
+    import sqlite3
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return conn.execute(sql).fetchone()
+    finally:
+        conn.close()

@@ -11,15 +11,13 @@ url_map, so a new screen is covered without editing this file.
 
 from __future__ import annotations
 
-import sqlite3
-
 import pytest
 from selenium.webdriver.common.by import By
 
-from hostile import get_routes, plant
+from hostile import plant
 
-from .conftest import Agent, Server, close_agent, console_problems, htmx_settled, login, \
-    resource_urls, screenshot, wait_for
+from .conftest import Agent, Server, close_agent, console_problems, first_row, html_pages, \
+    htmx_settled, login, resource_urls, screenshot, wait_for
 
 BROWSER_PAYLOADS = {
     "b_script": "<script>window.__pwned = 1; document.title = 'pwned'</script>",
@@ -71,28 +69,16 @@ def server(corpus, browser):
 
 
 def pages(corpus) -> list[str]:
-    """Every HTML page, from the app's own url_map; detail pages once per planted memory."""
+    """Every HTML page; detail pages for the observable payloads and the raw-SQL rows.
+
+    The list pages show every planted row (tests/test_hostile.py checks each detail's HTML).
+    """
     agent, planted = corpus
-    app = agent.app()
-    conn = sqlite3.connect(f"file:{agent.project_db}?mode=ro", uri=True)
-    item = conn.execute("SELECT id FROM memory_review_queue").fetchone()[0]
-    conn.close()
-    urls = set()
-    # Detail pages for the payloads a browser can observe and the raw-SQL rows; the
-    # list pages show every planted row (tests/test_hostile.py checks each detail's HTML).
     wanted = [*BROWSER_PAYLOADS, "script", "hx_get", "raw_bytes", "raw_json"]
-    for store, memory_id in (planted[name] for name in wanted):
-        urls.update(get_routes(app, {"store": store, "key": store, "memory_id": memory_id,
-                                     "item_id": item, "job_id": "0" * 12, "filename": "app.css"}))
-    skip = ("/static/", "/forget/jobs/", "/favicon.ico")
-    urls = {u for u in urls if not u.startswith(skip) and u != "/"
-            and not u.endswith((".json", ".csv", ".md"))}
-    # Show every planted row at once, soft-deleted ones too; the dry runs need a category.
-    extra = {"/memories": "?per_page=200&deleted=1", "/preview": "?q=pwn+script+marker+alert",
-             "/forget/plan/project": "?cat=everything", "/forget/plan/user": "?cat=everything",
-             "/reviews": ""}
-    out = sorted(u + extra.get(u, "") for u in urls)
-    return out + ["/memories?q=pwn&deleted=1", "/reviews?status=approved", "/reviews?status=rejected"]
+    item = first_row(agent.project_db, "SELECT id FROM memory_review_queue")[0]
+    urls = html_pages(agent.app(), [planted[name] for name in wanted], item,
+                      {"/preview": "?q=pwn+script+marker+alert"})
+    return urls + ["/memories?q=pwn&deleted=1", "/reviews?status=approved", "/reviews?status=rejected"]
 
 
 def test_no_payload_runs_and_no_request_fires_on_any_page(browser, server, corpus):

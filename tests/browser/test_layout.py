@@ -1,0 +1,134 @@
+"""Every page at 1280 px and at 360 px, every control labelled, and the project switcher.
+
+The server shows two projects sharing one user store, as ``--project A
+--project B`` would; screenshots of each page at both sizes are saved under
+test-artifacts/screenshots/.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select
+
+from .conftest import DESKTOP, NARROW, Agent, Server, close_agent, first_row, html_pages, \
+    htmx_settled, login, screenshot, seed, wait_for
+
+SCROLL_TOLERANCE = 2  # px: sub-pixel rounding, not a layout that overflows
+UNLABELLED = """
+return [...document.querySelectorAll('input, select, textarea')]
+  .filter(e => e.type !== 'hidden')
+  .filter(e => !(e.labels && e.labels.length) && !e.getAttribute('aria-label')
+               && !e.getAttribute('aria-labelledby'))
+  .map(e => e.outerHTML.slice(0, 120));
+"""
+
+
+@pytest.fixture(scope="module")
+def two_projects(tmp_path_factory):
+    main = seed(Agent(tmp_path_factory.mktemp("first")))
+    other = Agent(tmp_path_factory.mktemp("second"), with_user_store=False)
+    other.save("frontend stack", "The web app is built with Svelte and Vite.", ["frontend"])
+    other.save("api base url", "The app talks to https://api.example.test/v2.", ["api"])
+    for agent in (main, other):
+        close_agent(agent)
+    return main, other
+
+
+@pytest.fixture(scope="module")
+def server(two_projects, browser):
+    main, other = two_projects
+    srv = Server([main.project_dir, other.project_dir], main.user_db)
+    login(browser, srv)
+    yield srv
+    srv.stop()
+
+
+def pages(main) -> list[str]:
+    project_memory = first_row(main.project_db, "SELECT id FROM memories WHERE deleted_at IS NULL")
+    user_memory = first_row(main.user_db, "SELECT id FROM memories")
+    item = first_row(main.project_db, "SELECT id FROM memory_review_queue")[0]
+    app = main.app()
+    return html_pages(app, [("project", project_memory[0]), ("user", user_memory[0])], item)
+
+
+def slug(path: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", path.split("?")[0].lower()).strip("-") or "root"
+
+
+def test_every_page_fits_360_px_and_labels_every_control(browser, server, two_projects):
+    urls = pages(two_projects[0])
+    assert {"/overview", "/projects", "/reviews", "/forget"} <= {u.split("?")[0] for u in urls}
+    too_wide, unlabelled, names = {}, {}, set()
+    for path in urls:
+        browser.set_window_size(*DESKTOP)
+        browser.get(server.url(path))
+        wait_for(browser, htmx_settled, f"htmx never settled on {path}")
+        name = slug(path)
+        name = name if name not in names else f"{name}-{len(names)}"
+        names.add(name)
+        screenshot(browser, name, sizes=[DESKTOP])
+        missing = browser.execute_script(UNLABELLED)
+        if missing:
+            unlabelled[path] = missing
+
+        browser.set_window_size(*NARROW)
+        assert browser.execute_script("return window.innerWidth") == NARROW[0]
+        width = browser.execute_script("return document.documentElement.scrollWidth")
+        if width > NARROW[0] + SCROLL_TOLERANCE:
+            too_wide[path] = (width, browser.execute_script(WIDEST))
+        screenshot(browser, name, sizes=[NARROW])
+    browser.set_window_size(*DESKTOP)
+    assert not unlabelled, f"form controls without a label: {unlabelled}"
+    assert not too_wide, f"pages that scroll sideways at 360 px (width, widest element): {too_wide}"
+
+
+# What sticks out furthest on the right, to make a failure actionable.
+WIDEST = """
+let worst = null, right = 0;
+for (const e of document.querySelectorAll('body *')) {
+  const r = e.getBoundingClientRect().right;
+  if (r > right) { right = r; worst = e; }
+}
+return worst ? [Math.round(right), worst.tagName + (worst.id ? '#' + worst.id : '')
+                + (worst.className ? '.' + String(worst.className).split(' ')[0] : '')] : null;
+"""
+
+
+def listed_keys(browser) -> set[str]:
+    return {c.text for c in browser.find_elements(By.CSS_SELECTOR, "#memory-list tr.memory code")}
+
+
+def test_switching_projects_in_the_header(browser, server, two_projects):
+    import sqlite3
+    conn = sqlite3.connect(f"file:{two_projects[0].user_db}?mode=ro", uri=True)
+    user_keys = {k for (k,) in conn.execute("SELECT key_normalized FROM memories WHERE deleted_at IS NULL")}
+    conn.close()
+    browser.get(server.url("/memories"))
+    first = listed_keys(browser)
+    assert "package_manager" in first and "frontend_stack" not in first
+    switcher = Select(browser.find_element(By.ID, "project-switch"))
+    assert len(switcher.options) == 2
+    switcher.select_by_index(1)
+    browser.find_element(By.CSS_SELECTOR, "#project-switcher button[type=submit]").click()
+
+    wait_for(browser, lambda d: "frontend_stack" in listed_keys(d), "the second project never showed")
+    second = listed_keys(browser)
+    assert "package_manager" not in second, "the first project's memories are still listed"
+    # The user store is shared: its memories are listed under both projects.
+    assert user_keys and user_keys <= first and user_keys <= second
+    assert browser.current_url.endswith("/memories")
+    selected = Select(browser.find_element(By.ID, "project-switch")).first_selected_option
+    assert selected.get_attribute("value") == "1"
+    screenshot(browser, "memories-second-project")
+
+    # Back to the first; the choice holds as one moves between pages.
+    Select(browser.find_element(By.ID, "project-switch")).select_by_index(0)
+    browser.find_element(By.CSS_SELECTOR, "#project-switcher button[type=submit]").click()
+    wait_for(browser, lambda d: "package_manager" in listed_keys(d), "switching back failed")
+    browser.find_element(By.CSS_SELECTOR, "header nav a[href='/overview']").click()
+    wait_for(browser, lambda d: d.current_url.endswith("/overview"))
+    assert Select(browser.find_element(By.ID, "project-switch")).first_selected_option \
+        .get_attribute("value") == "0"
