@@ -192,3 +192,36 @@ def test_search_on_rows_with_non_string_json_matches_agentao(seeded, q):
     client = seeded.app().test_client()
     ours = {m["id"] for m in client.get("/memories.json", query_string={"q": q}).get_json()["items"]}
     assert ours == {m.id for m in seeded.manager.search(q)}
+
+
+def test_detail_reach_matches_agentaos_stable_fit(agent):
+    """Which rows the 2000-character budget keeps out of <memory-stable>, as agentao decides."""
+    from agentao.memory import MemoryPromptRenderer
+    for i in range(10):
+        agent.save(f"user_pref_{i}", f"preference number {i} " + "detail " * 45, ["user"])
+    for i in range(5):
+        agent.save(f"note {i}", f"incidental note {i}", ["misc"])
+    stable = agent.manager.get_stable_entries()
+    shown = {r.id for r in MemoryPromptRenderer().fit_stable_records(stable, agent.manager.get_cross_session_tail())}
+    selected = {r.id for r in stable}
+    client = agent.app().test_client()
+    codes = {}
+    for m in client.get("/memories.json?per_page=200").get_json()["items"]:
+        codes[m["id"]] = client.get(f"/memories/{m['store']}/{m['id']}.json").get_json()["reach"]["code"]
+    assert {i for i, c in codes.items() if c == "stable"} == shown
+    assert {i for i, c in codes.items() if c == "stable_evicted"} == selected - shown
+    assert {i for i, c in codes.items() if c == "recall"} == set(codes) - selected
+    assert selected - shown, "the corpus should overflow the stable budget"
+
+
+def test_overview_reports_agentaos_stable_block_size(seeded):
+    from agentao.memory import MemoryPromptRenderer
+    mgr = seeded.manager
+    mgr._session_id = "a-brand-new-session"
+    renderer = MemoryPromptRenderer()
+    tail = mgr.get_cross_session_tail()
+    block = renderer.render_stable_block(renderer.fit_stable_records(mgr.get_stable_entries(), tail), tail)
+    client = seeded.app().test_client()
+    assert client.get("/overview.json").get_json()["stable_block_chars"] == len(block) > 0
+    page = soup(client.get("/overview"))
+    assert page.select_one('[data-field="stable_block_chars"]').text == str(len(block))

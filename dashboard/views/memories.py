@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import re
 
-from flask import Blueprint, abort, request
+from flask import Blueprint, abort, current_app, request
 
-from ..contract import STABLE_TYPES
 from ..store import MAX_PER_PAGE, SORTS, MemoryFilters, StoreProblem, distinct_values, get_memory, list_memories
 from ..web import page_route, workspace, mirror, readable_refs, render, store_by_key, statuses, twin
 
@@ -69,18 +68,36 @@ def index(fmt: str):
                   problems=page.problems)
 
 
-def reach(memory, incidental_recent: bool) -> dict:
-    """How a row reaches the model (issue: "where it reaches the model")."""
+def reach(memory, entry) -> dict:
+    """How a row reaches the model, from the engine's stable selection for a new session.
+
+    ``entry`` is the row's :class:`engine.Selected` when the stable rules picked
+    it, else None.
+    """
     if memory.deleted_at is not None:
         return {"code": "soft_deleted",
                 "text": "soft-deleted: invisible to the agent, content still in the file"}
-    if memory.scope == "user" or memory.type in STABLE_TYPES:
-        return {"code": "stable", "text": "always in <memory-stable> (unless the 2000-character "
-                "budget leaves it out), so never recalled"}
-    if incidental_recent:
-        return {"code": "stable_recent", "text": "in <memory-stable> as one of the 3 most recently "
-                "updated incidental facts"}
+    if entry is not None and entry.shown:
+        return {"code": "stable", "because": entry.because,
+                "text": f"always in <memory-stable> ({entry.because}), so never recalled"}
+    if entry is not None:
+        return {"code": "stable_evicted", "because": entry.because,
+                "text": f"selected for <memory-stable> ({entry.because}) but the 2000-character "
+                        "budget leaves it out; recall only until room frees up"}
     return {"code": "recall", "text": "recall only: in <memory-context> when a query scores it"}
+
+
+def _stable_entry(memory):
+    """The engine's stable-selection entry for ``memory`` (None when not selected)."""
+    from datetime import datetime, timezone
+
+    from ..engine import preview
+    from ..preview_source import source_for
+    snap = source_for(current_app.extensions).snapshot(statuses())
+    result = preview(snap.project, snap.user, snap.summaries, query="",
+                     now=datetime.now(timezone.utc), cache=snap.cache, version=snap.version)
+    return next((e for e in result.stable_entries
+                 if e.memory.id == memory.id and e.memory.store == memory.store), None)
 
 
 @page_route(bp, "/memories/<store>/<memory_id>")
@@ -94,8 +111,7 @@ def detail(store: str, memory_id: str, fmt: str):
     memory, events = get_memory(ref, memory_id)
     if memory is None:
         abort(404, f"No memory '{memory_id}' in store '{store}'.")
-    incidental = _recent_incidental_ids()
-    info = reach(memory, memory.id in incidental)
+    info = reach(memory, _stable_entry(memory) if memory.deleted_at is None else None)
     if memory.store == "user":
         # The user store is shared: what it holds reaches every project's agent.
         info["projects"] = workspace().project_names()
@@ -103,16 +119,3 @@ def detail(store: str, memory_id: str, fmt: str):
         return twin({"memory": memory.to_dict(), "events": [e.to_dict() for e in events],
                      "reach": info})
     return render("memories/detail.html", memory=memory, events=events, reach=info)
-
-
-def _recent_incidental_ids() -> set[str]:
-    from ..store import live_memories
-    rows = []
-    for ref in readable_refs():
-        try:
-            rows.extend(live_memories(ref))
-        except StoreProblem:
-            continue
-    incidental = [m for m in rows if m.scope != "user" and m.type not in STABLE_TYPES]
-    incidental.sort(key=lambda m: m.updated_at, reverse=True)
-    return {m.id for m in incidental[:3]}

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, redirect, url_for
+from flask import Blueprint, current_app, redirect, url_for
 
+from ..engine import stable_block_size
+from ..preview_source import source_for
 from ..pictures import overview_pictures
 from ..store.timeline import activity_timeline
 from ..web import page_route, render, statuses, twin
@@ -15,10 +17,15 @@ bp = Blueprint("overview", __name__)
 def index(fmt: str):
     sts = statuses(deep=True)
     timeline = activity_timeline([st.ref for st in sts if st.readable])
+    # What `/memory status` calls "Stable block size", for a brand-new session.
+    snap = source_for(current_app.extensions).snapshot(sts)
+    stable_chars = stable_block_size(snap.project, snap.user, snap.summaries,
+                                     cache=snap.cache, version=snap.version)
     if fmt == "json":
-        return twin({"stores": [st.to_dict() for st in sts], "timeline": timeline})
+        return twin({"stores": [st.to_dict() for st in sts], "timeline": timeline,
+                     "stable_block_chars": stable_chars})
     return render("overview/index.html", "partials/store_cards.html", statuses=sts,
-                  pictures=overview_pictures(sts, timeline))
+                  pictures=overview_pictures(sts, timeline), stable_block_chars=stable_chars)
 
 
 @bp.record_once
