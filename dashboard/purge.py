@@ -8,7 +8,7 @@ sha256 hashes and counts instead, so a report can be saved and shared.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -150,7 +150,8 @@ class PurgeResult:
     files_scanned: list = field(default_factory=list)
     copies_with_hits: list = field(default_factory=list)
     seconds: float = 0.0
-    texts: tuple = ()   # kept in memory for a retry; never serialized
+    texts: tuple = ()   # kept in memory for a retry, dropped once verified; never serialized
+    rows: list = field(default_factory=list)   # the plan as kinds, ids, sizes and hashes
 
     @property
     def verified(self) -> bool:
@@ -162,9 +163,7 @@ class PurgeResult:
             "message": self.message, "deleted": self.deleted, "skipped": self.skipped,
             "checkpoint": None if self.checkpoint is None else
             dict(zip(("busy", "wal_frames", "checkpointed"), self.checkpoint)),
-            "rows": [{"kind": r.kind, "id": r.id, "bytes": r.bytes,
-                      "sha256": [diskscan.sha256_text(t) for t in r.texts if t]}
-                     for r in self.plan],
+            "rows": self.rows,
             "verification": self.verification, "files_scanned": self.files_scanned,
             "copies_with_hits": self.copies_with_hits, "seconds": round(self.seconds, 3),
             "limits": KNOWN_TEXTS_ONLY,
@@ -191,7 +190,9 @@ def purge(ref: StoreRef, rows: list[sql.PlanRow], verify_texts=(),
     """
     started = time.monotonic()
     texts = tuple(dict.fromkeys([t for r in rows for t in r.texts if t] + list(verify_texts)))
-    result = PurgeResult(ref.key, str(ref.path), plan=list(rows), texts=texts)
+    result = PurgeResult(ref.key, str(ref.path), plan=list(rows), texts=texts, rows=[
+        {"kind": r.kind, "id": r.id, "bytes": r.bytes,
+         "sha256": [diskscan.sha256_text(t) for t in r.texts if t]} for r in rows])
     reached = []
     try:
         outcome = sql.erase(ref, rows, on_step=lambda s: (reached.append(s), progress(s)))
@@ -206,6 +207,10 @@ def purge(ref: StoreRef, rows: list[sql.PlanRow], verify_texts=(),
     result.deleted, result.skipped, result.checkpoint = outcome.deleted, outcome.skipped, outcome.checkpoint
     progress("scan", 0.0)
     _verify(ref, result, progress)
+    if result.verified:
+        # Nothing left to retry: do not keep the erased text alive in this process.
+        result.texts = ()
+        result.plan = [replace(r, texts=()) for r in result.plan]
     result.seconds = time.monotonic() - started
     return result
 

@@ -132,6 +132,8 @@ def test_purge_everything_erases_every_version_and_scan_agrees(rich):
         result = purge.purge(ref, purge.plan(ref, purge.ALL_CATEGORIES))
         assert result.status == "verified erased", result.message
         assert not any(v["files"] for v in result.verification)
+        assert result.texts == () and not any(r.texts for r in result.plan)   # not kept
+        assert all(row["sha256"] for row in result.to_dict()["rows"] if row["kind"] != "event")
     assert any(r.texts[0] == LONG for r in rows)
     assert naive_hits(files_of(rich.user_db) + files_of(rich.project_db), [LONG, *VERSIONS]) == []
     assert integrity(rich.user_db) == "ok" and integrity(rich.project_db) == "ok"
