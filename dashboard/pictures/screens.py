@@ -142,7 +142,10 @@ def residue_rows(report: dict) -> list[tuple[str, list[tuple[str, int]]]]:
     return rows
 
 
-def residue_bars(report: dict, *, chart_id: str | None = None) -> Markup:
-    """Where residue sits, per file, in bytes."""
-    return stacked_bars(residue_rows(report), title="Where forgotten text may still sit, per file",
+def residue_bars(report: dict, *, chart_id: str | None = None) -> Markup | None:
+    """Where residue sits, per file, in bytes; None when nothing is left anywhere."""
+    rows = residue_rows(report)
+    if not any(value for _, parts in rows for _, value in parts):
+        return None
+    return stacked_bars(rows, title="Where forgotten text may still sit, per file",
                         chart_id=chart_id or f"residue-{report['store']}", unit="bytes")

@@ -21,7 +21,7 @@ PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F
            "#999999")
 NEGATIVE = "#b31d28"
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u202a-\u202e\u2066-\u2069]")
-LABEL_W, VALUE_W, ROW_H, BAR_H = 170, 70, 24, 16
+LABEL_W, VALUE_W, ROW_H, BAR_H = 170, 50, 24, 16
 
 
 def clean(text, limit: int = 0) -> str:
@@ -82,7 +82,7 @@ def _legend(colours: dict, y: int, width: int) -> tuple[list[str], int]:
     return out, y + 18
 
 
-def stacked_bars(bars, *, title: str, chart_id: str, unit: str = "", width: int = 640,
+def stacked_bars(bars, *, title: str, chart_id: str, unit: str = "", width: int = 480,
                  order=None, colours: dict | None = None, inline: bool = False) -> Markup:
     """Horizontal stacked bars: ``bars`` is ``[(label, [(segment, value), ...]), ...]``.
 
@@ -99,14 +99,16 @@ def stacked_bars(bars, *, title: str, chart_id: str, unit: str = "", width: int 
     colours = {n: chosen.get(n, PALETTE[-1]) for n in names}
     high = max([sum(v for _, v in segs if v > 0) for _, segs in bars] + [0])
     low = max([-sum(v for _, v in segs if v < 0) for _, segs in bars] + [0])
-    plot = width - LABEL_W - VALUE_W
+    # Room for the longest (shortened) label at ~7 px a character, no more.
+    label_w = min(LABEL_W, 12 + 7 * max([len(str(label)[:26]) for label, _ in bars] + [1]))
+    plot = width - label_w - VALUE_W
     scale = plot / (high + low) if high + low else 0
-    zero = LABEL_W + low * scale
+    zero = label_w + low * scale
     body, descs = [], []
     for row, (label, segs) in enumerate(bars):
         y = row * ROW_H
         total = sum(v for _, v in segs)
-        body.append(f'<text class="bar-label" x="{LABEL_W - 6}" y="{y + 13}" '
+        body.append(f'<text class="bar-label" x="{label_w - 6}" y="{y + 13}" '
                     f'text-anchor="end">{clean(label, 26)}</text>')
         right, left = zero, zero
         if inline:
@@ -137,7 +139,7 @@ def stacked_bars(bars, *, title: str, chart_id: str, unit: str = "", width: int 
     return _svg(chart_id, "bars", width, height, title, "; ".join(descs) + ".", body + legend)
 
 
-def columns(periods, series: dict, *, title: str, chart_id: str, width: int = 640,
+def columns(periods, series: dict, *, title: str, chart_id: str, width: int = 480,
             height: int = 180) -> Markup:
     """Grouped columns per period: ``series`` maps a name to one value per period."""
     names = list(series)
