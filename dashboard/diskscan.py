@@ -24,7 +24,7 @@ from .sidefiles import read_or_none, size_of
 WINDOW = 32
 MIN_KEY = 16
 LAZY_FINDS = 16
-MAX_WHOLE_CHECKS = 50   # per file; beyond that "whole" is None (not checked)
+MAX_WHOLE_CHECKS = 10   # per file; beyond that "whole" is None (not checked)
 DENSITIES = (1 / 32, 1 / 10)   # anchors per byte of file: runs of ~32, then ~10 bytes
 
 

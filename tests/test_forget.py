@@ -240,7 +240,7 @@ WRITER = textwrap.dedent("""
 
 def test_agentao_writing_during_purges_loses_nothing(rich):
     purge.wipe(refs(rich))
-    n = 150
+    n = 100
     proc = subprocess.Popen([sys.executable, "-c", WRITER, str(rich.project_db), str(rich.user_db),
                              str(n)], stdout=subprocess.PIPE, text=True)
     assert proc.stdout.readline().strip() == "ready"
