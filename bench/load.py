@@ -12,7 +12,7 @@ checks that every save agentao reported is in the files afterwards.
 
 Bounded: a fixed request count, a wall-clock limit, loopback only.
 
-    python bench/load.py                      # quick: 10,000 memories, 400 requests
+    python bench/load.py                      # quick: 5,000 memories, 200 requests
     python bench/load.py --memories 100000 --requests 2000   # the issue's goal
 """
 
@@ -74,7 +74,8 @@ def build(path: Path, n: int, scope: str, seed: int) -> list[str]:
         content = " ".join(rnd.choices(WORDS, k=25)) + f" see src/{words[2]}/mod{i % 97}.py"
         tags = [words[3], words[4]]
         ts = f"2026-{1 + i % 11:02d}-{1 + i % 28:02d}T{i % 24:02d}:{i % 60:02d}:{i % 59:02d}"
-        rows.append((f"{seed:x}{i:07x}", scope, rnd.choice(TYPES), contract.normalize_key(key),
+        # Not 8 hex digits like agentao's ids, so the agent's new ids cannot collide with these.
+        rows.append((f"bulk{seed}-{i:07d}", scope, rnd.choice(TYPES), contract.normalize_key(key),
                      key, content, json.dumps(tags),
                      json.dumps(contract.extract_keywords(key, tags, content)),
                      "explicit", "explicit_user", "normal", ts, ts, ts if i % 10 == 0 else None))
@@ -151,11 +152,13 @@ def pct(values, q):
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--memories", type=int, default=10_000, help="project store rows (goal: 100000)")
-    ap.add_argument("--requests", type=int, default=400)
+    ap.add_argument("--memories", type=int, default=5_000, help="project store rows (goal: 100000)")
+    ap.add_argument("--requests", type=int, default=200)
     ap.add_argument("--clients", type=int, default=16)
     ap.add_argument("--threads", type=int, default=8, help="waitress worker threads")
     ap.add_argument("--max-seconds", type=float, default=300)
+    ap.add_argument("--detail-share", type=float, default=0.25,
+                    help="share of requests that open one memory's page (default 0.25)")
     ap.add_argument("--agent-saves", type=int, default=5000, help="upper bound on agent saves")
     args = ap.parse_args()
 
@@ -180,8 +183,8 @@ def main() -> int:
         pages = ["/overview", "/overview.json", "/memories", "/memories.json?page=3",
                  "/memories?q=deploy", "/memories?type=workflow&sort=title&order=asc",
                  "/memories.json?tag=redis", "/summaries", "/reviews", "/reviews.json"]
-        urls = [rnd.choice(pages) if i % 4 else f"/memories/project/{rnd.choice(ids)}"
-                for i in range(args.requests)]
+        urls = [f"/memories/project/{rnd.choice(ids)}" if rnd.random() < args.detail_share
+                else rnd.choice(pages) for i in range(args.requests)]
         results: list = []
         deadline = time.time() + args.max_seconds
         workers = [threading.Thread(target=client, args=(port, cookie, urls, results, deadline))
