@@ -16,6 +16,7 @@ The search can only look for texts it is given.
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -138,8 +139,9 @@ def _anchor_table(raw_texts: list[bytes], sample: bytes, density: float) -> byte
     # Anchors: the byte values most common in the texts, skipping any that
     # would cut the files more often than ``density`` in total.
     text = b"".join(raw_texts[:2000])[:1 << 18]
-    in_text = {b: text.count(bytes([b])) / len(text) for b in set(text)} if text else {}
-    in_file = {b: sample.count(bytes([b])) / max(1, len(sample)) for b in in_text}
+    in_text = {b: n / len(text) for b, n in Counter(text).items()}
+    seen = Counter(sample)
+    in_file = {b: seen[b] / max(1, len(sample)) for b in in_text}
     chosen, budget = [], density
     for b in sorted(in_text, key=in_text.get, reverse=True):
         if b != 0x0A and in_file[b] <= budget:
