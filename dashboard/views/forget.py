@@ -17,7 +17,7 @@ from .. import purge
 from ..jobs import Busy, Jobs
 from ..pictures import residue_bars
 from ..store import get_memory
-from ..web import page_route, render, statuses, store_by_key, stores, twin, wants_fragment
+from ..web import workspace, page_route, render, statuses, store_by_key, stores, twin, wants_fragment
 
 bp = Blueprint("forget", __name__)
 EVERYTHING_PHRASE = "forget everything"
@@ -199,8 +199,18 @@ def everything():
         _writable_store(ref.key)
     _confirmed(EVERYTHING_PHRASE)
     every = stores()   # the worker thread has no app context
-    return _start("forget everything", [r.key for r in refs],
-                  lambda job: purge.forget_everything(every, progress=job.progress))
+    # Several projects open: the user store goes once, every project's store too.
+    others = [r for r in workspace().project_refs() if r.path != every[0].path and r.exists]
+
+    def run(job):
+        report = purge.forget_everything(every, progress=job.progress)
+        for ref in others:
+            more = purge.forget_everything([ref], progress=job.progress)
+            report["results"] += more["results"]
+            report.setdefault("other_projects", []).append(
+                {"store": ref.name, "path": str(ref.path), "wipe": more["wipe"]})
+        return report
+    return _start("forget everything", [r.key for r in refs], run)
 
 
 @action("/forget/jobs/<job_id>/retry")
