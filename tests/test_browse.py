@@ -171,6 +171,10 @@ def test_list_follows_the_agents_writes(seeded):
     assert client.get("/memories.json?deleted=1").get_json()["total"] == 7
     ids = {m["id"] for m in client.get("/memories.json?deleted=1").get_json()["items"]}
     assert fresh.id not in ids
+    seeded.manager.clear()   # agentao's clear writes no events: the copy must notice anyway
+    assert client.get("/memories.json").get_json()["total"] == 0
+    again = seeded.save("after the clear", "A new fact.", ["infra"])
+    assert [m["id"] for m in client.get("/memories.json").get_json()["items"]] == [again.id]
 
 
 @pytest.mark.parametrize("q", ["%", "u_", "a%b", "PyProject", "ü", "\u212a", "部"])

@@ -43,6 +43,7 @@ class MemoryPage:
     page: int = 1
     per_page: int = 50
     problems: dict = field(default_factory=dict)  # store key -> StoreProblem left out
+    choices: dict = field(default_factory=dict)   # column -> values, when asked for
 
     @property
     def pages(self) -> int:
@@ -78,19 +79,21 @@ def _where(f: MemoryFilters, labels: dict[str, str]) -> tuple[str, list]:
     return " WHERE " + " AND ".join(clauses), args
 
 
-def list_memories(refs: list[StoreRef], f: MemoryFilters, mirror: Mirror) -> MemoryPage:
+def list_memories(refs: list[StoreRef], f: MemoryFilters, mirror: Mirror,
+                  choices: tuple[str, ...] = ()) -> MemoryPage:
     """One page of memories from the given stores, filtered, sorted and paged in SQL.
 
     The SQL runs on the app's indexed in-memory copy (see ``mirror``), brought
     up to date with the files first.  A store that cannot be read is left out
-    and named in ``MemoryPage.problems``.
+    and named in ``MemoryPage.problems``.  ``choices`` names columns whose
+    values the filter drop-downs need, read in the same pass.
     """
     order = "DESC" if f.descending else "ASC"
     column = SORTS[f.sort]
 
     def run(m: Mirror, labels):
         if not labels:
-            return 0, []
+            return 0, [], {c: [] for c in choices}
         where, args = _where(f, labels)
         if f.q:
             m.mark_hits(f.q)
@@ -102,11 +105,12 @@ def list_memories(refs: list[StoreRef], f: MemoryFilters, mirror: Mirror) -> Mem
             f" m.id {order} LIMIT ? OFFSET ?", args + [f.per_page, (f.page - 1) * f.per_page])]
         found = {r["rid"]: r for r in conn.execute(
             f"SELECT * FROM memories WHERE rid IN ({', '.join('?' * len(rids))})", rids)}
-        return total, [rows.memory(found[rid], labels[found[rid]["store"]]) for rid in rids]
+        values = {c: _distinct(conn, c, labels) for c in choices}
+        return total, [rows.memory(found[rid], labels[found[rid]["store"]]) for rid in rids], values
 
-    (total, items), problems = mirror.query(refs, run)
+    (total, items, values), problems = mirror.query(refs, run)
     return MemoryPage(items=items, total=total, page=f.page, per_page=f.per_page,
-                      problems=problems)
+                      problems=problems, choices=values)
 
 
 def get_memory(ref: StoreRef, memory_id: str) -> tuple[Memory | None, list[Event]]:
@@ -126,13 +130,14 @@ def live_memories(ref: StoreRef) -> list[Memory]:
             "SELECT * FROM memories WHERE deleted_at IS NULL ORDER BY created_at ASC")])
 
 
-def distinct_values(refs: list[StoreRef], column: str, mirror: Mirror) -> list[str]:
-    """Values present in a column across the stores, for filter drop-downs."""
+def _distinct(conn, column: str, labels) -> list[str]:
     if column not in ("type", "source", "confidence"):
         raise ValueError(column)
+    return [r[0] for r in conn.execute(
+        f"SELECT DISTINCT {column} FROM memories WHERE live = 1"
+        f" AND store IN ({', '.join('?' * len(labels))}) ORDER BY 1", list(labels))]
 
-    def run(m: Mirror, labels):
-        return [r[0] for r in m.conn.execute(
-            f"SELECT DISTINCT {column} FROM memories WHERE live = 1"
-            f" AND store IN ({', '.join('?' * len(labels))}) ORDER BY 1", list(labels))]
-    return mirror.query(refs, run)[0]
+
+def distinct_values(refs: list[StoreRef], column: str, mirror: Mirror) -> list[str]:
+    """Values present in a column across the stores, for filter drop-downs."""
+    return mirror.query(refs, lambda m, labels: _distinct(m.conn, column, labels) if labels else [])[0]

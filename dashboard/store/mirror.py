@@ -14,11 +14,14 @@ those strings finds a superset of agentao's matches in a few milliseconds,
 and the exact agentao predicate then runs in SQL on just those rows.
 
 Freshness: before each query the copy compares each store's file signature
-(size and mtime of the database and its ``-wal``).  When one moved it reloads
-the rows whose ``updated_at`` is at or after the newest one it holds (every
-agentao write sets ``updated_at``), then compares row counts; any mismatch (a
-hard delete, a hand edit with an old timestamp) reloads that store fully.
-One lock guards the copy; queries take milliseconds.
+(size and mtime of the database and its ``-wal``).  When one moved it reads,
+in one read transaction, the change counter (``schema_meta.memories_change``,
+bumped by a trigger once per row any writer touches) and the event log
+(``memory_events``, one row per create / update / soft delete).  If the
+counter advanced by exactly the number of new events, only those memories are
+re-read, by primary key; otherwise something changed rows without events (a
+clear, a wipe, a purge, a hand edit, a writer without the triggers) and the
+store is reloaded whole.  One lock guards the copy; queries take milliseconds.
 """
 
 from __future__ import annotations
@@ -177,26 +180,40 @@ class Mirror:
     def _refresh(self, ref: StoreRef) -> None:
         ident = str(ref.path)
         sig = _signature(ref)
-        if self._seen.get(ident) == sig:
+        held = self._seen.get(ident)
+        if held is not None and held[0] == sig:
             return
-        mark = self._conn.execute("SELECT MAX(updated_at) FROM memories WHERE store = ?",
-                                  (ident,)).fetchone()[0]
         select = f"SELECT {', '.join(COLUMNS)} FROM memories"
 
-        def load(conn):
-            total = conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0]
-            if mark is None:
-                return total, conn.execute(select).fetchall()
-            return total, conn.execute(select + " WHERE updated_at >= ?", (mark,)).fetchall()
+        def probe(conn):
+            # One read transaction, so the counter, the events and the rows agree.
+            conn.execute("BEGIN")
+            try:
+                meta = conn.execute(
+                    "SELECT value FROM schema_meta WHERE key = 'memories_change'").fetchone()
+                counter = int(meta[0]) if meta and str(meta[0]).isdigit() else None
+                last_event = conn.execute("SELECT MAX(id) FROM memory_events").fetchone()[0] or 0
+                if held is None or counter is None or held[1] is None:
+                    return counter, last_event, None
+                if counter == held[1]:
+                    return counter, last_event, []
+                ids = [r[0] for r in conn.execute(
+                    "SELECT memory_id FROM memory_events WHERE id > ?", (held[2],))]
+                if len(ids) != counter - held[1]:
+                    return counter, last_event, None   # a clear or a hard delete: no events
+                wanted = sorted(set(ids))
+                return counter, last_event, conn.execute(
+                    f"{select} WHERE id IN ({', '.join('?' * len(wanted))})", wanted).fetchall()
+            finally:
+                conn.execute("COMMIT")
 
-        total, rows = read(ref.path, load)
-        self._upsert(ident, rows)
-        held = self._conn.execute("SELECT COUNT(*) FROM memories WHERE store = ?",
-                                  (ident,)).fetchone()[0]
-        if held != total:
+        counter, last_event, changed = read(ref.path, probe)
+        if changed is None:
             self._drop(ident)
             self._upsert(ident, read(ref.path, lambda conn: conn.execute(select).fetchall()))
-        self._seen[ident] = sig
+        elif changed:
+            self._upsert(ident, changed)
+        self._seen[ident] = (sig, counter, last_event)
 
     def _upsert(self, key: str, rows) -> None:
         c = self._conn

@@ -6,7 +6,7 @@ import re
 
 from flask import Blueprint, abort, current_app, request
 
-from ..store import MAX_PER_PAGE, SORTS, MemoryFilters, StoreProblem, distinct_values, get_memory, list_memories
+from ..store import MAX_PER_PAGE, SORTS, MemoryFilters, get_memory, list_memories
 from ..web import page_route, workspace, mirror, readable_refs, render, store_by_key, statuses, twin
 
 bp = Blueprint("memories", __name__)
@@ -54,7 +54,8 @@ def parse_filters(args) -> MemoryFilters:
 def index(fmt: str):
     filters = parse_filters(request.args)
     refs = readable_refs()
-    page = list_memories(refs, filters, mirror())
+    page = list_memories(refs, filters, mirror(),
+                         choices=() if fmt == "json" else ("type", "source", "confidence"))
     problems = {st.ref.key: st.problem for st in statuses() if st.problem} | page.problems
     if fmt == "json":
         return twin({"filters": filters.__dict__, "total": page.total, "page": page.page,
@@ -62,7 +63,7 @@ def index(fmt: str):
                      "items": [m.to_dict() for m in page.items],
                      "problems": [{"store": key, "kind": p.kind, "message": str(p)}
                                   for key, p in problems.items()]})
-    choices = {c: distinct_values(refs, c, mirror()) for c in ("type", "source", "confidence")}
+    choices = page.choices
     return render("memories/index.html", "partials/memory_list.html",
                   page=page, filters=filters, choices=choices, sorts=list(SORTS),
                   problems=page.problems)
