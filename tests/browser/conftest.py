@@ -171,6 +171,9 @@ def clean_console(request):
 def login(driver, server: Server) -> None:
     """First visit with ?token=: the server answers 303 + cookie, the URL loses the token."""
     driver.set_window_size(*DESKTOP)
+    # Start each module as a new visitor: no project choice left by another module.
+    if driver.current_url.startswith("http"):
+        driver.delete_all_cookies()
     driver.get(server.login_url())
     assert "token=" not in driver.current_url
     assert driver.find_elements("css selector", "header.top"), driver.page_source[:500]
@@ -238,13 +241,27 @@ def seed(agent: Agent) -> Agent:
     return agent
 
 
-@pytest.fixture(scope="module")
-def seeded_server(tmp_path_factory):
-    """The dashboard over a seeded project + user store, as the CLI starts it."""
-    agent = seed(Agent(tmp_path_factory.mktemp("browser")))
-    close_agent(agent)
-    server = Server([agent.project_dir], agent.user_db)
-    server.agent = agent
+def second_project(root) -> Agent:
+    """Another agentao project beside the seeded one (no user store of its own)."""
+    other = Agent(root, with_user_store=False)
+    other.save("frontend stack", "The web app is built with Svelte and Vite.", ["frontend"])
+    other.save("api base url", "The app talks to https://api.example.test/v2.", ["api"])
+    return other
+
+
+@pytest.fixture(scope="session")
+def workspace(tmp_path_factory):
+    """Two seeded projects sharing one user store, as ``--project A --project B`` shows them.
+
+    Shared by the modules that only look (browsing, layout); a module that changes
+    data starts its own server over ``seed``.
+    """
+    main = seed(Agent(tmp_path_factory.mktemp("first")))
+    other = second_project(tmp_path_factory.mktemp("second"))
+    for agent in (main, other):
+        close_agent(agent)
+    server = Server([main.project_dir, other.project_dir], main.user_db)
+    server.agent, server.other = main, other
     yield server
     server.stop()
 

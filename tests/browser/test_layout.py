@@ -13,8 +13,8 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
-from .conftest import DESKTOP, NARROW, Agent, Server, close_agent, first_row, html_pages, \
-    htmx_settled, login, screenshot, seed, wait_for
+from .conftest import DESKTOP, NARROW, first_row, html_pages, htmx_settled, login, screenshot, \
+    wait_for
 
 SCROLL_TOLERANCE = 2  # px: sub-pixel rounding, not a layout that overflows
 UNLABELLED = """
@@ -27,23 +27,14 @@ return [...document.querySelectorAll('input, select, textarea')]
 
 
 @pytest.fixture(scope="module")
-def two_projects(tmp_path_factory):
-    main = seed(Agent(tmp_path_factory.mktemp("first")))
-    other = Agent(tmp_path_factory.mktemp("second"), with_user_store=False)
-    other.save("frontend stack", "The web app is built with Svelte and Vite.", ["frontend"])
-    other.save("api base url", "The app talks to https://api.example.test/v2.", ["api"])
-    for agent in (main, other):
-        close_agent(agent)
-    return main, other
+def server(workspace, browser):
+    login(browser, workspace)
+    return workspace
 
 
-@pytest.fixture(scope="module")
-def server(two_projects, browser):
-    main, other = two_projects
-    srv = Server([main.project_dir, other.project_dir], main.user_db)
-    login(browser, srv)
-    yield srv
-    srv.stop()
+@pytest.fixture
+def two_projects(workspace):
+    return workspace.agent, workspace.other
 
 
 def pages(main) -> list[str]:

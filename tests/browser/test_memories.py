@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from urllib.parse import parse_qs, urlparse
 
 import pytest
@@ -13,9 +14,9 @@ from .conftest import htmx_settled, login, screenshot, wait_for
 
 
 @pytest.fixture(scope="module")
-def server(seeded_server, browser):
-    login(browser, seeded_server)
-    return seeded_server
+def server(workspace, browser):
+    login(browser, workspace)
+    return workspace
 
 
 def open_memories(browser, server, query=""):
@@ -46,7 +47,10 @@ def test_typing_in_search_swaps_the_list_and_pushes_the_url(browser, server):
     open_memories(browser, server)
     everything = listed(browser)["total"]
     assert everything >= 18
-    browser.find_element(By.ID, "f-q").send_keys("Neovim")
+    box = browser.find_element(By.ID, "f-q")
+    box.send_keys("Ne")
+    time.sleep(0.4)   # past the debounce: a request for "Ne" may still be on its way
+    box.send_keys("ovim")
     wait_for(browser, lambda d: listed(d)["total"] == 1, "the list never narrowed to the match")
     assert listed(browser)["keys"] == ["editor"]
     wait_for(browser, lambda d: query_of(d).get("q") == "Neovim", "the URL was not pushed")
