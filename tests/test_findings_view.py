@@ -11,7 +11,7 @@ from agentao.memory import storage
 from agentao.memory.models import MemoryRecord
 from bs4 import BeautifulSoup
 
-from conftest import file_digest
+from agentao_world import file_digest
 
 HTMX = {"HX-Request": "true"}
 BOOSTED = {"HX-Request": "true", "HX-Boosted": "true"}
@@ -185,3 +185,14 @@ def test_invalid_utf8_row_is_still_scanned(agent):
     conn.close()
     data = agent.app(FINDINGS_NOW=NOW).test_client().get("/findings.json").get_json()
     assert data["problems"] == [] and [i["rule"] for i in data["items"]] == ["personal.email"]
+
+
+def test_pages(client):
+    everything = client.get("/findings.json").get_json()
+    first = client.get("/findings.json?per_page=5").get_json()
+    second = client.get("/findings.json?per_page=5&page=2").get_json()
+    assert first["total"] == everything["total"] and first["pages"] == -(-first["total"] // 5)
+    assert first["items"] + second["items"] == everything["items"][:10]
+    page = soup(client.get("/findings?per_page=5&page=2"))
+    assert len(page.select("tr.finding")) == 5 and page.select_one('a[rel="next"]')
+    assert client.get("/findings.json?page=0").status_code == 400

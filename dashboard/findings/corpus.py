@@ -70,12 +70,19 @@ def near_duplicates(docs: Iterable[Doc], threshold: float = DUPLICATE_THRESHOLD
     for group in groups.values():
         if len(group) > 1:
             _link(pairs, group, group, 1.0)
+    # "One token more": a set's hash-sum minus one token's hash names the smaller
+    # set without building it; a hit is confirmed on the real sets.
+    by_sum: dict[int, list[frozenset[str]]] = defaultdict(list)
+    for tokens in groups:
+        if subset_min - 1 <= len(tokens) < join_min:
+            by_sum[_hash_sum(tokens)].append(tokens)
     for tokens, group in groups.items():
         if subset_min <= len(tokens) <= join_min:
+            total = _hash_sum(tokens)
             for t in tokens:
-                smaller = groups.get(tokens - {t})
-                if smaller:
-                    _link(pairs, group, smaller, (len(tokens) - 1) / len(tokens))
+                for smaller in by_sum.get((total - hash(t)) & _MASK, ()):
+                    if len(smaller) == len(tokens) - 1 and smaller < tokens:
+                        _link(pairs, group, groups[smaller], (len(tokens) - 1) / len(tokens))
     _prefix_join([kv for kv in groups.items() if len(kv[0]) >= join_min], threshold, pairs)
     by_handle = {d.handle: d for g in groups.values() for d in g}
     for handle, others in pairs.items():
@@ -85,6 +92,13 @@ def near_duplicates(docs: Iterable[Doc], threshold: float = DUPLICATE_THRESHOLD
             yield handle, Finding("conflict.duplicate", "conflict", "content", 0, len(d.text),
                                   f"{len(others)} near-identical (Jaccard {best:.2f})", why,
                                   tuple(others))
+
+
+_MASK = (1 << 64) - 1
+
+
+def _hash_sum(tokens) -> int:
+    return sum(map(hash, tokens)) & _MASK
 
 
 def _prefix_join(reps, threshold, pairs) -> None:

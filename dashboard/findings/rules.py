@@ -30,7 +30,7 @@ NEAR_LIMIT = 3600
 CONTEXT_CHARS = 30
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: a frozen __init__ is slower, and scans make many
 class Finding:
     """One reason a field of one row deserves a look; spans index into the field."""
 

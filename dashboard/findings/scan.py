@@ -42,7 +42,7 @@ class Action:
     href: str
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: a frozen __init__ is slower, and scans make many
 class Item:
     """One finding located in one row of one store."""
 
@@ -150,8 +150,8 @@ def scan(refs: Iterable[StoreRef], now: datetime) -> Report:
         for r in mems:
             is_live = r.deleted_at is None
             stable = is_live and r.id in stable_ids
-            acts = _actions(key, "memories", r.id, live=is_live)
-            rows_by_handle[f"{key}/memories/{r.id}"] = (key, r, stable, acts)
+            if is_live:
+                rows_by_handle[f"{key}/memories/{r.id}"] = (key, r, stable)
             found = []
             if may_have_findings(r.title + "\n" + r.content):
                 found = scan_text(r.title, "title") + scan_text(r.content, "content")
@@ -162,6 +162,8 @@ def scan(refs: Iterable[StoreRef], now: datetime) -> Report:
                 old = stale(r.updated_at, now)
                 if old:
                     found.append(old)
+            if found:
+                acts = _actions(key, "memories", r.id, live=is_live)
             for f in found:
                 reach, detail = _memory_reach(r, stable, f)
                 items.append(Item(key, "memories", r.id, r.key_normalized, f, reach, detail, acts))
@@ -194,7 +196,7 @@ def scan(refs: Iterable[StoreRef], now: datetime) -> Report:
 
 def _corpus(data, rows_by_handle, items) -> None:
     docs = [corpus.Doc(h, r.key_normalized, r.scope, r.type, r.content)
-            for h, (_k, r, _s, _a) in rows_by_handle.items() if r.deleted_at is None]
+            for h, (_k, r, _s) in rows_by_handle.items()]
     approved = [corpus.Doc(f"{key}/reviews/{r.id}", r.key_normalized, r.scope, r.type, r.content)
                 for key, (_ref, _m, reviews, _s) in data.items() for r in reviews
                 if r.status == "approved"]
@@ -202,6 +204,7 @@ def _corpus(data, rows_by_handle, items) -> None:
     found += corpus.near_duplicates(docs)
     found += corpus.contradicted_preferences(docs, approved)
     for handle, f in found:
-        key, r, stable, acts = rows_by_handle[handle]
+        key, r, stable = rows_by_handle[handle]
         reach, detail = _memory_reach(r, stable, f)
-        items.append(Item(key, "memories", r.id, r.key_normalized, f, reach, detail, acts))
+        items.append(Item(key, "memories", r.id, r.key_normalized, f, reach, detail,
+                          _actions(key, "memories", r.id, live=True)))

@@ -12,6 +12,9 @@ from ..web import page_route, readable_refs, render, statuses, stores, twin
 
 bp = Blueprint("findings", __name__)
 
+PER_PAGE = 100
+MAX_PER_PAGE = 1000
+
 
 def _now() -> datetime:
     # FINDINGS_NOW lets tests and demos pin the clock used for staleness.
@@ -31,13 +34,26 @@ def parse_filters(args) -> dict:
     return out
 
 
+def _number(args, name: str, default: int, high: int) -> int:
+    raw = args.get(name)
+    if raw in (None, ""):
+        return default
+    if not raw.isdigit() or not 1 <= int(raw) <= high:
+        abort(400, f"'{name}' must be a whole number from 1 to {high}.")
+    return int(raw)
+
+
 @page_route(bp, "/findings")
 def index(fmt: str):
     filters = parse_filters(request.args)
+    page = _number(request.args, "page", 1, 10**6)
+    per_page = _number(request.args, "per_page", PER_PAGE, MAX_PER_PAGE)
     report = scan(readable_refs(), _now())
-    items = [i for i in report.items
-             if all(v is None or v == (i.finding.category if k == "category" else getattr(i, k))
-                    for k, v in filters.items())]
+    matching = [i for i in report.items
+                if all(v is None or v == (i.finding.category if k == "category" else getattr(i, k))
+                       for k, v in filters.items())]
+    pages = max(1, -(-len(matching) // per_page))
+    items = matching[(page - 1) * per_page:page * per_page]
     counts = {"category": Counter(i.finding.category for i in report.items),
               "store": Counter(i.store for i in report.items),
               "reach": Counter(i.reach for i in report.items)}
@@ -45,10 +61,12 @@ def index(fmt: str):
                                    "message": str(st.problem)}
                                   for st in statuses() if st.problem]
     if fmt == "json":
-        return twin({"filters": filters, "total": len(items), "all": len(report.items),
+        return twin({"filters": filters, "total": len(matching), "all": len(report.items),
+                     "page": page, "pages": pages, "per_page": per_page,
                      "counts": {k: dict(v) for k, v in counts.items()},
                      "scanned": report.scanned, "items": [i.to_dict() for i in items],
                      "problems": problems})
     return render("findings/index.html", "findings/list.html", items=items, filters=filters,
+                  total=len(matching), page=page, pages=pages,
                   counts=counts, categories=CATEGORIES, reaches=REACH, report=report,
                   problems=problems, store_keys=[r.key for r in stores()])
