@@ -6,57 +6,9 @@ in agentao shows up here as a failure rather than as a silently stale fixture.
 
 from __future__ import annotations
 
-import hashlib
-from pathlib import Path
-
 import pytest
-from agentao.memory import MemoryManager, SQLiteMemoryStore
-from agentao.memory.models import SaveMemoryRequest
 
-from flask.testing import FlaskClient
-
-from dashboard import create_app
-
-
-class Agent:
-    """A real agentao MemoryManager over a project folder and a user store."""
-
-    def __init__(self, root: Path, with_user_store: bool = True):
-        self.project_dir = root / "project"
-        self.project_db = self.project_dir / ".agentao" / "memory.db"
-        self.user_db = root / "home" / ".agentao" / "memory.db" if with_user_store else None
-        self.project_store = SQLiteMemoryStore.open(self.project_db)
-        self.user_store = SQLiteMemoryStore.open(self.user_db) if with_user_store else None
-        self.manager = MemoryManager(self.project_store, self.user_store)
-
-    def save(self, key, value, tags=(), scope=None, type=None, source="explicit"):
-        return self.manager.upsert(SaveMemoryRequest(
-            key=key, value=value, tags=list(tags), scope=scope, type=type, source=source))
-
-    def summary(self, text, session_id=None, tokens_before=1000, messages=10):
-        if session_id is not None:
-            self.manager._session_id = session_id
-        return self.manager.save_session_summary(text, tokens_before, messages)
-
-    def crystallize(self, *user_texts):
-        return self.manager.crystallize_user_messages(
-            [{"role": "user", "content": t} for t in user_texts])
-
-    def app(self, **config):
-        # No access token unless a test asks for one (tests/test_security.py does).
-        app = create_app({"PROJECT_DIR": self.project_dir, "USER_DB": self.user_db,
-                          "TESTING": True, "AUTH_TOKEN": False, **config})
-        app.test_client_class = BrowserClient
-        return app
-
-
-class BrowserClient(FlaskClient):
-    """A test client that, like a browser on the dashboard's own page, sends
-    ``Sec-Fetch-Site: same-origin``; pass another value in ``headers`` to override."""
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.environ_base["HTTP_SEC_FETCH_SITE"] = "same-origin"
+from agentao_world import Agent, BrowserClient, file_digest  # noqa: F401
 
 
 @pytest.fixture
@@ -86,15 +38,3 @@ def seeded(agent) -> Agent:
 @pytest.fixture
 def client(seeded):
     return seeded.app().test_client()
-
-
-def file_digest(*paths: Path) -> dict:
-    """sha256 of each existing file and its side files, to prove nothing was written."""
-    out = {}
-    for p in paths:
-        if p is None:
-            continue
-        for suffix in ("", "-wal", "-shm", "-journal"):
-            f = Path(str(p) + suffix)
-            out[str(f)] = hashlib.sha256(f.read_bytes()).hexdigest() if f.exists() else None
-    return out

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from bs4 import BeautifulSoup
 
-from conftest import file_digest
+from agentao_world import file_digest
 
 HTMX = {"HX-Request": "true"}
 BOOSTED = {"HX-Request": "true", "HX-Boosted": "true"}

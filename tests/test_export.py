@@ -10,7 +10,7 @@ import re
 import pytest
 from bs4 import BeautifulSoup
 
-from conftest import Agent, file_digest
+from agentao_world import Agent, file_digest
 from dashboard import export
 from hostile import HOSTILE, plant
 

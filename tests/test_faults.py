@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from conftest import file_digest
+from agentao_world import file_digest
 from dashboard.store import StoreProblem, connection, writes
 
 PAGES = ["/overview", "/overview.json", "/memories", "/memories.json", "/summaries",

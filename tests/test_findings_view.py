@@ -169,7 +169,7 @@ def test_finding_rechecks_after_the_fix(client, corpus):
 
 
 def test_missing_user_store_is_not_an_error(tmp_path):
-    from conftest import Agent
+    from agentao_world import Agent
     agent = Agent(tmp_path, with_user_store=False)
     agent.save("contact", "mail carol@corp.cn")
     data = agent.app(FINDINGS_NOW=NOW).test_client().get("/findings.json").get_json()

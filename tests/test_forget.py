@@ -12,7 +12,7 @@ from pathlib import Path
 import agentao.memory.storage as agentao_storage
 import pytest
 
-from conftest import Agent, file_digest
+from agentao_world import Agent, file_digest
 from dashboard import diskscan, purge, sidefiles
 from dashboard.store import build_refs
 from dashboard.store import purge as purge_sql

@@ -8,7 +8,7 @@ import time
 import pytest
 from bs4 import BeautifulSoup
 
-from conftest import file_digest
+from agentao_world import file_digest
 from test_forget import LONG, VERSIONS, files_of, naive_hits
 
 HTMX = {"HX-Request": "true"}

@@ -14,7 +14,7 @@ import sqlite3
 import pytest
 from bs4 import BeautifulSoup
 
-from conftest import file_digest
+from agentao_world import file_digest
 from hostile import HOSTILE, INVALID_UTF8, MARK, get_routes, plant
 
 HTMX_SRC = "/static/htmx-2.0.11.min.js"
@@ -34,7 +34,7 @@ def is_our_chart(el) -> bool:
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
-    from conftest import Agent
+    from agentao_world import Agent
     agent = Agent(tmp_path_factory.mktemp("hostile"))
     planted = plant(agent)
     return agent, planted

@@ -10,7 +10,7 @@ import pytest
 from bs4 import BeautifulSoup
 from markupsafe import Markup
 
-from conftest import Agent, file_digest
+from agentao_world import Agent, file_digest
 from dashboard.engine.results import Budget
 from dashboard.pictures import (budget_meters, columns, fill_periods, meter, residue_rows,
                                 score_bars, stacked_bars)

@@ -18,7 +18,7 @@ import pytest
 from agentao.memory import MemoryManager, SQLiteMemoryStore
 from agentao.memory.models import SaveMemoryRequest
 
-from conftest import Agent
+from agentao_world import Agent
 from dashboard import approval, curation
 from dashboard.contract import SaveRefused
 from dashboard.store import build_refs
