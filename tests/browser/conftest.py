@@ -24,7 +24,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests"))   # tests/conftest.py's Agent and tests/hostile.py
 
-from conftest import Agent  # noqa: E402  (the real agentao MemoryManager)
+from agentao_world import Agent  # noqa: E402  (the real agentao MemoryManager)
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
