@@ -150,6 +150,9 @@ def test_personal_data(text, rule, masked):
     "pkg lodash@4.17.21 and @types/node",
     "电话 12812345678",                         # not a mobile prefix
     "ratio +12 points",
+    "CI build 4111111111111111 passed",       # Luhn-valid, but a build number
+    "构建号 13812345678 通过",                   # mobile-shaped, but a build number
+    "订单号：13912345678",
 ])
 def test_personal_lookalikes(text):
     assert "personal" not in families(text)

@@ -149,10 +149,22 @@ _INTL_PHONE = re.compile(r"(?<![\w+])\+[1-9](?:[\s.()-]{0,2}\d){7,14}(?![\d])")
 _CN_MOBILE = re.compile(r"(?<![0-9A-Za-z_.+/-])1[3-9]\d(?:[\s-]?\d{4}){2}(?![0-9A-Za-z_])")
 
 
+# A long number right after one of these words is a build, order or run number.
+_NOT_PERSONAL_BEFORE = re.compile(
+    r"(?:build|run|job|order|invoice|ticket|commit|pipeline|id|no\.?|#|构建号?|订单号?|流水号?|编号|工单)"
+    r"\s*[:：#]?\s*$", re.I)
+
+
+def _not_a_counter(text: str, start: int) -> bool:
+    return _NOT_PERSONAL_BEFORE.search(text, max(0, start - 16), start) is None
+
+
 def phone_number(text: str):
     """Phone number (+country code, or a Chinese mobile number 1[3-9]xxxxxxxxx)"""
     yield from _spans(_INTL_PHONE, text, lambda s: 8 <= sum(c.isdigit() for c in s) <= 15)
-    yield from _spans(_CN_MOBILE, text)
+    for s, e in _spans(_CN_MOBILE, text):
+        if _not_a_counter(text, s):
+            yield s, e
 
 
 _CARD = re.compile(r"(?<![0-9A-Za-z_.-])[2-6]\d{2}(?:[ -]?\d){10,16}(?![0-9A-Za-z_-])")
@@ -175,7 +187,9 @@ def _card_ok(span: str) -> bool:
 
 def payment_card(text: str):
     """Payment card number (known issuer range and length, Luhn check passes)"""
-    return _spans(_CARD, text, _card_ok)
+    for s, e in _spans(_CARD, text, _card_ok):
+        if _not_a_counter(text, s):
+            yield s, e
 
 
 _PRC_ID = re.compile(r"(?<![0-9A-Za-z])[1-9]\d{16}[\dXx](?![0-9A-Za-z])")
