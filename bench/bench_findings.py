@@ -133,7 +133,7 @@ def build_store(root: Path, n: int, now: datetime) -> tuple[Path, Path]:
              "user": create_fresh_store(user_db)}
     rows = {"project": [], "user": []}
     for i in range(n):
-        text = PLANTED[i % len(PLANTED)] if i % 100 == 0 else ordinary(rng)
+        text = PLANTED[(i // 100) % len(PLANTED)] if i % 100 == 0 else ordinary(rng)
         scope = "user" if i % 10 == 0 else "project"
         typ = rng.choice(("note", "project_fact", "decision", "workflow")) if scope == "project" else "preference"
         stamp = (now - timedelta(days=rng.randint(0, 200))).strftime("%Y-%m-%dT%H:%M:%S")

@@ -68,7 +68,8 @@ TEXTS: list[tuple[str, str | None]] = [
     ("Mastercard 5555-5555-5555-4444", "personal"),
     ("银行卡 6212 2602 0000 0000 008", None),  # fails Luhn: looks like a card, is not valid
     ("银联卡号 6200000000000005", "personal"),
-    ("身份证 110101199003074477", None),      # wrong check digit
+    ("身份证 110101199003074477", "personal"),
+    ("身份证 110101199003074478", None),      # wrong check digit
     ("身份证 11010119900307447X", None),      # wrong check digit too
     ("身份证号码 11010519491231002X", "personal"),
     ("passport id on file: 44030419900307123X", "personal"),
