@@ -72,23 +72,24 @@ class Report:
 
 
 def _actions(store: str, table: str, row_id: str, live: bool = False,
-             pending: bool = False) -> tuple[Action, ...]:
-    # Plain paths: the curation and forget screens are built alongside this one.
+             status: str = "") -> tuple[Action, ...]:
+    # Plain paths to the screens that make each fix (curation on the memory page,
+    # forget, the review queue); every one is a GET page whose form does the POST.
     if table == "memories":
-        out = [Action("view", "open", f"/memories/{store}/{row_id}")]
+        page = f"/memories/{store}/{row_id}"
+        out = [Action("view", "open", page)]
         if live:
-            out += [Action("edit", "edit", f"/memories/{store}/{row_id}/edit"),
-                    Action("soft_delete", "soft delete", f"/memories/{store}/{row_id}/delete")]
-        out.append(Action("hard_purge", "hard purge", f"/forget/{store}/memories/{row_id}"))
+            out += [Action("edit", "edit", page), Action("soft_delete", "soft delete", page)]
+        out.append(Action("hard_purge", "hard purge", f"/forget/memory/{store}/{row_id}"))
         return tuple(out)
     if table == "memory_review_queue":
-        out = [Action("view", "open", f"/reviews/{store}/{row_id}")]
-        if pending:
-            out.append(Action("reject", "reject the candidate", f"/reviews/{store}/{row_id}/reject"))
-        out.append(Action("hard_purge", "hard purge", f"/forget/{store}/reviews/{row_id}"))
+        out = [Action("view", "open", f"/reviews?status={status}")]
+        if status == "pending":
+            out.append(Action("reject", "reject the candidate", "/reviews?status=pending"))
+        out.append(Action("hard_purge", "hard purge (reject and erase)", f"/reviews/erase?ids={row_id}"))
         return tuple(out)
     return (Action("view", "open", "/summaries"),
-            Action("hard_purge", "hard purge", f"/forget/{store}/summaries/{row_id}"))
+            Action("hard_purge", "hard purge", f"/forget/plan/{store}?cat=summaries"))
 
 
 def _memory_reach(row, stable: bool, f: Finding) -> tuple[str, str]:
@@ -168,7 +169,7 @@ def scan(refs: Iterable[StoreRef], now: datetime) -> Report:
                 reach, detail = _memory_reach(r, stable, f)
                 items.append(Item(key, "memories", r.id, r.key_normalized, f, reach, detail, acts))
         for r in reviews:
-            acts = _actions(key, "memory_review_queue", r.id, pending=r.status == "pending")
+            acts = _actions(key, "memory_review_queue", r.id, status=r.status)
             detail = (f"review item ({r.status}): not in any prompt"
                       + ("; becomes a memory if approved" if r.status == "pending" else
                          "; kept in the queue forever after the decision"))
