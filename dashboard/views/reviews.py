@@ -136,3 +136,5 @@ def decide_many(action: str):
     if len(ids) > 500:
         abort(400, "At most 500 items at a time.")
     return _answer([_decide(i, action, values) for i in dict.fromkeys(ids)], single=False)
+
+from . import review_erase  # noqa: E402,F401 - registers the erase routes on this blueprint

@@ -1,0 +1,169 @@
+"""Reject and erase evidence: the review screen's use of the forget screen's purge.
+
+A pending item is first rejected exactly as the Reject button does (same
+fingerprint check), then every chosen row is erased for good by
+``dashboard.purge.purge_review_items`` — secure_delete, VACUUM, WAL
+checkpoint and a byte scan of the files.  We only translate its one
+file-wide ``PurgeResult`` into a verdict per item, using the sha256 of each
+row's texts that the result carries.
+
+Reports are kept in process memory (a handful, newest last) so that the
+no-JavaScript flow can redirect to a page showing them, and so that a
+"pending, retry" can be re-verified later with the texts it still needs.
+Those texts never leave the process: ``to_dict`` has ids, verdicts, paths.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+from . import approval, purge
+from .store import StoreProblem, StoreRef
+from .store import writes
+from .store.writes import WriteConflict
+
+KEEP_REPORTS = 20
+ERASED = "verified erased"
+RETRY = "pending, retry"
+
+
+@dataclass
+class ItemErasure:
+    """What happened to one review item."""
+
+    id: str
+    was: str | None                 # its status before: pending / approved / rejected
+    rejected: bool = False          # we rejected it first
+    status: str = "not erased"      # verified erased, pending, retry, found on disk, conflict, ...
+    message: str = ""
+    copies: list[str] = field(default_factory=list)   # files beside the db still holding its text
+    shared: bool = False            # a remaining row holds the same text (not residue)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == ERASED
+
+    def to_dict(self) -> dict:
+        return {"id": self.id, "was": self.was, "rejected": self.rejected, "status": self.status,
+                "message": self.message, "copies_with_hits": self.copies,
+                "text_still_in_use": self.shared}
+
+
+@dataclass
+class EraseReport:
+    """One erase request: a verdict per item and the purge's own summary."""
+
+    token: str
+    store: str
+    items: list[ItemErasure]
+    status: str = "not run"
+    message: str = ""
+    checkpoint: dict | None = None
+    texts: tuple = ()               # kept only while a retry may need them; never serialized
+    hashes: dict = field(default_factory=dict)   # item id -> sha256 of its texts
+
+    @property
+    def retryable(self) -> bool:
+        return bool(self.texts) and any(i.status == RETRY for i in self.items)
+
+    def to_dict(self) -> dict:
+        return {"token": self.token, "store": self.store, "status": self.status,
+                "message": self.message, "checkpoint": self.checkpoint,
+                "retryable": self.retryable, "items": [i.to_dict() for i in self.items]}
+
+
+class Reports:
+    """The last few reports, shared by waitress threads (hence the lock)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._kept: OrderedDict[str, EraseReport] = OrderedDict()
+
+    def keep(self, report: EraseReport) -> None:
+        with self._lock:
+            self._kept[report.token] = report
+            while len(self._kept) > KEEP_REPORTS:
+                self._kept.popitem(last=False)
+
+    def get(self, token: str) -> EraseReport | None:
+        with self._lock:
+            return self._kept.get(token)
+
+
+def reports_for(extensions: dict) -> Reports:
+    """The app's report keeper, created on first use."""
+    return extensions.setdefault("erase_reports", Reports())
+
+
+def erase(refs: list[StoreRef], project: StoreRef, ids: list[str],
+          seen: dict[str, str | None]) -> EraseReport:
+    """Reject the pending ones among ``ids`` (checking ``seen``), then purge them all, verified."""
+    report = EraseReport(secrets.token_urlsafe(12), project.key, [])
+    chosen = []
+    for item_id in ids:
+        item = writes.review_item(project.path, item_id)
+        done = ItemErasure(item_id, item.status if item else None)
+        report.items.append(done)
+        if item is None:
+            done.status, done.message = "not found", "No such review item; nothing was erased."
+            continue
+        if item.status == "pending":
+            try:
+                approval.reject(refs, item_id, seen.get(item_id))
+            except (WriteConflict, StoreProblem) as exc:
+                done.status, done.message = "conflict", f"{exc} Nothing was erased."
+                continue
+            done.rejected = True
+        chosen.append(item_id)
+    if chosen:
+        _apply(report, purge.purge_review_items(project, chosen), chosen)
+    return report
+
+
+def retry(project: StoreRef, report: EraseReport) -> EraseReport:
+    """Run the checkpoint and the byte scan again for a report that was "pending, retry"."""
+    waiting = [i.id for i in report.items if i.status == RETRY]
+    result = purge.purge(project, [], verify_texts=report.texts)
+    fresh = EraseReport(report.token, report.store, report.items, hashes=report.hashes)
+    _judge(fresh, result, waiting)
+    return fresh
+
+
+def _apply(report: EraseReport, result: purge.PurgeResult, chosen: list[str]) -> None:
+    # An id missing from the rows was gone before the purge reached it: nothing to find.
+    report.hashes = {r["id"]: r["sha256"] for r in result.rows if r["kind"] == "review"}
+    _judge(report, result, chosen)
+
+
+def _judge(report: EraseReport, result: purge.PurgeResult, chosen: list[str]) -> None:
+    report.status, report.message = result.status, result.message
+    report.checkpoint = result.to_dict()["checkpoint"]
+    report.texts = result.texts if result.status == RETRY else ()
+    own = {f["path"] for f in result.files_scanned if f["kind"] == "sqlite"}
+    found = {v["sha256"]: v for v in result.verification}
+    for done in report.items:
+        if done.id not in chosen:
+            continue
+        hits = [found[h] for h in report.hashes.get(done.id, []) if h in found]
+        paths = {p for h in hits for p in h["files"]}
+        done.copies = sorted(paths - own)
+        done.shared = any(h["still_stored"] for h in hits)
+        if result.status == RETRY:
+            done.status = RETRY
+            done.message = ("Erased from the table, but the agent (or another program) is reading "
+                            "the file, so the write-ahead log still holds the text. Retry when it is idle.")
+        elif result.status not in (ERASED, "found on disk"):
+            done.status, done.message = result.status, result.message
+        elif paths & own:
+            done.status = "found on disk"
+            done.message = "Its text is still in SQLite's files; erase again."
+        else:
+            done.status = ERASED
+            done.message = "Its content and evidence are no longer anywhere in the database or its side files."
+        if done.copies and done.status == ERASED:
+            done.message += " Copies beside the database still hold it: " + ", ".join(done.copies) + "."
+        if done.shared:
+            done.message += " Another review item still holds the same text, so it stays in the file."

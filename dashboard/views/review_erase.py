@@ -1,0 +1,128 @@
+"""Reject and erase evidence: confirm, erase, show the on-disk verdict, retry.
+
+Erasing cannot be undone, so it takes two requests: a GET page listing
+exactly what will be erased (works without JavaScript; with htmx the bulk
+button swaps it in place of the list), then a POST with ``confirm=1``.
+The POST answers JSON when asked, a report fragment to htmx, and otherwise
+303 to a report page (the report is kept in process memory under a token).
+Routes hang off the reviews blueprint: same screen, same URL prefix.
+"""
+
+from __future__ import annotations
+
+from flask import abort, current_app, redirect, render_template, request, url_for
+
+from .. import erasure
+from ..store import writes
+from ..store.writes import fingerprint
+from ..web import render, stores, twin, wants_fragment
+from .outcomes import ID, Blocked, form_values, require_writable, wants_json
+from .reviews import STATUSES, _project, bp
+
+MAX_IDS = 100   # each erase rewrites the whole file (VACUUM): keep one request bounded
+
+
+def _ids(values) -> list[str]:
+    ids = values.getlist("ids") if hasattr(values, "getlist") else list(values.get("ids") or [])
+    ids = list(dict.fromkeys(str(i) for i in ids))
+    if not ids:
+        abort(400, "Select at least one review item to erase.")
+    if len(ids) > MAX_IDS:
+        abort(400, f"At most {MAX_IDS} items at a time: each erase rewrites the whole file.")
+    bad = [i for i in ids if not ID.fullmatch(i)]
+    if bad:
+        abort(400, f"'{bad[0]}' is not a review item id.")
+    return ids
+
+
+def _confirm_context(ids: list[str]) -> dict:
+    path = _project().path
+    found = [writes.review_item(path, i) for i in ids]
+    return {"items": [i for i in found if i is not None],
+            "missing": [i for i, item in zip(ids, found) if item is None],
+            "fingerprints": {i.id: fingerprint(i) for i in found if i is not None}}
+
+
+@bp.get("/reviews/erase")
+def erase_confirm():
+    """What "reject and erase" would remove, item by item, with the confirming form."""
+    ctx = _confirm_context(_ids(request.args))
+    if wants_json():
+        return twin({"items": [dict(i.to_dict(), seen=ctx["fingerprints"][i.id]) for i in ctx["items"]],
+                     "missing": ctx["missing"]})
+    return render("reviews/erase.html", "partials/review_erase_confirm.html", **ctx)
+
+
+@bp.post("/reviews/erase")
+def erase():
+    values = form_values()
+    ids = _ids(values)
+    if str(values.get("confirm")) not in ("1", "True", "true"):
+        # Never erase on a bare POST: show (or tell) what confirming would remove.
+        message = "Erasing cannot be undone: confirm with confirm=1 after reading what goes."
+        if wants_json():
+            return twin({"ok": False, "message": message}, 400)
+        return render_template("reviews/erase.html", problem=message, **_confirm_context(ids)), 400
+    refused = _not_writable()
+    if refused is not None:
+        return refused
+    seen = {i: values.get(f"seen-{i}") for i in ids}
+    report = erasure.erase(stores(), _project(), ids, seen)
+    erasure.reports_for(current_app.extensions).keep(report)
+    return _answer(report)
+
+
+def _not_writable():
+    try:
+        require_writable("project")
+    except Blocked as blocked:
+        if wants_json():
+            return twin({"ok": False, "message": str(blocked)}, blocked.status)
+        abort(blocked.status, str(blocked))
+    return None
+
+
+def _answer(report: erasure.EraseReport):
+    if wants_json():
+        failed = any(i.status in ("conflict", "not found") for i in report.items)
+        return twin(dict(report.to_dict(), ok=not failed), 409 if failed else 200)
+    if wants_fragment():
+        return render_template("partials/review_erase_report.html", report=report, oob_tabs=True,
+                               **_tabs())
+    return redirect(url_for("reviews.erased", token=report.token), 303)
+
+
+def _tabs() -> dict:
+    return {"counts": writes.review_counts(_project().path), "statuses": STATUSES,
+            "status": None}
+
+
+def _report(token: str) -> erasure.EraseReport:
+    report = erasure.reports_for(current_app.extensions).get(token)
+    if report is None:
+        abort(404, "This erase report is no longer kept (the dashboard restarted or erased "
+                   "many times since). The review list shows what is left.")
+    return report
+
+
+@bp.get("/reviews/erased")
+def erased():
+    """The verdict of one erase request, per item (``?token=`` names it)."""
+    report = _report(request.args.get("token") or "")
+    return render("reviews/erased.html", "partials/review_erase_report.html", report=report,
+                  **_tabs())
+
+
+@bp.post("/reviews/erased/<token>/retry")
+def erase_retry(token: str):
+    report = _report(token)
+    if not report.retryable:
+        if wants_json():
+            return twin(dict(report.to_dict(), ok=True))
+        return redirect(url_for("reviews.erased", token=token), 303)
+    refused = _not_writable()
+    if refused is not None:
+        return refused
+    fresh = erasure.retry(_project(), report)
+    erasure.reports_for(current_app.extensions).keep(fresh)
+    return _answer(fresh)
