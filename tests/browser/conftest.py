@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "tests"))   # tests/conftest.py's Agent and tests/hostile.py
+sys.path.insert(0, str(REPO / "tests"))   # tests/agentao_world.py and tests/hostile.py
 
 from agentao_world import Agent  # noqa: E402  (the real agentao MemoryManager)
 
@@ -47,7 +47,8 @@ class Server:
                 "--threads", "4"]
         for p in projects:
             args += ["--project", str(p)]
-        args += ["--user-db", str(user_db)] if user_db else ["--no-user-db"]
+        if projects:  # no projects: ``extra`` says what to show (``--demo``)
+            args += ["--user-db", str(user_db)] if user_db else ["--no-user-db"]
         self.proc = subprocess.Popen([*args, *extra], cwd=REPO, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, text=True, bufsize=1)
         self.output: list[str] = []
@@ -279,10 +280,12 @@ def html_pages(app, memories: list[tuple[str, str]], item_id: str, queries=None)
         urls.update(get_routes(app, {"store": store, "key": store, "memory_id": memory_id,
                                      "item_id": item_id, "job_id": "0" * 12,
                                      "filename": "app.css"}))
-    skip = ("/static/", "/forget/jobs/", "/favicon.ico")
+    # Job and report pages exist only after an action has run.
+    skip = ("/static/", "/forget/jobs/", "/favicon.ico", "/reviews/erased")
     urls = {u for u in urls if not u.startswith(skip) and u != "/"
             and not u.endswith((".json", ".csv", ".md"))}
     extra = {"/memories": "?per_page=200&deleted=1", "/forget/plan/project": "?cat=everything",
+             "/reviews/erase": f"?ids={item_id}",
              "/forget/plan/user": "?cat=everything", "/preview": "?q=which+port+for+service+03"} | (queries or {})
     return sorted(u + extra.get(u, "") for u in urls)
 
