@@ -1,0 +1,1 @@
+"""Findings: memories that should not be there (rules, corpus rules, the scan)."""
