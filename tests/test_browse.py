@@ -229,3 +229,9 @@ def test_overview_reports_agentaos_stable_block_size(seeded):
     assert client.get("/overview.json").get_json()["stable_block_chars"] == len(block) > 0
     page = soup(client.get("/overview"))
     assert page.select_one('[data-field="stable_block_chars"]').text == str(len(block))
+
+
+def test_detail_links_to_single_memory_forget(client):
+    m = client.get("/memories.json").get_json()["items"][0]
+    link = soup(client.get(f"/memories/{m['store']}/{m['id']}")).select_one("#forget-link a")
+    assert client.get(link["href"]).status_code == 200
