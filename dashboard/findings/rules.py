@@ -25,6 +25,7 @@ from typing import Callable, Iterable, Iterator
 from ..contract import CONTENT_MAX, SECRET_RULES
 from ..engine.recall import STALE_DAYS, days_since
 from .checks import iban_ok, luhn_ok, mask_digits, mask_email, mask_secret, prc_id_ok
+from .gates import FAMILY_GATES, open_families
 
 NEAR_LIMIT = 3600
 CONTEXT_CHARS = 30
@@ -294,68 +295,6 @@ TEXT_RULES: tuple[TextRule, ...] = (
 # ---------------------------------------------------------------------------
 # Running the text rules
 # ---------------------------------------------------------------------------
-# Cheap gates, one per family, searched over the lower-cased text: every rule
-# of a family needs one of its gate's fragments, so a text the gate passes
-# over cannot hold a finding of that family.  Most rows stop at GATE (the
-# union), which is what makes a 100,000-row scan affordable.  Every fragment
-# starts with a literal character: sre then skips, in C, the positions where
-# no fragment can start (a class or group first makes it try them all, 6x
-# slower).  tests/test_findings_rules.py checks that gated and ungated scans
-# agree on every string it uses and on the labelled set.
-def _each(heads, tail):
-    return [h + tail for h in heads]
-
-
-_SECRET_FRAGMENTS = [
-    "-----begin", "sk-", "aiza", "gocspx-", r"akia[0-9a-z]{16}", r"asia[0-9a-z]{16}",
-    r"gh[pousr]_", "github_pat_", r"xox[baprs]-", "xapp-", r"sk_(?:live|test)_",
-    r"rk_(?:live|test)_", "whsec_", "eyj", r"bearer\s", r"authorization\s*[:=]", r"\?code=",
-    "&code=", r"\"code\"\s*:",
-    *_each(["key", "token", "secret", "passwd", "password", "code_verifier"], r"[\"']?\s*[:=]"),
-    *_each(["key", "token", "secret", "password", "passphrase"], r"\s+(?:is|was)\b"),
-    "npm_", "pypi-age", r"gl(?:pat|dt|rt|ptt|ft|cbt)-", "hf_", r"sg\.", r"sk[0-9a-f]{32}",
-    "accountkey=", "sig=", "_v1_", r"shp(?:at|ca|pa|ss)_", r"hooks\.slack", ":aa", r"://[^\s/]*@",
-    "密码", "密钥", "秘钥", "私钥", "口令", "令牌",
-]
-_PERSONAL_FRAGMENTS = [
-    r"@[a-z0-9-]+\.[a-z]", r"\+[1-9](?:[\s.()-]{0,2}\d){7}", r"1[3-9]\d[\s-]?\d{4}[\s-]?\d{4}(?!\d)",
-    *_each("23456", r"\d{2}(?:[ -]?\d){10}"), *_each("123456789", r"\d{16}[\dx]"),
-]
-_IBAN_GATE = re.compile(r"[A-Z]{2}\d{2} ?[A-Z0-9]{4}")   # on the original text: IBANs are upper case
-_INSTRUCTION_FRAGMENTS = [
-    "skip", "ignor", "bypass", "disabl", r"turn\s+off", "overrid", "circumvent", "suppress",
-    "disregard", "forget", r"get\s+around", r"work\s+around", "approv", "dangerously", "yolo",
-    r"say\s+yes", r"answer\s+yes",
-    *_each([r"do\s+not", r"don'?t", "never", r"no\s+need\s+to", "stop"],
-           r"\s+(?:ask|wait|prompt|request|seek|check|confirm|verify)"),
-    r"without\s+(?:ask|confirm|approv|permission|consent)",
-    "跳过", "忽略", "绕过", "绕开", "无视", "关闭", "禁用", "取消", "不理会", "确认", "询问", "请示",
-    "征求", "问我", "审批", "批准", *_each(["自动", "总是", "一律", "全部", "始终"], "同意"),
-    "你现在", "从现在", "系统提示", "系统指令",
-    r"<\|", r"\[/?inst\]", r"<<\s*/?sys", r"\[/?system\]", r"#[ \t]*(?:system|instruction)",
-    *_each(["system", "assistant", "developer"], r"[ \t]*:"), r"you\s+are\s+now", r"from\s+now",
-    r"instructions\s*:", "pretend", r"act\s+as",
-    *_each(["<", "&lt;?", "&#0*60;?", "&#x0*3c;?", r"\\u003c", r"\\x3c", "%3c"],
-           r"\s*(?:/|\\/|&#0*47;?|&#x0*2f;?|%2f)?\s*(?:memory-stable|memory-context|fact|session|system-reminder)"),
-]
-FAMILY_GATES = {"secret": re.compile("|".join(_SECRET_FRAGMENTS)),
-                "personal": re.compile("|".join(_PERSONAL_FRAGMENTS)),
-                "instruction": re.compile("|".join(_INSTRUCTION_FRAGMENTS))}
-GATE = re.compile("|".join(_SECRET_FRAGMENTS + _PERSONAL_FRAGMENTS + _INSTRUCTION_FRAGMENTS))
-
-
-def may_have_findings(text: str) -> bool:
-    """False when no secret, personal-data or instruction rule can match ``text``."""
-    return GATE.search(text.lower()) is not None or _IBAN_GATE.search(text) is not None
-
-
-def _open_families(text: str) -> dict[str, bool]:
-    low = text.lower()
-    out = {fam: g.search(low) is not None for fam, g in FAMILY_GATES.items()}
-    out["personal"] = out["personal"] or _IBAN_GATE.search(text) is not None
-    return out
-
-
 def _excerpt(text: str, start: int, end: int, secrets) -> str:
     """The span with a little context, secrets in the window masked, one line."""
     lo, hi = max(0, start - CONTEXT_CHARS), min(len(text), end + CONTEXT_CHARS)
@@ -378,7 +317,7 @@ def scan_text(text: str, field: str = "content", gate: bool = True) -> list[Find
     """
     if not text:
         return []
-    open_ = _open_families(text) if gate else dict.fromkeys(FAMILY_GATES, True)
+    open_ = open_families(text) if gate else dict.fromkeys(FAMILY_GATES, True)
     secrets = secret_spans(text) if open_["secret"] else []
     out = []
     for s, e, rule in secrets:

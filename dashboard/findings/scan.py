@@ -22,7 +22,8 @@ from ..store import StoreProblem
 from ..store.registry import StoreRef
 from ..store.scan import scan_memories, scan_review_items, scan_summaries
 from . import corpus
-from .rules import Finding, may_have_findings, near_size_limit, scan_text, stale
+from .gates import may_have_findings
+from .rules import Finding, near_size_limit, scan_text, stale
 
 CATEGORIES = {"secret": "Secrets", "personal": "Personal data",
               "instruction": "Instruction-like content", "conflict": "Conflicts and duplicates",
