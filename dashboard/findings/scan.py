@@ -163,6 +163,9 @@ def scan(refs: Iterable[StoreRef], now: datetime) -> Report:
             if is_live:
                 old = stale(r.updated_at, now)
                 if old:
+                    if stable:  # the recall penalty is moot: the stable block shows it every turn
+                        old.why = (old.why.split(":")[0] + ": not recall-scored but injected every "
+                                   "turn through <memory-stable> — is it still true?")
                     found.append(old)
             if found:
                 acts = _actions(key, "memories", r.id, live=is_live)
