@@ -287,7 +287,9 @@ def html_pages(app, memories: list[tuple[str, str]], item_id: str, queries=None)
     extra = {"/memories": "?per_page=200&deleted=1", "/forget/plan/project": "?cat=everything",
              "/reviews/erase": f"?ids={item_id}",
              "/forget/plan/user": "?cat=everything", "/preview": "?q=which+port+for+service+03"} | (queries or {})
-    return sorted(u + extra.get(u, "") for u in urls)
+    by_suffix = {"/effect": "?value=An+edited+value"}  # the edit form's what-if
+    return sorted(u + extra.get(u, next((q for end, q in by_suffix.items() if u.endswith(end)), ""))
+                  for u in urls)
 
 
 def first_row(db, sql: str):

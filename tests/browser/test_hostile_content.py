@@ -112,6 +112,24 @@ def test_no_payload_runs_and_no_request_fires_on_any_page(browser, server, corpu
         assert text in shown, text
 
 
+def test_boosted_navigation_through_hostile_pages_fires_nothing(browser, server):
+    # Clicking the header's links swaps each page in with htmx (hx-boost): the
+    # swapped-in memory text goes through htmx's processing, not the parser's.
+    browser.get(server.url("/overview"))
+    wait_for(browser, htmx_settled)
+    browser.execute_script("window.__samePage = true")
+    links = [a.get_attribute("href") for a in browser.find_elements(By.CSS_SELECTOR, "header nav a")]
+    assert len(links) >= 6
+    for href in links:
+        browser.find_element(By.CSS_SELECTOR, f"header nav a[href='{href[len(server.base):]}']").click()
+        wait_for(browser, lambda d: d.current_url == href and htmx_settled(d), f"never reached {href}")
+        assert browser.execute_script("return window.__samePage") is True, f"{href} was a full load"
+    state = browser.execute_script("return {pwned: window.__pwned, requests: window.__requests}")
+    assert state["pwned"] is None
+    fired = [u for u in state["requests"] + resource_urls(browser) if any(m in u.lower() for m in MARKERS)]
+    assert not fired, fired
+
+
 def test_hostile_list_and_review_pages_look_like_text(browser, server):
     browser.get(server.url("/memories?q=marker"))
     rows = browser.find_elements(By.CSS_SELECTOR, "#memory-list tr.memory")
