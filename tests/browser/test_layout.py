@@ -123,3 +123,40 @@ def test_switching_projects_in_the_header(browser, server, two_projects):
     wait_for(browser, lambda d: d.current_url.endswith("/overview"))
     assert Select(browser.find_element(By.ID, "project-switch")).first_selected_option \
         .get_attribute("value") == "0"
+
+
+# WCAG 2 contrast of every element that shows its own text, against the first
+# opaque background behind it (SVG charts are left out: their colours are fills).
+LOW_CONTRAST = """
+const parse = c => (c.match(/[\\d.]+/g) || []).map(Number);
+const lum = ([r, g, b]) => { const f = v => { v /= 255; return v <= 0.03928 ? v / 12.92
+                                                   : Math.pow((v + 0.055) / 1.055, 2.4); };
+                             return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b); };
+const background = e => { for (; e; e = e.parentElement) { const c = parse(getComputedStyle(e).backgroundColor);
+                                                          if (c.length === 3 || c[3] > 0.5) return c; }
+                          return [255, 255, 255]; };
+const bad = [];
+for (const e of document.querySelectorAll('body *')) {
+  if (e.closest('svg') || !e.checkVisibility()) continue;
+  if (![...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim())) continue;
+  const s = getComputedStyle(e), fg = parse(s.color), bg = background(e);
+  const [hi, lo] = [lum(fg), lum(bg)].sort((a, b) => b - a);
+  const ratio = (hi + 0.05) / (lo + 0.05);
+  const large = parseFloat(s.fontSize) >= 24 || parseFloat(s.fontSize) >= 18.66 && s.fontWeight >= 700;
+  if (ratio < (large ? 3 : 4.5)) bad.push([e.tagName + '.' + e.className, ratio.toFixed(2),
+                                           e.textContent.trim().slice(0, 30)]);
+}
+return bad.slice(0, 10);
+"""
+
+
+def test_text_contrast_meets_wcag_aa(browser, server, two_projects):
+    low = {}
+    for path in ["/overview", "/memories?deleted=1", "/summaries", "/findings", "/reviews",
+                 "/forget", "/export", "/preview?q=which+port+for+service+03", "/projects"]:
+        browser.get(server.url(path))
+        wait_for(browser, htmx_settled)
+        found = browser.execute_script(LOW_CONTRAST)
+        if found:
+            low[path] = found
+    assert not low, f"text below WCAG AA contrast (element, ratio, text): {low}"
