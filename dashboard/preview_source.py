@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 
 from .engine import EngineCache
 from .records import Memory, Summary
-from .store import StoreProblem, live_memories, recent_summaries
+from .store import StoreProblem, recent_summaries
+from .store.mirror import Mirror, mirror_for
 from .store.status import StoreStatus
 
 
@@ -34,7 +35,8 @@ class Snapshot:
 class PreviewSource:
     """Rows per store, re-read when the change counters move."""
 
-    def __init__(self) -> None:
+    def __init__(self, mirror: Mirror) -> None:
+        self._mirror = mirror
         self._lock = threading.Lock()
         self._key: tuple | None = None
         self._rows: tuple[list[Memory], list[Memory], dict[str, str]] | None = None
@@ -60,25 +62,19 @@ class PreviewSource:
         return Snapshot(project, user, summaries, key if known else None, self.cache,
                         problems)
 
-    @staticmethod
-    def _read(statuses: list[StoreStatus]):
-        project: list[Memory] = []
-        user: list[Memory] = []
+    def _read(self, statuses: list[StoreStatus]):
+        # The rows come from the app's in-memory copy (store.mirror), which
+        # follows each file through its change counter and event log, so a
+        # change costs the touched rows, not a re-read of every row.
         problems: dict[str, str] = {}
         for st in statuses:
-            if not st.readable:
-                if st.problem is not None and st.problem.kind != "missing":
-                    problems[st.ref.key] = str(st.problem)
-                continue
-            try:
-                rows = live_memories(st.ref)
-            except StoreProblem as problem:
-                problems[st.ref.key] = str(problem)
-                continue
-            if st.ref.kind == "project":
-                project = rows
-            else:
-                user = rows
+            if not st.readable and st.problem is not None and st.problem.kind != "missing":
+                problems[st.ref.key] = str(st.problem)
+        lists, left_out = self._mirror.live_records([st.ref for st in statuses if st.readable])
+        problems.update({key: str(p) for key, p in left_out.items()})
+        kinds = {st.ref.key: st.ref.kind for st in statuses}
+        project = next((rows for key, rows in lists.items() if kinds.get(key) == "project"), [])
+        user = next((rows for key, rows in lists.items() if kinds.get(key) == "user"), [])
         return project, user, problems
 
 
@@ -86,5 +82,5 @@ def source_for(extensions: dict) -> PreviewSource:
     """The app's source, created on first use (never at import or app creation)."""
     found = extensions.get("preview_source")
     if found is None:
-        found = extensions.setdefault("preview_source", PreviewSource())
+        found = extensions.setdefault("preview_source", PreviewSource(mirror_for(extensions)))
     return found

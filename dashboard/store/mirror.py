@@ -32,8 +32,10 @@ import sqlite3
 import threading
 from pathlib import Path
 
+from ..records import Memory
 from .connection import StoreProblem, read
 from .registry import StoreRef
+from .rows import memory as as_memory
 
 COLUMNS = ("id", "scope", "type", "key_normalized", "title", "content", "tags_json",
            "keywords_json", "source", "confidence", "sensitivity", "created_at", "updated_at",
@@ -124,6 +126,9 @@ class Mirror:
         self._indexed = False
         self._seen: dict[str, tuple] = {}
         self._hay: dict[int, str] = {}
+        # rid -> (file path, the row as a record), for the preview engine,
+        # which needs every live row in agentao's order.
+        self._rec: dict[int, tuple[str, Memory]] = {}
 
     def query(self, refs: list[StoreRef], fn) -> tuple[object, dict[str, StoreProblem]]:
         """Bring the copy up to date for ``refs`` and run ``fn(self, labels)`` under the lock.
@@ -150,6 +155,25 @@ class Mirror:
                 self._indexed = True
             return fn(self, labels), problems
 
+    def live_records(self, refs: list[StoreRef]) -> tuple[dict[str, list[Memory]], dict[str, StoreProblem]]:
+        """Every live row of each store as records, in agentao's listing order.
+
+        agentao lists live rows with ``ORDER BY created_at``; SQLite answers it
+        by scanning the partial unique index on (scope, key_normalized) and
+        sorting stably, so equal stamps come in (scope, key) order — a total
+        order, since that pair is unique among live rows (checked against
+        agentao in tests/test_preview_page.py).  Returns the lists by store
+        key, and the problems of stores left out.
+        """
+        def collect(m, labels):
+            out = {key: [] for key in labels.values()}
+            for ident, memory in m._rec.values():
+                if ident in labels and memory.deleted_at is None:
+                    out[labels[ident]].append(memory)
+            order = lambda r: (r.created_at, r.scope, r.key_normalized)  # noqa: E731
+            return {k: sorted(v, key=order) for k, v in out.items()}
+        return self.query(refs, collect)
+
     @property
     def conn(self) -> sqlite3.Connection:
         return self._conn
@@ -175,6 +199,7 @@ class Mirror:
             self._conn.execute("DELETE FROM memories WHERE store = ?", (key,))
         for rid in gone:
             self._hay.pop(rid, None)
+            self._rec.pop(rid, None)
         self._seen.pop(key, None)
 
     def _refresh(self, ref: StoreRef) -> None:
@@ -210,12 +235,12 @@ class Mirror:
         counter, last_event, changed = read(ref.path, probe)
         if changed is None:
             self._drop(ident)
-            self._upsert(ident, read(ref.path, lambda conn: conn.execute(select).fetchall()))
+            self._upsert(ident, read(ref.path, lambda conn: conn.execute(select).fetchall()), ref.key)
         elif changed:
-            self._upsert(ident, changed)
+            self._upsert(ident, changed, ref.key)
         self._seen[ident] = (sig, counter, last_event)
 
-    def _upsert(self, key: str, rows) -> None:
+    def _upsert(self, key: str, rows, label: str) -> None:
         c = self._conn
         with c:
             old = {}
@@ -229,10 +254,12 @@ class Mirror:
                 c.executemany("DELETE FROM memories WHERE rid = ?", [(r,) for r in old.values()])
                 for rid in old.values():
                     self._hay.pop(rid, None)
+                    self._rec.pop(rid, None)
             start = (c.execute("SELECT MAX(rid) FROM memories").fetchone()[0] or 0) + 1
             records, tags = [], []
             for rid, row in enumerate(rows, start):
                 records.append((rid, key, int(row["deleted_at"] is None), *tuple(row)))
+                self._rec[rid] = (key, as_memory(row, label))
                 row_tags, plain = _json_values(row["tags_json"])
                 tags.extend((rid, t.translate(_ASCII_LOWER)) for t in row_tags)
                 self._hay[rid] = haystack(row, row_tags, plain)
