@@ -56,13 +56,20 @@ def _lands_on(plan: PlannedSave, memory: Memory) -> None:
                             "not this one; nothing was changed.")
 
 
+def plan_edit(refs: list[StoreRef], memory: Memory, value: str, tags,
+              type_: str | None) -> PlannedSave:
+    """The save an edit makes; raises SaveRefused, or WriteConflict when it would miss this row."""
+    plan = plan_save(resave_key(memory), value, tags, scope=memory.scope, type_=type_ or None,
+                     source="explicit", has_user_store=_ref(refs, "user") is not None)
+    _lands_on(plan, memory)
+    return plan
+
+
 def edit(refs: list[StoreRef], store: str, memory_id: str, value: str, tags, type_: str | None,
          expect: Expect) -> writes.Saved:
     """Save new value/tags/type onto the row through agentao's guarded save path."""
     memory = live_memory(refs, store, memory_id)
-    plan = plan_save(resave_key(memory), value, tags, scope=memory.scope, type_=type_ or None,
-                     source="explicit", has_user_store=_ref(refs, "user") is not None)
-    _lands_on(plan, memory)
+    plan = plan_edit(refs, memory, value, tags, type_)
     return writes.save_memory(_ref(refs, store).path, plan,
                               Expect(counter=expect.counter, row_id=memory_id,
                                      updated_at=expect.updated_at))

@@ -232,7 +232,7 @@ def test_edit_without_js_and_with_htmx(seeded, client):
     assert page.select_one("#memory-actions")["data-memory-id"] == memory.id
     data = dict(forms["edit-form"], value="PostgreSQL 17.", tags="infra, db", type="decision")
     r = client.post(f"/memories/project/{memory.id}/edit", data=data)
-    assert r.status_code == 303 and r.headers["Location"].endswith(f"/memories/project/{memory.id}")
+    assert r.status_code == 303 and r.headers["Location"].endswith(f"/memories/project/{memory.id}?done=edited")
     saved = seeded.manager.get_entry(memory.id)
     assert (saved.content, saved.tags, saved.type, saved.source) == (
         "PostgreSQL 17.", ["infra", "db"], "decision", "explicit")
@@ -240,7 +240,7 @@ def test_edit_without_js_and_with_htmx(seeded, client):
     r = client.post(f"/memories/project/{memory.id}/edit",
                     data=dict(forms["edit-form"], value="PostgreSQL 18.", tags="infra", type="note"),
                     headers=HTMX)
-    assert r.status_code == 200 and r.headers["HX-Redirect"].endswith(memory.id)
+    assert r.status_code == 200 and r.headers["HX-Redirect"].endswith(f"{memory.id}?done=edited")
     events = client.get(f"/memories/project/{memory.id}.json").get_json()["events"]
     assert [e["event_type"] for e in events] == ["create", "update", "update"]
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import re
 
-from flask import Blueprint, abort, make_response, redirect, render_template, url_for
+from flask import Blueprint, abort, make_response, redirect, render_template, request, url_for
 
 from .. import curation
+from . import block_effects
 from ..contract import KNOWN_TYPES
 from ..store import get_memory
 from ..store import writes
@@ -23,6 +24,7 @@ from .outcomes import ID, Blocked, Outcome, failure, form_values, require_writab
 bp = Blueprint("curate", __name__)
 
 MAX_TAGS_CHARS = 2000
+DONE = ("deleted", "edited", "moved")
 _TYPE = re.compile(r"[A-Za-z0-9_-]{1,40}")
 
 
@@ -31,11 +33,17 @@ def curation_for(memory) -> dict:
     ref = store_by_key(memory.store)
     status = next(st for st in statuses() if st.ref.key == memory.store)
     live = memory.live and status.readable
+    move = curation.plan_move(stores(), memory) if live else None
+    show = live and status.writable   # the effects sit next to the forms, shown only with them
     return {
         "counter": writes.change_counter(ref.path) if status.readable else None,
         "writable": status.writable,
         "read_only_reason": status.read_only_reason or (str(status.problem) if status.problem else None),
-        "move": curation.plan_move(stores(), memory) if live else None,
+        "move": move,
+        "delete_effect": block_effects.for_delete(memory) if show else None,
+        "move_effect": block_effects.for_move(memory, move) if show else None,
+        "done": request.args.get("done") if request.args.get("done") in DONE else None,
+        "size_now": (block_effects.size_now() if request.args.get("done") in DONE else None),
         "types": list(dict.fromkeys(list(KNOWN_TYPES) + [memory.type])),
     }
 
@@ -103,11 +111,14 @@ def _run(store: str, memory_id: str, action: str) -> Outcome:
 
 
 def _answer(store: str, memory_id: str, outcome: Outcome):
+    if outcome.ok:
+        outcome.stable_block_chars = block_effects.size_now()
     if wants_json():
         return twin(outcome.to_dict(), outcome.status)
     if outcome.ok:
+        # done= makes the actions partial report the block's size read back from the files.
         where = url_for("memories.detail", fmt="html", store=outcome.memory_store,
-                        memory_id=outcome.memory_id)
+                        memory_id=outcome.memory_id, done=outcome.outcome)
         if wants_fragment():
             response = make_response("", 200)
             response.headers["HX-Redirect"] = where
@@ -127,3 +138,30 @@ def act(store: str, memory_id: str, action: str):
     if action not in ("delete", "edit", "move"):
         abort(404)
     return _answer(store, memory_id, _run(store, memory_id, action))
+
+
+@bp.get("/memories/<store>/<memory_id>/effect")
+def effect(store: str, memory_id: str):
+    """What saving the edit form's values would do to the stable block (nothing is written)."""
+    ref = store_by_key(store)
+    if ref is None or not ID.fullmatch(memory_id) or not ref.exists:
+        abort(404, f"No memory '{memory_id}' in store '{store}'.")
+    memory = get_memory(ref, memory_id)[0]
+    if memory is None or not memory.live:
+        abort(404, f"No live memory '{memory_id}' in store '{store}'.")
+    values = request.args
+    value = values.get("value")
+    if value is None:
+        abort(400, "'value' is required: the edit's new value.")
+    try:
+        tags, type_ = _tags(values), _type(values)
+    except Blocked as bad:
+        abort(bad.status, str(bad))
+    found, problem = block_effects.for_edit(memory, value, tags, type_)
+    edit = {"value": value, "tags": ", ".join(tags), "type": type_ or memory.type,
+            "effect": found, "problem": problem}
+    if wants_json():
+        return twin({"effect": found.to_dict() if found else None, "refusal": problem})
+    if wants_fragment():
+        return render_template("partials/memory_actions.html", memory=memory, edit=edit)
+    return render_template("curate/effect.html", memory=memory, edit=edit)

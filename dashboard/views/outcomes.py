@@ -31,6 +31,7 @@ class Outcome:
     memory_id: str | None = None
     memory_store: str | None = None
     event: str | None = None
+    stable_block_chars: int | None = None   # the new session's block, read back after the write
 
     @property
     def ok(self) -> bool:

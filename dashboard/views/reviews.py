@@ -12,6 +12,7 @@ from __future__ import annotations
 from flask import Blueprint, abort, redirect, render_template, request, url_for
 
 from .. import approval
+from . import block_effects
 from ..store import list_review_items
 from ..store import writes
 from ..web import page_route, render, statuses, store_by_key, stores, twin, wants_fragment
@@ -34,10 +35,12 @@ def _plans(items) -> dict:
     return {i.id: approval.plan_approval(stores(), i) for i in items if i.status == "pending"}
 
 
-def _context(status: str, outcomes: dict | None = None) -> dict:
+def _context(status: str, outcomes: dict | None = None, with_effects: bool = True) -> dict:
     project = _project()
     items = list_review_items(project, status)
-    return {"status": status, "items": items, "plans": _plans(items),
+    plans = _plans(items)
+    return {"status": status, "items": items, "plans": plans,
+            "effects": block_effects.for_approvals(plans) if with_effects else {},
             "counts": writes.review_counts(project.path), "outcomes": outcomes or {},
             "statuses": STATUSES, "read_only": not _project_status().writable}
 
@@ -58,14 +61,19 @@ def index(fmt: str):
     status = _tab()
     ctx = _context(status)
     if fmt == "json":
+        effects = ctx["effects"]
         return twin({"status": status, "counts": ctx["counts"],
                      "items": [dict(i.to_dict(), plan=ctx["plans"][i.id].to_dict()
-                                    if i.id in ctx["plans"] else None) for i in ctx["items"]]})
+                                    if i.id in ctx["plans"] else None,
+                                    stable_effect=effects[i.id].to_dict() if i.id in effects else None)
+                               for i in ctx["items"]]})
     done = request.args.get("done")
     notice = None
     if done in ("approved", "rejected") and (request.args.get("n") or "").isdigit():
         notice = f"{done.capitalize()} {request.args['n']} item(s)."
-    return render("reviews/index.html", "partials/review_list.html", notice=notice, **ctx)
+    size = block_effects.size_now() if notice and done == "approved" else None
+    return render("reviews/index.html", "partials/review_list.html", notice=notice,
+                  stable_after=size, **ctx)
 
 
 def _decide(item_id: str, action: str, values) -> Outcome:
@@ -97,6 +105,11 @@ def _decide(item_id: str, action: str, values) -> Outcome:
 
 def _answer(outcomes: list[Outcome], single: bool):
     status = overall_status(outcomes)
+    if any(o.ok and o.outcome == "approved" for o in outcomes):
+        size = block_effects.size_now()   # read back from the files, not predicted
+        for o in outcomes:
+            if o.ok:
+                o.stable_block_chars = size
     if wants_json():
         return twin({"ok": status == 200, "outcomes": [o.to_dict() for o in outcomes],
                      "counts": writes.review_counts(_project().path)}, status)
@@ -104,11 +117,12 @@ def _answer(outcomes: list[Outcome], single: bool):
     if wants_fragment():
         # htmx swaps only 2xx answers, so the failure travels in the row itself.
         if single:
-            ctx = _context("pending", by_id)
+            ctx = _context("pending", by_id, with_effects=False)
             item = writes.review_item(_project().path, outcomes[0].id)
             if item is None:
                 return render_template("partials/review_gone.html", outcome=outcomes[0], **ctx)
             ctx["plans"] = _plans([item])
+            ctx["effects"] = block_effects.for_approvals(ctx["plans"])
             return render_template("partials/review_item.html", item=item, oob_tabs=True, **ctx)
         return render_template("partials/review_list.html", oob_tabs=True,
                                **_context("pending", by_id))

@@ -1,0 +1,61 @@
+"""The prompt-block effect of review and curation actions, as their views need it.
+
+``dashboard.effects`` does the computing; this module only fetches its
+inputs for the current request (the cached snapshot of the rows, the app's
+what-if cache) and re-reads the files after a write.
+"""
+
+from __future__ import annotations
+
+from flask import current_app, g
+
+from .. import curation, effects
+from ..contract import SaveRefused
+from ..preview_source import Snapshot, source_for
+from ..store.writes import WriteConflict
+from ..web import statuses, stores
+
+
+def snapshot(fresh: bool = False) -> Snapshot:
+    """The rows the engine sees; ``fresh`` after a write in this request (counters moved)."""
+    if fresh:
+        g.store_statuses = None   # statuses() memoises per request: inspect the files again
+    return source_for(current_app.extensions).snapshot(statuses())
+
+
+def size_now() -> int:
+    """The stable block's real size, read back from the files after an action."""
+    return len(effects.current_block(snapshot(fresh=True)))
+
+
+def _whatif():
+    return effects.whatif_cache(current_app.extensions)
+
+
+def for_approvals(plans: dict) -> dict:
+    """item id -> BlockEffect, for every plan that approval could execute."""
+    ready = {i: p for i, p in plans.items() if p.save is not None and not p.refusal and not p.blocked}
+    if not ready:
+        return {}
+    snap = snapshot()
+    return {i: effects.save_effect(snap, _whatif(), p.save, p.existing) for i, p in ready.items()}
+
+
+def for_delete(memory) -> effects.BlockEffect:
+    return effects.delete_effect(snapshot(), memory)
+
+
+def for_move(memory, move: curation.MovePlan) -> effects.BlockEffect | None:
+    if move is None or move.problem:
+        return None
+    # The move saves in the other store, then soft-deletes this row.
+    return effects.save_effect(snapshot(), _whatif(), move.save, move.existing, hide={memory.id})
+
+
+def for_edit(memory, value: str, tags, type_: str | None):
+    """(BlockEffect, None) for this edit, or (None, why agentao or the dashboard would refuse)."""
+    try:
+        plan = curation.plan_edit(stores(), memory, value, tags, type_)
+    except (SaveRefused, WriteConflict) as refused:
+        return None, str(refused)
+    return effects.save_effect(snapshot(), _whatif(), plan, memory), None

@@ -1,0 +1,152 @@
+"""Each review/curation action shows its effect on <memory-stable>; the prediction is what happens."""
+
+from __future__ import annotations
+
+import pytest
+from bs4 import BeautifulSoup
+
+from conftest import Agent
+from dashboard.effects import BlockEffect
+
+HTMX = {"HX-Request": "true"}
+JSON = {"Accept": "application/json"}
+STAMP = "2099-01-01T00:00:00"   # every write and prediction in these tests happens "now"
+
+
+def soup(response):
+    return BeautifulSoup(response.get_data(as_text=True), "html.parser")
+
+
+@pytest.fixture(autouse=True)
+def fixed_clock(monkeypatch):
+    # The prediction and the write must agree on updated_at (it decides which
+    # incidental rows are "recent"); a second boundary between them is not the point here.
+    import dashboard.effects
+    import dashboard.store.writes
+    monkeypatch.setattr(dashboard.store.writes, "now", lambda: STAMP)
+    monkeypatch.setattr(dashboard.effects, "agentao_now", lambda: STAMP)
+
+
+def engine_block(agent: Agent) -> str:
+    """The block the engine computes from the files as they are now (a fresh app reads them)."""
+    return agent.app().test_client().get("/preview.json").get_json()["stable_block"]
+
+
+def agentao_block(agent: Agent) -> str:
+    """agentao's own rendering of the block for a brand-new session."""
+    from agentao.memory import MemoryPromptRenderer
+    fresh = Agent(agent.project_dir.parent)
+    fresh.manager._session_id = "a-brand-new-session"
+    renderer = MemoryPromptRenderer()
+    tail = fresh.manager.get_cross_session_tail()
+    return renderer.render_stable_block(
+        renderer.fit_stable_records(fresh.manager.get_stable_entries(), tail), tail)
+
+
+def hidden_fields(form) -> dict:
+    return {i["name"]: i["value"] for i in form.select("input[type=hidden]")}
+
+
+def test_approve_prediction_equals_engine_and_agentao_after(seeded):
+    client = seeded.app().test_client()
+    before = engine_block(seeded)
+    items = client.get("/reviews.json").get_json()["items"]
+    item = next(i for i in items if i["content"] == "tabs over spaces")
+    effect = item["stable_effect"]
+    assert effect["before_chars"] == len(before) and effect["budget"] == 2000
+    assert effect["changed"] and "+title: preference_tabs_over_spaces" in effect["diff"]
+    page = soup(client.get("/reviews"))
+    shown = page.select_one(f'#review-{item["id"]} [data-plan] [data-block-effect]')
+    assert shown.has_attr("hx-disable")
+    assert shown.select_one("pre[data-field=block-diff]").text == effect["diff"]
+    assert int(shown["data-after-chars"]) == effect["after_chars"]
+    card = page.select_one(f"#review-{item['id']}")
+    r = client.post(f"/reviews/{item['id']}/approve", data=hidden_fields(card), headers=HTMX)
+    after = engine_block(seeded)
+    assert effect["after"] == after == agentao_block(seeded)
+    row = soup(r).select_one(f"#review-{item['id']}")
+    assert row["data-outcome"] == "approved"
+    assert f"now {len(after)} of 2000" in row.select_one('[data-field="stable-after"]').text
+
+
+def test_approve_onto_a_live_memory_without_js(agent):
+    agent.save("constraint_never_push_to_main", "Push freely.", ["git"])
+    agent.crystallize("We must never push to main.")
+    client = agent.app().test_client()
+    [item] = client.get("/reviews.json").get_json()["items"]
+    effect = item["stable_effect"]
+    assert "-value: Push freely." in effect["diff"] and "+value: never push to main" in effect["diff"]
+    card = soup(client.get("/reviews")).select_one(f"#review-{item['id']}")
+    r = client.post(f"/reviews/{item['id']}/approve", data=hidden_fields(card))
+    assert r.status_code == 303
+    after = engine_block(agent)
+    assert effect["after"] == after
+    page = soup(client.get(r.headers["Location"]))
+    assert f"now {len(after)} of 2000" in page.select_one('[data-field="stable-after"]').text
+
+
+def _actions(client, store, memory_id):
+    page = soup(client.get(f"/memories/{store}/{memory_id}"))
+    return page, {f["id"]: f for f in page.select("#memory-actions form")}
+
+
+def test_soft_delete_prediction_equals_after(seeded):
+    client = seeded.app().test_client()
+    memory = next(m for m in seeded.manager.get_all_entries() if m.key_normalized == "editor")
+    before = engine_block(seeded)
+    page, forms = _actions(client, "user", memory.id)
+    shown = forms["delete-form"].select_one('[data-field="delete-effect"] [data-block-effect]')
+    assert shown.has_attr("hx-disable") and "-title: editor" in shown.select_one("pre").text
+    predicted_chars = int(shown["data-after-chars"])
+    r = client.post(f"/memories/user/{memory.id}/delete", data=hidden_fields(forms["delete-form"]))
+    assert r.status_code == 303 and r.headers["Location"].endswith("?done=deleted")
+    after = engine_block(seeded)
+    assert predicted_chars == len(after)
+    assert shown.select_one("pre").text == BlockEffect(before, after, 2000).diff   # the whole change
+    done = soup(client.get(r.headers["Location"])).select_one('[data-field="done"]')
+    assert done["data-stable-chars"] == str(len(after))
+
+
+def test_edit_effect_get_then_save_matches(seeded):
+    client = seeded.app().test_client()
+    memory = next(m for m in seeded.manager.get_all_entries() if m.key_normalized == "database")
+    _, forms = _actions(client, "project", memory.id)
+    edit = forms["edit-form"]
+    button = edit.select_one('button[data-action="edit-effect"]')
+    assert (button["formmethod"], button["formaction"]) == ("get", f"/memories/project/{memory.id}/effect")
+    query = dict(hidden_fields(edit), value="PostgreSQL 17 everywhere.", tags="infra", type="decision")
+    # No JavaScript: a page with the effect and the form still holding the new values.
+    page = soup(client.get(button["formaction"], query_string=query))
+    assert page.find("html") is not None
+    assert page.select_one("#edit-value").text == "PostgreSQL 17 everywhere."
+    effect_box = page.select_one('#edit-effect [data-block-effect]')
+    assert "+value: PostgreSQL 17 everywhere." in effect_box.select_one("pre").text
+    # htmx: the actions partial alone; JSON: the numbers.
+    frag = soup(client.get(button["formaction"], query_string=query, headers=HTMX))
+    assert frag.find("html") is None and frag.select_one("#memory-actions #edit-effect")
+    predicted = client.get(button["formaction"], query_string=query, headers=JSON).get_json()["effect"]
+    r = client.post(f"/memories/project/{memory.id}/edit", data=query, headers=JSON)
+    assert r.status_code == 200
+    after = engine_block(seeded)
+    assert predicted["after"] == after and r.get_json()["stable_block_chars"] == len(after)
+    refused = client.get(button["formaction"], headers=JSON,
+                         query_string=dict(query, value="password=hunter2hunter2")).get_json()
+    assert refused["effect"] is None and "sensitive" in refused["refusal"]
+
+
+def test_move_prediction_equals_after(seeded):
+    client = seeded.app().test_client()
+    memory = next(m for m in seeded.manager.get_all_entries() if m.key_normalized == "release_process")
+    before = engine_block(seeded)
+    _, forms = _actions(client, "project", memory.id)
+    move = forms["move-form"]
+    box = move.select_one('[data-field="move-effect"] [data-block-effect]')
+    assert box is not None
+    predicted_chars = int(box["data-after-chars"])
+    diff = box.select_one("pre").text if box.select_one("pre") else ""
+    r = client.post(f"/memories/project/{memory.id}/move", data=hidden_fields(move))
+    assert r.status_code == 303
+    after = engine_block(seeded)
+    assert predicted_chars == len(after)
+    assert diff == BlockEffect(before, after, 2000).diff and 'scope="user"' in diff
+    assert after == agentao_block(seeded)
