@@ -156,7 +156,8 @@ def _judge(report: EraseReport, result: purge.PurgeResult, chosen: list[str]) ->
             done.message = ("Erased from the table, but the agent (or another program) is reading "
                             "the file, so the write-ahead log still holds the text. Retry when it is idle.")
         elif result.status not in (ERASED, "found on disk"):
-            done.status, done.message = result.status, result.message
+            done.status = result.status
+            done.message = ("It was rejected, but erasing failed: " if done.rejected else "") + result.message
         elif paths & own:
             done.status = "found on disk"
             done.message = "Its text is still in SQLite's files; erase again."

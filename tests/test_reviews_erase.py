@@ -161,3 +161,26 @@ def test_bad_input_is_a_clear_message(two):
     missing = soup(client.get("/reviews/erase?ids=abcdef"))
     assert "abcdef" in missing.select_one('[data-field="missing"]').text
     assert client.get("/reviews/erased?token=unknown").status_code == 404
+
+
+def test_hostile_text_on_confirm_report_and_effect_pages_stays_inert(agent):
+    from hostile import plant
+    from test_hostile import check_inert
+    planted = plant(agent)
+    client = agent.app().test_client()
+    ids = [i["id"] for i in client.get("/reviews.json").get_json()["items"]]
+    query = "&".join(f"ids={i}" for i in ids)
+    for headers in ({}, HTMX):
+        html = client.get(f"/reviews/erase?{query}", headers=headers).get_data(as_text=True)
+        assert "pwn" in html
+        check_inert(html, "confirm")
+    store, memory_id = planted["script"]
+    memory = client.get(f"/memories/{store}/{memory_id}.json").get_json()["memory"]
+    check_inert(client.get(f"/memories/{store}/{memory_id}").get_data(as_text=True), "detail")
+    effect = client.get(f"/memories/{store}/{memory_id}/effect",
+                        query_string={"value": memory["content"] + " <b>pwn</b>", "tags": "pwn"})
+    assert effect.status_code == 200 and soup(effect).select_one("#edit-effect pre")
+    check_inert(effect.get_data(as_text=True), "edit effect")
+    _, data = confirm_form(client, query)
+    r = client.post("/reviews/erase", data=data)
+    check_inert(client.get(r.headers["Location"]).get_data(as_text=True), "report")
