@@ -50,7 +50,8 @@ def erase_confirm():
     if wants_json():
         return twin({"items": [dict(i.to_dict(), seen=ctx["fingerprints"][i.id]) for i in ctx["items"]],
                      "missing": ctx["missing"]})
-    return render("reviews/erase.html", "partials/review_erase_confirm.html", **ctx)
+    # The tabs are on the page so the report's out-of-band counter swap has a target.
+    return render("reviews/erase.html", "partials/review_erase_confirm.html", **ctx, **_tabs())
 
 
 @bp.post("/reviews/erase")

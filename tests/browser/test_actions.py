@@ -149,3 +149,55 @@ def test_hard_purge_through_its_typed_confirmation(browser, server):
         path = type(db)(str(db) + suffix)
         if path.exists():
             assert content not in path.read_bytes(), f"erased text still in {path.name}"
+
+
+def test_reject_and_erase_a_candidates_evidence(browser, server):
+    db = server.agent.project_db
+    item_id, evidence = read_db(db, "SELECT id, evidence FROM memory_review_queue "
+                                    "WHERE status = 'pending'")[0]
+    open_page(browser, server, "/reviews")
+    browser.find_element(By.CSS_SELECTOR, f"#review-{item_id} a[data-action=erase]").click()
+    confirm = wait_for(browser, lambda d: d.find_elements(By.ID, "review-erase"), "no confirm page")[0]
+    assert confirm.get_attribute("data-count") == "1"
+    assert read_db(db, "SELECT count(*) FROM memory_review_queue WHERE id = ?", item_id) == [(1,)]
+    screenshot(browser, "reviews-erase-confirm")
+
+    confirm.find_element(By.CSS_SELECTOR, "button[data-action=erase-confirm]").click()
+    report = wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#review-erase.erase-report"),
+                      "no erase report")[0]
+    row = report.find_element(By.CSS_SELECTOR, f"li[data-item-id='{item_id}']")
+    assert row.get_attribute("data-erase-status") == "verified erased", report.text
+    screenshot(browser, "reviews-erased")
+    assert read_db(db, "SELECT count(*) FROM memory_review_queue WHERE id = ?", item_id) == [(0,)]
+    # The evidence is the user's whole message; a sibling candidate may hold the same text.
+    still_held = read_db(db, "SELECT count(*) FROM memory_review_queue WHERE evidence = ?", evidence)
+    if evidence and still_held == [(0,)]:
+        assert evidence.encode() not in db.read_bytes()
+    tabs = counts(browser)   # the counter was swapped out of band beside the report
+    assert tabs["pending"] == read_db(db, "SELECT count(*) FROM memory_review_queue "
+                                          "WHERE status = 'pending'")[0][0]
+
+
+def test_editing_a_memory_shows_the_effect_then_saves(browser, server):
+    db = server.agent.project_db
+    memory_id = read_db(db, "SELECT id FROM memories WHERE key_normalized = 'database' "
+                            "AND deleted_at IS NULL")[0][0]
+    open_page(browser, server, f"/memories/project/{memory_id}")
+    value = browser.find_element(By.ID, "edit-value")
+    value.clear()
+    value.send_keys("PostgreSQL 17 everywhere, including tests.")
+    browser.find_element(By.CSS_SELECTOR, "button[data-action=edit-effect]").click()
+    effect = wait_for(browser, lambda d: d.find_elements(By.ID, "edit-effect"), "no effect shown")[0]
+    assert effect.is_displayed()
+    assert read_db(db, "SELECT content FROM memories WHERE id = ?", memory_id) == [
+        ("PostgreSQL 16 in production, SQLite in tests.",)], "showing the effect wrote to the file"
+    screenshot(browser, "memory-edit-effect")
+
+    browser.find_element(By.CSS_SELECTOR, "#edit-form button[data-action=edit]").click()
+    wait_for(browser, lambda d: read_db(db, "SELECT content FROM memories WHERE key_normalized = "
+                                            "'database' AND deleted_at IS NULL")
+             == [("PostgreSQL 17 everywhere, including tests.",)], "the edit was not saved")
+    wait_for(browser, lambda d: "PostgreSQL 17 everywhere" in
+             d.find_element(By.CSS_SELECTOR, "[data-field=content]").text
+             or d.find_elements(By.CSS_SELECTOR, "#memory-actions [data-field=done]"),
+             "the page does not show the saved edit")
