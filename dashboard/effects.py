@@ -13,9 +13,15 @@ same engine over the rows as the action would leave them:
 Ids and dates never appear in the block, so the stand-in id of a new row and
 a clock a few seconds early do not change the text; ``updated_at = now``
 still makes the row the most recent one, which is what the incidental rule
-looks at.  Hypothetical rows go through their own EngineCache, never the
-preview screen's (that one is keyed on the change counters, and these rows
-are not in the files).
+looks at.
+
+"Before" comes from ``engine.preview`` with the preview screen's cache (the
+rows are the files' rows).  "After" runs the engine's stable path itself —
+``all_entries`` -> ``select`` -> ``fit`` -> ``render_stable``, the four steps
+``preview`` takes for this block — because the block needs no tokens, and
+indexing hypothetical rows for every card of the review page cost ~25 ms a
+card at 2,000 memories.  The tests pin the two paths together: each
+prediction equals ``preview``'s block over the files after the real write.
 """
 
 from __future__ import annotations
@@ -25,7 +31,9 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from .contract import PlannedSave
-from .engine import EngineCache, preview
+from .engine import all_entries, preview, session_tail
+from .engine.render import STABLE_BUDGET, render_stable, stable_fact
+from .engine.stable import fit, select
 from .preview_source import Snapshot
 from .records import Memory
 from .store.writes import now as agentao_now
@@ -70,17 +78,39 @@ class BlockEffect:
                 "diff": self.diff, "after": self.after}
 
 
-def _block(project, user, summaries, hidden=frozenset(), cache=None, version=None):
-    # query="" : the stable block does not depend on the query or the clock.
-    result = preview(project, user, summaries, query="", now=datetime.now(timezone.utc),
-                     hidden_ids=hidden, cache=cache, version=version)
-    return result.stable_block, result.stable_budget.limit
-
-
-def current_block(snap: Snapshot) -> str:
+def current_block(snap: Snapshot, hidden=frozenset()) -> str:
     """The block agentao would send a new session now (what ``/memory status`` sizes)."""
-    return _block(snap.project, snap.user, snap.summaries, cache=snap.cache,
-                  version=snap.version)[0]
+    # query="" : the stable block depends on neither the query nor the clock.
+    return preview(snap.project, snap.user, snap.summaries, query="",
+                   now=datetime.now(timezone.utc), hidden_ids=hidden, cache=snap.cache,
+                   version=snap.version).stable_block
+
+
+def stable_block(project, user, summaries, hidden=frozenset(), facts: dict | None = None,
+                 fresh=()) -> str:
+    """The engine's stable path over any rows (new session), without indexing them.
+
+    ``facts`` memoises the fact text of rows that outlive it (pass one dict
+    when computing several effects over the same snapshot); rows in ``fresh``
+    are hypothetical and never enter it.
+    """
+    memo = {} if facts is None else facts
+    skip = {id(m) for m in fresh}
+
+    def fact(m: Memory) -> str:
+        # Keyed by object identity: hashing a frozen dataclass costs more than the text.
+        key = id(m)
+        if key in skip:
+            return stable_fact(m)
+        text = memo.get(key)
+        if text is None:
+            text = memo[key] = stable_fact(m)
+        return text
+
+    entries = [m for m in all_entries(project, user) if m.id not in hidden]
+    tail = session_tail(summaries, None)
+    fitted = fit(select(entries), tail, fact)
+    return render_stable((fact(s.memory) for s in fitted if s.shown), tail)
 
 
 def would_save(plan: PlannedSave, existing: Memory | None, stamp: str | None = None) -> Memory:
@@ -100,14 +130,8 @@ def _substitute(rows: list[Memory], row: Memory) -> list[Memory]:
     return out if row.id in {m.id for m in rows} else out + [row]
 
 
-def _effect(snap: Snapshot, whatif: EngineCache, project, user, hidden) -> BlockEffect:
-    before = current_block(snap)
-    after, budget = _block(project, user, snap.summaries, frozenset(hidden), cache=whatif)
-    return BlockEffect(before, after, budget)
-
-
-def save_effect(snap: Snapshot, whatif: EngineCache, plan: PlannedSave,
-                existing: Memory | None, hide=()) -> BlockEffect:
+def save_effect(snap: Snapshot, plan: PlannedSave, existing: Memory | None,
+                hide=(), facts: dict | None = None) -> BlockEffect:
     """Before/after for a planned save (plus ids soft-deleted by the same action)."""
     row = would_save(plan, existing)
     project, user = list(snap.project), list(snap.user)
@@ -115,17 +139,11 @@ def save_effect(snap: Snapshot, whatif: EngineCache, plan: PlannedSave,
         user = _substitute(user, row)
     else:
         project = _substitute(project, row)
-    return _effect(snap, whatif, project, user, hide)
+    after = stable_block(project, user, snap.summaries, frozenset(hide), facts, fresh=(row,))
+    return BlockEffect(current_block(snap), after, STABLE_BUDGET)
 
 
 def delete_effect(snap: Snapshot, memory: Memory) -> BlockEffect:
     """Before/after for soft-deleting ``memory`` (its id hidden, as the preview's what-if)."""
-    before = current_block(snap)
-    after, budget = _block(snap.project, snap.user, snap.summaries, frozenset({memory.id}),
-                           cache=snap.cache, version=snap.version)
-    return BlockEffect(before, after, budget)
-
-
-def whatif_cache(extensions: dict) -> EngineCache:
-    """The app's cache for hypothetical rows, created on first use."""
-    return extensions.setdefault("effects_cache", EngineCache())
+    return BlockEffect(current_block(snap), current_block(snap, frozenset({memory.id})),
+                       STABLE_BUDGET)

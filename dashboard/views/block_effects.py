@@ -28,17 +28,13 @@ def size_now() -> int:
     return len(effects.current_block(snapshot(fresh=True)))
 
 
-def _whatif():
-    return effects.whatif_cache(current_app.extensions)
-
-
 def for_approvals(plans: dict) -> dict:
     """item id -> BlockEffect, for every plan that approval could execute."""
     ready = {i: p for i, p in plans.items() if p.save is not None and not p.refusal and not p.blocked}
     if not ready:
         return {}
-    snap = snapshot()
-    return {i: effects.save_effect(snap, _whatif(), p.save, p.existing) for i, p in ready.items()}
+    snap, facts = snapshot(), {}   # one fact memo: every card shares the same rows
+    return {i: effects.save_effect(snap, p.save, p.existing, facts=facts) for i, p in ready.items()}
 
 
 def for_delete(memory) -> effects.BlockEffect:
@@ -49,7 +45,7 @@ def for_move(memory, move: curation.MovePlan) -> effects.BlockEffect | None:
     if move is None or move.problem:
         return None
     # The move saves in the other store, then soft-deletes this row.
-    return effects.save_effect(snapshot(), _whatif(), move.save, move.existing, hide={memory.id})
+    return effects.save_effect(snapshot(), move.save, move.existing, hide={memory.id})
 
 
 def for_edit(memory, value: str, tags, type_: str | None):
@@ -58,4 +54,4 @@ def for_edit(memory, value: str, tags, type_: str | None):
         plan = curation.plan_edit(stores(), memory, value, tags, type_)
     except (SaveRefused, WriteConflict) as refused:
         return None, str(refused)
-    return effects.save_effect(snapshot(), _whatif(), plan, memory), None
+    return effects.save_effect(snapshot(), plan, memory), None
