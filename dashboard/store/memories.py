@@ -105,7 +105,7 @@ def list_memories(refs: list[StoreRef], f: MemoryFilters, mirror: Mirror,
             f" m.id {order} LIMIT ? OFFSET ?", args + [f.per_page, (f.page - 1) * f.per_page])]
         found = {r["rid"]: r for r in conn.execute(
             f"SELECT * FROM memories WHERE rid IN ({', '.join('?' * len(rids))})", rids)}
-        values = {c: _distinct(conn, c, labels) for c in choices}
+        values = {c: _distinct(m, c, labels) for c in choices}
         return total, [rows.memory(found[rid], labels[found[rid]["store"]]) for rid in rids], values
 
     (total, items, values), problems = mirror.query(refs, run)
@@ -130,14 +130,19 @@ def live_memories(ref: StoreRef) -> list[Memory]:
             "SELECT * FROM memories WHERE deleted_at IS NULL ORDER BY created_at ASC")])
 
 
-def _distinct(conn, column: str, labels) -> list[str]:
+def _distinct(m: Mirror, column: str, labels) -> list[str]:
+    # A full pass over the copy; remembered until the copy changes.
     if column not in ("type", "source", "confidence"):
         raise ValueError(column)
-    return [r[0] for r in conn.execute(
-        f"SELECT DISTINCT {column} FROM memories WHERE live = 1"
-        f" AND store IN ({', '.join('?' * len(labels))}) ORDER BY 1", list(labels))]
+    key = (column, tuple(sorted(labels)), m.generation)
+    if key not in m.memo:
+        m.memo.clear() if len(m.memo) > 64 else None
+        m.memo[key] = [r[0] for r in m.conn.execute(
+            f"SELECT DISTINCT {column} FROM memories WHERE live = 1"
+            f" AND store IN ({', '.join('?' * len(labels))}) ORDER BY 1", list(labels))]
+    return m.memo[key]
 
 
 def distinct_values(refs: list[StoreRef], column: str, mirror: Mirror) -> list[str]:
     """Values present in a column across the stores, for filter drop-downs."""
-    return mirror.query(refs, lambda m, labels: _distinct(m.conn, column, labels) if labels else [])[0]
+    return mirror.query(refs, lambda m, labels: _distinct(m, column, labels) if labels else [])[0]

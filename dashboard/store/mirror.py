@@ -128,7 +128,10 @@ class Mirror:
         self._hay: dict[int, str] = {}
         # rid -> (file path, the row as a record), for the preview engine,
         # which needs every live row in agentao's order.
-        self._rec: dict[int, tuple[str, Memory]] = {}
+        # The record is made on first use: the memories list never needs it.
+        self._rec: dict[int, tuple[str, str, object]] = {}   # rid -> (path, key, row or Memory)
+        self.generation = 0   # moves whenever the copy changes; keys ``memo``
+        self.memo: dict = {}  # small derived results, used under the lock
 
     def query(self, refs: list[StoreRef], fn) -> tuple[object, dict[str, StoreProblem]]:
         """Bring the copy up to date for ``refs`` and run ``fn(self, labels)`` under the lock.
@@ -167,9 +170,14 @@ class Mirror:
         """
         def collect(m, labels):
             out = {key: [] for key in labels.values()}
-            for ident, memory in m._rec.values():
-                if ident in labels and memory.deleted_at is None:
-                    out[labels[ident]].append(memory)
+            for rid, (ident, label, held) in m._rec.items():
+                if ident not in labels:
+                    continue
+                if not isinstance(held, Memory):
+                    held = as_memory(held, label)
+                    m._rec[rid] = (ident, label, held)
+                if held.deleted_at is None:
+                    out[labels[ident]].append(held)
             order = lambda r: (r.created_at, r.scope, r.key_normalized)  # noqa: E731
             return {k: sorted(v, key=order) for k, v in out.items()}
         return self.query(refs, collect)
@@ -193,6 +201,7 @@ class Mirror:
                 if not plain or match(hay)))
 
     def _drop(self, key: str) -> None:
+        self.generation += 1
         with self._conn:
             gone = [r[0] for r in self._conn.execute("SELECT rid FROM memories WHERE store = ?", (key,))]
             self._conn.execute("DELETE FROM tags WHERE rid IN (SELECT rid FROM memories WHERE store = ?)", (key,))
@@ -241,6 +250,7 @@ class Mirror:
         self._seen[ident] = (sig, counter, last_event)
 
     def _upsert(self, key: str, rows, label: str) -> None:
+        self.generation += 1
         c = self._conn
         with c:
             old = {}
@@ -259,7 +269,7 @@ class Mirror:
             records, tags = [], []
             for rid, row in enumerate(rows, start):
                 records.append((rid, key, int(row["deleted_at"] is None), *tuple(row)))
-                self._rec[rid] = (key, as_memory(row, label))
+                self._rec[rid] = (key, label, row)
                 row_tags, plain = _json_values(row["tags_json"])
                 tags.extend((rid, t.translate(_ASCII_LOWER)) for t in row_tags)
                 self._hay[rid] = haystack(row, row_tags, plain)
