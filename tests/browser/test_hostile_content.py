@@ -69,21 +69,30 @@ def server(corpus, browser):
 
 
 def pages(corpus) -> list[str]:
-    """Every HTML page; detail pages for the observable payloads and the raw-SQL rows.
+    """Every list page once; each memory page kind (detail, edit what-if, forget one) with
+    several payloads, each payload on one of them, in turn.
 
-    The list pages show every planted row (tests/test_hostile.py checks each detail's HTML).
+    The list pages show every planted row, and tests/test_hostile.py checks the HTML
+    of every page for every payload; here the browser adds what runs.
     """
     agent, planted = corpus
-    wanted = [*BROWSER_PAYLOADS, "script", "hx_get", "raw_bytes", "raw_json"]
+    app = agent.app()
     item = first_row(agent.project_db, "SELECT id FROM memory_review_queue")[0]
-    urls = html_pages(agent.app(), [planted[name] for name in wanted], item,
-                      {"/preview": "?q=pwn+script+marker+alert"})
+    wanted = [planted[name] for name in [*BROWSER_PAYLOADS, "raw_bytes", "raw_json"]]
+    queries = {"/preview": "?q=pwn+script+marker+alert"}
+    one_per_store = list({store: (store, memory_id) for store, memory_id in wanted}.values())
+    assert len(one_per_store) == 2   # the store-keyed pages (residue, dry run) for both stores
+    urls = [u for u in html_pages(app, one_per_store, item, queries)
+            if not any(memory_id in u for _, memory_id in one_per_store)]
+    for turn, memory in enumerate(wanted):
+        own = [u for u in html_pages(app, [memory], item, queries) if memory[1] in u]
+        urls.append(own[turn % len(own)])
     return urls + ["/memories?q=pwn&deleted=1", "/reviews?status=approved", "/reviews?status=rejected"]
 
 
 def test_no_payload_runs_and_no_request_fires_on_any_page(browser, server, corpus):
     urls = pages(corpus)
-    assert len(urls) > 30, urls
+    assert len(urls) >= 25, urls
     seen = []
     for path in urls:
         browser.get(server.url(path))
