@@ -179,7 +179,7 @@ def test_hostile_text_on_confirm_report_and_effect_pages_stays_inert(agent):
     check_inert(client.get(f"/memories/{store}/{memory_id}").get_data(as_text=True), "detail")
     effect = client.get(f"/memories/{store}/{memory_id}/effect",
                         query_string={"value": memory["content"] + " <b>pwn</b>", "tags": "pwn"})
-    assert effect.status_code == 200 and soup(effect).select_one("#edit-effect pre")
+    assert effect.status_code == 200 and soup(effect).select_one("#edit-effect [data-block-effect]")
     check_inert(effect.get_data(as_text=True), "edit effect")
     _, data = confirm_form(client, query)
     r = client.post("/reviews/erase", data=data)
