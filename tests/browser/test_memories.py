@@ -10,7 +10,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select
 
-from .conftest import htmx_settled, login, screenshot, wait_for
+from .conftest import console_problems, htmx_settled, login, screenshot, wait_for
 
 
 @pytest.fixture(scope="module")
@@ -118,3 +118,13 @@ def test_keyboard_reaches_every_filter_and_then_the_results(browser, server):
         "return arguments[0].closest('#memory-list') !== null", result), "Tab never reached the results"
     result.send_keys(Keys.ENTER)
     wait_for(browser, lambda d: d.find_elements(By.ID, "memory-detail"), "Enter did not open it")
+
+
+def test_the_console_check_sees_a_csp_refusal(browser, server):
+    # The guard every test relies on is not blind: an inline script is refused and reported.
+    open_memories(browser, server)
+    browser.execute_script("const s = document.createElement('script');"
+                           "s.textContent = 'window.__ran = 1'; document.body.appendChild(s);")
+    assert browser.execute_script("return window.__ran") is None
+    problems = wait_for(browser, lambda d: console_problems(d), "no console report of the refusal")
+    assert any("Content Security Policy" in p for p in problems), problems
