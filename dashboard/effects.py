@@ -36,7 +36,7 @@ from .engine.render import STABLE_BUDGET, render_stable, stable_fact
 from .engine.stable import fit, select
 from .preview_source import Snapshot
 from .records import Memory
-from .store.writes import now as agentao_now
+from .store.writes import AUTO_CAP, now as agentao_now
 
 NEW_ID = "(new)"   # never a real id: agentao's are hex
 
@@ -130,6 +130,14 @@ def _substitute(rows: list[Memory], row: Memory) -> list[Memory]:
     return out if row.id in {m.id for m in rows} else out + [row]
 
 
+def _over_auto_cap(rows: list[Memory], scope: str) -> list[str]:
+    # An auto save makes the write soft-delete the oldest auto rows beyond the cap
+    # (writes._enforce_auto_cap, as agentao does); the prediction hides the same ones.
+    auto = [m for m in rows if m.scope == scope and m.live and m.source == "auto"]
+    auto.sort(key=lambda m: (m.updated_at, m.created_at))
+    return [m.id for m in auto[:max(0, len(auto) - AUTO_CAP)]]
+
+
 def save_effect(snap: Snapshot, plan: PlannedSave, existing: Memory | None,
                 hide=(), facts: dict | None = None) -> BlockEffect:
     """Before/after for a planned save (plus ids soft-deleted by the same action)."""
@@ -139,6 +147,8 @@ def save_effect(snap: Snapshot, plan: PlannedSave, existing: Memory | None,
         user = _substitute(user, row)
     else:
         project = _substitute(project, row)
+    if plan.source == "auto":
+        hide = {*hide, *_over_auto_cap(user if plan.store == "user" else project, plan.scope)}
     after = stable_block(project, user, snap.summaries, frozenset(hide), facts, fresh=(row,))
     return BlockEffect(current_block(snap), after, STABLE_BUDGET)
 

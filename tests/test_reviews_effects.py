@@ -150,3 +150,26 @@ def test_move_prediction_equals_after(seeded):
     assert predicted_chars == len(after)
     assert diff == BlockEffect(before, after, 2000).diff and 'scope="user"' in diff
     assert after == agentao_block(seeded)
+
+
+def test_moving_an_auto_memory_predicts_the_cap_eviction(agent):
+    for n in range(50):
+        agent.save(f"auto fact {n}", f"auto value {n}", scope="user", source="auto")
+    moved = agent.save("auto newcomer", "moves into the user store", source="auto", scope="project")
+    # The newest-created auto row is the least recently updated: shown in the block, and the
+    # one the cap evicts when the moved row arrives.
+    import sqlite3
+    with sqlite3.connect(agent.user_db) as conn:
+        conn.execute("UPDATE memories SET updated_at = '2000-01-01T00:00:00'"
+                     " WHERE key_normalized = 'auto_fact_49'")
+    conn.close()
+    client = agent.app().test_client()
+    before = engine_block(agent)
+    _, forms = _actions(client, "project", moved.id)
+    box = forms["move-form"].select_one('[data-field="move-effect"] [data-block-effect]')
+    diff = box.select_one("pre").text
+    assert "-title: auto fact 49" in diff           # evicted by the cap, as the write will do it
+    client.post(f"/memories/project/{moved.id}/move", data=hidden_fields(forms["move-form"]))
+    after = engine_block(agent)
+    assert diff == BlockEffect(before, after, 2000).diff
+    assert len([m for m in agent.manager.get_all_entries("user") if m.source == "auto"]) == 50
