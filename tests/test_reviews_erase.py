@@ -72,7 +72,7 @@ def test_no_js_flow_confirms_then_erases_bytes_and_row(two):
     assert item_with(client, ZEBRA)["status"] == "pending"
 
     r = client.post("/reviews/erase", data=data)
-    assert r.status_code == 303 and r.headers["Location"].startswith("/reviews/erased?token=")
+    assert r.status_code == 303 and r.headers["Location"].startswith("/reviews/erased?report=")
     report = soup(client.get(r.headers["Location"]))
     row = report.select_one(f'li[data-item-id="{zebra["id"]}"]')
     assert row["data-erase-status"] == "verified erased"
@@ -117,7 +117,7 @@ def test_busy_checkpoint_reports_pending_retry_then_retry_verifies(two):
         assert item["status"] == "pending, retry" and "retry" in item["message"].lower()
         assert r.get_json()["retryable"] is True
         token = r.get_json()["token"]
-        page = soup(client.get(f"/reviews/erased?token={token}"))
+        page = soup(client.get(f"/reviews/erased?report={token}"))
         assert page.select_one(f'li[data-item-id="{zebra["id"]}"]')["data-erase-status"] == "pending, retry"
         assert page.select_one('button[data-action="erase-retry"]')
     finally:
@@ -160,7 +160,7 @@ def test_bad_input_is_a_clear_message(two):
     assert client.get("/reviews/erase?ids=not%20an%20id").status_code == 400
     missing = soup(client.get("/reviews/erase?ids=abcdef"))
     assert "abcdef" in missing.select_one('[data-field="missing"]').text
-    assert client.get("/reviews/erased?token=unknown").status_code == 404
+    assert client.get("/reviews/erased?report=unknown").status_code == 404
 
 
 def test_hostile_text_on_confirm_report_and_effect_pages_stays_inert(agent):

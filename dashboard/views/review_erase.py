@@ -90,7 +90,7 @@ def _answer(report: erasure.EraseReport):
     if wants_fragment():
         return render_template("partials/review_erase_report.html", report=report, oob_tabs=True,
                                **_tabs())
-    return redirect(url_for("reviews.erased", token=report.token), 303)
+    return redirect(url_for("reviews.erased", report=report.token), 303)
 
 
 def _tabs() -> dict:
@@ -108,8 +108,12 @@ def _report(token: str) -> erasure.EraseReport:
 
 @bp.get("/reviews/erased")
 def erased():
-    """The verdict of one erase request, per item (``?token=`` names it)."""
-    report = _report(request.args.get("token") or "")
+    """The verdict of one erase request, per item (``?report=`` names it).
+
+    Not ``?token=``: that parameter is the dashboard's access token, and the
+    guard would refuse the page as a wrong token.
+    """
+    report = _report(request.args.get("report") or "")
     return render("reviews/erased.html", "partials/review_erase_report.html", report=report,
                   **_tabs())
 
@@ -120,7 +124,7 @@ def erase_retry(token: str):
     if not report.retryable:
         if wants_json():
             return twin(dict(report.to_dict(), ok=True))
-        return redirect(url_for("reviews.erased", token=token), 303)
+        return redirect(url_for("reviews.erased", report=token), 303)
     refused = _not_writable()
     if refused is not None:
         return refused

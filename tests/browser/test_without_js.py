@@ -1,0 +1,114 @@
+"""With JavaScript switched off in the browser, every form still works (post/redirect/get).
+
+The server runs with its access token, as a real user's does; so these also
+check that no redirect after a change lands on a URL the token guard refuses.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select
+
+from .conftest import Agent, Server, close_agent, login, second_project, seed
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory, browser):
+    main = seed(Agent(tmp_path_factory.mktemp("nojs")))
+    other = second_project(tmp_path_factory.mktemp("nojs-other"))
+    for agent in (main, other):
+        close_agent(agent)
+    srv = Server([main.project_dir, other.project_dir], main.user_db)
+    srv.agent = main
+    login(browser, srv)
+    browser.execute_cdp_cmd("Emulation.setScriptExecutionDisabled", {"value": True})
+    yield srv
+    browser.execute_cdp_cmd("Emulation.setScriptExecutionDisabled", {"value": False})
+    srv.stop()
+
+
+def read_db(path, sql, *args):
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return conn.execute(sql, args).fetchall()
+    finally:
+        conn.close()
+
+
+def heading(browser) -> str:
+    return browser.find_element(By.TAG_NAME, "h1").text
+
+
+def test_htmx_is_really_off(browser, server):
+    browser.get(server.url("/memories"))
+    assert browser.execute_script("return typeof window.htmx") == "undefined"
+
+
+def test_filter_form_submits_as_a_get(browser, server):
+    browser.get(server.url("/memories"))
+    browser.find_element(By.ID, "f-q").send_keys("Neovim")
+    Select(browser.find_element(By.ID, "f-scope")).select_by_value("")
+    browser.find_element(By.CSS_SELECTOR, "#memory-filters button[type=submit]").click()
+    assert "q=Neovim" in browser.current_url
+    keys = [c.text for c in browser.find_elements(By.CSS_SELECTOR, "#memory-list tr.memory code")]
+    assert keys == ["editor"]
+
+
+def test_approve_posts_and_lands_back_on_the_queue(browser, server):
+    db = server.agent.project_db
+    browser.get(server.url("/reviews"))
+    button = next(b for b in browser.find_elements(By.CSS_SELECTOR, "button[data-action=approve]")
+                  if b.is_enabled())
+    item_id = button.find_element(By.XPATH, "ancestor::article").get_attribute("data-item-id")
+    button.click()
+    assert heading(browser) == "Review queue", browser.page_source[:300]
+    assert read_db(db, "SELECT status FROM memory_review_queue WHERE id = ?", item_id) == [("approved",)]
+
+
+def test_reject_and_erase_lands_on_its_report(browser, server):
+    db = server.agent.project_db
+    item_id = read_db(db, "SELECT id FROM memory_review_queue WHERE status = 'pending'")[0][0]
+    browser.get(server.url("/reviews"))
+    browser.find_element(By.CSS_SELECTOR, f"#review-{item_id} a[data-action=erase]").click()
+    browser.find_element(By.CSS_SELECTOR, "button[data-action=erase-confirm]").click()
+    assert "Access token" not in heading(browser), "the report's URL was refused by the token guard"
+    row = browser.find_element(By.CSS_SELECTOR, f"#review-erase li[data-item-id='{item_id}']")
+    assert row.get_attribute("data-erase-status") == "verified erased"
+    assert read_db(db, "SELECT count(*) FROM memory_review_queue WHERE id = ?", item_id) == [(0,)]
+
+
+def test_project_switcher_posts_and_comes_back(browser, server):
+    browser.get(server.url("/memories"))
+    Select(browser.find_element(By.ID, "project-switch")).select_by_index(1)
+    browser.find_element(By.CSS_SELECTOR, "#project-switcher button[type=submit]").click()
+    assert browser.current_url.endswith("/memories")
+    keys = {c.text for c in browser.find_elements(By.CSS_SELECTOR, "#memory-list tr.memory code")}
+    assert "frontend_stack" in keys and "package_manager" not in keys
+    Select(browser.find_element(By.ID, "project-switch")).select_by_index(0)
+    browser.find_element(By.CSS_SELECTOR, "#project-switcher button[type=submit]").click()
+    keys = {c.text for c in browser.find_elements(By.CSS_SELECTOR, "#memory-list tr.memory code")}
+    assert "package_manager" in keys
+
+
+def test_hard_purge_confirms_and_shows_the_job(browser, server):
+    db = server.agent.project_db
+    browser.get(server.url("/forget"))
+    picker = browser.find_element(By.CSS_SELECTOR, "form.picker[data-store=project]")
+    picker.find_element(By.CSS_SELECTOR, "input[value=soft_deleted]").click()
+    picker.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    assert browser.find_element(By.ID, "forget-plan").get_attribute("data-rows") == "1"
+    form = browser.find_element(By.ID, "purge-form")
+    form.find_element(By.NAME, "confirm").send_keys(form.find_element(By.TAG_NAME, "strong").text)
+    form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    assert "/forget/jobs/" in browser.current_url
+    # Without htmx the page does not poll; reloading it is how a person sees the end.
+    for _ in range(50):
+        job = browser.find_element(By.CSS_SELECTOR, "[data-job]")
+        if job.get_attribute("data-state") != "running":
+            break
+        browser.refresh()
+    assert job.get_attribute("data-verdict") == "verified erased", job.text
+    assert read_db(db, "SELECT count(*) FROM memories WHERE deleted_at IS NOT NULL") == [(0,)]
