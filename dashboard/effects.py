@@ -33,7 +33,7 @@ from datetime import datetime, timezone
 from .contract import PlannedSave
 from .engine import all_entries, preview, session_tail
 from .engine.render import STABLE_BUDGET, render_stable, stable_fact
-from .engine.stable import fit, select
+from .engine.stable import INCIDENTAL_KEPT, STRUCTURAL_TYPES, fit, select
 from .preview_source import Snapshot
 from .records import Memory
 from .store.writes import AUTO_CAP, now as agentao_now
@@ -138,9 +138,37 @@ def _over_auto_cap(rows: list[Memory], scope: str) -> list[str]:
     return [m.id for m in auto[:max(0, len(auto) - AUTO_CAP)]]
 
 
+class Memo:
+    """Work shared by several effects over one snapshot (one request's review cards)."""
+
+    def __init__(self) -> None:
+        self.facts: dict = {}
+        self._ranked: list | None = None
+        self._always: set[int] = set()
+
+    def contenders(self, snap: Snapshot, removed: int) -> set[int]:
+        """Rows (by identity) that can be selected once ``removed`` rows are gone and one added.
+
+        Every always-rule row, plus the ``INCIDENTAL_KEPT + removed`` most recently
+        updated incidental rows in the engine's own order: no other row can reach
+        the top three, so the engine over just these selects what it would over all.
+        """
+        if self._ranked is None:
+            incidental = []
+            for m in all_entries(snap.project, snap.user):
+                if m.scope == "user" or m.type in STRUCTURAL_TYPES:
+                    self._always.add(id(m))
+                else:
+                    incidental.append(m)
+            incidental.sort(key=lambda m: m.updated_at, reverse=True)   # select()'s sort
+            self._ranked = incidental
+        return self._always | {id(m) for m in self._ranked[:INCIDENTAL_KEPT + removed]}
+
+
 def save_effect(snap: Snapshot, plan: PlannedSave, existing: Memory | None,
-                hide=(), facts: dict | None = None) -> BlockEffect:
+                hide=(), memo: Memo | None = None) -> BlockEffect:
     """Before/after for a planned save (plus ids soft-deleted by the same action)."""
+    memo = memo or Memo()
     row = would_save(plan, existing)
     project, user = list(snap.project), list(snap.user)
     if plan.store == "user":
@@ -149,7 +177,10 @@ def save_effect(snap: Snapshot, plan: PlannedSave, existing: Memory | None,
         project = _substitute(project, row)
     if plan.source == "auto":
         hide = {*hide, *_over_auto_cap(user if plan.store == "user" else project, plan.scope)}
-    after = stable_block(project, user, snap.summaries, frozenset(hide), facts, fresh=(row,))
+    keep = memo.contenders(snap, len(hide) + 1)
+    project = [m for m in project if m is row or id(m) in keep]
+    user = [m for m in user if m is row or id(m) in keep]
+    after = stable_block(project, user, snap.summaries, frozenset(hide), memo.facts, fresh=(row,))
     return BlockEffect(current_block(snap), after, STABLE_BUDGET)
 
 

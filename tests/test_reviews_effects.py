@@ -173,3 +173,25 @@ def test_moving_an_auto_memory_predicts_the_cap_eviction(agent):
     after = engine_block(agent)
     assert diff == BlockEffect(before, after, 2000).diff
     assert len([m for m in agent.manager.get_all_entries("user") if m.source == "auto"]) == 50
+
+
+def test_editing_an_old_incidental_row_among_many(agent):
+    # Eight incidental rows: only the three most recently updated are in the block. Editing
+    # the least recent one makes it the most recent: it enters, the third one drops out.
+    import sqlite3
+    rows = [agent.save(f"note {n}", f"incidental fact number {n}", type="note") for n in range(8)]
+    with sqlite3.connect(agent.project_db) as conn:
+        for n, m in enumerate(rows):
+            conn.execute("UPDATE memories SET updated_at = ? WHERE id = ?",
+                         (f"2030-01-01T00:00:{n:02d}", m.id))
+    conn.close()
+    client = agent.app().test_client()
+    before = engine_block(agent)
+    assert "note 7" in before and "note 4" not in before and "note 0" not in before
+    _, forms = _actions(client, "project", rows[0].id)
+    query = dict(hidden_fields(forms["edit-form"]), value="incidental fact, edited", tags="", type="note")
+    url = f"/memories/project/{rows[0].id}/effect"
+    predicted = client.get(url, query_string=query, headers=JSON).get_json()["effect"]
+    assert "+title: note 0" in predicted["diff"] and "-title: note 5" in predicted["diff"]
+    assert client.post(f"/memories/project/{rows[0].id}/edit", data=query).status_code == 303
+    assert predicted["after"] == engine_block(agent) == agentao_block(agent)

@@ -33,8 +33,8 @@ def for_approvals(plans: dict) -> dict:
     ready = {i: p for i, p in plans.items() if p.save is not None and not p.refusal and not p.blocked}
     if not ready:
         return {}
-    snap, facts = snapshot(), {}   # one fact memo: every card shares the same rows
-    return {i: effects.save_effect(snap, p.save, p.existing, facts=facts) for i, p in ready.items()}
+    snap, memo = snapshot(), effects.Memo()   # every card shares the same rows
+    return {i: effects.save_effect(snap, p.save, p.existing, memo=memo) for i, p in ready.items()}
 
 
 def for_delete(memory) -> effects.BlockEffect:
