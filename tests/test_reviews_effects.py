@@ -195,3 +195,24 @@ def test_editing_an_old_incidental_row_among_many(agent):
     assert "+title: note 0" in predicted["diff"] and "-title: note 5" in predicted["diff"]
     assert client.post(f"/memories/project/{rows[0].id}/edit", data=query).status_code == 303
     assert predicted["after"] == engine_block(agent) == agentao_block(agent)
+
+
+def test_long_queue_over_a_large_store_links_the_rest(agent, monkeypatch):
+    from dashboard.views import block_effects
+    monkeypatch.setattr(block_effects, "WORK_PER_PAGE", 0)     # as if the store were huge
+    agent.crystallize(*[f"I prefer {w} style." for w in
+                        "amber bronze cobalt denim ebony fuchsia garnet".split()])
+    client = agent.app().test_client()
+    page = soup(client.get("/reviews"))
+    cards = page.select("article.review")
+    with_effect = [c for c in cards if c.select_one("[data-block-effect]")]
+    linked = [c for c in cards if c.select_one('a[data-action="show-effect"]')]
+    assert len(with_effect) == block_effects.MIN_EAGER and len(linked) == len(cards) - 5 > 0
+    link = linked[0].select_one('a[data-action="show-effect"]')["href"]
+    shown = soup(client.get(link)).select_one("#review-effect [data-block-effect]")
+    item_id = linked[0]["data-item-id"]
+    data = client.get(f"/reviews/effect.json?id={item_id}").get_json()["stable_effect"]
+    assert int(shown["data-after-chars"]) == data["after_chars"]
+    client.post(f"/reviews/{item_id}/approve", data=hidden_fields(linked[0]))
+    assert data["after"] == engine_block(agent)
+    assert client.get("/reviews/effect?id=nope").status_code == 404

@@ -28,12 +28,25 @@ def size_now() -> int:
     return len(effects.current_block(snapshot(fresh=True)))
 
 
-def for_approvals(plans: dict) -> dict:
-    """item id -> BlockEffect, for every plan that approval could execute."""
-    ready = {i: p for i, p in plans.items() if p.save is not None and not p.refusal and not p.blocked}
+# Each card runs the engine's stable path over the always-selected rows; past this many
+# row visits per page the remaining cards get a "show the effect" link instead.
+WORK_PER_PAGE = 250_000
+MIN_EAGER = 5
+
+
+def approvable(plans: dict) -> dict:
+    return {i: p for i, p in plans.items() if p.save is not None and not p.refusal and not p.blocked}
+
+
+def for_approvals(plans: dict, work: int | None = None) -> dict:
+    """item id -> BlockEffect for the plans approval could execute, as many as ``work`` allows."""
+    ready = approvable(plans)
     if not ready:
         return {}
     snap, memo = snapshot(), effects.Memo()   # every card shares the same rows
+    work = WORK_PER_PAGE if work is None else work
+    eager = max(MIN_EAGER, work // max(1, len(snap.project) + len(snap.user)))
+    ready = dict(list(ready.items())[:eager])
     return {i: effects.save_effect(snap, p.save, p.existing, memo=memo) for i, p in ready.items()}
 
 

@@ -76,6 +76,21 @@ def index(fmt: str):
                   stable_after=size, **ctx)
 
 
+@page_route(bp, "/reviews/effect")
+def effect(fmt: str):
+    """One pending item's effect on the stable block (for cards the list left without one)."""
+    item_id = request.args.get("id") or ""
+    item = writes.review_item(_project().path, item_id) if ID.fullmatch(item_id) else None
+    if item is None or item.status != "pending":
+        abort(404, f"No pending review item '{item_id}'.")
+    plans = _plans([item])
+    found = block_effects.for_approvals(plans).get(item.id)
+    if fmt == "json":
+        return twin({"id": item.id, "plan": plans[item.id].to_dict(),
+                     "stable_effect": found.to_dict() if found else None})
+    return render("reviews/effect.html", None, item=item, plan=plans[item.id], effect=found)
+
+
 def _decide(item_id: str, action: str, values) -> Outcome:
     """Run one approve/reject with the tokens the page was rendered with."""
     seen = values.get(f"seen-{item_id}") or values.get("seen")
