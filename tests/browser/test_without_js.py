@@ -10,9 +10,10 @@ import sqlite3
 
 import pytest
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import Select
 
-from .conftest import Agent, Server, close_agent, login, second_project, seed
+from .conftest import Agent, Server, close_agent, login, second_project, seed, wait_for
 
 
 @pytest.fixture(scope="module")
@@ -38,6 +39,18 @@ def read_db(path, sql, *args):
         conn.close()
 
 
+def follow(browser, element) -> None:
+    """Click something that loads a new page, and wait until the new page is there.
+
+    (Without JavaScript every click that matters is a full navigation, and WebDriver
+    does not always wait for one that starts from a form submission.)
+    """
+    old = browser.find_element(By.TAG_NAME, "html")
+    element.click()
+    wait_for(browser, EC.staleness_of(old), "the click did not load a new page")
+    wait_for(browser, lambda d: d.execute_script("return document.readyState") == "complete")
+
+
 def heading(browser) -> str:
     return browser.find_element(By.TAG_NAME, "h1").text
 
@@ -51,7 +64,7 @@ def test_filter_form_submits_as_a_get(browser, server):
     browser.get(server.url("/memories"))
     browser.find_element(By.ID, "f-q").send_keys("Neovim")
     Select(browser.find_element(By.ID, "f-scope")).select_by_value("")
-    browser.find_element(By.CSS_SELECTOR, "#memory-filters button[type=submit]").click()
+    follow(browser, browser.find_element(By.CSS_SELECTOR, "#memory-filters button[type=submit]"))
     assert "q=Neovim" in browser.current_url
     keys = [c.text for c in browser.find_elements(By.CSS_SELECTOR, "#memory-list tr.memory code")]
     assert keys == ["editor"]
@@ -63,7 +76,7 @@ def test_approve_posts_and_lands_back_on_the_queue(browser, server):
     button = next(b for b in browser.find_elements(By.CSS_SELECTOR, "button[data-action=approve]")
                   if b.is_enabled())
     item_id = button.find_element(By.XPATH, "ancestor::article").get_attribute("data-item-id")
-    button.click()
+    follow(browser, button)
     assert heading(browser) == "Review queue", browser.page_source[:300]
     assert read_db(db, "SELECT status FROM memory_review_queue WHERE id = ?", item_id) == [("approved",)]
 
@@ -72,8 +85,8 @@ def test_reject_and_erase_lands_on_its_report(browser, server):
     db = server.agent.project_db
     item_id = read_db(db, "SELECT id FROM memory_review_queue WHERE status = 'pending'")[0][0]
     browser.get(server.url("/reviews"))
-    browser.find_element(By.CSS_SELECTOR, f"#review-{item_id} a[data-action=erase]").click()
-    browser.find_element(By.CSS_SELECTOR, "button[data-action=erase-confirm]").click()
+    follow(browser, browser.find_element(By.CSS_SELECTOR, f"#review-{item_id} a[data-action=erase]"))
+    follow(browser, browser.find_element(By.CSS_SELECTOR, "button[data-action=erase-confirm]"))
     assert "Access token" not in heading(browser), "the report's URL was refused by the token guard"
     row = browser.find_element(By.CSS_SELECTOR, f"#review-erase li[data-item-id='{item_id}']")
     assert row.get_attribute("data-erase-status") == "verified erased"
@@ -83,12 +96,12 @@ def test_reject_and_erase_lands_on_its_report(browser, server):
 def test_project_switcher_posts_and_comes_back(browser, server):
     browser.get(server.url("/memories"))
     Select(browser.find_element(By.ID, "project-switch")).select_by_index(1)
-    browser.find_element(By.CSS_SELECTOR, "#project-switcher button[type=submit]").click()
+    follow(browser, browser.find_element(By.CSS_SELECTOR, "#project-switcher button[type=submit]"))
     assert browser.current_url.endswith("/memories")
     keys = {c.text for c in browser.find_elements(By.CSS_SELECTOR, "#memory-list tr.memory code")}
     assert "frontend_stack" in keys and "package_manager" not in keys
     Select(browser.find_element(By.ID, "project-switch")).select_by_index(0)
-    browser.find_element(By.CSS_SELECTOR, "#project-switcher button[type=submit]").click()
+    follow(browser, browser.find_element(By.CSS_SELECTOR, "#project-switcher button[type=submit]"))
     keys = {c.text for c in browser.find_elements(By.CSS_SELECTOR, "#memory-list tr.memory code")}
     assert "package_manager" in keys
 
@@ -98,11 +111,11 @@ def test_hard_purge_confirms_and_shows_the_job(browser, server):
     browser.get(server.url("/forget"))
     picker = browser.find_element(By.CSS_SELECTOR, "form.picker[data-store=project]")
     picker.find_element(By.CSS_SELECTOR, "input[value=soft_deleted]").click()
-    picker.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    follow(browser, picker.find_element(By.CSS_SELECTOR, "button[type=submit]"))
     assert browser.find_element(By.ID, "forget-plan").get_attribute("data-rows") == "1"
     form = browser.find_element(By.ID, "purge-form")
     form.find_element(By.NAME, "confirm").send_keys(form.find_element(By.TAG_NAME, "strong").text)
-    form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    follow(browser, form.find_element(By.CSS_SELECTOR, "button[type=submit]"))
     assert "/forget/jobs/" in browser.current_url
     # Without htmx the page does not poll; reloading it is how a person sees the end.
     for _ in range(50):
