@@ -80,7 +80,7 @@ def test_paging_forward_and_back(browser, server):
     wait_for(browser, lambda d: listed(d)["page"] == 2, "the next page never came")
     second = listed(browser)
     assert len(second["keys"]) == 5 and not set(second["keys"]) & set(first["keys"])
-    assert query_of(browser)["page"] == "2"
+    wait_for(browser, lambda d: query_of(d).get("page") == "2", "page 2 was not pushed to the URL")
     browser.find_element(By.CSS_SELECTOR, "#memory-list a[rel=prev]").click()
     wait_for(browser, lambda d: listed(d)["page"] == 1, "the previous page never came")
     assert listed(browser)["keys"] == first["keys"]
@@ -95,8 +95,7 @@ def test_a_row_opens_its_detail_page(browser, server):
     assert detail.find_element(By.CSS_SELECTOR, "[data-field=type]").text == "project_fact"
     screenshot(browser, "memory-detail")
     browser.back()
-    wait_for(browser, lambda d: d.find_elements(By.ID, "memory-list"), "back did not return")
-    assert listed(browser)["keys"] == ["database"]
+    wait_for(browser, lambda d: listed(d)["keys"] == ["database"], "back did not return to the list")
 
 
 def test_keyboard_reaches_every_filter_and_then_the_results(browser, server):
