@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from bs4 import BeautifulSoup
 
-from conftest import Agent
+from agentao_world import Agent
 from dashboard.effects import BlockEffect
 
 HTMX = {"HX-Request": "true"}
