@@ -270,6 +270,8 @@ def workspace(tmp_path_factory):
 def html_pages(app, memories: list[tuple[str, str]], item_id: str, queries=None) -> list[str]:
     """Every HTML page of ``app`` (from its url_map), detail pages once per (store, id).
 
+    ``item_id`` must be a pending review item (the review effect page needs one).
+
     Downloads, JSON twins, static files and job pages (which need a running job)
     are left out; the dry-run pages get a category, the preview a message
     (``queries`` maps a path to the query string to add instead).
@@ -285,11 +287,13 @@ def html_pages(app, memories: list[tuple[str, str]], item_id: str, queries=None)
     urls = {u for u in urls if not u.startswith(skip) and u != "/"
             and not u.endswith((".json", ".csv", ".md"))}
     extra = {"/memories": "?per_page=200&deleted=1", "/forget/plan/project": "?cat=everything",
-             "/reviews/erase": f"?ids={item_id}",
+             "/reviews/erase": f"?ids={item_id}", "/reviews/effect": f"?id={item_id}",
              "/forget/plan/user": "?cat=everything", "/preview": "?q=which+port+for+service+03"} | (queries or {})
-    by_suffix = {"/effect": "?value=An+edited+value"}  # the edit form's what-if
-    return sorted(u + extra.get(u, next((q for end, q in by_suffix.items() if u.endswith(end)), ""))
-                  for u in urls)
+    def query(url):
+        if url.startswith("/memories/") and url.endswith("/effect"):
+            return "?value=An+edited+value"   # the edit form's what-if
+        return extra.get(url, "")
+    return sorted(u + query(u) for u in urls)
 
 
 def first_row(db, sql: str):
