@@ -14,7 +14,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
 from .conftest import DESKTOP, NARROW, first_row, html_pages, htmx_settled, login, screenshot, \
-    wait_for
+    set_size, wait_for
 
 SCROLL_TOLERANCE = 2  # px: sub-pixel rounding, not a layout that overflows
 UNLABELLED = """
@@ -54,24 +54,24 @@ def test_every_page_fits_360_px_and_labels_every_control(browser, server, two_pr
     assert {"/overview", "/projects", "/reviews", "/forget"} <= {u.split("?")[0] for u in urls}
     too_wide, unlabelled, names = {}, {}, set()
     for path in urls:
-        browser.set_window_size(*DESKTOP)
+        set_size(browser, DESKTOP)
         browser.get(server.url(path))
         wait_for(browser, htmx_settled, f"htmx never settled on {path}")
         name = slug(path)
         name = name if name not in names else f"{name}-{len(names)}"
         names.add(name)
-        screenshot(browser, name, sizes=[DESKTOP])
+        screenshot(browser, name, sizes=[DESKTOP], restore=False)
         missing = browser.execute_script(UNLABELLED)
         if missing:
             unlabelled[path] = missing
 
-        browser.set_window_size(*NARROW)
+        set_size(browser, NARROW)
         assert browser.execute_script("return window.innerWidth") == NARROW[0]
         width = browser.execute_script("return document.documentElement.scrollWidth")
         if width > NARROW[0] + SCROLL_TOLERANCE:
             too_wide[path] = (width, browser.execute_script(WIDEST))
-        screenshot(browser, name, sizes=[NARROW])
-    browser.set_window_size(*DESKTOP)
+        screenshot(browser, name, sizes=[NARROW], restore=False)
+    set_size(browser, DESKTOP)
     assert not unlabelled, f"form controls without a label: {unlabelled}"
     assert not too_wide, f"pages that scroll sideways at 360 px (width, widest element): {too_wide}"
 
