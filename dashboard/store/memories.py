@@ -50,10 +50,13 @@ class MemoryPage:
         return max(1, -(-self.total // self.per_page))
 
 
-def _where(f: MemoryFilters, labels: dict[str, str]) -> tuple[str, list]:
-    # The copy may still hold files no longer shown (a project switch); keep to these.
-    clauses = [f"m.store IN ({', '.join('?' * len(labels))})"]
-    args: list = list(labels)
+def _where(f: MemoryFilters, labels: dict[str, str], held: set[str]) -> tuple[str, list]:
+    clauses: list[str] = []
+    args: list = []
+    if set(labels) != held:
+        # The copy also holds files not shown now (a project switch); keep to these.
+        clauses.append(f"m.store IN ({', '.join('?' * len(labels))})")
+        args.extend(labels)
     if not f.include_deleted:
         clauses.append("m.live = 1")
     for column in ("scope", "type", "source", "confidence"):
@@ -76,7 +79,7 @@ def _where(f: MemoryFilters, labels: dict[str, str]) -> tuple[str, list]:
             f" OR EXISTS (SELECT 1 FROM {_TAGS} t WHERE LOWER(t.value) LIKE ?)"
             f" OR EXISTS (SELECT 1 FROM {_KEYWORDS} k WHERE LOWER(k.value) LIKE ?))))")
         args.extend([pattern] * 5)
-    return " WHERE " + " AND ".join(clauses), args
+    return (" WHERE " + " AND ".join(clauses)) if clauses else "", args
 
 
 def list_memories(refs: list[StoreRef], f: MemoryFilters, mirror: Mirror,
@@ -94,7 +97,7 @@ def list_memories(refs: list[StoreRef], f: MemoryFilters, mirror: Mirror,
     def run(m: Mirror, labels):
         if not labels:
             return 0, [], {c: [] for c in choices}
-        where, args = _where(f, labels)
+        where, args = _where(f, labels, m.held())
         if f.q:
             m.mark_hits(f.q)
         conn = m.conn

@@ -182,6 +182,10 @@ class Mirror:
             return {k: sorted(v, key=order) for k, v in out.items()}
         return self.query(refs, collect)
 
+    def held(self) -> set[str]:
+        """Paths of the files whose rows the copy holds."""
+        return set(self._seen)
+
     @property
     def conn(self) -> sqlite3.Connection:
         return self._conn
