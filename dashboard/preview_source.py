@@ -30,6 +30,7 @@ class Snapshot:
     version: tuple | None          # engine cache key; None when a counter is unknown
     cache: EngineCache
     problems: dict[str, str] = field(default_factory=dict)  # store key -> message
+    stale: bool = False   # rows from just before a re-read that another thread is doing
 
 
 class PreviewSource:
@@ -47,11 +48,25 @@ class PreviewSource:
         readable = [st for st in statuses if st.readable]
         key = tuple((st.ref.key, str(st.ref.path), st.change_counter) for st in readable)
         known = all(st.change_counter is not None for st in readable)
-        with self._lock:
-            if not (known and key == self._key and self._rows is not None):
-                self._rows = self._read(statuses)
-                self._key = key
+        stale = False
+        if known and key == self._key and self._rows is not None:
             project, user, problems = self._rows
+        else:
+            same_files = (self._rows is not None and self._key is not None
+                          and {k[:2] for k in self._key} == {k[:2] for k in key})
+            # While another thread re-reads these same files, answer from the
+            # rows it is replacing instead of queueing every request behind it
+            # when an agent keeps writing: stale by at most one re-read.
+            if self._lock.acquire(blocking=not same_files):
+                try:
+                    self._rows = self._read(statuses)
+                    self._key = key
+                    project, user, problems = self._rows
+                finally:
+                    self._lock.release()
+            else:
+                project, user, problems = self._rows
+                key, stale = self._key, True
         summaries: list[Summary] = []
         for st in readable:
             if st.ref.kind == "project":
@@ -60,7 +75,7 @@ class PreviewSource:
                 except StoreProblem as problem:
                     problems = {**problems, st.ref.key: str(problem)}
         return Snapshot(project, user, summaries, key if known else None, self.cache,
-                        problems)
+                        problems, stale)
 
     def _read(self, statuses: list[StoreStatus]):
         # The rows come from the app's in-memory copy (store.mirror), which

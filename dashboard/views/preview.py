@@ -99,7 +99,7 @@ def index(fmt: str):
                    "context_diff": _diff(before.context_block, after.context_block)}
     if fmt == "json":
         data = after.to_dict()
-        data.update(session_id=ask.session or None, problems=snap.problems,
+        data.update(session_id=ask.session or None, problems=snap.problems, stale_rows=snap.stale,
                     what_if=None if what_if is None else {
                         "stable_block_before": what_if["stable_before"],
                         "context_block_before": what_if["context_before"],
@@ -107,7 +107,7 @@ def index(fmt: str):
                         "context_diff": ["".join(d) for d in what_if["context_diff"]]})
         return twin(data)
     return render("preview/index.html", "partials/preview_result.html", ask=ask, p=after,
-                  what_if=what_if, problems=snap.problems,
+                  what_if=what_if, problems=snap.problems, stale_rows=snap.stale,
                   shown_candidates=SHOWN_CANDIDATES, shown_never=SHOWN_NEVER,
                   score_picture=candidate_scores(after.candidates))
 
