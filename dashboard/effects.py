@@ -15,7 +15,7 @@ a clock a few seconds early do not change the text; ``updated_at = now``
 still makes the row the most recent one, which is what the incidental rule
 looks at.
 
-"Before" comes from ``engine.preview`` with the preview screen's cache (the
+"Before" comes from ``engine.stable_view`` with the preview screen's cache (the
 rows are the files' rows).  "After" runs the engine's stable path itself —
 ``all_entries`` -> ``select`` -> ``fit`` -> ``render_stable``, the four steps
 ``preview`` takes for this block — because the block needs no tokens, and
@@ -28,10 +28,9 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
-from datetime import datetime, timezone
 
 from .contract import PlannedSave
-from .engine import all_entries, preview, session_tail
+from .engine import all_entries, session_tail, stable_view
 from .engine.render import STABLE_BUDGET, render_stable, stable_fact
 from .engine.stable import INCIDENTAL_KEPT, STRUCTURAL_TYPES, fit, select
 from .preview_source import Snapshot
@@ -81,9 +80,8 @@ class BlockEffect:
 def current_block(snap: Snapshot, hidden=frozenset()) -> str:
     """The block agentao would send a new session now (what ``/memory status`` sizes)."""
     # query="" : the stable block depends on neither the query nor the clock.
-    return preview(snap.project, snap.user, snap.summaries, query="",
-                   now=datetime.now(timezone.utc), hidden_ids=hidden, cache=snap.cache,
-                   version=snap.version).stable_block
+    return stable_view(snap.project, snap.user, snap.summaries, hidden_ids=hidden,
+                       cache=snap.cache, version=snap.version)[0]
 
 
 def stable_block(project, user, summaries, hidden=frozenset(), facts: dict | None = None,

@@ -27,3 +27,27 @@ def test_rows_follow_the_counter_and_a_busy_reread_answers_stale(seeded):
         assert not fresh.stale and fresh.version != first.version
         assert "Redis caches sessions." in [m.content for m in fresh.project]
     assert app.test_client().get("/preview.json?q=redis").get_json()["stale_rows"] is False
+
+
+def test_stable_view_skips_indexing_and_equals_the_full_preview(agent):
+    """Screens that only need <memory-stable> must show the very block preview() renders."""
+    from datetime import datetime, timezone
+
+    from dashboard.engine import EngineCache, preview, stable_view
+    for i in range(12):
+        agent.save(f"user_pref_{i}", f"preference {i} " + "detail " * 40, ["user"])
+        agent.save(f"note {i}", f"incidental note {i}", ["misc"])
+    agent.summary("Earlier session work.", session_id="old-session")
+    app = agent.app()
+    with app.test_request_context("/"):
+        snap = source_for(app.extensions).snapshot(statuses())
+    cache = EngineCache()
+    hidden = {snap.user[0].id}
+    block, fitted = stable_view(snap.project, snap.user, snap.summaries, hidden_ids=hidden,
+                                cache=cache, version=snap.version)
+    assert cache.builds == 0                      # no token index was built
+    full = preview(snap.project, snap.user, snap.summaries, query="", hidden_ids=hidden,
+                   now=datetime.now(timezone.utc))
+    assert block == full.stable_block
+    assert [(e.memory.id, e.shown) for e in fitted] == [(e.memory.id, e.shown) for e in full.stable_entries]
+    assert any(not e.shown for e in fitted)

@@ -153,6 +153,9 @@ class EngineCache:
         self._lock = threading.Lock()
         self._state: IndexState | None = None
         self.builds = 0  # how many times the index was (re)built; tests read it
+        # Stable-only answers (no tokenizing needed) per (version, tail, hidden):
+        # see preview.stable_view.  Small, cleared when it grows.
+        self.stable_memo: dict = {}
 
     def state(self, project: Sequence[Memory], user: Sequence[Memory],
               version: Hashable | None, tokenizer: Tokenizer) -> IndexState:

@@ -20,7 +20,7 @@ from .hints import extract_hints
 from .render import CONTEXT_BUDGET, STABLE_BUDGET, render_context, render_stable, stable_fact
 from .ranking import EMPTY, rank, stamp_ranks
 from .results import Budget, Preview
-from .stable import fit, select, session_tail
+from .stable import all_entries, fit, select, session_tail
 from .tokenize import Tokenizer, default_tokenizer
 
 _SELECTION_MEMO = 32  # hidden-id sets remembered per index state
@@ -74,6 +74,35 @@ def _stable(state, summaries, session_id, hidden):
     return memo[0], memo[1], tail
 
 
+def stable_view(project_memories: Sequence[Memory], user_memories: Sequence[Memory],
+                summaries: Iterable[Summary], *, session_id: str | None = None,
+                hidden_ids: Iterable[str] = frozenset(), cache: EngineCache | None = None,
+                version: Hashable | None = None) -> tuple[str, list]:
+    """The ``<memory-stable>`` block and its fitted entries, without indexing for recall.
+
+    The stable block needs no tokens, so screens that only show it (the
+    overview's size, a memory's reach, an action's effect) skip the token index
+    that ``preview`` builds over every record.  Same selection, fit and
+    rendering code as ``preview``; remembered per ``version`` when a cache is given.
+    """
+    summaries = list(summaries)
+    hidden = frozenset(hidden_ids)
+    tail = session_tail(summaries, session_id)
+    key = (version, tail, hidden)
+    if cache is not None and version is not None and key in cache.stable_memo:
+        return cache.stable_memo[key]
+    entries = all_entries(project_memories, user_memories)
+    if hidden:
+        entries = [m for m in entries if m.id not in hidden]
+    fitted = fit(select(entries), tail, stable_fact)
+    block = render_stable((stable_fact(s.memory) for s in fitted if s.shown), tail)
+    if cache is not None and version is not None:
+        if len(cache.stable_memo) > 64:
+            cache.stable_memo.clear()
+        cache.stable_memo[key] = (block, fitted)
+    return block, fitted
+
+
 def stable_block_size(project_memories: Sequence[Memory], user_memories: Sequence[Memory],
                       summaries: Iterable[Summary], *, session_id: str | None = None,
                       hidden_ids: Iterable[str] = frozenset(),
@@ -82,11 +111,10 @@ def stable_block_size(project_memories: Sequence[Memory], user_memories: Sequenc
     """Length of the ``<memory-stable>`` block (what ``/memory status`` reports).
 
     No clock and no query are involved; 0 means agentao would send no block.
+    ``tokenizer`` is accepted for symmetry with ``preview`` and not needed.
     """
-    tok = tokenizer or default_tokenizer()
-    state = _state(project_memories, user_memories, cache, version, tok)
-    block, _, _ = _stable(state, summaries, session_id, frozenset(hidden_ids))
-    return len(block)
+    return len(stable_view(project_memories, user_memories, summaries, session_id=session_id,
+                           hidden_ids=hidden_ids, cache=cache, version=version)[0])
 
 
 def _recall(state, query, hints, tok, hidden, shown, now):

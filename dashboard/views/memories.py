@@ -90,14 +90,12 @@ def reach(memory, entry) -> dict:
 
 def _stable_entry(memory):
     """The engine's stable-selection entry for ``memory`` (None when not selected)."""
-    from datetime import datetime, timezone
-
-    from ..engine import preview
+    from ..engine import stable_view
     from ..preview_source import source_for
     snap = source_for(current_app.extensions).snapshot(statuses())
-    result = preview(snap.project, snap.user, snap.summaries, query="",
-                     now=datetime.now(timezone.utc), cache=snap.cache, version=snap.version)
-    return next((e for e in result.stable_entries
+    _, fitted = stable_view(snap.project, snap.user, snap.summaries, cache=snap.cache,
+                            version=snap.version)
+    return next((e for e in fitted
                  if e.memory.id == memory.id and e.memory.store == memory.store), None)
 
 
