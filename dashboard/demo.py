@@ -69,21 +69,7 @@ def build_demo(root: Path | None = None, now: datetime | None = None) -> tuple[P
              "user": create_fresh_store(user_db)}
     for key, value, tags, type_, source, created, updated, deleted in MEMORIES:
         plan = contract.plan_save(key, value, tags, type_=type_, source=source)
-        conn = conns[plan.store]
-        mid = uuid.uuid4().hex[:8]
-        conn.execute(
-            "INSERT INTO memories (id, scope, type, key_normalized, title, content, tags_json,"
-            " keywords_json, source, confidence, sensitivity, created_at, updated_at, deleted_at)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (mid, plan.scope, plan.type, plan.key_normalized, plan.title, plan.content,
-             json.dumps(list(plan.tags)), json.dumps(list(plan.keywords)), plan.source,
-             plan.confidence, "normal", _ts(now, created), _ts(now, updated),
-             None if deleted is None else _ts(now, deleted)))
-        events = [("create", created)] + ([("update", updated)] if updated != created else [])
-        events += [("soft_delete", deleted)] if deleted is not None else []
-        for kind, days in events:
-            conn.execute("INSERT INTO memory_events (memory_id, event_type, timestamp) VALUES (?,?,?)",
-                         (mid, kind, _ts(now, days)))
+        _insert(conns[plan.store], plan, now, created, updated, deleted)
     project = conns["project"]
     for scope, type_, key, title, content, evidence, occ, status in REVIEWS:
         project.execute(
@@ -104,6 +90,25 @@ def build_demo(root: Path | None = None, now: datetime | None = None) -> tuple[P
     return project_dir, user_db
 
 
+def _insert(conn, plan, now: datetime, created: float, updated: float,
+            deleted: float | None) -> None:
+    """One memory row as agentao writes it, with the events its history implies."""
+    mid = uuid.uuid4().hex[:8]
+    conn.execute(
+        "INSERT INTO memories (id, scope, type, key_normalized, title, content, tags_json,"
+        " keywords_json, source, confidence, sensitivity, created_at, updated_at, deleted_at)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        (mid, plan.scope, plan.type, plan.key_normalized, plan.title, plan.content,
+         json.dumps(list(plan.tags)), json.dumps(list(plan.keywords)), plan.source,
+         plan.confidence, "normal", _ts(now, created), _ts(now, updated),
+         None if deleted is None else _ts(now, deleted)))
+    events = [("create", created)] + ([("update", updated)] if updated != created else [])
+    events += [("soft_delete", deleted)] if deleted is not None else []
+    for kind, days in events:
+        conn.execute("INSERT INTO memory_events (memory_id, event_type, timestamp) VALUES (?,?,?)",
+                     (mid, kind, _ts(now, days)))
+
+
 def _second_project(project_dir: Path, now: datetime) -> None:
     """A small sibling project, so the project switcher has something to switch to."""
     conn = create_fresh_store(project_dir / ".agentao" / "memory.db")
@@ -111,15 +116,5 @@ def _second_project(project_dir: Path, now: datetime) -> None:
             ("service port", "The service listens on port 8081 behind nginx.", ["infra"], 20),
             ("api style", "REST with JSON:API conventions; never break v1 clients.", ["constraint"], 12),
             ("on-call", "Pager rotation is in docs/oncall.md.", ["workflow"], 3)]:
-        plan = contract.plan_save(key, value, tags)
-        mid = uuid.uuid4().hex[:8]
-        conn.execute(
-            "INSERT INTO memories (id, scope, type, key_normalized, title, content, tags_json,"
-            " keywords_json, source, confidence, sensitivity, created_at, updated_at)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (mid, plan.scope, plan.type, plan.key_normalized, plan.title, plan.content,
-             json.dumps(list(plan.tags)), json.dumps(list(plan.keywords)), plan.source,
-             plan.confidence, "normal", _ts(now, days), _ts(now, days)))
-        conn.execute("INSERT INTO memory_events (memory_id, event_type, timestamp) VALUES (?,?,?)",
-                     (mid, "create", _ts(now, days)))
+        _insert(conn, contract.plan_save(key, value, tags), now, days, days, None)
     conn.close()
