@@ -88,8 +88,10 @@ def test_preview_updates_while_typing_debounced(browser, server):
     time.sleep(0.4)   # past the 300 ms debounce: a request for "which port" is on its way
     box.send_keys(text[10:])
     # The answer shown is the one for the whole message, even if the first request is slower.
+    # (Service 03 is recalled into <memory-context>, or — when the saves straddled a second
+    # and it is one of the 3 newest incidental facts — already shown in <memory-stable>.)
     wait_for(browser, lambda d: "Service 03 listens on port 8003" in
-             d.find_element(By.ID, "context-block").text,
+             d.find_element(By.ID, "context-block").text + d.find_element(By.ID, "stable-block").text,
              lambda: "the context block never showed the match: " + browser.current_url
              + browser.find_element(By.ID, "preview-result").text[:2000])
     wait_for(browser, htmx_settled)

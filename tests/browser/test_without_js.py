@@ -9,6 +9,7 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
+from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import Select
@@ -47,8 +48,17 @@ def follow(browser, element) -> None:
     """
     old = browser.find_element(By.TAG_NAME, "html")
     element.click()
-    wait_for(browser, EC.staleness_of(old), "the click did not load a new page")
+    wait_for(browser, lambda d: _gone(old), "the click did not load a new page")
     wait_for(browser, lambda d: d.execute_script("return document.readyState") == "complete")
+
+
+def _gone(element) -> bool:
+    # Mid-navigation chromedriver may answer "Node with given id does not belong
+    # to the document" instead of a stale-element error: both mean the old page left.
+    try:
+        return EC.staleness_of(element)(None)
+    except WebDriverException:
+        return True
 
 
 def heading(browser) -> str:
