@@ -50,7 +50,8 @@ class MemoryPage:
         return max(1, -(-self.total // self.per_page))
 
 
-def _where(f: MemoryFilters, labels: dict[str, str], held: set[str]) -> tuple[str, list]:
+def _where(f: MemoryFilters, labels: dict[str, str], held: set[str],
+           all_exact: bool = False) -> tuple[str, list]:
     clauses: list[str] = []
     args: list = []
     if set(labels) != held:
@@ -67,7 +68,10 @@ def _where(f: MemoryFilters, labels: dict[str, str], held: set[str]) -> tuple[st
     if f.tag:
         clauses.append("m.rid IN (SELECT rid FROM tags WHERE tag = LOWER(?))")
         args.append(f.tag)
-    if f.q:
+    if f.q and all_exact:
+        # Every hit is certain (plain query, plain rows): let SQLite drive from them.
+        clauses.append("m.rid IN (SELECT rid FROM hits)")
+    elif f.q:
         # agentao's search: Python-lowercased query, unescaped LIKE over title,
         # content, key and every tag and keyword.  ``hits`` (filled by the
         # mirror) is a superset; the exact predicate decides.
@@ -97,9 +101,8 @@ def list_memories(refs: list[StoreRef], f: MemoryFilters, mirror: Mirror,
     def run(m: Mirror, labels):
         if not labels:
             return 0, [], {c: [] for c in choices}
-        where, args = _where(f, labels, m.held())
-        if f.q:
-            m.mark_hits(f.q)
+        all_exact = m.mark_hits(f.q) if f.q else False
+        where, args = _where(f, labels, m.held(), all_exact)
         conn = m.conn
         total = conn.execute(f"SELECT COUNT(*) FROM memories m{where}", args).fetchone()[0]
         # Page over the index alone, then fetch the page's rows.

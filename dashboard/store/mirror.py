@@ -190,19 +190,20 @@ class Mirror:
     def conn(self) -> sqlite3.Connection:
         return self._conn
 
-    def mark_hits(self, query: str) -> None:
+    def mark_hits(self, query: str) -> bool:
         """Fill the temp table ``hits`` with rows that may match ``query``.
 
         ``exact = 1`` rows match agentao's search for certain; ``exact = 0``
         rows still need the SQL predicate (see ``like_matcher``).  Odd rows
-        are always candidates.
+        are always candidates.  Returns True when every hit is exact.
         """
         match, exact = like_matcher(query)
+        found = [(rid, int(exact and plain)) for rid, (hay, plain) in self._hay.items()
+                 if not plain or match(hay)]
         with self._conn:
             self._conn.execute("DELETE FROM hits")
-            self._conn.executemany("INSERT INTO hits VALUES (?, ?)", (
-                (rid, int(exact and plain)) for rid, (hay, plain) in self._hay.items()
-                if not plain or match(hay)))
+            self._conn.executemany("INSERT INTO hits VALUES (?, ?)", found)
+        return all(flag for _, flag in found)
 
     def _drop(self, key: str) -> None:
         self.generation += 1
