@@ -69,3 +69,24 @@ def file_digest(*paths: Path) -> dict:
             f = Path(str(p) + suffix)
             out[str(f)] = hashlib.sha256(f.read_bytes()).hexdigest() if f.exists() else None
     return out
+
+
+def seed_corpus(agent: "Agent", services: int = 0) -> "Agent":
+    """A small realistic corpus through agentao: both scopes, a soft-deleted row,
+    summaries of two sessions and two review candidates; ``services`` adds that
+    many near-identical "service NN" notes (the browser tests' recall fodder)."""
+    agent.save("user_language", "Answer in English, code comments too.", ["user"])
+    agent.save("editor", "Uses Neovim with LazyVim.", ["profile"])
+    agent.save("Package Manager", "This project uses uv; see pyproject.toml.", ["tooling"])
+    agent.save("database", "PostgreSQL 16 in production, SQLite in tests.", ["infra"],
+               type="project_fact")
+    agent.save("release process", "Tag on main, CI builds the wheel.", ["workflow"])
+    agent.save("部署 deploy", "部署脚本在 scripts/deploy.sh。", ["运维"])
+    for n in range(services):
+        agent.save(f"service {n:02d}", f"Service {n:02d} listens on port {8000 + n}.", ["ports"])
+    gone = agent.save("old api", "The old API lived at /v1.", ["legacy"])
+    agent.manager.delete(gone.id)
+    agent.summary("Set up uv and pytest.", session_id="session-a")
+    agent.summary("Fixed the flaky retry test.", session_id="session-b")
+    agent.crystallize("I prefer tabs over spaces. We must never push to main.")
+    return agent

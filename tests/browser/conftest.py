@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -24,7 +25,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests"))   # tests/agentao_world.py and tests/hostile.py
 
-from agentao_world import Agent  # noqa: E402  (the real agentao MemoryManager)
+from agentao_world import Agent, seed_corpus  # noqa: E402  (the real agentao MemoryManager)
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -238,22 +239,18 @@ def resource_urls(driver) -> list[str]:
 # -- data ---------------------------------------------------------------------------------
 
 def seed(agent: Agent) -> Agent:
-    """A realistic corpus through agentao: both scopes, a soft-deleted row, summaries, reviews."""
-    agent.save("user_language", "Answer in English, code comments too.", ["user"])
-    agent.save("editor", "Uses Neovim with LazyVim.", ["profile"])
-    agent.save("Package Manager", "This project uses uv; see pyproject.toml.", ["tooling"])
-    agent.save("database", "PostgreSQL 16 in production, SQLite in tests.", ["infra"],
-               type="project_fact")
-    agent.save("release process", "Tag on main, CI builds the wheel.", ["workflow"])
-    agent.save("部署 deploy", "部署脚本在 scripts/deploy.sh。", ["运维"])
-    for n in range(12):
-        agent.save(f"service {n:02d}", f"Service {n:02d} listens on port {8000 + n}.", ["ports"])
-    gone = agent.save("old api", "The old API lived at /v1.", ["legacy"])
-    agent.manager.delete(gone.id)
-    agent.summary("Set up uv and pytest.", session_id="session-a")
-    agent.summary("Fixed the flaky retry test.", session_id="session-b")
-    agent.crystallize("I prefer tabs over spaces. We must never push to main.")
-    return agent
+    """A realistic corpus through agentao: both scopes, a soft-deleted row, summaries,
+    reviews, and twelve "service NN" notes for the recall tests."""
+    return seed_corpus(agent, services=12)
+
+
+def read_db(path, sql, *args):
+    """Rows straight from a store file, read-only: what the click really changed."""
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return conn.execute(sql, args).fetchall()
+    finally:
+        conn.close()
 
 
 def second_project(root) -> Agent:
@@ -312,9 +309,5 @@ def html_pages(app, memories: list[tuple[str, str]], item_id: str, queries=None)
 
 def first_row(db, sql: str):
     """One row from a store, read-only."""
-    import sqlite3
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-    try:
-        return conn.execute(sql).fetchone()
-    finally:
-        conn.close()
+    rows = read_db(db, sql)
+    return rows[0] if rows else None

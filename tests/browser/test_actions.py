@@ -6,14 +6,13 @@ separate read-only connection after the browser shows the result.
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from urllib.parse import parse_qs, urlparse
 
 import pytest
 from selenium.webdriver.common.by import By
 
-from .conftest import Agent, Server, close_agent, htmx_settled, login, resource_urls, screenshot, \
+from .conftest import read_db, Agent, Server, close_agent, htmx_settled, login, resource_urls, screenshot, \
     seed, wait_for
 
 
@@ -26,14 +25,6 @@ def server(tmp_path_factory, browser):
     login(browser, srv)
     yield srv
     srv.stop()
-
-
-def read_db(path, sql, *args):
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        return conn.execute(sql, args).fetchall()
-    finally:
-        conn.close()
 
 
 def counts(browser) -> dict:

@@ -6,7 +6,6 @@ check that no redirect after a change lands on a URL the token guard refuses.
 
 from __future__ import annotations
 
-import sqlite3
 
 import pytest
 from selenium.common.exceptions import WebDriverException
@@ -14,7 +13,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import Select
 
-from .conftest import Agent, Server, close_agent, login, second_project, seed, wait_for
+from .conftest import read_db, Agent, Server, close_agent, login, second_project, seed, wait_for
 
 
 @pytest.fixture(scope="module")
@@ -30,14 +29,6 @@ def server(tmp_path_factory, browser):
     yield srv
     browser.execute_cdp_cmd("Emulation.setScriptExecutionDisabled", {"value": False})
     srv.stop()
-
-
-def read_db(path, sql, *args):
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        return conn.execute(sql, args).fetchall()
-    finally:
-        conn.close()
 
 
 def follow(browser, element) -> None:
