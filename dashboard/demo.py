@@ -6,14 +6,12 @@ so keys, titles and keywords look exactly as agentao would have written them.
 
 from __future__ import annotations
 
-import json
 import tempfile
-import uuid
 from datetime import datetime, timedelta
 from pathlib import Path
 
 from . import contract
-from .store.schema import create_fresh_store
+from .store.schema import create_fresh_store, seed_memory, seed_review, seed_summary
 
 # (key, value, tags, type, source, days ago created, days ago updated, deleted days ago)
 MEMORIES = [
@@ -72,18 +70,11 @@ def build_demo(root: Path | None = None, now: datetime | None = None) -> tuple[P
         _insert(conns[plan.store], plan, now, created, updated, deleted)
     project = conns["project"]
     for scope, type_, key, title, content, evidence, occ, status in REVIEWS:
-        project.execute(
-            "INSERT INTO memory_review_queue (id, scope, type, key_normalized, title, content,"
-            " tags_json, evidence, source_session, occurrences, confidence, status, created_at,"
-            " updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (uuid.uuid4().hex[:12], scope, type_, key, title, content, json.dumps([type_]),
-             evidence, SUMMARIES[0][0], occ, "inferred" if occ >= 2 else "auto_summary",
-             status, _ts(now, 6), _ts(now, 6 if status == "pending" else 2)))
+        seed_review(project, scope=scope, type_=type_, key=key, title=title, content=content,
+                    evidence=evidence, session=SUMMARIES[0][0], occurrences=occ, status=status,
+                    created_at=_ts(now, 6), updated_at=_ts(now, 6 if status == "pending" else 2))
     for session, days, text in SUMMARIES:
-        project.execute(
-            "INSERT INTO session_summaries (id, session_id, summary_text, tokens_before,"
-            " messages_summarized, created_at) VALUES (?,?,?,?,?,?)",
-            (uuid.uuid4().hex[:12], session, text, 48000, 37, _ts(now, days)))
+        seed_summary(project, session, text, _ts(now, days))
     for conn in conns.values():
         conn.close()
     _second_project(root / "demo-service", now)
@@ -93,20 +84,11 @@ def build_demo(root: Path | None = None, now: datetime | None = None) -> tuple[P
 def _insert(conn, plan, now: datetime, created: float, updated: float,
             deleted: float | None) -> None:
     """One memory row as agentao writes it, with the events its history implies."""
-    mid = uuid.uuid4().hex[:8]
-    conn.execute(
-        "INSERT INTO memories (id, scope, type, key_normalized, title, content, tags_json,"
-        " keywords_json, source, confidence, sensitivity, created_at, updated_at, deleted_at)"
-        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-        (mid, plan.scope, plan.type, plan.key_normalized, plan.title, plan.content,
-         json.dumps(list(plan.tags)), json.dumps(list(plan.keywords)), plan.source,
-         plan.confidence, "normal", _ts(now, created), _ts(now, updated),
-         None if deleted is None else _ts(now, deleted)))
     events = [("create", created)] + ([("update", updated)] if updated != created else [])
     events += [("soft_delete", deleted)] if deleted is not None else []
-    for kind, days in events:
-        conn.execute("INSERT INTO memory_events (memory_id, event_type, timestamp) VALUES (?,?,?)",
-                     (mid, kind, _ts(now, days)))
+    seed_memory(conn, plan, _ts(now, created), _ts(now, updated),
+                None if deleted is None else _ts(now, deleted),
+                [(kind, _ts(now, days)) for kind, days in events])
 
 
 def _second_project(project_dir: Path, now: datetime) -> None:
