@@ -129,12 +129,6 @@ def get_memory(ref: StoreRef, memory_id: str) -> tuple[Memory | None, list[Event
     return read(ref.path, run)
 
 
-def live_memories(ref: StoreRef) -> list[Memory]:
-    """Every live row of one file in agentao's listing order (created_at ascending)."""
-    return read(ref.path, lambda conn: [
-        rows.memory(r, ref.key) for r in conn.execute(
-            "SELECT * FROM memories WHERE deleted_at IS NULL ORDER BY created_at ASC")])
-
 
 def _distinct(m: Mirror, column: str, labels) -> list[str]:
     # A full pass over the copy; remembered until the copy changes.
@@ -147,8 +141,3 @@ def _distinct(m: Mirror, column: str, labels) -> list[str]:
             f"SELECT DISTINCT {column} FROM memories WHERE live = 1"
             f" AND store IN ({', '.join('?' * len(labels))}) ORDER BY 1", list(labels))]
     return m.memo[key]
-
-
-def distinct_values(refs: list[StoreRef], column: str, mirror: Mirror) -> list[str]:
-    """Values present in a column across the stores, for filter drop-downs."""
-    return mirror.query(refs, lambda m, labels: _distinct(m, column, labels) if labels else [])[0]
