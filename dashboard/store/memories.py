@@ -13,11 +13,8 @@ from ..records import Event, Memory
 SORTS = {"updated": "updated_at", "created": "created_at", "title": "title",
          "key": "key_normalized", "type": "type", "scope": "scope"}
 MAX_PER_PAGE = 200
-
-# A JSON column that is not valid JSON would make json_each fail the whole query.
-_TAGS = "json_each(CASE WHEN json_valid(m.tags_json) THEN m.tags_json ELSE '[]' END)"
-_KEYWORDS = "json_each(CASE WHEN json_valid(m.keywords_json) THEN m.keywords_json ELSE '[]' END)"
-
+# A search matching fewer than one row in this many is counted by looking its rows up.
+_SPARSE = 4
 
 @dataclass(frozen=True)
 class MemoryFilters:
@@ -51,7 +48,13 @@ class MemoryPage:
 
 
 def _where(f: MemoryFilters, labels: dict[str, str], held: set[str],
-           all_exact: bool = False) -> tuple[str, list]:
+           narrow: bool = False) -> tuple[str, list]:
+    """The WHERE clause of the list; ``narrow``: drive from the tag or search rows.
+
+    With ``narrow`` the ``live`` test is written ``+m.live`` so that SQLite
+    cannot walk a live index over every row: for a count of a few thousand
+    tagged or matching rows, looking each one up is many times cheaper.
+    """
     clauses: list[str] = []
     args: list = []
     if set(labels) != held:
@@ -59,7 +62,7 @@ def _where(f: MemoryFilters, labels: dict[str, str], held: set[str],
         clauses.append(f"m.store IN ({', '.join('?' * len(labels))})")
         args.extend(labels)
     if not f.include_deleted:
-        clauses.append("m.live = 1")
+        clauses.append("+m.live = 1" if narrow else "m.live = 1")
     for column in ("scope", "type", "source", "confidence"):
         value = getattr(f, column)
         if value:
@@ -68,21 +71,8 @@ def _where(f: MemoryFilters, labels: dict[str, str], held: set[str],
     if f.tag:
         clauses.append("m.rid IN (SELECT rid FROM tags WHERE tag = LOWER(?))")
         args.append(f.tag)
-    if f.q and all_exact:
-        # Every hit is certain (plain query, plain rows): let SQLite drive from them.
-        clauses.append("m.rid IN (SELECT rid FROM hits)")
-    elif f.q:
-        # agentao's search: Python-lowercased query, unescaped LIKE over title,
-        # content, key and every tag and keyword.  ``hits`` (filled by the
-        # mirror) is a superset; the exact predicate decides.
-        pattern = f"%{f.q.lower()}%"
-        clauses.append(
-            "(m.rid IN (SELECT rid FROM hits WHERE exact = 1) OR"
-            " (m.rid IN (SELECT rid FROM hits WHERE exact = 0) AND (LOWER(m.title) LIKE ?"
-            " OR LOWER(m.content) LIKE ? OR LOWER(m.key_normalized) LIKE ?"
-            f" OR EXISTS (SELECT 1 FROM {_TAGS} t WHERE LOWER(t.value) LIKE ?)"
-            f" OR EXISTS (SELECT 1 FROM {_KEYWORDS} k WHERE LOWER(k.value) LIKE ?))))")
-        args.extend([pattern] * 5)
+    if f.q:
+        clauses.append("m.rid IN (SELECT rid FROM hits)")   # filled by ``Mirror.mark_hits``
     return (" WHERE " + " AND ".join(clauses)) if clauses else "", args
 
 
@@ -101,10 +91,14 @@ def list_memories(refs: list[StoreRef], f: MemoryFilters, mirror: Mirror,
     def run(m: Mirror, labels):
         if not labels:
             return 0, [], {c: [] for c in choices}
-        all_exact = m.mark_hits(f.q) if f.q else False
-        where, args = _where(f, labels, m.held(), all_exact)
+        hits = m.mark_hits(f.q) if f.q else None
+        where, args = _where(f, labels, m.held())
         conn = m.conn
-        total = conn.execute(f"SELECT COUNT(*) FROM memories m{where}", args).fetchone()[0]
+        # The count is the same for every page and sort of one filter set.
+        narrow = bool(f.tag) or (hits is not None and hits * _SPARSE < m.size())
+        count_where, count_args = _where(f, labels, m.held(), narrow)
+        total = _remember(m, ("count", f.q, count_where, tuple(count_args)), lambda: conn.execute(
+            f"SELECT COUNT(*) FROM memories m{count_where}", count_args).fetchone()[0])
         # Page over the index alone, then fetch the page's rows.
         rids = [r[0] for r in conn.execute(
             f"SELECT m.rid FROM memories m{where} ORDER BY m.{column} {order}, m.store {order},"
@@ -129,15 +123,20 @@ def get_memory(ref: StoreRef, memory_id: str) -> tuple[Memory | None, list[Event
     return read(ref.path, run)
 
 
+def _remember(m: Mirror, key: tuple, compute):
+    # Small derived results, valid until the copy changes (the generation moves).
+    key = (m.generation, *key)
+    if key not in m.memo:
+        if len(m.memo) > 64:
+            m.memo.clear()
+        m.memo[key] = compute()
+    return m.memo[key]
+
 
 def _distinct(m: Mirror, column: str, labels) -> list[str]:
     # A full pass over the copy; remembered until the copy changes.
     if column not in ("type", "source", "confidence"):
         raise ValueError(column)
-    key = (column, tuple(sorted(labels)), m.generation)
-    if key not in m.memo:
-        m.memo.clear() if len(m.memo) > 64 else None
-        m.memo[key] = [r[0] for r in m.conn.execute(
-            f"SELECT DISTINCT {column} FROM memories WHERE live = 1"
-            f" AND store IN ({', '.join('?' * len(labels))}) ORDER BY 1", list(labels))]
-    return m.memo[key]
+    return _remember(m, (column, tuple(sorted(labels))), lambda: [r[0] for r in m.conn.execute(
+        f"SELECT DISTINCT {column} FROM memories WHERE live = 1"
+        f" AND store IN ({', '.join('?' * len(labels))}) ORDER BY 1", list(labels))])

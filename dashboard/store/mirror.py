@@ -8,10 +8,9 @@ with indexes and a tag table; the list is still filtered, sorted and paged in
 SQL, just on this copy.
 
 Search: agentao's ``/memory search`` is a LIKE over five fields, which no
-index serves.  The copy keeps, per row, one ASCII-lower-cased "haystack"
-string of those fields in Python; a substring (or wildcard regex) test over
-those strings finds a superset of agentao's matches in a few milliseconds,
-and the exact agentao predicate then runs in SQL on just those rows.
+index serves; ``search`` answers it from per-row lower-cased "haystack"
+strings kept here, and the matching rows go into a temp table that the list
+query joins.
 
 Freshness: before each query the copy compares each store's file signature
 (size and mtime of the database and its ``-wal``).  When one moved it reads,
@@ -27,7 +26,6 @@ store is reloaded whole.  One lock guards the copy; queries take milliseconds.
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 import threading
 from pathlib import Path
@@ -36,6 +34,7 @@ from ..records import Memory
 from .connection import StoreProblem, read
 from .registry import StoreRef
 from .rows import memory as as_memory
+from .search import ascii_lower, haystack, json_strings, matching_rids
 
 COLUMNS = ("id", "scope", "type", "key_normalized", "title", "content", "tags_json",
            "keywords_json", "source", "confidence", "sensitivity", "created_at", "updated_at",
@@ -44,7 +43,7 @@ SORT_COLUMNS = ("updated_at", "created_at", "title", "key_normalized", "type", "
 _TABLES = ["CREATE TABLE memories (rid INTEGER PRIMARY KEY, store TEXT NOT NULL, live INTEGER,"
            f" {', '.join(COLUMNS)}, UNIQUE (store, id))",
            "CREATE TABLE tags (rid INTEGER NOT NULL, tag TEXT NOT NULL)",
-           "CREATE TEMP TABLE hits (rid INTEGER PRIMARY KEY, exact INTEGER NOT NULL)"]
+           "CREATE TEMP TABLE hits (rid INTEGER PRIMARY KEY)"]
 # Secondary indexes are built after the first load: building an index over
 # loaded rows is several times faster than maintaining it row by row.
 _DDL = ["CREATE INDEX t_tag ON tags(tag, rid)", "CREATE INDEX t_rid ON tags(rid)"]
@@ -55,54 +54,6 @@ for _col in SORT_COLUMNS:
     _DDL.append(f"CREATE INDEX all_{_col} ON memories({_col}, store, id)")
 for _col in ("source", "confidence"):
     _DDL.append(f"CREATE INDEX live_{_col} ON memories(live, {_col})")
-
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
-
-
-def _json_values(raw) -> tuple[list[str], bool]:
-    """String elements of a JSON array column, and whether that is all it held.
-
-    agentao writes arrays of strings.  Anything else (numbers, nulls, nested
-    values, text that is not JSON) is rendered differently by SQLite's
-    json_each than by Python, so such rows are marked "odd" and always left to
-    the exact SQL predicate.
-    """
-    try:
-        value = json.loads(raw)
-    except (TypeError, ValueError):
-        return [], False
-    if not isinstance(value, list):
-        return [], False
-    strings = [v for v in value if isinstance(v, str)]
-    return strings, len(strings) == len(value)
-
-
-def haystack(row, tags: list[str], plain_tags: bool) -> tuple[str, bool]:
-    """The fields /memory search looks at, lower-cased as SQLite's LOWER does (ASCII only),
-    joined by newlines; and whether the row is plain (see ``_json_values``)."""
-    keywords, plain_keywords = _json_values(row["keywords_json"])
-    parts = [row["title"] or "", row["content"] or "", row["key_normalized"] or "", *tags, *keywords]
-    return "\n".join(parts).translate(_ASCII_LOWER), plain_tags and plain_keywords
-
-
-def like_matcher(query: str):
-    """A test on a haystack for ``LOWER(field) LIKE '%' || query.lower() || '%'``.
-
-    Returns ``(test, exact)``.  A query with no wildcard and no newline is a
-    plain substring test, exactly agentao's predicate on a plain row: LIKE folds
-    ASCII case only, the haystack is ASCII-folded, the needle is lower-cased,
-    and a needle without a newline cannot span two fields.  Wildcards give a
-    regex that may also match across fields: a superset, checked in SQL.
-    """
-    needle = query.lower()
-    if "%" not in needle and "_" not in needle and "\n" not in needle:
-        return (lambda hay: needle in hay), True
-    # LIKE is ASCII-case-insensitive; the haystack is already folded, and so is
-    # the needle's ASCII part, so a plain regex of the wildcards suffices.
-    rx = re.compile("".join(".*" if ch == "%" else "." if ch == "_" else re.escape(ch)
-                            for ch in needle), re.S)
-    return (lambda hay: rx.search(hay) is not None), False
-
 
 def _signature(ref: StoreRef):
     def stat(p: Path):
@@ -125,7 +76,9 @@ class Mirror:
             self._conn.execute(statement)
         self._indexed = False
         self._seen: dict[str, tuple] = {}
-        self._hay: dict[int, str] = {}
+        self._hay: dict[int, tuple[str, bool]] = {}
+        self._hits_for: tuple | None = None   # the search the temp table ``hits`` holds
+        self._hit_count = 0
         # rid -> (file path, the row as a record), for the preview engine,
         # which needs every live row in agentao's order.
         # The record is made on first use: the memories list never needs it.
@@ -186,24 +139,30 @@ class Mirror:
         """Paths of the files whose rows the copy holds."""
         return set(self._seen)
 
+    def size(self) -> int:
+        """How many rows (live and soft-deleted) the copy holds."""
+        return len(self._hay)
+
     @property
     def conn(self) -> sqlite3.Connection:
         return self._conn
 
-    def mark_hits(self, query: str) -> bool:
-        """Fill the temp table ``hits`` with rows that may match ``query``.
+    def mark_hits(self, query: str) -> int:
+        """Fill the temp table ``hits`` with the rows agentao's search for ``query`` matches.
 
-        ``exact = 1`` rows match agentao's search for certain; ``exact = 0``
-        rows still need the SQL predicate (see ``like_matcher``).  Odd rows
-        are always candidates.  Returns True when every hit is exact.
+        Returns how many there are.  The rows are remembered per copy version:
+        the next page, another sort or another filter on the same search (the
+        usual next request) reuses them, and the table is only refilled for a
+        new search or after the copy changed.
         """
-        match, exact = like_matcher(query)
-        found = [(rid, int(exact and plain)) for rid, (hay, plain) in self._hay.items()
-                 if not plain or match(hay)]
-        with self._conn:
-            self._conn.execute("DELETE FROM hits")
-            self._conn.executemany("INSERT INTO hits VALUES (?, ?)", found)
-        return all(flag for _, flag in found)
+        key = ("hits", self.generation, query)
+        if self._hits_for != key:
+            found = matching_rids(self._conn, self._hay, query)
+            with self._conn:
+                self._conn.execute("DELETE FROM hits")
+                self._conn.execute("INSERT INTO hits SELECT value FROM json_each(?)", (json.dumps(found),))
+            self._hits_for, self._hit_count = key, len(found)
+        return self._hit_count
 
     def _drop(self, key: str) -> None:
         self.generation += 1
@@ -275,8 +234,8 @@ class Mirror:
             for rid, row in enumerate(rows, start):
                 records.append((rid, key, int(row["deleted_at"] is None), *tuple(row)))
                 self._rec[rid] = (key, label, row)
-                row_tags, plain = _json_values(row["tags_json"])
-                tags.extend((rid, t.translate(_ASCII_LOWER)) for t in row_tags)
+                row_tags, plain = json_strings(row["tags_json"])
+                tags.extend((rid, ascii_lower(t)) for t in row_tags)
                 self._hay[rid] = haystack(row, row_tags, plain)
             c.executemany(f"INSERT INTO memories (rid, store, live, {', '.join(COLUMNS)}) VALUES"
                           f" ({', '.join('?' * (len(COLUMNS) + 3))})", records)
