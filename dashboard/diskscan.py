@@ -3,14 +3,16 @@ and a search of raw bytes for texts that should be gone.
 
 The search is built for "1,000 texts in a 100 MB file" without a C extension.
 Text longer than a page is split over overflow pages, so a text is looked for
-as pieces, not only as one string.  The pieces are content-defined: a few
-"anchor" byte values (common in the texts, rationed in the files) are mapped
-to one separator with ``bytes.translate`` and both sides are ``split`` on it,
-all in C.  A run of a text between two anchors is then found in the file by a
-set intersection wherever it sits, with no per-offset Python loop.  A run of
-MIN_KEY bytes or more counts as a fragment.  Texts too short for a run are
-searched whole (and by their first and last 32 bytes) with ``bytes.find``.
-The search can only look for texts it is given.
+as pieces, not only as one string.  The pieces are content-defined: both the
+texts and the file are ``split`` on an "anchor" byte value (common in the
+texts, rationed in the file), in C.  A run of a text between two anchors is
+then found in the file by a set intersection wherever it sits, with no
+per-offset Python loop; a run of MIN_KEY bytes or more counts as a fragment.
+The file is split a megabyte at a time, so each run is hashed while it is
+still in the CPU cache.  Texts the single anchor cannot cut get a denser set
+of anchors (mapped to one with ``bytes.translate``) and a second pass; a few
+short ones are searched whole, and by their first and last 32 bytes, with
+``bytes.find`` instead.  The search can only look for texts it is given.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
+from itertools import compress, count, islice
 from pathlib import Path
 
 from .sidefiles import read_or_none, size_of
@@ -25,8 +28,15 @@ from .sidefiles import read_or_none, size_of
 WINDOW = 32
 MIN_KEY = 16
 LAZY_FINDS = 16
-MAX_WHOLE_CHECKS = 10   # per file; beyond that "whole" is None (not checked)
-DENSITIES = (1 / 32, 1 / 10)   # anchors per byte of file: runs of ~32, then ~10 bytes
+# Anchors per byte of file.  The sparse level splits on one byte value with no
+# translate (runs of ~64 bytes): the bulk of the cost is one bytes object per
+# run.  The dense level (runs of ~10) is a second, dearer pass, made only for
+# texts the sparse one cannot cut: when many are left, or one long enough to
+# spill onto overflow pages, where its ends alone do not show every fragment.
+SPARSE, DENSE = 1 / 64, 1 / 10
+FINDS_INSTEAD = 8      # up to this many short texts left: bytes.find beats a dense pass
+LONG_TEXT = 256        # a text this long may be split over pages: never only finds
+PIECE = 1 << 20        # bytes split at a time
 
 
 @dataclass
@@ -47,6 +57,53 @@ def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+@dataclass
+class _Level:
+    """One way of cutting bytes into runs, and the texts' runs long enough to be keys."""
+
+    anchors: bytes
+    keys: dict = field(default_factory=dict)     # key -> [text index]
+    first: dict = field(default_factory=dict)    # text index -> (its first key, offset in text)
+    keyset: frozenset = frozenset()
+    starts: frozenset = frozenset()              # every text's first key
+
+    def runs(self, data: bytes) -> list[bytes]:
+        if len(self.anchors) > 1:
+            data = data.translate(bytes.maketrans(self.anchors, self.anchors[:1] * len(self.anchors)))
+        return data.split(self.anchors[:1])
+
+    def find(self, data: bytes) -> tuple[set, dict]:
+        """The keys in ``data``, and the offsets where texts' first keys sit."""
+        found, at = set(), {}
+        for offset, runs in self._pieces(data):
+            # set.intersection hashes each run once, in C (``dict.keys() &`` is far slower);
+            # a piece at a time, the runs are still in the CPU cache when hashed.
+            here = self.keyset.intersection(runs)
+            found |= here
+            if self.starts.isdisjoint(here):
+                continue
+            walk, done = iter(runs), 0
+            for j in compress(count(), map(self.starts.__contains__, runs)):
+                offset += sum(map(len, islice(walk, j - done))) + j - done
+                done = j
+                at.setdefault(runs[j], []).append(offset)
+        return found, at
+
+    def _pieces(self, data: bytes):
+        # Cut at an anchor, so that no run is split between two pieces.
+        start, sep = 0, self.anchors[:1]
+        while start < len(data):
+            end = start + PIECE
+            runs = self.runs(data[start:end])
+            while end < len(data) and len(runs) == 1:   # no anchor in a whole piece
+                end += PIECE
+                runs = self.runs(data[start:end])
+            if end < len(data):
+                end -= len(runs.pop()) + len(sep)
+            yield start, runs
+            start = end + len(sep)
+
+
 class Needles:
     """The texts to look for, cut into keys once, reused for every file.
 
@@ -60,95 +117,101 @@ class Needles:
     def __init__(self, texts, sample: bytes, ignore: bytes = b""):
         self.raw = [t.encode("utf-8", "surrogatepass") for t in dict.fromkeys(texts) if t]
         self.ignore = ignore
-        self.levels: list[tuple[bytes, dict[bytes, list[int]]]] = []
+        self.levels: list[_Level] = []
         self.keys_of: dict[int, int] = {}
         self.finds: dict[int, list[bytes]] = {}
         self.live: set[int] = set()   # texts a remaining row still holds whole
         self._live_keys: dict[int, set] = {}
         todo = list(range(len(self.raw)))
-        for density in DENSITIES:
-            if not todo:
+        for density, most in ((SPARSE, 1), (DENSE, 256)):
+            if not todo or (self.levels and len(todo) <= FINDS_INSTEAD
+                            and max(len(self.raw[i]) for i in todo) < LONG_TEXT):
                 break
-            table = _anchor_table([self.raw[i] for i in todo], sample, density)
-            keys: dict[bytes, list[int]] = {}
-            left = []
-            for i in todo:
-                # The first and last runs are cut by the text's ends: only whole runs match.
-                mine = {p for p in _runs(self.raw[i], table)[1:-1] if len(p) >= MIN_KEY}
-                if mine:
-                    self.keys_of[i] = len(mine)
-                    for key in mine:
-                        keys.setdefault(key, []).append(i)
-                else:
-                    left.append(i)
-            self.levels.append((table, keys))
-            todo = left
+            level = _Level(_anchors([self.raw[i] for i in todo], sample, density, most))
+            todo = [i for i in todo if not self._cut(i, level)]
+            level.keyset = frozenset(level.keys)
+            level.starts = frozenset(key for key, _ in level.first.values())
+            self.levels.append(level)
         for i in todo:
             raw = self.raw[i]
-            if ignore and raw in ignore:
-                self.live.add(i)
-            else:
-                # A short text sits in one cell: the whole string and its ends are enough.
-                self.finds[i] = [w for w in {raw, raw[:WINDOW], raw[-WINDOW:]}
-                                 if not (ignore and w in ignore)]
+            # A short text sits in one cell: the whole string and its ends are enough.
+            self.finds[i] = [raw[:WINDOW], *{raw, raw[-WINDOW:]} - {raw[:WINDOW]}]
 
-    def _held_by_live_rows(self, level: int, found: set) -> set:
+    def _cut(self, i: int, level: _Level) -> bool:
+        # The first and last runs are cut by the text's ends: only whole runs match.
+        head, *inner = level.runs(self.raw[i])
+        mine = [run for run in inner[:-1] if len(run) >= MIN_KEY]
+        if not mine:
+            return False
+        before = inner[:inner.index(mine[0])]
+        level.first[i] = (mine[0], len(head) + 1 + sum(map(len, before)) + len(before))
+        mine = set(mine)
+        self.keys_of[i] = len(mine)
+        for run in mine:
+            level.keys.setdefault(run, []).append(i)
+        return True
+
+    def _held_by_live_rows(self, n: int, found: set) -> set:
         # Keys also present in rows that stay are not residue.  A few are
         # looked up one by one; many at once cost one pass over the live text.
         if not self.ignore:
             return set()
-        if level in self._live_keys:
-            return found & self._live_keys[level]
+        if n in self._live_keys:
+            return found & self._live_keys[n]
         if len(found) <= LAZY_FINDS:
             return {k for k in found if k in self.ignore}
-        table, keys = self.levels[level]
-        self._live_keys[level] = keys.keys() & _runs(self.ignore, table)
-        return found & self._live_keys[level]
+        level = self.levels[n]
+        self._live_keys[n] = level.find(self.ignore)[0]
+        return found & self._live_keys[n]
 
     def search(self, data: bytes) -> dict[int, dict]:
         """For each text seen in ``data``: whether whole, and how many fragments were found."""
         seen: dict[int, dict] = {}
-        for level, (table, keys) in enumerate(self.levels):
-            found = keys.keys() & _runs(data, table) if keys else set()
-            live = self._held_by_live_rows(level, found) if found else set()
-            for key in found - live:
-                for i in keys[key]:
-                    seen.setdefault(i, {"whole": False, "fragments": 0})["fragments"] += 1
-            for i in {i for key in live for i in keys[key]} - seen.keys():
+        for n, level in enumerate(self.levels):
+            found, starts = level.find(data)
+            live = self._held_by_live_rows(n, found) if found else set()
+            keys_here: dict[int, int] = {}
+            for key in found:
+                for i in level.keys[key]:
+                    keys_here[i] = keys_here.get(i, 0) + 1
+                    if key not in live:
+                        seen.setdefault(i, {"whole": False, "fragments": 0})["fragments"] += 1
+            for i in keys_here.keys() - seen.keys():
                 if self.raw[i] in self.ignore:
                     self.live.add(i)
+            for i in seen.keys() & keys_here.keys():
+                # Only a text whose every key is here can be here whole, and it
+                # would start where its first key sits, less that key's offset.
+                if keys_here[i] == self.keys_of[i]:
+                    key, shift = level.first[i]
+                    seen[i]["whole"] = any(data[p - shift:p - shift + len(self.raw[i])] == self.raw[i]
+                                           for p in starts.get(key, ()) if p >= shift)
         for i, needles in self.finds.items():
-            n = sum(1 for w in needles if w in data)
+            if i in self.live or all(w not in data for w in needles):
+                continue
+            if self.ignore and self.raw[i] in self.ignore:
+                self.live.add(i)
+                continue
+            n = sum(1 for w in needles if w in data and not (self.ignore and w in self.ignore))
             if n:
-                seen[i] = {"whole": self.raw[i] in needles and self.raw[i] in data, "fragments": n}
-        checks = MAX_WHOLE_CHECKS
-        for i, hit in seen.items():
-            # Looking for the whole string costs a pass over the file: only when
-            # every key of the text was found is it worth one, and only so many.
-            if i in self.keys_of and hit["fragments"] >= self.keys_of[i]:
-                hit["whole"] = (self.raw[i] in data) if checks > 0 else None
-                checks -= 1
+                seen[i] = {"whole": self.raw[i] in data, "fragments": n}
         return seen
 
 
-def _runs(data: bytes, table: bytes) -> list[bytes]:
-    return data.translate(table).split(b"\n")
-
-
-def _anchor_table(raw_texts: list[bytes], sample: bytes, density: float) -> bytes:
+def _anchors(raw_texts: list[bytes], sample: bytes, density: float, most: int) -> bytes:
     # Anchors: the byte values most common in the texts, skipping any that
     # would cut the files more often than ``density`` in total.
     text = b"".join(raw_texts[:2000])[:1 << 18]
-    in_text = {b: n / len(text) for b, n in Counter(text).items()}
+    in_text = Counter(text)
     seen = Counter(sample)
     in_file = {b: seen[b] / max(1, len(sample)) for b in in_text}
     chosen, budget = [], density
     for b in sorted(in_text, key=in_text.get, reverse=True):
-        if b != 0x0A and in_file[b] <= budget:
+        if len(chosen) < most and in_file[b] <= budget:
             chosen.append(b)
             budget -= in_file[b]
-    chosen = bytes(chosen or b"e")
-    return bytes.maketrans(chosen, b"\n" * len(chosen))
+    # Every byte of the texts is common in the files: the rarest one will do.
+    return bytes(chosen or [min(in_text, key=in_file.get, default=0x65)])
 
 
 def file_sample(paths, size: int = 1 << 18) -> bytes:
