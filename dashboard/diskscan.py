@@ -37,6 +37,7 @@ SPARSE, DENSE = 1 / 64, 1 / 10
 FINDS_INSTEAD = 8      # up to this many short texts left: bytes.find beats a dense pass
 LONG_TEXT = 256        # a text this long may be split over pages: never only finds
 PIECE = 1 << 20        # bytes split at a time
+IN_TEXT = 1 / 20       # anchors per byte of text, at most: runs of ~20 bytes or more
 
 
 @dataclass
@@ -200,16 +201,18 @@ class Needles:
 
 def _anchors(raw_texts: list[bytes], sample: bytes, density: float, most: int) -> bytes:
     # Anchors: the byte values most common in the texts, skipping any that
-    # would cut the files more often than ``density`` in total.
+    # would cut the files more often than ``density`` in total, or the texts
+    # into runs too short to be keys (CJK lead bytes: every third byte).
     text = b"".join(raw_texts[:2000])[:1 << 18]
     in_text = Counter(text)
     seen = Counter(sample)
     in_file = {b: seen[b] / max(1, len(sample)) for b in in_text}
-    chosen, budget = [], density
+    chosen, budget, cuts = [], density, IN_TEXT * len(text)
     for b in sorted(in_text, key=in_text.get, reverse=True):
-        if len(chosen) < most and in_file[b] <= budget:
+        if len(chosen) < most and in_file[b] <= budget and in_text[b] <= cuts:
             chosen.append(b)
             budget -= in_file[b]
+            cuts -= in_text[b]
     # Every byte of the texts is common in the files: the rarest one will do.
     return bytes(chosen or [min(in_text, key=in_file.get, default=0x65)])
 
