@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from .contract import PlannedSave
 from .engine import all_entries, session_tail, stable_view
 from .engine.render import STABLE_BUDGET, render_stable, stable_fact
-from .engine.stable import INCIDENTAL_KEPT, STRUCTURAL_TYPES, fit, select
+from .engine.stable import INCIDENTAL_KEPT, STRUCTURAL_TYPES, FactCosts, fit, select
 from .preview_source import Snapshot
 from .records import Memory
 from .store.writes import AUTO_CAP, now as agentao_now
@@ -84,31 +84,17 @@ def current_block(snap: Snapshot, hidden=frozenset()) -> str:
                        cache=snap.cache, version=snap.version)[0]
 
 
-def stable_block(project, user, summaries, hidden=frozenset(), facts: dict | None = None,
-                 fresh=()) -> str:
+def stable_block(project, user, summaries, hidden=frozenset(),
+                 costs: FactCosts | None = None) -> str:
     """The engine's stable path over any rows (new session), without indexing them.
 
-    ``facts`` memoises the fact text of rows that outlive it (pass one dict
-    when computing several effects over the same snapshot); rows in ``fresh``
-    are hypothetical and never enter it.
+    ``costs`` remembers fact lengths of rows that outlive the call (pass the
+    snapshot cache's when computing several effects over the same snapshot).
     """
-    memo = {} if facts is None else facts
-    skip = {id(m) for m in fresh}
-
-    def fact(m: Memory) -> str:
-        # Keyed by object identity: hashing a frozen dataclass costs more than the text.
-        key = id(m)
-        if key in skip:
-            return stable_fact(m)
-        text = memo.get(key)
-        if text is None:
-            text = memo[key] = stable_fact(m)
-        return text
-
     entries = [m for m in all_entries(project, user) if m.id not in hidden]
     tail = session_tail(summaries, None)
-    fitted = fit(select(entries), tail, fact)
-    return render_stable((fact(s.memory) for s in fitted if s.shown), tail)
+    fitted = fit(select(entries), tail, costs)
+    return render_stable((stable_fact(s.memory) for s in fitted.shown()), tail)
 
 
 def would_save(plan: PlannedSave, existing: Memory | None, stamp: str | None = None) -> Memory:
@@ -140,7 +126,6 @@ class Memo:
     """Work shared by several effects over one snapshot (one request's review cards)."""
 
     def __init__(self) -> None:
-        self.facts: dict = {}
         self._ranked: list | None = None
         self._always: set[int] = set()
 
@@ -178,7 +163,7 @@ def save_effect(snap: Snapshot, plan: PlannedSave, existing: Memory | None,
     keep = memo.contenders(snap, len(hide) + 1)
     project = [m for m in project if m is row or id(m) in keep]
     user = [m for m in user if m is row or id(m) in keep]
-    after = stable_block(project, user, snap.summaries, frozenset(hide), memo.facts, fresh=(row,))
+    after = stable_block(project, user, snap.summaries, frozenset(hide), snap.cache.costs)
     return BlockEffect(current_block(snap), after, STABLE_BUDGET)
 
 

@@ -21,7 +21,7 @@ from typing import Hashable, Sequence
 
 from dashboard.records import Memory
 
-from .stable import all_entries
+from .stable import FactCosts, all_entries
 from .tokenize import Tokenizer
 
 CONTENT_INDEXED = 500  # agentao tokenizes only this prefix of the content
@@ -156,6 +156,7 @@ class EngineCache:
         # Stable-only answers (no tokenizing needed) per (version, tail, hidden):
         # see preview.stable_view.  Small, cleared when it grows.
         self.stable_memo: dict = {}
+        self.costs = FactCosts()   # stable fact lengths, kept across versions
 
     def state(self, project: Sequence[Memory], user: Sequence[Memory],
               version: Hashable | None, tokenizer: Tokenizer) -> IndexState:

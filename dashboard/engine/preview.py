@@ -61,13 +61,13 @@ def _fact(state: IndexState):
     return text
 
 
-def _stable(state, summaries, session_id, hidden):
+def _stable(state, summaries, session_id, hidden, costs):
     tail = session_tail(summaries, session_id)
     memo = state.fits.get((hidden, tail))
     if memo is None:
         fact_text = _fact(state)
-        fitted = fit(_selection(state, hidden), tail, fact_text)
-        block = render_stable((fact_text(s.memory) for s in fitted if s.shown), tail)
+        fitted = fit(_selection(state, hidden), tail, costs)
+        block = render_stable((fact_text(s.memory) for s in fitted.shown()), tail)
         if len(state.fits) >= _SELECTION_MEMO:
             state.fits.clear()
         memo = state.fits[(hidden, tail)] = (block, fitted)
@@ -94,8 +94,8 @@ def stable_view(project_memories: Sequence[Memory], user_memories: Sequence[Memo
     entries = all_entries(project_memories, user_memories)
     if hidden:
         entries = [m for m in entries if m.id not in hidden]
-    fitted = fit(select(entries), tail, stable_fact)
-    block = render_stable((stable_fact(s.memory) for s in fitted if s.shown), tail)
+    fitted = fit(select(entries), tail, cache.costs if cache is not None else None)
+    block = render_stable((stable_fact(s.memory) for s in fitted.shown()), tail)
     if cache is not None and version is not None:
         if len(cache.stable_memo) > 64:
             cache.stable_memo.clear()
@@ -156,8 +156,9 @@ def preview(project_memories: Sequence[Memory], user_memories: Sequence[Memory],
     now = _aware(now)
     hidden = frozenset(hidden_ids)
     state = _state(project_memories, user_memories, cache, version, tok)
-    block, fitted, tail = _stable(state, summaries, session_id, hidden)
-    shown = frozenset(s.memory.id for s in fitted if s.shown)
+    costs = cache.costs if cache is not None else None
+    block, fitted, tail = _stable(state, summaries, session_id, hidden, costs)
+    shown = frozenset(s.memory.id for s in fitted.shown())
     hints = extract_hints(messages)
     recall, note = _recall(state, query, hints, tok, hidden, shown, now)
     context = render_context(recall.facts)

@@ -10,11 +10,12 @@ session's, first 3 kept, shown oldest first, last 800 characters.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Callable, Iterable, Sequence
 
 from dashboard.records import Memory, Summary
 
-from .render import STABLE_BUDGET, stable_room
+from .render import STABLE_BUDGET, stable_fact, stable_room
 
 STRUCTURAL_TYPES = frozenset({"decision", "constraint", "workflow", "profile", "preference"})
 INCIDENTAL_KEPT = 3
@@ -33,7 +34,8 @@ def all_entries(project: Iterable[Memory], user: Iterable[Memory]) -> list[Memor
     """
     rows = [m for m in project if m.deleted_at is None]
     rows += [m for m in user if m.deleted_at is None]
-    rows.sort(key=lambda m: m.created_at)
+    # Two already-sorted runs: timsort merges them in one linear pass.
+    rows.sort(key=attrgetter("created_at"))
     return rows
 
 
@@ -63,6 +65,9 @@ class Selected:
                                    % (self.cost, self.room_before)) if not self.shown else ""}
 
 
+_BECAUSE = {t: f"type {t}" for t in STRUCTURAL_TYPES}
+
+
 def select(entries: Sequence[Memory]) -> list[tuple[Memory, str]]:
     """The stable set with the rule that picked each entry, created_at ascending.
 
@@ -72,6 +77,7 @@ def select(entries: Sequence[Memory]) -> list[tuple[Memory, str]]:
     seen: set[str] = set()
     picked: list[tuple[Memory, str]] = []
     incidental: list[Memory] = []
+    added = False
     for m in entries:
         if m.id in seen:
             continue
@@ -80,37 +86,119 @@ def select(entries: Sequence[Memory]) -> list[tuple[Memory, str]]:
             picked.append((m, "user scope"))
         elif m.type in STRUCTURAL_TYPES:
             seen.add(m.id)
-            picked.append((m, f"type {m.type}"))
+            picked.append((m, _BECAUSE[m.type]))
         else:
             incidental.append(m)
     # reverse=True keeps equal stamps in their original order, like agentao.
-    incidental.sort(key=lambda m: m.updated_at, reverse=True)
+    incidental.sort(key=attrgetter("updated_at"), reverse=True)
     for n, m in enumerate(incidental[:INCIDENTAL_KEPT], 1):
         if m.id not in seen:
             seen.add(m.id)
             picked.append((m, f"recent incidental {n}/{INCIDENTAL_KEPT}"))
-    picked.sort(key=lambda pair: pair[0].created_at)
+            added = True
+    if added:
+        picked.sort(key=lambda pair: pair[0].created_at)
     return picked
 
 
+# No fact is shorter than one with every field empty: once the room left is
+# below that, the walk can stop, as no older entry could fit either.
+MIN_FACT_COST = len(stable_fact(Memory("", "", "", "", "", "", confidence=""))) + 1
+_COSTS_HELD = 400_000
+
+
+class FactCosts:
+    """Characters each row's stable fact takes (newline included), remembered per row.
+
+    Keyed by object identity, holding the row: the store's copy hands out the
+    same record until the row changes, so after one edit only that row is
+    rendered again.  Hashing a frozen record would cost more than rendering it.
+    """
+
+    def __init__(self) -> None:
+        self._held: dict[int, tuple[Memory, int]] = {}
+
+    def __call__(self, memory: Memory) -> int:
+        hit = self._held.get(id(memory))
+        if hit is not None and hit[0] is memory:
+            return hit[1]
+        cost = len(stable_fact(memory)) + 1
+        if len(self._held) >= _COSTS_HELD:
+            self._held.clear()
+        self._held[id(memory)] = (memory, cost)
+        return cost
+
+
+class Fitted(Sequence):
+    """Every selected entry with its fit, in selection order (oldest first).
+
+    The walk keeps plain numbers; :class:`Selected` records are made on access,
+    so a block over 100,000 rows costs no more objects than the facts it shows.
+    Entries older than where the walk stopped (no room for any fact) are
+    evicted with the room that was left.
+    """
+
+    def __init__(self, picked, costs: list[int], rooms: list[int], room_left: int, cost):
+        self._picked = picked
+        self._costs = costs            # walked entries, newest first
+        self._rooms = rooms            # room before each of them
+        self._room = room_left
+        self._cost = cost
+
+    def __len__(self) -> int:
+        return len(self._picked)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        n = len(self._picked)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError(i)
+        memory, because = self._picked[i]
+        step = n - 1 - i
+        if step < len(self._costs):
+            cost, room = self._costs[step], self._rooms[step]
+            return Selected(memory, because, cost, room - cost >= 0, room)
+        return Selected(memory, because, self._cost(memory), False, self._room)
+
+    def shown(self) -> list[Selected]:
+        """The entries the block holds, in selection order."""
+        n = len(self._picked)
+        return [self[n - 1 - step] for step in range(len(self._costs) - 1, -1, -1)
+                if self._rooms[step] >= self._costs[step]]
+
+    def find(self, store: str, memory_id: str) -> Selected | None:
+        """The entry of one row (``store`` says which file), or None if not selected."""
+        for i, (m, _) in enumerate(self._picked):
+            if m.id == memory_id and m.store == store:
+                return self[i]
+        return None
+
+
 def fit(picked: Sequence[tuple[Memory, str]], tail: str,
-        fact_text: Callable[[Memory], str], budget: int = STABLE_BUDGET) -> list[Selected]:
+        cost: Callable[[Memory], int] | None = None, budget: int = STABLE_BUDGET) -> Fitted:
     """Decide which selected entries the budget shows, in selection order.
 
     Newest-created first; an entry that does not fit is skipped and the walk
     continues with older ones, so a small old fact can get in past a big new
-    one.  ``fact_text`` renders one fact (callers pass a cached renderer).
+    one.  ``cost`` gives a fact's length plus its newline (pass a
+    :class:`FactCosts` to remember it across calls).
     """
+    cost = cost or FactCosts()
     room = stable_room(tail, budget)
-    out: list[Selected | None] = [None] * len(picked)
+    costs: list[int] = []
+    rooms: list[int] = []
     for i in range(len(picked) - 1, -1, -1):
-        memory, because = picked[i]
-        cost = len(fact_text(memory)) + 1
-        shown = room - cost >= 0
-        out[i] = Selected(memory, because, cost, shown, room)
-        if shown:
-            room -= cost
-    return out  # type: ignore[return-value]
+        if room < MIN_FACT_COST:
+            break
+        c = cost(picked[i][0])
+        costs.append(c)
+        rooms.append(room)
+        if c <= room:
+            room -= c
+    return Fitted(picked, costs, rooms, room, cost)
 
 
 def session_tail(summaries: Iterable[Summary], session_id: str | None) -> str:

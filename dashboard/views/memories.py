@@ -95,8 +95,7 @@ def _stable_entry(memory):
     snap = source_for(current_app.extensions).snapshot(statuses())
     _, fitted = stable_view(snap.project, snap.user, snap.summaries, cache=snap.cache,
                             version=snap.version)
-    return next((e for e in fitted
-                 if e.memory.id == memory.id and e.memory.store == memory.store), None)
+    return fitted.find(memory.store, memory.id)
 
 
 @page_route(bp, "/memories/<store>/<memory_id>")

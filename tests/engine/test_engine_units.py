@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 from datetime import datetime, timezone
 
 import pytest
@@ -120,9 +121,30 @@ def test_fit_skips_and_continues():
     small = mem("old", content="s", created="1", type="decision")
     big = mem("new", content="b" * 240, tags=[f"t{i}" for i in range(400)], created="2",
               type="decision")
-    fitted = fit([(small, "a"), (big, "b")], "", stable_fact)
+    fitted = fit([(small, "a"), (big, "b")], "")
     assert [f.shown for f in fitted] == [True, False]
     assert fitted[1].cost > 1896 and fitted[1].room_before == 1896
+
+
+def test_fit_matches_a_plain_walk_over_every_entry():
+    # The fit stops walking once no fact could fit; every entry must still
+    # read as a walk over all of them would give it.
+    rnd = random.Random(5)
+    for trial in range(40):
+        picked = [(mem(f"m{i}", content="x" * rnd.choice([1, 30, 120, 240]),
+                       tags=["t"] * rnd.choice([0, 5, 60]), created=f"{i:04d}", type="decision"),
+                   "why") for i in range(rnd.randint(0, 60))]
+        room, expected = 1896, []
+        for m, _ in reversed(picked):
+            cost = len(stable_fact(m)) + 1
+            expected.append((m.id, cost, cost <= room, room))
+            room -= cost if cost <= room else 0
+        fitted = fit(picked, "")
+        assert [(s.memory.id, s.cost, s.shown, s.room_before) for s in fitted] == expected[::-1]
+        assert [s.memory.id for s in fitted.shown()] == [i for i, _, shown, _ in expected[::-1] if shown]
+        if picked:
+            last = picked[0][0]
+            assert fitted.find("project", last.id) == fitted[0]
 
 
 def test_session_tail_rules():
