@@ -34,13 +34,16 @@ class Doc(NamedTuple):
 
 def same_key_both_scopes(docs: Iterable[Doc]) -> Iterator[tuple[str, Finding]]:
     """Same key in the user and the project scope: both are injected, the model sees two answers"""
+    docs = list(docs)
+    # Find the few keys in two scopes first; grouping every row by key cost more.
+    first_scope: dict[str, str] = {}
+    both = {d.key for d in docs if first_scope.setdefault(d.key, d.scope) != d.scope}
     by_key: dict[str, list[Doc]] = defaultdict(list)
     for d in docs:
-        by_key[d.key].append(d)
+        if d.key in both:
+            by_key[d.key].append(d)
     why = same_key_both_scopes.__doc__.splitlines()[0]
     for key, group in by_key.items():
-        if len({d.scope for d in group}) < 2:
-            continue
         for d in group:
             others = tuple(o.handle for o in group if o is not d)[:MAX_RELATED]
             yield d.handle, Finding("conflict.same_key", "conflict", "key_normalized", 0,
@@ -72,13 +75,15 @@ def near_duplicates(docs: Iterable[Doc], threshold: float = DUPLICATE_THRESHOLD
             _link(pairs, group, group, 1.0)
     # "One token more": a set's hash-sum minus one token's hash names the smaller
     # set without building it; a hit is confirmed on the real sets.
+    sums = {tokens: _hash_sum(tokens) for tokens in groups
+            if subset_min - 1 <= len(tokens) <= join_min}
     by_sum: dict[int, list[frozenset[str]]] = defaultdict(list)
-    for tokens in groups:
-        if subset_min - 1 <= len(tokens) < join_min:
-            by_sum[_hash_sum(tokens)].append(tokens)
-    for tokens, group in groups.items():
-        if subset_min <= len(tokens) <= join_min:
-            total = _hash_sum(tokens)
+    for tokens, total in sums.items():
+        if len(tokens) < join_min:
+            by_sum[total].append(tokens)
+    for tokens, total in sums.items():
+        if len(tokens) >= subset_min:
+            group = groups[tokens]
             for t in tokens:
                 for smaller in by_sum.get((total - hash(t)) & _MASK, ()):
                     if len(smaller) == len(tokens) - 1 and smaller < tokens:

@@ -23,7 +23,7 @@ from functools import lru_cache
 from typing import Callable, Iterable, Iterator
 
 from ..contract import CONTENT_MAX, SECRET_RULES
-from ..engine.recall import STALE_DAYS, days_since
+from ..engine.recall import STALE_DAYS, Ages
 from .checks import iban_ok, luhn_ok, mask_digits, mask_email, mask_secret, prc_id_ok
 from .gates import FAMILY_GATES, open_families
 
@@ -358,6 +358,12 @@ def near_size_limit(content: str, field: str = "content") -> Finding | None:
     return Finding("upkeep.near_limit", "upkeep", field, 0, n, f"{n} characters", why)
 
 
+@lru_cache(maxsize=1)
+def _ages(now: datetime) -> Ages:
+    # One per scan clock, so each distinct stamp of a scan is parsed once.
+    return Ages(now)
+
+
 @lru_cache(maxsize=8)
 def _fresh_after(now: datetime) -> str:
     # Canonical stamps (naive, read as UTC) later than this are never stale.
@@ -369,7 +375,7 @@ def stale(updated_at: str, now: datetime) -> Finding | None:
     """Live memory not updated for more than 90 days: recall subtracts the stale penalty"""
     if len(updated_at) == 19 and updated_at[10] == "T" and updated_at > _fresh_after(now):
         return None   # fast path; anything unusual goes through agentao's parse
-    days = days_since(updated_at or "", now)
+    days = _ages(now)(updated_at or "")
     if days <= STALE_DAYS:
         return None
     why = (f"updated {int(days)} days ago (> {STALE_DAYS}): recall scores it −2 (stale_penalty), "

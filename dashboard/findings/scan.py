@@ -16,7 +16,7 @@ import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Iterable
+from typing import Iterable, NamedTuple
 
 from ..contract import STABLE_TYPES
 from ..engine.render import EXCERPT_CHARS, VALUE_PREVIEW
@@ -37,8 +37,7 @@ _REACH_ORDER = {"stable": 0, "recall": 1, "disk": 2}
 _CATEGORY_ORDER = {c: i for i, c in enumerate(CATEGORIES)}
 
 
-@dataclass(frozen=True)
-class Action:
+class Action(NamedTuple):  # a tuple: a scan makes one per fix per flagged row
     """A fix the user can make, as a link to the screen that makes it."""
 
     code: str       # edit | soft_delete | hard_purge | reject | view
@@ -63,7 +62,7 @@ class Item:
         return {"store": self.store, "table": self.table, "row_id": self.row_id,
                 "label": self.label, **self.finding.to_dict(), "reach": self.reach,
                 "reach_text": REACH[self.reach], "reach_detail": self.reach_detail,
-                "actions": [a.__dict__ for a in self.actions]}
+                "actions": [a._asdict() for a in self.actions]}
 
 
 @dataclass
