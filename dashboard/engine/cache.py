@@ -21,6 +21,7 @@ from typing import Hashable, Sequence
 
 from dashboard.records import Memory
 
+from .selection import Selection, FullWalk
 from .stable import FactCosts, all_entries
 from .tokenize import Tokenizer
 
@@ -157,6 +158,21 @@ class EngineCache:
         # see preview.stable_view.  Small, cleared when it grows.
         self.stable_memo: dict = {}
         self.costs = FactCosts()   # stable fact lengths, kept across versions
+        self._selection: tuple | None = None   # (version, Selection)
+
+    def selection(self, project: Sequence[Memory], user: Sequence[Memory],
+                  version: Hashable) -> Selection | FullWalk:
+        """The stable candidates for ``version``, patched from the last version asked for."""
+        held = self._selection
+        if held is not None and held[0] == version:
+            return held[1]
+        with self._lock:
+            held = self._selection
+            if held is not None and held[0] == version:
+                return held[1]
+            fresh = held[1].moved_to(project, user) if held else Selection.build(project, user)
+            self._selection = (version, fresh)
+            return fresh
 
     def state(self, project: Sequence[Memory], user: Sequence[Memory],
               version: Hashable | None, tokenizer: Tokenizer) -> IndexState:

@@ -1,0 +1,79 @@
+"""The stable selection patched across versions must equal select() over the rows every time."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+
+from dashboard.engine import all_entries
+from dashboard.engine.selection import Selection
+from dashboard.engine.stable import select
+from dashboard.records import Memory
+
+TYPES = ["note", "project_fact", "decision", "workflow", "preference"]
+
+
+def _row(rnd: random.Random, n: int, store: str) -> Memory:
+    # Few distinct stamps, so ties in created_at and updated_at are common.
+    created = f"2026-01-{rnd.randint(1, 9):02d}"
+    return Memory(id=f"m{n}", scope=rnd.choice(["project", "user"]) if store == "project" else "user",
+                  type=rnd.choice(TYPES), key_normalized=f"k{n}", title=f"t{n}", content="c",
+                  created_at=created, updated_at=max(created, f"2026-01-{rnd.randint(1, 9):02d}"),
+                  store=store)
+
+
+def _ordered(rows: list[Memory]) -> list[Memory]:
+    # The file's listing order: created_at, then (scope, key).
+    return sorted(rows, key=lambda m: (m.created_at, m.scope, m.key_normalized))
+
+
+def _expected(project, user, hidden):
+    return select([m for m in all_entries(project, user) if m.id not in hidden])
+
+
+def _same(a, b) -> bool:
+    return [(id(m), why) for m, why in a] == [(id(m), why) for m, why in b]
+
+
+def test_patched_selection_equals_a_full_walk_through_random_edits():
+    rnd = random.Random(11)
+    for trial in range(30):
+        project = [_row(rnd, i, "project") for i in range(rnd.randint(0, 40))]
+        user = [_row(rnd, 100 + i, "user") for i in range(rnd.randint(0, 10))]
+        counter = 200
+        sel = Selection.build(_ordered(project), _ordered(user))
+        for step in range(25):
+            action = rnd.choice(["edit", "touch", "delete", "add", "retype", "twin"])
+            pool = project if rnd.random() < 0.7 or not user else user
+            if action == "add" or not pool:
+                counter += 1
+                pool.append(_row(rnd, counter, "project" if pool is project else "user"))
+            elif action == "twin":
+                # The same id in both files: select's own tie rules must decide.
+                src = rnd.choice(pool)
+                other = user if pool is project else project
+                other.append(replace(src, store="user" if pool is project else "project",
+                                     key_normalized=src.key_normalized + "x"))
+            else:
+                i = rnd.randrange(len(pool))
+                m = pool[i]
+                if action == "delete":
+                    pool[i] = replace(m, deleted_at="2026-02-01")
+                elif action == "edit":
+                    pool[i] = replace(m, content=m.content + "!")
+                elif action == "touch":
+                    pool[i] = replace(m, updated_at=f"2026-01-{rnd.randint(1, 12):02d}")
+                else:
+                    pool[i] = replace(m, type=rnd.choice(TYPES))
+            p, u = _ordered(project), _ordered(user)
+            sel = sel.moved_to(p, u)
+            live_ids = [m.id for m in p + u if m.deleted_at is None]
+            for hidden in (frozenset(), frozenset(rnd.sample(live_ids, min(2, len(live_ids))))):
+                assert _same(sel.picked(hidden), _expected(p, u, hidden)), (trial, step, action)
+
+
+def test_an_unchanged_version_is_the_same_selection():
+    rnd = random.Random(3)
+    project = _ordered([_row(rnd, i, "project") for i in range(20)])
+    sel = Selection.build(project, [])
+    assert sel.moved_to(list(project), []) is sel
