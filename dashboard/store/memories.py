@@ -13,8 +13,7 @@ from ..records import Event, Memory
 SORTS = {"updated": "updated_at", "created": "created_at", "title": "title",
          "key": "key_normalized", "type": "type", "scope": "scope"}
 MAX_PER_PAGE = 200
-# A search matching fewer than one row in this many is counted by looking its rows up.
-_SPARSE = 4
+
 
 @dataclass(frozen=True)
 class MemoryFilters:
@@ -48,8 +47,9 @@ class MemoryPage:
 
 
 def _where(f: MemoryFilters, labels: dict[str, str], held: set[str],
-           narrow: bool = False) -> tuple[str, list]:
-    """The WHERE clause of the list; ``narrow``: drive from the tag or search rows.
+           bitmap: bytes | None = None, narrow: bool = False) -> tuple[str, list]:
+    """The WHERE clause of the list; ``bitmap``: the search hits (``Mirror.mark_hits``);
+    ``narrow``: drive from the tag or search rows.
 
     With ``narrow`` the ``live`` test is written ``+m.live`` so that SQLite
     cannot walk a live index over every row: for a count of a few thousand
@@ -71,8 +71,11 @@ def _where(f: MemoryFilters, labels: dict[str, str], held: set[str],
     if f.tag:
         clauses.append("m.rid IN (SELECT rid FROM tags WHERE tag = LOWER(?))")
         args.append(f.tag)
-    if f.q:
-        clauses.append("m.rid IN (SELECT rid FROM hits)")   # filled by ``Mirror.mark_hits``
+    if f.q and bitmap is None:
+        clauses.append("m.rid IN (SELECT rid FROM hits)")
+    elif f.q:
+        clauses.append("substr(?, m.rid + 1, 1) = x'01'")
+        args.append(bitmap)
     return (" WHERE " + " AND ".join(clauses)) if clauses else "", args
 
 
@@ -91,12 +94,14 @@ def list_memories(refs: list[StoreRef], f: MemoryFilters, mirror: Mirror,
     def run(m: Mirror, labels):
         if not labels:
             return 0, [], {c: [] for c in choices}
-        hits = m.mark_hits(f.q) if f.q else None
-        where, args = _where(f, labels, m.held())
+        bitmap = m.mark_hits(f.q) if f.q else None
+        # A search with few hits (in the temp table) is driven from them, sorted
+        # and counted; so is a tag's count.  Otherwise SQLite walks a sort index.
+        few = bool(f.q) and bitmap is None
+        where, args = _where(f, labels, m.held(), bitmap, few)
         conn = m.conn
         # The count is the same for every page and sort of one filter set.
-        narrow = bool(f.tag) or (hits is not None and hits * _SPARSE < m.size())
-        count_where, count_args = _where(f, labels, m.held(), narrow)
+        count_where, count_args = _where(f, labels, m.held(), bitmap, few or bool(f.tag))
         total = _remember(m, ("count", f.q, count_where, tuple(count_args)), lambda: conn.execute(
             f"SELECT COUNT(*) FROM memories m{count_where}", count_args).fetchone()[0])
         # Page over the index alone, then fetch the page's rows.

@@ -25,7 +25,6 @@ store is reloaded whole.  One lock guards the copy; queries take milliseconds.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import threading
 from pathlib import Path
@@ -34,7 +33,7 @@ from ..records import Memory
 from .connection import StoreProblem, read
 from .registry import StoreRef
 from .rows import memory as as_memory
-from .search import ascii_lower, haystack, json_strings, matching_rids
+from .search import LastSearch, ascii_lower, haystack, json_strings
 
 COLUMNS = ("id", "scope", "type", "key_normalized", "title", "content", "tags_json",
            "keywords_json", "source", "confidence", "sensitivity", "created_at", "updated_at",
@@ -77,8 +76,7 @@ class Mirror:
         self._indexed = False
         self._seen: dict[str, tuple] = {}
         self._hay: dict[int, tuple[str, bool]] = {}
-        self._hits_for: tuple | None = None   # the search the temp table ``hits`` holds
-        self._hit_count = 0
+        self._search = LastSearch()
         # rid -> (file path, the row as a record), for the preview engine,
         # which needs every live row in agentao's order.
         # The record is made on first use: the memories list never needs it.
@@ -139,30 +137,17 @@ class Mirror:
         """Paths of the files whose rows the copy holds."""
         return set(self._seen)
 
-    def size(self) -> int:
-        """How many rows (live and soft-deleted) the copy holds."""
-        return len(self._hay)
-
     @property
     def conn(self) -> sqlite3.Connection:
         return self._conn
 
-    def mark_hits(self, query: str) -> int:
-        """Fill the temp table ``hits`` with the rows agentao's search for ``query`` matches.
+    def mark_hits(self, query: str) -> bytes | None:
+        """Mark the rows agentao's search for ``query`` matches (see ``LastSearch``).
 
-        Returns how many there are.  The rows are remembered per copy version:
-        the next page, another sort or another filter on the same search (the
-        usual next request) reuses them, and the table is only refilled for a
-        new search or after the copy changed.
+        Remembered until the copy changes, so the next page, another sort or
+        another filter on the same search (the usual next request) reuse it.
         """
-        key = ("hits", self.generation, query)
-        if self._hits_for != key:
-            found = matching_rids(self._conn, self._hay, query)
-            with self._conn:
-                self._conn.execute("DELETE FROM hits")
-                self._conn.execute("INSERT INTO hits SELECT value FROM json_each(?)", (json.dumps(found),))
-            self._hits_for, self._hit_count = key, len(found)
-        return self._hit_count
+        return self._search.hits(self._conn, self._hay, self.generation, query)
 
     def _drop(self, key: str) -> None:
         self.generation += 1

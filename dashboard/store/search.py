@@ -7,12 +7,13 @@ LOWER does (ASCII only) and joined by newlines.  For a query without ``%``,
 ``_`` or a newline, ``needle in haystack`` *is* agentao's predicate on a row
 whose tags and keywords are plain strings: LIKE folds ASCII case only, the
 haystack is ASCII-folded, the needle is lower-cased, and a needle without a
-newline cannot span two fields.  Wildcard queries and "odd" rows (JSON that
-SQLite's json_each renders differently from Python) go through agentao's
-exact predicate in SQL, on just those rows.
+newline cannot span two fields.  For a wildcard query a regex over the
+haystacks picks candidates; those and the "odd" rows (JSON that SQLite's
+json_each renders differently from Python) go through agentao's exact
+predicate in SQL, on just those rows.
 
-The result, the exact set of matching rows, is remembered per copy version,
-so paging, re-sorting and re-filtering one search reuse it.
+The latest search's rows are kept until the copy changes, so paging,
+re-sorting and re-filtering one search reuse them (``LastSearch``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from __future__ import annotations
 import json
 import re
 
+# Searches matching fewer than one row in _SPARSE are driven from their rows.
+_SPARSE = 4
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 # A JSON column that is not valid JSON would make json_each fail the whole query.
@@ -68,40 +71,73 @@ def haystack(row, tags: list[str], plain_tags: bool) -> tuple[str, bool]:
     return "\n".join([base, *extra]), plain_tags and plain_keywords
 
 
-def like_matcher(query: str):
-    """A test on a haystack for agentao's predicate, and whether it is exact.
-
-    A query with no wildcard and no newline is a plain substring test, exact
-    on plain rows (see the module docstring).  Wildcards give a regex that may
-    also match across fields: a superset, to be checked in SQL.
-    """
-    needle = query.lower()
-    if "%" not in needle and "_" not in needle and "\n" not in needle:
-        return (lambda hay: needle in hay), True
+def _like_regex(needle: str) -> re.Pattern:
     # The haystack is ASCII-folded and the needle lower-cased, so a plain regex
-    # of the wildcards follows LIKE's case rule.
-    rx = re.compile("".join(".*" if ch == "%" else "." if ch == "_" else re.escape(ch)
-                            for ch in needle), re.S)
-    return (lambda hay: rx.search(hay) is not None), False
+    # of the wildcards follows LIKE's case rule.  It may match across fields:
+    # a superset, checked in SQL.
+    return re.compile("".join(".*" if ch == "%" else "." if ch == "_" else re.escape(ch)
+                              for ch in needle), re.S)
 
 
-def matching_rids(conn, haystacks: dict[int, tuple[str, bool]], query: str) -> list[int]:
+def matching_rids(conn, rids: list[int], texts: list[str], odd: set[int], query: str) -> list[int]:
     """Every copy row (live or not) that agentao's search for ``query`` matches, by rid, ascending.
 
-    ``haystacks`` maps rid -> (haystack, plain).  Rows the haystack test cannot
-    decide alone are checked with agentao's predicate on the copy ``conn``.
+    ``texts`` are the rows' haystacks, in the order of ``rids``; ``odd`` the
+    rids of rows that are not plain.  Rows the haystack test cannot decide
+    alone are checked with agentao's predicate on the copy ``conn``.
     """
-    match, exact = like_matcher(query)
-    sure: list[int] = []
-    unsure: list[int] = []
-    for rid, (hay, plain) in haystacks.items():
-        if not plain:
-            unsure.append(rid)
-        elif match(hay):
-            (sure if exact else unsure).append(rid)
+    needle = query.lower()
+    if "%" in needle or "_" in needle or "\n" in needle:
+        rx = _like_regex(needle)
+        sure, unsure = [], [r for r, hay in zip(rids, texts) if rx.search(hay)]
+    else:
+        sure, unsure = [r for r, hay in zip(rids, texts) if needle in hay], []
+    if odd:
+        sure = [r for r in sure if r not in odd]
+        unsure = sorted(odd.union(unsure))
     if unsure:
-        pattern = f"%{query.lower()}%"
+        pattern = f"%{needle}%"
         sure.extend(r[0] for r in conn.execute(
             "SELECT m.rid FROM memories m WHERE m.rid IN (SELECT value FROM json_each(?))"
             f" AND {_PREDICATE}", [json.dumps(unsure)] + [pattern] * 5))
-    return sorted(sure)
+        sure.sort()
+    return sure
+
+
+class LastSearch:
+    """The copy's most recent search, kept until the copy changes.
+
+    Few hits go into the temp table ``hits`` (SQLite then drives from them);
+    many hits become a bitmap blob indexed by rid, tested in the query with
+    ``substr`` — filling a table with tens of thousands of rows costs more
+    than the whole rest of the request.
+    """
+
+    def __init__(self) -> None:
+        self._rows: tuple | None = None   # (generation, rids, texts, odd)
+        self._key: tuple | None = None
+        self._bitmap: bytes | None = None
+
+    def hits(self, conn, haystacks: dict[int, tuple[str, bool]], generation: int,
+             query: str) -> bytes | None:
+        """The bitmap of the rows matching ``query``; None when they are in ``hits`` instead."""
+        if self._key == (generation, query):
+            return self._bitmap
+        if self._rows is None or self._rows[0] != generation:
+            # Flat lists scan several times faster than the dict of pairs.
+            self._rows = (generation, list(haystacks), [h for h, _ in haystacks.values()],
+                          {rid for rid, (_, plain) in haystacks.items() if not plain})
+        _, rids, texts, odd = self._rows
+        found = matching_rids(conn, rids, texts, odd, query)
+        bitmap = None
+        if found and len(found) * _SPARSE >= len(rids):
+            marks = bytearray(max(rids) + 1)
+            for rid in found:
+                marks[rid] = 1
+            bitmap = bytes(marks)
+        with conn:
+            conn.execute("DELETE FROM hits")
+            if bitmap is None:
+                conn.execute("INSERT INTO hits SELECT value FROM json_each(?)", (json.dumps(found),))
+        self._key, self._bitmap = (generation, query), bitmap
+        return bitmap
