@@ -6,7 +6,9 @@
     generated corpus of ordinary memories (versions, dates, ports, hashes, UUIDs,
     build numbers...), where every text finding is a false positive;
 (b) time to scan a store of N memories (goal: 100,000 in under 2 s), with 1%
-    planted findings, through the same code path the page uses.
+    planted findings, through the same code path the page uses.  Every scan is
+    cold (nothing cached between runs); compare the CPU seconds, since wall time
+    follows the machine's load.
 
     python bench/bench_findings.py                  # quick: 20,000 memories
     python bench/bench_findings.py --memories 100000
