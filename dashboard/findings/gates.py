@@ -58,9 +58,11 @@ _QUANTIFIERS = ("?", "*", "+", "{")
 
 def _head(fragment: str) -> str:
     """The fragment's first character (or escaped punctuation), which must be literal."""
-    n = 2 if fragment[0] == "\\" else 1
-    if (fragment[0] in ".^$*+?{}[]|()" or fragment[n - 1:n].isalnum() and n == 2
-            or fragment[n:n + 1] in _QUANTIFIERS):
+    escaped = fragment[0] == "\\"
+    n = 2 if escaped else 1
+    class_escape = escaped and fragment[1].isalnum()        # \d, \s, \b...
+    if (fragment[0] in ".^$*+?{}[]|()" or class_escape
+            or fragment[n:n + 1] in _QUANTIFIERS):           # "x?" makes x optional
         raise ValueError(f"gate fragment must start with a literal: {fragment!r}")
     return fragment[:n]
 
