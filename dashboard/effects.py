@@ -17,22 +17,23 @@ looks at.
 
 "Before" comes from ``engine.stable_view`` with the preview screen's cache (the
 rows are the files' rows).  "After" runs the engine's stable path itself —
-``all_entries`` -> ``select`` -> ``fit`` -> ``render_stable``, the four steps
-``preview`` takes for this block — because the block needs no tokens, and
-indexing hypothetical rows for every card of the review page cost ~25 ms a
-card at 2,000 memories.  The tests pin the two paths together: each
-prediction equals ``preview``'s block over the files after the real write.
+the cached selection with the saved row put in (``Selection.with_row``) ->
+``fit`` -> ``render_stable`` — because the block needs no tokens and a card
+must not cost a walk over every row.  The tests pin the two paths together:
+each prediction equals ``preview``'s block over the files after the real write.
 """
 
 from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
+from typing import Iterable
 
 from .contract import PlannedSave
-from .engine import all_entries, session_tail, stable_view
+from .engine import session_tail, stable_view
 from .engine.render import STABLE_BUDGET, render_stable, stable_fact
-from .engine.stable import INCIDENTAL_KEPT, STRUCTURAL_TYPES, FactCosts, fit, select
+from .engine.selection import FullWalk, Selection
+from .engine.stable import fit
 from .preview_source import Snapshot
 from .records import Memory
 from .store.writes import AUTO_CAP, now as agentao_now
@@ -84,19 +85,6 @@ def current_block(snap: Snapshot, hidden=frozenset()) -> str:
                        cache=snap.cache, version=snap.version)[0]
 
 
-def stable_block(project, user, summaries, hidden=frozenset(),
-                 costs: FactCosts | None = None) -> str:
-    """The engine's stable path over any rows (new session), without indexing them.
-
-    ``costs`` remembers fact lengths of rows that outlive the call (pass the
-    snapshot cache's when computing several effects over the same snapshot).
-    """
-    entries = [m for m in all_entries(project, user) if m.id not in hidden]
-    tail = session_tail(summaries, None)
-    fitted = fit(select(entries), tail, costs)
-    return render_stable((stable_fact(s.memory) for s in fitted.shown()), tail)
-
-
 def would_save(plan: PlannedSave, existing: Memory | None, stamp: str | None = None) -> Memory:
     """The row ``writes.save_memory(plan)`` would leave: updated in place, or new."""
     stamp = stamp or agentao_now()
@@ -109,43 +97,27 @@ def would_save(plan: PlannedSave, existing: Memory | None, stamp: str | None = N
         store=plan.store)
 
 
-def _substitute(rows: list[Memory], row: Memory) -> list[Memory]:
-    out = [row if m.id == row.id else m for m in rows]
-    return out if row.id in {m.id for m in rows} else out + [row]
-
-
-def _over_auto_cap(rows: list[Memory], scope: str) -> list[str]:
+def _over_auto_cap(rows: Iterable[Memory], row: Memory) -> list[str]:
     # An auto save makes the write soft-delete the oldest auto rows beyond the cap
     # (writes._enforce_auto_cap, as agentao does); the prediction hides the same ones.
-    auto = [m for m in rows if m.scope == scope and m.live and m.source == "auto"]
-    auto.sort(key=lambda m: (m.updated_at, m.created_at))
-    return [m.id for m in auto[:max(0, len(auto) - AUTO_CAP)]]
+    rows = [row if m.id == row.id else m for m in rows] + [row]
+    auto = {m.id: m for m in rows if m.scope == row.scope and m.live and m.source == "auto"}
+    ranked = sorted(auto.values(), key=lambda m: (m.updated_at, m.created_at))
+    return [m.id for m in ranked[:max(0, len(ranked) - AUTO_CAP)]]
 
 
 class Memo:
     """Work shared by several effects over one snapshot (one request's review cards)."""
 
     def __init__(self) -> None:
-        self._ranked: list | None = None
-        self._always: set[int] = set()
+        self._base: Selection | FullWalk | None = None
 
-    def contenders(self, snap: Snapshot, removed: int) -> set[int]:
-        """Rows (by identity) that can be selected once ``removed`` rows are gone and one added.
-
-        Every always-rule row, plus the ``INCIDENTAL_KEPT + removed`` most recently
-        updated incidental rows in the engine's own order: no other row can reach
-        the top three, so the engine over just these selects what it would over all.
-        """
-        if self._ranked is None:
-            incidental = []
-            for m in all_entries(snap.project, snap.user):
-                if m.scope == "user" or m.type in STRUCTURAL_TYPES:
-                    self._always.add(id(m))
-                else:
-                    incidental.append(m)
-            incidental.sort(key=lambda m: m.updated_at, reverse=True)   # select()'s sort
-            self._ranked = incidental
-        return self._always | {id(m) for m in self._ranked[:INCIDENTAL_KEPT + removed]}
+    def base(self, snap: Snapshot) -> Selection | FullWalk:
+        """The snapshot's stable candidates (the cache's when its version is known)."""
+        if self._base is None:
+            self._base = (snap.cache.selection(snap.project, snap.user, snap.version)
+                          if snap.version is not None else Selection.build(snap.project, snap.user))
+        return self._base
 
 
 def save_effect(snap: Snapshot, plan: PlannedSave, existing: Memory | None,
@@ -153,17 +125,12 @@ def save_effect(snap: Snapshot, plan: PlannedSave, existing: Memory | None,
     """Before/after for a planned save (plus ids soft-deleted by the same action)."""
     memo = memo or Memo()
     row = would_save(plan, existing)
-    project, user = list(snap.project), list(snap.user)
-    if plan.store == "user":
-        user = _substitute(user, row)
-    else:
-        project = _substitute(project, row)
     if plan.source == "auto":
-        hide = {*hide, *_over_auto_cap(user if plan.store == "user" else project, plan.scope)}
-    keep = memo.contenders(snap, len(hide) + 1)
-    project = [m for m in project if m is row or id(m) in keep]
-    user = [m for m in user if m is row or id(m) in keep]
-    after = stable_block(project, user, snap.summaries, frozenset(hide), snap.cache.costs)
+        hide = {*hide, *_over_auto_cap(snap.user if plan.store == "user" else snap.project, row)}
+    picked = memo.base(snap).with_row(row).picked(frozenset(hide))
+    tail = session_tail(snap.summaries, None)
+    fitted = fit(picked, tail, snap.cache.costs)
+    after = render_stable((stable_fact(s.memory) for s in fitted.shown()), tail)
     return BlockEffect(current_block(snap), after, STABLE_BUDGET)
 
 

@@ -42,30 +42,31 @@ class Selection:
     """One version's stable candidates; immutable once made, shared between threads."""
 
     def __init__(self, rows: dict[int, Memory], always: list[Memory], always_keys: list,
-                 incidental: list[Memory], incidental_keys: list, ids: set[str], ranks: set):
+                 incidental: list[Memory], incidental_keys: list, by_id: dict[str, Memory],
+                 ranks: set):
         self._rows = rows                  # id(record) -> record, every live row
         self._always = always              # always-rule rows, all-entries order
         self._always_keys = always_keys
         self._incidental = incidental      # ascending (updated_at, rank)
         self._incidental_keys = incidental_keys
-        self._ids = ids                    # memory ids, unique (else an FullWalk)
+        self._by_id = by_id                # memory id -> record, unique (else a FullWalk)
         self._ranks = ranks                # all-entries places, unique likewise
 
     @staticmethod
     def build(project: Sequence[Memory], user: Sequence[Memory]) -> Selection | FullWalk:
         """From each file's live rows in the file's listing order."""
         entries = all_entries(project, user)
-        ids = {m.id for m in entries}
+        by_id = {m.id: m for m in entries}
         ranks = {_rank(m) for m in entries}
         labelled = (all(m.store == "project" for m in project)
                     and all(m.store == "user" for m in user))
-        if len(ids) != len(entries) or len(ranks) != len(entries) or not labelled:
-            return FullWalk(entries)
+        if len(by_id) != len(entries) or len(ranks) != len(entries) or not labelled:
+            return FullWalk(project, user)
         always = [m for m in entries if _always(m)]
         incidental = sorted((m for m in entries if not _always(m)),
                             key=lambda m: (m.updated_at, _rank(m)))
         return Selection({id(m): m for m in entries}, always, [_rank(m) for m in always],
-                         incidental, [(m.updated_at, _rank(m)) for m in incidental], ids, ranks)
+                         incidental, [(m.updated_at, _rank(m)) for m in incidental], by_id, ranks)
 
     def moved_to(self, project: Sequence[Memory], user: Sequence[Memory]) -> Selection | FullWalk:
         """The selection for new rows, patched from this one when few rows changed."""
@@ -76,28 +77,52 @@ class Selection:
             return self
         if len(gone) + len(new) > _PATCH_LIMIT:
             return Selection.build(project, user)
+        patched = self._patched(now, [self._rows[key] for key in gone], [now[key] for key in new])
+        return patched if patched is not None else Selection.build(project, user)
+
+    def with_row(self, row: Memory) -> Selection | FullWalk:
+        """This selection as if ``row`` were saved in its file: it takes the place
+        of the live row with its id there, or is added."""
+        old = self._by_id.get(row.id)
+        if old is not None and old.store != row.store:
+            return self._walk().with_row(row)
+        gone = [old] if old is not None else []
+        rows = dict(self._rows)
+        for m in gone:
+            del rows[id(m)]
+        rows[id(row)] = row
+        patched = self._patched(rows, gone, [row])
+        return patched if patched is not None else self._walk().with_row(row)
+
+    def _patched(self, rows: dict[int, Memory], gone: list[Memory],
+                 new: list[Memory]) -> Selection | None:
+        # None when a new row shares an id or a place with a row that stays:
+        # then select()'s tie rules decide, over a full walk.
         always, always_keys = list(self._always), list(self._always_keys)
         incidental, incidental_keys = list(self._incidental), list(self._incidental_keys)
-        ids, ranks = set(self._ids), set(self._ranks)
-        for key in gone:
-            m = self._rows[key]
-            ids.discard(m.id)
+        by_id, ranks = dict(self._by_id), set(self._ranks)
+        for m in gone:
+            del by_id[m.id]
             ranks.discard(_rank(m))
             if _always(m):
                 _remove(always, always_keys, _rank(m), m)
             else:
                 _remove(incidental, incidental_keys, (m.updated_at, _rank(m)), m)
-        for key in new:
-            m = now[key]
-            if m.id in ids or _rank(m) in ranks:
-                return Selection.build(project, user)   # select()'s tie rules decide
-            ids.add(m.id)
+        for m in new:
+            if m.id in by_id or _rank(m) in ranks:
+                return None
+            by_id[m.id] = m
             ranks.add(_rank(m))
             if _always(m):
                 _insert(always, always_keys, _rank(m), m)
             else:
                 _insert(incidental, incidental_keys, (m.updated_at, _rank(m)), m)
-        return Selection(now, always, always_keys, incidental, incidental_keys, ids, ranks)
+        return Selection(rows, always, always_keys, incidental, incidental_keys, by_id, ranks)
+
+    def _walk(self) -> FullWalk:
+        rows = sorted(self._rows.values(), key=_rank)
+        return FullWalk([m for m in rows if m.store == "project"],
+                        [m for m in rows if m.store == "user"])
 
     def picked(self, hidden: Iterable[str] = frozenset()) -> list[tuple[Memory, str]]:
         """What ``select`` gives for the rows minus ``hidden`` ids, created_at ascending."""
@@ -128,17 +153,29 @@ class Selection:
 
 class FullWalk:
     """Rows a patch cannot follow (an id in both files, two rows in one place):
-    every answer is ``select``'s own walk."""
+    every answer is ``select``'s own walk over all-entries order."""
 
-    def __init__(self, entries: list[Memory]):
-        self._entries = entries
+    def __init__(self, project: Sequence[Memory], user: Sequence[Memory]):
+        self._project = [m for m in project if m.deleted_at is None]
+        self._user = [m for m in user if m.deleted_at is None]
 
     def moved_to(self, project: Sequence[Memory], user: Sequence[Memory]) -> Selection | FullWalk:
         return Selection.build(project, user)
 
+    def with_row(self, row: Memory) -> FullWalk:
+        """As :meth:`Selection.with_row`, in the file's listing order after the save."""
+        rows = self._user if row.store == "user" else self._project
+        swapped = [row if m.id == row.id else m for m in rows]
+        if not any(m.id == row.id for m in rows):
+            swapped.append(row)
+        swapped.sort(key=lambda m: (m.created_at, m.scope, m.key_normalized))
+        if row.store == "user":
+            return FullWalk(self._project, swapped)
+        return FullWalk(swapped, self._user)
+
     def picked(self, hidden: Iterable[str] = frozenset()) -> list[tuple[Memory, str]]:
         hidden = frozenset(hidden)
-        return select([m for m in self._entries if m.id not in hidden])
+        return select([m for m in all_entries(self._project, self._user) if m.id not in hidden])
 
 
 def _remove(rows: list, keys: list, key, record) -> None:

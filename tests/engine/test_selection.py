@@ -77,3 +77,35 @@ def test_an_unchanged_version_is_the_same_selection():
     project = _ordered([_row(rnd, i, "project") for i in range(20)])
     sel = Selection.build(project, [])
     assert sel.moved_to(list(project), []) is sel
+
+
+def _saved(rows: list[Memory], row: Memory) -> list[Memory]:
+    # The file's live rows after the save, in its listing order: the row takes
+    # the place of its id, else it is added.
+    out = [row if m.id == row.id else m for m in rows if m.deleted_at is None]
+    return _ordered(out if any(m.id == row.id for m in rows) else out + [row])
+
+
+def test_a_hypothetical_save_equals_a_full_walk_over_the_saved_rows():
+    rnd = random.Random(17)
+    for trial in range(60):
+        project = _ordered([_row(rnd, i, "project") for i in range(rnd.randint(0, 30))])
+        user = _ordered([_row(rnd, 100 + i, "user") for i in range(rnd.randint(0, 8))])
+        if rnd.random() < 0.2 and project:
+            user = _ordered(user + [replace(project[0], store="user", scope="user")])
+        sel = Selection.build(project, user)
+        store = rnd.choice(["project", "user"])
+        pool = project if store == "project" else user
+        other = user if store == "project" else project
+        pick = rnd.random()
+        if pick < 0.4 and pool:          # overwrite a row of the same file
+            base = rnd.choice(pool)
+        elif pick < 0.6 and other:       # a row whose id lives in the other file
+            base = replace(rnd.choice(other), store=store)
+        else:                            # a new row: created now
+            base = replace(_row(rnd, 999, store), created_at="2026-01-12")
+        row = replace(base, content="saved", type=rnd.choice(TYPES), updated_at="2026-01-12")
+        p = _saved(project, row) if store == "project" else project
+        u = _saved(user, row) if store == "user" else user
+        hidden = frozenset(rnd.sample([m.id for m in p + u], min(1, len(p + u))))
+        assert _same(sel.with_row(row).picked(hidden), _expected(p, u, hidden)), trial
