@@ -91,18 +91,21 @@ class _Level:
         return found, at
 
     def _pieces(self, data: bytes):
-        # Cut at an anchor, so that no run is split between two pieces.
-        start, sep = 0, self.anchors[:1]
+        # Cut at an anchor, so that no run is split between two pieces.  A run
+        # longer than a piece (a stretch of zeros, say) is no key: skipped.
+        start, inside = 0, False
         while start < len(data):
-            end = start + PIECE
+            end = min(start + PIECE, len(data))
             runs = self.runs(data[start:end])
-            while end < len(data) and len(runs) == 1:   # no anchor in a whole piece
-                end += PIECE
-                runs = self.runs(data[start:end])
             if end < len(data):
-                end -= len(runs.pop()) + len(sep)
+                if len(runs) == 1:
+                    start, inside = end, True
+                    continue
+                end -= len(runs.pop()) + 1
+            if inside:
+                start += len(runs.pop(0)) + 1
             yield start, runs
-            start = end + len(sep)
+            start, inside = end + 1, False
 
 
 class Needles:

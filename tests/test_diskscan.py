@@ -102,3 +102,13 @@ def test_whole_is_seen_after_an_earlier_fragment_of_the_same_text(tmp_path):
     assert found[text]["whole"] is True
     cut_only = filler(rng, 100_000) + raw[: len(raw) // 2] + bytes(50) + raw[len(raw) // 2:]
     assert scan_bytes(tmp_path, cut_only, [text])[text]["whole"] is False
+
+
+def test_texts_after_megabytes_without_an_anchor_are_found(tmp_path):
+    rng = random.Random(13)
+    texts = [words(rng, 300) for _ in range(3)]
+    data = b"".join([texts[0].encode(), bytes(6 * diskscan.PIECE + 7), texts[1].encode(),
+                     b"\xff" * (2 * diskscan.PIECE), texts[2].encode()[:900]])
+    found = scan_bytes(tmp_path, data, texts)
+    assert found[texts[0]]["whole"] and found[texts[1]]["whole"]
+    assert found[texts[2]]["fragments"] >= 1 and not found[texts[2]]["whole"]
