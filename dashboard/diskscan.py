@@ -68,23 +68,28 @@ class _Level:
     keyset: frozenset = frozenset()
     starts: frozenset = frozenset()              # every text's first key
 
+    def __post_init__(self):
+        # Several anchors become the first one; a single one needs no translate.
+        self.table = bytes.maketrans(self.anchors, self.anchors[:1] * len(self.anchors)) \
+            if len(self.anchors) > 1 else None
+
     def runs(self, data: bytes) -> list[bytes]:
-        if len(self.anchors) > 1:
-            data = data.translate(bytes.maketrans(self.anchors, self.anchors[:1] * len(self.anchors)))
+        if self.table:
+            data = data.translate(self.table)
         return data.split(self.anchors[:1])
 
-    def find(self, data: bytes) -> tuple[set, dict]:
-        """The keys in ``data``, and the offsets where texts' first keys sit."""
+    def find(self, data: bytes, locate: frozenset = frozenset()) -> tuple[set, dict]:
+        """The keys in ``data``, and the offsets where those in ``locate`` sit."""
         found, at = set(), {}
         for offset, runs in self._pieces(data):
             # set.intersection hashes each run once, in C (``dict.keys() &`` is far slower);
             # a piece at a time, the runs are still in the CPU cache when hashed.
             here = self.keyset.intersection(runs)
             found |= here
-            if self.starts.isdisjoint(here):
+            if locate.isdisjoint(here):
                 continue
             walk, done = iter(runs), 0
-            for j in compress(count(), map(self.starts.__contains__, runs)):
+            for j in compress(count(), map(locate.__contains__, runs)):
                 offset += sum(map(len, islice(walk, j - done))) + j - done
                 done = j
                 at.setdefault(runs[j], []).append(offset)
@@ -172,7 +177,7 @@ class Needles:
         """For each text seen in ``data``: whether whole, and how many fragments were found."""
         seen: dict[int, dict] = {}
         for n, level in enumerate(self.levels):
-            found, starts = level.find(data)
+            found, starts = level.find(data, level.starts)
             live = self._held_by_live_rows(n, found) if found else set()
             keys_here: dict[int, int] = {}
             for key in found:
