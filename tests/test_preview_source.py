@@ -51,3 +51,32 @@ def test_stable_view_skips_indexing_and_equals_the_full_preview(agent):
     assert block == full.stable_block
     assert [(e.memory.id, e.shown) for e in fitted] == [(e.memory.id, e.shown) for e in full.stable_entries]
     assert any(not e.shown for e in fitted)
+
+
+def test_rows_and_stable_block_follow_each_agent_write_in_agentaos_order(seeded):
+    # The copy patches its ordered rows and the engine patches its selection
+    # per change; after every kind of write both must equal agentao's own.
+    from agentao.memory import MemoryPromptRenderer
+    mgr, renderer = seeded.manager, MemoryPromptRenderer()
+    mgr._session_id = "a-brand-new-session"
+    app = seeded.app()
+    client = app.test_client()
+    client.get("/overview.json")        # the copy and the selection exist before the writes
+    first = mgr.project_store.list_memories()[0]
+
+    def writes():
+        yield seeded.save("deploy order", "Staging first, then production.", ["ops"], type="workflow")
+        yield seeded.save("editor", "Helix, not vim.", ["tools"], scope="user")
+        yield seeded.save(first.title, "Rewritten with a new value.", list(first.tags))
+        yield mgr.delete(first.id)
+        yield seeded.save("scratch note", "Incidental row, newest update.", ["misc"], type="note")
+    for step, _ in enumerate(writes()):
+        with app.test_request_context("/preview"):
+            snap = source_for(app.extensions).snapshot(statuses())
+        assert [m.id for m in snap.project] == [m.id for m in mgr.project_store.list_memories()], step
+        assert [m.id for m in snap.user] == [m.id for m in mgr.user_store.list_memories()], step
+        tail = mgr.get_cross_session_tail()
+        block = renderer.render_stable_block(
+            renderer.fit_stable_records(mgr.get_stable_entries(), tail), tail)
+        assert client.get("/overview.json").get_json()["stable_block_chars"] == len(block), step
+        assert client.get("/preview.json?q=deploy").get_json()["stable_block"] == block, step

@@ -32,6 +32,7 @@ from pathlib import Path
 from ..records import Memory
 from .connection import StoreProblem, read
 from .registry import StoreRef
+from .live_order import LiveOrder
 from .rows import memory as as_memory
 from .search import LastSearch, ascii_lower, haystack, json_strings
 
@@ -81,6 +82,7 @@ class Mirror:
         # which needs every live row in agentao's order.
         # The record is made on first use: the memories list never needs it.
         self._rec: dict[int, tuple[str, str, object]] = {}   # rid -> (path, key, row or Memory)
+        self._live = LiveOrder()   # per path, once asked for: live records in order, patched
         self.generation = 0   # moves whenever the copy changes; keys ``memo``
         self.memo: dict = {}  # small derived results, used under the lock
 
@@ -120,18 +122,19 @@ class Mirror:
         key, and the problems of stores left out.
         """
         def collect(m, labels):
-            out = {key: [] for key in labels.values()}
-            for rid, (ident, label, held) in m._rec.items():
-                if ident not in labels:
-                    continue
+            for ident in labels:
+                if not m._live.held(ident):
+                    m._live.build(ident, m._records_of(ident))
+            return {key: m._live.rows(ident) for ident, key in labels.items()}
+        return self.query(refs, collect)
+
+    def _records_of(self, ident: str):
+        for rid, (path, label, held) in self._rec.items():
+            if path == ident:
                 if not isinstance(held, Memory):
                     held = as_memory(held, label)
-                    m._rec[rid] = (ident, label, held)
-                if held.deleted_at is None:
-                    out[labels[ident]].append(held)
-            order = lambda r: (r.created_at, r.scope, r.key_normalized)  # noqa: E731
-            return {k: sorted(v, key=order) for k, v in out.items()}
-        return self.query(refs, collect)
+                    self._rec[rid] = (path, label, held)
+                yield held
 
     def held(self) -> set[str]:
         """Paths of the files whose rows the copy holds."""
@@ -159,6 +162,7 @@ class Mirror:
             self._hay.pop(rid, None)
             self._rec.pop(rid, None)
         self._seen.pop(key, None)
+        self._live.drop(key)
 
     def _refresh(self, ref: StoreRef) -> None:
         ident = str(ref.path)
@@ -213,12 +217,20 @@ class Mirror:
                 c.executemany("DELETE FROM memories WHERE rid = ?", [(r,) for r in old.values()])
                 for rid in old.values():
                     self._hay.pop(rid, None)
-                    self._rec.pop(rid, None)
+                    _, _, held = self._rec.pop(rid)
+                    if self._live.held(key):
+                        self._live.remove(key, held)
             start = (c.execute("SELECT MAX(rid) FROM memories").fetchone()[0] or 0) + 1
             records, tags = [], []
             for rid, row in enumerate(rows, start):
                 records.append((rid, key, int(row["deleted_at"] is None), *tuple(row)))
-                self._rec[rid] = (key, label, row)
+                if self._live.held(key):
+                    # Followed in order: the record is needed now, not on first use.
+                    record = as_memory(row, label)
+                    self._rec[rid] = (key, label, record)
+                    self._live.add(key, record)
+                else:
+                    self._rec[rid] = (key, label, row)
                 row_tags, plain = json_strings(row["tags_json"])
                 tags.extend((rid, ascii_lower(t)) for t in row_tags)
                 self._hay[rid] = haystack(row, row_tags, plain)
