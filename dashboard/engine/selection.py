@@ -14,7 +14,7 @@ rebuilt whole with ``select``'s own walk, so the answer is always
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from typing import Iterable, Sequence
 
 from dashboard.records import Memory
@@ -45,8 +45,8 @@ class Selection:
                  incidental: list[Memory], incidental_keys: list, by_id: dict[str, Memory],
                  ranks: set):
         self._rows = rows                  # id(record) -> record, every live row
-        self._always = always              # always-rule rows, all-entries order
-        self._always_keys = always_keys
+        self._always = always              # (row, why) of always-rule rows, all-entries order
+        self._always_keys = always_keys    # their _rank
         self._incidental = incidental      # ascending (updated_at, rank)
         self._incidental_keys = incidental_keys
         self._by_id = by_id                # memory id -> record, unique (else a FullWalk)
@@ -62,10 +62,10 @@ class Selection:
                     and all(m.store == "user" for m in user))
         if len(by_id) != len(entries) or len(ranks) != len(entries) or not labelled:
             return FullWalk(project, user)
-        always = [m for m in entries if _always(m)]
+        always = [(m, _because(m)) for m in entries if _always(m)]
         incidental = sorted((m for m in entries if not _always(m)),
                             key=lambda m: (m.updated_at, _rank(m)))
-        return Selection({id(m): m for m in entries}, always, [_rank(m) for m in always],
+        return Selection({id(m): m for m in entries}, always, [_rank(m) for m, _ in always],
                          incidental, [(m.updated_at, _rank(m)) for m in incidental], by_id, ranks)
 
     def moved_to(self, project: Sequence[Memory], user: Sequence[Memory]) -> Selection | FullWalk:
@@ -105,7 +105,7 @@ class Selection:
             del by_id[m.id]
             ranks.discard(_rank(m))
             if _always(m):
-                _remove(always, always_keys, _rank(m), m)
+                _remove(always, always_keys, _rank(m), m, pairs=True)
             else:
                 _remove(incidental, incidental_keys, (m.updated_at, _rank(m)), m)
         for m in new:
@@ -114,7 +114,7 @@ class Selection:
             by_id[m.id] = m
             ranks.add(_rank(m))
             if _always(m):
-                _insert(always, always_keys, _rank(m), m)
+                _insert(always, always_keys, _rank(m), (m, _because(m)))
             else:
                 _insert(incidental, incidental_keys, (m.updated_at, _rank(m)), m)
         return Selection(rows, always, always_keys, incidental, incidental_keys, by_id, ranks)
@@ -127,13 +127,17 @@ class Selection:
     def picked(self, hidden: Iterable[str] = frozenset()) -> list[tuple[Memory, str]]:
         """What ``select`` gives for the rows minus ``hidden`` ids, created_at ascending."""
         hidden = frozenset(hidden)
-        picked = [(m, _because(m)) for m in self._always if not hidden or m.id not in hidden]
-        stamps = [m.created_at for m, _ in picked]
+        picked, keys = list(self._always), list(self._always_keys)
+        for memory_id in hidden:
+            m = self._by_id.get(memory_id)
+            if m is not None and _always(m):
+                _remove(picked, keys, _rank(m), m, pairs=True)
         for n, m in enumerate(self._top_incidental(hidden), 1):
             # select() appends these after the always-rule rows and sorts stably
-            # by created_at: each goes after everything with its stamp so far.
-            at = bisect_right(stamps, m.created_at)
-            stamps.insert(at, m.created_at)
+            # by created_at: each goes after everything with its stamp so far
+            # ((stamp, 2) sorts after every rank with that stamp: 2 > True).
+            at = bisect_left(keys, (m.created_at, 2))
+            keys.insert(at, _rank(m))
             picked.insert(at, (m, f"recent incidental {n}/{INCIDENTAL_KEPT}"))
         return picked
 
@@ -178,9 +182,9 @@ class FullWalk:
         return select([m for m in all_entries(self._project, self._user) if m.id not in hidden])
 
 
-def _remove(rows: list, keys: list, key, record) -> None:
+def _remove(rows: list, keys: list, key, record, pairs: bool = False) -> None:
     at = bisect_left(keys, key)
-    while rows[at] is not record:
+    while (rows[at][0] if pairs else rows[at]) is not record:
         at += 1
     del rows[at], keys[at]
 
