@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import threading
 from pathlib import Path
 
 from .store import default_user_db
@@ -97,6 +98,21 @@ def token_from_args(args: argparse.Namespace, parser: argparse.ArgumentParser) -
     return args.token or generate_token()
 
 
+def warm_up(app) -> None:
+    """Read the stores into the app's in-memory copy before anyone asks.
+
+    With 100,000 memories the first read takes seconds; doing it while the
+    user opens the browser spares the first page that wait.  Only reads.
+    """
+    from .preview_source import source_for
+    from .store.status import inspect
+    try:
+        refs = [r for r in app.extensions["workspace"].refs(0) if r.exists]
+        source_for(app.extensions).snapshot([inspect(r, deep=False) for r in refs])
+    except Exception:   # noqa: BLE001 - the first request meets and reports the same problem
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -120,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     host = f"[{host}]" if ":" in host else host
     query = f"?token={token}" if token else ""
     print(f"agentao memory dashboard (waitress) on http://{host}:{port}/{query}", flush=True)
+    threading.Thread(target=warm_up, args=(app,), name="warm-up", daemon=True).start()
     try:
         server.run()
     except KeyboardInterrupt:
