@@ -76,7 +76,8 @@ class Mirror:
             self._conn.execute(statement)
         self._indexed = False
         self._seen: dict[str, tuple] = {}
-        self._hay: dict[int, tuple[str, bool]] = {}
+        self._hay: dict[int, str] = {}   # rid -> search haystack (see ``search``)
+        self._odd: set[int] = set()      # rids whose haystack alone cannot decide a search
         self._search = LastSearch()
         # rid -> (file path, the row as a record), for the preview engine,
         # which needs every live row in agentao's order.
@@ -150,7 +151,7 @@ class Mirror:
         Remembered until the copy changes, so the next page, another sort or
         another filter on the same search (the usual next request) reuse it.
         """
-        return self._search.hits(self._conn, self._hay, self.generation, query)
+        return self._search.hits(self._conn, self._hay, self._odd, self.generation, query)
 
     def _drop(self, key: str) -> None:
         self.generation += 1
@@ -160,6 +161,7 @@ class Mirror:
             self._conn.execute("DELETE FROM memories WHERE store = ?", (key,))
         for rid in gone:
             self._hay.pop(rid, None)
+            self._odd.discard(rid)
             self._rec.pop(rid, None)
         self._seen.pop(key, None)
         self._live.drop(key)
@@ -217,6 +219,7 @@ class Mirror:
                 c.executemany("DELETE FROM memories WHERE rid = ?", [(r,) for r in old.values()])
                 for rid in old.values():
                     self._hay.pop(rid, None)
+                    self._odd.discard(rid)
                     _, _, held = self._rec.pop(rid)
                     if self._live.held(key):
                         self._live.remove(key, held)
@@ -233,7 +236,9 @@ class Mirror:
                     self._rec[rid] = (key, label, row)
                 row_tags, plain = json_strings(row["tags_json"])
                 tags.extend((rid, ascii_lower(t)) for t in row_tags)
-                self._hay[rid] = haystack(row, row_tags, plain)
+                self._hay[rid], plain = haystack(row, row_tags, plain)
+                if not plain:
+                    self._odd.add(rid)
             c.executemany(f"INSERT INTO memories (rid, store, live, {', '.join(COLUMNS)}) VALUES"
                           f" ({', '.join('?' * (len(COLUMNS) + 3))})", records)
             c.executemany("INSERT INTO tags (rid, tag) VALUES (?, ?)", tags)

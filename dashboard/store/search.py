@@ -59,16 +59,10 @@ def json_strings(raw) -> tuple[list[str], bool]:
 
 def haystack(row, tags: list[str], plain_tags: bool) -> tuple[str, bool]:
     """The fields /memory search looks at, ASCII-lower-cased and joined by newlines;
-    and whether the row is plain (see ``json_strings``).
-
-    A tag or keyword already contained in title, content or key is left out:
-    whatever a LIKE ``%...%`` pattern finds in it, it finds in the field that
-    contains it too, and most keywords are words of those fields.
-    """
+    and whether the row is plain (see ``json_strings``)."""
     keywords, plain_keywords = json_strings(row["keywords_json"])
-    base = ascii_lower("\n".join((row["title"] or "", row["content"] or "", row["key_normalized"] or "")))
-    extra = [folded for folded in map(ascii_lower, [*tags, *keywords]) if folded not in base]
-    return "\n".join([base, *extra]), plain_tags and plain_keywords
+    parts = [row["title"] or "", row["content"] or "", row["key_normalized"] or "", *tags, *keywords]
+    return ascii_lower("\n".join(parts)), plain_tags and plain_keywords
 
 
 def _like_regex(needle: str) -> re.Pattern:
@@ -80,7 +74,7 @@ def _like_regex(needle: str) -> re.Pattern:
 
 
 def matching_rids(conn, rids: list[int], texts: list[str], odd: set[int], query: str) -> list[int]:
-    """Every copy row (live or not) that agentao's search for ``query`` matches, by rid, ascending.
+    """Every copy row (live or not) that agentao's search for ``query`` matches, by rid.
 
     ``texts`` are the rows' haystacks, in the order of ``rids``; ``odd`` the
     rids of rows that are not plain.  Rows the haystack test cannot decide
@@ -89,18 +83,16 @@ def matching_rids(conn, rids: list[int], texts: list[str], odd: set[int], query:
     needle = query.lower()
     if "%" in needle or "_" in needle or "\n" in needle:
         rx = _like_regex(needle)
-        sure, unsure = [], [r for r, hay in zip(rids, texts) if rx.search(hay)]
+        sure, unsure = [], [rid for rid, hay in zip(rids, texts) if rx.search(hay)]
     else:
-        sure, unsure = [r for r, hay in zip(rids, texts) if needle in hay], []
+        sure, unsure = [rid for rid, hay in zip(rids, texts) if needle in hay], []
     if odd:
-        sure = [r for r in sure if r not in odd]
-        unsure = sorted(odd.union(unsure))
+        sure = [rid for rid in sure if rid not in odd]
+        unsure = list(odd.union(unsure))
     if unsure:
-        pattern = f"%{needle}%"
         sure.extend(r[0] for r in conn.execute(
             "SELECT m.rid FROM memories m WHERE m.rid IN (SELECT value FROM json_each(?))"
-            f" AND {_PREDICATE}", [json.dumps(unsure)] + [pattern] * 5))
-        sure.sort()
+            f" AND {_PREDICATE}", [json.dumps(unsure)] + [f"%{needle}%"] * 5))
     return sure
 
 
@@ -114,24 +106,25 @@ class LastSearch:
     """
 
     def __init__(self) -> None:
-        self._rows: tuple | None = None   # (generation, rids, texts, odd)
+        self._rows: tuple = (None, [], [])   # (generation, rids, haystacks): flat lists scan fastest
         self._key: tuple | None = None
         self._bitmap: bytes | None = None
 
-    def hits(self, conn, haystacks: dict[int, tuple[str, bool]], generation: int,
+    def hits(self, conn, haystacks: dict[int, str], odd: set[int], generation: int,
              query: str) -> bytes | None:
-        """The bitmap of the rows matching ``query``; None when they are in ``hits`` instead."""
+        """The bitmap of the rows matching ``query``; None when they are in ``hits`` instead.
+
+        ``haystacks`` maps rid -> haystack, ``odd`` holds the rows that are not
+        plain, ``generation`` is the copy's version.
+        """
         if self._key == (generation, query):
             return self._bitmap
-        if self._rows is None or self._rows[0] != generation:
-            # Flat lists scan several times faster than the dict of pairs.
-            self._rows = (generation, list(haystacks), [h for h, _ in haystacks.values()],
-                          {rid for rid, (_, plain) in haystacks.items() if not plain})
-        _, rids, texts, odd = self._rows
-        found = matching_rids(conn, rids, texts, odd, query)
+        if self._rows[0] != generation:
+            self._rows = (generation, list(haystacks), list(haystacks.values()))
+        found = matching_rids(conn, self._rows[1], self._rows[2], odd, query)
         bitmap = None
-        if found and len(found) * _SPARSE >= len(rids):
-            marks = bytearray(max(rids) + 1)
+        if found and len(found) * _SPARSE >= len(haystacks):
+            marks = bytearray(max(found) + 1)
             for rid in found:
                 marks[rid] = 1
             bitmap = bytes(marks)
