@@ -36,13 +36,15 @@ def store_by_key(key: str) -> StoreRef | None:
     return next((ref for ref in stores() if ref.key == key), None)
 
 
-def statuses(deep: bool = False) -> list[StoreStatus]:
-    """Health of every store, computed once per request; ``deep`` adds the overview's counts."""
+def statuses(deep: bool = False, memory_counts: bool = True) -> list[StoreStatus]:
+    """Health of every store, computed once per request; ``deep`` adds the overview's counts
+    (with ``memory_counts=False``, all but the memories tally: see ``store.status.inspect``)."""
     from flask import g
-    if g.get("store_statuses") is None or (deep and not g.store_statuses_deep):
-        g.store_statuses = [inspect(ref, current_app.config["READ_ONLY"], deep=deep)
-                            for ref in stores()]
-        g.store_statuses_deep = deep
+    kind = (deep, deep and memory_counts)
+    if g.get("store_statuses") is None or kind > g.store_statuses_kind:
+        g.store_statuses = [inspect(ref, current_app.config["READ_ONLY"], deep=deep,
+                                    memory_counts=memory_counts) for ref in stores()]
+        g.store_statuses_kind = kind
     return g.store_statuses
 
 

@@ -16,7 +16,6 @@ from dashboard.pictures import (budget_meters, columns, fill_periods, meter, res
                                 score_bars, stacked_bars)
 from dashboard.pictures.svg import number
 from dashboard.store.registry import StoreRef
-from dashboard.store.timeline import activity_by_period
 
 HOSTILE_LABEL = "</text><script>alert('pwn')</script><text onload=\"x\">&amp;"
 HTMX = {"HX-Request": "true"}
@@ -132,31 +131,60 @@ def test_fill_periods_adds_empty_months_and_weeks_across_a_year():
     assert [p["period"] for p in odd] == ["garbage"]
 
 
-# -- the timeline's SQL against agentao-written rows ------------------------------------
+# -- the overview's tallies against agentao-written rows ------------------------------
 
-def test_timeline_counts_equal_agentao_records(agent):
+def _file_kinds(db) -> list[dict]:
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    conn.row_factory = sqlite3.Row
+    try:
+        return [dict(r) for r in conn.execute(
+            "SELECT scope, type, source, confidence, deleted_at IS NOT NULL AS deleted,"
+            " COUNT(*) AS n FROM memories GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5")]
+    finally:
+        conn.close()
+
+
+def _assert_overview_equals_agentao(client, agent):
+    before = file_digest(agent.project_db, agent.user_db)
+    data = client.get("/overview.json").get_json()
+    assert file_digest(agent.project_db, agent.user_db) == before   # browsing never writes
+    periods = data["timeline"]["periods"]
+    entries = agent.manager.get_all_entries()  # what agentao itself sees
+    week = sqlite3.connect(":memory:")
+    label = {"month": lambda stamp: stamp[:7],
+             "week": lambda stamp: week.execute("SELECT strftime('%Y-W%W', ?)", (stamp,)).fetchone()[0]
+             }[data["timeline"]["by"]]
+    created = Counter(label(e.created_at) for e in entries)
+    updated = Counter(label(e.updated_at) for e in entries if e.updated_at > e.created_at)
+    assert {p["period"]: p["created"] for p in periods if p["created"]} == dict(created)
+    assert {p["period"]: p["updated"] for p in periods if p["updated"]} == dict(updated)
+    assert [p["period"] for p in periods] == sorted(p["period"] for p in periods)
+    counts = {st["store"]: st["counts"] for st in data["stores"]}
+    assert counts["project"] == _file_kinds(agent.project_db)
+    assert counts["user"] == _file_kinds(agent.user_db)
+
+
+def test_overview_tallies_follow_agentao_writes(agent):
+    # The copy keeps the counts row by row: after a first view, saves, an
+    # update and a soft delete arrive as events, and a hand edit (no events)
+    # makes it reload the file; the numbers must equal the file's each time.
+    client = agent.app().test_client()
+    agent.save("seed", "the first row")
+    client.get("/overview.json")
     for n in range(6):
         agent.save(f"fact {n}", f"value {n}", scope="project" if n % 2 else "user")
     agent.save("fact 1", "changed value")  # an update
     gone = agent.save("gone", "soon deleted")
     agent.manager.delete(gone.id)
+    _assert_overview_equals_agentao(client, agent)   # all in one month: by week
     conn = sqlite3.connect(agent.project_db)  # spread the project rows over months
     conn.execute("UPDATE memories SET created_at = '2025-10-03T10:00:00' WHERE key_normalized = 'fact_3'")
     conn.execute("UPDATE memories SET created_at = '2025-12-24T10:00:00',"
                  " updated_at = '2026-01-02T09:00:00' WHERE key_normalized = 'fact_5'")
     conn.commit()
     conn.close()
-    refs = [StoreRef("project", "project", agent.project_db, "p"),
-            StoreRef("user", "user", agent.user_db, "user store")]
-    before = file_digest(agent.project_db, agent.user_db)
-    periods, problems = activity_by_period(refs, "month")
-    assert problems == {} and file_digest(agent.project_db, agent.user_db) == before
-    entries = agent.manager.get_all_entries()  # what agentao itself sees
-    created = Counter(e.created_at[:7] for e in entries)
-    updated = Counter(e.updated_at[:7] for e in entries if e.updated_at > e.created_at)
-    assert {p["period"]: p["created"] for p in periods if p["created"]} == dict(created)
-    assert {p["period"]: p["updated"] for p in periods if p["updated"]} == dict(updated)
-    assert [p["period"] for p in periods] == sorted(p["period"] for p in periods)
+    _assert_overview_equals_agentao(client, agent)
+    assert client.get("/overview.json").get_json()["timeline"]["by"] == "month"
 
 
 # -- on the screens ---------------------------------------------------------------------

@@ -25,6 +25,7 @@ store is reloaded whole.  One lock guards the copy; queries take milliseconds.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 from pathlib import Path
@@ -33,6 +34,7 @@ from ..records import Memory
 from .connection import StoreProblem, read
 from .registry import StoreRef
 from .live_order import LiveOrder
+from .tallies import Tallies
 from .rows import memory as as_memory
 from .search import LastSearch, ascii_lower, haystack, json_strings
 
@@ -84,6 +86,7 @@ class Mirror:
         # The record is made on first use: the memories list never needs it.
         self._rec: dict[int, tuple[str, str, object]] = {}   # rid -> (path, key, row or Memory)
         self._live = LiveOrder()   # per path, once asked for: live records in order, patched
+        self.tallies = Tallies()   # the overview's counts per path, kept row by row
         self.generation = 0   # moves whenever the copy changes; keys ``memo``
         self.memo: dict = {}  # small derived results, used under the lock
 
@@ -165,6 +168,7 @@ class Mirror:
             self._rec.pop(rid, None)
         self._seen.pop(key, None)
         self._live.drop(key)
+        self.tallies.drop(key)
 
     def _refresh(self, ref: StoreRef) -> None:
         ident = str(ref.path)
@@ -215,6 +219,9 @@ class Mirror:
                 if found:
                     old[row["id"]] = found[0]
             if old:
+                rids = list(old.values())
+                self.tallies.count(c, key, "rid IN (SELECT value FROM json_each(?))",
+                                   (json.dumps(rids),), -1)
                 c.executemany("DELETE FROM tags WHERE rid = ?", [(r,) for r in old.values()])
                 c.executemany("DELETE FROM memories WHERE rid = ?", [(r,) for r in old.values()])
                 for rid in old.values():
@@ -242,6 +249,7 @@ class Mirror:
             c.executemany(f"INSERT INTO memories (rid, store, live, {', '.join(COLUMNS)}) VALUES"
                           f" ({', '.join('?' * (len(COLUMNS) + 3))})", records)
             c.executemany("INSERT INTO tags (rid, tag) VALUES (?, ?)", tags)
+            self.tallies.count(c, key, "rid >= ?", (start,), 1)
 
 
 def mirror_for(app_extensions: dict) -> Mirror:

@@ -45,6 +45,12 @@ class StoreStatus:
     def writable(self) -> bool:
         return self.problem is None and self.read_only_reason is None
 
+    def take_counts(self, rows: list[dict]) -> None:
+        """Memories per (scope, type, source, confidence, deleted), with the live/deleted sums."""
+        self.counts = rows
+        self.live = sum(r["n"] for r in rows if not r["deleted"])
+        self.deleted = sum(r["n"] for r in rows if r["deleted"])
+
     def to_dict(self) -> dict:
         d = {k: v for k, v in self.__dict__.items() if k not in ("ref", "problem")}
         d.update(store=self.ref.key, kind=self.ref.kind, path=str(self.ref.path),
@@ -60,7 +66,7 @@ def _journal_mode(path) -> str:
     return _JOURNAL_BY_HEADER.get(header[18], f"unknown ({header[18]})")
 
 
-def _collect(conn: sqlite3.Connection, st: StoreStatus, deep: bool) -> None:
+def _collect(conn: sqlite3.Connection, st: StoreStatus, deep: bool, memory_counts: bool) -> None:
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     st.missing_tables = [t for t in REQUIRED_TABLES if t not in tables]
     st.page_size = conn.execute("PRAGMA page_size").fetchone()[0]
@@ -73,13 +79,10 @@ def _collect(conn: sqlite3.Connection, st: StoreStatus, deep: bool) -> None:
         st.change_counter = int(counter) if counter is not None and str(counter).isdigit() else None
     if not deep:
         return  # every page needs health; only the overview pays for the counts
-    if "memories" in tables:
-        rows = conn.execute(
+    if "memories" in tables and memory_counts:
+        st.take_counts([dict(r) for r in conn.execute(
             "SELECT scope, type, source, confidence, deleted_at IS NOT NULL AS deleted,"
-            " COUNT(*) AS n FROM memories GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5").fetchall()
-        st.counts = [dict(r) for r in rows]
-        st.live = sum(r["n"] for r in rows if not r["deleted"])
-        st.deleted = sum(r["n"] for r in rows if r["deleted"])
+            " COUNT(*) AS n FROM memories GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5")])
     if "memory_review_queue" in tables:
         st.reviews_by_status = dict(conn.execute(
             "SELECT status, COUNT(*) FROM memory_review_queue GROUP BY status").fetchall())
@@ -92,8 +95,13 @@ def _collect(conn: sqlite3.Connection, st: StoreStatus, deep: bool) -> None:
         st.latest_summary_chars = latest[0] if latest else 0
 
 
-def inspect(ref: StoreRef, force_read_only: bool = False, deep: bool = True) -> StoreStatus:
-    """Health of one store and, when ``deep``, everything the overview counts; never raises."""
+def inspect(ref: StoreRef, force_read_only: bool = False, deep: bool = True,
+            memory_counts: bool = True) -> StoreStatus:
+    """Health of one store and, when ``deep``, everything the overview counts; never raises.
+
+    ``memory_counts=False`` leaves the memories tally (a scan of every row) to
+    the caller, which the overview takes from the in-memory copy.
+    """
     st = StoreStatus(ref)
     if not ref.exists:
         st.problem = StoreProblem("missing", f"No store at {ref.path}: agentao creates it there "
@@ -103,7 +111,7 @@ def inspect(ref: StoreRef, force_read_only: bool = False, deep: bool = True) -> 
     st.side_files = side_files(ref.path)
     try:
         st.journal_mode = _journal_mode(ref.path)
-        read(ref.path, lambda conn: _collect(conn, st, deep))
+        read(ref.path, lambda conn: _collect(conn, st, deep, memory_counts))
     except StoreProblem as problem:
         st.problem = problem
         return st

@@ -1,51 +1,29 @@
-"""Counting memories over time, for the overview's timeline picture."""
+"""The overview's memories tally and timeline, read from the in-memory copy's counts."""
 
 from __future__ import annotations
 
-from .connection import StoreProblem, read
+from .mirror import Mirror
 from .registry import StoreRef
 
-# SQL expressions that turn agentao's 'YYYY-MM-DDTHH:MM:SS' stamps into a period label.
-PERIODS = {"month": "substr({col}, 1, 7)", "week": "strftime('%Y-W%W', {col})"}
 
+def overview_tallies(mirror: Mirror, refs: list[StoreRef]):
+    """Per store key the memories tally rows, the timeline over all stores, and the
+    problems of stores whose rows cannot be read (store key -> StoreProblem).
 
-def activity_timeline(refs: list[StoreRef]) -> dict:
-    """Month columns, or week columns when every stamp falls within two months.
-
-    ``{"by": "month"|"week", "periods": [...], "problems": {...}}`` (see activity_by_period).
+    The tally rows are what ``status.inspect`` counts on the file: one per
+    (scope, type, source, confidence, deleted).  The timeline is
+    ``{"by": "month"|"week", "periods": [{"period", "created", "updated"}, ...],
+    "problems": {store key: message}}``: live memories created, and live
+    memories last updated later than created (in the period of that update),
+    per month — per week when every stamp falls within two months.  A store
+    whose rows cannot be read is left out of both.
     """
-    by = "month"
-    periods, problems = activity_by_period(refs, by)
-    if len(periods) <= 2:
-        by = "week"
-        periods, problems = activity_by_period(refs, by)
-    return {"by": by, "periods": periods, "problems": problems}
-
-
-def activity_by_period(refs: list[StoreRef], by: str = "month") -> tuple[list[dict], dict]:
-    """Live memories created, and live memories last updated, per month (or week).
-
-    Returns ``([{"period", "created", "updated"}, ...] oldest first, problems)``;
-    "updated" counts rows whose last write is later than their creation, in the
-    period of that last write.  Soft-deleted rows are left out (the agent no
-    longer sees them).  A store that cannot be read is skipped and named in
-    ``problems`` (store key -> message).
-    """
-    period = PERIODS[by]
-    sql = (f"SELECT {period.format(col='created_at')} AS p, 'created' AS what, COUNT(*) AS n"
-           " FROM memories WHERE deleted_at IS NULL GROUP BY p"
-           f" UNION ALL SELECT {period.format(col='updated_at')} AS p, 'updated', COUNT(*)"
-           " FROM memories WHERE deleted_at IS NULL AND updated_at > created_at GROUP BY p")
-    counts: dict = {}
-    problems: dict = {}
-    for ref in refs:
-        try:
-            found = read(ref.path, lambda conn: conn.execute(sql).fetchall())
-        except StoreProblem as problem:
-            problems[ref.key] = str(problem)
-            continue
-        for p, what, n in found:
-            row = counts.setdefault(p or "unknown", {"period": p or "unknown", "created": 0,
-                                                     "updated": 0})
-            row[what] += n
-    return [counts[p] for p in sorted(counts)], problems
+    def collect(m: Mirror, labels: dict[str, str]):
+        kinds = {key: m.tallies.kinds(path) for path, key in labels.items()}
+        by, periods = "month", m.tallies.periods(labels, "month")
+        if len(periods) <= 2:
+            by, periods = "week", m.tallies.periods(labels, "week")
+        return kinds, {"by": by, "periods": periods}
+    (kinds, timeline), problems = mirror.query(refs, collect)
+    timeline["problems"] = {key: str(p) for key, p in problems.items()}
+    return kinds, timeline, problems
