@@ -9,6 +9,7 @@ session's, first 3 kept, shown oldest first, last 800 characters.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import Callable, Iterable, Sequence
@@ -132,18 +133,17 @@ class FactCosts:
 class Fitted(Sequence):
     """Every selected entry with its fit, in selection order (oldest first).
 
-    The walk keeps plain numbers; :class:`Selected` records are made on access,
-    so a block over 100,000 rows costs no more objects than the facts it shows.
-    Entries older than where the walk stopped (no room for any fact) are
-    evicted with the room that was left.
+    The walk keeps only where it showed an entry and the room after each;
+    :class:`Selected` records are made on access, so a block over 100,000
+    rows costs no more objects than the facts it shows.
     """
 
-    def __init__(self, picked, costs: list[int], rooms: list[int], room_left: int, cost):
+    def __init__(self, picked, costs: list[int], shown_at: list[int], rooms_after: list[int]):
         self._picked = picked
-        self._costs = costs            # walked entries, newest first
-        self._rooms = rooms            # room before each of them
-        self._room = room_left
-        self._cost = cost
+        self._costs = costs
+        self._shown_at = shown_at          # indices shown, newest first
+        self._rooms = rooms_after          # room before any shown entry, then after each
+        self._order = [-i for i in shown_at]   # ascending, for bisect
 
     def __len__(self) -> int:
         return len(self._picked)
@@ -151,23 +151,18 @@ class Fitted(Sequence):
     def __getitem__(self, i):
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(len(self)))]
-        n = len(self._picked)
         if i < 0:
-            i += n
-        if not 0 <= i < n:
+            i += len(self)
+        if not 0 <= i < len(self):
             raise IndexError(i)
         memory, because = self._picked[i]
-        step = n - 1 - i
-        if step < len(self._costs):
-            cost, room = self._costs[step], self._rooms[step]
-            return Selected(memory, because, cost, room - cost >= 0, room)
-        return Selected(memory, because, self._cost(memory), False, self._room)
+        newer_shown = bisect_left(self._order, -i)   # shown entries newer than i
+        shown = newer_shown < len(self._order) and self._order[newer_shown] == -i
+        return Selected(memory, because, self._costs[i], shown, self._rooms[newer_shown])
 
     def shown(self) -> list[Selected]:
         """The entries the block holds, in selection order."""
-        n = len(self._picked)
-        return [self[n - 1 - step] for step in range(len(self._costs) - 1, -1, -1)
-                if self._rooms[step] >= self._costs[step]]
+        return [self[i] for i in reversed(self._shown_at)]
 
     def find(self, store: str, memory_id: str) -> Selected | None:
         """The entry of one row (``store`` says which file), or None if not selected."""
@@ -177,28 +172,45 @@ class Fitted(Sequence):
         return None
 
 
+_SKIP = 256   # entries compared at C speed (min of a slice) while none can fit
+
+
 def fit(picked: Sequence[tuple[Memory, str]], tail: str,
-        cost: Callable[[Memory], int] | None = None, budget: int = STABLE_BUDGET) -> Fitted:
+        cost: Callable[[Memory], int] | None = None, budget: int = STABLE_BUDGET,
+        costs: list[int] | None = None) -> Fitted:
     """Decide which selected entries the budget shows, in selection order.
 
     Newest-created first; an entry that does not fit is skipped and the walk
     continues with older ones, so a small old fact can get in past a big new
     one.  ``cost`` gives a fact's length plus its newline (pass a
-    :class:`FactCosts` to remember it across calls).
+    :class:`FactCosts` to remember it across calls); ``costs``, when the
+    caller already has them, is that number for every entry of ``picked``.
     """
-    cost = cost or FactCosts()
+    if costs is None:
+        cost = cost or FactCosts()
+        costs = [cost(m) for m, _ in picked]
     room = stable_room(tail, budget)
-    costs: list[int] = []
-    rooms: list[int] = []
-    for i in range(len(picked) - 1, -1, -1):
-        if room < MIN_FACT_COST:
+    shown_at: list[int] = []
+    rooms = [room]
+    i = len(picked) - 1
+    while i >= 0 and room >= MIN_FACT_COST:
+        if costs[i] <= room:
+            shown_at.append(i)
+            room -= costs[i]
+            rooms.append(room)
+            i -= 1
+            continue
+        # The next older entry that fits: whole slices that cannot are passed over.
+        i -= 1
+        while i >= 0:
+            start = max(0, i - _SKIP + 1)
+            if min(costs[start:i + 1]) > room:
+                i = start - 1
+                continue
+            while costs[i] > room:
+                i -= 1
             break
-        c = cost(picked[i][0])
-        costs.append(c)
-        rooms.append(room)
-        if c <= room:
-            room -= c
-    return Fitted(picked, costs, rooms, room, cost)
+    return Fitted(picked, costs, shown_at, rooms)
 
 
 def session_tail(summaries: Iterable[Summary], session_id: str | None) -> str:

@@ -126,25 +126,43 @@ def test_fit_skips_and_continues():
     assert fitted[1].cost > 1896 and fitted[1].room_before == 1896
 
 
+def _plain_walk(picked):
+    # The fit as a walk over every entry, newest first: (id, cost, shown, room before).
+    room, out = 1896, []
+    for m, _ in reversed(picked):
+        cost = len(stable_fact(m)) + 1
+        out.append((m.id, cost, cost <= room, room))
+        room -= cost if cost <= room else 0
+    return out[::-1]
+
+
+def _assert_fit_is_the_plain_walk(picked):
+    expected = _plain_walk(picked)
+    fitted = fit(picked, "")
+    assert [(s.memory.id, s.cost, s.shown, s.room_before) for s in fitted] == expected
+    assert [s.memory.id for s in fitted.shown()] == [i for i, _, shown, _ in expected if shown]
+    if picked:
+        assert fitted.find("project", picked[0][0].id) == fitted[0]
+
+
 def test_fit_matches_a_plain_walk_over_every_entry():
-    # The fit stops walking once no fact could fit; every entry must still
-    # read as a walk over all of them would give it.
+    # The fit passes over entries that cannot fit without looking at each;
+    # every entry must still read as a walk over all of them gives it.
     rnd = random.Random(5)
     for trial in range(40):
         picked = [(mem(f"m{i}", content="x" * rnd.choice([1, 30, 120, 240]),
                        tags=["t"] * rnd.choice([0, 5, 60]), created=f"{i:04d}", type="decision"),
                    "why") for i in range(rnd.randint(0, 60))]
-        room, expected = 1896, []
-        for m, _ in reversed(picked):
-            cost = len(stable_fact(m)) + 1
-            expected.append((m.id, cost, cost <= room, room))
-            room -= cost if cost <= room else 0
-        fitted = fit(picked, "")
-        assert [(s.memory.id, s.cost, s.shown, s.room_before) for s in fitted] == expected[::-1]
-        assert [s.memory.id for s in fitted.shown()] == [i for i, _, shown, _ in expected[::-1] if shown]
-        if picked:
-            last = picked[0][0]
-            assert fitted.find("project", last.id) == fitted[0]
+        _assert_fit_is_the_plain_walk(picked)
+
+
+def test_fit_finds_a_small_old_fact_behind_a_thousand_big_ones():
+    big = [(mem(f"b{i}", content="x" * 240, tags=["t"] * 60, created=f"{i + 1:04d}",
+                type="decision"), "why") for i in range(1000)]
+    small = (mem("small", content="s", created="0000", type="decision"), "why")
+    for picked in ([small, *big], [*big[:300], small, *big[300:]], big):
+        _assert_fit_is_the_plain_walk(picked)
+    assert "small" in {s.memory.id for s in fit([small, *big], "").shown()}
 
 
 def test_session_tail_rules():
