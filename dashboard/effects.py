@@ -33,7 +33,6 @@ from .contract import PlannedSave
 from .engine import session_tail, stable_view
 from .engine.render import STABLE_BUDGET, render_stable, stable_fact
 from .engine.selection import FullWalk, Selection
-from .engine.stable import fit
 from .preview_source import Snapshot
 from .records import Memory
 from .store.writes import AUTO_CAP, now as agentao_now
@@ -116,7 +115,8 @@ class Memo:
         """The snapshot's stable candidates (the cache's when its version is known)."""
         if self._base is None:
             self._base = (snap.cache.selection(snap.project, snap.user, snap.version)
-                          if snap.version is not None else Selection.build(snap.project, snap.user))
+                          if snap.version is not None
+                          else Selection.build(snap.project, snap.user, snap.cache.costs))
         return self._base
 
 
@@ -127,9 +127,8 @@ def save_effect(snap: Snapshot, plan: PlannedSave, existing: Memory | None,
     row = would_save(plan, existing)
     if plan.source == "auto":
         hide = {*hide, *_over_auto_cap(snap.user if plan.store == "user" else snap.project, row)}
-    picked = memo.base(snap).with_row(row).picked(frozenset(hide))
     tail = session_tail(snap.summaries, None)
-    fitted = fit(picked, tail, snap.cache.costs)
+    fitted = memo.base(snap).with_row(row).fit(tail, frozenset(hide))
     after = render_stable((stable_fact(s.memory) for s in fitted.shown()), tail)
     return BlockEffect(current_block(snap), after, STABLE_BUDGET)
 

@@ -170,7 +170,8 @@ class EngineCache:
             held = self._selection
             if held is not None and held[0] == version:
                 return held[1]
-            fresh = held[1].moved_to(project, user) if held else Selection.build(project, user)
+            fresh = (held[1].moved_to(project, user) if held
+                     else Selection.build(project, user, self.costs))
             self._selection = (version, fresh)
             return fresh
 

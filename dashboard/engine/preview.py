@@ -94,8 +94,7 @@ def stable_view(project_memories: Sequence[Memory], user_memories: Sequence[Memo
     if cache is not None and version is not None:
         # Patched from the previous version: an agent saving in a loop moves the
         # version many times a second, and a full walk costs 100 ms per 100,000 rows.
-        picked = cache.selection(project_memories, user_memories, version).picked(hidden)
-        fitted = fit(picked, tail, cache.costs)
+        fitted = cache.selection(project_memories, user_memories, version).fit(tail, hidden)
     else:
         entries = [m for m in all_entries(project_memories, user_memories) if m.id not in hidden]
         fitted = fit(select(entries), tail)

@@ -19,7 +19,8 @@ from typing import Iterable, Sequence
 
 from dashboard.records import Memory
 
-from .stable import INCIDENTAL_KEPT, STRUCTURAL_TYPES, all_entries, select
+from .render import STABLE_BUDGET
+from .stable import INCIDENTAL_KEPT, STRUCTURAL_TYPES, FactCosts, Fitted, all_entries, fit, select
 
 _PATCH_LIMIT = 256   # changed rows beyond which a rebuild is cheaper
 
@@ -41,44 +42,56 @@ def _because(m: Memory) -> str:
 class Selection:
     """One version's stable candidates; immutable once made, shared between threads."""
 
-    def __init__(self, rows: dict[int, Memory], always: list[Memory], always_keys: list,
-                 incidental: list[Memory], incidental_keys: list, by_id: dict[str, Memory],
-                 ranks: set):
+    def __init__(self, rows: dict[int, Memory], always: list, always_keys: list,
+                 always_costs: list[int], incidental: list[Memory], incidental_keys: list,
+                 by_id: dict[str, Memory], ranks: set, cost: FactCosts):
         self._rows = rows                  # id(record) -> record, every live row
         self._always = always              # (row, why) of always-rule rows, all-entries order
         self._always_keys = always_keys    # their _rank
+        self._always_costs = always_costs  # their fact lengths (fit needs every one)
+        self._cost = cost
         self._incidental = incidental      # ascending (updated_at, rank)
         self._incidental_keys = incidental_keys
         self._by_id = by_id                # memory id -> record, unique (else a FullWalk)
         self._ranks = ranks                # all-entries places, unique likewise
 
     @staticmethod
-    def build(project: Sequence[Memory], user: Sequence[Memory]) -> Selection | FullWalk:
-        """From each file's live rows in the file's listing order."""
+    def build(project: Sequence[Memory], user: Sequence[Memory],
+              cost: FactCosts | None = None) -> Selection | FullWalk:
+        """From each file's live rows in the file's listing order; ``cost`` remembers
+        fact lengths across versions (the engine cache's)."""
+        cost = cost or FactCosts()
         entries = all_entries(project, user)
         by_id = {m.id: m for m in entries}
         ranks = {_rank(m) for m in entries}
         labelled = (all(m.store == "project" for m in project)
                     and all(m.store == "user" for m in user))
         if len(by_id) != len(entries) or len(ranks) != len(entries) or not labelled:
-            return FullWalk(project, user)
+            return FullWalk(project, user, cost)
         always = [(m, _because(m)) for m in entries if _always(m)]
         incidental = sorted((m for m in entries if not _always(m)),
                             key=lambda m: (m.updated_at, _rank(m)))
         return Selection({id(m): m for m in entries}, always, [_rank(m) for m, _ in always],
-                         incidental, [(m.updated_at, _rank(m)) for m in incidental], by_id, ranks)
+                         [cost(m) for m, _ in always], incidental,
+                         [(m.updated_at, _rank(m)) for m in incidental], by_id, ranks, cost)
 
     def moved_to(self, project: Sequence[Memory], user: Sequence[Memory]) -> Selection | FullWalk:
         """The selection for new rows, patched from this one when few rows changed."""
-        now = {id(m): m for m in (*project, *user) if m.deleted_at is None}
+        # By identity, built and compared in C: a pass in Python costs 100 ms here.
+        now = dict(zip(map(id, project), project))
+        now.update(zip(map(id, user), user))
         gone = self._rows.keys() - now.keys()
-        new = now.keys() - self._rows.keys()
+        new = [now[key] for key in now.keys() - self._rows.keys()]
+        for m in new:
+            if m.deleted_at is not None:
+                del now[id(m)]
+        new = [m for m in new if m.deleted_at is None]
         if not gone and not new:
             return self
         if len(gone) + len(new) > _PATCH_LIMIT:
-            return Selection.build(project, user)
-        patched = self._patched(now, [self._rows[key] for key in gone], [now[key] for key in new])
-        return patched if patched is not None else Selection.build(project, user)
+            return Selection.build(project, user, self._cost)
+        patched = self._patched(now, [self._rows[key] for key in gone], new)
+        return patched if patched is not None else Selection.build(project, user, self._cost)
 
     def with_row(self, row: Memory) -> Selection | FullWalk:
         """This selection as if ``row`` were saved in its file: it takes the place
@@ -98,40 +111,50 @@ class Selection:
                  new: list[Memory]) -> Selection | None:
         # None when a new row shares an id or a place with a row that stays:
         # then select()'s tie rules decide, over a full walk.
-        always, always_keys = list(self._always), list(self._always_keys)
-        incidental, incidental_keys = list(self._incidental), list(self._incidental_keys)
+        always = (list(self._always), list(self._always_keys), list(self._always_costs))
+        incidental = (list(self._incidental), list(self._incidental_keys))
         by_id, ranks = dict(self._by_id), set(self._ranks)
         for m in gone:
             del by_id[m.id]
             ranks.discard(_rank(m))
             if _always(m):
-                _remove(always, always_keys, _rank(m), m, pairs=True)
+                _remove(always, _rank(m), m)
             else:
-                _remove(incidental, incidental_keys, (m.updated_at, _rank(m)), m)
+                _remove(incidental, (m.updated_at, _rank(m)), m)
         for m in new:
             if m.id in by_id or _rank(m) in ranks:
                 return None
             by_id[m.id] = m
             ranks.add(_rank(m))
             if _always(m):
-                _insert(always, always_keys, _rank(m), (m, _because(m)))
+                _insert(always, _rank(m), ((m, _because(m)), self._cost(m)))
             else:
-                _insert(incidental, incidental_keys, (m.updated_at, _rank(m)), m)
-        return Selection(rows, always, always_keys, incidental, incidental_keys, by_id, ranks)
+                _insert(incidental, (m.updated_at, _rank(m)), (m,))
+        return Selection(rows, always[0], always[1], always[2], incidental[0], incidental[1],
+                         by_id, ranks, self._cost)
 
     def _walk(self) -> FullWalk:
         rows = sorted(self._rows.values(), key=_rank)
         return FullWalk([m for m in rows if m.store == "project"],
-                        [m for m in rows if m.store == "user"])
+                        [m for m in rows if m.store == "user"], self._cost)
 
     def picked(self, hidden: Iterable[str] = frozenset()) -> list[tuple[Memory, str]]:
         """What ``select`` gives for the rows minus ``hidden`` ids, created_at ascending."""
-        hidden = frozenset(hidden)
-        picked, keys = list(self._always), list(self._always_keys)
+        return self._picked(frozenset(hidden))[0]
+
+    def fit(self, tail: str, hidden: Iterable[str] = frozenset(),
+            budget: int = STABLE_BUDGET) -> Fitted:
+        """``stable.fit`` over :meth:`picked`, with the fact lengths this selection keeps."""
+        picked, costs = self._picked(frozenset(hidden))
+        return fit(picked, tail, budget=budget, costs=costs)
+
+    def _picked(self, hidden: frozenset) -> tuple[list, list[int]]:
+        lists = (list(self._always), list(self._always_keys), list(self._always_costs))
         for memory_id in hidden:
             m = self._by_id.get(memory_id)
             if m is not None and _always(m):
-                _remove(picked, keys, _rank(m), m, pairs=True)
+                _remove(lists, _rank(m), m)
+        picked, keys, costs = lists
         for n, m in enumerate(self._top_incidental(hidden), 1):
             # select() appends these after the always-rule rows and sorts stably
             # by created_at: each goes after everything with its stamp so far
@@ -139,7 +162,8 @@ class Selection:
             at = bisect_left(keys, (m.created_at, 2))
             keys.insert(at, _rank(m))
             picked.insert(at, (m, f"recent incidental {n}/{INCIDENTAL_KEPT}"))
-        return picked
+            costs.insert(at, self._cost(m))
+        return picked, costs
 
     def _top_incidental(self, hidden: frozenset) -> list[Memory]:
         # Newest updated_at first; equal stamps in all-entries order (select's
@@ -159,12 +183,13 @@ class FullWalk:
     """Rows a patch cannot follow (an id in both files, two rows in one place):
     every answer is ``select``'s own walk over all-entries order."""
 
-    def __init__(self, project: Sequence[Memory], user: Sequence[Memory]):
+    def __init__(self, project: Sequence[Memory], user: Sequence[Memory], cost: FactCosts):
         self._project = [m for m in project if m.deleted_at is None]
         self._user = [m for m in user if m.deleted_at is None]
+        self._cost = cost
 
     def moved_to(self, project: Sequence[Memory], user: Sequence[Memory]) -> Selection | FullWalk:
-        return Selection.build(project, user)
+        return Selection.build(project, user, self._cost)
 
     def with_row(self, row: Memory) -> FullWalk:
         """As :meth:`Selection.with_row`, in the file's listing order after the save."""
@@ -174,22 +199,35 @@ class FullWalk:
             swapped.append(row)
         swapped.sort(key=lambda m: (m.created_at, m.scope, m.key_normalized))
         if row.store == "user":
-            return FullWalk(self._project, swapped)
-        return FullWalk(swapped, self._user)
+            return FullWalk(self._project, swapped, self._cost)
+        return FullWalk(swapped, self._user, self._cost)
 
     def picked(self, hidden: Iterable[str] = frozenset()) -> list[tuple[Memory, str]]:
         hidden = frozenset(hidden)
         return select([m for m in all_entries(self._project, self._user) if m.id not in hidden])
 
+    def fit(self, tail: str, hidden: Iterable[str] = frozenset(),
+            budget: int = STABLE_BUDGET) -> Fitted:
+        return fit(self.picked(hidden), tail, self._cost, budget)
 
-def _remove(rows: list, keys: list, key, record, pairs: bool = False) -> None:
+
+def _record(item) -> Memory:
+    return item[0] if isinstance(item, tuple) else item
+
+
+def _remove(lists: tuple, key, record: Memory) -> None:
+    # lists = (rows, keys, *parallel): rows are records or (record, why) pairs.
+    rows, keys = lists[0], lists[1]
     at = bisect_left(keys, key)
-    while (rows[at][0] if pairs else rows[at]) is not record:
+    while _record(rows[at]) is not record:
         at += 1
-    del rows[at], keys[at]
+    for values in lists:
+        del values[at]
 
 
-def _insert(rows: list, keys: list, key, record) -> None:
-    at = bisect_left(keys, key)
-    keys.insert(at, key)
-    rows.insert(at, record)
+def _insert(lists: tuple, key, items: tuple) -> None:
+    # ``items``: the row, then one value per parallel list.
+    at = bisect_left(lists[1], key)
+    lists[1].insert(at, key)
+    for values, item in zip((lists[0], *lists[2:]), items):
+        values.insert(at, item)

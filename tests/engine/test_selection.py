@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from dashboard.engine import all_entries
 from dashboard.engine.selection import Selection
-from dashboard.engine.stable import select
+from dashboard.engine.stable import fit, select
 from dashboard.records import Memory
 
 TYPES = ["note", "project_fact", "decision", "workflow", "preference"]
@@ -29,6 +29,10 @@ def _ordered(rows: list[Memory]) -> list[Memory]:
 
 def _expected(project, user, hidden):
     return select([m for m in all_entries(project, user) if m.id not in hidden])
+
+
+def _fits(fitted) -> list:
+    return [(id(e.memory), e.cost, e.shown, e.room_before) for e in fitted]
 
 
 def _same(a, b) -> bool:
@@ -60,7 +64,7 @@ def test_patched_selection_equals_a_full_walk_through_random_edits():
                 if action == "delete":
                     pool[i] = replace(m, deleted_at="2026-02-01")
                 elif action == "edit":
-                    pool[i] = replace(m, content=m.content + "!")
+                    pool[i] = replace(m, content=m.content + "!" * rnd.randint(1, 400))
                 elif action == "touch":
                     pool[i] = replace(m, updated_at=f"2026-01-{rnd.randint(1, 12):02d}")
                 else:
@@ -70,6 +74,7 @@ def test_patched_selection_equals_a_full_walk_through_random_edits():
             live_ids = [m.id for m in p + u if m.deleted_at is None]
             for hidden in (frozenset(), frozenset(rnd.sample(live_ids, min(2, len(live_ids))))):
                 assert _same(sel.picked(hidden), _expected(p, u, hidden)), (trial, step, action)
+                assert _fits(sel.fit("", hidden)) == _fits(fit(_expected(p, u, hidden), "")), step
 
 
 def test_an_unchanged_version_is_the_same_selection():
