@@ -276,6 +276,21 @@ def test_gate_never_hides_a_finding():
         found(text)
 
 
+def test_store_gate_passes_every_row_with_a_finding():
+    import random
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    from findings_labelled import TEXTS
+    from dashboard.findings.gates import rows_to_scan
+    texts = [t for t, _f in TEXTS] + ORDINARY
+    random.Random(3).shuffle(texts)
+    flagged = {i for i, t in enumerate(texts) if scan_text(t, gate=False)}
+    passed = rows_to_scan(texts)
+    assert flagged and flagged <= passed
+    assert len(passed) < len(texts)         # ordinary rows stay out
+
+
 @pytest.mark.parametrize("seed", [5, 6, 7])
 def test_near_duplicates_match_brute_force(seed):
     import random

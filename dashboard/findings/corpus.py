@@ -74,18 +74,22 @@ def near_duplicates(docs: Iterable[Doc], threshold: float = DUPLICATE_THRESHOLD
         if len(group) > 1:
             _link(pairs, group, group, 1.0)
     # "One token more": a set's hash-sum minus one token's hash names the smaller
-    # set without building it; a hit is confirmed on the real sets.
-    sums = {tokens: _hash_sum(tokens) for tokens in groups
+    # set without building it; a hit is confirmed on the real sets.  The sums are
+    # exact integers, so the differences for a whole set are tested against the
+    # smaller sets' sums in C, and only the few sets with a hit loop in Python.
+    sums = {tokens: sum(map(hash, tokens)) for tokens in groups
             if subset_min - 1 <= len(tokens) <= join_min}
     by_sum: dict[int, list[frozenset[str]]] = defaultdict(list)
     for tokens, total in sums.items():
         if len(tokens) < join_min:
             by_sum[total].append(tokens)
+    smaller_sums = by_sum.keys()
     for tokens, total in sums.items():
-        if len(tokens) >= subset_min:
+        if len(tokens) >= subset_min and not smaller_sums.isdisjoint(
+                map(total.__sub__, map(hash, tokens))):
             group = groups[tokens]
             for t in tokens:
-                for smaller in by_sum.get((total - hash(t)) & _MASK, ()):
+                for smaller in by_sum.get(total - hash(t), ()):
                     if len(smaller) == len(tokens) - 1 and smaller < tokens:
                         _link(pairs, group, groups[smaller], (len(tokens) - 1) / len(tokens))
     _prefix_join([kv for kv in groups.items() if len(kv[0]) >= join_min], threshold, pairs)
@@ -97,13 +101,6 @@ def near_duplicates(docs: Iterable[Doc], threshold: float = DUPLICATE_THRESHOLD
             yield handle, Finding("conflict.duplicate", "conflict", "content", 0, len(d.text),
                                   f"{len(others)} near-identical (Jaccard {best:.2f})", why,
                                   tuple(others))
-
-
-_MASK = (1 << 64) - 1
-
-
-def _hash_sum(tokens) -> int:
-    return sum(map(hash, tokens)) & _MASK
 
 
 def _prefix_join(reps, threshold, pairs) -> None:

@@ -25,7 +25,7 @@ from ..store import StoreProblem
 from ..store.registry import StoreRef
 from ..store.scan import scan_memories, scan_review_items, scan_summaries
 from . import corpus
-from .gates import may_have_findings
+from .gates import rows_to_scan
 from .rules import Finding, near_size_limit, scan_text, stale
 
 CATEGORIES = {"secret": "Secrets", "personal": "Personal data",
@@ -183,13 +183,14 @@ def _scan(refs: Iterable[StoreRef], now: datetime) -> Report:
     for key, (ref, mems, reviews, summaries) in data.items():
         report.scanned[key] = {"memories": len(mems), "reviews": len(reviews),
                                "summaries": len(summaries)}
-        for r in mems:
+        to_scan = rows_to_scan([r.title + "\n" + r.content for r in mems])
+        for n, r in enumerate(mems):
             is_live = r.deleted_at is None
             stable = is_live and r.id in stable_ids
             if is_live:
                 rows_by_handle[f"{key}/memories/{r.id}"] = (key, r, stable)
             found = []
-            if may_have_findings(r.title + "\n" + r.content):
+            if n in to_scan:
                 found = scan_text(r.title, "title") + scan_text(r.content, "content")
             size = near_size_limit(r.content)
             if size:
