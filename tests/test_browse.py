@@ -235,3 +235,22 @@ def test_detail_links_to_single_memory_forget(client):
     m = client.get("/memories.json").get_json()["items"][0]
     link = soup(client.get(f"/memories/{m['store']}/{m['id']}")).select_one("#forget-link a")
     assert client.get(link["href"]).status_code == 200
+
+
+def test_filter_choices_are_the_live_rows_values_and_follow_agent_writes(seeded):
+    client = seeded.app().test_client()
+
+    def options(field):
+        page = soup(client.get("/memories"))
+        return [o["value"] for o in page.select(f"#f-{field} option") if o["value"]]
+
+    def live(column):
+        return sorted({getattr(m, column) for m in seeded.manager.get_all_entries()})
+    assert options("type") == live("type") and options("source") == live("source")
+    assert options("confidence") == live("confidence")
+    absent = next(t for t in ("decision", "constraint", "workflow", "profile", "preference")
+                  if t not in live("type"))
+    row = seeded.save("release checklist", "Tag, build, publish.", ["ops"], type=absent)
+    assert options("type") == live("type") and absent in options("type")
+    seeded.manager.delete(row.id)      # the only row of that type: its choice goes
+    assert options("type") == live("type") and absent not in options("type")

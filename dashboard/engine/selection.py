@@ -145,10 +145,10 @@ class Selection:
     def fit(self, tail: str, hidden: Iterable[str] = frozenset(),
             budget: int = STABLE_BUDGET) -> Fitted:
         """``stable.fit`` over :meth:`picked`, with the fact lengths this selection keeps."""
-        picked, costs = self._picked(frozenset(hidden))
-        return fit(picked, tail, budget=budget, costs=costs)
+        picked, costs, keys = self._picked(frozenset(hidden))
+        return fit(picked, tail, budget=budget, costs=costs, keys=keys)
 
-    def _picked(self, hidden: frozenset) -> tuple[list, list[int]]:
+    def _picked(self, hidden: frozenset) -> tuple[list, list[int], list[tuple]]:
         lists = (list(self._always), list(self._always_keys), list(self._always_costs))
         for memory_id in hidden:
             m = self._by_id.get(memory_id)
@@ -163,7 +163,7 @@ class Selection:
             keys.insert(at, _rank(m))
             picked.insert(at, (m, f"recent incidental {n}/{INCIDENTAL_KEPT}"))
             costs.insert(at, self._cost(m))
-        return picked, costs
+        return picked, costs, keys
 
     def _top_incidental(self, hidden: frozenset) -> list[Memory]:
         # Newest updated_at first; equal stamps in all-entries order (select's

@@ -138,8 +138,10 @@ class Fitted(Sequence):
     rows costs no more objects than the facts it shows.
     """
 
-    def __init__(self, picked, costs: list[int], shown_at: list[int], rooms_after: list[int]):
+    def __init__(self, picked, costs: list[int], shown_at: list[int], rooms_after: list[int],
+                 keys: list[tuple] | None = None):
         self._picked = picked
+        self._keys = keys                  # optional: entries' (created_at, ...) for find()
         self._costs = costs
         self._shown_at = shown_at          # indices shown, newest first
         self._rooms = rooms_after          # room before any shown entry, then after each
@@ -164,10 +166,16 @@ class Fitted(Sequence):
         """The entries the block holds, in selection order."""
         return [self[i] for i in reversed(self._shown_at)]
 
-    def find(self, store: str, memory_id: str) -> Selected | None:
-        """The entry of one row (``store`` says which file), or None if not selected."""
-        for i, (m, _) in enumerate(self._picked):
-            if m.id == memory_id and m.store == store:
+    def find(self, memory: Memory) -> Selected | None:
+        """The entry of the row with ``memory``'s id in ``memory``'s file, or None if not selected."""
+        start, stop = 0, len(self._picked)
+        if self._keys is not None:
+            # Entries are in created_at order: only those with its stamp can be it.
+            start = bisect_left(self._keys, (memory.created_at,))
+            stop = bisect_left(self._keys, (memory.created_at, 2))
+        for i in range(start, stop):
+            m = self._picked[i][0]
+            if m.id == memory.id and m.store == memory.store:
                 return self[i]
         return None
 
@@ -177,14 +185,15 @@ _SKIP = 256   # entries compared at C speed (min of a slice) while none can fit
 
 def fit(picked: Sequence[tuple[Memory, str]], tail: str,
         cost: Callable[[Memory], int] | None = None, budget: int = STABLE_BUDGET,
-        costs: list[int] | None = None) -> Fitted:
+        costs: list[int] | None = None, keys: list[tuple] | None = None) -> Fitted:
     """Decide which selected entries the budget shows, in selection order.
 
     Newest-created first; an entry that does not fit is skipped and the walk
     continues with older ones, so a small old fact can get in past a big new
     one.  ``cost`` gives a fact's length plus its newline (pass a
     :class:`FactCosts` to remember it across calls); ``costs``, when the
-    caller already has them, is that number for every entry of ``picked``.
+    caller already has them, is that number for every entry of ``picked``;
+    ``keys``, each entry's (created_at, ...) tuple, lets ``find`` search by stamp.
     """
     if costs is None:
         cost = cost or FactCosts()
@@ -210,7 +219,7 @@ def fit(picked: Sequence[tuple[Memory, str]], tail: str,
             while costs[i] > room:
                 i -= 1
             break
-    return Fitted(picked, costs, shown_at, rooms)
+    return Fitted(picked, costs, shown_at, rooms, keys)
 
 
 def session_tail(summaries: Iterable[Summary], session_id: str | None) -> str:

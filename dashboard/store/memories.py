@@ -110,7 +110,7 @@ def list_memories(refs: list[StoreRef], f: MemoryFilters, mirror: Mirror,
             f" m.id {order} LIMIT ? OFFSET ?", args + [f.per_page, (f.page - 1) * f.per_page])]
         found = {r["rid"]: r for r in conn.execute(
             f"SELECT * FROM memories WHERE rid IN ({', '.join('?' * len(rids))})", rids)}
-        values = {c: _distinct(m, c, labels) for c in choices}
+        values = {c: m.tallies.values(labels, c) for c in choices}   # live rows only
         return total, [rows.memory(found[rid], labels[found[rid]["store"]]) for rid in rids], values
 
     (total, items, values), problems = mirror.query(refs, run)
@@ -136,12 +136,3 @@ def _remember(m: Mirror, key: tuple, compute):
             m.memo.clear()
         m.memo[key] = compute()
     return m.memo[key]
-
-
-def _distinct(m: Mirror, column: str, labels) -> list[str]:
-    # A full pass over the copy; remembered until the copy changes.
-    if column not in ("type", "source", "confidence"):
-        raise ValueError(column)
-    return _remember(m, (column, tuple(sorted(labels))), lambda: [r[0] for r in m.conn.execute(
-        f"SELECT DISTINCT {column} FROM memories WHERE live = 1"
-        f" AND store IN ({', '.join('?' * len(labels))}) ORDER BY 1", list(labels))])

@@ -69,6 +69,14 @@ class Tallies:
         return [{"scope": k[0], "type": k[1], "source": k[2], "confidence": k[3],
                  "deleted": k[4], "n": t.kinds[k]} for k in keys]
 
+    def values(self, paths, column: str) -> list:
+        """Distinct values of ``type``, ``source`` or ``confidence`` among live rows, in
+        ``SELECT DISTINCT ... ORDER BY 1`` order."""
+        at = {"type": 1, "source": 2, "confidence": 3}[column]
+        found = {k[at] for path in paths for k, n in (self._by_path.get(path) or _Tally()).kinds.items()
+                 if n > 0 and not k[4]}
+        return sorted(found, key=_sql_order)
+
     def periods(self, paths, by: str) -> list[dict]:
         """``[{"period", "created", "updated"}, ...]`` over ``paths``, oldest first."""
         rows: dict = {}

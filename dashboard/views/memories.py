@@ -95,7 +95,7 @@ def _stable_entry(memory):
     snap = source_for(current_app.extensions).snapshot(statuses())
     _, fitted = stable_view(snap.project, snap.user, snap.summaries, cache=snap.cache,
                             version=snap.version)
-    return fitted.find(memory.store, memory.id)
+    return fitted.find(memory)
 
 
 @page_route(bp, "/memories/<store>/<memory_id>")

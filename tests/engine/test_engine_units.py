@@ -142,7 +142,7 @@ def _assert_fit_is_the_plain_walk(picked):
     assert [(s.memory.id, s.cost, s.shown, s.room_before) for s in fitted] == expected
     assert [s.memory.id for s in fitted.shown()] == [i for i, _, shown, _ in expected if shown]
     if picked:
-        assert fitted.find("project", picked[0][0].id) == fitted[0]
+        assert fitted.find(picked[0][0]) == fitted[0]
 
 
 def test_fit_matches_a_plain_walk_over_every_entry():

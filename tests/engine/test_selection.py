@@ -75,6 +75,11 @@ def test_patched_selection_equals_a_full_walk_through_random_edits():
             for hidden in (frozenset(), frozenset(rnd.sample(live_ids, min(2, len(live_ids))))):
                 assert _same(sel.picked(hidden), _expected(p, u, hidden)), (trial, step, action)
                 assert _fits(sel.fit("", hidden)) == _fits(fit(_expected(p, u, hidden), "")), step
+                fitted = sel.fit("", hidden)
+                for m in rnd.sample(p + u, min(3, len(p + u))):
+                    entry = fitted.find(m)
+                    listed = [e for e in fitted if (e.memory.id, e.memory.store) == (m.id, m.store)]
+                    assert entry == (listed[0] if listed else None), step
 
 
 def test_an_unchanged_version_is_the_same_selection():
