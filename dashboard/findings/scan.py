@@ -37,7 +37,7 @@ _REACH_ORDER = {"stable": 0, "recall": 1, "disk": 2}
 _CATEGORY_ORDER = {c: i for i, c in enumerate(CATEGORIES)}
 
 
-class Action(NamedTuple):  # a tuple: a scan makes one per fix per flagged row
+class Action(NamedTuple):
     """A fix the user can make, as a link to the screen that makes it."""
 
     code: str       # edit | soft_delete | hard_purge | reject | view
@@ -56,7 +56,13 @@ class Item:
     finding: Finding
     reach: str
     reach_detail: str
-    actions: tuple[Action, ...]
+    state: str          # what the fixes depend on: live | deleted | a review status | ""
+
+    @property
+    def actions(self) -> tuple[Action, ...]:
+        # Built when a page or the JSON twin shows the item: a scan flags tens of
+        # thousands of rows (every stale one), a page shows a hundred.
+        return _actions(self.store, self.table, self.row_id, self.state)
 
     def to_dict(self) -> dict:
         return {"store": self.store, "table": self.table, "row_id": self.row_id,
@@ -74,20 +80,19 @@ class Report:
     problems: list[dict] = field(default_factory=list)
 
 
-def _actions(store: str, table: str, row_id: str, live: bool = False,
-             status: str = "") -> tuple[Action, ...]:
+def _actions(store: str, table: str, row_id: str, state: str) -> tuple[Action, ...]:
     # Plain paths to the screens that make each fix (curation on the memory page,
     # forget, the review queue); every one is a GET page whose form does the POST.
     if table == "memories":
         page = f"/memories/{store}/{row_id}"
         out = [Action("view", "open", page)]
-        if live:
+        if state == "live":
             out += [Action("edit", "edit", page), Action("soft_delete", "soft delete", page)]
         out.append(Action("hard_purge", "hard purge", f"/forget/memory/{store}/{row_id}"))
         return tuple(out)
     if table == "memory_review_queue":
-        out = [Action("view", "open", f"/reviews?status={status}")]
-        if status == "pending":
+        out = [Action("view", "open", f"/reviews?status={state}")]
+        if state == "pending":
             out.append(Action("reject", "reject the candidate", "/reviews?status=pending"))
         out.append(Action("hard_purge", "hard purge (reject and erase)", f"/reviews/erase?ids={row_id}"))
         return tuple(out)
@@ -202,23 +207,20 @@ def _scan(refs: Iterable[StoreRef], now: datetime) -> Report:
                         old.why = (old.why.split(":")[0] + ": not recall-scored but injected every "
                                    "turn through <memory-stable> — is it still true?")
                     found.append(old)
-            if found:
-                acts = _actions(key, "memories", r.id, live=is_live)
+            state = "live" if is_live else "deleted"
             for f in found:
                 reach, detail = _memory_reach(r, stable, f)
-                items.append(Item(key, "memories", r.id, r.key_normalized, f, reach, detail, acts))
+                items.append(Item(key, "memories", r.id, r.key_normalized, f, reach, detail, state))
         for r in reviews:
-            acts = _actions(key, "memory_review_queue", r.id, status=r.status)
             detail = (f"review item ({r.status}): not in any prompt"
                       + ("; becomes a memory if approved" if r.status == "pending" else
                          "; kept in the queue forever after the decision"))
             for name in ("title", "content", "evidence"):
                 for f in scan_text(getattr(r, name), name):
                     items.append(Item(key, "memory_review_queue", r.id, r.key_normalized, f,
-                                      "disk", detail, acts))
+                                      "disk", detail, r.status))
         in_tail = _tail_reach(summaries) if ref.kind == "project" else {}
         for r in summaries:
-            acts = _actions(key, "session_summaries", r.id)
             for f in scan_text(r.summary_text, "summary_text"):
                 keep_from = in_tail.get(r.id)
                 if keep_from is not None and f.end > keep_from:
@@ -227,7 +229,7 @@ def _scan(refs: Iterable[StoreRef], now: datetime) -> Report:
                     reach, detail = "disk", ("summary outside the 800-character session tail: "
                                              "not in any prompt, still in the file")
                 items.append(Item(key, "session_summaries", r.id, r.session_id, f, reach,
-                                  detail, acts))
+                                  detail, ""))
     _corpus(data, rows_by_handle, items)
     items.sort(key=lambda i: (_CATEGORY_ORDER[i.finding.category], _REACH_ORDER[i.reach],
                               i.store, i.table, i.row_id, i.finding.start))
@@ -246,5 +248,4 @@ def _corpus(data, rows_by_handle, items) -> None:
     for handle, f in found:
         key, r, stable = rows_by_handle[handle]
         reach, detail = _memory_reach(r, stable, f)
-        items.append(Item(key, "memories", r.id, r.key_normalized, f, reach, detail,
-                          _actions(key, "memories", r.id, live=True)))
+        items.append(Item(key, "memories", r.id, r.key_normalized, f, reach, detail, "live"))
