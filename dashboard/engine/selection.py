@@ -20,7 +20,8 @@ from typing import Iterable, Sequence
 from dashboard.records import Memory
 
 from .render import STABLE_BUDGET
-from .stable import INCIDENTAL_KEPT, STRUCTURAL_TYPES, FactCosts, Fitted, all_entries, fit, select
+from .stable import (BECAUSE, INCIDENTAL_KEPT, STRUCTURAL_TYPES, FactCosts, Fitted, all_entries,
+                     fit, select)
 
 _PATCH_LIMIT = 256   # changed rows beyond which a rebuild is cheaper
 
@@ -36,7 +37,7 @@ def _always(m: Memory) -> bool:
 
 
 def _because(m: Memory) -> str:
-    return "user scope" if m.scope == "user" else f"type {m.type}"
+    return "user scope" if m.scope == "user" else BECAUSE[m.type]
 
 
 class Selection:

@@ -66,7 +66,7 @@ class Selected:
                                    % (self.cost, self.room_before)) if not self.shown else ""}
 
 
-_BECAUSE = {t: f"type {t}" for t in STRUCTURAL_TYPES}
+BECAUSE = {t: f"type {t}" for t in STRUCTURAL_TYPES}
 
 
 def select(entries: Sequence[Memory]) -> list[tuple[Memory, str]]:
@@ -87,7 +87,7 @@ def select(entries: Sequence[Memory]) -> list[tuple[Memory, str]]:
             picked.append((m, "user scope"))
         elif m.type in STRUCTURAL_TYPES:
             seen.add(m.id)
-            picked.append((m, _BECAUSE[m.type]))
+            picked.append((m, BECAUSE[m.type]))
         else:
             incidental.append(m)
     # reverse=True keeps equal stamps in their original order, like agentao.
