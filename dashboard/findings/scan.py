@@ -12,6 +12,7 @@ Reach follows agentao's prompt path (contract §8–§11):
 from __future__ import annotations
 
 import gc
+import heapq
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -26,7 +27,7 @@ from ..store.registry import StoreRef
 from ..store.scan import scan_memories, scan_review_items, scan_summaries
 from . import corpus
 from .gates import rows_to_scan
-from .rules import Finding, near_size_limit, scan_text, stale
+from .rules import NEAR_LIMIT, Finding, near_size_limit, scan_text, stale
 
 CATEGORIES = {"secret": "Secrets", "personal": "Personal data",
               "instruction": "Instruction-like content", "conflict": "Conflicts and duplicates",
@@ -118,8 +119,9 @@ def _stable_ids(live: list[tuple[str, object]]) -> set[str]:
     """Ids agentao selects for the stable block (contract §9.1), project rows first."""
     ids = {r.id for _s, r in live if r.scope == "user" or r.type in STABLE_TYPES}
     incidental = [r for _s, r in live if r.id not in ids]
-    incidental.sort(key=lambda r: r.updated_at, reverse=True)
-    return ids | {r.id for r in incidental[:INCIDENTAL_KEPT]}
+    # nlargest keeps sorted(reverse=True)'s order among equal stamps, without sorting every row.
+    newest = heapq.nlargest(INCIDENTAL_KEPT, incidental, key=lambda r: r.updated_at)
+    return ids | {r.id for r in newest}
 
 
 def _tail_reach(rows) -> dict[str, int]:
@@ -197,9 +199,8 @@ def _scan(refs: Iterable[StoreRef], now: datetime) -> Report:
             found = []
             if n in to_scan:
                 found = scan_text(r.title, "title") + scan_text(r.content, "content")
-            size = near_size_limit(r.content)
-            if size:
-                found.append(size)
+            if len(r.content) >= NEAR_LIMIT:   # the test first: most rows are far below
+                found.append(near_size_limit(r.content))
             if is_live:
                 old = stale(r.updated_at, now)
                 if old:
