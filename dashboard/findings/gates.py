@@ -88,8 +88,8 @@ def _by_head(fragments: list[str]) -> list[re.Pattern[str]]:
     """One pattern per first character, for searching a long text (``rows_to_scan``).
 
     A pattern that starts with one literal character makes sre jump from one
-    occurrence of it to the next in C; over a whole store joined, ~70 such
-    passes cost less than one pass of the union, which enters its ~70
+    occurrence of it to the next in C; over a whole store joined, tens of
+    such passes cost less than one pass of the union, which tries its ~70
     alternatives at nearly every character.
     """
     groups: dict[str, list[str]] = {}
@@ -103,6 +103,19 @@ FAMILY_GATES = {"secret": _factored(_SECRET_FRAGMENTS),
                 "instruction": _factored(_INSTRUCTION_FRAGMENTS)}
 _HEAD_GATES = _by_head(_SECRET_FRAGMENTS + _PERSONAL_FRAGMENTS + _INSTRUCTION_FRAGMENTS)
 _ASCII_HEAD_GATES = [p for p in _HEAD_GATES if p.pattern[0].isascii()]
+_WORD_HEAD_GATES = [p for p in _ASCII_HEAD_GATES if not p.pattern[0].isdigit()]
+_DIGIT_HEAD_GATES = [p for p in _ASCII_HEAD_GATES if p.pattern[0].isdigit()]
+
+# Digits can be a quarter of a store's characters (versions, hashes, ids: the
+# bench corpus), and the digit fragments start at every one.  In an ASCII text with each letter
+# A-Z made "A" and each digit "0", their shapes start with literals, which sre
+# jumps to in C: the IBAN gate becomes exactly IBAN_SHAPE, and every match of a
+# card, PRC ID or mobile fragment (three digits, then eight or more, each after
+# at most one separator) holds DIGIT_SHAPE, so only texts with it get the digit
+# passes.  The mapping keeps every offset.
+_SHAPES = str.maketrans("BCDEFGHIJKLMNOPQRSTUVWXYZ123456789", "A" * 25 + "0" * 9)
+_IBAN_SHAPE = re.compile(r"AA00 ?[A0]{4}")
+_DIGIT_SHAPE = re.compile(r"000(?:[\s-]?0){8}")
 
 
 def rows_to_scan(texts: list[str]) -> set[int]:
@@ -113,23 +126,35 @@ def rows_to_scan(texts: list[str]) -> set[int]:
     a text no rule matches: harmless, as ``scan_text`` checks each field again.
     """
     out: set[int] = set()
-    lows = list(map(str.lower, texts))
+    plain = list(map(str.isascii, texts))
     # ASCII texts join into a one-byte-per-character string, which sre walks
-    # twice as fast, and fragments that start with a CJK character skip it.
-    plain = list(map(str.isascii, lows))
-    ascii_rows = [i for i, p in enumerate(plain) if p]
-    other_rows = [i for i, p in enumerate(plain) if not p]
-    _search_rows(_ASCII_HEAD_GATES, [lows[i] for i in ascii_rows], ascii_rows, out)
-    _search_rows(_HEAD_GATES, [lows[i] for i in other_rows], other_rows, out)
-    _search_rows([_IBAN_GATE], texts, range(len(texts)), out)
+    # twice as fast, and skip the fragments that start with a CJK character.
+    rows = [i for i, p in enumerate(plain) if p]
+    joined, starts = _joined([texts[i] for i in rows])
+    low, shape = joined.lower(), joined.translate(_SHAPES)
+    _search_rows(_WORD_HEAD_GATES, low, starts, rows, out)
+    _search_rows([_IBAN_SHAPE], shape, starts, rows, out)
+    digits: set[int] = set()
+    _search_rows([_DIGIT_SHAPE], shape, starts, range(len(rows)), digits)
+    digits_at = sorted(digits)
+    digit_texts = [low[starts[k]:starts[k + 1] - 1] for k in digits_at]
+    _search_rows(_DIGIT_HEAD_GATES, *_joined(digit_texts), [rows[k] for k in digits_at], out)
+    # The rest (Chinese text, Unicode digits and spaces) gets every pattern.
+    # Lower-cased one by one: lower() may change their length ("İ" -> "i̇").
+    rows = [i for i, p in enumerate(plain) if not p]
+    _search_rows(_HEAD_GATES, *_joined([texts[i].lower() for i in rows]), rows, out)
+    _search_rows([_IBAN_GATE], *_joined([texts[i] for i in rows]), rows, out)
     return out
 
 
-def _search_rows(patterns, texts: list[str], rows, out: set[int]) -> None:
+def _joined(texts: list[str]) -> tuple[str, list[int]]:
+    # The texts joined by newlines, and where each starts (plus one past the end).
+    return "\n".join(texts), [0, *accumulate(len(t) + 1 for t in texts)]
+
+
+def _search_rows(patterns, joined: str, starts: list[int], rows, out: set[int]) -> None:
     # After a hit, the search goes on at the next text: a text is in or out, and
     # texts holding a fragment many times do not cost a match object each.
-    starts = [0, *accumulate(len(t) + 1 for t in texts)]
-    joined = "\n".join(texts)
     for pattern in patterns:
         search, pos = pattern.search, 0
         while (m := search(joined, pos)) is not None:
