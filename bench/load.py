@@ -161,7 +161,8 @@ def main() -> int:
     ap.add_argument("--max-seconds", type=float, default=300)
     ap.add_argument("--detail-share", type=float, default=0.25,
                     help="share of requests that open one memory's page (default 0.25)")
-    ap.add_argument("--agent-saves", type=int, default=5000, help="upper bound on agent saves")
+    ap.add_argument("--agent-saves", type=int, default=1_000_000,
+                    help="upper bound on agent saves (default: keep saving for the whole run)")
     args = ap.parse_args()
 
     root = Path(tempfile.mkdtemp(prefix="bench-load-"))
