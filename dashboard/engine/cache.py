@@ -78,11 +78,7 @@ class IndexState:
     records: dict[str, Memory]
     bundles: dict[str, Bundle]
     inverted: dict[str, frozenset[str]]
-    # Per-state memos (query-independent): rendered stable facts, stable
-    # selections and fits per hidden set / tail, parsed updated_at stamps.
-    facts: dict[str, str] = field(default_factory=dict)
-    selections: dict[frozenset, list] = field(default_factory=dict)
-    fits: dict[tuple, tuple] = field(default_factory=dict)
+    # Per-state memo (query-independent): parsed updated_at stamps.
     stamps: dict[str, int | None] = field(default_factory=dict)
     ranks: dict[str, int] | None = None  # updated_at -> place; set whole, never filled in
 

@@ -23,9 +23,6 @@ from .results import Budget, Preview
 from .stable import all_entries, fit, select, session_tail
 from .tokenize import Tokenizer, default_tokenizer
 
-_SELECTION_MEMO = 32  # hidden-id sets remembered per index state
-
-
 def _aware(now: datetime) -> datetime:
     # A naive clock is taken as UTC, the same reading agentao gives stamps.
     return now if now.tzinfo is not None else now.replace(tzinfo=timezone.utc)
@@ -35,43 +32,6 @@ def _state(project, user, cache, version, tok) -> IndexState:
     if cache is None:
         return uncached_state(project, user, tok)
     return cache.state(project, user, version, tok)
-
-
-def _selection(state: IndexState, hidden: frozenset[str]) -> list:
-    picked = state.selections.get(hidden)
-    if picked is None:
-        entries = state.entries if not hidden else \
-            [m for m in state.entries if m.id not in hidden]
-        picked = select(entries)
-        if len(state.selections) >= _SELECTION_MEMO:
-            state.selections.clear()
-        state.selections[hidden] = picked
-    return picked
-
-
-def _fact(state: IndexState):
-    facts = state.facts
-
-    def text(m: Memory) -> str:
-        key = f"{m.store}:{m.id}"  # the same id may sit in both files
-        out = facts.get(key)
-        if out is None:
-            out = facts[key] = stable_fact(m)
-        return out
-    return text
-
-
-def _stable(state, summaries, session_id, hidden, costs):
-    tail = session_tail(summaries, session_id)
-    memo = state.fits.get((hidden, tail))
-    if memo is None:
-        fact_text = _fact(state)
-        fitted = fit(_selection(state, hidden), tail, costs)
-        block = render_stable((fact_text(s.memory) for s in fitted.shown()), tail)
-        if len(state.fits) >= _SELECTION_MEMO:
-            state.fits.clear()
-        memo = state.fits[(hidden, tail)] = (block, fitted)
-    return memo[0], memo[1], tail
 
 
 def stable_view(project_memories: Sequence[Memory], user_memories: Sequence[Memory],
@@ -159,8 +119,10 @@ def preview(project_memories: Sequence[Memory], user_memories: Sequence[Memory],
     now = _aware(now)
     hidden = frozenset(hidden_ids)
     state = _state(project_memories, user_memories, cache, version, tok)
-    costs = cache.costs if cache is not None else None
-    block, fitted, tail = _stable(state, summaries, session_id, hidden, costs)
+    summaries = list(summaries)
+    tail = session_tail(summaries, session_id)
+    block, fitted = stable_view(project_memories, user_memories, summaries, session_id=session_id,
+                                hidden_ids=hidden, cache=cache, version=version)
     shown = frozenset(s.memory.id for s in fitted.shown())
     hints = extract_hints(messages)
     recall, note = _recall(state, query, hints, tok, hidden, shown, now)
