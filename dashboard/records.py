@@ -7,7 +7,7 @@ schema (contract §2) so a reader can map one to the other without a table.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, asdict
+from dataclasses import dataclass, asdict
 
 
 @dataclass(frozen=True)

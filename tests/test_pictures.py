@@ -15,7 +15,6 @@ from dashboard.engine.results import Budget
 from dashboard.pictures import (budget_meters, columns, fill_periods, meter, residue_rows,
                                 score_bars, stacked_bars)
 from dashboard.pictures.svg import number
-from dashboard.store.registry import StoreRef
 
 HOSTILE_LABEL = "</text><script>alert('pwn')</script><text onload=\"x\">&amp;"
 HTMX = {"HX-Request": "true"}

@@ -271,7 +271,7 @@ def test_soft_delete_and_move(seeded, client):
     assert r.status_code == 303 and "/memories/user/" in r.headers["Location"]
     moved = [m for m in seeded.manager.get_all_entries("user") if m.key_normalized == "package_manager"]
     assert len(moved) == 1 and moved[0].content == memory.content
-    page = soup(client.get(r.headers["Location"]))
+    assert client.get(r.headers["Location"]).status_code == 200
     _, forms = _detail(client, "user", moved[0].id)
     r = client.post(f"/memories/user/{moved[0].id}/delete", data=forms["delete-form"], headers=JSON)
     assert r.status_code == 200 and r.get_json()["event"] == "soft_delete"

@@ -9,7 +9,7 @@ and queries; each draw is checked against agentao's own prompt path with
 from __future__ import annotations
 
 import tempfile
-from datetime import datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
