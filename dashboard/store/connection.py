@@ -28,7 +28,11 @@ SUPPORTED_SCHEMA = "3"
 REQUIRED_TABLES = ("schema_meta", "memories", "session_summaries", "memory_events",
                    "memory_review_queue")
 BUSY_TIMEOUT_S = 2.0
-READ_ATTEMPTS = 6
+# A lock-free read is retried when an agent write landed during it.  An agent
+# saving in a loop (load.py: ~90 saves a second) tears a read of a few
+# milliseconds often enough that 6 tries failed about once in 2,000 requests;
+# 24 short, growing waits (at most ~0.5 s in all) make that vanishingly rare.
+READ_ATTEMPTS = 24
 
 
 class StoreProblem(Exception):
@@ -101,7 +105,7 @@ def read(path: Path, fn: Callable[[sqlite3.Connection], T],
             raise StoreProblem("missing", f"{p} does not exist.")
     for attempt in range(READ_ATTEMPTS):
         if attempt:
-            time.sleep(0.005 * attempt)  # let the agent finish its checkpoint
+            time.sleep(0.002 * min(attempt, 10))  # let the agent finish its checkpoint
         # immutable=1 takes no locks, so it is only trusted if nothing touched the
         # file meanwhile: no -wal appeared and the file's size/mtime stayed put.
         # (An agent save can open, commit, checkpoint into the main file and
