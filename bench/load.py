@@ -47,10 +47,12 @@ AGENT = textwrap.dedent("""
     from agentao.memory import MemoryManager, SQLiteMemoryStore
     from agentao.memory.models import SaveMemoryRequest
     project, user, stop, limit = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]), int(sys.argv[4])
+    pause = 1 / float(sys.argv[5]) if float(sys.argv[5]) > 0 else 0
     manager = MemoryManager(SQLiteMemoryStore.open(project), SQLiteMemoryStore.open(user))
     saved = failed = 0
     print("ready", flush=True)
     while not stop.exists() and saved + failed < limit:
+        time.sleep(pause)
         i = saved + failed
         try:
             manager.upsert(SaveMemoryRequest(key=f"bench agent {i}", value=f"written by the agent, #{i}",
@@ -163,6 +165,9 @@ def main() -> int:
                     help="share of requests that open one memory's page (default 0.25)")
     ap.add_argument("--agent-saves", type=int, default=1_000_000,
                     help="upper bound on agent saves (default: keep saving for the whole run)")
+    ap.add_argument("--agent-rate", type=float, default=0,
+                    help="agent saves per second (default 0: as fast as agentao can, "
+                         "~100-180 a second here; a real agent saves a few a minute)")
     args = ap.parse_args()
 
     root = Path(tempfile.mkdtemp(prefix="bench-load-"))
@@ -177,7 +182,8 @@ def main() -> int:
     server, port, token = start_server(project, user_db, args.threads)
     stop = root / "stop"
     agent = subprocess.Popen([sys.executable, "-c", AGENT, str(project_db), str(user_db),
-                              str(stop), str(args.agent_saves)], stdout=subprocess.PIPE,
+                              str(stop), str(args.agent_saves), str(args.agent_rate)],
+                             stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
     try:
         assert agent.stdout.readline().strip() == "ready"
@@ -241,7 +247,14 @@ def main() -> int:
     missing = len(results) < args.requests
     if missing:
         print(f"stopped by --max-seconds after {len(results)} of {args.requests} requests")
-    return 0 if not errors and lost == 0 and failed == 0 and not missing else 1
+    # agentao's memory ids are 8 hex digits (uuid4().hex[:8]): past ~100,000 rows two
+    # saves now and then draw the same id and agentao's insert fails.  Its caller is
+    # told; the dashboard has no part in it.  Any other failure counts against us.
+    collisions = agent_err.count("UNIQUE constraint failed: memories.id")
+    if collisions:
+        print(f"of the failed saves, {collisions} were agentao's own id collisions "
+              "(8 hex digit ids at this many rows), not caused by the dashboard")
+    return 0 if not errors and lost == 0 and failed == collisions and not missing else 1
 
 
 if __name__ == "__main__":

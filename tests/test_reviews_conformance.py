@@ -380,3 +380,20 @@ def test_target_memory_changed_after_render_is_a_conflict(agent):
     with pytest.raises(WriteConflict):
         approval.approve(refs, item, plan.item_fingerprint, plan.target_fingerprint)
     assert agent.manager.list_review_items()[0].status == "pending"
+
+
+def test_a_new_memory_never_takes_an_id_already_in_the_file(agent, tmp_path, monkeypatch):
+    # agentao draws 8 hex digits and fails on a collision; the dashboard draws again.
+    agent.crystallize("I prefer short answers.")
+    copy = Copy(agent, tmp_path / "copy")
+    item = copy.manager().list_review_items()[0]
+    target = approval.plan_approval(copy.refs, item).save.store
+    taken = copy.manager().upsert(SaveMemoryRequest(key="editor", value="Helix, not vim.",
+                                                    scope="user" if target == "user" else "project"))
+    copy.manager().delete(taken.id)             # soft-deleted rows keep their id
+    draws = iter([taken.id + "0" * 24, "ab12cd34" + "0" * 24])
+    monkeypatch.setattr(writes.uuid, "uuid4", lambda: mock.Mock(hex=next(draws)))
+    _plan, saved = approval.approve(copy.refs, item.id)
+    db = copy.user_db if target == "user" else copy.project_db
+    ids = [r[0] for r in sqlite3.connect(db).execute("SELECT id FROM memories")]
+    assert saved.memory_id == "ab12cd34" and sorted(ids) == sorted([taken.id, "ab12cd34"])

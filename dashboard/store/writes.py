@@ -159,6 +159,16 @@ def _enforce_auto_cap(conn, scope: str, stamp: str) -> None:
         _soft_delete(conn, row["id"], stamp)
 
 
+def _fresh_id(conn) -> str:
+    # agentao's format, 8 hex digits.  At 100,000+ rows a random draw can hit an id
+    # already in use (soft-deleted rows keep theirs), and agentao's own insert then
+    # fails; drawing again keeps the format and never fails the user's action.
+    while True:
+        candidate = uuid.uuid4().hex[:8]
+        if conn.execute("SELECT 1 FROM memories WHERE id = ?", (candidate,)).fetchone() is None:
+            return candidate
+
+
 def save_memory(path: Path, plan: PlannedSave, expect: Expect = Expect()) -> Saved:
     """Write a planned save into the file at ``path`` as agentao's upsert does.
 
@@ -188,7 +198,7 @@ def save_memory(path: Path, plan: PlannedSave, expect: Expect = Expect()) -> Sav
                  plan.confidence, stamp, existing.id))
             memory_id, kind = existing.id, "update"
         else:
-            memory_id, kind = uuid.uuid4().hex[:8], "create"
+            memory_id, kind = _fresh_id(conn), "create"
             conn.execute(
                 "INSERT INTO memories (id, scope, type, key_normalized, title, content, tags_json,"
                 " keywords_json, source, confidence, sensitivity, created_at, updated_at)"
