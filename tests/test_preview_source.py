@@ -80,3 +80,27 @@ def test_rows_and_stable_block_follow_each_agent_write_in_agentaos_order(seeded)
             renderer.fit_stable_records(mgr.get_stable_entries(), tail), tail)
         assert client.get("/overview.json").get_json()["stable_block_chars"] == len(block), step
         assert client.get("/preview.json?q=deploy").get_json()["stable_block"] == block, step
+
+
+def test_a_whole_load_in_pieces_with_an_agent_writing_between_them(seeded, monkeypatch):
+    # The copy loads a file in short reads; rows agentao changes between two of
+    # them must be right on the next view, and none may be lost or doubled.
+    from dashboard.store import mirror as mirror_module
+    monkeypatch.setattr(mirror_module, "_PIECE", 2)
+    first = seeded.manager.project_store.list_memories()[0]
+    real_read, calls = mirror_module.read, []
+
+    def read_and_write_once(path, fn, **kw):
+        calls.append(path)
+        if len(calls) == 3:     # after the probe and the first piece
+            seeded.save("deploy order", "Staging first, then production.", ["ops"])
+            seeded.save(first.title, "Rewritten while the copy was loading.", list(first.tags))
+        return real_read(path, fn, **kw)
+    monkeypatch.setattr(mirror_module, "read", read_and_write_once)
+    client = seeded.app().test_client()
+    client.get("/memories.json?per_page=200")       # the load, torn by the writes
+    listed = client.get("/memories.json?per_page=200&deleted=1").get_json()["items"]
+    theirs = seeded.manager.get_all_entries()
+    assert sorted(m["id"] for m in listed if m["deleted_at"] is None) == sorted(m.id for m in theirs)
+    assert len({(m["store"], m["id"]) for m in listed}) == len(listed)
+    assert {m["id"]: m["content"] for m in listed}[first.id] == "Rewritten while the copy was loading."

@@ -31,8 +31,11 @@ BUSY_TIMEOUT_S = 2.0
 # A lock-free read is retried when an agent write landed during it.  An agent
 # saving in a loop (load.py: ~90 saves a second) tears a read of a few
 # milliseconds often enough that 6 tries failed about once in 2,000 requests;
-# 24 short, growing waits (at most ~0.5 s in all) make that vanishingly rare.
+# up to 24 tries with short, growing waits make that vanishingly rare.  A long
+# read is not retried past READ_RETRY_S: it reports "kept changing" instead of
+# keeping the page waiting (the memories copy reads in short pieces for this).
 READ_ATTEMPTS = 24
+READ_RETRY_S = 3.0
 
 
 class StoreProblem(Exception):
@@ -103,8 +106,11 @@ def read(path: Path, fn: Callable[[sqlite3.Connection], T],
     for p in files.values():
         if not p.is_file():
             raise StoreProblem("missing", f"{p} does not exist.")
+    started = time.monotonic()
     for attempt in range(READ_ATTEMPTS):
         if attempt:
+            if time.monotonic() - started > READ_RETRY_S:
+                break
             time.sleep(0.002 * min(attempt, 10))  # let the agent finish its checkpoint
         # immutable=1 takes no locks, so it is only trusted if nothing touched the
         # file meanwhile: no -wal appeared and the file's size/mtime stayed put.

@@ -203,7 +203,7 @@ class Mirror:
         counter, last_event, changed = read(ref.path, probe)
         if changed is None:
             self._drop(ident)
-            self._upsert(ident, read(ref.path, lambda conn: conn.execute(select).fetchall()), ref.key)
+            self._upsert(ident, _read_whole(ref.path, select), ref.key)
         elif changed:
             self._upsert(ident, changed, ref.key)
         self._seen[ident] = (sig, counter, last_event)
@@ -250,6 +250,38 @@ class Mirror:
                           f" ({', '.join('?' * (len(COLUMNS) + 3))})", records)
             c.executemany("INSERT INTO tags (rid, tag) VALUES (?, ?)", tags)
             self.tallies.count(c, key, "rid >= ?", (start,), 1)
+
+
+_PIECE = 5000   # rows per read when a file is loaded whole
+
+
+def _read_whole(path: Path, select: str) -> list:
+    """Every row of ``memories``, read in pieces of _PIECE rows in rowid order.
+
+    One read of 100,000 rows takes seconds, and an agent saving meanwhile
+    tears a lock-free read (it is retried from the start, again and again
+    while the agent keeps saving).  Short reads are torn rarely and retried
+    cheaply.  A row the agent changes between two pieces is read again by the
+    next refresh: the change counter and the last event were taken before.
+    """
+    rows: list = []
+    after = None
+
+    def piece(conn):
+        conn.execute("BEGIN")
+        try:
+            where, args = ("", ()) if after is None else ("WHERE rowid > ?", (after,))
+            found = conn.execute(f"{select} {where} ORDER BY rowid LIMIT {_PIECE}", args).fetchall()
+            last = conn.execute(f"SELECT rowid FROM memories {where} ORDER BY rowid"
+                                f" LIMIT 1 OFFSET {len(found) - 1}", args).fetchone() if found else None
+            return found, last[0] if last else None
+        finally:
+            conn.execute("COMMIT")
+    while True:
+        found, after = read(path, piece)
+        rows += found
+        if len(found) < _PIECE or after is None:
+            return rows
 
 
 def mirror_for(app_extensions: dict) -> Mirror:
