@@ -14,7 +14,7 @@ from dashboard.engine import (CUT_BUDGET, CUT_TOP_K, EXCLUDED_STABLE, IN_BLOCK, 
 from dashboard.engine.recall import days_since, order, score, tag_weight
 from dashboard.engine.render import (context_fact, context_room, escape, render_stable,
                                      stable_fact, stable_room)
-from dashboard.engine.stable import fit, select
+from dashboard.engine.stable import FactCosts, fit, select
 from dashboard.engine.tokenize import variant
 from dashboard.engine.cache import build_state
 from dashboard.records import Memory, Summary
@@ -126,13 +126,14 @@ def test_fit_skips_and_continues():
     assert fitted[1].cost > 1896 and fitted[1].room_before == 1896
 
 
-def _plain_walk(picked):
+def _plain_walk(picked, cost=None):
     # The fit as a walk over every entry, newest first: (id, cost, shown, room before).
+    cost = cost or (lambda m: len(stable_fact(m)) + 1)
     room, out = 1896, []
     for m, _ in reversed(picked):
-        cost = len(stable_fact(m)) + 1
-        out.append((m.id, cost, cost <= room, room))
-        room -= cost if cost <= room else 0
+        c = cost(m)
+        out.append((m.id, c, c <= room, room))
+        room -= c if c <= room else 0
     return out[::-1]
 
 
@@ -162,7 +163,14 @@ def test_fit_finds_a_small_old_fact_behind_a_thousand_big_ones():
     small = (mem("small", content="s", created="0000", type="decision"), "why")
     for picked in ([small, *big], [*big[:300], small, *big[300:]], big):
         _assert_fit_is_the_plain_walk(picked)
-    assert "small" in {s.memory.id for s in fit([small, *big], "").shown()}
+    # The small fact at every place behind the full block: runs of big facts
+    # are passed over a slice at a time, and no place may be passed over.
+    costs = FactCosts()
+    for at in range(997):
+        picked = [*big[:at], small, *big[at:]]
+        shown = [s.memory.id for s in fit(picked, "", costs).shown()]
+        expected = [i for i, _, ok, _ in _plain_walk(picked, costs) if ok]
+        assert shown == expected and "small" in shown, at
 
 
 def test_session_tail_rules():
