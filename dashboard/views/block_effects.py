@@ -28,9 +28,10 @@ def size_now() -> int:
     return len(effects.current_block(snapshot(fresh=True)))
 
 
-# Each card runs the engine's stable path over the always-selected rows; past this many
-# row visits per page the remaining cards get a "show the effect" link instead.
-WORK_PER_PAGE = 250_000
+# Each card patches the cached stable selection with its row (copies of lists as long
+# as the store) and fits it; past this many rows copied per page the remaining cards
+# get a "show the effect" link instead: every card up to 50,000 memories, 25 at 100,000.
+WORK_PER_PAGE = 2_500_000
 MIN_EAGER = 5
 
 
