@@ -9,6 +9,7 @@ without a module-name clash.
 from __future__ import annotations
 
 import hashlib
+import sqlite3
 from pathlib import Path
 
 from agentao.memory import MemoryManager, SQLiteMemoryStore
@@ -69,6 +70,19 @@ def file_digest(*paths: Path) -> dict:
             f = Path(str(p) + suffix)
             out[str(f)] = hashlib.sha256(f.read_bytes()).hexdigest() if f.exists() else None
     return out
+
+
+def integrity(db: Path, read_only: bool = False) -> str:
+    """SQLite's ``PRAGMA integrity_check`` of ``db`` ("ok" when sound).
+
+    ``read_only`` opens it without ever writing; otherwise a hot journal left
+    by a killed writer is rolled back first, as any agentao open would.
+    """
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True) if read_only else sqlite3.connect(db)
+    try:
+        return conn.execute("PRAGMA integrity_check").fetchone()[0]
+    finally:
+        conn.close()
 
 
 def seed_corpus(agent: "Agent", services: int = 0) -> "Agent":

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from agentao_world import file_digest
+from agentao_world import file_digest, integrity
 from dashboard.store import StoreProblem, connection, writes
 
 PAGES = ["/overview", "/overview.json", "/memories", "/memories.json", "/summaries",
@@ -192,13 +192,6 @@ def test_missing_tables_are_shown_as_a_problem_and_never_written(seeded):
     assert client.get("/summaries").status_code == 200
 
 
-def integrity(db: Path) -> str:
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-    try:
-        return conn.execute("PRAGMA integrity_check").fetchone()[0]
-    finally:
-        conn.close()
-
 
 def test_disk_full_during_a_write_changes_nothing(big):
     # A tmpfs mount would need privileges CI lacks; SQLite's max_page_count makes
@@ -214,7 +207,7 @@ def test_disk_full_during_a_write_changes_nothing(big):
                              "created_at, updated_at) VALUES (?, 'project', ?, 't', ?, 'x', 'x')",
                              (f"f{i:07x}", f"full_{i}", "x" * 3000))
     assert err.value.kind == "disk_full" and "Nothing was changed" in str(err.value)
-    assert integrity(big.project_db) == "ok"
+    assert integrity(big.project_db, read_only=True) == "ok"
     conn = sqlite3.connect(big.project_db)
     assert conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0] == count_before
     assert conn.execute("SELECT COUNT(*) FROM memories WHERE title = 'half-written'").fetchone()[0] == 0

@@ -12,7 +12,7 @@ from pathlib import Path
 import agentao.memory.storage as agentao_storage
 import pytest
 
-from agentao_world import Agent, file_digest
+from agentao_world import Agent, file_digest, integrity
 from dashboard import diskscan, purge, sidefiles
 from dashboard.store import build_refs
 from dashboard.store import purge as purge_sql
@@ -57,13 +57,6 @@ def naive_hits(paths, texts) -> list[tuple[str, int]]:
                 found.append((str(p), n))
     return found
 
-
-def integrity(path: Path) -> str:
-    conn = sqlite3.connect(path)
-    try:
-        return conn.execute("PRAGMA integrity_check").fetchone()[0]
-    finally:
-        conn.close()
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from pathlib import Path
 from agentao.memory import SQLiteMemoryStore
 from agentao.memory.models import MemoryRecord
 
-from agentao_world import Agent
+from agentao_world import Agent, integrity
 from dashboard import diskscan, purge
 from dashboard.store import build_refs
 
@@ -43,13 +43,6 @@ def rows_by_id(db: Path, deleted: bool | None = None) -> dict:
     finally:
         conn.close()
 
-
-def integrity(db: Path) -> str:
-    conn = sqlite3.connect(db)
-    try:
-        return conn.execute("PRAGMA integrity_check").fetchone()[0]
-    finally:
-        conn.close()
 
 
 def big_store(agent: Agent) -> None:
