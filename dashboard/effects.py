@@ -31,7 +31,7 @@ from typing import Iterable
 
 from .contract import PlannedSave
 from .engine import session_tail, stable_view
-from .engine.render import STABLE_BUDGET, render_stable, stable_fact
+from .engine.render import STABLE_BUDGET
 from .engine.selection import FullWalk, Selection
 from .preview_source import Snapshot
 from .records import Memory
@@ -114,9 +114,7 @@ class Memo:
     def base(self, snap: Snapshot) -> Selection | FullWalk:
         """The snapshot's stable candidates (the cache's when its version is known)."""
         if self._base is None:
-            self._base = (snap.cache.selection(snap.project, snap.user, snap.version)
-                          if snap.version is not None
-                          else Selection.build(snap.project, snap.user, snap.cache.costs))
+            self._base = snap.cache.selection(snap.project, snap.user, snap.version)
         return self._base
 
 
@@ -128,8 +126,7 @@ def save_effect(snap: Snapshot, plan: PlannedSave, existing: Memory | None,
     if plan.source == "auto":
         hide = {*hide, *_over_auto_cap(snap.user if plan.store == "user" else snap.project, row)}
     tail = session_tail(snap.summaries, None)
-    fitted = memo.base(snap).with_row(row).fit(tail, frozenset(hide))
-    after = render_stable((stable_fact(s.memory) for s in fitted.shown()), tail)
+    after = memo.base(snap).with_row(row).fit(tail, frozenset(hide)).block(tail)
     return BlockEffect(current_block(snap), after, STABLE_BUDGET)
 
 

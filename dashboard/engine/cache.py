@@ -157,8 +157,13 @@ class EngineCache:
         self._selection: tuple | None = None   # (version, Selection)
 
     def selection(self, project: Sequence[Memory], user: Sequence[Memory],
-                  version: Hashable) -> Selection | FullWalk:
-        """The stable candidates for ``version``, patched from the last version asked for."""
+                  version: Hashable | None) -> Selection | FullWalk:
+        """The stable candidates for ``version``, patched from the last version asked for.
+
+        ``version=None`` ("unknown") builds them afresh and keeps nothing.
+        """
+        if version is None:
+            return Selection.build(project, user, self.costs)
         held = self._selection
         if held is not None and held[0] == version:
             return held[1]

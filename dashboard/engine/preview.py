@@ -17,10 +17,11 @@ from dashboard.records import Memory, Summary
 from . import recall as rc
 from .cache import EngineCache, IndexState, uncached_state
 from .hints import extract_hints
-from .render import CONTEXT_BUDGET, STABLE_BUDGET, render_context, render_stable, stable_fact
+from .render import CONTEXT_BUDGET, STABLE_BUDGET, render_context
 from .ranking import EMPTY, rank, stamp_ranks
 from .results import Budget, Preview
-from .stable import all_entries, fit, select, session_tail
+from .selection import FullWalk
+from .stable import FactCosts, session_tail
 from .tokenize import Tokenizer, default_tokenizer
 
 def _aware(now: datetime) -> datetime:
@@ -51,14 +52,13 @@ def stable_view(project_memories: Sequence[Memory], user_memories: Sequence[Memo
     key = (version, tail, hidden)
     if cache is not None and version is not None and key in cache.stable_memo:
         return cache.stable_memo[key]
-    if cache is not None and version is not None:
-        # Patched from the previous version: an agent saving in a loop moves the
-        # version many times a second, and a full walk costs 100 ms per 100,000 rows.
-        fitted = cache.selection(project_memories, user_memories, version).fit(tail, hidden)
-    else:
-        entries = [m for m in all_entries(project_memories, user_memories) if m.id not in hidden]
-        fitted = fit(select(entries), tail)
-    block = render_stable((stable_fact(s.memory) for s in fitted.shown()), tail)
+    # With a cache, patched from the previous version: an agent saving in a loop
+    # moves the version many times a second, and a full walk costs 100 ms per
+    # 100,000 rows.  Without one, select()'s own walk.
+    candidates = (cache.selection(project_memories, user_memories, version) if cache is not None
+                  else FullWalk(project_memories, user_memories, FactCosts()))
+    fitted = candidates.fit(tail, hidden)
+    block = fitted.block(tail)
     if cache is not None and version is not None:
         if len(cache.stable_memo) > 64:
             cache.stable_memo.clear()

@@ -64,17 +64,19 @@ class Selection:
         cost = cost or FactCosts()
         entries = all_entries(project, user)
         by_id = {m.id: m for m in entries}
-        ranks = {_rank(m) for m in entries}
+        rank_of = [_rank(m) for m in entries]
+        ranks = set(rank_of)
         labelled = (all(m.store == "project" for m in project)
                     and all(m.store == "user" for m in user))
         if len(by_id) != len(entries) or len(ranks) != len(entries) or not labelled:
             return FullWalk(project, user, cost)
-        always = [(m, _because(m)) for m in entries if _always(m)]
-        incidental = sorted((m for m in entries if not _always(m)),
-                            key=lambda m: (m.updated_at, _rank(m)))
-        return Selection((project, user), always, [_rank(m) for m, _ in always],
-                         [cost(m) for m, _ in always], incidental,
-                         [(m.updated_at, _rank(m)) for m in incidental], by_id, ranks, cost)
+        always = [(m, r) for m, r in zip(entries, rank_of) if _always(m)]
+        incidental = sorted(((m.updated_at, r), m) for m, r in zip(entries, rank_of)
+                            if not _always(m))   # keys unique: rows never compared
+        return Selection((project, user), [(m, _because(m)) for m, _ in always],
+                         [r for _, r in always], [cost(m) for m, _ in always],
+                         [m for _, m in incidental], [k for k, _ in incidental],
+                         by_id, ranks, cost)
 
     def moved_to(self, project: Sequence[Memory], user: Sequence[Memory]) -> Selection | FullWalk:
         """The selection for new rows, patched from this one when few rows changed."""
@@ -187,7 +189,7 @@ class FullWalk:
         swapped = [row if m.id == row.id else m for m in rows]
         if not any(m.id == row.id for m in rows):
             swapped.append(row)
-        swapped.sort(key=lambda m: (m.created_at, m.scope, m.key_normalized))
+        swapped.sort(key=_rank)   # within one file: (created_at, scope, key)
         if row.store == "user":
             return FullWalk(self._project, swapped, self._cost)
         return FullWalk(swapped, self._user, self._cost)

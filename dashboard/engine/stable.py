@@ -16,7 +16,7 @@ from typing import Callable, Iterable, Sequence
 
 from dashboard.records import Memory, Summary
 
-from .render import STABLE_BUDGET, stable_fact, stable_room
+from .render import STABLE_BUDGET, render_stable, stable_fact, stable_room
 
 STRUCTURAL_TYPES = frozenset({"decision", "constraint", "workflow", "profile", "preference"})
 INCIDENTAL_KEPT = 3
@@ -165,6 +165,10 @@ class Fitted(Sequence):
     def shown(self) -> list[Selected]:
         """The entries the block holds, in selection order."""
         return [self[i] for i in reversed(self._shown_at)]
+
+    def block(self, tail: str) -> str:
+        """The ``<memory-stable>`` block these entries and ``tail`` make (``""`` if none)."""
+        return render_stable((stable_fact(s.memory) for s in self.shown()), tail)
 
     def find(self, memory: Memory) -> Selected | None:
         """The entry of the row with ``memory``'s id in ``memory``'s file, or None if not selected."""
