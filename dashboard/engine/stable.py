@@ -143,9 +143,8 @@ class Fitted(Sequence):
         self._picked = picked
         self._keys = keys                  # optional: entries' (created_at, ...) for find()
         self._costs = costs
-        self._shown_at = shown_at          # indices shown, newest first
         self._rooms = rooms_after          # room before any shown entry, then after each
-        self._order = [-i for i in shown_at]   # ascending, for bisect
+        self._order = [-i for i in shown_at]   # shown indices negated: ascending, for bisect
 
     def __len__(self) -> int:
         return len(self._picked)
@@ -164,7 +163,7 @@ class Fitted(Sequence):
 
     def shown(self) -> list[Selected]:
         """The entries the block holds, in selection order."""
-        return [self[i] for i in reversed(self._shown_at)]
+        return [self[-j] for j in reversed(self._order)]
 
     def block(self, tail: str) -> str:
         """The ``<memory-stable>`` block these entries and ``tail`` make (``""`` if none)."""
