@@ -245,6 +245,34 @@ def test_edit_without_js_and_with_htmx(seeded, client):
     assert [e["event_type"] for e in events] == ["create", "update", "update"]
 
 
+def test_editing_the_value_keeps_tags_the_field_cannot_show_apart(agent):
+    # agentao keeps tags as given: one may hold a comma or outer spaces.
+    memory = agent.save("deploy_notes", "Deploy on Fridays.", ["release, 2024", " ops "])
+    client = agent.app().test_client()
+    page, forms = _detail(client, "project", memory.id)
+    assert forms["edit-form"]["tags"] == "release, 2024,  ops "
+    warning = page.select_one('[data-field="tags-kept"]')
+    assert [c.text for c in warning.select("code")] == ["release, 2024", " ops "]
+    assert page.select_one("#edit-tags")["aria-describedby"] == warning["id"]
+    effect = client.get(f"/memories/project/{memory.id}/effect", headers=JSON,
+                        query_string=dict(forms["edit-form"], value="Deploy on Mondays.", type=""))
+    assert effect.status_code == 200 and effect.get_json()["refusal"] is None
+    r = client.post(f"/memories/project/{memory.id}/edit",
+                    data=dict(forms["edit-form"], value="Deploy on Mondays.", type=""))
+    assert r.status_code == 303
+    saved = agent.manager.get_entry(memory.id)
+    assert (saved.content, saved.tags) == ("Deploy on Mondays.", ["release, 2024", " ops "])
+    # Once the field is changed it means what it says: split at commas, trimmed.
+    _, forms = _detail(client, "project", memory.id)
+    r = client.post(f"/memories/project/{memory.id}/edit",
+                    data=dict(forms["edit-form"], value="Deploy on Mondays.", type="",
+                              tags="release, 2024, ops, infra"))
+    assert r.status_code == 303
+    assert agent.manager.get_entry(memory.id).tags == ["release", "2024", "ops", "infra"]
+    page, _ = _detail(client, "project", memory.id)
+    assert page.select_one('[data-field="tags-kept"]') is None
+
+
 def test_edit_refusal_and_stale_form(seeded, client):
     memory = next(m for m in seeded.manager.get_all_entries() if m.key_normalized == "database")
     _, forms = _detail(client, "project", memory.id)

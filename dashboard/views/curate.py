@@ -45,6 +45,8 @@ def curation_for(memory) -> dict:
         "done": request.args.get("done") if request.args.get("done") in DONE else None,
         "size_now": (block_effects.size_now() if request.args.get("done") in DONE else None),
         "types": list(dict.fromkeys(list(KNOWN_TYPES) + [memory.type])),
+        # Tags the comma-separated field cannot give back once edited (see _tags).
+        "uneven_tags": [t for t in memory.tags if "," in t or t != t.strip() or not t],
     }
 
 
@@ -64,12 +66,21 @@ def _expect(values) -> Expect:
     return Expect(counter=None if counter == "none" else int(counter), updated_at=updated_at)
 
 
-def _tags(values) -> list[str]:
+def _tags(values, current=()) -> list[str]:
+    """The tags the edit asks for.
+
+    The form shows the row's tags ``current`` joined by ", ".  Sent back as
+    shown, that text means "keep the tags": they are kept exactly, because
+    splitting it would rewrite a tag holding a comma or outer spaces that
+    the user never touched.
+    """
     raw = values.get("tags") or ""
     if isinstance(raw, list):  # a JSON body may send a list
         return [str(t) for t in raw]
     if len(raw) > MAX_TAGS_CHARS:
         raise Blocked(400, f"Tags are longer than {MAX_TAGS_CHARS} characters.")
+    if current and raw == ", ".join(current):
+        return list(current)
     return [t.strip() for t in raw.split(",") if t.strip()]
 
 
@@ -95,7 +106,10 @@ def _run(store: str, memory_id: str, action: str) -> Outcome:
             value = values.get("value")
             if not isinstance(value, str):
                 raise Blocked(400, "'value' is required.")
-            saved = curation.edit(stores(), store, memory_id, value, _tags(values), _type(values), expect)
+            # The row as the form showed it; a row changed since then fails the expect check.
+            shown = get_memory(store_by_key(store), memory_id)[0]
+            tags = _tags(values, shown.tags if shown else ())
+            saved = curation.edit(stores(), store, memory_id, value, tags, _type(values), expect)
             return Outcome(memory_id, "edited", f"Saved memory {memory_id}.",
                            memory_id=saved.memory_id, memory_store=store, event=saved.event)
         target = values.get("target")
@@ -154,7 +168,7 @@ def effect(store: str, memory_id: str):
     if value is None:
         abort(400, "'value' is required: the edit's new value.")
     try:
-        tags, type_ = _tags(values), _type(values)
+        tags, type_ = _tags(values, memory.tags), _type(values)
     except Blocked as bad:
         abort(bad.status, str(bad))
     found, problem = block_effects.for_edit(memory, value, tags, type_)
