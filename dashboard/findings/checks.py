@@ -121,8 +121,32 @@ def token_set(text: str) -> frozenset[str]:
         if run[0] < "\u3400" or len(run) == 1:
             out.add(run)
         else:
-            out.update(run[i:i + 2] for i in range(len(run) - 1))
+            out.update(map(str.__add__, run, run[1:]))     # the bigrams, in order
     return frozenset(out)
+
+
+# ASCII letters lower-cased, digits kept, every other ASCII character a space:
+# ``str.split`` then yields exactly ``_ASCII_WORD``'s tokens.  NUL stays, to
+# separate texts joined for one pass (a text holding a NUL is split apart).
+_ASCII_WORDS = {c: (c + 32 if 65 <= c <= 90 else c if chr(c).isalnum() else 32)
+                for c in range(1, 128)}
+
+
+def token_sets(texts: list[str]) -> list[frozenset[str]]:
+    """``token_set`` of each text, the ASCII ones in one pass over their join."""
+    out: list[frozenset[str] | None] = [None] * len(texts)
+    plain = [i for i, t in enumerate(texts) if t.isascii()]
+    chosen = [texts[i] for i in plain]
+    joined = "\0".join(chosen)
+    if joined.count("\0") == len(chosen) - 1 and chosen:
+        # translate + split run in C; a regex findall per text cost three times as much.
+        words = map(str.split, joined.translate(_ASCII_WORDS).split("\0"))
+        for i, tokens in zip(plain, map(frozenset, words)):
+            out[i] = tokens
+    for i, t in enumerate(texts):
+        if out[i] is None:
+            out[i] = token_set(t)
+    return out
 
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:

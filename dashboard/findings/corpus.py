@@ -14,7 +14,7 @@ from collections import Counter, defaultdict
 from typing import Iterable, Iterator, NamedTuple
 
 from ..contract import SaveRefused, normalize_key
-from .checks import jaccard, token_set
+from .checks import jaccard, token_set, token_sets
 from .rules import Finding
 
 DUPLICATE_THRESHOLD = 0.9
@@ -65,8 +65,8 @@ def near_duplicates(docs: Iterable[Doc], threshold: float = DUPLICATE_THRESHOLD
     subset_min = math.ceil(1 / (1 - threshold) - 1e-9)
     join_min = math.ceil(2 * threshold / (1 - threshold) - 1e-9)
     groups: dict[frozenset[str], list[Doc]] = defaultdict(list)
-    for d in docs:
-        tokens = token_set(d.text)
+    docs = list(docs)
+    for d, tokens in zip(docs, token_sets([d.text for d in docs])):
         if len(tokens) >= MIN_TOKENS:
             groups[tokens].append(d)
     pairs: dict[str, dict[str, float]] = defaultdict(dict)

@@ -102,28 +102,31 @@ FAMILY_GATES = {"secret": _factored(_SECRET_FRAGMENTS),
                 "personal": _factored(_PERSONAL_FRAGMENTS),
                 "instruction": _factored(_INSTRUCTION_FRAGMENTS)}
 _HEAD_GATES = _by_head(_SECRET_FRAGMENTS + _PERSONAL_FRAGMENTS + _INSTRUCTION_FRAGMENTS)
-_ASCII_HEAD_GATES = [p for p in _HEAD_GATES if p.pattern[0].isascii()]
-_WORD_HEAD_GATES = [p for p in _ASCII_HEAD_GATES if not p.pattern[0].isdigit()]
-_DIGIT_HEAD_GATES = [p for p in _ASCII_HEAD_GATES if p.pattern[0].isdigit()]
+_WORD_HEAD_GATES = [p for p in _HEAD_GATES if p.pattern[0].isascii() and not p.pattern[0].isdigit()]
 
 # Digits can be a quarter of a store's characters (versions, hashes, ids: the
 # bench corpus), and the digit fragments start at every one.  In an ASCII text with each letter
 # A-Z made "A" and each digit "0", their shapes start with literals, which sre
 # jumps to in C: the IBAN gate becomes exactly IBAN_SHAPE, and every match of a
-# card, PRC ID or mobile fragment (three digits, then eight or more, each after
+# card, PRC ID or mobile rule (three digits, then eight or more, each after
 # at most one separator) holds DIGIT_SHAPE, so only texts with it get the digit
-# passes.  The mapping keeps every offset.
+# rules themselves.  The mapping keeps every offset.
 _SHAPES = str.maketrans("BCDEFGHIJKLMNOPQRSTUVWXYZ123456789", "A" * 25 + "0" * 9)
 _IBAN_SHAPE = re.compile(r"AA00 ?[A0]{4}")
 _DIGIT_SHAPE = re.compile(r"000(?:[\s-]?0){8}")
 
 
-def rows_to_scan(texts: list[str]) -> set[int]:
+def rows_to_scan(texts: list[str], digit_rules) -> set[int]:
     """Indexes of the texts some secret, personal-data or instruction rule may match.
 
-    Every text a family gate would pass is in the set.  The texts are searched
-    joined by newlines, so a fragment may also run across two of them and add
-    a text no rule matches: harmless, as ``scan_text`` checks each field again.
+    ``digit_rules`` are ``(pattern, check)`` pairs for the rules whose matches
+    start with an ASCII digit (``rules.DIGIT_RULES``).  An ASCII text is in the
+    set when a family gate's non-digit fragment passes it or one of those rules
+    matches it with its check passing (build and order numbers pass the
+    fragments, not the Luhn or date checks); any other text when a family gate
+    passes it.  The texts are searched joined by newlines, so a match may also
+    run across two of them and add a text no rule matches: harmless, as
+    ``scan_text`` checks each field again.
     """
     out: set[int] = set()
     plain = list(map(str.isascii, texts))
@@ -137,8 +140,9 @@ def rows_to_scan(texts: list[str]) -> set[int]:
     digits: set[int] = set()
     _search_rows([_DIGIT_SHAPE], shape, starts, range(len(rows)), digits)
     digits_at = sorted(digits)
-    digit_texts = [low[starts[k]:starts[k + 1] - 1] for k in digits_at]
-    _search_rows(_DIGIT_HEAD_GATES, *_joined(digit_texts), [rows[k] for k in digits_at], out)
+    digit_joined, digit_starts = _joined([joined[starts[k]:starts[k + 1] - 1] for k in digits_at])
+    for pattern, check in digit_rules:
+        _search_rows([pattern], digit_joined, digit_starts, [rows[k] for k in digits_at], out, check)
     # The rest (Chinese text, Unicode digits and spaces) gets every pattern.
     # Lower-cased one by one: lower() may change their length ("İ" -> "i̇").
     rows = [i for i, p in enumerate(plain) if not p]
@@ -152,12 +156,17 @@ def _joined(texts: list[str]) -> tuple[str, list[int]]:
     return "\n".join(texts), [0, *accumulate(len(t) + 1 for t in texts)]
 
 
-def _search_rows(patterns, joined: str, starts: list[int], rows, out: set[int]) -> None:
+def _search_rows(patterns, joined: str, starts: list[int], rows, out: set[int],
+                 check=None) -> None:
     # After a hit, the search goes on at the next text: a text is in or out, and
-    # texts holding a fragment many times do not cost a match object each.
+    # texts holding a fragment many times do not cost a match object each.  A
+    # match its check refuses lets the search go on after it, as finditer would.
     for pattern in patterns:
         search, pos = pattern.search, 0
         while (m := search(joined, pos)) is not None:
+            if check is not None and not check(m.group()):
+                pos = m.end()
+                continue
             n = bisect_right(starts, m.start()) - 1
             out.add(rows[n])
             pos = starts[n + 1]

@@ -201,6 +201,11 @@ def prc_resident_id(text: str):
     return _spans(_PRC_ID, text, prc_id_ok)
 
 
+# Every rule whose matches start with an ASCII digit, with the check a match must
+# pass: the store gate (``gates.rows_to_scan``) runs these on rows with long digit runs.
+DIGIT_RULES = ((_CN_MOBILE, None), (_CARD, _card_ok), (_PRC_ID, prc_id_ok))
+
+
 _IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b")
 
 

@@ -27,7 +27,7 @@ from ..store.registry import StoreRef
 from ..store.scan import scan_memories, scan_review_items, scan_summaries
 from . import corpus
 from .gates import rows_to_scan
-from .rules import NEAR_LIMIT, Finding, near_size_limit, scan_text, stale
+from .rules import DIGIT_RULES, NEAR_LIMIT, Finding, near_size_limit, scan_text, stale
 
 CATEGORIES = {"secret": "Secrets", "personal": "Personal data",
               "instruction": "Instruction-like content", "conflict": "Conflicts and duplicates",
@@ -186,16 +186,13 @@ def _scan(refs: Iterable[StoreRef], now: datetime) -> Report:
     live = [(key, r) for key, (_ref, mems, _rv, _sm) in data.items() for r in mems
             if r.deleted_at is None]
     stable_ids = _stable_ids(live)
-    rows_by_handle = {}
     for key, (ref, mems, reviews, summaries) in data.items():
         report.scanned[key] = {"memories": len(mems), "reviews": len(reviews),
                                "summaries": len(summaries)}
-        to_scan = rows_to_scan([r.title + "\n" + r.content for r in mems])
+        to_scan = rows_to_scan([r.title + "\n" + r.content for r in mems], DIGIT_RULES)
         for n, r in enumerate(mems):
             is_live = r.deleted_at is None
             stable = is_live and r.id in stable_ids
-            if is_live:
-                rows_by_handle[f"{key}/memories/{r.id}"] = (key, r, stable)
             found = []
             if n in to_scan:
                 found = scan_text(r.title, "title") + scan_text(r.content, "content")
@@ -231,22 +228,26 @@ def _scan(refs: Iterable[StoreRef], now: datetime) -> Report:
                                              "not in any prompt, still in the file")
                 items.append(Item(key, "session_summaries", r.id, r.session_id, f, reach,
                                   detail, ""))
-    _corpus(data, rows_by_handle, items)
+    _corpus(data, live, stable_ids, items)
     items.sort(key=lambda i: (_CATEGORY_ORDER[i.finding.category], _REACH_ORDER[i.reach],
                               i.store, i.table, i.row_id, i.finding.start))
     return report
 
 
-def _corpus(data, rows_by_handle, items) -> None:
-    docs = [corpus.Doc(h, r.key_normalized, r.scope, r.type, r.content)
-            for h, (_k, r, _s) in rows_by_handle.items()]
+def _corpus(data, live, stable_ids, items) -> None:
+    # Rows are found again through their position, not a dict of (store, row,
+    # stable) tuples: every object a scan keeps alive is walked by each cyclic
+    # collection.
+    docs = [corpus.Doc(f"{key}/memories/{r.id}", r.key_normalized, r.scope, r.type, r.content)
+            for key, r in live]
     approved = [corpus.Doc(f"{key}/reviews/{r.id}", r.key_normalized, r.scope, r.type, r.content)
                 for key, (_ref, _m, reviews, _s) in data.items() for r in reviews
                 if r.status == "approved"]
     found = list(corpus.same_key_both_scopes(docs))
     found += corpus.near_duplicates(docs)
     found += corpus.contradicted_preferences(docs, approved)
+    at = {d.handle: n for n, d in enumerate(docs)}
     for handle, f in found:
-        key, r, stable = rows_by_handle[handle]
-        reach, detail = _memory_reach(r, stable, f)
+        key, r = live[at[handle]]
+        reach, detail = _memory_reach(r, r.id in stable_ids, f)
         items.append(Item(key, "memories", r.id, r.key_normalized, f, reach, detail, "live"))
