@@ -4,15 +4,17 @@ and a search of raw bytes for texts that should be gone.
 The search is built for "1,000 texts in a 100 MB file" without a C extension.
 Text longer than a page is split over overflow pages, so a text is looked for
 as pieces, not only as one string.  The pieces are content-defined: both the
-texts and the file are ``split`` on an "anchor" byte value (common in the
-texts, rationed in the file), in C.  A run of a text between two anchors is
-then found in the file by a set intersection wherever it sits, with no
-per-offset Python loop; a run of MIN_KEY bytes or more counts as a fragment.
-The file is split a megabyte at a time, so each run is hashed while it is
-still in the CPU cache.  Texts the single anchor cannot cut get a denser set
-of anchors (mapped to one with ``bytes.translate``) and a second pass; a few
-short ones are searched whole, and by their first and last 32 bytes, with
-``bytes.find`` instead.  The search can only look for texts it is given.
+texts and the file are ``split`` on an "anchor" byte value (frequent enough
+in the texts, as rare as can be in the file: the cost is one bytes object per
+run), in C.  A run of a text between two anchors is then found in the file by
+a set intersection wherever it sits, with no per-offset Python loop; a run of
+MIN_KEY bytes or more counts as a fragment.  The file is read and split a
+megabyte at a time, so each run is hashed while it is still in the CPU cache
+and no file-sized buffer is ever allocated.  Texts the single anchor cannot
+cut get a denser set of anchors (mapped to one with ``bytes.translate``) and a
+second pass; a few short ones are searched whole, and by their first and last
+32 bytes, with ``bytes.find`` instead.  The search can only look for texts it
+is given.
 """
 
 from __future__ import annotations
@@ -20,24 +22,29 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
-from itertools import compress, count, islice
+from functools import partial
+from itertools import compress, count
 from pathlib import Path
 
-from .sidefiles import read_or_none, size_of
+from .sidefiles import size_of
 
 WINDOW = 32
 MIN_KEY = 16
 LAZY_FINDS = 16
-# Anchors per byte of file.  The sparse level splits on one byte value with no
-# translate (runs of ~64 bytes): the bulk of the cost is one bytes object per
-# run.  The dense level (runs of ~10) is a second, dearer pass, made only for
-# texts the sparse one cannot cut: when many are left, or one long enough to
-# spill onto overflow pages, where its ends alone do not show every fragment.
-SPARSE, DENSE = 1 / 64, 1 / 10
+# The cost of a pass is about one Python bytes object per run, so the sparse
+# level takes the anchor rarest in the file (fewest runs), not the one most
+# common in the texts, among those that still cut the texts often enough that
+# a page-sized piece holds many keys.  A text it cannot cut costs a few
+# ``bytes.find`` (or, past FINDS_INSTEAD or for a long text, a dense pass):
+# each cost is written as the anchor density it equals.
+SPARSE = 1 / 40        # anchors per byte of file, at most, for the sparse level
+KEYED = 1 / 128        # anchors per byte of text, at least: a 4 KB page holds ~30
+IN_TEXT = 1 / 20       # anchors per byte of text, at most: runs of ~20 bytes or more
+DENSE = 1 / 10         # the dense level: one more, dearer pass (translate, short runs)
+PER_FIND = 1 / 300     # one text searched with bytes.find costs about a pass at this density
 FINDS_INSTEAD = 8      # up to this many short texts left: bytes.find beats a dense pass
 LONG_TEXT = 256        # a text this long may be split over pages: never only finds
 PIECE = 1 << 20        # bytes split at a time
-IN_TEXT = 1 / 20       # anchors per byte of text, at most: runs of ~20 bytes or more
 
 
 @dataclass
@@ -70,47 +77,65 @@ class _Level:
 
     def __post_init__(self):
         # Several anchors become the first one; a single one needs no translate.
-        self.table = bytes.maketrans(self.anchors, self.anchors[:1] * len(self.anchors)) \
+        self.sep = self.anchors[:1]
+        self.table = bytes.maketrans(self.anchors, self.sep * len(self.anchors)) \
             if len(self.anchors) > 1 else None
 
-    def runs(self, data: bytes) -> list[bytes]:
-        if self.table:
-            data = data.translate(self.table)
-        return data.split(self.anchors[:1])
+    def translate(self, data: bytes) -> bytes:
+        return data.translate(self.table) if self.table else data
 
-    def find(self, data: bytes, locate: frozenset = frozenset()) -> tuple[set, dict]:
-        """The keys in ``data``, and the offsets where those in ``locate`` sit."""
+    def runs(self, data: bytes) -> list[bytes]:
+        return self.translate(data).split(self.sep)
+
+    def find(self, chunks, locate: frozenset = frozenset()) -> tuple[set, dict]:
+        """The keys in ``chunks`` (one file, in order), and the offsets where those in ``locate`` sit."""
         found, at = set(), {}
-        for offset, runs in self._pieces(data):
+        for offset, runs in self._pieces(chunks):
             # set.intersection hashes each run once, in C (``dict.keys() &`` is far slower);
             # a piece at a time, the runs are still in the CPU cache when hashed.
             here = self.keyset.intersection(runs)
             found |= here
             if locate.isdisjoint(here):
                 continue
-            walk, done = iter(runs), 0
+            done = 0
             for j in compress(count(), map(locate.__contains__, runs)):
-                offset += sum(map(len, islice(walk, j - done))) + j - done
+                # join sums the lengths in C, far faster than sum(map(len, ...)).
+                offset += len(b"".join(runs[done:j])) + j - done
                 done = j
                 at.setdefault(runs[j], []).append(offset)
         return found, at
 
-    def _pieces(self, data: bytes):
-        # Cut at an anchor, so that no run is split between two pieces.  A run
-        # longer than a piece (a stretch of zeros, say) is no key: skipped.
-        start, inside = 0, False
-        while start < len(data):
-            end = min(start + PIECE, len(data))
-            runs = self.runs(data[start:end])
-            if end < len(data):
-                if len(runs) == 1:
-                    start, inside = end, True
-                    continue
-                end -= len(runs.pop()) + 1
-            if inside:
-                start += len(runs.pop(0)) + 1
+    def _pieces(self, chunks):
+        # Each chunk's runs, less the one after its last anchor: that run is
+        # still open and goes in front of the next chunk's first.  An open run
+        # longer than a piece (a stretch of zeros, say) is no key: it is
+        # dropped, and only its length kept for the offsets.
+        start, carry, end = 0, b"", 0   # the open run and its offset (None: dropped)
+        for chunk in chunks:
+            end += len(chunk)
+            runs = self.runs(chunk)
+            if carry is None or len(carry) + len(runs[0]) > PIECE:
+                start += len(carry or b"") + len(runs[0])
+                runs[0], carry = b"", None
+            else:
+                runs[0], carry = carry + runs[0], b""
+            if len(runs) == 1:
+                carry = runs[0] if carry is not None else None
+                continue
+            carry = runs.pop()
             yield start, runs
-            start, inside = end + 1, False
+            start = end - len(carry)
+        if carry:
+            yield start, [carry]
+
+
+def _chunks(data: bytes):
+    return (data[i:i + PIECE] for i in range(0, len(data), PIECE))
+
+
+def _read(fh):
+    fh.seek(0)
+    return iter(partial(fh.read, PIECE), b"")
 
 
 class Needles:
@@ -131,12 +156,14 @@ class Needles:
         self.finds: dict[int, list[bytes]] = {}
         self.live: set[int] = set()   # texts a remaining row still holds whole
         self._live_keys: dict[int, set] = {}
+        in_file = Counter(sample)
+        in_file = {b: n / len(sample) for b, n in in_file.items()}
         todo = list(range(len(self.raw)))
-        for density, most in ((SPARSE, 1), (DENSE, 256)):
+        for choose in (_sparse_anchor, _dense_anchors):
             if not todo or (self.levels and len(todo) <= FINDS_INSTEAD
                             and max(len(self.raw[i]) for i in todo) < LONG_TEXT):
                 break
-            level = _Level(_anchors([self.raw[i] for i in todo], sample, density, most))
+            level = _Level(choose([self.raw[i] for i in todo], in_file))
             todo = [i for i in todo if not self._cut(i, level)]
             level.keyset = frozenset(level.keys)
             level.starts = frozenset(key for key, _ in level.first.values())
@@ -147,13 +174,13 @@ class Needles:
             self.finds[i] = [raw[:WINDOW], *{raw, raw[-WINDOW:]} - {raw[:WINDOW]}]
 
     def _cut(self, i: int, level: _Level) -> bool:
+        text = level.translate(self.raw[i])
         # The first and last runs are cut by the text's ends: only whole runs match.
-        head, *inner = level.runs(self.raw[i])
-        mine = [run for run in inner[:-1] if len(run) >= MIN_KEY]
+        mine = [run for run in text.split(level.sep)[1:-1] if len(run) >= MIN_KEY]
         if not mine:
             return False
-        before = inner[:inner.index(mine[0])]
-        level.first[i] = (mine[0], len(head) + 1 + sum(map(len, before)) + len(before))
+        # No earlier run between two anchors equals the first key: found there.
+        level.first[i] = (mine[0], text.find(level.sep + mine[0] + level.sep) + 1)
         mine = set(mine)
         self.keys_of[i] = len(mine)
         for run in mine:
@@ -170,14 +197,14 @@ class Needles:
         if len(found) <= LAZY_FINDS:
             return {k for k in found if k in self.ignore}
         level = self.levels[n]
-        self._live_keys[n] = level.find(self.ignore)[0]
+        self._live_keys[n] = level.find(_chunks(self.ignore))[0]
         return found & self._live_keys[n]
 
-    def search(self, data: bytes) -> dict[int, dict]:
-        """For each text seen in ``data``: whether whole, and how many fragments were found."""
+    def search(self, fh) -> dict[int, dict]:
+        """For each text seen in the open file ``fh``: whether whole, and how many fragments were found."""
         seen: dict[int, dict] = {}
         for n, level in enumerate(self.levels):
-            found, starts = level.find(data, level.starts)
+            found, starts = level.find(_read(fh), level.starts)
             live = self._held_by_live_rows(n, found) if found else set()
             keys_here: dict[int, int] = {}
             for key in found:
@@ -193,36 +220,81 @@ class Needles:
                 # would start where its first key sits, less that key's offset.
                 if keys_here[i] == self.keys_of[i]:
                     key, shift = level.first[i]
-                    seen[i]["whole"] = any(data[p - shift:p - shift + len(self.raw[i])] == self.raw[i]
+                    seen[i]["whole"] = any(_at(fh, p - shift, len(self.raw[i])) == self.raw[i]
                                            for p in starts.get(key, ()) if p >= shift)
-        for i, needles in self.finds.items():
-            if i in self.live or all(w not in data for w in needles):
+        if self.finds:
+            seen.update(self._found_whole_or_by_ends(fh))
+        return seen
+
+    def _found_whole_or_by_ends(self, fh) -> dict[int, dict]:
+        needles = {w for i, words in self.finds.items() if i not in self.live for w in words}
+        # Consecutive chunks overlap by a needle's length less one: none is cut in two.
+        present, overlap, tail = set(), max(map(len, needles), default=1) - 1, b""
+        for chunk in _read(fh):
+            window = tail + chunk
+            present.update(w for w in needles - present if w in window)
+            tail = window[max(0, len(window) - overlap):]
+        seen = {}
+        for i, words in self.finds.items():
+            if i in self.live or present.isdisjoint(words):
                 continue
             if self.ignore and self.raw[i] in self.ignore:
                 self.live.add(i)
                 continue
-            n = sum(1 for w in needles if w in data and not (self.ignore and w in self.ignore))
+            n = sum(1 for w in words if w in present and not (self.ignore and w in self.ignore))
             if n:
-                seen[i] = {"whole": self.raw[i] in data, "fragments": n}
+                seen[i] = {"whole": self.raw[i] in present, "fragments": n}
         return seen
 
 
-def _anchors(raw_texts: list[bytes], sample: bytes, density: float, most: int) -> bytes:
+def _at(fh, offset: int, size: int) -> bytes:
+    fh.seek(offset)
+    return fh.read(size)
+
+
+def _text_counts(raw_texts: list[bytes]) -> tuple[int, Counter]:
+    text = b"".join(raw_texts[:2000])[:1 << 16]
+    return len(text), Counter(text)
+
+
+def _sparse_anchor(raw_texts: list[bytes], in_file: dict) -> bytes:
+    # The byte value that leaves the fewest runs in the file, with each text it
+    # cannot cut priced at what looking for that text otherwise costs.
+    size, in_text = _text_counts(raw_texts)
+    fit = sorted((b for b, n in in_text.items()
+                  if KEYED * size <= n <= IN_TEXT * size and in_file.get(b, 0) <= SPARSE),
+                 key=lambda b: in_file.get(b, 0))
+    sample = raw_texts[:2000]
+    best, least = None, float("inf")
+    for b in fit:
+        if in_file.get(b, 0) >= least:
+            break
+        uncut = [t for t in sample if t.count(b) < 2]   # an estimate: no key without two anchors
+        left = len(uncut) * len(raw_texts) / len(sample)
+        extra = left * PER_FIND if left <= FINDS_INSTEAD and \
+            all(len(t) < LONG_TEXT for t in uncut) else DENSE
+        if in_file.get(b, 0) + extra < least:
+            best, least = b, in_file.get(b, 0) + extra
+    return bytes([best]) if best is not None else _anchors(raw_texts, in_file, SPARSE, 1)
+
+
+def _dense_anchors(raw_texts: list[bytes], in_file: dict) -> bytes:
+    return _anchors(raw_texts, in_file, DENSE, 256)
+
+
+def _anchors(raw_texts: list[bytes], in_file: dict, density: float, most: int) -> bytes:
     # Anchors: the byte values most common in the texts, skipping any that
     # would cut the files more often than ``density`` in total, or the texts
     # into runs too short to be keys (CJK lead bytes: every third byte).
-    text = b"".join(raw_texts[:2000])[:1 << 18]
-    in_text = Counter(text)
-    seen = Counter(sample)
-    in_file = {b: seen[b] / max(1, len(sample)) for b in in_text}
-    chosen, budget, cuts = [], density, IN_TEXT * len(text)
+    size, in_text = _text_counts(raw_texts)
+    chosen, budget, cuts = [], density, IN_TEXT * size
     for b in sorted(in_text, key=in_text.get, reverse=True):
-        if len(chosen) < most and in_file[b] <= budget and in_text[b] <= cuts:
+        if len(chosen) < most and in_file.get(b, 0) <= budget and in_text[b] <= cuts:
             chosen.append(b)
-            budget -= in_file[b]
+            budget -= in_file.get(b, 0)
             cuts -= in_text[b]
     # Every byte of the texts is common in the files: the rarest one will do.
-    return bytes(chosen or [min(in_text, key=in_file.get, default=0x65)])
+    return bytes(chosen or [min(in_text, key=lambda b: in_file.get(b, 0), default=0x65)])
 
 
 def file_sample(paths, size: int = 1 << 18) -> bytes:
@@ -248,19 +320,21 @@ def scan(paths, texts, ignore: bytes = b"", progress=lambda done, total: None):
     """
     paths = [Path(p) for p in paths]
     needles = Needles(texts, file_sample(paths), ignore)
-    hits = {sha256_text(t): TextHits(sha256_text(t), len(t.encode("utf-8", "surrogatepass")))
-            for t in texts if t}
     keys = [hashlib.sha256(r).hexdigest() for r in needles.raw]
+    hits = {k: TextHits(k, len(r)) for k, r in zip(keys, needles.raw)}
     total = sum(size_of(p) or 0 for p in paths) or 1
     done, scanned = 0, []
     for p in paths:
-        data = read_or_none(p)
-        if data is None:
+        try:
+            fh = open(p, "rb")
+        except FileNotFoundError:
             continue
-        scanned.append((p, len(data)))
-        for i, hit in needles.search(data).items():
-            hits[keys[i]].files[str(p)] = hit
-        done += len(data)
+        with fh:
+            size = fh.seek(0, 2)
+            scanned.append((p, size))
+            for i, hit in needles.search(fh).items():
+                hits[keys[i]].files[str(p)] = hit
+        done += size
         progress(min(done, total), total)
     for i in needles.live:
         hits[keys[i]].still_stored = not hits[keys[i]].files
