@@ -127,7 +127,7 @@ def token_set(text: str) -> frozenset[str]:
 
 # ASCII letters lower-cased, digits kept, every other ASCII character a space:
 # ``str.split`` then yields exactly ``_ASCII_WORD``'s tokens.  NUL stays, to
-# separate texts joined for one pass (a text holding a NUL is split apart).
+# separate texts joined for one pass (when a text holds one, each goes alone).
 _ASCII_WORDS = {c: (c + 32 if 65 <= c <= 90 else c if chr(c).isalnum() else 32)
                 for c in range(1, 128)}
 
