@@ -16,7 +16,7 @@ TEXTS = [  # (key, content, tags, type): mixed case, non-ASCII case, LIKE's wild
     ("release notes", "Written by hand, no DEPLOY step.", ["docs"], "workflow"),
     ("editor", "Neovim with LazyVim.", ["profile"], "profile"),
 ]
-QUERIES = ["deploy", "DePloY", "deploy.sh", "ü", "Ü", "ö", "école", "ökonomie", "straße", "\u212a", "k", "%", "_", "100%",
+QUERIES = ["deploy", "DePloY", "deploy.sh", "no deploy step", "run scripts/", "t a", "ü", "Ü", "ö", "école", "ökonomie", "straße", "\u212a", "k", "%", "_", "100%",
            "a_b", "e%y", "snake_case", "_case", "部署", "ops", "zzz-nothing"]
 
 
@@ -102,3 +102,19 @@ def test_search_on_an_empty_store_finds_nothing(agent):
     client = agent.app().test_client()
     assert client.get("/memories.json?q=deploy").get_json()["total"] == 0
     assert client.get("/memories.json?q=%25").get_json()["total"] == 0
+
+
+def test_search_follows_agent_updates_past_a_thousand_distinct_words(corpus):
+    # Over a thousand distinct words: the search's word list is packed (store/terms.py),
+    # and words that come later wait beside it; both must be found.
+    bulk = [corpus.save(f"word list {k}", " ".join(f"w{n}x" for n in range(k, 1500, 3)), ["bulk"])
+            for k in range(3)]
+    client = corpus.app().test_client()
+    assert ids(client, q="W1234X") == [bulk[1234 % 3].id]
+    moving = corpus.save("moving fact", "Mentions quartz only.", ["later"])
+    assert ids(client, q="quartz") == [moving.id]
+    corpus.save("moving fact", "Now mentions basalt.", ["later"])   # same key: agentao updates the row
+    assert ids(client, q="quartz") == []
+    assert ids(client, q="basalt") == [moving.id]
+    for q in ["w12", "9x", "x w14", "mentions", "basalt.", "w1499x", "Deploy"]:
+        assert sorted(ids(client, q=q)) == sorted(m.id for m in corpus.manager.search(q)), q

@@ -102,8 +102,14 @@ def list_memories(refs: list[StoreRef], f: MemoryFilters, mirror: Mirror,
         conn = m.conn
         # The count is the same for every page and sort of one filter set.
         count_where, count_args = _where(f, labels, m.held(), bitmap, few or bool(f.tag))
-        total = _remember(m, ("count", f.q, count_where, tuple(count_args)), lambda: conn.execute(
-            f"SELECT COUNT(*) FROM memories m{count_where}", count_args).fetchone()[0])
+
+        def count():
+            # Many hits and no other filter: counted from the search's own masks.
+            plain = not (f.scope or f.type or f.source or f.confidence or f.tag)
+            quick = m.count_hits(labels, not f.include_deleted) if plain else None
+            return quick if quick is not None else conn.execute(
+                f"SELECT COUNT(*) FROM memories m{count_where}", count_args).fetchone()[0]
+        total = _remember(m, ("count", f.q, count_where, tuple(count_args)), count)
         # Page over the index alone, then fetch the page's rows.
         rids = [r[0] for r in conn.execute(
             f"SELECT m.rid FROM memories m{where} ORDER BY m.{column} {order}, m.store {order},"

@@ -37,6 +37,7 @@ from .live_order import LiveOrder
 from .tallies import Tallies
 from .rows import memory as as_memory
 from .search import LastSearch, ascii_lower, haystack, json_strings
+from .terms import TermIndex
 
 COLUMNS = ("id", "scope", "type", "key_normalized", "title", "content", "tags_json",
            "keywords_json", "source", "confidence", "sensitivity", "created_at", "updated_at",
@@ -80,6 +81,7 @@ class Mirror:
         self._seen: dict[str, tuple] = {}
         self._hay: dict[int, str] = {}   # rid -> search haystack (see ``search``)
         self._odd: set[int] = set()      # rids whose haystack alone cannot decide a search
+        self._terms = TermIndex()         # words of the haystacks -> rids
         self._search = LastSearch()
         # rid -> (file path, the row as a record), for the preview engine,
         # which needs every live row in agentao's order.
@@ -154,7 +156,11 @@ class Mirror:
         Remembered until the copy changes, so the next page, another sort or
         another filter on the same search (the usual next request) reuse it.
         """
-        return self._search.hits(self._conn, self._hay, self._odd, self.generation, query)
+        return self._search.hits(self._conn, self._terms, self._hay, self._odd, self.generation, query)
+
+    def count_hits(self, paths, live_only: bool) -> int | None:
+        """How many rows of these files ``mark_hits`` marked, or None when it put them in ``hits``."""
+        return self._search.count(self._terms, paths, live_only)
 
     def _drop(self, key: str) -> None:
         self.generation += 1
@@ -162,8 +168,8 @@ class Mirror:
             gone = [r[0] for r in self._conn.execute("SELECT rid FROM memories WHERE store = ?", (key,))]
             self._conn.execute("DELETE FROM tags WHERE rid IN (SELECT rid FROM memories WHERE store = ?)", (key,))
             self._conn.execute("DELETE FROM memories WHERE store = ?", (key,))
+        self._terms.remove({rid: self._hay.pop(rid) for rid in gone})
         for rid in gone:
-            self._hay.pop(rid, None)
             self._odd.discard(rid)
             self._rec.pop(rid, None)
         self._seen.pop(key, None)
@@ -224,8 +230,8 @@ class Mirror:
                                    (json.dumps(rids),), -1)
                 c.executemany("DELETE FROM tags WHERE rid = ?", [(r,) for r in old.values()])
                 c.executemany("DELETE FROM memories WHERE rid = ?", [(r,) for r in old.values()])
+                self._terms.remove({rid: self._hay.pop(rid) for rid in old.values()})
                 for rid in old.values():
-                    self._hay.pop(rid, None)
                     self._odd.discard(rid)
                     _, _, held = self._rec.pop(rid)
                     if self._live.held(key):
@@ -246,6 +252,7 @@ class Mirror:
                 self._hay[rid], plain = haystack(row, row_tags, plain)
                 if not plain:
                     self._odd.add(rid)
+            self._terms.add((rid, self._hay[rid], key, live) for rid, _, live, *_ in records)
             c.executemany(f"INSERT INTO memories (rid, store, live, {', '.join(COLUMNS)}) VALUES"
                           f" ({', '.join('?' * (len(COLUMNS) + 3))})", records)
             c.executemany("INSERT INTO tags (rid, tag) VALUES (?, ?)", tags)

@@ -21,6 +21,8 @@ from __future__ import annotations
 import json
 import re
 
+from .terms import TermIndex, as_mask
+
 # Searches matching fewer than one row in _SPARSE are driven from their rows.
 _SPARSE = 4
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
@@ -36,7 +38,8 @@ _PREDICATE = ("(LOWER(m.title) LIKE ? OR LOWER(m.content) LIKE ? OR LOWER(m.key_
 
 def ascii_lower(text: str) -> str:
     """``text`` folded as SQLite's LOWER folds it: ASCII letters only."""
-    return text.translate(_ASCII_LOWER)
+    # str.lower is many times faster, and the same on ASCII text (isascii is O(1)).
+    return text.lower() if text.isascii() else text.translate(_ASCII_LOWER)
 
 
 def json_strings(raw) -> tuple[list[str], bool]:
@@ -73,27 +76,44 @@ def _like_regex(needle: str) -> re.Pattern:
                               for ch in needle), re.S)
 
 
-def matching_rids(conn, rids: list[int], texts: list[str], odd: set[int], query: str) -> list[int]:
-    """Every copy row (live or not) that agentao's search for ``query`` matches, by rid.
+def _matching(conn, terms: TermIndex, hay: dict[int, str], odd: set[int], query: str,
+              scan) -> tuple[int, list]:
+    """Every copy row (live or not) that agentao's search for ``query`` matches.
 
-    ``texts`` are the rows' haystacks, in the order of ``rids``; ``odd`` the
-    rids of rows that are not plain.  Rows the haystack test cannot decide
-    alone are checked with agentao's predicate on the copy ``conn``.
+    Returned as a mask (see ``terms``) and a list of rids (which may repeat);
+    the rows are their union.  A one-word needle is answered by the word
+    index ``terms``; others read the haystacks (``scan()``: rids and haystacks
+    as two lists).  Rows the haystack test cannot decide alone (``odd``, or
+    candidates of a wildcard query) are checked with agentao's predicate on the
+    copy ``conn``.
     """
     needle = query.lower()
+    unsure: list = []
     if "%" in needle or "_" in needle or "\n" in needle:
         rx = _like_regex(needle)
-        sure, unsure = [], [rid for rid, hay in zip(rids, texts) if rx.search(hay)]
+        mask, sure, unsure = 0, [], [rid for rid, text in zip(*scan()) if rx.search(text)]
+    elif needle.split() == [needle]:
+        mask, sure = terms.rows_with(needle)
+        sure = [rid for rids in sure for rid in rids]
     else:
-        sure, unsure = [rid for rid, hay in zip(rids, texts) if needle in hay], []
+        # Each space-free piece of the needle is in every haystack holding the
+        # needle: when one piece's rows are few, read only their haystacks.
+        pieces = needle.split()
+        few = pieces and terms.rows_with(max(pieces, key=len))
+        if few and not few[0]:
+            sure = [rid for rid in set().union(*few[1]) if needle in hay[rid]]
+        else:
+            sure = [rid for rid, text in zip(*scan()) if needle in text]
+        mask = 0
     if odd:
+        mask &= ~as_mask(sorted(odd))
         sure = [rid for rid in sure if rid not in odd]
         unsure = list(odd.union(unsure))
     if unsure:
         sure.extend(r[0] for r in conn.execute(
             "SELECT m.rid FROM memories m WHERE m.rid IN (SELECT value FROM json_each(?))"
             f" AND {_PREDICATE}", [json.dumps(unsure)] + [f"%{needle}%"] * 5))
-    return sure
+    return mask, sure
 
 
 class LastSearch:
@@ -102,35 +122,50 @@ class LastSearch:
     Few hits go into the temp table ``hits`` (SQLite then drives from them);
     many hits become a bitmap blob indexed by rid, tested in the query with
     ``substr`` — filling a table with tens of thousands of rows costs more
-    than the whole rest of the request.
+    than the whole rest of the request.  Many hits are also kept as a mask
+    (see ``terms``), which counts them per file without SQL.
     """
 
     def __init__(self) -> None:
         self._rows: tuple = (None, [], [])   # (generation, rids, haystacks): flat lists scan fastest
         self._key: tuple | None = None
         self._bitmap: bytes | None = None
+        self._mask = 0
 
-    def hits(self, conn, haystacks: dict[int, str], odd: set[int], generation: int,
-             query: str) -> bytes | None:
+    def hits(self, conn, terms: TermIndex, haystacks: dict[int, str], odd: set[int],
+             generation: int, query: str) -> bytes | None:
         """The bitmap of the rows matching ``query``; None when they are in ``hits`` instead.
 
-        ``haystacks`` maps rid -> haystack, ``odd`` holds the rows that are not
-        plain, ``generation`` is the copy's version.
+        ``terms`` indexes the haystacks ``haystacks`` (rid -> haystack),
+        ``odd`` holds the rows that are not plain, ``generation`` is the copy's
+        version.
         """
         if self._key == (generation, query):
             return self._bitmap
-        if self._rows[0] != generation:
-            self._rows = (generation, list(haystacks), list(haystacks.values()))
-        found = matching_rids(conn, self._rows[1], self._rows[2], odd, query)
+
+        def scan():
+            if self._rows[0] != generation:
+                self._rows = (generation, list(haystacks), list(haystacks.values()))
+            return self._rows[1:]
+        mask, found = _matching(conn, terms, haystacks, odd, query, scan)
         bitmap = None
-        if found and len(found) * _SPARSE >= len(haystacks):
-            marks = bytearray(max(found) + 1)
+        if mask or len(found) * _SPARSE >= len(haystacks):
+            marks = bytearray(mask.to_bytes(terms.top, "little"))
             for rid in found:
                 marks[rid] = 1
             bitmap = bytes(marks)
+            mask = int.from_bytes(bitmap, "little")
         with conn:
             conn.execute("DELETE FROM hits")
             if bitmap is None:
-                conn.execute("INSERT INTO hits SELECT value FROM json_each(?)", (json.dumps(found),))
-        self._key, self._bitmap = (generation, query), bitmap
+                conn.execute("INSERT OR IGNORE INTO hits SELECT value FROM json_each(?)",
+                             (json.dumps(found),))
+        self._key, self._bitmap, self._mask = (generation, query), bitmap, mask
         return bitmap
+
+    def count(self, terms: TermIndex, paths, live_only: bool) -> int | None:
+        """How many rows of these files the latest search matched (only live ones,
+        with ``live_only``); None when its rows are few: SQL counts those well."""
+        if self._bitmap is None:
+            return None
+        return (self._mask & terms.rows_of(paths, live_only)).bit_count()
