@@ -24,7 +24,8 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left, bisect_right
 from collections import defaultdict, deque
-from itertools import accumulate, repeat
+from functools import cached_property
+from itertools import accumulate, filterfalse, repeat
 
 def words(text: str) -> set[str]:
     """The distinct words of a haystack: split at whitespace, ``_`` and ``%``."""
@@ -45,18 +46,32 @@ def as_mask(rids) -> int:
     return int.from_bytes(marks, "little")
 
 
-def _without(posting, rids: list[int]):
-    """``posting`` less the sorted ``rids``; None once it is empty."""
+class _Gone:
+    """Sorted rids leaving a posting; as a set or a mask when asked."""
+
+    def __init__(self, rids: list[int]) -> None:
+        self.rids = rids
+
+    @cached_property
+    def set(self) -> set[int]:
+        return set(self.rids)
+
+    @cached_property
+    def mask(self) -> int:
+        return as_mask(self.rids)
+
+
+def _without(posting, gone: _Gone):
+    """``posting`` less the rows ``gone``; None once it is empty."""
     if isinstance(posting, int):
-        return posting & ~as_mask(rids) or None
-    if len(rids) * 16 < len(posting):
-        for rid in rids:
+        return posting & ~gone.mask or None
+    if len(gone.rids) * 16 < len(posting):
+        for rid in gone.rids:
             at = bisect_left(posting, rid)
             if at < len(posting) and posting[at] == rid:
                 del posting[at]
         return posting or None
-    gone = set(rids)
-    return array("I", [rid for rid in posting if rid not in gone]) or None
+    return array("I", filterfalse(gone.set.__contains__, posting)) or None
 
 
 class TermIndex:
@@ -71,6 +86,7 @@ class TermIndex:
         self._joined, self._starts, self._listed = "", array("I", [0]), []
         self._fresh: list[str] = []
         self._stale = 0
+        self._count = 0   # rows held
         self.top = 0   # above every rid ever added: the length of a bitmap
 
     def add(self, rows) -> None:
@@ -79,14 +95,15 @@ class TermIndex:
         Taken in batches: a dense posting (an int) is rewritten whole on each change.
         """
         new: dict = defaultdict(_posting)
-        rid = -1
-        for rid, hay, path, live in rows:
+        rid = n = -1
+        for n, (rid, hay, path, live) in enumerate(rows):
             for word in words(hay):
                 new[word].append(rid)
             new[(path, False)].append(rid)
             if live:
                 new[(path, True)].append(rid)
         self.top = max(self.top, rid + 1)
+        self._count += n + 1
         for key, rids in new.items():
             held = self._files if isinstance(key, tuple) else self._post
             posting = held.get(key)
@@ -108,16 +125,22 @@ class TermIndex:
 
     def remove(self, rows: dict[int, str]) -> None:
         """Forget rows leaving the copy: rid -> the haystack they were added with."""
-        gone: dict = defaultdict(list)
-        for rid in sorted(rows):
-            for word in words(rows[rid]):
-                gone[word].append(rid)
-        everything = sorted(rows)
-        for key in self._files:
-            gone[key] = everything
-        for key, rids in gone.items():
+        everything = _Gone(sorted(rows))
+        self._count -= len(rows)
+        if len(rows) > self._count:
+            # Most rows leave (a file is reloaded): filtering every posting once
+            # is far cheaper than splitting every leaving haystack again.
+            changes = dict.fromkeys(self._post, everything)
+        else:
+            by_word: dict = defaultdict(list)
+            for rid in everything.rids:
+                for word in words(rows[rid]):
+                    by_word[word].append(rid)
+            changes = {word: _Gone(rids) for word, rids in by_word.items()}
+        changes.update(dict.fromkeys(self._files, everything))
+        for key, gone in changes.items():
             held = self._files if isinstance(key, tuple) else self._post
-            posting = _without(held[key], rids)
+            posting = _without(held[key], gone)
             if posting is not None:
                 held[key] = posting
             else:
