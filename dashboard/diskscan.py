@@ -20,10 +20,11 @@ is given.
 from __future__ import annotations
 
 import hashlib
+from contextlib import suppress
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import partial
-from itertools import compress, count
+from itertools import chain
 from pathlib import Path
 
 from .sidefiles import size_of
@@ -38,13 +39,13 @@ LAZY_FINDS = 16
 # ``bytes.find`` (or, past FINDS_INSTEAD or for a long text, a dense pass):
 # each cost is written as the anchor density it equals.
 SPARSE = 1 / 40        # anchors per byte of file, at most, for the sparse level
-KEYED = 1 / 128        # anchors per byte of text, at least: a 4 KB page holds ~30
+KEYED = 1 / 64         # anchors per byte of text, at least: a 200-byte remnant holds ~3
 IN_TEXT = 1 / 20       # anchors per byte of text, at most: runs of ~20 bytes or more
 DENSE = 1 / 10         # the dense level: one more, dearer pass (translate, short runs)
 PER_FIND = 1 / 300     # one text searched with bytes.find costs about a pass at this density
 FINDS_INSTEAD = 8      # up to this many short texts left: bytes.find beats a dense pass
 LONG_TEXT = 256        # a text this long may be split over pages: never only finds
-PIECE = 1 << 20        # bytes split at a time
+PIECE = 1 << 18        # bytes read and split at a time: the runs stay in L2 cache
 
 
 @dataclass
@@ -90,19 +91,18 @@ class _Level:
     def find(self, chunks, locate: frozenset = frozenset()) -> tuple[set, dict]:
         """The keys in ``chunks`` (one file, in order), and the offsets where those in ``locate`` sit."""
         found, at = set(), {}
-        for offset, runs in self._pieces(chunks):
+        for start, runs in self._pieces(chunks):
             # set.intersection hashes each run once, in C (``dict.keys() &`` is far slower);
             # a piece at a time, the runs are still in the CPU cache when hashed.
             here = self.keyset.intersection(runs)
             found |= here
-            if locate.isdisjoint(here):
-                continue
-            done = 0
-            for j in compress(count(), map(locate.__contains__, runs)):
-                # join sums the lengths in C, far faster than sum(map(len, ...)).
-                offset += len(b"".join(runs[done:j])) + j - done
-                done = j
-                at.setdefault(runs[j], []).append(offset)
+            for key in locate.intersection(here):
+                j = -1
+                with suppress(ValueError):   # list.index compares in C; it ends the walk
+                    while True:
+                        j = runs.index(key, j + 1)
+                        # join sums the lengths in C, far faster than sum(map(len, ...)).
+                        at.setdefault(key, []).append(start + len(b"".join(runs[:j])) + j)
         return found, at
 
     def _pieces(self, chunks):
@@ -206,12 +206,12 @@ class Needles:
         for n, level in enumerate(self.levels):
             found, starts = level.find(_read(fh), level.starts)
             live = self._held_by_live_rows(n, found) if found else set()
-            keys_here: dict[int, int] = {}
-            for key in found:
-                for i in level.keys[key]:
-                    keys_here[i] = keys_here.get(i, 0) + 1
-                    if key not in live:
-                        seen.setdefault(i, {"whole": False, "fragments": 0})["fragments"] += 1
+            # Keys per text, counted in C: every key here, and those no live row holds.
+            keys_here = Counter(chain.from_iterable(map(level.keys.__getitem__, found)))
+            residue = Counter(chain.from_iterable(map(level.keys.__getitem__, found - live))) \
+                if live else keys_here
+            for i, k in residue.items():
+                seen.setdefault(i, {"whole": False, "fragments": 0})["fragments"] += k
             for i in keys_here.keys() - seen.keys():
                 if self.raw[i] in self.ignore:
                     self.live.add(i)

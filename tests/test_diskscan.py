@@ -112,3 +112,82 @@ def test_texts_after_megabytes_without_an_anchor_are_found(tmp_path):
     found = scan_bytes(tmp_path, data, texts)
     assert found[texts[0]]["whole"] and found[texts[1]]["whole"]
     assert found[texts[2]]["fragments"] >= 1 and not found[texts[2]]["whole"]
+
+
+def test_a_piece_across_a_read_boundary_counts_as_anywhere_else(tmp_path):
+    # The file is read a piece at a time; a run cut by a read is joined again.
+    rng = random.Random(17)
+    text = words(rng, 400)
+    piece = text.encode()[700:1700]
+    base = filler(rng, 3 * diskscan.PIECE)
+    counts = []
+    for at in (100_000, diskscan.PIECE - 500, 2 * diskscan.PIECE - 3):
+        data = base[:at] + piece + base[at + len(piece):]
+        counts.append(scan_bytes(tmp_path, data, [text])[text])
+    assert counts[0]["fragments"] >= 1 and counts[0]["whole"] is False
+    assert counts[1] == counts[2] == counts[0]
+
+
+def test_short_text_across_a_read_boundary_is_found_whole(tmp_path):
+    rng = random.Random(19)
+    short = [f"pin {rng.randint(1000, 9999)} for the {words(rng, 2)}" for _ in range(3)]
+    base = bytearray(filler(rng, 2 * diskscan.PIECE))
+    for k, text in enumerate(short[:2]):
+        raw = text.encode()
+        at = (k + 1) * diskscan.PIECE - len(raw) // 2
+        base[at:at + len(raw)] = raw
+    found = scan_bytes(tmp_path, bytes(base), short)
+    assert found[short[0]]["whole"] and found[short[1]]["whole"] and found[short[2]] is None
+
+
+def test_cjk_texts_whole_cut_and_absent(tmp_path):
+    # Chinese as written: frequent characters, with the full-width comma and stop.
+    rng = random.Random(23)
+    common = "的一是在不了有和人这中大为上个国我以要他时来用们生到作地于出就分对成会可主发年动同工也能下过子说产种面而方后多定行学法所民得经十三之进着等部度家电力里如水化高自二理起小物现实加量都两体制机当使点从业本去把性好应开它合还因由其些然前外天政四日那社义事平形相全表间样与关各重新线内数正心反你明看原又么利比或但质气第向道命此变条只没结解问意建月公无系军很情者最立代想已通并提直题党程展五果料象员革位入常文总次品式活设及管特件长求老头基资边流路级少图山统接知较将组见计别她手角期根论运农指几九区强放决西被干做必战先回则任取据处府"
+    def chinese(n):
+        return "，".join("".join(rng.choices(common, k=rng.randint(6, 18))) for _ in range(n)) + "。"
+    cjk = [chinese(rng.randint(20, 200)) for _ in range(30)]
+    english = [words(rng, rng.randint(30, 300)) for _ in range(10)]
+    whole, cut, absent = cjk[:10] + english[:4], cjk[10:20] + english[4:7], cjk[20:] + english[7:]
+    data = bytearray(filler(rng, 3_000_000))
+    spots = iter(range(20_000, len(data) - 20_000, 20_000))   # each text under 8 KB
+    for text in whole + cut:
+        raw = text.encode()
+        # Overflow pages cut a text anywhere, in the middle of a character too.
+        pieces = [raw] if text in whole else [raw[k:k + 700] for k in range(5, len(raw) - 700, 1400)]
+        for piece in pieces:
+            at = next(spots)
+            data[at:at + len(piece)] = piece
+    found = scan_bytes(tmp_path, bytes(data), whole + cut + absent)
+    assert [t for t in whole if not (found[t] and found[t]["whole"])] == []
+    assert [t for t in cut if len(t.encode()) > 1500 and not (found[t] and found[t]["fragments"])] == []
+    assert all(found[t] is None or not found[t]["whole"] for t in cut)
+    assert [t for t in absent if found[t]] == []
+
+
+def test_text_only_in_the_wal_or_only_in_a_copy_is_found_there_alone(tmp_path):
+    import shutil
+    import sqlite3
+    rng = random.Random(29)
+    in_wal, in_copy, kept = words(rng, 400), words(rng, 400), words(rng, 400)
+    db = tmp_path / "memory.db"
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA wal_autocheckpoint = 0")
+    conn.execute("CREATE TABLE t (x TEXT)")
+    conn.execute("INSERT INTO t VALUES (?), (?)", (in_copy, kept))
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    shutil.copy(db, str(db) + ".bak")
+    conn.execute("PRAGMA secure_delete = ON")
+    conn.execute("DELETE FROM t WHERE x = ?", (in_copy,))
+    conn.execute("VACUUM")
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.execute("INSERT INTO t VALUES (?)", (in_wal,))   # stays in the -wal: no checkpoint
+    paths = [db, tmp_path / "memory.db-wal", tmp_path / "memory.db.bak"]
+    hits, scanned = diskscan.scan(paths, [in_wal, in_copy, kept], ignore=kept.encode())
+    conn.close()
+    where = {t: sorted(hits[diskscan.sha256_text(t)].files) for t in (in_wal, in_copy, kept)}
+    assert where[in_wal] == [str(paths[1])] and hits[diskscan.sha256_text(in_wal)].files[
+        str(paths[1])]["whole"]
+    assert where[in_copy] == [str(paths[2])]
+    assert where[kept] == [] and hits[diskscan.sha256_text(kept)].still_stored
