@@ -20,11 +20,10 @@ is given.
 from __future__ import annotations
 
 import hashlib
-from contextlib import suppress
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import partial
-from itertools import chain
+from itertools import chain, compress, count
 from pathlib import Path
 
 from .sidefiles import size_of
@@ -96,13 +95,15 @@ class _Level:
             # a piece at a time, the runs are still in the CPU cache when hashed.
             here = self.keyset.intersection(runs)
             found |= here
-            for key in locate.intersection(here):
-                j = -1
-                with suppress(ValueError):   # list.index compares in C; it ends the walk
-                    while True:
-                        j = runs.index(key, j + 1)
-                        # join sums the lengths in C, far faster than sum(map(len, ...)).
-                        at.setdefault(key, []).append(start + len(b"".join(runs[:j])) + j)
+            located = locate.intersection(here)   # a few keys: a set that stays in L1
+            if not located:
+                continue
+            offset, done = start, 0
+            for j in compress(count(), map(located.__contains__, runs)):
+                # join sums the lengths in C, far faster than sum(map(len, ...)).
+                offset += len(b"".join(runs[done:j])) + j - done
+                done = j
+                at.setdefault(runs[j], []).append(offset)
         return found, at
 
     def _pieces(self, chunks):
@@ -297,7 +298,7 @@ def _anchors(raw_texts: list[bytes], in_file: dict, density: float, most: int) -
     return bytes(chosen or [min(in_text, key=lambda b: in_file.get(b, 0), default=0x65)])
 
 
-def file_sample(paths, size: int = 1 << 18) -> bytes:
+def file_sample(paths, size: int = 1 << 16) -> bytes:
     """Up to ``size`` bytes taken evenly from the files, to choose anchors."""
     parts = []
     for p in paths:
