@@ -37,12 +37,22 @@ def _posting() -> array:
     return array("I")
 
 
+def mark(marks: bytearray, rids) -> None:
+    """Set ``marks[rid] = 1`` for every rid (looped in C: tens of thousands at a time)."""
+    deque(map(marks.__setitem__, rids, repeat(1)), 0)
+
+
 def as_mask(rids) -> int:
     """Sorted rids (or a posting) as an int with bit ``8 * rid`` set for each."""
     if isinstance(rids, int):
         return rids
+    if len(rids) < 8:   # int.from_bytes below costs ~0.1 ms per 100,000 rids of length
+        mask = 0
+        for rid in rids:
+            mask |= 1 << 8 * rid
+        return mask
     marks = bytearray(rids[-1] + 1 if rids else 0)
-    deque(map(marks.__setitem__, rids, repeat(1)), 0)   # marks[rid] = 1, looped in C
+    mark(marks, rids)
     return int.from_bytes(marks, "little")
 
 
