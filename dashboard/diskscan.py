@@ -23,7 +23,7 @@ import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import partial
-from itertools import chain, compress, count
+from itertools import compress, count
 from pathlib import Path
 
 from .sidefiles import size_of
@@ -70,7 +70,8 @@ class _Level:
     """One way of cutting bytes into runs, and the texts' runs long enough to be keys."""
 
     anchors: bytes
-    keys: dict = field(default_factory=dict)     # key -> [text index]
+    owner: dict = field(default_factory=dict)    # key -> index of a text that has it
+    more: dict = field(default_factory=dict)     # key -> every text that has it, if several
     first: dict = field(default_factory=dict)    # text index -> (its first key, offset in text)
     keyset: frozenset = frozenset()
     starts: frozenset = frozenset()              # every text's first key
@@ -86,6 +87,13 @@ class _Level:
 
     def runs(self, data: bytes) -> list[bytes]:
         return self.translate(data).split(self.sep)
+
+    def count_texts(self, keys: set) -> Counter:
+        """How many of ``keys`` each text has, counted in C but for shared keys."""
+        counted = Counter(map(self.owner.__getitem__, keys - self.more.keys()))
+        for key in keys & self.more.keys():
+            counted.update(self.more[key])
+        return counted
 
     def find(self, chunks, locate: frozenset = frozenset()) -> tuple[set, dict]:
         """The keys in ``chunks`` (one file, in order), and the offsets where those in ``locate`` sit."""
@@ -166,7 +174,7 @@ class Needles:
                 break
             level = _Level(choose([self.raw[i] for i in todo], in_file))
             todo = [i for i in todo if not self._cut(i, level)]
-            level.keyset = frozenset(level.keys)
+            level.keyset = frozenset(level.owner)
             level.starts = frozenset(key for key, _ in level.first.values())
             self.levels.append(level)
         for i in todo:
@@ -184,8 +192,10 @@ class Needles:
         level.first[i] = (mine[0], text.find(level.sep + mine[0] + level.sep) + 1)
         mine = set(mine)
         self.keys_of[i] = len(mine)
-        for run in mine:
-            level.keys.setdefault(run, []).append(i)
+        # Filled in C, a text at a time; a run other texts have too is rare.
+        for key in level.owner.keys() & mine:   # walks ``mine``, not the dict
+            level.more[key] = level.more.get(key, (level.owner[key],)) + (i,)
+        level.owner.update(dict.fromkeys(mine, i))
         return True
 
     def _held_by_live_rows(self, n: int, found: set) -> set:
@@ -207,10 +217,9 @@ class Needles:
         for n, level in enumerate(self.levels):
             found, starts = level.find(_read(fh), level.starts)
             live = self._held_by_live_rows(n, found) if found else set()
-            # Keys per text, counted in C: every key here, and those no live row holds.
-            keys_here = Counter(chain.from_iterable(map(level.keys.__getitem__, found)))
-            residue = Counter(chain.from_iterable(map(level.keys.__getitem__, found - live))) \
-                if live else keys_here
+            # Keys per text: every key here, and those no live row holds.
+            keys_here = level.count_texts(found)
+            residue = level.count_texts(found - live) if live else keys_here
             for i, k in residue.items():
                 seen.setdefault(i, {"whole": False, "fragments": 0})["fragments"] += k
             for i in keys_here.keys() - seen.keys():
