@@ -9,8 +9,8 @@ in the texts, as rare as can be in the file: the cost is one bytes object per
 run), in C.  A run of a text between two anchors is then found in the file by
 a set intersection wherever it sits, with no per-offset Python loop; a run of
 MIN_KEY bytes or more counts as a fragment.  The file is read and split a
-megabyte at a time, so each run is hashed while it is still in the CPU cache
-and no file-sized buffer is ever allocated.  Texts the single anchor cannot
+piece (PIECE bytes) at a time, so each run is hashed while it is still in the
+CPU cache and no file-sized buffer is ever allocated.  Texts the single anchor cannot
 cut get a denser set of anchors (mapped to one with ``bytes.translate``) and a
 second pass; a few short ones are searched whole, and by their first and last
 32 bytes, with ``bytes.find`` instead.  The search can only look for texts it
@@ -238,6 +238,8 @@ class Needles:
 
     def _found_whole_or_by_ends(self, fh) -> dict[int, dict]:
         needles = {w for i, words in self.finds.items() if i not in self.live for w in words}
+        if not needles:
+            return {}
         # Consecutive chunks overlap by a needle's length less one: none is cut in two.
         present, overlap, tail = set(), max(map(len, needles), default=1) - 1, b""
         for chunk in _read(fh):
