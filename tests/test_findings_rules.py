@@ -127,6 +127,8 @@ def test_secret_excerpt_is_masked_everywhere():
     ("手机 138-1234-5678", "personal.phone", None),
     ("card 4111 1111 1111 1111 exp 12/29", "personal.card", "•••• •••• •••• 1111"),
     ("信用卡号 5500-0000-0000-0004", "personal.card", None),
+    ("4111 1111 1111 1111", "personal.card", None),                 # at the very start
+    ("13912345678", "personal.phone", None),
     ("身份证号 11010519491231002X", "personal.prc_id", "••••••••••••••002X"),
     ("ID 44030419900307123x on file", "personal.prc_id", None),
     ("IBAN DE89 3704 0044 0532 0130 00 for rent", "personal.iban", None),
@@ -153,6 +155,7 @@ def test_personal_data(text, rule, masked):
     "CI build 4111111111111111 passed",       # Luhn-valid, but a build number
     "构建号 13812345678 通过",                   # mobile-shaped, but a build number
     "订单号：13912345678",
+    "ref-4111111111111111", "v4111 1111 1111 1111", "sku13912345678",   # glued to a word
 ])
 def test_personal_lookalikes(text):
     assert "personal" not in families(text)
