@@ -70,8 +70,7 @@ class _Level:
     """One way of cutting bytes into runs, and the texts' runs long enough to be keys."""
 
     anchors: bytes
-    owner: dict = field(default_factory=dict)    # key -> index of a text that has it
-    more: dict = field(default_factory=dict)     # key -> every text that has it, if several
+    texts: list = field(default_factory=list)    # (text index, its keys)
     first: dict = field(default_factory=dict)    # text index -> (its first key, offset in text)
     keyset: frozenset = frozenset()
     starts: frozenset = frozenset()              # every text's first key
@@ -79,6 +78,7 @@ class _Level:
     def __post_init__(self):
         # Several anchors become the first one; a single one needs no translate.
         self.sep = self.anchors[:1]
+        self._mapped = None
         self.table = bytes.maketrans(self.anchors, self.sep * len(self.anchors)) \
             if len(self.anchors) > 1 else None
 
@@ -90,10 +90,24 @@ class _Level:
 
     def count_texts(self, keys: set) -> Counter:
         """How many of ``keys`` each text has, counted in C but for shared keys."""
-        counted = Counter(map(self.owner.__getitem__, keys - self.more.keys()))
-        for key in keys & self.more.keys():
-            counted.update(self.more[key])
+        owner, more = self._owners()
+        counted = Counter(map(owner.__getitem__, keys - more.keys()))
+        for key in keys & more.keys():
+            counted.update(more[key])
         return counted
+
+    def _owners(self) -> tuple[dict, dict]:
+        # Key -> a text that has it, and key -> every text for the rare key
+        # several texts share.  Filled in C a text at a time, and only once a
+        # key is found: a search that finds nothing never needs it.
+        if self._mapped is None:
+            owner, more = {}, {}
+            for i, mine in self.texts:
+                for key in owner.keys() & mine:   # walks ``mine``, not the dict
+                    more[key] = more.get(key, (owner[key],)) + (i,)
+                owner.update(dict.fromkeys(mine, i))
+            self._mapped = owner, more
+        return self._mapped
 
     def find(self, chunks, locate: frozenset = frozenset()) -> tuple[set, dict]:
         """The keys in ``chunks`` (one file, in order), and the offsets where those in ``locate`` sit."""
@@ -168,13 +182,18 @@ class Needles:
         in_file = Counter(sample)
         in_file = {b: n / len(sample) for b, n in in_file.items()}
         todo = list(range(len(self.raw)))
-        for choose in (_sparse_anchor, _dense_anchors):
+        # A second single anchor for the texts the first leaves, if it leaves
+        # no more than finds can take: far cheaper than the dense pass.
+        for choose in (_sparse_anchor, partial(_sparse_anchor, last=False), _dense_anchors):
             if not todo or (self.levels and len(todo) <= FINDS_INSTEAD
                             and max(len(self.raw[i]) for i in todo) < LONG_TEXT):
                 break
-            level = _Level(choose([self.raw[i] for i in todo], in_file))
+            anchors = choose([self.raw[i] for i in todo], in_file)
+            if anchors is None:
+                continue
+            level = _Level(anchors)
             todo = [i for i in todo if not self._cut(i, level)]
-            level.keyset = frozenset(level.owner)
+            level.keyset = frozenset().union(*(mine for _, mine in level.texts))
             level.starts = frozenset(key for key, _ in level.first.values())
             self.levels.append(level)
         for i in todo:
@@ -190,12 +209,9 @@ class Needles:
             return False
         # No earlier run between two anchors equals the first key: found there.
         level.first[i] = (mine[0], text.find(level.sep + mine[0] + level.sep) + 1)
-        mine = set(mine)
+        mine = frozenset(mine)
         self.keys_of[i] = len(mine)
-        # Filled in C, a text at a time; a run other texts have too is rare.
-        for key in level.owner.keys() & mine:   # walks ``mine``, not the dict
-            level.more[key] = level.more.get(key, (level.owner[key],)) + (i,)
-        level.owner.update(dict.fromkeys(mine, i))
+        level.texts.append((i, mine))
         return True
 
     def _held_by_live_rows(self, n: int, found: set) -> set:
@@ -269,9 +285,10 @@ def _text_counts(raw_texts: list[bytes]) -> tuple[int, Counter]:
     return len(text), Counter(text)
 
 
-def _sparse_anchor(raw_texts: list[bytes], in_file: dict) -> bytes:
+def _sparse_anchor(raw_texts: list[bytes], in_file: dict, last: bool = True) -> bytes | None:
     # The byte value that leaves the fewest runs in the file, with each text it
-    # cannot cut priced at what looking for that text otherwise costs.
+    # cannot cut priced at what looking for that text otherwise costs.  Unless
+    # it is the ``last`` resort, none when the texts it leaves need a dense pass.
     size, in_text = _text_counts(raw_texts)
     fit = sorted((b for b, n in in_text.items()
                   if KEYED * size <= n <= IN_TEXT * size and in_file.get(b, 0) <= SPARSE),
@@ -287,7 +304,9 @@ def _sparse_anchor(raw_texts: list[bytes], in_file: dict) -> bytes:
             all(len(t) < LONG_TEXT for t in uncut) else DENSE
         if in_file.get(b, 0) + extra < least:
             best, least = b, in_file.get(b, 0) + extra
-    return bytes([best]) if best is not None else _anchors(raw_texts, in_file, SPARSE, 1)
+    if best is not None and (last or least - in_file.get(best, 0) < DENSE):
+        return bytes([best])
+    return _anchors(raw_texts, in_file, SPARSE, 1) if last else None
 
 
 def _dense_anchors(raw_texts: list[bytes], in_file: dict) -> bytes:
