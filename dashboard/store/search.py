@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import json
 import re
-from itertools import repeat
+from itertools import chain, compress, repeat
 
-from .terms import TermIndex, as_mask, mark
+from .terms import TermIndex, as_mask, byte_marks
 
 # Searches matching fewer than one row in _SPARSE are driven from their rows.
 _SPARSE = 4
@@ -111,13 +111,15 @@ def _matching(conn, terms: TermIndex, hay: dict[int, str], odd: set[int], query:
         mask, sure = terms.rows_with(needle)
         sure = [rid for rids in sure for rid in rids]
     else:
-        # Each word of the needle is in every haystack holding the needle: read
-        # only the haystacks holding its rarest word, when it has few rows.
-        few = [rows for mask, rows in map(terms.rows_with, needle.split()) if not mask]
-        if few:
-            rids = list(set().union(*min(few, key=lambda rows: sum(map(len, rows)))))
+        # Each word of the needle is in every haystack holding the needle.
+        common = -1
+        for piece in needle.split():
+            mask, rows = terms.rows_with(piece)
+            common &= int.from_bytes(byte_marks(mask, chain.from_iterable(rows), terms.top), "little")
+        if common >= 0 and common.bit_count() * _SPARSE < len(hay):
+            rids = list(compress(range(terms.top), common.to_bytes(terms.top, "little")))
             texts = [hay[rid] for rid in rids]
-        else:   # every word is common (or the needle is only spaces)
+        else:   # many hold every word (one flat pass reads faster), or the needle is only spaces
             rids, texts = scan()
         mask, sure = 0, [rid for rid, text in zip(rids, texts) if needle in text]
     if odd:
@@ -165,9 +167,7 @@ class LastSearch:
         mask, found = _matching(conn, terms, haystacks, odd, query, scan)
         bitmap = None
         if mask or len(found) * _SPARSE >= len(haystacks):
-            marks = bytearray(mask.to_bytes(terms.top, "little"))
-            mark(marks, found)
-            bitmap = bytes(marks)
+            bitmap = bytes(byte_marks(mask, found, terms.top))
             mask = int.from_bytes(bitmap, "little")
         with conn:
             conn.execute("DELETE FROM hits")
