@@ -191,3 +191,24 @@ def test_text_only_in_the_wal_or_only_in_a_copy_is_found_there_alone(tmp_path):
         str(paths[1])]["whole"]
     assert where[in_copy] == [str(paths[2])]
     assert where[kept] == [] and hits[diskscan.sha256_text(kept)].still_stored
+
+
+def test_texts_the_first_anchor_cannot_cut_are_found_by_another(tmp_path):
+    rng = random.Random(31)
+
+    def narrow(n):   # a handful of letters: the rarer ones that cut the other texts never occur
+        return " ".join("".join(rng.choices("aeiostnrl", k=rng.randint(2, 8))) for _ in range(n))
+    plain = [words(rng, 300) for _ in range(20)]
+    short, longer = [narrow(rng.randint(40, 70)) for _ in range(24)], [narrow(150) for _ in range(8)]
+    whole, cut, absent = plain[:5] + short[:12], longer, plain[5:] + short[12:]
+    data = bytearray(filler(rng, 1_000_000))
+    spots = iter(range(10_000, len(data) - 10_000, 10_000))
+    for text in whole + cut:
+        raw = text.encode()
+        for piece in ([raw] if text in whole else [raw[:len(raw) // 2], raw[len(raw) // 2:]]):
+            at = next(spots)
+            data[at:at + len(piece)] = piece
+    found = scan_bytes(tmp_path, bytes(data), whole + cut + absent)
+    assert [t for t in whole if not (found[t] and found[t]["whole"])] == []
+    assert [t for t in cut if not (found[t] and found[t]["fragments"] and not found[t]["whole"])] == []
+    assert [t for t in absent if found[t]] == []
