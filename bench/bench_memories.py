@@ -13,8 +13,8 @@ copy changes, so those cases measure that path.  The "new term" cases search
 for a different term on every view (sparse: ~1 % of rows; dense: ~70 %), which
 is the cost of a search the app has not seen (up to 46 runs keep terms distinct):
 a word index answers these (dashboard/store/terms.py).  "new, two words"
-searches two common words in a row (~5 % of rows; both words are in ~55 %): the index cannot narrow
-that down, so every haystack is read.  The first view's line also gives its
+searches two common words in a row (~5 % of rows; both words are in ~55 %):
+the index cannot narrow that down, so every haystack is read.  The first view's line also gives its
 CPU time and the process's peak RSS (the whole copy with its word index).
 
     python bench/bench_memories.py [--memories 100000] [--runs 30] [--store DIR]

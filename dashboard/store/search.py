@@ -14,8 +14,8 @@ predicate in SQL, on just those rows.
 
 The haystacks are not read for most searches, though: a needle of one word
 (no whitespace) is answered exactly by the word index in ``terms``, and a
-needle of several words reads only the haystacks holding its longest word,
-when those are few.
+needle of several words reads only the haystacks holding all its words, when
+those are few.
 
 The latest search's rows are kept until the copy changes, so paging,
 re-sorting and re-filtering one search reuse them (``LastSearch``).
@@ -97,8 +97,9 @@ def _matching(conn, terms: TermIndex, hay: dict[int, str], odd: set[int], query:
 
     Returned as a mask (see ``terms``) and a list of rids (which may repeat);
     the rows are their union.  A one-word needle is answered by the word
-    index ``terms``; others read the haystacks (``scan()``: rids and haystacks
-    as two lists).  Rows the haystack test cannot decide alone (``odd``, or
+    index ``terms``; a several-word needle reads the haystacks holding all its
+    words, a wildcard needle every haystack (``scan()``: rids and haystacks as
+    two lists).  Rows the haystack test cannot decide alone (``odd``, or
     candidates of a wildcard query) are checked with agentao's predicate on the
     copy ``conn``.
     """
@@ -114,8 +115,8 @@ def _matching(conn, terms: TermIndex, hay: dict[int, str], odd: set[int], query:
         # Each word of the needle is in every haystack holding the needle.
         common = -1
         for piece in needle.split():
-            mask, rows = terms.rows_with(piece)
-            common &= int.from_bytes(byte_marks(mask, chain.from_iterable(rows), terms.top), "little")
+            dense, rows = terms.rows_with(piece)
+            common &= int.from_bytes(byte_marks(dense, chain.from_iterable(rows), terms.top), "little")
         if common >= 0 and common.bit_count() * _SPARSE < len(hay):
             rids = list(compress(range(terms.top), common.to_bytes(terms.top, "little")))
             texts = [hay[rid] for rid in rids]
@@ -166,7 +167,7 @@ class LastSearch:
             return self._rows[1:]
         mask, found = _matching(conn, terms, haystacks, odd, query, scan)
         bitmap = None
-        if mask or len(found) * _SPARSE >= len(haystacks):
+        if mask or found and len(found) * _SPARSE >= len(haystacks):
             bitmap = bytes(byte_marks(mask, found, terms.top))
             mask = int.from_bytes(bitmap, "little")
         with conn:
