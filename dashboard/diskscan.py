@@ -32,11 +32,12 @@ WINDOW = 32
 MIN_KEY = 16
 LAZY_FINDS = 16
 # The cost of a pass is about one Python bytes object per run, so the sparse
-# level takes the anchor rarest in the file (fewest runs), not the one most
-# common in the texts, among those that still cut the texts often enough that
-# a page-sized piece holds many keys.  A text it cannot cut costs a few
-# ``bytes.find`` (or, past FINDS_INSTEAD or for a long text, a dense pass):
-# each cost is written as the anchor density it equals.
+# level takes the anchor rarest in the file (fewest runs) among those that cut
+# the texts at least KEYED times a byte: a remnant of a few hundred bytes
+# still holds a key (a sparser anchor is faster, and misses small remnants).
+# A text it cannot cut costs a few ``bytes.find`` (or, past FINDS_INSTEAD or
+# for a long text, a dense pass): each cost is written as the anchor density
+# it equals.
 SPARSE = 1 / 40        # anchors per byte of file, at most, for the sparse level
 KEYED = 1 / 64         # anchors per byte of text, at least: a 200-byte remnant holds ~3
 IN_TEXT = 1 / 20       # anchors per byte of text, at most: runs of ~20 bytes or more
@@ -166,9 +167,9 @@ class Needles:
 
     A key is a run of a text's bytes between two anchors; in a file the same
     run sits between the same two anchors wherever the text lies.  Texts with
-    too few anchors for a key at the sparse level get one at a denser level
-    (a second pass over the file, only when needed); texts too short even for
-    that are searched whole with ``bytes.find``.
+    too few anchors for a key at the sparse level get a second single anchor
+    or a denser level (a second pass over the file, only when needed); texts
+    too short even for that are searched whole with ``bytes.find``.
     """
 
     def __init__(self, texts, sample: bytes, ignore: bytes = b""):
