@@ -294,3 +294,23 @@ def test_residue_with_live_wal_leaves_database_and_wal_bytes(rich):
     # SQLite's reader takes a read mark in -shm (an index, no content); nothing else moves.
     assert {k: v for k, v in after.items() if not k.endswith("-shm")} == \
         {k: v for k, v in before.items() if not k.endswith("-shm")}
+
+
+def test_a_purge_skips_rows_gone_since_the_dry_run_and_says_which(rich):
+    ref = ref_of(rich, "project")
+    plan = purge.plan(ref, purge.ALL_CATEGORIES)
+    kinds = {r.kind for r in plan}
+    assert {"memory_deleted", "review", "event"} <= kinds
+    # Another tab erases one review item after this dry run was shown.
+    first_review = next(r for r in plan if r.kind == "review")
+    assert purge.purge_review_items(ref, [first_review.id]).status == "verified erased"
+    result = purge.purge(ref, plan)
+    assert result.status == "verified erased"
+    assert result.skipped == [{"kind": "review", "id": first_review.id}]
+    expected = {k: sum(r.kind == k for r in plan) for k in kinds}
+    expected["review"] -= 1
+    assert result.deleted == {k: n for k, n in expected.items() if n}
+    con = sqlite3.connect(rich.project_db)
+    assert con.execute("SELECT COUNT(*) FROM memories WHERE deleted_at IS NOT NULL").fetchone() == (0,)
+    assert con.execute("SELECT COUNT(*) FROM memory_review_queue").fetchone() == (0,)
+    con.close()

@@ -9,6 +9,7 @@ with ``secure_delete`` on, then VACUUMs and truncates the WAL.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,13 +25,17 @@ CHECKPOINT_BUSY_MS = 1000
 
 # How each kind of row is erased.  The guard re-checks, inside the write
 # transaction, the condition the dry run saw, so nothing outside it goes.
+# Each statement takes every id of its kind as one JSON array and returns the
+# ids it deleted.
+_IDS = "id IN (SELECT value FROM json_each(?))"
 _DELETE = {
-    "memory_deleted": "DELETE FROM memories WHERE id = ? AND deleted_at IS NOT NULL",
-    "memory": "DELETE FROM memories WHERE id = ?",
-    "review": "DELETE FROM memory_review_queue WHERE id = ?",
-    "summary": "DELETE FROM session_summaries WHERE id = ?",
-    "event": "DELETE FROM memory_events WHERE id = ?"
-             " AND memory_id NOT IN (SELECT id FROM memories)",
+    "memory_deleted": f"DELETE FROM memories WHERE {_IDS} AND deleted_at IS NOT NULL RETURNING id",
+    "memory": f"DELETE FROM memories WHERE {_IDS} RETURNING id",
+    "review": f"DELETE FROM memory_review_queue WHERE {_IDS} RETURNING id",
+    "summary": f"DELETE FROM session_summaries WHERE {_IDS} RETURNING id",
+    # A plan names events by their integer id written as text.
+    "event": "DELETE FROM memory_events WHERE id IN (SELECT CAST(value AS INTEGER) FROM json_each(?))"
+             " AND memory_id NOT IN (SELECT id FROM memories) RETURNING id",
 }
 
 
@@ -199,12 +204,17 @@ def _open_rw(path: Path) -> sqlite3.Connection:
 def _delete(conn: sqlite3.Connection, plan: list[PlanRow], outcome: EraseOutcome) -> None:
     order = ("memory_deleted", "memory", "review", "summary", "event")  # events after memories
     for kind in order:
-        for row in (r for r in plan if r.kind == kind):
-            changed = conn.execute(_DELETE[kind], (row.id,)).rowcount
-            if changed:
+        ids = [r.id for r in plan if r.kind == kind]
+        if not ids:
+            continue
+        # One statement per kind: deleting row by row cost a fifth of a 100 MB purge.
+        gone = {str(r[0]) for r in conn.execute(_DELETE[kind], (json.dumps(ids),))}
+        for row_id in ids:
+            if row_id in gone:
+                gone.discard(row_id)   # listed twice: the second one found nothing
                 outcome.deleted[kind] = outcome.deleted.get(kind, 0) + 1
             else:
-                outcome.skipped.append({"kind": kind, "id": row.id})
+                outcome.skipped.append({"kind": kind, "id": row_id})
 
 
 def _vacuum(conn: sqlite3.Connection) -> None:
