@@ -57,6 +57,8 @@ TEXTS: list[tuple[str, str | None]] = [
     ("send invoices to billing+acme@fastmail.com", "personal"),
     ("我的邮箱是 wang.fang@163.com", "personal"),
     ("联系人：li_lei@sina.cn", "personal"),
+    ("Invoices go to dana.reyes@northwind-mail.com.", "personal"),   # ends the sentence
+    ("邮箱zhao.lei@126.com，有事找我", "personal"),                    # glued to Chinese text
     ("call me on +44 20 7946 0958", "personal"),
     ("mobile +1 415-555-0199", "personal"),
     ("WhatsApp +49 151 23456789", "personal"),

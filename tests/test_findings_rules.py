@@ -122,6 +122,9 @@ def test_secret_excerpt_is_masked_everywhere():
 @pytest.mark.parametrize("text,rule,masked", [
     ("Reach me at alice.smith@acme-corp.io", "personal.email", "a•••@acme-corp.io"),
     ("邮箱 zhang.wei@qq.com 有效", "personal.email", "z•••@qq.com"),
+    ("Invoices go to dana.reyes@northwind-mail.com.", "personal.email", "d•••@northwind-mail.com"),
+    ("我的邮箱是li.na@163.com。", "personal.email", "l•••@163.com"),
+    ("邮箱wang@corp.cn有效", "personal.email", "w•••@corp.cn"),
     ("Call +1 (415) 555-0134 after 5pm", "personal.phone", None),
     ("电话13812345678，晚上打", "personal.phone", "•••••••5678"),
     ("手机 138-1234-5678", "personal.phone", None),

@@ -133,9 +133,11 @@ EXTRA_WHY = "credential format agentao's guard does not detect ({name})"
 # ---------------------------------------------------------------------------
 # Personal data
 # ---------------------------------------------------------------------------
+# Bounded by ASCII only (Chinese text glues an address to the words around it),
+# and a full stop after it may end the sentence.
 _EMAIL = re.compile(
-    r"(?<![\w.+%-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}"
-    r"[A-Za-z0-9])?\.)+[A-Za-z]{2,24}\b(?![:@.\w])")
+    r"(?<![A-Za-z0-9_.+%-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}"
+    r"[A-Za-z0-9])?\.)+[A-Za-z]{2,24}(?![A-Za-z0-9_:@]|\.[A-Za-z0-9])")
 _PLACEHOLDER_DOMAIN = re.compile(
     r"@(?:[\w-]+\.)*(?:example\.(?:com|org|net)|[\w-]+\.(?:example|invalid|test|localhost))$", re.I)
 
