@@ -89,6 +89,21 @@ def _signature(path: Path) -> tuple:
     return (_wal(path).exists(), st.st_size, st.st_mtime_ns, st.st_ino)
 
 
+def file_stamp(path: Path) -> tuple:
+    """(size, mtime) of a database file and of its ``-wal``: every commit moves one.
+
+    Cheap enough to ask on every request; what has been derived from a file is
+    reused while its stamp stays the same.
+    """
+    def stat(p: Path):
+        try:
+            s = p.stat()
+            return (s.st_size, s.st_mtime_ns)
+        except OSError:
+            return None
+    return (stat(Path(path)), stat(_wal(Path(path))))
+
+
 def _moved(files: dict, quiet: dict, before: dict) -> bool:
     """Whether a lock-free (immutable) read may have seen a file change under it."""
     return any(quiet[a] and _signature(p) != before[a] for a, p in files.items())

@@ -31,7 +31,7 @@ import threading
 from pathlib import Path
 
 from ..records import Memory
-from .connection import StoreProblem, read
+from .connection import StoreProblem, file_stamp, read
 from .registry import StoreRef
 from .live_order import LiveOrder
 from .tallies import Tallies
@@ -57,15 +57,6 @@ for _col in SORT_COLUMNS:
     _DDL.append(f"CREATE INDEX all_{_col} ON memories({_col}, store, id)")
 for _col in ("source", "confidence"):
     _DDL.append(f"CREATE INDEX live_{_col} ON memories(live, {_col})")
-
-def _signature(ref: StoreRef):
-    def stat(p: Path):
-        try:
-            s = p.stat()
-            return (s.st_size, s.st_mtime_ns)
-        except OSError:
-            return None
-    return (stat(ref.path), stat(Path(str(ref.path) + "-wal")))
 
 
 class Mirror:
@@ -178,7 +169,7 @@ class Mirror:
 
     def _refresh(self, ref: StoreRef) -> None:
         ident = str(ref.path)
-        sig = _signature(ref)
+        sig = file_stamp(ref.path)
         held = self._seen.get(ident)
         if held is not None and held[0] == sig:
             return
