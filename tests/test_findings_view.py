@@ -201,3 +201,30 @@ def test_pages(client):
     page = soup(client.get("/findings?per_page=5&page=2"))
     assert len(page.select("tr.finding")) == 5 and page.select_one('a[rel="next"]')
     assert client.get("/findings.json?page=0").status_code == 400
+
+
+def test_a_scan_is_shown_again_until_a_file_changes(client, corpus):
+    first = client.get("/findings.json").get_json()
+    again = client.get("/findings.json?category=personal&per_page=2&page=2").get_json()
+    assert (first["reused"], again["reused"]) == (False, True)
+    assert again["scanned_at"] == first["scanned_at"]
+    emails = len(by_rule(first, "personal.email"))
+    # The agent saves a memory holding an e-mail address: the next view scans again.
+    corpus.save("billing contact", "Invoices go to dana.reyes@northwind-mail.com.", ["billing"])
+    after = client.get("/findings.json").get_json()
+    assert after["reused"] is False and len(by_rule(after, "personal.email")) == emails + 1
+
+
+def test_scan_again_on_request_and_after_a_minute(client, monkeypatch):
+    client.get("/findings")
+    page = soup(client.get("/findings?category=upkeep&per_page=1"))
+    assert page.select_one('[data-field="scanned-at"]')["data-reused"] == "yes"
+    assert "shown again" in page.select_one('[data-field="scanned-at"]').text
+    link = page.select_one('[data-action="rescan"]')["href"]
+    assert "rescan=1" in link and "category=upkeep" in link
+    fresh = soup(client.get(link))
+    assert fresh.select_one('[data-field="scanned-at"]')["data-reused"] == "no"
+    assert "rescan" not in fresh.select_one('.pager a[rel="next"]')["href"]
+    from dashboard.views import findings
+    monkeypatch.setattr(findings, "REUSE_S", 0)
+    assert client.get("/findings.json").get_json()["reused"] is False
