@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from typing import Iterable, Iterator, NamedTuple
+from typing import Hashable, Iterable, Iterator, NamedTuple
 
 from ..contract import SaveRefused, normalize_key
 from .checks import jaccard, token_set, token_sets
@@ -25,7 +25,7 @@ MAX_RELATED = 5
 class Doc(NamedTuple):
     """One row as the corpus rules see it."""
 
-    handle: str         # e.g. "project/memories/1a2b3c4d"; echoed in ``related``
+    handle: Hashable    # the caller's name for the row, e.g. "project/memories/1a2b"; echoed in ``related``
     key: str            # key_normalized
     scope: str
     type: str
@@ -62,17 +62,30 @@ def near_duplicates(docs: Iterable[Doc], threshold: float = DUPLICATE_THRESHOLD
     only sets that large enter the prefix-filtering join.
     """
     why = near_duplicates.__doc__.splitlines()[0]
+    docs = list(docs)
+    pairs = _duplicate_pairs([d.key for d in docs], [d.text for d in docs], threshold)
+    for n, others in pairs.items():
+        if others:
+            d = docs[n]
+            yield d.handle, Finding("conflict.duplicate", "conflict", "content", 0, len(d.text),
+                                    f"{len(others)} near-identical (Jaccard {max(others.values()):.2f})",
+                                    why, tuple(docs[m].handle for m in others))
+
+
+def _duplicate_pairs(keys: list[str], texts: list[str], threshold: float
+                     ) -> dict[int, dict[int, float]]:
+    # Rows are their positions here: a handle per row would be built and hashed
+    # for every row, and only a few percent of rows have a duplicate.
     subset_min = math.ceil(1 / (1 - threshold) - 1e-9)
     join_min = math.ceil(2 * threshold / (1 - threshold) - 1e-9)
-    groups: dict[frozenset[str], list[Doc]] = defaultdict(list)
-    docs = list(docs)
-    for d, tokens in zip(docs, token_sets([d.text for d in docs])):
+    groups: dict[frozenset[str], list[int]] = defaultdict(list)
+    for n, tokens in enumerate(token_sets(texts)):
         if len(tokens) >= MIN_TOKENS:
-            groups[tokens].append(d)
-    pairs: dict[str, dict[str, float]] = defaultdict(dict)
+            groups[tokens].append(n)
+    pairs: dict[int, dict[int, float]] = defaultdict(dict)
     for group in groups.values():
         if len(group) > 1:
-            _link(pairs, group, group, 1.0)
+            _link(pairs, keys, group, group, 1.0)
     # "One token more": a set's hash-sum minus one token's hash names the smaller
     # set without building it; a hit is confirmed on the real sets.  The sums are
     # exact integers, so the differences for a whole set are tested against the
@@ -91,19 +104,13 @@ def near_duplicates(docs: Iterable[Doc], threshold: float = DUPLICATE_THRESHOLD
             for t in tokens:
                 for smaller in by_sum.get(total - hash(t), ()):
                     if len(smaller) == len(tokens) - 1 and smaller < tokens:
-                        _link(pairs, group, groups[smaller], (len(tokens) - 1) / len(tokens))
-    _prefix_join([kv for kv in groups.items() if len(kv[0]) >= join_min], threshold, pairs)
-    by_handle = {d.handle: d for g in groups.values() for d in g}
-    for handle, others in pairs.items():
-        if others:
-            best = max(others.values())
-            d = by_handle[handle]
-            yield handle, Finding("conflict.duplicate", "conflict", "content", 0, len(d.text),
-                                  f"{len(others)} near-identical (Jaccard {best:.2f})", why,
-                                  tuple(others))
+                        _link(pairs, keys, group, groups[smaller],
+                              (len(tokens) - 1) / len(tokens))
+    _prefix_join([kv for kv in groups.items() if len(kv[0]) >= join_min], threshold, keys, pairs)
+    return pairs
 
 
-def _prefix_join(reps, threshold, pairs) -> None:
+def _prefix_join(reps, threshold, keys, pairs) -> None:
     """AllPairs: two sets with Jaccard ≥ t share a token among their rarest
     |x| − ⌈t·|x|⌉ + 1 tokens, so only sets sharing such a token are compared."""
     reps.sort(key=lambda kv: len(kv[0]))
@@ -124,25 +131,25 @@ def _prefix_join(reps, threshold, pairs) -> None:
                 seen.add(j)
                 score = jaccard(tokens, other)
                 if score >= threshold:
-                    _link(pairs, group, reps[j][1], score)
+                    _link(pairs, keys, group, reps[j][1], score)
             index[t].append(i)
 
 
-def _link(pairs, group_a, group_b, score) -> None:
+def _link(pairs, keys, group_a, group_b, score) -> None:
     """Record a–b both ways, at most MAX_RELATED per row, so a thousand copies stay linear."""
-    _fill(pairs, group_a, group_b, score)
+    _fill(pairs, keys, group_a, group_b, score)
     if group_b is not group_a:
-        _fill(pairs, group_b, group_a, score)
+        _fill(pairs, keys, group_b, group_a, score)
 
 
-def _fill(pairs, rows, others, score) -> None:
+def _fill(pairs, keys, rows, others, score) -> None:
     for a in rows:
-        mine = pairs[a.handle]
+        mine = pairs[a]
         for b in others:
             if len(mine) >= MAX_RELATED:
                 break
-            if b is not a and b.key != a.key:
-                mine[b.handle] = score
+            if b != a and keys[b] != keys[a]:
+                mine[b] = score
 
 
 # Words that say how, not what: skipped when finding a key's subject.

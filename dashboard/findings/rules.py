@@ -375,15 +375,21 @@ def _ages(now: datetime) -> Ages:
 
 
 @lru_cache(maxsize=8)
-def _fresh_after(now: datetime) -> str:
-    # Canonical stamps (naive, read as UTC) later than this are never stale.
+def stale_cutoff(now: datetime) -> str:
+    """The stamp after which a canonical ``updated_at`` (``is_canonical_stamp``) is never stale at ``now``."""
+    # Canonical stamps are naive, read as UTC, and compare as strings.
     utc = now.astimezone(timezone.utc) if now.tzinfo else now
     return (utc - timedelta(days=STALE_DAYS)).strftime("%Y-%m-%dT%H:%M:%S")
 
 
+def is_canonical_stamp(stamp: str) -> bool:
+    """``YYYY-MM-DDTHH:MM:SS`` as agentao writes it: compared as a string with ``stale_cutoff``."""
+    return len(stamp) == 19 and stamp[10] == "T"
+
+
 def stale(updated_at: str, now: datetime) -> Finding | None:
     """Live memory not updated for more than 90 days: recall subtracts the stale penalty"""
-    if len(updated_at) == 19 and updated_at[10] == "T" and updated_at > _fresh_after(now):
+    if updated_at > stale_cutoff(now) and is_canonical_stamp(updated_at):
         return None   # fast path; anything unusual goes through agentao's parse
     days = _ages(now)(updated_at or "")
     if days <= STALE_DAYS:

@@ -17,6 +17,7 @@ import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
+from operator import itemgetter
 from typing import Iterable, NamedTuple
 
 from ..contract import STABLE_TYPES
@@ -24,10 +25,14 @@ from ..engine.render import EXCERPT_CHARS, VALUE_PREVIEW
 from ..engine.stable import INCIDENTAL_KEPT, TAIL_CHARS, TAIL_KEPT, TAIL_READ, TAIL_SEPARATOR
 from ..store import StoreProblem
 from ..store.registry import StoreRef
-from ..store.scan import scan_memories, scan_review_items, scan_summaries
+from ..store.scan import (M_CONTENT, M_DELETED_AT, M_ID, M_KEY, M_SCOPE, M_TITLE, M_TYPE,
+                          M_UPDATED_AT, R_CONTENT, R_EVIDENCE, R_ID, R_KEY, R_SCOPE, R_STATUS,
+                          R_TITLE, R_TYPE, S_ID, S_SESSION_ID, S_SUMMARY_TEXT, scan_memories,
+                          scan_review_items, scan_summaries)
 from . import corpus
 from .gates import rows_to_scan
-from .rules import DIGIT_RULES, NEAR_LIMIT, Finding, near_size_limit, scan_text, stale
+from .rules import (DIGIT_RULES, NEAR_LIMIT, Finding, is_canonical_stamp, near_size_limit, scan_text,
+                    stale, stale_cutoff)
 
 CATEGORIES = {"secret": "Secrets", "personal": "Personal data",
               "instruction": "Instruction-like content", "conflict": "Conflicts and duplicates",
@@ -102,26 +107,27 @@ def _actions(store: str, table: str, row_id: str, state: str) -> tuple[Action, .
 
 
 def _memory_reach(row, stable: bool, f: Finding) -> tuple[str, str]:
-    if row.deleted_at is not None:
-        return "disk", f"soft-deleted {row.deleted_at}: agentao never reads it, the text stays in the file"
+    if row[M_DELETED_AT] is not None:
+        return "disk", (f"soft-deleted {row[M_DELETED_AT]}: agentao never reads it, "
+                        "the text stays in the file")
     shown = VALUE_PREVIEW if stable else EXCERPT_CHARS
     if f.field == "content" and f.start >= shown and f.category != "conflict":
         return "disk", (f"past the first {shown} characters, the only part of the value "
                         f"{'the stable block' if stable else 'recall'} shows; still in the file")
     if stable:
-        why = "user scope" if row.scope == "user" else (
-            f"type {row.type}" if row.type in STABLE_TYPES else "one of the 3 most recent facts")
+        why = "user scope" if row[M_SCOPE] == "user" else (
+            f"type {row[M_TYPE]}" if row[M_TYPE] in STABLE_TYPES else "one of the 3 most recent facts")
         return "stable", f"{why}: in <memory-stable> every turn (unless the 2000-character budget drops it)"
     return "recall", "in <memory-context> only when a query scores it"
 
 
-def _stable_ids(live: list[tuple[str, object]]) -> set[str]:
+def _stable_ids(live: list[tuple[str, tuple]]) -> set[str]:
     """Ids agentao selects for the stable block (contract §9.1), project rows first."""
-    ids = {r.id for _s, r in live if r.scope == "user" or r.type in STABLE_TYPES}
-    incidental = [r for _s, r in live if r.id not in ids]
+    ids = {r[M_ID] for _s, r in live if r[M_SCOPE] == "user" or r[M_TYPE] in STABLE_TYPES}
+    incidental = [r for _s, r in live if r[M_ID] not in ids]
     # nlargest keeps sorted(reverse=True)'s order among equal stamps, without sorting every row.
-    newest = heapq.nlargest(INCIDENTAL_KEPT, incidental, key=lambda r: r.updated_at)
-    return ids | {r.id for r in newest}
+    newest = heapq.nlargest(INCIDENTAL_KEPT, incidental, key=itemgetter(M_UPDATED_AT))
+    return ids | {r[M_ID] for r in newest}
 
 
 def _tail_reach(rows) -> dict[str, int]:
@@ -129,12 +135,12 @@ def _tail_reach(rows) -> dict[str, int]:
     kept = list(reversed(rows[:TAIL_READ][:TAIL_KEPT]))
     offsets, pos = {}, 0
     for r in kept:
-        offsets[r.id] = pos
-        pos += len(r.summary_text) + len(TAIL_SEPARATOR)
+        offsets[r[S_ID]] = pos
+        pos += len(r[S_SUMMARY_TEXT]) + len(TAIL_SEPARATOR)
     total = pos - len(TAIL_SEPARATOR) if kept else 0
     cut = 0
     if total > TAIL_CHARS:
-        joined = TAIL_SEPARATOR.join(r.summary_text for r in kept)
+        joined = TAIL_SEPARATOR.join(r[S_SUMMARY_TEXT] for r in kept)
         cut = total - TAIL_CHARS
         newline = joined.find("\n", cut)
         cut = newline + 1 if newline != -1 else cut
@@ -185,49 +191,31 @@ def _scan(refs: Iterable[StoreRef], now: datetime) -> Report:
             report.problems.append({"store": ref.key, "kind": problem.kind, "message": str(problem)})
     items = report.items
     live = [(key, r) for key, (_ref, mems, _rv, _sm) in data.items() for r in mems
-            if r.deleted_at is None]
+            if r[M_DELETED_AT] is None]
     stable_ids = _stable_ids(live)
     for key, (ref, mems, reviews, summaries) in data.items():
         report.scanned[key] = {"memories": len(mems), "reviews": len(reviews),
                                "summaries": len(summaries)}
-        to_scan = rows_to_scan([r.title + "\n" + r.content for r in mems], DIGIT_RULES)
-        for n, r in enumerate(mems):
-            is_live = r.deleted_at is None
-            stable = is_live and r.id in stable_ids
-            found = []
-            if n in to_scan:
-                found = scan_text(r.title, "title") + scan_text(r.content, "content")
-            if len(r.content) >= NEAR_LIMIT:   # the test first: most rows are far below
-                found.append(near_size_limit(r.content))
-            if is_live:
-                old = stale(r.updated_at, now)
-                if old:
-                    if stable:  # the recall penalty is moot: the stable block shows it every turn
-                        old.why = (old.why.split(":")[0] + ": not recall-scored but injected every "
-                                   "turn through <memory-stable> — is it still true?")
-                    found.append(old)
-            state = "live" if is_live else "deleted"
-            for f in found:
-                reach, detail = _memory_reach(r, stable, f)
-                items.append(Item(key, "memories", r.id, r.key_normalized, f, reach, detail, state))
+        _memory_findings(key, mems, stable_ids, now, items)
         for r in reviews:
-            detail = (f"review item ({r.status}): not in any prompt"
-                      + ("; becomes a memory if approved" if r.status == "pending" else
+            status = r[R_STATUS]
+            detail = (f"review item ({status}): not in any prompt"
+                      + ("; becomes a memory if approved" if status == "pending" else
                          "; kept in the queue forever after the decision"))
-            for name in ("title", "content", "evidence"):
-                for f in scan_text(getattr(r, name), name):
-                    items.append(Item(key, "memory_review_queue", r.id, r.key_normalized, f,
-                                      "disk", detail, r.status))
+            for name, at in (("title", R_TITLE), ("content", R_CONTENT), ("evidence", R_EVIDENCE)):
+                for f in scan_text(r[at], name):
+                    items.append(Item(key, "memory_review_queue", r[R_ID], r[R_KEY], f,
+                                      "disk", detail, status))
         in_tail = _tail_reach(summaries) if ref.kind == "project" else {}
         for r in summaries:
-            for f in scan_text(r.summary_text, "summary_text"):
-                keep_from = in_tail.get(r.id)
+            for f in scan_text(r[S_SUMMARY_TEXT], "summary_text"):
+                keep_from = in_tail.get(r[S_ID])
                 if keep_from is not None and f.end > keep_from:
                     reach, detail = "stable", "in the session tail of <memory-stable> every turn"
                 else:
                     reach, detail = "disk", ("summary outside the 800-character session tail: "
                                              "not in any prompt, still in the file")
-                items.append(Item(key, "session_summaries", r.id, r.session_id, f, reach,
+                items.append(Item(key, "session_summaries", r[S_ID], r[S_SESSION_ID], f, reach,
                                   detail, ""))
     _corpus(data, live, stable_ids, items)
     items.sort(key=lambda i: (_CATEGORY_ORDER[i.finding.category], _REACH_ORDER[i.reach],
@@ -235,20 +223,55 @@ def _scan(refs: Iterable[StoreRef], now: datetime) -> Report:
     return report
 
 
+def _memory_findings(key: str, mems: list[tuple], stable_ids: set[str], now: datetime,
+                     items: list[Item]) -> None:
+    # Most rows have nothing to report, so no pass here visits every row in
+    # Python: the gate picks the rows the text rules may flag, one comparison
+    # in a list comprehension the fresh ones.  A row's findings keep the order
+    # text, size, stale, which the final sort keeps among equal keys.
+    to_scan = rows_to_scan([r[M_TITLE] + "\n" + r[M_CONTENT] for r in mems], DIGIT_RULES)
+    big = {n for n, r in enumerate(mems) if len(r[M_CONTENT]) >= NEAR_LIMIT}
+    for n in sorted(to_scan | big):
+        r = mems[n]
+        found = []
+        if n in to_scan:
+            found = scan_text(r[M_TITLE], "title") + scan_text(r[M_CONTENT], "content")
+        big = near_size_limit(r[M_CONTENT])
+        if big is not None:
+            found.append(big)
+        is_live = r[M_DELETED_AT] is None
+        stable = is_live and r[M_ID] in stable_ids
+        state = "live" if is_live else "deleted"
+        for f in found:
+            reach, detail = _memory_reach(r, stable, f)
+            items.append(Item(key, "memories", r[M_ID], r[M_KEY], f, reach, detail, state))
+    fresh_after = stale_cutoff(now)
+    for r in [r for r in mems if r[M_DELETED_AT] is None and not (
+            r[M_UPDATED_AT] > fresh_after and is_canonical_stamp(r[M_UPDATED_AT]))]:
+        old = stale(r[M_UPDATED_AT], now)
+        if old is None:
+            continue
+        stable = r[M_ID] in stable_ids
+        if stable:  # the recall penalty is moot: the stable block shows it every turn
+            old.why = (old.why.split(":")[0] + ": not recall-scored but injected every "
+                       "turn through <memory-stable> — is it still true?")
+        reach, detail = _memory_reach(r, stable, old)
+        items.append(Item(key, "memories", r[M_ID], r[M_KEY], old, reach, detail, "live"))
+
+
 def _corpus(data, live, stable_ids, items) -> None:
-    # Rows are found again through their position, not a dict of (store, row,
-    # stable) tuples: every object a scan keeps alive is walked by each cyclic
-    # collection.
-    docs = [corpus.Doc(f"{key}/memories/{r.id}", r.key_normalized, r.scope, r.type, r.content)
-            for key, r in live]
-    approved = [corpus.Doc(f"{key}/reviews/{r.id}", r.key_normalized, r.scope, r.type, r.content)
+    # A live row's handle is its position in ``live``: a string per row would be
+    # built for every row, and only the related rows of a few findings show one.
+    docs = [corpus.Doc(n, r[M_KEY], r[M_SCOPE], r[M_TYPE], r[M_CONTENT])
+            for n, (_key, r) in enumerate(live)]
+    approved = [corpus.Doc(f"{key}/reviews/{r[R_ID]}", r[R_KEY], r[R_SCOPE], r[R_TYPE], r[R_CONTENT])
                 for key, (_ref, _m, reviews, _s) in data.items() for r in reviews
-                if r.status == "approved"]
-    found = list(corpus.same_key_both_scopes(docs))
-    found += corpus.near_duplicates(docs)
+                if r[R_STATUS] == "approved"]
+    found = [*corpus.same_key_both_scopes(docs), *corpus.near_duplicates(docs)]
+    for _n, f in found:
+        f.related = tuple(f"{live[m][0]}/memories/{live[m][1][M_ID]}" for m in f.related)
     found += corpus.contradicted_preferences(docs, approved)
-    at = {d.handle: n for n, d in enumerate(docs)}
-    for handle, f in found:
-        key, r = live[at[handle]]
-        reach, detail = _memory_reach(r, r.id in stable_ids, f)
-        items.append(Item(key, "memories", r.id, r.key_normalized, f, reach, detail, "live"))
+    for n, f in found:
+        key, r = live[n]
+        reach, detail = _memory_reach(r, r[M_ID] in stable_ids, f)
+        items.append(Item(key, "memories", r[M_ID], r[M_KEY], f, reach, detail, "live"))

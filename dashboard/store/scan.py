@@ -10,7 +10,6 @@ and a callback would then see rows twice.
 from __future__ import annotations
 
 import sqlite3
-from typing import NamedTuple
 
 from .connection import _decode_text as decode_text, read
 from .registry import StoreRef
@@ -22,36 +21,15 @@ REVIEW_COLUMNS = ("id", "scope", "type", "key_normalized", "title", "content",
 SUMMARY_COLUMNS = ("id", "session_id", "summary_text", "created_at")
 
 
-class MemoryRow(NamedTuple):
-    id: str
-    scope: str
-    type: str
-    key_normalized: str
-    title: str
-    content: str
-    updated_at: str
-    deleted_at: str | None
+# Positions of the columns in the tuples the readers return.  Plain tuples of
+# strings, unlike named tuples, are untracked by the cyclic collector once it
+# has seen them, so the 100,000 rows of a scan stop costing every collection.
+(M_ID, M_SCOPE, M_TYPE, M_KEY, M_TITLE, M_CONTENT, M_UPDATED_AT, M_DELETED_AT) = range(8)
+(R_ID, R_SCOPE, R_TYPE, R_KEY, R_TITLE, R_CONTENT, R_EVIDENCE, R_STATUS) = range(8)
+(S_ID, S_SESSION_ID, S_SUMMARY_TEXT, S_CREATED_AT) = range(4)
 
 
-class ReviewRow(NamedTuple):
-    id: str
-    scope: str
-    type: str
-    key_normalized: str
-    title: str
-    content: str
-    evidence: str
-    status: str
-
-
-class SummaryRow(NamedTuple):
-    id: str
-    session_id: str
-    summary_text: str
-    created_at: str
-
-
-def _all(ref: StoreRef, table: str, columns, row_type, order: str):
+def _all(ref: StoreRef, table: str, columns, order: str) -> list[tuple]:
     sql = f"SELECT {', '.join(columns)} FROM {table} ORDER BY {order}"
 
     def run(conn):
@@ -60,25 +38,25 @@ def _all(ref: StoreRef, table: str, columns, row_type, order: str):
         # Decode in C; only a file holding invalid UTF-8 pays for the tolerant decoder.
         conn.text_factory = str
         try:
-            return list(map(row_type._make, cur.execute(sql)))
+            return cur.execute(sql).fetchall()
         except sqlite3.OperationalError as exc:
             if "decode" not in str(exc).lower():
                 raise
             conn.text_factory = decode_text
-            return list(map(row_type._make, conn.cursor().execute(sql)))
+            return conn.cursor().execute(sql).fetchall()
     return read(ref.path, run)
 
 
-def scan_memories(ref: StoreRef) -> list[MemoryRow]:
-    """Every memory row of one file, live and soft-deleted, in rowid order."""
-    return _all(ref, "memories", MEMORY_COLUMNS, MemoryRow, "rowid")
+def scan_memories(ref: StoreRef) -> list[tuple]:
+    """Every memory row of one file, live and soft-deleted, in rowid order (``M_*`` positions)."""
+    return _all(ref, "memories", MEMORY_COLUMNS, "rowid")
 
 
-def scan_review_items(ref: StoreRef) -> list[ReviewRow]:
-    """Every review-queue row of one file, whatever its status."""
-    return _all(ref, "memory_review_queue", REVIEW_COLUMNS, ReviewRow, "rowid")
+def scan_review_items(ref: StoreRef) -> list[tuple]:
+    """Every review-queue row of one file, whatever its status (``R_*`` positions)."""
+    return _all(ref, "memory_review_queue", REVIEW_COLUMNS, "rowid")
 
 
-def scan_summaries(ref: StoreRef) -> list[SummaryRow]:
-    """Every session summary of one file, newest first (the tail's order, contract §8)."""
-    return _all(ref, "session_summaries", SUMMARY_COLUMNS, SummaryRow, "created_at DESC, rowid")
+def scan_summaries(ref: StoreRef) -> list[tuple]:
+    """Every session summary of one file, newest first (the tail's order, contract §8; ``S_*``)."""
+    return _all(ref, "session_summaries", SUMMARY_COLUMNS, "created_at DESC, rowid")
