@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
+from itertools import compress
+from operator import attrgetter, itemgetter
 from typing import Hashable, Iterable, Iterator, NamedTuple
 
 from ..contract import SaveRefused, normalize_key
@@ -35,13 +37,16 @@ class Doc(NamedTuple):
 def same_key_both_scopes(docs: Iterable[Doc]) -> Iterator[tuple[str, Finding]]:
     """Same key in the user and the project scope: both are injected, the model sees two answers"""
     docs = list(docs)
-    # Find the few keys in two scopes first; grouping every row by key cost more.
-    first_scope: dict[str, str] = {}
-    both = {d.key for d in docs if first_scope.setdefault(d.key, d.scope) != d.scope}
+    # Find the few keys in two scopes first, from the distinct (key, scope) pairs
+    # and in C: grouping every row by key, or a Python loop over them, cost more.
+    keys = list(map(attrgetter("key"), docs))
+    pairs = set(zip(keys, map(attrgetter("scope"), docs)))
+    if len(pairs) == len(set(keys)):
+        return
+    both = {key for key, n in Counter(map(itemgetter(0), pairs)).items() if n > 1}
     by_key: dict[str, list[Doc]] = defaultdict(list)
-    for d in docs:
-        if d.key in both:
-            by_key[d.key].append(d)
+    for d in compress(docs, map(both.__contains__, keys)):
+        by_key[d.key].append(d)
     why = same_key_both_scopes.__doc__.splitlines()[0]
     for key, group in by_key.items():
         for d in group:
