@@ -134,6 +134,7 @@ def test_secret_excerpt_is_masked_everywhere():
     ("13912345678", "personal.phone", None),
     ("身份证号 11010519491231002X", "personal.prc_id", "••••••••••••••002X"),
     ("ID 44030419900307123x on file", "personal.prc_id", None),
+    ("11010519491231002X", "personal.prc_id", None),              # at the very start
     ("IBAN DE89 3704 0044 0532 0130 00 for rent", "personal.iban", None),
     ("paid to GB82WEST12345698765432", "personal.iban", None),
 ])
@@ -159,6 +160,7 @@ def test_personal_data(text, rule, masked):
     "构建号 13812345678 通过",                   # mobile-shaped, but a build number
     "订单号：13912345678",
     "ref-4111111111111111", "v4111 1111 1111 1111", "sku13912345678",   # glued to a word
+    "id11010519491231002X", "911010519491231002X",
 ])
 def test_personal_lookalikes(text):
     assert "personal" not in families(text)

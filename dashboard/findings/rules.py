@@ -198,7 +198,7 @@ def payment_card(text: str):
             yield s, e
 
 
-_PRC_ID = re.compile(r"(?<![0-9A-Za-z])[1-9]\d{16}[\dXx](?![0-9A-Za-z])")
+_PRC_ID = re.compile(r"[1-9](?<![0-9A-Za-z][1-9])\d{16}[\dXx](?![0-9A-Za-z])")   # see _CN_MOBILE
 
 
 def prc_resident_id(text: str):
