@@ -293,9 +293,12 @@ def test_store_gate_passes_every_row_with_a_finding():
     from dashboard.findings.gates import rows_to_scan
     from dashboard.findings.rules import DIGIT_RULES
     # Shapes the store gate treats apart: three-digit groups, an IBAN with no long
-    # digit run, a Kelvin sign that lower-cases to "k", full-width digits.
+    # digit run, a Kelvin sign that lower-cases to "k", full-width digits, and
+    # numbers in non-ASCII text (the digit rules run on it without shapes).
     edges = ["card 378 282 246 310 005 on file", "pay to NL91 ABNA 0417 1643 00 please",
-             "\u212aey = 3f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a", "call +86 １３９１２３４５６７８"]
+             "\u212aey = 3f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a", "call +86 １３９１２３４５６７８",
+             "卡号 4111 1111 1111 1111 已绑定", "证件号11010519491231002X。", "电话 139-1234-5678 勿外传",
+             "构建号 4111111111111111 通过"]
     texts = [t for t, _f in TEXTS] + ORDINARY + edges
     random.Random(3).shuffle(texts)
     flagged = {i for i, t in enumerate(texts) if scan_text(t, gate=False)}

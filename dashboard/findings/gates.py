@@ -102,7 +102,8 @@ FAMILY_GATES = {"secret": _factored(_SECRET_FRAGMENTS),
                 "personal": _factored(_PERSONAL_FRAGMENTS),
                 "instruction": _factored(_INSTRUCTION_FRAGMENTS)}
 _HEAD_GATES = _by_head(_SECRET_FRAGMENTS + _PERSONAL_FRAGMENTS + _INSTRUCTION_FRAGMENTS)
-_WORD_HEAD_GATES = [p for p in _HEAD_GATES if p.pattern[0].isascii() and not p.pattern[0].isdigit()]
+_NON_DIGIT_HEAD_GATES = [p for p in _HEAD_GATES if not "0" <= p.pattern[0] <= "9"]
+_WORD_HEAD_GATES = [p for p in _NON_DIGIT_HEAD_GATES if p.pattern[0].isascii()]
 
 # Digits can be a quarter of a store's characters (versions, hashes, ids: the
 # bench corpus), and the digit fragments start at every one.  In an ASCII text with each letter
@@ -120,13 +121,13 @@ def rows_to_scan(texts: list[str], digit_rules) -> set[int]:
     """Indexes of the texts some secret, personal-data or instruction rule may match.
 
     ``digit_rules`` are ``(pattern, check)`` pairs for the rules whose matches
-    start with an ASCII digit (``rules.DIGIT_RULES``).  An ASCII text is in the
-    set when a family gate's non-digit fragment passes it or one of those rules
-    matches it with its check passing (build and order numbers pass the
-    fragments, not the Luhn or date checks); any other text when a family gate
-    passes it.  The texts are searched joined by newlines, so a match may also
-    run across two of them and add a text no rule matches: harmless, as
-    ``scan_text`` checks each field again.
+    start with an ASCII digit (``rules.DIGIT_RULES``).  A text is in the set
+    when a family gate's fragment that does not start with a digit passes it,
+    or one of those rules matches it with its check passing (build and order
+    numbers pass the digit fragments, not the Luhn or date checks).  The texts
+    are searched joined by newlines, so a match may also run across two of
+    them and add a text no rule matches: harmless, as ``scan_text`` checks
+    each field again.
     """
     out: set[int] = set()
     plain = list(map(str.isascii, texts))
@@ -143,11 +144,16 @@ def rows_to_scan(texts: list[str], digit_rules) -> set[int]:
     digit_joined, digit_starts = _joined([joined[starts[k]:starts[k + 1] - 1] for k in digits_at])
     for pattern, check in digit_rules:
         _search_rows([pattern], digit_joined, digit_starts, [rows[k] for k in digits_at], out, check)
-    # The rest (Chinese text, Unicode digits and spaces) gets every pattern.
-    # Lower-cased one by one: lower() may change their length ("İ" -> "i̇").
+    # The rest (Chinese text, Unicode digits and spaces) gets the CJK fragments
+    # too, lower-cased one by one: lower() may change their length ("İ" -> "i̇").
+    # No shapes (translating such text costs more than it saves): the digit
+    # rules run on it whole, their look-behinds failing fast inside digit runs.
     rows = [i for i, p in enumerate(plain) if not p]
-    _search_rows(_HEAD_GATES, *_joined([texts[i].lower() for i in rows]), rows, out)
-    _search_rows([_IBAN_GATE], *_joined([texts[i] for i in rows]), rows, out)
+    _search_rows(_NON_DIGIT_HEAD_GATES, *_joined([texts[i].lower() for i in rows]), rows, out)
+    joined, starts = _joined([texts[i] for i in rows])
+    _search_rows([_IBAN_GATE], joined, starts, rows, out)
+    for pattern, check in digit_rules:
+        _search_rows([pattern], joined, starts, rows, out, check)
     return out
 
 
