@@ -8,7 +8,9 @@
 (b) time to scan a store of N memories (goal: 100,000 in under 2 s), with 1%
     planted findings, through the same code path the page uses.  Every scan is
     cold (nothing cached between runs); compare the CPU seconds, since wall time
-    follows the machine's load.  To check that a faster scan returns the same
+    follows the machine's load.  On a shared machine CPU time itself can swing
+    2x between identical runs: alternate old and new code, or count
+    instructions with ``valgrind --tool=callgrind`` (deterministic).  To check that a faster scan returns the same
     report, hash ``[i.to_dict() for i in report.items]`` under a fixed
     PYTHONHASHSEED: the order of a duplicate's related rows follows set order.
 
