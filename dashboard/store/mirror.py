@@ -159,13 +159,16 @@ class Mirror:
             gone = [r[0] for r in self._conn.execute("SELECT rid FROM memories WHERE store = ?", (key,))]
             self._conn.execute("DELETE FROM tags WHERE rid IN (SELECT rid FROM memories WHERE store = ?)", (key,))
             self._conn.execute("DELETE FROM memories WHERE store = ?", (key,))
-        self._terms.remove({rid: self._hay.pop(rid) for rid in gone})
-        for rid in gone:
-            self._odd.discard(rid)
-            self._rec.pop(rid, None)
+        self._forget_rows(gone)
         self._seen.pop(key, None)
         self._live.drop(key)
         self.tallies.drop(key)
+
+    def _forget_rows(self, rids: list[int]) -> list:
+        """Take rows out of everything kept beside the SQL copy; returns what ``_rec`` held for them."""
+        self._terms.remove({rid: self._hay.pop(rid) for rid in rids})
+        self._odd.difference_update(rids)
+        return [self._rec.pop(rid)[2] for rid in rids]
 
     def _refresh(self, ref: StoreRef) -> None:
         ident = str(ref.path)
@@ -219,12 +222,9 @@ class Mirror:
                 rids = list(old.values())
                 self.tallies.count(c, key, "rid IN (SELECT value FROM json_each(?))",
                                    (json.dumps(rids),), -1)
-                c.executemany("DELETE FROM tags WHERE rid = ?", [(r,) for r in old.values()])
-                c.executemany("DELETE FROM memories WHERE rid = ?", [(r,) for r in old.values()])
-                self._terms.remove({rid: self._hay.pop(rid) for rid in old.values()})
-                for rid in old.values():
-                    self._odd.discard(rid)
-                    _, _, held = self._rec.pop(rid)
+                c.executemany("DELETE FROM tags WHERE rid = ?", [(r,) for r in rids])
+                c.executemany("DELETE FROM memories WHERE rid = ?", [(r,) for r in rids])
+                for held in self._forget_rows(rids):
                     if self._live.held(key):
                         self._live.remove(key, held)
             start = (c.execute("SELECT MAX(rid) FROM memories").fetchone()[0] or 0) + 1
