@@ -329,3 +329,15 @@ def test_near_duplicates_match_brute_force(seed):
                 if i != j and a.key != b.key and len(sets[i]) >= 3 and len(sets[j]) >= 3
                 and jaccard(sets[i], sets[j]) >= 0.9}
     assert expected and set(dict(near_duplicates(docs))) == expected
+
+
+def test_token_sets_in_one_pass_equal_token_set_of_each_text():
+    # token_sets tokenises ASCII texts joined, with a translate table; token_set
+    # with a regex.  The near-duplicate rule relies on both giving the same sets.
+    import random
+    from dashboard.findings.checks import token_set, token_sets
+    rng = random.Random(3)
+    alphabet = "abcXYZ019 _-.,:/@#\t\n\0é中文字"
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30))) for _ in range(500)]
+    texts += ["", "Hello, World! v2.0", "ALL_CAPS-and_snake", "中文 mixed with ASCII"]
+    assert token_sets(texts) == [token_set(t) for t in texts]

@@ -141,7 +141,7 @@ def rows_to_scan(texts: list[str], digit_rules) -> set[int]:
     digits: set[int] = set()
     _search_rows([_DIGIT_SHAPE], shape, starts, range(len(rows)), digits)
     digits_at = sorted(digits)
-    digit_joined, digit_starts = _joined([joined[starts[k]:starts[k + 1] - 1] for k in digits_at])
+    digit_joined, digit_starts = _joined([texts[rows[k]] for k in digits_at])
     for pattern, check in digit_rules:
         _search_rows([pattern], digit_joined, digit_starts, [rows[k] for k in digits_at], out, check)
     # The rest (Chinese text, Unicode digits and spaces) gets the CJK fragments
