@@ -387,13 +387,25 @@ def is_canonical_stamp(stamp: str) -> bool:
     return len(stamp) == 19 and stamp[10] == "T"
 
 
-def stale(updated_at: str, now: datetime) -> Finding | None:
-    """Live memory not updated for more than 90 days: recall subtracts the stale penalty"""
+def stale(updated_at: str, now: datetime, stable: bool = False) -> Finding | None:
+    """Live memory not updated for more than 90 days: recall subtracts the stale penalty
+
+    ``stable``: the memory is in ``<memory-stable>``, where the penalty is moot.
+    """
     if updated_at > stale_cutoff(now) and is_canonical_stamp(updated_at):
         return None   # fast path; anything unusual goes through agentao's parse
     days = _ages(now)(updated_at or "")
     if days <= STALE_DAYS:
         return None
-    why = (f"updated {int(days)} days ago (> {STALE_DAYS}): recall scores it −2 (stale_penalty), "
-           "so it has mostly stopped being recalled — still true? update or delete it")
-    return Finding("upkeep.stale", "upkeep", "updated_at", 0, len(updated_at), updated_at, why)
+    return Finding("upkeep.stale", "upkeep", "updated_at", 0, len(updated_at), updated_at,
+                   _stale_why(int(days), stable))
+
+
+@lru_cache(maxsize=4096)
+def _stale_why(days: int, stable: bool) -> str:
+    # One text per age in days: a large store has tens of thousands of stale rows.
+    if stable:
+        return (f"updated {days} days ago (> {STALE_DAYS}): not recall-scored but injected "
+                "every turn through <memory-stable> — is it still true?")
+    return (f"updated {days} days ago (> {STALE_DAYS}): recall scores it −2 (stale_penalty), "
+            "so it has mostly stopped being recalled — still true? update or delete it")

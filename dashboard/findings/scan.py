@@ -30,6 +30,7 @@ from ..store.scan import (M_CONTENT, M_DELETED_AT, M_ID, M_KEY, M_SCOPE, M_TITLE
                           R_TITLE, R_TYPE, S_ID, S_SESSION_ID, S_SUMMARY_TEXT, scan_memories,
                           scan_review_items, scan_summaries)
 from . import corpus
+from .beside import Beside
 from .gates import rows_to_scan
 from .rules import (DIGIT_RULES, NEAR_LIMIT, Finding, is_canonical_stamp, near_size_limit, scan_text,
                     stale, stale_cutoff)
@@ -41,6 +42,9 @@ REACH = {"stable": "stable block every turn", "recall": "recall only",
          "disk": "invisible but still on disk"}
 _REACH_ORDER = {"stable": 0, "recall": 1, "disk": 2}
 _CATEGORY_ORDER = {c: i for i, c in enumerate(CATEGORIES)}
+# Below this many live rows a scan takes well under a second and a forked child
+# would cost more than it saves.
+FORK_MIN_ROWS = 20_000
 
 
 class Action(NamedTuple):
@@ -84,6 +88,7 @@ class Report:
     items: list[Item] = field(default_factory=list)
     scanned: dict = field(default_factory=dict)
     problems: list[dict] = field(default_factory=list)
+    forked: bool = False    # whether a child process ran the near-duplicate join
 
 
 def _actions(store: str, table: str, row_id: str, state: str) -> tuple[Action, ...]:
@@ -194,6 +199,11 @@ def _scan(refs: Iterable[StoreRef], now: datetime) -> Report:
     live = [(key, r) for key, (_ref, mems, _rv, _sm) in data.items() for r in mems
             if r[M_DELETED_AT] is None]
     stable_ids = _stable_ids(live)
+    # The near-duplicate join needs only the live keys and contents and costs about
+    # as much as every other rule together: on a large scan a forked child runs it.
+    duplicates = Beside(corpus._duplicate_pairs, [r[M_KEY] for _k, r in live],
+                        [r[M_CONTENT] for _k, r in live], corpus.DUPLICATE_THRESHOLD,
+                        fork=len(live) >= FORK_MIN_ROWS)
     for key, (ref, mems, reviews, summaries) in data.items():
         report.scanned[key] = {"memories": len(mems), "reviews": len(reviews),
                                "summaries": len(summaries)}
@@ -218,7 +228,8 @@ def _scan(refs: Iterable[StoreRef], now: datetime) -> Report:
                                              "not in any prompt, still in the file")
                 items.append(Item(key, "session_summaries", r[S_ID], r[S_SESSION_ID], f, reach,
                                   detail, ""))
-    _corpus(data, live, stable_ids, items)
+    _corpus(data, live, stable_ids, items, duplicates)
+    report.forked = duplicates.forked
     items.sort(key=lambda i: (_CATEGORY_ORDER[i.finding.category], _REACH_ORDER[i.reach],
                               i.store, i.table, i.row_id, i.finding.start))
     return report
@@ -249,18 +260,15 @@ def _memory_findings(key: str, mems: list[tuple], stable_ids: set[str], now: dat
     fresh_after = stale_cutoff(now)
     for r in [r for r in mems if r[M_DELETED_AT] is None and not (
             r[M_UPDATED_AT] > fresh_after and is_canonical_stamp(r[M_UPDATED_AT]))]:
-        old = stale(r[M_UPDATED_AT], now)
+        stable = r[M_ID] in stable_ids
+        old = stale(r[M_UPDATED_AT], now, stable)
         if old is None:
             continue
-        stable = r[M_ID] in stable_ids
-        if stable:  # the recall penalty is moot: the stable block shows it every turn
-            old.why = (old.why.split(":")[0] + ": not recall-scored but injected every "
-                       "turn through <memory-stable> — is it still true?")
         reach, detail = _memory_reach(r, stable, old)
         items.append(Item(key, "memories", r[M_ID], r[M_KEY], old, reach, detail, "live"))
 
 
-def _corpus(data, live, stable_ids, items) -> None:
+def _corpus(data, live, stable_ids, items, duplicates: Beside) -> None:
     # A live row's handle is its position in ``live``: a string per row would be
     # built for every row, and only the related rows of a few findings show one.
     docs = [corpus.Doc(n, r[M_KEY], r[M_SCOPE], r[M_TYPE], r[M_CONTENT])
@@ -268,7 +276,7 @@ def _corpus(data, live, stable_ids, items) -> None:
     approved = [corpus.Doc(f"{key}/reviews/{r[R_ID]}", r[R_KEY], r[R_SCOPE], r[R_TYPE], r[R_CONTENT])
                 for key, (_ref, _m, reviews, _s) in data.items() for r in reviews
                 if r[R_STATUS] == "approved"]
-    found = [*corpus.same_key_both_scopes(docs), *corpus.near_duplicates(docs)]
+    found = [*corpus.same_key_both_scopes(docs), *corpus.near_duplicates(docs, duplicates.result())]
     for _n, f in found:
         f.related = tuple(f"{live[m][0]}/memories/{live[m][1][M_ID]}" for m in f.related)
     found += corpus.contradicted_preferences(docs, approved)

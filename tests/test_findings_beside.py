@@ -1,0 +1,94 @@
+"""A large findings scan runs its near-duplicate join in a forked child: the report
+must be the one an in-process scan gives, and a child that fails or hangs must
+cost nothing but time."""
+
+from __future__ import annotations
+
+import os
+import time
+from datetime import datetime, timezone
+
+import pytest
+
+from agentao_world import seed_corpus
+from dashboard.findings import beside, scan as scan_module
+from dashboard.findings.beside import Beside
+from dashboard.store import build_refs
+
+NOW = datetime(2026, 6, 1, 12, 0, tzinfo=timezone.utc)
+needs_fork = pytest.mark.skipif(not beside._can_fork(), reason="fork needs Linux and 2 cores")
+
+
+def _in_child_only(parent: int, action):
+    def fn(*args):
+        if os.getpid() != parent:
+            action()
+        return sum(args)
+    return fn
+
+
+@needs_fork
+def test_the_childs_answer_is_the_functions():
+    job = Beside(sorted, [3, 1, 2], fork=True)
+    assert job.result() == [1, 2, 3] and job.forked
+
+
+@needs_fork
+def test_a_child_that_dies_leaves_the_work_to_the_caller():
+    job = Beside(_in_child_only(os.getpid(), lambda: os._exit(3)), 2, 3)
+    assert job.result() == 5 and not job.forked
+
+
+@needs_fork
+def test_a_child_that_raises_leaves_the_work_to_the_caller():
+    def boom():
+        raise RuntimeError("only in the child")
+    job = Beside(_in_child_only(os.getpid(), boom), 2, 3)
+    assert job.result() == 5 and not job.forked
+
+
+@needs_fork
+def test_a_child_that_hangs_is_killed_and_the_caller_does_the_work(monkeypatch):
+    monkeypatch.setattr(beside, "TIMEOUT_S", 0.5)
+    job = Beside(_in_child_only(os.getpid(), lambda: time.sleep(60)), 2, 3)
+    child, started = job.pid, time.monotonic()
+    assert job.result() == 5 and not job.forked
+    assert time.monotonic() - started < 5
+    with pytest.raises(ChildProcessError):      # reaped: no zombie left behind
+        os.waitpid(child, os.WNOHANG)
+
+
+def test_an_error_in_the_function_reaches_the_caller():
+    with pytest.raises(ZeroDivisionError):
+        Beside(lambda: 1 / 0).result()
+
+
+def test_no_fork_when_asked_not_to(monkeypatch):
+    monkeypatch.setattr(os, "fork", lambda: pytest.fail("forked"))
+    job = Beside(sorted, [2, 1], fork=False)
+    assert job.result() == [1, 2] and not job.forked
+
+
+@pytest.fixture
+def refs(agent):
+    seed_corpus(agent, services=5)
+    for n in range(6):
+        agent.save(f"uv note {n}", "This project uses uv; run uv sync then uv run pytest.", ["tooling"])
+    agent.save("uv note colon", "This project uses uv: run uv sync, then uv run pytest", ["tooling"])
+    return build_refs(agent.project_dir, agent.user_db)
+
+
+def _dicts(report):
+    return [i.to_dict() for i in report.items]
+
+
+@needs_fork
+def test_a_forked_scan_reports_what_an_in_process_scan_does(refs, monkeypatch):
+    monkeypatch.setattr(scan_module, "FORK_MIN_ROWS", 10**9)
+    alone = scan_module.scan(refs, NOW)
+    monkeypatch.setattr(scan_module, "FORK_MIN_ROWS", 0)
+    forked = scan_module.scan(refs, NOW)
+    assert not alone.forked and forked.forked
+    duplicates = [i for i in _dicts(forked) if i["rule"] == "conflict.duplicate"]
+    assert len(duplicates) == 7 and all(i["related"] for i in duplicates)
+    assert _dicts(forked) == _dicts(alone)
