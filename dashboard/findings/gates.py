@@ -223,9 +223,13 @@ def _odd_rows(joined: str, starts: list[int], rows) -> list[int]:
 def _search_heads(gates, joined: str, starts: list[int], rows, out: set[int]) -> None:
     # _search_rows for (head, pattern) pairs, but a head occurring rarely is
     # found by str.find, which jumps to a character with memchr 30x faster
-    # than sre's scan; past a budget of finds the pattern's search takes over.
-    budget = len(joined) // 4096 + 16
+    # than sre's scan; sre's search takes over past a budget of finds, or at
+    # once when the head is frequent in the text's first 64K characters.
+    budget, sample = len(joined) // 4096 + 16, min(len(joined), 1 << 16)
     for head, pattern in gates:
+        if joined.count(head, 0, sample) * len(joined) > budget * sample:
+            _search_rows([pattern], joined, starts, rows, out)
+            continue
         find, match, pos, left = joined.find, pattern.match, 0, budget
         while (pos := find(head, pos)) >= 0:
             left -= 1
