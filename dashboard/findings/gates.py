@@ -128,8 +128,9 @@ _FOLD = str.maketrans("\u0130\u0131\u017f\u212a", "iisk")
 # joins the ASCII ones, except where that could hide a match: a non-ASCII digit
 # or space (\d, \s match it, "?" is neither), or one of the four _FOLD makes
 # ASCII.  Otherwise "?", like the character it stands for, matches no class of
-# a fragment or digit rule but [^\s/] and no literal but "\?": a gate on the
-# "?" text passes a superset.  _ORDINARY matches up to the first character
+# a fragment or digit rule but [^\s/] and no literal but "\?", and where it
+# stands for a letter, \b may see a word's edge the letter hides: a gate on
+# the "?" text passes a superset.  _ORDINARY matches up to the first character
 # "?" could not stand for, in one sre loop.
 _ORDINARY = re.compile(r"[^\d\s\u0130\u0131\u017f\u212a]*+"
                        r"(?:[\x00-\x7f]+[^\d\s\u0130\u0131\u017f\u212a]*+)*+")
@@ -140,13 +141,12 @@ def rows_to_scan(texts: list[str], digit_rules) -> set[int]:
 
     ``digit_rules`` are ``(pattern, check, run)`` triples for the rules whose
     matches start with an ASCII digit and hold ``run`` digits in a row
-    (``rules.DIGIT_RULES``).  A text is in the set
-    when a family gate's fragment that does not start with a digit passes it,
-    or one of those rules matches it with its check passing (build and order
-    numbers pass the digit fragments, not the Luhn or date checks).  The texts
-    are searched joined by newlines, so a match may also run across two of
-    them and add a text no rule matches: harmless, as ``scan_text`` checks
-    each field again.
+    (``rules.DIGIT_RULES``).  A text is in the set when a family gate's
+    fragment that does not start with a digit passes it, or one of those rules
+    matches it with its check passing (build and order numbers pass the digit
+    fragments, not the Luhn or date checks).  The texts are searched joined by
+    newlines, so a match may also run across two of them and add a text no
+    rule matches: harmless, as ``scan_text`` checks each field again.
     """
     out: set[int] = set()
     plain = list(map(str.isascii, texts))
@@ -166,8 +166,8 @@ def rows_to_scan(texts: list[str], digit_rules) -> set[int]:
     _search_rows([_IBAN_SHAPE], shape, starts, rows, out)
     digits: set[int] = set()
     _search_rows([_DIGIT_SHAPE], shape, starts, range(len(rows)), digits)
-    _search_digit_rules(digit_rules, [joined[starts[k]:starts[k + 1] - 1] for k in sorted(digits)],
-                        [rows[k] for k in sorted(digits)], out)
+    at = sorted(digits)
+    _search_digit_rules(digit_rules, [joined[starts[k]:starts[k + 1] - 1] for k in at], [rows[k] for k in at], out)
     # The texts "?" could hide a match in are also searched as they are, folded
     # and lower-cased one by one: lower() may change their length.  No shapes
     # (translating such text costs more than it saves): the digit rules run on
@@ -181,10 +181,10 @@ def rows_to_scan(texts: list[str], digit_rules) -> set[int]:
 
 
 def _search_digit_rules(digit_rules, texts: list[str], rows: list[int], out: set[int]) -> None:
-    # The digit rules on ASCII texts holding DIGIT_SHAPE.  A rule whose matches
-    # hold a longer run of digits than DIGIT_SHAPE's eleven (PRC IDs: 17) runs
-    # only on the texts with one: sre finds that literal run in the shapes
-    # faster than it tries the rule at every digit.
+    # The digit rules on the ASCII texts holding DIGIT_SHAPE.  A rule whose
+    # matches hold a run of more than eleven digits (PRC IDs: 17), far rarer
+    # than DIGIT_SHAPE, runs only on the texts with one: sre finds that literal
+    # run in their shapes faster than it tries the rule at every digit.
     joined, starts = _joined(texts)
     shape = None
     for pattern, check, run in digit_rules:

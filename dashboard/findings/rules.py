@@ -174,7 +174,7 @@ def phone_number(text: str):
 
 
 # The ten digits every card needs after its first three are spelled out: a
-# repeated group costs sre a frame per step (the store gate runs it 2x faster).
+# repeated group costs sre a frame per step (the store gate runs it 1.8x faster).
 _CARD = re.compile(r"[2-6](?<![0-9A-Za-z_.-][2-6])\d{2}" + r"[ -]?\d" * 10
                    + r"(?:[ -]?\d){0,6}(?![0-9A-Za-z_-])")
 
