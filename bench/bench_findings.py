@@ -8,7 +8,7 @@
 (b) time to scan a store of N memories (goal: 100,000 in under 2 s), with 1%
     planted findings, through the same code path the page uses.  Every scan is
     cold (nothing cached between runs).  Two ways, alternating: as the page runs
-    it (on Linux with 2+ cores the near-duplicate join runs in a forked child,
+    it (on Linux with 2+ cores the conflict and duplicate rules run in a forked child,
     ``findings/beside.py``: the goal is this wall time) and all in one process;
     CPU is given for this process and for the child.  Wall time follows the
     machine's load.  On a shared machine CPU time itself can swing
@@ -188,7 +188,7 @@ def timing(n: int, runs: int, now: datetime) -> None:
     report = results[True][-1][3]
     assert [i.to_dict() for i in report.items] == [i.to_dict() for i in results[False][-1][3].items]
     print(f"\n(b) scan of {n:,} memories (both stores, 4% soft-deleted, 1% planted), {runs} runs each way:")
-    for fork, label in ((True, "near-duplicates in a forked child"), (False, "one process")):
+    for fork, label in ((True, "conflict rules in a forked child"), (False, "one process")):
         rows = results[fork]
         wall = sorted(r[0] for r in rows)
         forked = sum(r[3].forked for r in rows)

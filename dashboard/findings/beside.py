@@ -1,7 +1,8 @@
 """Run one pure function in a forked child process while the caller goes on.
 
 A findings scan of a large store has two independent halves of similar cost
-(the per-row text rules, and the near-duplicate join over every live row),
+(the per-row text rules, and the conflict and near-duplicate rules over every
+live row),
 and Python runs one of them at a time per process.  The machine this
 dashboard runs on has at least two cores, so on Linux the scan forks a child
 for one half right after reading the stores: the child already holds the

@@ -55,7 +55,7 @@ def same_key_both_scopes(docs: Iterable[Doc]) -> Iterator[tuple[str, Finding]]:
                                     len(key), key, why, others)
 
 
-def near_duplicates(docs: Iterable[Doc], pairs=None, threshold: float = DUPLICATE_THRESHOLD
+def near_duplicates(docs: Iterable[Doc], threshold: float = DUPLICATE_THRESHOLD
                     ) -> Iterator[tuple[str, Finding]]:
     """Near-identical content under different keys (token Jaccard ≥ 0.9): one of them is redundant
 
@@ -68,8 +68,7 @@ def near_duplicates(docs: Iterable[Doc], pairs=None, threshold: float = DUPLICAT
     """
     why = near_duplicates.__doc__.splitlines()[0]
     docs = list(docs)
-    if pairs is None:
-        pairs = _duplicate_pairs([d.key for d in docs], [d.text for d in docs], threshold)
+    pairs = _duplicate_pairs([d.key for d in docs], [d.text for d in docs], threshold)
     for n, others in pairs.items():
         if others:
             d = docs[n]

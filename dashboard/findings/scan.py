@@ -88,7 +88,7 @@ class Report:
     items: list[Item] = field(default_factory=list)
     scanned: dict = field(default_factory=dict)
     problems: list[dict] = field(default_factory=list)
-    forked: bool = False    # whether a child process ran the near-duplicate join
+    forked: bool = False    # whether a child process ran the conflict and duplicate rules
 
 
 def _actions(store: str, table: str, row_id: str, state: str) -> tuple[Action, ...]:
@@ -198,12 +198,10 @@ def _scan(refs: Iterable[StoreRef], now: datetime) -> Report:
     items = report.items
     live = [(key, r) for key, (_ref, mems, _rv, _sm) in data.items() for r in mems
             if r[M_DELETED_AT] is None]
+    # The rules over the whole corpus cost about as much as every other rule
+    # together and need only what is read: on a large scan a forked child runs them.
+    related = Beside(_corpus_findings, data, live, fork=len(live) >= FORK_MIN_ROWS)
     stable_ids = _stable_ids(live)
-    # The near-duplicate join needs only the live keys and contents and costs about
-    # as much as every other rule together: on a large scan a forked child runs it.
-    duplicates = Beside(corpus._duplicate_pairs, [r[M_KEY] for _k, r in live],
-                        [r[M_CONTENT] for _k, r in live], corpus.DUPLICATE_THRESHOLD,
-                        fork=len(live) >= FORK_MIN_ROWS)
     for key, (ref, mems, reviews, summaries) in data.items():
         report.scanned[key] = {"memories": len(mems), "reviews": len(reviews),
                                "summaries": len(summaries)}
@@ -228,8 +226,11 @@ def _scan(refs: Iterable[StoreRef], now: datetime) -> Report:
                                              "not in any prompt, still in the file")
                 items.append(Item(key, "session_summaries", r[S_ID], r[S_SESSION_ID], f, reach,
                                   detail, ""))
-    _corpus(data, live, stable_ids, items, duplicates)
-    report.forked = duplicates.forked
+    for n, f in related.result():
+        key, r = live[n]
+        reach, detail = _memory_reach(r, r[M_ID] in stable_ids, f)
+        items.append(Item(key, "memories", r[M_ID], r[M_KEY], f, reach, detail, "live"))
+    report.forked = related.forked
     items.sort(key=lambda i: (_CATEGORY_ORDER[i.finding.category], _REACH_ORDER[i.reach],
                               i.store, i.table, i.row_id, i.finding.start))
     return report
@@ -268,7 +269,8 @@ def _memory_findings(key: str, mems: list[tuple], stable_ids: set[str], now: dat
         items.append(Item(key, "memories", r[M_ID], r[M_KEY], old, reach, detail, "live"))
 
 
-def _corpus(data, live, stable_ids, items, duplicates: Beside) -> None:
+def _corpus_findings(data, live) -> list[tuple[int, Finding]]:
+    """Conflicts and duplicates among the live rows, each with its row's position in ``live``."""
     # A live row's handle is its position in ``live``: a string per row would be
     # built for every row, and only the related rows of a few findings show one.
     docs = [corpus.Doc(n, r[M_KEY], r[M_SCOPE], r[M_TYPE], r[M_CONTENT])
@@ -276,11 +278,7 @@ def _corpus(data, live, stable_ids, items, duplicates: Beside) -> None:
     approved = [corpus.Doc(f"{key}/reviews/{r[R_ID]}", r[R_KEY], r[R_SCOPE], r[R_TYPE], r[R_CONTENT])
                 for key, (_ref, _m, reviews, _s) in data.items() for r in reviews
                 if r[R_STATUS] == "approved"]
-    found = [*corpus.same_key_both_scopes(docs), *corpus.near_duplicates(docs, duplicates.result())]
+    found = [*corpus.same_key_both_scopes(docs), *corpus.near_duplicates(docs)]
     for _n, f in found:
         f.related = tuple(f"{live[m][0]}/memories/{live[m][1][M_ID]}" for m in f.related)
-    found += corpus.contradicted_preferences(docs, approved)
-    for n, f in found:
-        key, r = live[n]
-        reach, detail = _memory_reach(r, r[M_ID] in stable_ids, f)
-        items.append(Item(key, "memories", r[M_ID], r[M_KEY], f, reach, detail, "live"))
+    return found + list(corpus.contradicted_preferences(docs, approved))
