@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from itertools import compress, count
-from operator import attrgetter, itemgetter, ne
+from itertools import compress, count, repeat
+from operator import attrgetter, itemgetter, ne, sub
 from typing import Hashable, Iterable, Iterator, NamedTuple
 
 from ..contract import SaveRefused, normalize_key
@@ -105,16 +105,19 @@ def _duplicate_pairs(keys: list[str], texts: list[str], threshold: float
     # set without building it; a hit is confirmed on the real sets.  The sums are
     # exact integers, so the differences for a whole set are tested against the
     # smaller sets' sums in C, and only the few sets with a hit loop in Python.
-    sums = {tokens: sum(map(hash, tokens)) for tokens in last
-            if subset_min - 1 <= len(tokens) <= join_min}
+    # Each set's hashes are listed once, for its sum and its differences: a
+    # hash() per token and per pass cost more than the lists.
+    near = [tokens for tokens in last if subset_min - 1 <= len(tokens) <= join_min]
+    hashes = list(map(list, map(map, repeat(hash), near)))
+    sums = list(map(sum, hashes))
     by_sum: dict[int, list[frozenset[str]]] = defaultdict(list)
-    for tokens, total in sums.items():
+    for tokens, total in zip(near, sums):
         if len(tokens) < join_min:
             by_sum[total].append(tokens)
     smaller_sums = by_sum.keys()
-    for tokens, total in sums.items():
+    for tokens, total, token_hashes in zip(near, sums, hashes):
         if len(tokens) >= subset_min and not smaller_sums.isdisjoint(
-                map(total.__sub__, map(hash, tokens))):
+                map(sub, repeat(total), token_hashes)):
             for t in tokens:
                 for smaller in by_sum.get(total - hash(t), ()):
                     if len(smaller) == len(tokens) - 1 and smaller < tokens:
