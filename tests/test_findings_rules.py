@@ -262,6 +262,20 @@ def test_near_duplicates_scale_without_pairwise_work():
     assert len(result) == 2000 and all(h.startswith("x") for h in result)
 
 
+def test_near_duplicates_relate_rows_in_their_order_up_to_five():
+    # Copies are grouped apart from the unique rows; each copy still names the
+    # others in row order, skips a copy under its own key, and stops at five.
+    docs = [Doc(f"u{i}", f"u{i}", "project", "note", f"unique note {i} about module m{i}") for i in range(50)]
+    docs[10:10] = [Doc(f"c{i}", "twin" if i == 1 else f"c{i}", "project", "note",
+                       "same text in every copy here") for i in range(8)]
+    docs.append(Doc("c8", "twin", "project", "note", "Same text, in every copy here!"))
+    result = dict(near_duplicates(docs))
+    assert set(result) == {f"c{i}" for i in range(9)}
+    assert result["c0"].related == ("c1", "c2", "c3", "c4", "c5")
+    assert result["c1"].related == ("c0", "c2", "c3", "c4", "c5")
+    assert result["c8"].related == ("c0", "c2", "c3", "c4", "c5")
+
+
 def test_contradicted_preference():
     approved = [Doc("r/1", "preference_tabs_over_spaces", "user", "preference", "tabs over spaces")]
     memories = [
@@ -372,5 +386,7 @@ def test_token_sets_in_one_pass_equal_token_set_of_each_text():
     rng = random.Random(3)
     alphabet = "abcXYZ019 _-.,:/@#\t\n\0é中文字"
     texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30))) for _ in range(500)]
-    texts += ["", "Hello, World! v2.0", "ALL_CAPS-and_snake", "中文 mixed with ASCII"]
+    texts += ["", "Hello, World! v2.0", "ALL_CAPS-and_snake", "中文 mixed with ASCII", "İstanbul \u212aelvin 字"]
     assert token_sets(texts) == [token_set(t) for t in texts]
+    joinable = [t.replace("\0", "") for t in texts]     # no NUL: the ASCII texts go in one pass
+    assert token_sets(joinable) == [token_set(t) for t in joinable]

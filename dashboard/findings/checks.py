@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from datetime import date
+from operator import add
 
 # ---------------------------------------------------------------------------
 # Check digits
@@ -121,7 +122,7 @@ def token_set(text: str) -> frozenset[str]:
         if run[0] < "\u3400" or len(run) == 1:
             out.add(run)
         else:
-            out.update(map(str.__add__, run, run[1:]))     # the bigrams, in order
+            out.update(map(add, run, run[1:]))     # the bigrams, in order
     return frozenset(out)
 
 

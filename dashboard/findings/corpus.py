@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from itertools import compress
-from operator import attrgetter, itemgetter
+from itertools import compress, count, repeat
+from operator import attrgetter, itemgetter, ne, sub
 from typing import Hashable, Iterable, Iterator, NamedTuple
 
 from ..contract import SaveRefused, normalize_key
@@ -83,35 +83,48 @@ def _duplicate_pairs(keys: list[str], texts: list[str], threshold: float
     # for every row, and only a few percent of rows have a duplicate.
     subset_min = math.ceil(1 / (1 - threshold) - 1e-9)
     join_min = math.ceil(2 * threshold / (1 - threshold) - 1e-9)
-    groups: dict[frozenset[str], list[int]] = defaultdict(list)
-    for n, tokens in enumerate(token_sets(texts)):
-        if len(tokens) >= MIN_TOKENS:
-            groups[tokens].append(n)
+    sets = token_sets(texts)
+    rows = list(compress(count(), map(MIN_TOKENS.__le__, map(len, sets))))
+    kept = list(map(sets.__getitem__, rows))
+    # Group in C: a dict keeps each set where it first came (the groups' order)
+    # with its last row, so a row that is not its set's last names a shared set,
+    # and only those few rows are grouped in Python.
+    last = dict(zip(kept, rows))
+    shared: dict[frozenset[str], list[int]] = {}
+    repeated = set(compress(kept, map(ne, map(last.__getitem__, kept), rows)))
+    for n in compress(rows, map(repeated.__contains__, kept)):
+        shared.setdefault(sets[n], []).append(n)
+
+    def rows_of(tokens: frozenset[str]) -> list[int]:
+        return shared.get(tokens) or [last[tokens]]
+
     pairs: dict[int, dict[int, float]] = defaultdict(dict)
-    for group in groups.values():
-        if len(group) > 1:
-            _link(pairs, keys, group, group, 1.0)
+    for same in shared.values():
+        _link(pairs, keys, same, same, 1.0)
     # "One token more": a set's hash-sum minus one token's hash names the smaller
     # set without building it; a hit is confirmed on the real sets.  The sums are
     # exact integers, so the differences for a whole set are tested against the
     # smaller sets' sums in C, and only the few sets with a hit loop in Python.
-    sums = {tokens: sum(map(hash, tokens)) for tokens in groups
-            if subset_min - 1 <= len(tokens) <= join_min}
+    # Each set's hashes are listed once, for its sum and its differences: a
+    # hash() per token and per pass cost more than the lists.
+    near = [tokens for tokens in last if subset_min - 1 <= len(tokens) <= join_min]
+    hashes = list(map(list, map(map, repeat(hash), near)))
+    sums = list(map(sum, hashes))
     by_sum: dict[int, list[frozenset[str]]] = defaultdict(list)
-    for tokens, total in sums.items():
+    for tokens, total in zip(near, sums):
         if len(tokens) < join_min:
             by_sum[total].append(tokens)
     smaller_sums = by_sum.keys()
-    for tokens, total in sums.items():
+    for tokens, total, token_hashes in zip(near, sums, hashes):
         if len(tokens) >= subset_min and not smaller_sums.isdisjoint(
-                map(total.__sub__, map(hash, tokens))):
-            group = groups[tokens]
+                map(sub, repeat(total), token_hashes)):
             for t in tokens:
                 for smaller in by_sum.get(total - hash(t), ()):
                     if len(smaller) == len(tokens) - 1 and smaller < tokens:
-                        _link(pairs, keys, group, groups[smaller],
+                        _link(pairs, keys, rows_of(tokens), rows_of(smaller),
                               (len(tokens) - 1) / len(tokens))
-    _prefix_join([kv for kv in groups.items() if len(kv[0]) >= join_min], threshold, keys, pairs)
+    _prefix_join([(tokens, rows_of(tokens)) for tokens in last if len(tokens) >= join_min],
+                 threshold, keys, pairs)
     return pairs
 
 
