@@ -13,6 +13,7 @@ import pytest
 from agentao_world import seed_corpus
 from dashboard.findings import beside, scan as scan_module
 from dashboard.findings.beside import Beside
+from dashboard.findings.scan import CATEGORIES, REACH
 from dashboard.store import build_refs
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=timezone.utc)
@@ -75,6 +76,8 @@ def refs(agent):
     for n in range(6):
         agent.save(f"uv note {n}", "This project uses uv; run uv sync then uv run pytest.", ["tooling"])
     agent.save("uv note colon", "This project uses uv: run uv sync, then uv run pytest", ["tooling"])
+    agent.save("user_contact", "Reach me at alice.smith@acme-corp.io", ["user"])
+    agent.save("pasted doc", "lorem ipsum dolor " * 210, ["doc"])
     return build_refs(agent.project_dir, agent.user_db)
 
 
@@ -92,3 +95,8 @@ def test_a_forked_scan_reports_what_an_in_process_scan_does(refs, monkeypatch):
     duplicates = [i for i in _dicts(forked) if i["rule"] == "conflict.duplicate"]
     assert len(duplicates) == 7 and all(i["related"] for i in duplicates)
     assert _dicts(forked) == _dicts(alone)
+    # The page's order: category, then reach; conflicts sit between the text findings and upkeep.
+    order = [(list(CATEGORIES).index(i["category"]), list(REACH).index(i["reach"]))
+             for i in _dicts(forked)]
+    assert order == sorted(order)
+    assert {i["category"] for i in _dicts(forked)} >= {"personal", "conflict", "upkeep"}

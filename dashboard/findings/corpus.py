@@ -57,18 +57,16 @@ def same_key_both_scopes(docs: Iterable[Doc]) -> Iterator[tuple[str, Finding]]:
 
 def near_duplicates(docs: Iterable[Doc], threshold: float = DUPLICATE_THRESHOLD
                     ) -> Iterator[tuple[str, Finding]]:
-    """Near-identical content under different keys (token Jaccard ≥ 0.9): one of them is redundant
-
-    Three exact steps, none pairwise over the corpus.  With a = |A−B|, b = |B−A|
-    and m = |A∩B|, Jaccard ≥ t means a + b ≤ m·(1−t)/t, so: (1) a + b = 0 —
-    identical sets, grouped by hashing; (2) a + b = 1 — one set is the other
-    plus one token, found by looking up each set minus one token (needed only
-    up to size 2t/(1−t), 18 at t = 0.9); (3) a + b ≥ 2 needs m ≥ 2t/(1−t), so
-    only sets that large enter the prefix-filtering join.
-    """
-    why = near_duplicates.__doc__.splitlines()[0]
+    """Near-identical content under different keys (token Jaccard ≥ 0.9): one of them is redundant"""
     docs = list(docs)
-    pairs = _duplicate_pairs([d.key for d in docs], [d.text for d in docs], threshold)
+    return duplicate_findings(docs, duplicate_pairs([d.key for d in docs], [d.text for d in docs],
+                                                    threshold))
+
+
+def duplicate_findings(docs: list[Doc], pairs: dict[int, dict[int, float]]
+                       ) -> Iterator[tuple[str, Finding]]:
+    """``near_duplicates``'s findings from ``duplicate_pairs`` of the same docs, in the same order."""
+    why = near_duplicates.__doc__.splitlines()[0]
     for n, others in pairs.items():
         if others:
             d = docs[n]
@@ -77,8 +75,18 @@ def near_duplicates(docs: Iterable[Doc], threshold: float = DUPLICATE_THRESHOLD
                                     why, tuple(docs[m].handle for m in others))
 
 
-def _duplicate_pairs(keys: list[str], texts: list[str], threshold: float
-                     ) -> dict[int, dict[int, float]]:
+def duplicate_pairs(keys: list[str], texts: list[str], threshold: float = DUPLICATE_THRESHOLD
+                    ) -> dict[int, dict[int, float]]:
+    """For each text (by position), the texts under another key it nearly equals, with the score.
+
+    Three exact steps, none pairwise over the corpus.  With a = |A−B|, b = |B−A|
+    and m = |A∩B|, Jaccard ≥ t means a + b ≤ m·(1−t)/t, so: (1) a + b = 0 —
+    identical sets, grouped by hashing; (2) a + b = 1 — one set is the other
+    plus one token, found by looking up each set minus one token (needed only
+    up to size 2t/(1−t), 18 at t = 0.9); (3) a + b ≥ 2 needs m ≥ 2t/(1−t), so
+    only sets that large enter the prefix-filtering join.  At most MAX_RELATED
+    others per text.
+    """
     # Rows are their positions here: a handle per row would be built and hashed
     # for every row, and only a few percent of rows have a duplicate.
     subset_min = math.ceil(1 / (1 - threshold) - 1e-9)

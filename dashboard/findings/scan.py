@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gc
 import heapq
+from bisect import bisect_left
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -198,9 +199,10 @@ def _scan(refs: Iterable[StoreRef], now: datetime) -> Report:
     items = report.items
     live = [(key, r) for key, (_ref, mems, _rv, _sm) in data.items() for r in mems
             if r[M_DELETED_AT] is None]
-    # The rules over the whole corpus cost about as much as every other rule
-    # together and need only what is read: on a large scan a forked child runs them.
-    related = Beside(_corpus_findings, data, live, fork=len(live) >= FORK_MIN_ROWS)
+    # The near-duplicate join costs about as much as every other rule together and
+    # needs only the live keys and contents: on a large scan a forked child runs it.
+    duplicates = Beside(corpus.duplicate_pairs, [r[M_KEY] for _k, r in live],
+                        [r[M_CONTENT] for _k, r in live], fork=len(live) >= FORK_MIN_ROWS)
     stable_ids = _stable_ids(live)
     for key, (ref, mems, reviews, summaries) in data.items():
         report.scanned[key] = {"memories": len(mems), "reviews": len(reviews),
@@ -226,14 +228,20 @@ def _scan(refs: Iterable[StoreRef], now: datetime) -> Report:
                                              "not in any prompt, still in the file")
                 items.append(Item(key, "session_summaries", r[S_ID], r[S_SESSION_ID], f, reach,
                                   detail, ""))
-    for n, f in related.result():
-        key, r = live[n]
-        reach, detail = _memory_reach(r, r[M_ID] in stable_ids, f)
-        items.append(Item(key, "memories", r[M_ID], r[M_KEY], f, reach, detail, "live"))
-    report.forked = related.forked
-    items.sort(key=lambda i: (_CATEGORY_ORDER[i.finding.category], _REACH_ORDER[i.reach],
-                              i.store, i.table, i.row_id, i.finding.start))
+    items.sort(key=_order)
+    # Conflicts come only from the corpus rules: sorted apart, they go in at their
+    # category's place, so the list sorted above (while the child ran) stays sorted.
+    conflicts = _corpus(data, live, stable_ids, duplicates)
+    report.forked = duplicates.forked
+    at = bisect_left(items, _CATEGORY_ORDER["conflict"], key=lambda i: _CATEGORY_ORDER[i.finding.category])
+    items[at:at] = conflicts
     return report
+
+
+def _order(item: Item) -> tuple:
+    # The page's order: category, then how the text reaches the model, then place.
+    return (_CATEGORY_ORDER[item.finding.category], _REACH_ORDER[item.reach], item.store,
+            item.table, item.row_id, item.finding.start)
 
 
 def _memory_findings(key: str, mems: list[tuple], stable_ids: set[str], now: datetime,
@@ -269,8 +277,8 @@ def _memory_findings(key: str, mems: list[tuple], stable_ids: set[str], now: dat
         items.append(Item(key, "memories", r[M_ID], r[M_KEY], old, reach, detail, "live"))
 
 
-def _corpus_findings(data, live) -> list[tuple[int, Finding]]:
-    """Conflicts and duplicates among the live rows, each with its row's position in ``live``."""
+def _corpus(data, live, stable_ids, duplicates: Beside) -> list[Item]:
+    """Conflicts and duplicates among the live rows, as sorted items."""
     # A live row's handle is its position in ``live``: a string per row would be
     # built for every row, and only the related rows of a few findings show one.
     docs = [corpus.Doc(n, r[M_KEY], r[M_SCOPE], r[M_TYPE], r[M_CONTENT])
@@ -278,7 +286,15 @@ def _corpus_findings(data, live) -> list[tuple[int, Finding]]:
     approved = [corpus.Doc(f"{key}/reviews/{r[R_ID]}", r[R_KEY], r[R_SCOPE], r[R_TYPE], r[R_CONTENT])
                 for key, (_ref, _m, reviews, _s) in data.items() for r in reviews
                 if r[R_STATUS] == "approved"]
-    found = [*corpus.same_key_both_scopes(docs), *corpus.near_duplicates(docs)]
+    found = [*corpus.same_key_both_scopes(docs),
+             *corpus.duplicate_findings(docs, duplicates.result())]
     for _n, f in found:
         f.related = tuple(f"{live[m][0]}/memories/{live[m][1][M_ID]}" for m in f.related)
-    return found + list(corpus.contradicted_preferences(docs, approved))
+    found += corpus.contradicted_preferences(docs, approved)
+    out = []
+    for n, f in found:
+        key, r = live[n]
+        reach, detail = _memory_reach(r, r[M_ID] in stable_ids, f)
+        out.append(Item(key, "memories", r[M_ID], r[M_KEY], f, reach, detail, "live"))
+    out.sort(key=_order)
+    return out
