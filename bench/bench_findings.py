@@ -111,7 +111,7 @@ def precision_recall() -> None:
         print(f"  {fam:<12}{c['tp']:>4}{c['fp']:>4}{c['fn']:>4}{p:>11.3f}{r:>8.3f}")
     c = Counter()
     for a, b, dup in PAIRS:
-        docs = [corpus.Doc("a", "k1", "project", "note", a), corpus.Doc("b", "k2", "project", "note", b)]
+        docs = corpus.Docs.of([("k1", "project", "note", a), ("k2", "project", "note", b)])
         hit = bool(list(corpus.near_duplicates(docs)))
         c["tp" if hit and dup else "fp" if hit else "fn" if dup else "tn"] += 1
     print(f"  {'duplicates':<12}{c['tp']:>4}{c['fp']:>4}{c['fn']:>4}"

@@ -8,7 +8,7 @@ import pytest
 from agentao.memory.guards import MemoryGuard
 
 from dashboard.findings import checks
-from dashboard.findings.corpus import Doc, contradicted_preferences, near_duplicates, same_key_both_scopes, subject
+from dashboard.findings.corpus import Docs, contradicted_preferences, near_duplicates, same_key_both_scopes, subject
 from dashboard.findings.rules import near_size_limit, scan_text, stale
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=timezone.utc)
@@ -233,43 +233,60 @@ def test_stale_parses_like_agentao():
 
 
 # --- conflicts and duplicates -------------------------------------------------------
+def named(rows):
+    """Docs of ``(name, key, scope, type, text)`` rows, and a function that runs a
+    corpus rule over them and answers ``{name: finding}`` with related rows named."""
+    names = [r[0] for r in rows]
+    docs = Docs.of([r[1:] for r in rows])
+
+    def run(found, related_names=names):
+        out = {}
+        for n, f in found:
+            f.related = tuple(related_names[m] for m in f.related)
+            out[names[n]] = f
+        return out
+    return docs, run
+
+
 def test_same_key_in_both_scopes():
-    docs = [Doc("p/1", "editor", "project", "note", "vim"), Doc("u/2", "editor", "user", "profile", "emacs"),
-            Doc("p/3", "db", "project", "note", "postgres")]
-    result = dict(same_key_both_scopes(docs))
+    docs, run = named([("p/1", "editor", "project", "note", "vim"), ("u/2", "editor", "user", "profile", "emacs"),
+                       ("p/3", "db", "project", "note", "postgres")])
+    result = run(same_key_both_scopes(docs))
     assert set(result) == {"p/1", "u/2"} and result["p/1"].related == ("u/2",)
 
 
 def test_near_duplicates_english_and_chinese():
-    docs = [
-        Doc("a", "pkg", "project", "note", "This project uses uv; run uv sync then uv run pytest."),
-        Doc("b", "package_manager", "project", "note", "This project uses uv: run uv sync, then uv run pytest"),
-        Doc("c", "deploy", "project", "note", "部署脚本在 scripts/deploy.sh，需要先登录跳板机。"),
-        Doc("d", "deploy_2", "project", "note", "部署脚本在 scripts/deploy.sh，需要先登录跳板机"),
-        Doc("e", "db", "project", "note", "PostgreSQL 16 in production, SQLite in tests."),
-        Doc("f", "db2", "project", "note", "PostgreSQL 15 in staging, DuckDB in notebooks."),
-    ]
-    result = dict(near_duplicates(docs))
+    docs, run = named([
+        ("a", "pkg", "project", "note", "This project uses uv; run uv sync then uv run pytest."),
+        ("b", "package_manager", "project", "note", "This project uses uv: run uv sync, then uv run pytest"),
+        ("c", "deploy", "project", "note", "部署脚本在 scripts/deploy.sh，需要先登录跳板机。"),
+        ("d", "deploy_2", "project", "note", "部署脚本在 scripts/deploy.sh，需要先登录跳板机"),
+        ("e", "db", "project", "note", "PostgreSQL 16 in production, SQLite in tests."),
+        ("f", "db2", "project", "note", "PostgreSQL 15 in staging, DuckDB in notebooks."),
+    ])
+    result = run(near_duplicates(docs))
     assert set(result) == {"a", "b", "c", "d"}
     assert result["a"].related == ("b",)
 
 
 def test_near_duplicates_scale_without_pairwise_work():
-    docs = [Doc(f"h{i}", f"k{i}", "project", "note", f"note {i} about module m{i} owner o{i % 7}")
+    rows = [(f"h{i}", f"k{i}", "project", "note", f"note {i} about module m{i} owner o{i % 7}")
             for i in range(20000)]
-    docs += [Doc(f"x{i}", f"copy{i}", "project", "note", "same text in every copy here") for i in range(2000)]
-    result = dict(near_duplicates(docs))
+    rows += [(f"x{i}", f"copy{i}", "project", "note", "same text in every copy here") for i in range(2000)]
+    docs, run = named(rows)
+    result = run(near_duplicates(docs))
     assert len(result) == 2000 and all(h.startswith("x") for h in result)
 
 
 def test_near_duplicates_relate_rows_in_their_order_up_to_five():
     # Copies are grouped apart from the unique rows; each copy still names the
     # others in row order, skips a copy under its own key, and stops at five.
-    docs = [Doc(f"u{i}", f"u{i}", "project", "note", f"unique note {i} about module m{i}") for i in range(50)]
-    docs[10:10] = [Doc(f"c{i}", "twin" if i == 1 else f"c{i}", "project", "note",
-                       "same text in every copy here") for i in range(8)]
-    docs.append(Doc("c8", "twin", "project", "note", "Same text, in every copy here!"))
-    result = dict(near_duplicates(docs))
+    rows = [(f"u{i}", f"u{i}", "project", "note", f"unique note {i} about module m{i}") for i in range(50)]
+    rows[10:10] = [(f"c{i}", "twin" if i == 1 else f"c{i}", "project", "note",
+                    "same text in every copy here") for i in range(8)]
+    rows.append(("c8", "twin", "project", "note", "Same text, in every copy here!"))
+    docs, run = named(rows)
+    result = run(near_duplicates(docs))
     assert set(result) == {f"c{i}" for i in range(9)}
     assert result["c0"].related == ("c1", "c2", "c3", "c4", "c5")
     assert result["c1"].related == ("c0", "c2", "c3", "c4", "c5")
@@ -277,14 +294,14 @@ def test_near_duplicates_relate_rows_in_their_order_up_to_five():
 
 
 def test_contradicted_preference():
-    approved = [Doc("r/1", "preference_tabs_over_spaces", "user", "preference", "tabs over spaces")]
-    memories = [
-        Doc("u/1", "preference_tabs_over_spaces", "user", "preference", "tabs over spaces"),   # written by the approval
-        Doc("u/2", "user_tabs_width", "user", "preference", "spaces, four wide"),
-        Doc("u/3", "editor", "user", "profile", "Neovim"),
-        Doc("p/4", "tabs_in_makefiles", "project", "note", "Makefiles need tabs"),             # not a preference
-    ]
-    result = dict(contradicted_preferences(memories, approved))
+    approved, _ = named([("r/1", "preference_tabs_over_spaces", "user", "preference", "tabs over spaces")])
+    memories, run = named([
+        ("u/1", "preference_tabs_over_spaces", "user", "preference", "tabs over spaces"),   # written by the approval
+        ("u/2", "user_tabs_width", "user", "preference", "spaces, four wide"),
+        ("u/3", "editor", "user", "profile", "Neovim"),
+        ("p/4", "tabs_in_makefiles", "project", "note", "Makefiles need tabs"),             # not a preference
+    ])
+    result = run(contradicted_preferences(memories, approved), ["r/1"])
     assert set(result) == {"u/2"} and result["u/2"].related == ("r/1",)
     assert subject("preference_use_black_formatter") == "black"
 
@@ -359,10 +376,10 @@ def test_near_duplicates_match_brute_force(seed):
     import random
     from dashboard.findings.checks import jaccard, token_set
     rng = random.Random(seed)
-    docs = []
+    rows = []
     for i in range(400):
-        if docs and rng.random() < 0.5:
-            words = rng.choice(docs).text.split()
+        if rows and rng.random() < 0.5:
+            words = rng.choice(rows)[3].split()
             for _ in range(rng.randint(0, 2)):
                 if rng.random() < 0.5 and len(words) > 3:
                     words.pop(rng.randrange(len(words)))
@@ -370,10 +387,12 @@ def test_near_duplicates_match_brute_force(seed):
                     words.append(f"w{rng.randint(0, 60)}")
         else:
             words = [f"w{rng.randint(0, 60)}" for _ in range(rng.randint(3, 40))]
-        docs.append(Doc(f"h{i}", f"k{i % 390}", "project", "note", " ".join(words)))
-    sets = [token_set(d.text) for d in docs]
-    expected = {a.handle for i, a in enumerate(docs) for j, b in enumerate(docs)
-                if i != j and a.key != b.key and len(sets[i]) >= 3 and len(sets[j]) >= 3
+        rows.append((f"k{i % 390}", "project", "note", " ".join(words)))
+    docs = Docs.of(rows)
+    sets = [token_set(t) for t in docs.texts]
+    keys = docs.keys
+    expected = {i for i in range(len(rows)) for j in range(len(rows))
+                if i != j and keys[i] != keys[j] and len(sets[i]) >= 3 and len(sets[j]) >= 3
                 and jaccard(sets[i], sets[j]) >= 0.9}
     assert expected and set(dict(near_duplicates(docs))) == expected
 

@@ -1,10 +1,12 @@
 """Rules that need the whole corpus: conflicts and duplicates.
 
-Each rule takes plain ``Doc`` tuples (the caller's handle for the row plus
-the few columns the rule reads) and yields ``(handle, Finding)``.  Nothing
-here is quadratic in the number of rows: duplicates are found with prefix
-filtering (the AllPairs set-similarity join), which only compares rows that
-share one of their rarest tokens.
+Each rule takes ``Docs``, the rows as columns (a row is its position), and
+yields ``(position, Finding)`` with the related rows' positions in
+``Finding.related``; the caller names them.  Columns rather than one object
+per row: a scan hands every live row of both stores to these rules, and most
+rows have nothing to report.  Nothing here is quadratic in the number of
+rows: duplicates are found with prefix filtering (the AllPairs set-similarity
+join), which only compares rows that share one of their rarest tokens.
 """
 
 from __future__ import annotations
@@ -12,8 +14,8 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from itertools import compress, count, repeat
-from operator import attrgetter, itemgetter, ne, sub
-from typing import Hashable, Iterable, Iterator, NamedTuple
+from operator import ne, or_, sub
+from typing import Iterator, NamedTuple
 
 from ..contract import SaveRefused, normalize_key
 from .checks import jaccard, token_set, token_sets
@@ -24,55 +26,56 @@ MIN_TOKENS = 3          # "ok", "uv" under two keys is not worth a finding
 MAX_RELATED = 5
 
 
-class Doc(NamedTuple):
-    """One row as the corpus rules see it."""
+class Docs(NamedTuple):
+    """Rows as the corpus rules see them: one list per column, in the same row order."""
 
-    handle: Hashable    # the caller's name for the row, e.g. "project/memories/1a2b"; echoed in ``related``
-    key: str            # key_normalized
-    scope: str
-    type: str
-    text: str           # content
+    keys: list[str]     # key_normalized
+    scopes: list[str]
+    types: list[str]
+    texts: list[str]    # content
+
+    @classmethod
+    def of(cls, rows) -> "Docs":
+        """From ``(key, scope, type, text)`` tuples."""
+        return cls(*(list(column) for column in zip(*rows))) if rows else cls([], [], [], [])
 
 
-def same_key_both_scopes(docs: Iterable[Doc]) -> Iterator[tuple[str, Finding]]:
+def same_key_both_scopes(docs: Docs) -> Iterator[tuple[int, Finding]]:
     """Same key in the user and the project scope: both are injected, the model sees two answers"""
-    docs = list(docs)
-    # Find the few keys in two scopes first, from the distinct (key, scope) pairs
-    # and in C: grouping every row by key, or a Python loop over them, cost more.
-    keys = list(map(attrgetter("key"), docs))
-    pairs = set(zip(keys, map(attrgetter("scope"), docs)))
-    if len(pairs) == len(set(keys)):
-        return
-    both = {key for key, n in Counter(map(itemgetter(0), pairs)).items() if n > 1}
-    by_key: dict[str, list[Doc]] = defaultdict(list)
-    for d in compress(docs, map(both.__contains__, keys)):
-        by_key[d.key].append(d)
+    keys, scopes = docs.keys, docs.scopes
+    # The keys of each scope as a set, built in C: a Python loop over every row cost more.
+    seen: set[str] = set()
+    both: set[str] = set()
+    for scope in set(scopes):
+        in_scope = set(compress(keys, map(scope.__eq__, scopes)))
+        both |= seen & in_scope
+        seen |= in_scope
+    by_key: dict[str, list[int]] = defaultdict(list)
+    for n in compress(count(), map(both.__contains__, keys)):
+        by_key[keys[n]].append(n)
     why = same_key_both_scopes.__doc__.splitlines()[0]
     for key, group in by_key.items():
-        for d in group:
-            others = tuple(o.handle for o in group if o is not d)[:MAX_RELATED]
-            yield d.handle, Finding("conflict.same_key", "conflict", "key_normalized", 0,
-                                    len(key), key, why, others)
+        for n in group:
+            others = tuple(m for m in group if m != n)[:MAX_RELATED]
+            yield n, Finding("conflict.same_key", "conflict", "key_normalized", 0, len(key), key,
+                             why, others)
 
 
-def near_duplicates(docs: Iterable[Doc], threshold: float = DUPLICATE_THRESHOLD
-                    ) -> Iterator[tuple[str, Finding]]:
+def near_duplicates(docs: Docs, threshold: float = DUPLICATE_THRESHOLD
+                    ) -> Iterator[tuple[int, Finding]]:
     """Near-identical content under different keys (token Jaccard ≥ 0.9): one of them is redundant"""
-    docs = list(docs)
-    return duplicate_findings(docs, duplicate_pairs([d.key for d in docs], [d.text for d in docs],
-                                                    threshold))
+    return duplicate_findings(docs, duplicate_pairs(docs.keys, docs.texts, threshold))
 
 
-def duplicate_findings(docs: list[Doc], pairs: dict[int, dict[int, float]]
-                       ) -> Iterator[tuple[str, Finding]]:
+def duplicate_findings(docs: Docs, pairs: dict[int, dict[int, float]]
+                       ) -> Iterator[tuple[int, Finding]]:
     """``near_duplicates``'s findings from ``duplicate_pairs`` of the same docs, in the same order."""
     why = near_duplicates.__doc__.splitlines()[0]
     for n, others in pairs.items():
         if others:
-            d = docs[n]
-            yield d.handle, Finding("conflict.duplicate", "conflict", "content", 0, len(d.text),
-                                    f"{len(others)} near-identical (Jaccard {max(others.values()):.2f})",
-                                    why, tuple(docs[m].handle for m in others))
+            yield n, Finding("conflict.duplicate", "conflict", "content", 0, len(docs.texts[n]),
+                             f"{len(others)} near-identical (Jaccard {max(others.values()):.2f})",
+                             why, tuple(others))
 
 
 def duplicate_pairs(keys: list[str], texts: list[str], threshold: float = DUPLICATE_THRESHOLD
@@ -192,35 +195,33 @@ def subject(key: str) -> str:
     return ""
 
 
-def contradicted_preferences(memories: Iterable[Doc], approved: Iterable[Doc]
-                             ) -> Iterator[tuple[str, Finding]]:
+def contradicted_preferences(memories: Docs, approved: Docs) -> Iterator[tuple[int, Finding]]:
     """A live preference on the same subject as an approved candidate, saying something else
 
     Heuristic: the candidate and the preference (type preference, or user scope)
     share the key's subject word (``subject``), the preference is not the
     memory the approval itself wrote (its key is not the candidate's
-    normalised key), and the two contents differ as token sets.
+    normalised key), and the two contents differ as token sets.  ``related``
+    holds positions in ``approved``.
     """
     why = contradicted_preferences.__doc__.splitlines()[0]
-    by_subject: dict[str, list[Doc]] = defaultdict(list)
-    for c in approved:
-        if c.type == "preference" and subject(c.key):
-            by_subject[subject(c.key)].append(c)
+    by_subject: dict[str, list[int]] = defaultdict(list)
+    for c, (key, kind) in enumerate(zip(approved.keys, approved.types)):
+        if kind == "preference" and subject(key):
+            by_subject[subject(key)].append(c)
     if not by_subject:
         return
-    for m in memories:
-        if m.type != "preference" and m.scope != "user":
-            continue
-        candidates = by_subject.get(subject(m.key), ())
+    preferences = map(or_, map("preference".__eq__, memories.types), map("user".__eq__, memories.scopes))
+    for n in compress(count(), preferences):
+        key, text = memories.keys[n], memories.texts[n]
         clashing = []
-        for c in candidates:
+        for c in by_subject.get(subject(key), ()):
             try:
-                written = normalize_key(c.key)
+                written = normalize_key(approved.keys[c])
             except SaveRefused:
                 written = ""
-            if m.key != written and token_set(m.text) != token_set(c.text):
-                clashing.append(c.handle)
+            if key != written and token_set(text) != token_set(approved.texts[c]):
+                clashing.append(c)
         if clashing:
-            yield m.handle, Finding("conflict.contradicted", "conflict", "content", 0,
-                                    len(m.text), f"subject '{subject(m.key)}'", why,
-                                    tuple(clashing[:MAX_RELATED]))
+            yield n, Finding("conflict.contradicted", "conflict", "content", 0, len(text),
+                             f"subject '{subject(key)}'", why, tuple(clashing[:MAX_RELATED]))

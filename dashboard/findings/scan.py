@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import gc
 import heapq
-from bisect import bisect_left
 import threading
+from bisect import bisect_left
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -161,8 +161,7 @@ _gc_was_enabled = False
 @contextmanager
 def _cyclic_gc_paused():
     # A scan keeps hundreds of thousands of container objects alive at once
-    # (Doc named tuples, which the collector never untracks, token sets,
-    # findings, items), none of them in a reference cycle, and the full
+    # (token sets, findings, items), none of them in a reference cycle, and the full
     # collections walk them all: +1.4-1.7 s CPU on a 100,000-row scan even
     # with the rows read as plain tuples (measured with c414310).
     # Reference counting still frees everything; the collector is switched
@@ -201,8 +200,10 @@ def _scan(refs: Iterable[StoreRef], now: datetime) -> Report:
             if r[M_DELETED_AT] is None]
     # The near-duplicate join costs about as much as every other rule together and
     # needs only the live keys and contents: on a large scan a forked child runs it.
-    duplicates = Beside(corpus.duplicate_pairs, [r[M_KEY] for _k, r in live],
-                        [r[M_CONTENT] for _k, r in live], fork=len(live) >= FORK_MIN_ROWS)
+    docs = corpus.Docs([r[M_KEY] for _k, r in live], [r[M_SCOPE] for _k, r in live],
+                       [r[M_TYPE] for _k, r in live], [r[M_CONTENT] for _k, r in live])
+    duplicates = Beside(corpus.duplicate_pairs, docs.keys, docs.texts,
+                        fork=len(live) >= FORK_MIN_ROWS)
     stable_ids = _stable_ids(live)
     for key, (ref, mems, reviews, summaries) in data.items():
         report.scanned[key] = {"memories": len(mems), "reviews": len(reviews),
@@ -231,7 +232,7 @@ def _scan(refs: Iterable[StoreRef], now: datetime) -> Report:
     items.sort(key=_order)
     # Conflicts come only from the corpus rules: sorted apart, they go in at their
     # category's place, so the list sorted above (while the child ran) stays sorted.
-    conflicts = _corpus(data, live, stable_ids, duplicates)
+    conflicts = _corpus(data, live, stable_ids, docs, duplicates)
     report.forked = duplicates.forked
     at = bisect_left(items, _CATEGORY_ORDER["conflict"], key=lambda i: _CATEGORY_ORDER[i.finding.category])
     items[at:at] = conflicts
@@ -277,20 +278,19 @@ def _memory_findings(key: str, mems: list[tuple], stable_ids: set[str], now: dat
         items.append(Item(key, "memories", r[M_ID], r[M_KEY], old, reach, detail, "live"))
 
 
-def _corpus(data, live, stable_ids, duplicates: Beside) -> list[Item]:
-    """Conflicts and duplicates among the live rows, as sorted items."""
-    # A live row's handle is its position in ``live``: a string per row would be
-    # built for every row, and only the related rows of a few findings show one.
-    docs = [corpus.Doc(n, r[M_KEY], r[M_SCOPE], r[M_TYPE], r[M_CONTENT])
-            for n, (_key, r) in enumerate(live)]
-    approved = [corpus.Doc(f"{key}/reviews/{r[R_ID]}", r[R_KEY], r[R_SCOPE], r[R_TYPE], r[R_CONTENT])
-                for key, (_ref, _m, reviews, _s) in data.items() for r in reviews
+def _corpus(data, live, stable_ids, docs: corpus.Docs, duplicates: Beside) -> list[Item]:
+    """Conflicts and duplicates among the live rows (``docs``, in ``live``'s order), as sorted items."""
+    approved = [(key, r) for key, (_ref, _m, reviews, _s) in data.items() for r in reviews
                 if r[R_STATUS] == "approved"]
     found = [*corpus.same_key_both_scopes(docs),
              *corpus.duplicate_findings(docs, duplicates.result())]
     for _n, f in found:
         f.related = tuple(f"{live[m][0]}/memories/{live[m][1][M_ID]}" for m in f.related)
-    found += corpus.contradicted_preferences(docs, approved)
+    contradicted = list(corpus.contradicted_preferences(docs, corpus.Docs.of(
+        [(r[R_KEY], r[R_SCOPE], r[R_TYPE], r[R_CONTENT]) for _k, r in approved])))
+    for _n, f in contradicted:
+        f.related = tuple(f"{approved[c][0]}/reviews/{approved[c][1][R_ID]}" for c in f.related)
+    found += contradicted
     out = []
     for n, f in found:
         key, r = live[n]
