@@ -398,14 +398,17 @@ def test_near_duplicates_match_brute_force(seed):
 
 
 def test_token_sets_in_one_pass_equal_token_set_of_each_text():
-    # token_sets tokenises ASCII texts joined, with a translate table; token_set
-    # with a regex.  The near-duplicate rule relies on both giving the same sets.
+    # token_sets tokenises texts joined, with translate tables and one regex pass;
+    # token_set with a regex per text.  The near-duplicate rule relies on both
+    # giving the same sets: Unicode case ("İ" lower-cases to two characters, the
+    # Kelvin sign and final sigma), the edges of the CJK ranges, lone CJK characters.
     import random
     from dashboard.findings.checks import token_set, token_sets
     rng = random.Random(3)
-    alphabet = "abcXYZ019 _-.,:/@#\t\n\0é中文字"
-    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30))) for _ in range(500)]
-    texts += ["", "Hello, World! v2.0", "ALL_CAPS-and_snake", "中文 mixed with ASCII", "İstanbul \u212aelvin 字"]
+    alphabet = "abcXYZ019 _-.,:/@#\t\n\0é中文字İΣσς\u212a\u0307\u3400\u4dbf\u4e00\u9fff\u33ff\ua000　"
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30))) for _ in range(3000)]
+    texts += ["", "Hello, World! v2.0", "ALL_CAPS-and_snake", "中文 mixed with ASCII", "İstanbul \u212aelvin 字",
+              "ΟΔΟΣ ΟΔΟΣ", "字", "a字b", "字\n文"]
     assert token_sets(texts) == [token_set(t) for t in texts]
-    joinable = [t.replace("\0", "") for t in texts]     # no NUL: the ASCII texts go in one pass
+    joinable = [t.replace("\0", "") for t in texts]     # no NUL: each kind of text in one pass
     assert token_sets(joinable) == [token_set(t) for t in joinable]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from datetime import date
 from operator import add
+from typing import Iterator
 
 # ---------------------------------------------------------------------------
 # Check digits
@@ -131,23 +132,42 @@ def token_set(text: str) -> frozenset[str]:
 # separate texts joined for one pass (when a text holds one, each goes alone).
 _ASCII_WORDS = {c: (c + 32 if 65 <= c <= 90 else c if chr(c).isalnum() else 32)
                 for c in range(1, 128)}
+# Everything but CJK characters and NUL, to leave each text's CJK runs.
+_NOT_CJK = re.compile(r"[^\u3400-\u4dbf\u4e00-\u9fff\0]+")
 
 
 def token_sets(texts: list[str]) -> list[frozenset[str]]:
-    """``token_set`` of each text, the ASCII ones in one pass over their join."""
+    """``token_set`` of each text: the ASCII ones in one pass over their join, the others in another."""
     out: list[frozenset[str] | None] = [None] * len(texts)
-    plain = [i for i, t in enumerate(texts) if t.isascii()]
-    chosen = [texts[i] for i in plain]
-    joined = "\0".join(chosen)
-    if joined.count("\0") == len(chosen) - 1 and chosen:
-        # translate + split run in C; a regex findall per text cost three times as much.
-        words = map(str.split, joined.translate(_ASCII_WORDS).split("\0"))
-        for i, tokens in zip(plain, map(frozenset, words)):
-            out[i] = tokens
-    for i, t in enumerate(texts):
-        if out[i] is None:
-            out[i] = token_set(t)
-    return out
+    plain = list(map(str.isascii, texts))
+    for ascii_only, tokenise in ((True, _ascii_sets), (False, _mixed_sets)):
+        rows = [i for i, p in enumerate(plain) if p is ascii_only]
+        joined = "\0".join(texts[i] for i in rows)
+        if rows and joined.count("\0") == len(rows) - 1:
+            for i, tokens in zip(rows, tokenise(joined)):
+                out[i] = tokens
+    return [tokens if tokens is not None else token_set(texts[i]) for i, tokens in enumerate(out)]
+
+
+def _ascii_sets(joined: str) -> Iterator[frozenset[str]]:
+    # translate + split run in C; a regex findall per text cost three times as much.
+    return map(frozenset, map(str.split, joined.translate(_ASCII_WORDS).split("\0")))
+
+
+def _mixed_sets(joined: str) -> Iterator[frozenset[str]]:
+    # As token_set, with the per-text work done once over the join: lower-casing,
+    # the ASCII words (each other character made "?", a length-keeping step, then
+    # the ASCII pass) and the CJK runs; only the bigrams are made run by run.
+    low = joined.lower()
+    words = low.encode("ascii", "replace").decode("ascii").translate(_ASCII_WORDS)
+    for tokens, runs in zip(map(str.split, words.split("\0")), _NOT_CJK.sub(" ", low).split("\0")):
+        found = set(tokens)
+        for run in runs.split():
+            if len(run) == 1:
+                found.add(run)
+            else:
+                found.update(map(add, run, run[1:]))
+        yield frozenset(found)
 
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
