@@ -4,26 +4,22 @@ Each rule takes ``Docs``, the rows as columns (a row is its position), and
 yields ``(position, Finding)`` with the related rows' positions in
 ``Finding.related``; the caller names them.  Columns rather than one object
 per row: a scan hands every live row of both stores to these rules, and most
-rows have nothing to report.  Nothing here is quadratic in the number of
-rows: duplicates are found with prefix filtering (the AllPairs set-similarity
-join), which only compares rows that share one of their rarest tokens.
+rows have nothing to report.  The near-duplicate join itself is in
+``findings.duplicates``.
 """
 
 from __future__ import annotations
 
-import math
-from collections import Counter, defaultdict
-from itertools import compress, count, repeat
-from operator import ne, or_, sub
+from collections import defaultdict
+from itertools import compress, count
+from operator import or_
 from typing import Iterator, NamedTuple
 
 from ..contract import SaveRefused, normalize_key
-from .checks import jaccard, token_set, token_sets
+from .checks import token_set
+from .duplicates import DUPLICATE_THRESHOLD, MAX_RELATED, duplicate_pairs
 from .rules import Finding
 
-DUPLICATE_THRESHOLD = 0.9
-MIN_TOKENS = 3          # "ok", "uv" under two keys is not worth a finding
-MAX_RELATED = 5
 
 
 class Docs(NamedTuple):
@@ -76,109 +72,6 @@ def duplicate_findings(docs: Docs, pairs: dict[int, dict[int, float]]
             yield n, Finding("conflict.duplicate", "conflict", "content", 0, len(docs.texts[n]),
                              f"{len(others)} near-identical (Jaccard {max(others.values()):.2f})",
                              why, tuple(others))
-
-
-def duplicate_pairs(keys: list[str], texts: list[str], threshold: float = DUPLICATE_THRESHOLD
-                    ) -> dict[int, dict[int, float]]:
-    """For each text (by position), the texts under another key it nearly equals, with the score.
-
-    Three exact steps, none pairwise over the corpus.  With a = |A−B|, b = |B−A|
-    and m = |A∩B|, Jaccard ≥ t means a + b ≤ m·(1−t)/t, so: (1) a + b = 0 —
-    identical sets, grouped by hashing; (2) a + b = 1 — one set is the other
-    plus one token, found by looking up each set minus one token (needed only
-    up to size 2t/(1−t), 18 at t = 0.9); (3) a + b ≥ 2 needs m ≥ 2t/(1−t), so
-    only sets that large enter the prefix-filtering join.  At most MAX_RELATED
-    others per text.
-    """
-    # Rows are their positions here: a handle per row would be built and hashed
-    # for every row, and only a few percent of rows have a duplicate.
-    subset_min = math.ceil(1 / (1 - threshold) - 1e-9)
-    join_min = math.ceil(2 * threshold / (1 - threshold) - 1e-9)
-    sets = token_sets(texts)
-    rows = list(compress(count(), map(MIN_TOKENS.__le__, map(len, sets))))
-    kept = list(map(sets.__getitem__, rows))
-    # Group in C: a dict keeps each set where it first came (the groups' order)
-    # with its last row, so a row that is not its set's last names a shared set,
-    # and only those few rows are grouped in Python.
-    last = dict(zip(kept, rows))
-    shared: dict[frozenset[str], list[int]] = {}
-    repeated = set(compress(kept, map(ne, map(last.__getitem__, kept), rows)))
-    for n in compress(rows, map(repeated.__contains__, kept)):
-        shared.setdefault(sets[n], []).append(n)
-
-    def rows_of(tokens: frozenset[str]) -> list[int]:
-        return shared.get(tokens) or [last[tokens]]
-
-    pairs: dict[int, dict[int, float]] = defaultdict(dict)
-    for same in shared.values():
-        _link(pairs, keys, same, same, 1.0)
-    # "One token more": a set's hash-sum minus one token's hash names the smaller
-    # set without building it; a hit is confirmed on the real sets.  The sums are
-    # exact integers, so the differences for a whole set are tested against the
-    # smaller sets' sums in C, and only the few sets with a hit loop in Python.
-    # Each set's hashes are listed once, for its sum and its differences: a
-    # hash() per token and per pass cost more than the lists.
-    near = [tokens for tokens in last if subset_min - 1 <= len(tokens) <= join_min]
-    hashes = list(map(list, map(map, repeat(hash), near)))
-    sums = list(map(sum, hashes))
-    by_sum: dict[int, list[frozenset[str]]] = defaultdict(list)
-    for tokens, total in zip(near, sums):
-        if len(tokens) < join_min:
-            by_sum[total].append(tokens)
-    smaller_sums = by_sum.keys()
-    for tokens, total, token_hashes in zip(near, sums, hashes):
-        if len(tokens) >= subset_min and not smaller_sums.isdisjoint(
-                map(sub, repeat(total), token_hashes)):
-            for t in tokens:
-                for smaller in by_sum.get(total - hash(t), ()):
-                    if len(smaller) == len(tokens) - 1 and smaller < tokens:
-                        _link(pairs, keys, rows_of(tokens), rows_of(smaller),
-                              (len(tokens) - 1) / len(tokens))
-    _prefix_join([(tokens, rows_of(tokens)) for tokens in last if len(tokens) >= join_min],
-                 threshold, keys, pairs)
-    return pairs
-
-
-def _prefix_join(reps, threshold, keys, pairs) -> None:
-    """AllPairs: two sets with Jaccard ≥ t share a token among their rarest
-    |x| − ⌈t·|x|⌉ + 1 tokens, so only sets sharing such a token are compared."""
-    reps.sort(key=lambda kv: len(kv[0]))
-    df: Counter[str] = Counter()
-    for tokens, _g in reps:
-        df.update(tokens)
-    # One global order, rarest first (ties by the token itself), as the filter requires.
-    rank = {t: n for n, t in enumerate(sorted(df, key=lambda t: (df[t], t)))}
-    index: dict[str, list[int]] = defaultdict(list)
-    for i, (tokens, group) in enumerate(reps):
-        ranked = sorted(tokens, key=rank.__getitem__)
-        seen: set[int] = set()
-        for t in ranked[:len(ranked) - math.ceil(threshold * len(ranked)) + 1]:
-            for j in index[t]:
-                other = reps[j][0]
-                if j in seen or len(other) < threshold * len(tokens):
-                    continue
-                seen.add(j)
-                score = jaccard(tokens, other)
-                if score >= threshold:
-                    _link(pairs, keys, group, reps[j][1], score)
-            index[t].append(i)
-
-
-def _link(pairs, keys, group_a, group_b, score) -> None:
-    """Record a–b both ways, at most MAX_RELATED per row, so a thousand copies stay linear."""
-    _fill(pairs, keys, group_a, group_b, score)
-    if group_b is not group_a:
-        _fill(pairs, keys, group_b, group_a, score)
-
-
-def _fill(pairs, keys, rows, others, score) -> None:
-    for a in rows:
-        mine = pairs[a]
-        for b in others:
-            if len(mine) >= MAX_RELATED:
-                break
-            if b != a and keys[b] != keys[a]:
-                mine[b] = score
 
 
 # Words that say how, not what: skipped when finding a key's subject.

@@ -32,6 +32,7 @@ from ..store.scan import (M_CONTENT, M_DELETED_AT, M_ID, M_KEY, M_SCOPE, M_TITLE
                           scan_review_items, scan_summaries)
 from . import corpus
 from .beside import Beside
+from .duplicates import duplicate_pairs
 from .gates import rows_to_scan
 from .rules import (DIGIT_RULES, NEAR_LIMIT, Finding, is_canonical_stamp, near_size_limit, scan_text,
                     stale, stale_cutoff)
@@ -202,7 +203,7 @@ def _scan(refs: Iterable[StoreRef], now: datetime) -> Report:
     # needs only the live keys and contents: on a large scan a forked child runs it.
     docs = corpus.Docs([r[M_KEY] for _k, r in live], [r[M_SCOPE] for _k, r in live],
                        [r[M_TYPE] for _k, r in live], [r[M_CONTENT] for _k, r in live])
-    duplicates = Beside(corpus.duplicate_pairs, docs.keys, docs.texts,
+    duplicates = Beside(duplicate_pairs, docs.keys, docs.texts,
                         fork=len(live) >= FORK_MIN_ROWS)
     stable_ids = _stable_ids(live)
     for key, (ref, mems, reviews, summaries) in data.items():
