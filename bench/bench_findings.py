@@ -8,7 +8,7 @@
 (b) time to scan a store of N memories (goal: 100,000 in under 2 s), with 1%
     planted findings, through the same code path the page uses.  Every scan is
     cold (nothing cached between runs).  Two ways, alternating: as the page runs
-    it (on Linux with 2+ cores the conflict and duplicate rules run in a forked child,
+    it (on Linux with 2+ cores the near-duplicate join runs in a forked child,
     ``findings/beside.py``: the goal is this wall time) and all in one process;
     CPU is given for this process and for the child.  Wall time follows the
     machine's load.  On a shared machine CPU time itself can swing
@@ -193,7 +193,7 @@ def timing(n: int, runs: int, now: datetime) -> None:
                 del report
     same = last[True] == last[False]
     print(f"\n(b) scan of {n:,} memories (both stores, 4% soft-deleted, 1% planted), {runs} runs each way:")
-    for fork, label in ((True, "conflict rules in a forked child"), (False, "one process")):
+    for fork, label in ((True, "duplicate join in a forked child"), (False, "one process")):
         rows = results[fork]
         wall = sorted(r[0] for r in rows)
         print(f"    {label:34s} wall median {statistics.median(wall):.2f} s, best {wall[0]:.2f} s; "

@@ -1,4 +1,4 @@
-"""A large findings scan runs its conflict and duplicate rules in a forked child: the report
+"""A large findings scan runs its near-duplicate join in a forked child: the report
 must be the one an in-process scan gives, and a child that fails or hangs must
 cost nothing but time."""
 
