@@ -100,3 +100,18 @@ def test_a_forked_scan_reports_what_an_in_process_scan_does(refs, monkeypatch):
              for i in _dicts(forked)]
     assert order == sorted(order)
     assert {i["category"] for i in _dicts(forked)} >= {"personal", "conflict", "upkeep"}
+
+
+def test_a_scan_leaves_the_garbage_collector_as_it_found_it(refs):
+    # The scan pauses the cyclic collector process-wide; a server left without it
+    # would never free reference cycles again.
+    import gc
+    assert gc.isenabled()
+    scan_module.scan(refs, NOW)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        scan_module.scan(refs, NOW)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
