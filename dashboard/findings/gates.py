@@ -167,7 +167,8 @@ def rows_to_scan(texts: list[str], digit_rules) -> set[int]:
     digits: set[int] = set()
     _search_rows([_DIGIT_SHAPE], shape, starts, range(len(rows)), digits)
     at = sorted(digits)
-    _search_digit_rules(digit_rules, [joined[starts[k]:starts[k + 1] - 1] for k in at], [rows[k] for k in at], out)
+    _search_digit_rules(digit_rules, [joined[starts[k]:starts[k + 1] - 1] for k in at],
+                        [rows[k] for k in at], out)
     # The texts "?" could hide a match in are also searched as they are, folded
     # and lower-cased one by one: lower() may change their length.  No shapes
     # (translating such text costs more than it saves): the digit rules run on

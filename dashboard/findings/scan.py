@@ -90,7 +90,7 @@ class Report:
     items: list[Item] = field(default_factory=list)
     scanned: dict = field(default_factory=dict)
     problems: list[dict] = field(default_factory=list)
-    forked: bool = False    # whether a child process ran the conflict and duplicate rules
+    forked: bool = False    # whether a forked child ran the near-duplicate join (findings.beside)
 
 
 def _actions(store: str, table: str, row_id: str, state: str) -> tuple[Action, ...]:
@@ -162,9 +162,9 @@ _gc_was_enabled = False
 @contextmanager
 def _cyclic_gc_paused():
     # A scan keeps hundreds of thousands of container objects alive at once
-    # (token sets, findings, items), none of them in a reference cycle, and the full
-    # collections walk them all: +1.4-1.7 s CPU on a 100,000-row scan even
-    # with the rows read as plain tuples (measured with c414310).
+    # (token sets, findings, items), none of them in a reference cycle, and
+    # the full collections walk them all: +1.4-1.7 s CPU on a 100,000-row scan
+    # even with the rows read as plain tuples (measured with c414310).
     # Reference counting still frees everything; the collector is switched
     # back on when the last concurrent scan ends, after the objects allocated
     # meanwhile are moved to the oldest generation unexamined (freeze, then
@@ -240,7 +240,8 @@ def _scan(refs: Iterable[StoreRef], now: datetime) -> Report:
     # category's place, so the list sorted above (while the child ran) stays sorted.
     conflicts = _corpus(data, live, stable_ids, docs, duplicates)
     report.forked = duplicates.forked
-    at = bisect_left(items, _CATEGORY_ORDER["conflict"], key=lambda i: _CATEGORY_ORDER[i.finding.category])
+    at = bisect_left(items, _CATEGORY_ORDER["conflict"],
+                     key=lambda i: _CATEGORY_ORDER[i.finding.category])
     items[at:at] = conflicts
     return report
 
