@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import re
 import select
 import signal
 import sys
@@ -32,6 +33,13 @@ from typing import Any, Callable
 # The child must answer within this long; past it, the scan kills it and does
 # the work itself (a child stuck on a lock inherited mid-use would never answer).
 TIMEOUT_S = 60.0
+
+# Python 3.12+ warns on fork() in a process with threads (the web server's);
+# the child only computes, see above.  One narrow filter for this module's fork:
+# warnings.catch_warnings() around the call would swap the process-wide filters
+# under the server's other threads.
+warnings.filterwarnings("ignore", r"This process .* is multi-threaded, use of fork\(\)",
+                        DeprecationWarning, re.escape(__name__))
 
 
 def _can_fork() -> bool:
@@ -52,16 +60,12 @@ class Beside:
 
     def _start(self) -> None:
         read_fd, write_fd = os.pipe()
-        with warnings.catch_warnings():
-            # Python 3.12+ warns on fork() in a process with threads (the web
-            # server's); the child only computes, see the module docstring.
-            warnings.simplefilter("ignore", DeprecationWarning)
-            try:
-                pid = os.fork()
-            except OSError:
-                os.close(read_fd)
-                os.close(write_fd)
-                return
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(read_fd)
+            os.close(write_fd)
+            return
         if pid == 0:                                    # the child
             code = 1
             try:

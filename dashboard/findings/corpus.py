@@ -21,7 +21,6 @@ from .duplicates import DUPLICATE_THRESHOLD, MAX_RELATED, duplicate_pairs
 from .rules import Finding
 
 
-
 class Docs(NamedTuple):
     """Rows as the corpus rules see them: one list per column, in the same row order."""
 
