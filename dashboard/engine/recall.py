@@ -35,14 +35,17 @@ def _parse_us(stamp: str) -> int | None:
     """Microseconds since the epoch of a stamp, naive read as UTC; None if unusable."""
     try:
         then = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-        if then.tzinfo is None:
-            then = then.replace(tzinfo=timezone.utc)
-        return (then - _EPOCH) // _US
+        since = then - (_NAIVE_EPOCH if then.tzinfo is None else _EPOCH)
     except Exception:  # agentao swallows every error here and calls the age 0
         return None
+    # The timedelta's fields in integer arithmetic: the same number as
+    # ``since // timedelta(microseconds=1)`` at a third of the cost (a
+    # findings scan parses tens of thousands of distinct stamps).
+    return (since.days * 86400 + since.seconds) * 1_000_000 + since.microseconds
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_NAIVE_EPOCH = datetime(1970, 1, 1)      # a naive stamp is read as UTC
 _US = timedelta(microseconds=1)
 
 

@@ -397,13 +397,27 @@ def stale(updated_at: str, now: datetime, stable: bool = False) -> Finding | Non
 
     ``stable``: the memory is in ``<memory-stable>``, where the penalty is moot.
     """
-    if updated_at > stale_cutoff(now) and is_canonical_stamp(updated_at):
-        return None   # fast path; anything unusual goes through agentao's parse
-    days = _ages(now)(updated_at or "")
-    if days <= STALE_DAYS:
-        return None
-    return Finding("upkeep.stale", "upkeep", "updated_at", 0, len(updated_at), updated_at,
-                   _stale_why(int(days), stable))
+    return Staleness(now)(updated_at, stable)
+
+
+class Staleness:
+    """``stale`` at one ``now``, for the many rows of a scan: what the clock
+    decides (the cutoff, the parsed stamps) is worked out once."""
+
+    __slots__ = ("fresh_after", "_ages")
+
+    def __init__(self, now: datetime):
+        self.fresh_after = stale_cutoff(now)
+        self._ages = _ages(now)
+
+    def __call__(self, updated_at: str, stable: bool = False) -> Finding | None:
+        if updated_at > self.fresh_after and is_canonical_stamp(updated_at):
+            return None   # fast path; anything unusual goes through agentao's parse
+        days = self._ages(updated_at or "")
+        if days <= STALE_DAYS:
+            return None
+        return Finding("upkeep.stale", "upkeep", "updated_at", 0, len(updated_at), updated_at,
+                       _stale_why(int(days), stable))
 
 
 @lru_cache(maxsize=4096)

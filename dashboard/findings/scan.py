@@ -34,8 +34,8 @@ from . import corpus
 from .beside import Beside
 from .duplicates import duplicate_pairs
 from .gates import rows_to_scan
-from .rules import (DIGIT_RULES, NEAR_LIMIT, Finding, is_canonical_stamp, near_size_limit, scan_text,
-                    stale, stale_cutoff)
+from .rules import (DIGIT_RULES, NEAR_LIMIT, Finding, Staleness, is_canonical_stamp, near_size_limit,
+                    scan_text)
 
 CATEGORIES = {"secret": "Secrets", "personal": "Personal data",
               "instruction": "Instruction-like content", "conflict": "Conflicts and duplicates",
@@ -274,15 +274,20 @@ def _memory_findings(key: str, mems: list[tuple], stable_ids: set[str], now: dat
         for f in found:
             reach, detail = _memory_reach(r, stable, f)
             items.append(Item(key, "memories", r[M_ID], r[M_KEY], f, reach, detail, state))
-    fresh_after = stale_cutoff(now)
+    staleness = Staleness(now)
+    fresh_after = staleness.fresh_after
+    # A stale finding is on a live row and not on its content, so its reach
+    # depends only on whether the row is stable, its scope and its type.
+    reaches: dict[tuple, tuple[str, str]] = {}
     for r in [r for r in mems if r[M_DELETED_AT] is None and not (
             r[M_UPDATED_AT] > fresh_after and is_canonical_stamp(r[M_UPDATED_AT]))]:
         stable = r[M_ID] in stable_ids
-        old = stale(r[M_UPDATED_AT], now, stable)
+        old = staleness(r[M_UPDATED_AT], stable)
         if old is None:
             continue
-        reach, detail = _memory_reach(r, stable, old)
-        items.append(Item(key, "memories", r[M_ID], r[M_KEY], old, reach, detail, "live"))
+        where = (stable, r[M_SCOPE], r[M_TYPE])
+        reach = reaches.get(where) or reaches.setdefault(where, _memory_reach(r, stable, old))
+        items.append(Item(key, "memories", r[M_ID], r[M_KEY], old, *reach, "live"))
 
 
 def _corpus(data, live, stable_ids, docs: corpus.Docs, duplicates: Beside) -> list[Item]:

@@ -116,6 +116,37 @@ def test_stale_fresh_future_and_odd_stamps(make_corpus):
     assert "stale_penalty" in marks.get("old note", ())
 
 
+
+def test_age_of_any_stamp_is_agentaos(monkeypatch):
+    # agentao's own age function with its clock frozen at our `now`, on stamps
+    # agentao writes, hand-edited ones, ones it cannot parse and extreme ones.
+    from datetime import datetime, timezone
+    import random
+
+    from agentao.memory import retriever
+
+    from dashboard.engine.recall import days_since
+
+    now = datetime(2025, 6, 1, 9, 30, 15, 654321, tzinfo=timezone.utc)
+
+    class Frozen(datetime):
+        @classmethod
+        def now(cls, tz=None):
+            return now.astimezone(tz) if tz else now.replace(tzinfo=None)
+
+    monkeypatch.setattr(retriever, "datetime", Frozen)
+    rng = random.Random(7)
+    stamps = ["2025-03-03T09:30:15", "2025-03-03T09:30:16", "2025-03-03 09:30:15Z",
+              "2025-01-01T00:00:00+08:00", "2025-02-01T00:00:00.123456", "2025-06-01T09:30:15.654321",
+              "2025-06-01T09:30:15.654322", "2025-02-30T00:00:00", "2025-01-01T25:00:00", "garbage",
+              "", "2025-01-01", "2025-01-01T10+05:00", "0001-01-01T00:00:00", "9999-12-31T23:59:59",
+              "0001-01-01T00:00:00+14:00", "2025-01-01T00:00:00-23:59", "2025-13-01T00:00:00"]
+    stamps += [f"{rng.randint(1, 9999):04d}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}T"
+               f"{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}:{rng.randint(0, 59):02d}"
+               for _ in range(2000)]
+    for stamp in stamps:
+        assert days_since(stamp, now) == retriever._days_since(stamp), stamp
+
 def test_budget_overflow_both_blocks(make_corpus):
     c = make_corpus()
     big = "x&<>" * 100
