@@ -147,7 +147,9 @@ def build_store(root: Path, n: int, now: datetime) -> tuple[Path, Path]:
         text = PLANTED[(i // 100) % len(PLANTED)] if i % 100 == 0 else ordinary(rng)
         scope = "user" if i % 10 == 0 else "project"
         typ = rng.choice(("note", "project_fact", "decision", "workflow")) if scope == "project" else "preference"
-        stamp = (now - timedelta(days=rng.randint(0, 200))).strftime("%Y-%m-%dT%H:%M:%S")
+        # To the second, as agentao writes them: whole-day steps would make a
+        # few hundred distinct stamps, and the scan parses each distinct one once.
+        stamp = (now - timedelta(seconds=rng.randint(0, 200 * 86400))).strftime("%Y-%m-%dT%H:%M:%S")
         deleted = stamp if i % 25 == 0 else None
         rows[scope].append(("%08x" % i, scope, typ, f"key_{i}", f"key {i}", text, "[]",
                             json.dumps(contract.extract_keywords(f"key {i}", [], text)),

@@ -69,6 +69,14 @@ class Ages:
             then = memo[stamp]
         else:
             then = memo[stamp] = _parse_us(stamp)
+        return self._since(then)
+
+    def once(self, stamp: str) -> float:
+        """The same age, for a stamp asked about once: parsed, not memoised
+        (the stamps of a findings scan are nearly all distinct)."""
+        return self._since(_parse_us(stamp))
+
+    def _since(self, then: int | None) -> float:
         if then is None:
             return 0.0
         return max(0.0, (self.now_us - then) / 10**6 / 86400)

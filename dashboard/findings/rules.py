@@ -373,12 +373,6 @@ def near_size_limit(content: str, field: str = "content") -> Finding | None:
     return Finding("upkeep.near_limit", "upkeep", field, 0, n, f"{n} characters", why)
 
 
-@lru_cache(maxsize=1)
-def _ages(now: datetime) -> Ages:
-    # One per scan clock, so each distinct stamp of a scan is parsed once.
-    return Ages(now)
-
-
 @lru_cache(maxsize=8)
 def stale_cutoff(now: datetime) -> str:
     """The stamp after which a canonical ``updated_at`` (``is_canonical_stamp``) is never stale at ``now``."""
@@ -408,12 +402,12 @@ class Staleness:
 
     def __init__(self, now: datetime):
         self.fresh_after = stale_cutoff(now)
-        self._ages = _ages(now)
+        self._ages = Ages(now)
 
     def __call__(self, updated_at: str, stable: bool = False) -> Finding | None:
         if updated_at > self.fresh_after and is_canonical_stamp(updated_at):
             return None   # fast path; anything unusual goes through agentao's parse
-        days = self._ages(updated_at or "")
+        days = self._ages.once(updated_at or "")
         if days <= STALE_DAYS:
             return None
         return Finding("upkeep.stale", "upkeep", "updated_at", 0, len(updated_at), updated_at,
