@@ -73,7 +73,12 @@ def test_no_fork_when_asked_not_to(monkeypatch):
 @pytest.fixture
 def refs(agent):
     seed_corpus(agent, services=5)
+    # Soft-deleted rows between the duplicates: the child picks the live rows out
+    # itself, and the rows it names must be the ones this process numbers.
+    agent.manager.delete(agent.save("gone before", "This project uses uv; run uv sync then uv run pytest.").id)
     for n in range(6):
+        if n == 3:
+            agent.manager.delete(agent.save("gone between", "a note soon deleted").id)
         agent.save(f"uv note {n}", "This project uses uv; run uv sync then uv run pytest.", ["tooling"])
     agent.save("uv note colon", "This project uses uv: run uv sync, then uv run pytest", ["tooling"])
     agent.save("user_contact", "Reach me at alice.smith@acme-corp.io", ["user"])

@@ -44,8 +44,8 @@ REACH = {"stable": "stable block every turn", "recall": "recall only",
          "disk": "invisible but still on disk"}
 _REACH_ORDER = {"stable": 0, "recall": 1, "disk": 2}
 _CATEGORY_ORDER = {c: i for i, c in enumerate(CATEGORIES)}
-# Below this many live rows a scan takes well under a second and a forked child
-# would cost more than it saves.
+# Below this many memory rows a scan takes well under a second and a forked
+# child would cost more than it saves.
 FORK_MIN_ROWS = 20_000
 
 
@@ -202,14 +202,16 @@ def _scan(refs: Iterable[StoreRef], now: datetime) -> Report:
         except StoreProblem as problem:
             report.problems.append({"store": ref.key, "kind": problem.kind, "message": str(problem)})
     items = report.items
+    # The near-duplicate join costs about as much as every other rule together and
+    # needs only the live keys and contents: on a large scan a forked child runs it,
+    # and picks them out of the rows itself while this process does the same below.
+    memories = [mems for _ref, mems, _rv, _sm in data.values()]
+    duplicates = Beside(_live_duplicate_pairs, memories,
+                        fork=sum(map(len, memories)) >= FORK_MIN_ROWS)
     live = [(key, r) for key, (_ref, mems, _rv, _sm) in data.items() for r in mems
             if r[M_DELETED_AT] is None]
-    # The near-duplicate join costs about as much as every other rule together and
-    # needs only the live keys and contents: on a large scan a forked child runs it.
     docs = corpus.Docs([r[M_KEY] for _k, r in live], [r[M_SCOPE] for _k, r in live],
                        [r[M_TYPE] for _k, r in live], [r[M_CONTENT] for _k, r in live])
-    duplicates = Beside(duplicate_pairs, docs.keys, docs.texts,
-                        fork=len(live) >= FORK_MIN_ROWS)
     stable_ids = _stable_ids(live)
     for key, (ref, mems, reviews, summaries) in data.items():
         report.scanned[key] = {"memories": len(mems), "reviews": len(reviews),
@@ -244,6 +246,12 @@ def _scan(refs: Iterable[StoreRef], now: datetime) -> Report:
                      key=lambda i: _CATEGORY_ORDER[i.finding.category])
     items[at:at] = conflicts
     return report
+
+
+def _live_duplicate_pairs(memories: list[list[tuple]]) -> dict[int, dict[int, float]]:
+    """``duplicate_pairs`` of the live rows of each store in turn: positions in ``live``."""
+    live = [r for mems in memories for r in mems if r[M_DELETED_AT] is None]
+    return duplicate_pairs([r[M_KEY] for r in live], [r[M_CONTENT] for r in live])
 
 
 def _order(item: Item) -> tuple:
