@@ -184,8 +184,8 @@ def timing(n: int, runs: int, now: datetime) -> None:
         for run in range(runs):
             # Both ways in turn, so a change in the machine's load hits both alike.
             for fork in (True, False):
-                # A clock of its own per run: stamp ages are memoised per clock, and a
-                # run must not reuse the parsing of the one before (cold means cold).
+                # A clock of its own per run, as each page view has: nothing worked
+                # out for one clock may serve the next run (cold means cold).
                 clock = now + timedelta(microseconds=2 * run + fork)
                 *figures, report = _one_scan(refs, clock, fork)
                 results[fork].append(figures)

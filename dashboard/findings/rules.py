@@ -395,8 +395,8 @@ def stale(updated_at: str, now: datetime, stable: bool = False) -> Finding | Non
 
 
 class Staleness:
-    """``stale`` at one ``now``, for the many rows of a scan: what the clock
-    decides (the cutoff, the parsed stamps) is worked out once."""
+    """``stale`` at one ``now``, for the many rows of a scan: what depends only
+    on the clock (the cutoff stamp, ``now`` in microseconds) is worked out once."""
 
     __slots__ = ("fresh_after", "_ages")
 
