@@ -13,9 +13,10 @@
     CPU is given for this process and for the child.  Wall time follows the
     machine's load.  On a shared machine CPU time itself can swing
     2x between identical runs: alternate old and new code, or count
-    instructions with ``valgrind --tool=callgrind`` (deterministic).  To check that a faster scan returns the same
-    report, hash ``[i.to_dict() for i in report.items]`` under a fixed
-    PYTHONHASHSEED: the order of a duplicate's related rows follows set order.
+    instructions with ``valgrind --tool=callgrind`` (deterministic).  To check
+    that a faster scan returns the same report, hash
+    ``[i.to_dict() for i in report.items]`` (the same under any PYTHONHASHSEED:
+    a duplicate's related rows are named in row order).
 
     python bench/bench_findings.py                  # quick: 20,000 memories
     python bench/bench_findings.py --memories 100000
@@ -148,7 +149,7 @@ def build_store(root: Path, n: int, now: datetime) -> tuple[Path, Path]:
         scope = "user" if i % 10 == 0 else "project"
         typ = rng.choice(("note", "project_fact", "decision", "workflow")) if scope == "project" else "preference"
         # To the second, as agentao writes them: whole-day steps would make a
-        # few hundred distinct stamps, and the scan parses each distinct one once.
+        # few hundred distinct stamps and hide the cost of parsing them.
         stamp = (now - timedelta(seconds=rng.randint(0, 200 * 86400))).strftime("%Y-%m-%dT%H:%M:%S")
         deleted = stamp if i % 25 == 0 else None
         rows[scope].append(("%08x" % i, scope, typ, f"key_{i}", f"key {i}", text, "[]",
