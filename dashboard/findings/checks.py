@@ -120,11 +120,16 @@ def token_set(text: str) -> frozenset[str]:
         return frozenset(_ASCII_WORD.findall(low))
     out: set[str] = set()
     for run in _WORD.findall(low):
-        if run[0] < "\u3400" or len(run) == 1:
+        if run[0] < "\u3400":
             out.add(run)
         else:
-            out.update(map(add, run, run[1:]))     # the bigrams, in order
+            out.update(_cjk_tokens(run))
     return frozenset(out)
+
+
+def _cjk_tokens(run: str):
+    # A run of CJK characters: its bigrams, in order, or the character alone.
+    return map(add, run, run[1:]) if len(run) > 1 else (run,)
 
 
 # ASCII letters lower-cased, digits kept, every other ASCII character a space:
@@ -163,10 +168,7 @@ def _mixed_sets(joined: str) -> Iterator[frozenset[str]]:
     for tokens, runs in zip(map(str.split, words.split("\0")), _NOT_CJK.sub(" ", low).split("\0")):
         found = set(tokens)
         for run in runs.split():
-            if len(run) == 1:
-                found.add(run)
-            else:
-                found.update(map(add, run, run[1:]))
+            found.update(_cjk_tokens(run))
         yield frozenset(found)
 
 
