@@ -12,7 +12,9 @@
     ``findings/beside.py``: the goal is this wall time) and all in one process;
     CPU is given for this process and for the child.  Wall time follows the
     machine's load.  On a shared machine CPU time itself can swing
-    2x between identical runs: alternate old and new code, or count
+    2x between identical runs, so the script also times plain sqlite3
+    reading the same rows in the same runs, a yardstick for the moment's
+    speed.  To compare code, alternate old and new, or count
     instructions with ``valgrind --tool=callgrind`` (deterministic).  To check
     that a faster scan returns the same report, hash
     ``[i.to_dict() for i in report.items]`` (the same under any PYTHONHASHSEED:
@@ -28,6 +30,7 @@ import argparse
 import json
 import os
 import random
+import sqlite3
 import statistics
 import sys
 import tempfile
@@ -176,13 +179,27 @@ def _one_scan(refs, clock: datetime, fork: bool):
     return time.perf_counter() - t0, time.process_time() - c0, child, report.forked, report
 
 
+def _sqlite_read(paths: list[Path]) -> float:
+    # The floor under any scan, and a yardstick for this machine's speed at the
+    # moment: the wall time of plain sqlite3 fetching every memory row of both
+    # files (immutable=1, as the scan opens a file without -wal: no side files).
+    t0 = time.perf_counter()
+    for path in paths:
+        conn = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
+        conn.execute("SELECT * FROM memories").fetchall()
+        conn.close()
+    return time.perf_counter() - t0
+
+
 def timing(n: int, runs: int, now: datetime) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         project, user = build_store(Path(tmp), n, now)
         refs = build_refs(project, user)
         results: dict[bool, list] = {True: [], False: []}
+        reads: list[float] = []
         last = {}
         for run in range(runs):
+            reads.append(_sqlite_read([ref.path for ref in refs]))
             # Both ways in turn, so a change in the machine's load hits both alike.
             for fork in (True, False):
                 # A clock of its own per run, as each page view has: nothing worked
@@ -203,6 +220,10 @@ def timing(n: int, runs: int, now: datetime) -> None:
               f"CPU median {statistics.median(r[1] for r in rows):.2f} s here"
               + (f" + {statistics.median(r[2] for r in rows):.2f} s in the child "
                  f"(forked {sum(r[3] for r in rows)}/{len(rows)})" if fork else ""))
+    read = statistics.median(reads)
+    print(f"    reference: sqlite3 alone reading every memory row (SELECT *) median {read:.2f} s, "
+          f"in the same runs; scan / read: {statistics.median(r[0] for r in results[True]) / read:.1f}x "
+          f"forked, {statistics.median(r[0] for r in results[False]) / read:.1f}x one process")
     median = statistics.median(r[0] for r in results[True])
     verdict = ("MET" if median < 2 else "MISSED") if n >= 100_000 else "(run with --memories 100000)"
     print(f"    goal: 100,000 in < 2 s wall (median, forked) {verdict}; "
