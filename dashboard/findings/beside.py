@@ -7,8 +7,8 @@ The machine this dashboard runs on has at least two cores, so on Linux the
 scan forks a child for the join right after reading the stores: the child
 already holds the rows (fork copies nothing until a page is written),
 computes, sends back a pickled result through a pipe and exits.  (A fresh
-``python -m`` helper that reads the rows itself measured ~0.1 s slower: its
-start-up and its own read cost what the fork saves in copied pages.)
+helper interpreter that reads the texts itself measured no faster and used
+more CPU: notes/findings-speed.md, with the tested patch beside it.)
 
 Everything the child runs must be pure computation on objects that already
 exist: it starts with only the forking thread, so it must not touch a lock
