@@ -48,7 +48,7 @@ from dashboard.findings import corpus  # noqa: E402
 from dashboard.findings.rules import scan_text  # noqa: E402
 from dashboard.findings import scan as scan_module  # noqa: E402
 from dashboard.findings.scan import scan  # noqa: E402
-from dashboard.store import build_refs  # noqa: E402
+from dashboard.store import build_refs, connection  # noqa: E402
 from dashboard.store.schema import create_fresh_store  # noqa: E402
 from findings_labelled import PAIRS, TEXTS  # noqa: E402
 
@@ -186,7 +186,7 @@ def _sqlite_read(paths: list[Path]) -> float:
     # -wal: no side files).
     t0 = time.perf_counter()
     for path in paths:
-        conn = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
+        conn = sqlite3.connect(connection._uri(path, immutable=True), uri=True)
         conn.execute("SELECT * FROM memories").fetchall()
         conn.close()
     return time.perf_counter() - t0
