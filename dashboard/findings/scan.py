@@ -18,7 +18,8 @@ from bisect import bisect_left
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
-from operator import itemgetter
+from itertools import compress, repeat
+from operator import attrgetter, itemgetter
 from typing import Iterable, NamedTuple
 
 from ..contract import STABLE_TYPES
@@ -44,6 +45,7 @@ REACH = {"stable": "stable block every turn", "recall": "recall only",
          "disk": "invisible but still on disk"}
 _REACH_ORDER = {"stable": 0, "recall": 1, "disk": 2}
 _CATEGORY_ORDER = {c: i for i, c in enumerate(CATEGORIES)}
+_order = attrgetter("sort_key")    # the page's order (Item.sort_key)
 # Below this many memory rows a scan takes well under a second and a forked
 # child would cost more than it saves.
 FORK_MIN_ROWS = 20_000
@@ -57,18 +59,14 @@ class Action(NamedTuple):
     href: str
 
 
-@dataclass(slots=True)  # not frozen: a frozen __init__ is slower, and scans make many
-class Item:
-    """One finding located in one row of one store."""
+class _Shown:
+    """What a page and the JSON twin read of a finding, whichever way it was stored."""
 
-    store: str
-    table: str
-    row_id: str
-    label: str          # key or session id, to recognise the row
-    finding: Finding
-    reach: str
-    reach_detail: str
-    state: str          # what the fixes depend on: live | deleted | a review status | ""
+    __slots__ = ()
+
+    @property
+    def category(self) -> str:
+        return self.finding.category
 
     @property
     def actions(self) -> tuple[Action, ...]:
@@ -83,11 +81,68 @@ class Item:
                 "actions": [a._asdict() for a in self.actions]}
 
 
+@dataclass(slots=True)  # not frozen: a frozen __init__ is slower, and scans make many
+class Item(_Shown):
+    """One finding located in one row of one store."""
+
+    store: str
+    table: str
+    row_id: str
+    label: str          # key or session id, to recognise the row
+    finding: Finding
+    reach: str
+    reach_detail: str
+    state: str          # what the fixes depend on: live | deleted | a review status | ""
+
+    @property
+    def sort_key(self) -> tuple:
+        # The page's order: category, then how the text reaches the model, then place.
+        return (_CATEGORY_ORDER[self.finding.category], _REACH_ORDER[self.reach], self.store,
+                self.table, self.row_id, self.finding.start)
+
+
+class StaleItem(_Shown):
+    """A live memory past the stale limit, shown as an ``Item`` with the same fields.
+
+    A large store has tens of thousands of stale rows and a page shows a
+    hundred, so the scan keeps the row and decides only that it is stale;
+    the finding (its age in days) and the texts are made when it is shown.
+    """
+
+    __slots__ = ("store", "row", "stable", "_staleness", "sort_key")
+    table, state, category = "memories", "live", "upkeep"
+
+    def __init__(self, store: str, row: tuple, stable: bool, staleness: Staleness):
+        self.store, self.row, self.stable, self._staleness = store, row, stable, staleness
+        self.sort_key = (_CATEGORY_ORDER["upkeep"], _REACH_ORDER[self.reach], store, "memories",
+                         row[M_ID], 0)
+
+    @property
+    def row_id(self) -> str:
+        return self.row[M_ID]
+
+    @property
+    def label(self) -> str:
+        return self.row[M_KEY]
+
+    @property
+    def finding(self) -> Finding:
+        return self._staleness(self.row[M_UPDATED_AT], self.stable)
+
+    @property
+    def reach(self) -> str:
+        return "stable" if self.stable else "recall"
+
+    @property
+    def reach_detail(self) -> str:
+        return _live_reach(self.row, self.stable)[1]
+
+
 @dataclass
 class Report:
     """Everything one scan found, plus what it read and what it could not."""
 
-    items: list[Item] = field(default_factory=list)
+    items: list[Item | StaleItem] = field(default_factory=list)
     scanned: dict = field(default_factory=dict)
     problems: list[dict] = field(default_factory=list)
     forked: bool = False    # whether a forked child ran the near-duplicate join (findings.beside)
@@ -121,6 +176,11 @@ def _memory_reach(row, stable: bool, f: Finding) -> tuple[str, str]:
     if f.field == "content" and f.start >= shown and f.category != "conflict":
         return "disk", (f"past the first {shown} characters, the only part of the value "
                         f"{'the stable block' if stable else 'recall'} shows; still in the file")
+    return _live_reach(row, stable)
+
+
+def _live_reach(row, stable: bool) -> tuple[str, str]:
+    # How a live memory reaches the model as a whole.
     if stable:
         why = "user scope" if row[M_SCOPE] == "user" else (
             f"type {row[M_TYPE]}" if row[M_TYPE] in STABLE_TYPES else "one of the 3 most recent facts")
@@ -242,8 +302,7 @@ def _scan(refs: Iterable[StoreRef], now: datetime) -> Report:
     # category's place, so the list sorted above (while the child ran) stays sorted.
     conflicts = _corpus(data, live, stable_ids, docs, duplicates)
     report.forked = duplicates.forked
-    at = bisect_left(items, _CATEGORY_ORDER["conflict"],
-                     key=lambda i: _CATEGORY_ORDER[i.finding.category])
+    at = bisect_left(items, _CATEGORY_ORDER["conflict"], key=lambda i: _CATEGORY_ORDER[i.category])
     items[at:at] = conflicts
     return report
 
@@ -254,14 +313,8 @@ def _live_duplicate_pairs(memories: list[list[tuple]]) -> dict[int, dict[int, fl
     return duplicate_pairs([r[M_KEY] for r in live], [r[M_CONTENT] for r in live])
 
 
-def _order(item: Item) -> tuple:
-    # The page's order: category, then how the text reaches the model, then place.
-    return (_CATEGORY_ORDER[item.finding.category], _REACH_ORDER[item.reach], item.store,
-            item.table, item.row_id, item.finding.start)
-
-
 def _memory_findings(key: str, mems: list[tuple], stable_ids: set[str], now: datetime,
-                     items: list[Item]) -> None:
+                     items: list[Item | StaleItem]) -> None:
     # Most rows have nothing to report, so no pass here visits every row in
     # Python: the gate picks the rows the text rules may flag, one comparison
     # in a list comprehension the fresh ones.  A row's findings keep the order
@@ -284,18 +337,13 @@ def _memory_findings(key: str, mems: list[tuple], stable_ids: set[str], now: dat
             items.append(Item(key, "memories", r[M_ID], r[M_KEY], f, reach, detail, state))
     staleness = Staleness(now)
     fresh_after = staleness.fresh_after
-    # A stale finding is on a live row and not on its content, so its reach
-    # depends only on whether the row is stable, its scope and its type.
-    reaches: dict[tuple, tuple[str, str]] = {}
-    for r in [r for r in mems if r[M_DELETED_AT] is None and not (
-            r[M_UPDATED_AT] > fresh_after and is_canonical_stamp(r[M_UPDATED_AT]))]:
-        stable = r[M_ID] in stable_ids
-        old = staleness(r[M_UPDATED_AT], stable)
-        if old is None:
-            continue
-        where = (stable, r[M_SCOPE], r[M_TYPE])
-        reach = reaches.get(where) or reaches.setdefault(where, _memory_reach(r, stable, old))
-        items.append(Item(key, "memories", r[M_ID], r[M_KEY], old, *reach, "live"))
+    old = [r for r in mems if r[M_DELETED_AT] is None and not (
+        r[M_UPDATED_AT] > fresh_after and is_canonical_stamp(r[M_UPDATED_AT]))]
+    old = sorted(compress(old, staleness.old([r[M_UPDATED_AT] for r in old])), key=itemgetter(M_ID))
+    # In the page's order (stable first, then by id), so the final sort finds them in runs.
+    for stable in (True, False):
+        items += map(StaleItem, repeat(key), [r for r in old if (r[M_ID] in stable_ids) is stable],
+                     repeat(stable), repeat(staleness))
 
 
 def _corpus(data, live, stable_ids, docs: corpus.Docs, duplicates: Beside) -> list[Item]:
