@@ -14,12 +14,12 @@ from __future__ import annotations
 import gc
 import heapq
 import threading
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
-from itertools import compress, repeat
-from operator import attrgetter, itemgetter
+from itertools import compress, count, repeat
+from operator import attrgetter, eq, itemgetter, not_, or_
 from typing import Iterable, NamedTuple
 
 from ..contract import STABLE_TYPES
@@ -27,8 +27,8 @@ from ..engine.render import EXCERPT_CHARS, VALUE_PREVIEW
 from ..engine.stable import INCIDENTAL_KEPT, TAIL_CHARS, TAIL_KEPT, TAIL_READ, TAIL_SEPARATOR
 from ..store import StoreProblem
 from ..store.registry import StoreRef
-from ..store.scan import (M_CONTENT, M_DELETED_AT, M_ID, M_KEY, M_SCOPE, M_TITLE, M_TYPE,
-                          M_UPDATED_AT, R_CONTENT, R_EVIDENCE, R_ID, R_KEY, R_SCOPE, R_STATUS,
+from ..store.scan import (M_CONTENT, M_DELETED_AT, M_ID, M_KEY, M_SCOPE,
+                          M_TITLE, M_TYPE, M_UPDATED_AT, R_CONTENT, R_EVIDENCE, R_ID, R_KEY, R_SCOPE, R_STATUS,
                           R_TITLE, R_TYPE, S_ID, S_SESSION_ID, S_SUMMARY_TEXT, scan_memories,
                           scan_review_items, scan_summaries)
 from . import corpus
@@ -46,8 +46,8 @@ REACH = {"stable": "stable block every turn", "recall": "recall only",
 _REACH_ORDER = {"stable": 0, "recall": 1, "disk": 2}
 _CATEGORY_ORDER = {c: i for i, c in enumerate(CATEGORIES)}
 _order = attrgetter("sort_key")    # the page's order (Item.sort_key)
-# Below this many memory rows a scan takes well under a second and a forked
-# child would cost more than it saves.
+# Below this many live memory rows a scan takes well under a second and a
+# forked child would cost more than it saves.
 FORK_MIN_ROWS = 20_000
 
 
@@ -188,13 +188,43 @@ def _live_reach(row, stable: bool) -> tuple[str, str]:
     return "recall", "in <memory-context> only when a query scores it"
 
 
-def _stable_ids(live: list[tuple[str, tuple]]) -> set[str]:
+class _Live:
+    """The live memory rows of every store in turn (a row is its position), and their columns.
+
+    The corpus rules and the near-duplicate join read columns, each built once,
+    in C, when first asked for (the join's two before its child is forked).
+    """
+
+    def __init__(self, stores: Iterable[tuple[str, list[tuple]]]):
+        self.rows: list[tuple] = []
+        self._stores: list[str] = []
+        self._starts: list[int] = []
+        self._columns: dict[int, list] = {}
+        for key, mems in stores:
+            self._stores.append(key)
+            self._starts.append(len(self.rows))
+            self.rows += [r for r in mems if r[M_DELETED_AT] is None]
+
+    def column(self, at: int) -> list:
+        """One column (an ``M_*`` position) of every live row."""
+        if at not in self._columns:
+            self._columns[at] = list(map(itemgetter(at), self.rows))
+        return self._columns[at]
+
+    def store(self, n: int) -> str:
+        """The key of the store live row ``n`` comes from."""
+        return self._stores[bisect_right(self._starts, n) - 1]
+
+
+def _stable_ids(live: _Live) -> set[str]:
     """Ids agentao selects for the stable block (contract §9.1), project rows first."""
-    ids = {r[M_ID] for _s, r in live if r[M_SCOPE] == "user" or r[M_TYPE] in STABLE_TYPES}
-    incidental = [r for _s, r in live if r[M_ID] not in ids]
+    ids, scopes, types, stamps = map(live.column, (M_ID, M_SCOPE, M_TYPE, M_UPDATED_AT))
+    stable = set(compress(ids, map(or_, map(eq, scopes, repeat("user")),
+                                   map(STABLE_TYPES.__contains__, types))))
+    incidental = compress(count(), map(not_, map(stable.__contains__, ids)))
     # nlargest keeps sorted(reverse=True)'s order among equal stamps, without sorting every row.
-    newest = heapq.nlargest(INCIDENTAL_KEPT, incidental, key=itemgetter(M_UPDATED_AT))
-    return ids | {r[M_ID] for r in newest}
+    newest = heapq.nlargest(INCIDENTAL_KEPT, incidental, key=stamps.__getitem__)
+    return stable | {ids[n] for n in newest}
 
 
 def _tail_reach(rows) -> dict[str, int]:
@@ -262,16 +292,13 @@ def _scan(refs: Iterable[StoreRef], now: datetime) -> Report:
         except StoreProblem as problem:
             report.problems.append({"store": ref.key, "kind": problem.kind, "message": str(problem)})
     items = report.items
+    live = _Live((key, mems) for key, (_ref, mems, _rv, _sm) in data.items())
     # The near-duplicate join costs about as much as every other rule together and
-    # needs only the live keys and contents: on a large scan a forked child runs it,
-    # and picks them out of the rows itself while this process does the same below.
-    memories = [mems for _ref, mems, _rv, _sm in data.values()]
-    duplicates = Beside(_live_duplicate_pairs, memories,
-                        fork=sum(map(len, memories)) >= FORK_MIN_ROWS)
-    live = [(key, r) for key, (_ref, mems, _rv, _sm) in data.items() for r in mems
-            if r[M_DELETED_AT] is None]
-    docs = corpus.Docs([r[M_KEY] for _k, r in live], [r[M_SCOPE] for _k, r in live],
-                       [r[M_TYPE] for _k, r in live], [r[M_CONTENT] for _k, r in live])
+    # needs only the live keys and contents: on a large scan a forked child runs it
+    # (and exits without freeing what the join built, which would take ~0.1 s).
+    duplicates = Beside(duplicate_pairs, live.column(M_KEY), live.column(M_CONTENT),
+                        fork=len(live.rows) >= FORK_MIN_ROWS, in_child={"hold": []})
+    docs = corpus.Docs(*map(live.column, (M_KEY, M_SCOPE, M_TYPE, M_CONTENT)))
     stable_ids = _stable_ids(live)
     for key, (ref, mems, reviews, summaries) in data.items():
         report.scanned[key] = {"memories": len(mems), "reviews": len(reviews),
@@ -307,12 +334,6 @@ def _scan(refs: Iterable[StoreRef], now: datetime) -> Report:
     return report
 
 
-def _live_duplicate_pairs(memories: list[list[tuple]]) -> dict[int, dict[int, float]]:
-    """``duplicate_pairs`` of the live rows of each store in turn: positions in ``live``."""
-    live = [r for mems in memories for r in mems if r[M_DELETED_AT] is None]
-    return duplicate_pairs([r[M_KEY] for r in live], [r[M_CONTENT] for r in live])
-
-
 def _memory_findings(key: str, mems: list[tuple], stable_ids: set[str], now: datetime,
                      items: list[Item | StaleItem]) -> None:
     # Most rows have nothing to report, so no pass here visits every row in
@@ -346,14 +367,14 @@ def _memory_findings(key: str, mems: list[tuple], stable_ids: set[str], now: dat
                      repeat(stable), repeat(staleness))
 
 
-def _corpus(data, live, stable_ids, docs: corpus.Docs, duplicates: Beside) -> list[Item]:
-    """Conflicts and duplicates among the live rows (``docs``, in ``live``'s order), as sorted items."""
+def _corpus(data, live: _Live, stable_ids, docs: corpus.Docs, duplicates: Beside) -> list[Item]:
+    """Conflicts and duplicates among the live rows (``docs``: ``live``'s columns), as sorted items."""
     approved = [(key, r) for key, (_ref, _m, reviews, _s) in data.items() for r in reviews
                 if r[R_STATUS] == "approved"]
     found = [*corpus.same_key_both_scopes(docs),
              *corpus.duplicate_findings(docs, duplicates.result())]
     for _n, f in found:
-        f.related = tuple(f"{live[m][0]}/memories/{live[m][1][M_ID]}" for m in f.related)
+        f.related = tuple(f"{live.store(m)}/memories/{live.rows[m][M_ID]}" for m in f.related)
     contradicted = list(corpus.contradicted_preferences(docs, corpus.Docs.of(
         [(r[R_KEY], r[R_SCOPE], r[R_TYPE], r[R_CONTENT]) for _k, r in approved])))
     for _n, f in contradicted:
@@ -361,7 +382,7 @@ def _corpus(data, live, stable_ids, docs: corpus.Docs, duplicates: Beside) -> li
     found += contradicted
     out = []
     for n, f in found:
-        key, r = live[n]
+        key, r = live.store(n), live.rows[n]
         reach, detail = _memory_reach(r, r[M_ID] in stable_ids, f)
         out.append(Item(key, "memories", r[M_ID], r[M_KEY], f, reach, detail, "live"))
     out.sort(key=_order)
