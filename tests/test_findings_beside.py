@@ -59,19 +59,6 @@ def test_a_child_that_hangs_is_killed_and_the_caller_does_the_work(monkeypatch):
         os.waitpid(child, os.WNOHANG)
 
 
-@needs_fork
-def test_in_child_arguments_reach_only_the_child():
-    # The join gets a list to hold what it would free on return only in the
-    # child, which exits without freeing; the caller's own run frees as usual.
-    def where(x, held=None):
-        return x, held
-    assert Beside(where, 1, in_child={"held": []}).result() == (1, [])
-    job = Beside(where, 1, fork=False, in_child={"held": []})
-    assert job.result() == (1, None) and not job.forked
-    dying = Beside(_in_child_only(os.getpid(), lambda: os._exit(3)), 2, 3, in_child={})
-    assert dying.result() == 5
-
-
 def test_an_error_in_the_function_reaches_the_caller():
     with pytest.raises(ZeroDivisionError):
         Beside(lambda: 1 / 0).result()

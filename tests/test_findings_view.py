@@ -95,30 +95,6 @@ def test_every_family_is_found_and_located(client, corpus):
     assert not [i for i in data["items"] if i["label"] == "build_notes"]
 
 
-def test_a_stale_row_shows_what_an_eager_finding_would(corpus, monkeypatch):
-    # The scan keeps a stale row and makes its finding when shown: every field
-    # the page and the JSON twin read must be what a finding made at scan
-    # time says (rule, age in days, reach and its detail, fixes, order).
-    from dashboard.findings import scan as scan_module
-    from dashboard.findings.rules import Staleness
-    from dashboard.store import build_refs
-    monkeypatch.setattr(storage, "_now_iso", lambda: "2025-12-24T08:30:00")
-    corpus.save("old decision", "Ship on Tuesdays.", ["decision"])     # stale, in the stable block
-    corpus.save("user_old_pref", "Short answers.", ["user"])           # stale, user scope
-    report = scan_module.scan(build_refs(corpus.project_dir, corpus.user_db), NOW)
-    lazy = [i for i in report.items if isinstance(i, scan_module.StaleItem)]
-    assert {(i.label, i.reach) for i in lazy} == {
-        ("vendor_hotline", "recall"), ("billing", "recall"), ("old_decision", "stable"),
-        ("user_old_pref", "stable")}
-    for item in lazy:
-        finding = Staleness(NOW)(item.row[scan_module.M_UPDATED_AT], item.stable)
-        eager = scan_module.Item(item.store, "memories", item.row_id, item.label, finding,
-                                 *scan_module._memory_reach(item.row, item.stable, finding), "live")
-        assert item.to_dict() == eager.to_dict() and item.sort_key == eager.sort_key
-        assert item.category == "upkeep" and "days ago" in item.finding.why
-    assert [i.sort_key for i in report.items] == sorted(i.sort_key for i in report.items)
-
-
 def test_review_evidence_and_summaries_reach(client):
     data = client.get("/findings.json?category=personal").get_json()
     evidence = [i for i in data["items"] if i["field"] == "evidence"]

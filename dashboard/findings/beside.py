@@ -49,15 +49,10 @@ def _can_fork() -> bool:
 
 
 class Beside:
-    """``fn(*args)``, computed in a forked child when possible; ``result()`` waits for it.
+    """``fn(*args)``, computed in a forked child when possible; ``result()`` waits for it."""
 
-    ``in_child``: keyword arguments ``fn`` gets only in the child, such as a
-    list to keep what it would free on return: the child exits without freeing.
-    """
-
-    def __init__(self, fn: Callable[..., Any], *args: Any, fork: bool = True,
-                 in_child: dict[str, Any] | None = None):
-        self._fn, self._args, self._in_child = fn, args, in_child or {}
+    def __init__(self, fn: Callable[..., Any], *args: Any, fork: bool = True):
+        self._fn, self._args = fn, args
         self.pid = self._fd = None   # the child's, until its answer is read
         self.forked = False          # whether the result came from a child (tests, benchmarks)
         if fork and _can_fork():
@@ -75,8 +70,7 @@ class Beside:
             code = 1
             try:
                 os.close(read_fd)
-                payload = pickle.dumps(self._fn(*self._args, **self._in_child),
-                                       pickle.HIGHEST_PROTOCOL)
+                payload = pickle.dumps(self._fn(*self._args), pickle.HIGHEST_PROTOCOL)
                 view = memoryview(payload)
                 while view:
                     view = view[os.write(write_fd, view):]

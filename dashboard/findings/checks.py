@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from datetime import date
 from operator import add
-from typing import Iterator, Sequence
+from typing import Iterator
 
 # ---------------------------------------------------------------------------
 # Check digits
@@ -141,7 +141,7 @@ _ASCII_WORDS = {c: (c + 32 if 65 <= c <= 90 else c if chr(c).isalnum() else 32)
 _NOT_CJK = re.compile(r"[^\u3400-\u4dbf\u4e00-\u9fff\0]+")
 
 
-def token_sets(texts: Sequence[str]) -> list[frozenset[str]]:
+def token_sets(texts: list[str]) -> list[frozenset[str]]:
     """``token_set`` of each text: the ASCII ones in one pass over their join, the others in another."""
     out: list[frozenset[str] | None] = [None] * len(texts)
     plain = list(map(str.isascii, texts))

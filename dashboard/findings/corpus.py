@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 from itertools import compress, count
 from operator import or_
-from typing import Iterator, NamedTuple, Sequence
+from typing import Iterator, NamedTuple
 
 from ..contract import SaveRefused, normalize_key
 from .checks import token_set
@@ -24,10 +24,10 @@ from .rules import Finding
 class Docs(NamedTuple):
     """Rows as the corpus rules see them: one list per column, in the same row order."""
 
-    keys: Sequence[str]     # key_normalized
-    scopes: Sequence[str]
-    types: Sequence[str]
-    texts: Sequence[str]    # content
+    keys: list[str]     # key_normalized
+    scopes: list[str]
+    types: list[str]
+    texts: list[str]    # content
 
     @classmethod
     def of(cls, rows) -> "Docs":

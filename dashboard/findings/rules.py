@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta, timezone
+from datetime import datetime, timedelta, timezone
 from functools import lru_cache
 from typing import Callable, Iterable, Iterator
 
@@ -394,40 +394,15 @@ def stale(updated_at: str, now: datetime, stable: bool = False) -> Finding | Non
     return Staleness(now)(updated_at, stable)
 
 
-# A canonical stamp whose every field is in range: it parses (with a real
-# date) as a naive datetime to the second, so comparing it as a string with
-# ``stale_cutoff`` is comparing the times.
-_STRICT_STAMP = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]")
-
-
 class Staleness:
     """``stale`` at one ``now``, for the many rows of a scan: what depends only
     on the clock (the cutoff stamp, ``now`` in microseconds) is worked out once."""
 
-    __slots__ = ("fresh_after", "_ages", "_real_dates")
+    __slots__ = ("fresh_after", "_ages")
 
     def __init__(self, now: datetime):
         self.fresh_after = stale_cutoff(now)
         self._ages = Ages(now)
-        self._real_dates: dict[str, bool] = {}
-
-    def old(self, stamps: Iterable[str]) -> list[bool]:
-        """For each stamp, whether ``self(stamp)`` finds it stale, without parsing
-        every stamp: a strict canonical one before the cutoff is stale once its
-        date is real (checked once per date); any other takes ``self``'s path."""
-        cutoff, real, out = self.fresh_after, self._real_dates, []
-        for stamp in stamps:
-            if stamp < cutoff and _STRICT_STAMP.fullmatch(stamp):
-                day = stamp[:10]
-                ok = real.get(day)
-                if ok is None:
-                    ok = real[day] = _is_date(day)
-                if ok:
-                    out.append(True)
-                    continue
-            out.append(not (stamp > cutoff and is_canonical_stamp(stamp))
-                       and self._ages.once(stamp or "") > STALE_DAYS)
-        return out
 
     def __call__(self, updated_at: str, stable: bool = False) -> Finding | None:
         if updated_at > self.fresh_after and is_canonical_stamp(updated_at):
@@ -437,14 +412,6 @@ class Staleness:
             return None
         return Finding("upkeep.stale", "upkeep", "updated_at", 0, len(updated_at), updated_at,
                        _stale_why(int(days), stable))
-
-
-def _is_date(day: str) -> bool:
-    try:
-        date.fromisoformat(day)
-    except ValueError:
-        return False
-    return True
 
 
 @lru_cache(maxsize=4096)

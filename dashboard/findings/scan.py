@@ -14,12 +14,11 @@ from __future__ import annotations
 import gc
 import heapq
 import threading
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
-from itertools import compress, count, repeat
-from operator import attrgetter, eq, itemgetter, not_, or_
+from operator import itemgetter
 from typing import Iterable, NamedTuple
 
 from ..contract import STABLE_TYPES
@@ -27,8 +26,8 @@ from ..engine.render import EXCERPT_CHARS, VALUE_PREVIEW
 from ..engine.stable import INCIDENTAL_KEPT, TAIL_CHARS, TAIL_KEPT, TAIL_READ, TAIL_SEPARATOR
 from ..store import StoreProblem
 from ..store.registry import StoreRef
-from ..store.scan import (M_CONTENT, M_DELETED_AT, M_ID, M_KEY, M_SCOPE,
-                          M_TITLE, M_TYPE, M_UPDATED_AT, R_CONTENT, R_EVIDENCE, R_ID, R_KEY, R_SCOPE, R_STATUS,
+from ..store.scan import (M_CONTENT, M_DELETED_AT, M_ID, M_KEY, M_SCOPE, M_TITLE, M_TYPE,
+                          M_UPDATED_AT, R_CONTENT, R_EVIDENCE, R_ID, R_KEY, R_SCOPE, R_STATUS,
                           R_TITLE, R_TYPE, S_ID, S_SESSION_ID, S_SUMMARY_TEXT, scan_memories,
                           scan_review_items, scan_summaries)
 from . import corpus
@@ -45,9 +44,8 @@ REACH = {"stable": "stable block every turn", "recall": "recall only",
          "disk": "invisible but still on disk"}
 _REACH_ORDER = {"stable": 0, "recall": 1, "disk": 2}
 _CATEGORY_ORDER = {c: i for i, c in enumerate(CATEGORIES)}
-_order = attrgetter("sort_key")    # the page's order (Item.sort_key)
-# Below this many live memory rows a scan takes well under a second and a
-# forked child would cost more than it saves.
+# Below this many memory rows a scan takes well under a second and a forked
+# child would cost more than it saves.
 FORK_MIN_ROWS = 20_000
 
 
@@ -59,14 +57,18 @@ class Action(NamedTuple):
     href: str
 
 
-class _Shown:
-    """What a page and the JSON twin read of a finding, whichever way it was stored."""
+@dataclass(slots=True)  # not frozen: a frozen __init__ is slower, and scans make many
+class Item:
+    """One finding located in one row of one store."""
 
-    __slots__ = ()
-
-    @property
-    def category(self) -> str:
-        return self.finding.category
+    store: str
+    table: str
+    row_id: str
+    label: str          # key or session id, to recognise the row
+    finding: Finding
+    reach: str
+    reach_detail: str
+    state: str          # what the fixes depend on: live | deleted | a review status | ""
 
     @property
     def actions(self) -> tuple[Action, ...]:
@@ -81,68 +83,11 @@ class _Shown:
                 "actions": [a._asdict() for a in self.actions]}
 
 
-@dataclass(slots=True)  # not frozen: a frozen __init__ is slower, and scans make many
-class Item(_Shown):
-    """One finding located in one row of one store."""
-
-    store: str
-    table: str
-    row_id: str
-    label: str          # key or session id, to recognise the row
-    finding: Finding
-    reach: str
-    reach_detail: str
-    state: str          # what the fixes depend on: live | deleted | a review status | ""
-
-    @property
-    def sort_key(self) -> tuple:
-        # The page's order: category, then how the text reaches the model, then place.
-        return (_CATEGORY_ORDER[self.finding.category], _REACH_ORDER[self.reach], self.store,
-                self.table, self.row_id, self.finding.start)
-
-
-class StaleItem(_Shown):
-    """A live memory past the stale limit, shown as an ``Item`` with the same fields.
-
-    A large store has tens of thousands of stale rows and a page shows a
-    hundred, so the scan keeps the row and decides only that it is stale;
-    the finding (its age in days) and the texts are made when it is shown.
-    """
-
-    __slots__ = ("store", "row", "stable", "_staleness", "sort_key")
-    table, state, category = "memories", "live", "upkeep"
-
-    def __init__(self, store: str, row: tuple, stable: bool, staleness: Staleness):
-        self.store, self.row, self.stable, self._staleness = store, row, stable, staleness
-        self.sort_key = (_CATEGORY_ORDER["upkeep"], _REACH_ORDER[self.reach], store, "memories",
-                         row[M_ID], 0)
-
-    @property
-    def row_id(self) -> str:
-        return self.row[M_ID]
-
-    @property
-    def label(self) -> str:
-        return self.row[M_KEY]
-
-    @property
-    def finding(self) -> Finding:
-        return self._staleness(self.row[M_UPDATED_AT], self.stable)
-
-    @property
-    def reach(self) -> str:
-        return "stable" if self.stable else "recall"
-
-    @property
-    def reach_detail(self) -> str:
-        return _live_reach(self.row, self.stable)[1]
-
-
 @dataclass
 class Report:
     """Everything one scan found, plus what it read and what it could not."""
 
-    items: list[Item | StaleItem] = field(default_factory=list)
+    items: list[Item] = field(default_factory=list)
     scanned: dict = field(default_factory=dict)
     problems: list[dict] = field(default_factory=list)
     forked: bool = False    # whether a forked child ran the near-duplicate join (findings.beside)
@@ -176,11 +121,6 @@ def _memory_reach(row, stable: bool, f: Finding) -> tuple[str, str]:
     if f.field == "content" and f.start >= shown and f.category != "conflict":
         return "disk", (f"past the first {shown} characters, the only part of the value "
                         f"{'the stable block' if stable else 'recall'} shows; still in the file")
-    return _live_reach(row, stable)
-
-
-def _live_reach(row, stable: bool) -> tuple[str, str]:
-    # How a live memory reaches the model as a whole.
     if stable:
         why = "user scope" if row[M_SCOPE] == "user" else (
             f"type {row[M_TYPE]}" if row[M_TYPE] in STABLE_TYPES else "one of the 3 most recent facts")
@@ -188,43 +128,13 @@ def _live_reach(row, stable: bool) -> tuple[str, str]:
     return "recall", "in <memory-context> only when a query scores it"
 
 
-class _Live:
-    """The live memory rows of every store in turn (a row is its position), and their columns.
-
-    The corpus rules and the near-duplicate join read columns, each built once,
-    in C, when first asked for (the join's two before its child is forked).
-    """
-
-    def __init__(self, stores: Iterable[tuple[str, list[tuple]]]):
-        self.rows: list[tuple] = []
-        self._stores: list[str] = []
-        self._starts: list[int] = []
-        self._columns: dict[int, list] = {}
-        for key, mems in stores:
-            self._stores.append(key)
-            self._starts.append(len(self.rows))
-            self.rows += [r for r in mems if r[M_DELETED_AT] is None]
-
-    def column(self, at: int) -> list:
-        """One column (an ``M_*`` position) of every live row."""
-        if at not in self._columns:
-            self._columns[at] = list(map(itemgetter(at), self.rows))
-        return self._columns[at]
-
-    def store(self, n: int) -> str:
-        """The key of the store live row ``n`` comes from."""
-        return self._stores[bisect_right(self._starts, n) - 1]
-
-
-def _stable_ids(live: _Live) -> set[str]:
+def _stable_ids(live: list[tuple[str, tuple]]) -> set[str]:
     """Ids agentao selects for the stable block (contract §9.1), project rows first."""
-    ids, scopes, types, stamps = map(live.column, (M_ID, M_SCOPE, M_TYPE, M_UPDATED_AT))
-    stable = set(compress(ids, map(or_, map(eq, scopes, repeat("user")),
-                                   map(STABLE_TYPES.__contains__, types))))
-    incidental = compress(count(), map(not_, map(stable.__contains__, ids)))
+    ids = {r[M_ID] for _s, r in live if r[M_SCOPE] == "user" or r[M_TYPE] in STABLE_TYPES}
+    incidental = [r for _s, r in live if r[M_ID] not in ids]
     # nlargest keeps sorted(reverse=True)'s order among equal stamps, without sorting every row.
-    newest = heapq.nlargest(INCIDENTAL_KEPT, incidental, key=stamps.__getitem__)
-    return stable | {ids[n] for n in newest}
+    newest = heapq.nlargest(INCIDENTAL_KEPT, incidental, key=itemgetter(M_UPDATED_AT))
+    return ids | {r[M_ID] for r in newest}
 
 
 def _tail_reach(rows) -> dict[str, int]:
@@ -292,13 +202,16 @@ def _scan(refs: Iterable[StoreRef], now: datetime) -> Report:
         except StoreProblem as problem:
             report.problems.append({"store": ref.key, "kind": problem.kind, "message": str(problem)})
     items = report.items
-    live = _Live((key, mems) for key, (_ref, mems, _rv, _sm) in data.items())
     # The near-duplicate join costs about as much as every other rule together and
-    # needs only the live keys and contents: on a large scan a forked child runs it
-    # (and exits without freeing what the join built, which would take ~0.1 s).
-    duplicates = Beside(duplicate_pairs, live.column(M_KEY), live.column(M_CONTENT),
-                        fork=len(live.rows) >= FORK_MIN_ROWS, in_child={"hold": []})
-    docs = corpus.Docs(*map(live.column, (M_KEY, M_SCOPE, M_TYPE, M_CONTENT)))
+    # needs only the live keys and contents: on a large scan a forked child runs it,
+    # and picks them out of the rows itself while this process does the same below.
+    memories = [mems for _ref, mems, _rv, _sm in data.values()]
+    duplicates = Beside(_live_duplicate_pairs, memories,
+                        fork=sum(map(len, memories)) >= FORK_MIN_ROWS)
+    live = [(key, r) for key, (_ref, mems, _rv, _sm) in data.items() for r in mems
+            if r[M_DELETED_AT] is None]
+    docs = corpus.Docs([r[M_KEY] for _k, r in live], [r[M_SCOPE] for _k, r in live],
+                       [r[M_TYPE] for _k, r in live], [r[M_CONTENT] for _k, r in live])
     stable_ids = _stable_ids(live)
     for key, (ref, mems, reviews, summaries) in data.items():
         report.scanned[key] = {"memories": len(mems), "reviews": len(reviews),
@@ -329,13 +242,26 @@ def _scan(refs: Iterable[StoreRef], now: datetime) -> Report:
     # category's place, so the list sorted above (while the child ran) stays sorted.
     conflicts = _corpus(data, live, stable_ids, docs, duplicates)
     report.forked = duplicates.forked
-    at = bisect_left(items, _CATEGORY_ORDER["conflict"], key=lambda i: _CATEGORY_ORDER[i.category])
+    at = bisect_left(items, _CATEGORY_ORDER["conflict"],
+                     key=lambda i: _CATEGORY_ORDER[i.finding.category])
     items[at:at] = conflicts
     return report
 
 
+def _live_duplicate_pairs(memories: list[list[tuple]]) -> dict[int, dict[int, float]]:
+    """``duplicate_pairs`` of the live rows of each store in turn: positions in ``live``."""
+    live = [r for mems in memories for r in mems if r[M_DELETED_AT] is None]
+    return duplicate_pairs([r[M_KEY] for r in live], [r[M_CONTENT] for r in live])
+
+
+def _order(item: Item) -> tuple:
+    # The page's order: category, then how the text reaches the model, then place.
+    return (_CATEGORY_ORDER[item.finding.category], _REACH_ORDER[item.reach], item.store,
+            item.table, item.row_id, item.finding.start)
+
+
 def _memory_findings(key: str, mems: list[tuple], stable_ids: set[str], now: datetime,
-                     items: list[Item | StaleItem]) -> None:
+                     items: list[Item]) -> None:
     # Most rows have nothing to report, so no pass here visits every row in
     # Python: the gate picks the rows the text rules may flag, one comparison
     # in a list comprehension the fresh ones.  A row's findings keep the order
@@ -358,23 +284,28 @@ def _memory_findings(key: str, mems: list[tuple], stable_ids: set[str], now: dat
             items.append(Item(key, "memories", r[M_ID], r[M_KEY], f, reach, detail, state))
     staleness = Staleness(now)
     fresh_after = staleness.fresh_after
-    old = [r for r in mems if r[M_DELETED_AT] is None and not (
-        r[M_UPDATED_AT] > fresh_after and is_canonical_stamp(r[M_UPDATED_AT]))]
-    old = sorted(compress(old, staleness.old([r[M_UPDATED_AT] for r in old])), key=itemgetter(M_ID))
-    # In the page's order (stable first, then by id), so the final sort finds them in runs.
-    for stable in (True, False):
-        items += map(StaleItem, repeat(key), [r for r in old if (r[M_ID] in stable_ids) is stable],
-                     repeat(stable), repeat(staleness))
+    # A stale finding is on a live row and not on its content, so its reach
+    # depends only on whether the row is stable, its scope and its type.
+    reaches: dict[tuple, tuple[str, str]] = {}
+    for r in [r for r in mems if r[M_DELETED_AT] is None and not (
+            r[M_UPDATED_AT] > fresh_after and is_canonical_stamp(r[M_UPDATED_AT]))]:
+        stable = r[M_ID] in stable_ids
+        old = staleness(r[M_UPDATED_AT], stable)
+        if old is None:
+            continue
+        where = (stable, r[M_SCOPE], r[M_TYPE])
+        reach = reaches.get(where) or reaches.setdefault(where, _memory_reach(r, stable, old))
+        items.append(Item(key, "memories", r[M_ID], r[M_KEY], old, *reach, "live"))
 
 
-def _corpus(data, live: _Live, stable_ids, docs: corpus.Docs, duplicates: Beside) -> list[Item]:
-    """Conflicts and duplicates among the live rows (``docs``: ``live``'s columns), as sorted items."""
+def _corpus(data, live, stable_ids, docs: corpus.Docs, duplicates: Beside) -> list[Item]:
+    """Conflicts and duplicates among the live rows (``docs``, in ``live``'s order), as sorted items."""
     approved = [(key, r) for key, (_ref, _m, reviews, _s) in data.items() for r in reviews
                 if r[R_STATUS] == "approved"]
     found = [*corpus.same_key_both_scopes(docs),
              *corpus.duplicate_findings(docs, duplicates.result())]
     for _n, f in found:
-        f.related = tuple(f"{live.store(m)}/memories/{live.rows[m][M_ID]}" for m in f.related)
+        f.related = tuple(f"{live[m][0]}/memories/{live[m][1][M_ID]}" for m in f.related)
     contradicted = list(corpus.contradicted_preferences(docs, corpus.Docs.of(
         [(r[R_KEY], r[R_SCOPE], r[R_TYPE], r[R_CONTENT]) for _k, r in approved])))
     for _n, f in contradicted:
@@ -382,7 +313,7 @@ def _corpus(data, live: _Live, stable_ids, docs: corpus.Docs, duplicates: Beside
     found += contradicted
     out = []
     for n, f in found:
-        key, r = live.store(n), live.rows[n]
+        key, r = live[n]
         reach, detail = _memory_reach(r, r[M_ID] in stable_ids, f)
         out.append(Item(key, "memories", r[M_ID], r[M_KEY], f, reach, detail, "live"))
     out.sort(key=_order)

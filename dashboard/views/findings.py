@@ -76,10 +76,11 @@ def index(fmt: str):
     per_page = _number(request.args, "per_page", PER_PAGE, MAX_PER_PAGE)
     report, scanned_at, reused = _report(readable_refs())
     matching = [i for i in report.items
-                if all(v is None or v == getattr(i, k) for k, v in filters.items())]
+                if all(v is None or v == (i.finding.category if k == "category" else getattr(i, k))
+                       for k, v in filters.items())]
     pages = max(1, -(-len(matching) // per_page))
     items = matching[(page - 1) * per_page:page * per_page]
-    counts = {"category": Counter(i.category for i in report.items),
+    counts = {"category": Counter(i.finding.category for i in report.items),
               "store": Counter(i.store for i in report.items),
               "reach": Counter(i.reach for i in report.items)}
     problems = report.problems + [{"store": st.ref.key, "kind": st.problem.kind,
