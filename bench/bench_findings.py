@@ -10,12 +10,18 @@
     cold (nothing cached between runs).  Two ways, alternating: as the page runs
     it (on Linux with 2+ cores the near-duplicate join runs in a forked child,
     ``findings/beside.py``: the goal is this wall time) and all in one process;
-    CPU is given for this process and for the child.  Wall time follows the
+    CPU is given for this process and for the child, with how long the scan
+    waited for the child (near zero: this process's half is the longer one,
+    so only work taken from it shortens the scan) and the minor page faults
+    of each (after the fork, the first write to a page the other process
+    still shares, a reference count too, copies it).  Wall time follows the
     machine's load.  On a shared machine CPU time itself can swing
     2x between identical runs, so the script also times plain sqlite3
     reading the same rows in the same runs, a yardstick for the moment's
-    speed.  To compare code, alternate old and new, or count
-    instructions with ``valgrind --tool=callgrind`` (deterministic).  To check
+    speed.  To compare code, alternate old and new trees in this script's own
+    loop; ``valgrind --tool=callgrind`` counts instructions deterministically
+    but not the cache misses and page copies that decide much of the time
+    (notes/findings-speed.md, session 7).  To check
     that a faster scan returns the same report, hash
     ``[i.to_dict() for i in report.items]`` (the same under any PYTHONHASHSEED:
     a duplicate's related rows are named in row order).
@@ -30,6 +36,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import sqlite3
 import statistics
 import sys
@@ -169,14 +176,19 @@ def build_store(root: Path, n: int, now: datetime) -> tuple[Path, Path]:
 
 
 def _one_scan(refs, clock: datetime, fork: bool):
-    # (wall, CPU of this process, CPU of the child, forked?, report); ``fork=False``
-    # keeps the whole scan in this process, as on a machine where the child cannot run.
+    # (wall, CPU of this process, CPU of the child, forked?, seconds waited for the
+    # child, minor page faults here, in the child, report); ``fork=False`` keeps the
+    # whole scan in this process, as on a machine where the child cannot run.
     scan_module.FORK_MIN_ROWS = 0 if fork else 10**12
+    faults = [resource.getrusage(who).ru_minflt for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
     t0, c0, k0 = time.perf_counter(), time.process_time(), os.times()
     report = scan(refs, clock)
     k1 = os.times()
     child = (k1.children_user - k0.children_user) + (k1.children_system - k0.children_system)
-    return time.perf_counter() - t0, time.process_time() - c0, child, report.forked, report
+    faults = [resource.getrusage(who).ru_minflt - n
+              for who, n in zip((resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN), faults)]
+    return (time.perf_counter() - t0, time.process_time() - c0, child, report.forked,
+            report.waited, *faults, report)
 
 
 def _sqlite_read(paths: list[Path]) -> float:
@@ -221,6 +233,13 @@ def timing(n: int, runs: int, now: datetime) -> None:
               f"CPU median {statistics.median(r[1] for r in rows):.2f} s here"
               + (f" + {statistics.median(r[2] for r in rows):.2f} s in the child "
                  f"(forked {sum(r[3] for r in rows)}/{len(rows)})" if fork else ""))
+        # Which half is the longer: the scan waits for the child only if the child's
+        # is.  Page faults: after the fork each process copies a page it shares with
+        # the other the first time it writes to it (reference counts included).
+        print(f"    {'':34s} minor page faults median {statistics.median(r[5] for r in rows):,.0f} here"
+              + (f" + {statistics.median(r[6] for r in rows):,.0f} in the child; the scan waited "
+                 f"{statistics.median(r[4] for r in rows):.2f} s (median) for the child once its own "
+                 "work was done" if fork else ""))
     median = statistics.median(r[0] for r in results[True])
     read = statistics.median(reads)
     print(f"    reference: sqlite3 alone reading every memory row (SELECT *) median {read:.2f} s, "

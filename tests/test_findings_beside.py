@@ -59,6 +59,30 @@ def test_a_child_that_hangs_is_killed_and_the_caller_does_the_work(monkeypatch):
         os.waitpid(child, os.WNOHANG)
 
 
+@needs_fork
+def test_in_child_arguments_reach_only_the_child():
+    # The join gets a list to hold what it would free on return only in the
+    # child, which exits without freeing; the caller's own run frees as usual.
+    def where(x, held=None):
+        return x, held
+    assert Beside(where, 1, in_child={"held": []}).result() == (1, [])
+    job = Beside(where, 1, fork=False, in_child={"held": []})
+    assert job.result() == (1, None) and not job.forked
+    dying = Beside(_in_child_only(os.getpid(), lambda: os._exit(3)), 2, 3, in_child={})
+    assert dying.result() == 5
+
+
+@needs_fork
+def test_the_time_spent_waiting_for_the_child_is_measured():
+    # The benchmark prints it: near zero when the caller's own work was the longer half.
+    slow = Beside(_in_child_only(os.getpid(), lambda: time.sleep(0.3)), 2, 3)
+    assert slow.result() == 5 and slow.forked and 0.25 <= slow.waited < 5
+    quick = Beside(sorted, [2, 1])
+    time.sleep(0.3)
+    assert quick.result() == [1, 2] and quick.forked and quick.waited < 0.25
+    assert Beside(sorted, [2, 1], fork=False).waited == 0.0
+
+
 def test_an_error_in_the_function_reaches_the_caller():
     with pytest.raises(ZeroDivisionError):
         Beside(lambda: 1 / 0).result()

@@ -49,12 +49,18 @@ def _can_fork() -> bool:
 
 
 class Beside:
-    """``fn(*args)``, computed in a forked child when possible; ``result()`` waits for it."""
+    """``fn(*args)``, computed in a forked child when possible; ``result()`` waits for it.
 
-    def __init__(self, fn: Callable[..., Any], *args: Any, fork: bool = True):
-        self._fn, self._args = fn, args
+    ``in_child``: keyword arguments ``fn`` gets only in the child, such as a
+    list to keep what it would free on return: the child exits without freeing.
+    """
+
+    def __init__(self, fn: Callable[..., Any], *args: Any, fork: bool = True,
+                 in_child: dict[str, Any] | None = None):
+        self._fn, self._args, self._in_child = fn, args, in_child or {}
         self.pid = self._fd = None   # the child's, until its answer is read
         self.forked = False          # whether the result came from a child (tests, benchmarks)
+        self.waited = 0.0            # seconds result() spent waiting for the child (benchmarks)
         if fork and _can_fork():
             self._start()
 
@@ -70,7 +76,8 @@ class Beside:
             code = 1
             try:
                 os.close(read_fd)
-                payload = pickle.dumps(self._fn(*self._args), pickle.HIGHEST_PROTOCOL)
+                payload = pickle.dumps(self._fn(*self._args, **self._in_child),
+                                       pickle.HIGHEST_PROTOCOL)
                 view = memoryview(payload)
                 while view:
                     view = view[os.write(write_fd, view):]
@@ -92,7 +99,8 @@ class Beside:
         return self._fn(*self._args)
 
     def _collect(self) -> bytes | None:
-        chunks, fd, deadline = [], self._fd, time.monotonic() + TIMEOUT_S
+        chunks, fd, started = [], self._fd, time.monotonic()
+        deadline = started + TIMEOUT_S
         try:
             while True:
                 left = deadline - time.monotonic()
@@ -107,4 +115,5 @@ class Beside:
             os.close(fd)
             _, status = os.waitpid(self.pid, 0)
             self.pid = None
+            self.waited = time.monotonic() - started
         return b"".join(chunks) if os.waitstatus_to_exitcode(status) == 0 else None

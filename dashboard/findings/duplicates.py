@@ -21,8 +21,8 @@ MIN_TOKENS = 3          # "ok", "uv" under two keys is not worth a finding
 MAX_RELATED = 5
 
 
-def duplicate_pairs(keys: list[str], texts: list[str], threshold: float = DUPLICATE_THRESHOLD
-                    ) -> dict[int, dict[int, float]]:
+def duplicate_pairs(keys: list[str], texts: list[str], threshold: float = DUPLICATE_THRESHOLD,
+                    hold: list | None = None) -> dict[int, dict[int, float]]:
     """For each text (by position), the texts under another key it nearly equals, with the score.
 
     Three exact steps, none pairwise over the corpus.  With a = |A−B|, b = |B−A|
@@ -31,13 +31,16 @@ def duplicate_pairs(keys: list[str], texts: list[str], threshold: float = DUPLIC
     plus one token, found by looking up each set minus one token (needed only
     up to size 2t/(1−t), 18 at t = 0.9); (3) a + b ≥ 2 needs m ≥ 2t/(1−t), so
     only sets that large enter the prefix-filtering join.  At most MAX_RELATED
-    others per text.
+    others per text.  ``hold``, if given, keeps the token sets and their hashes
+    (most of the memory the join uses) rather than their being freed on return.
     """
     # Rows are their positions here: a handle per row would be built and hashed
     # for every row, and only a few percent of rows have a duplicate.
     subset_min = math.ceil(1 / (1 - threshold) - 1e-9)
     join_min = math.ceil(2 * threshold / (1 - threshold) - 1e-9)
     sets = token_sets(texts)
+    if hold is not None:
+        hold.append(sets)
     rows = list(compress(count(), map(MIN_TOKENS.__le__, map(len, sets))))
     kept = list(map(sets.__getitem__, rows))
     # Group in C: a dict keeps each set where it first came (the groups' order)
@@ -63,6 +66,8 @@ def duplicate_pairs(keys: list[str], texts: list[str], threshold: float = DUPLIC
     # hash() per token and per pass cost more than the lists.
     near = [tokens for tokens in last if subset_min - 1 <= len(tokens) <= join_min]
     hashes = list(map(list, map(map, repeat(hash), near)))
+    if hold is not None:
+        hold.append(hashes)
     sums = list(map(sum, hashes))
     # The smaller sets by their sums, built in C; two sets with one sum (a clash of
     # hash sums, rare) are all kept, in a dict of lists built only then.
