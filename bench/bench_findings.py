@@ -175,18 +175,20 @@ def build_store(root: Path, n: int, now: datetime) -> tuple[Path, Path]:
     return project_dir, user_db
 
 
+_WHO = (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)   # children: once reaped
+
+
 def _one_scan(refs, clock: datetime, fork: bool):
     # (wall, CPU of this process, CPU of the child, forked?, seconds waited for the
     # child, minor page faults here, in the child, report); ``fork=False`` keeps the
     # whole scan in this process, as on a machine where the child cannot run.
     scan_module.FORK_MIN_ROWS = 0 if fork else 10**12
-    faults = [resource.getrusage(who).ru_minflt for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
+    faults = [resource.getrusage(who).ru_minflt for who in _WHO]
     t0, c0, k0 = time.perf_counter(), time.process_time(), os.times()
     report = scan(refs, clock)
     k1 = os.times()
     child = (k1.children_user - k0.children_user) + (k1.children_system - k0.children_system)
-    faults = [resource.getrusage(who).ru_minflt - n
-              for who, n in zip((resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN), faults)]
+    faults = [resource.getrusage(who).ru_minflt - n for who, n in zip(_WHO, faults)]
     return (time.perf_counter() - t0, time.process_time() - c0, child, report.forked,
             report.waited, *faults, report)
 
@@ -233,9 +235,7 @@ def timing(n: int, runs: int, now: datetime) -> None:
               f"CPU median {statistics.median(r[1] for r in rows):.2f} s here"
               + (f" + {statistics.median(r[2] for r in rows):.2f} s in the child "
                  f"(forked {sum(r[3] for r in rows)}/{len(rows)})" if fork else ""))
-        # Which half is the longer: the scan waits for the child only if the child's
-        # is.  Page faults: after the fork each process copies a page it shares with
-        # the other the first time it writes to it (reference counts included).
+        # The wait says which half is the longer (see the docstring).
         print(f"    {'':34s} minor page faults median {statistics.median(r[5] for r in rows):,.0f} here"
               + (f" + {statistics.median(r[6] for r in rows):,.0f} in the child; the scan waited "
                  f"{statistics.median(r[4] for r in rows):.2f} s (median) for the child once its own "
