@@ -13,6 +13,7 @@ import math
 from collections import Counter, defaultdict
 from itertools import compress, count, repeat
 from operator import ne, sub
+from typing import Sequence
 
 from .checks import jaccard, token_sets
 
@@ -69,24 +70,21 @@ def duplicate_pairs(keys: list[str], texts: list[str], threshold: float = DUPLIC
     if hold is not None:
         hold.append(hashes)
     sums = list(map(sum, hashes))
-    # The smaller sets by their sums, built in C; two sets with one sum (a clash of
-    # hash sums, rare) are all kept, in a dict of lists built only then.
+    # The smaller sets by their sums, each in a 1-tuple, built in C; only when two
+    # sets share a sum (a clash of hash sums, rare) is it built again in Python.
     is_smaller = list(map(join_min.__gt__, map(len, near)))
     small_sums = list(compress(sums, is_smaller))
-    by_sum = dict(zip(small_sums, compress(near, is_smaller)))
-    clashes: dict[int, list[frozenset[str]]] = {}
+    small_sets = list(compress(near, is_smaller))
+    by_sum: dict[int, Sequence[frozenset[str]]] = dict(zip(small_sums, zip(small_sets)))
     if len(by_sum) < len(small_sums):
-        for total, tokens in zip(small_sums, compress(near, is_smaller)):
-            clashes.setdefault(total, []).append(tokens)
-
-    def summing_to(total: int):
-        return clashes.get(total) or ((by_sum[total],) if total in by_sum else ())
-
+        by_sum = defaultdict(list)
+        for total, tokens in zip(small_sums, small_sets):
+            by_sum[total].append(tokens)
     smaller_sums = by_sum.keys()
     for tokens, total, token_hashes in zip(near, sums, hashes):
         if len(tokens) >= subset_min and not smaller_sums.isdisjoint(
                 map(sub, repeat(total), token_hashes)):
-            smaller = [s for t in tokens for s in summing_to(total - hash(t))
+            smaller = [s for t in tokens for s in by_sum.get(total - hash(t), ())
                        if len(s) == len(tokens) - 1 and s < tokens]
             # Linked in row order, not in the order of this set's tokens: set order
             # follows the process's string hashing, and which MAX_RELATED rows a
