@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from functools import lru_cache
+from operator import itemgetter
 from typing import Callable, Iterable, Iterator
 
 from ..contract import CONTENT_MAX, SECRET_RULES
@@ -310,15 +311,16 @@ TEXT_RULES: tuple[TextRule, ...] = (
 # ---------------------------------------------------------------------------
 # Running the text rules
 # ---------------------------------------------------------------------------
-def _excerpt(text: str, start: int, end: int, secrets) -> str:
-    """The span with a little context, secrets in the window masked, one line."""
+def _excerpt(text: str, start: int, end: int, hidden) -> str:
+    """The span with a little context, one line; every ``(start, end, mask)`` of ``hidden``
+    in the window (secrets and personal data, in text order) shown masked."""
     lo, hi = max(0, start - CONTEXT_CHARS), min(len(text), end + CONTEXT_CHARS)
     out, pos = [], lo
-    for s, e, _rule in secrets:
+    for s, e, mask in hidden:
         if e <= lo or s >= hi:
             continue
         out.append(text[pos:max(pos, s)])
-        out.append(mask_secret(text[s:e]))
+        out.append(mask(text[s:e]))
         pos = max(pos, e)
     out.append(text[pos:hi])
     body = " ".join("".join(out).split())
@@ -340,19 +342,21 @@ def scan_text(text: str, field: str = "content", gate: bool = True) -> list[Find
         why = (GUARD_WHY.format(name=name[6:]) if name.startswith("guard_")
                else EXTRA_WHY.format(name=name))
         out.append(Finding(rule, "secret", field, s, e, mask_secret(text[s:e]), why))
-    taken = [(s, e) for s, e, _r in secrets]
+    # What an unmasked excerpt must not show around its span: the secrets, and the
+    # personal data (the masked rules come first in TEXT_RULES), each as its finding shows it.
+    hidden = [(s, e, mask_secret) for s, e, _r in secrets]
     for rule in TEXT_RULES:
         if not open_[rule.category]:
             continue
         for s, e in rule.find(text):
             if rule.mask is not None:
                 # A number inside a secret is part of the secret, not a second finding.
-                if any(s < te and e > ts for ts, te in taken):
+                if any(s < he and e > hs for hs, he, _m in hidden):
                     continue
-                taken.append((s, e))
+                hidden.append((s, e, rule.mask))
                 excerpt = rule.mask(text[s:e])
             else:
-                excerpt = _excerpt(text, s, e, secrets)
+                excerpt = _excerpt(text, s, e, sorted(hidden, key=itemgetter(0)))
             out.append(Finding(rule.id, rule.category, field, s, e, excerpt, rule.why))
     return out
 
