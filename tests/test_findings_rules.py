@@ -445,3 +445,26 @@ def test_token_sets_in_one_pass_equal_token_set_of_each_text():
     assert token_sets(texts) == [token_set(t) for t in texts]
     joinable = [t.replace("\0", "") for t in texts]     # no NUL: each kind of text in one pass
     assert token_sets(joinable) == [token_set(t) for t in joinable]
+
+
+def test_signatures_find_text_as_the_block_escapes_it():
+    sig = checks.text_signature("a<b & c>")
+    assert checks.valid_signature(sig) and checks.signed_here(sig)
+    assert checks.signature_in("value: x a&lt;b &amp; c&gt; y", sig)
+    assert not checks.signature_in("value: x a<b & c> y", sig)
+    assert not checks.signature_in("a&lt;b &amp; c", sig)          # cut short
+    assert not checks.signature_in("", sig)
+    assert checks.signature_in("秘密 token 秘密", checks.text_signature("token 秘"))
+    assert not checks.valid_signature("x" + sig) and not checks.valid_signature(sig[:-1])
+
+
+
+def test_a_signature_is_keyed_per_process(monkeypatch):
+    sig = checks.text_signature("hunter2")
+    monkeypatch.setattr(checks, "_SIGNER", "f" * 8 if checks._SIGNER != "f" * 8 else "e" * 8)
+    assert not checks.signed_here(sig)
+    monkeypatch.setattr(checks, "_SIGNING_KEY", bytes(32))
+    again = checks.text_signature("hunter2")
+    # Same text, same length, another key: another digest, so no plain-hash lookup table works.
+    assert again.split(".")[1] == sig.split(".")[1] and again.split(".")[2] != sig.split(".")[2]
+    assert not checks.signature_in("pw hunter2", sig.replace(sig[:8], checks._SIGNER))

@@ -1,5 +1,7 @@
 """The findings page over stores agentao wrote: where each finding is, how it reaches
-the model, what fixes it — and that secrets never leave the page unmasked."""
+the model, what fixes it — and that secrets never leave the page unmasked.  Then the
+re-check of one finding after a fix: the row scanned again, and the flagged text looked
+for in both prompt blocks as agentao would send them now."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from agentao.memory.models import MemoryRecord
 from bs4 import BeautifulSoup
 
 from agentao_world import file_digest
+from dashboard.findings import checks
 
 HTMX = {"HX-Request": "true"}
 BOOSTED = {"HX-Request": "true", "HX-Boosted": "true"}
@@ -148,7 +151,7 @@ def test_fix_links_and_no_writes(client, corpus):
     page = soup(client.get("/findings?category=secret"))
     row = page.select_one('tr[data-rule="secret.npm_token"]')
     actions = {a["data-action"]: a["href"] for a in row.select("a[data-action]")}
-    assert set(actions) == {"view", "edit", "soft_delete", "hard_purge"}
+    assert set(actions) == {"view", "edit", "soft_delete", "hard_purge", "check"}
     for href in actions.values():   # every fix is a page that exists
         assert client.get(href).status_code == 200, href
     page_json = client.get("/findings.json?category=personal").get_json()
@@ -228,3 +231,104 @@ def test_scan_again_on_request_and_after_a_minute(client, monkeypatch):
     from dashboard.views import findings
     monkeypatch.setattr(findings, "REUSE_S", 0)
     assert client.get("/findings.json").get_json()["reused"] is False
+
+
+# --- Re-checking one finding after a fix -------------------------------------------
+
+def check_of(client, rule, key=None):
+    found = by_rule(client.get("/findings.json").get_json(), rule)
+    item = next(i for i in found if key is None or i["label"] == key)
+    href = next(a["href"] for a in item["actions"] if a["code"] == "check")
+    return href, item
+
+
+def json_of(client, href):
+    path, _, query = href.partition("?")
+    r = client.get(f"{path}.json?{query}")
+    assert r.status_code == 200, r.get_data(as_text=True)
+    return r.get_json()
+
+
+def blocks(data):
+    return {b["block"]: b["text_found"] for b in data["blocks"]}
+
+
+def test_soft_delete_takes_the_text_out_of_both_blocks_but_not_off_disk(corpus):
+    client = corpus.app(FINDINGS_NOW=NOW).test_client()
+    href, item = check_of(client, "instruction.override")
+    before = json_of(client, href)
+    assert item["reach"] == "stable" and before["verdict"] == "reaches"
+    assert before["still_flagged"] and blocks(before)["stable"] is True
+    target = next(m for m in corpus.manager.get_all_entries() if m.key_normalized == "deleting_files")
+    corpus.manager.delete(target.id)
+    after = json_of(client, href)
+    assert (after["verdict"], after["row"], after["still_flagged"]) == ("on_disk", "deleted", True)
+    assert blocks(after) == {"stable": False, "context": False} and not after["held_elsewhere"]
+    assert [f["reach"] for f in after["findings"]] == ["disk"]
+
+
+def test_editing_the_secret_out_fixes_the_finding(corpus):
+    client = corpus.app(FINDINGS_NOW=NOW).test_client()
+    href, item = check_of(client, "secret.npm_token")
+    before = json_of(client, href)
+    # Recall only: the row's own words recall it, and its value carries the token.
+    assert item["reach"] == "recall" and before["verdict"] == "reaches"
+    assert blocks(before) == {"stable": False, "context": True}
+    corpus.save("publish", "Publish from CI only; the token lives in the CI secret store.", ["release"])
+    after = json_of(client, href)
+    assert (after["verdict"], after["row"], after["still_flagged"]) == ("fixed", "live", False)
+    assert blocks(after) == {"stable": False, "context": False} and after["text_looked_for"]
+    page = soup(client.get(href))
+    assert page.select_one("#finding-check")["data-verdict"] == "fixed"
+    assert [d["data-text-found"] for d in page.select("[data-block]")] == ["no", "no"]
+
+
+def test_the_same_text_in_another_row_still_reaches(corpus):
+    client = corpus.app(FINDINGS_NOW=NOW).test_client()
+    corpus.save("billing mail", "Send invoices to alice.smith@acme-corp.io monthly.", ["billing"])
+    href, _item = check_of(client, "personal.email", key="billing_mail")
+    target = next(m for m in corpus.manager.get_all_entries() if m.key_normalized == "billing_mail")
+    corpus.manager.delete(target.id)
+    data = json_of(client, href)
+    # This row is out of the prompt, but user_contact (user scope: stable) holds the address.
+    assert data["row"] == "deleted" and blocks(data)["stable"] is True
+    assert data["verdict"] == "reaches" and data["held_elsewhere"]
+    assert soup(client.get(href)).select_one('[data-field="elsewhere"] a')["href"] == "/findings?category=personal"
+
+
+def test_a_link_from_before_a_restart_says_so(corpus, monkeypatch):
+    client = corpus.app(FINDINGS_NOW=NOW).test_client()
+    href, _item = check_of(client, "instruction.override")
+    monkeypatch.setattr(checks, "_SIGNER", "0" * 8)
+    monkeypatch.setattr(checks, "_SIGNING_KEY", b"k" * 32)
+    data = json_of(client, href)
+    assert data["signature_expired"] and not data["text_looked_for"]
+    assert set(blocks(data).values()) == {None}
+    assert data["verdict"] == "reaches"   # still flagged, and the scan says it is stable
+    page = soup(client.get(href))
+    assert page.select_one('[data-field="signature-expired"]')
+
+
+def test_bad_checks_are_refused_and_nothing_is_written(corpus):
+    client = corpus.app(FINDINGS_NOW=NOW).test_client()
+    before = file_digest(corpus.project_db, corpus.user_db)
+    href, _item = check_of(client, "secret.npm_token")
+    path, _, query = href.partition("?")
+    store, table, row = path.split("/")[3:]
+    assert client.get(f"/findings/check/elsewhere/{table}/{row}?{query}").status_code == 404
+    assert client.get(f"/findings/check/{store}/events/{row}?{query}").status_code == 404
+    assert client.get(f"{path}?rule=<script>&field=content").status_code == 400
+    r = client.get(f"{path}.json?rule=secret.npm_token&field=content&sig=deadbeef")
+    assert r.status_code == 400 and "sig" in r.get_json()["message"]
+    gone = json_of(client, f"/findings/check/{store}/{table}/nosuchrow?rule=secret.npm_token&field=content")
+    assert (gone["row"], gone["verdict"], gone["findings"]) == ("gone", "fixed", [])
+    assert file_digest(corpus.project_db, corpus.user_db) == before
+
+
+def test_rules_without_a_text_span_check_the_row_only(corpus):
+    client = corpus.app(FINDINGS_NOW=NOW).test_client()
+    href, item = check_of(client, "upkeep.stale")
+    data = json_of(client, href)
+    assert "sig=" not in href and not data["text_looked_for"] and not data["signature_expired"]
+    assert data["still_flagged"] and data["verdict"] == ("on_disk" if item["reach"] == "disk" else "reaches")
+    assert soup(client.get(href)).select_one('[data-field="no-text"]')

@@ -54,7 +54,11 @@ def fill(app, agent, planted) -> list[str]:
     for store, memory_id in planted.values():
         urls.update(get_routes(app, {"store": store, "key": store, "memory_id": memory_id,
                                      "item_id": items[0][0], "job_id": "0" * 12,
-                                     "filename": "app.css"}))
+                                     "filename": "app.css", "table": "memories",
+                                     "row_id": memory_id}))
+    # The re-check pages as the findings list links them (rule, field, label, signature).
+    findings = app.test_client().get("/findings.json?per_page=1000").get_json()["items"]
+    urls.update(a["href"] for i in findings for a in i["actions"] if a["code"] == "check")
     return sorted(u for u in urls if not u.startswith("/static/"))
 
 

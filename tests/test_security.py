@@ -25,7 +25,8 @@ def get_urls(app, seeded) -> list[str]:
     memory = seeded.manager.search("uv")[0]
     return sorted(set(get_routes(app, {"store": "project", "key": "project",
                                        "memory_id": memory.id, "job_id": "0" * 12,
-                                       "filename": "app.css"})))
+                                       "filename": "app.css", "table": "memories",
+                                       "row_id": memory.id})))
 
 
 @pytest.fixture

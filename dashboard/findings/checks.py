@@ -2,15 +2,21 @@
 
 Pure helpers, no patterns of their own: Luhn for card numbers, ISO 7064
 MOD 11-2 for the 18-digit PRC resident ID, ISO 13616 mod-97 for IBANs,
-and the token sets used to compare memories with one another.
+the token sets used to compare memories with one another, and the keyed
+signatures that let a re-check look for flagged text without keeping it.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import os
 import re
 from datetime import date
 from operator import add
 from typing import Iterator
+
+from ..engine.render import escape
 
 # ---------------------------------------------------------------------------
 # Check digits
@@ -178,3 +184,46 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
         return 0.0
     inter = len(a & b)
     return inter / (len(a) + len(b) - inter)
+
+
+# ---------------------------------------------------------------------------
+# Signatures of flagged text: found again in a prompt block, never kept
+# ---------------------------------------------------------------------------
+# One key per process, drawn at start: a signature in a link means nothing to
+# anyone without it, and nothing once the dashboard restarts.  (A plain hash of
+# a phone number or a short password could be reversed by trying them all.)
+# The signer tag says which process made a signature, so that one from before
+# a restart is told apart instead of silently never matching.
+_SIGNING_KEY = os.urandom(32)
+_SIGNER = os.urandom(4).hex()
+_SIGNATURE = re.compile(r"([0-9a-f]{8})\.([1-9][0-9]{0,5})\.([0-9a-f]{32})")
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16,
+                           key=_SIGNING_KEY).hexdigest()
+
+
+def text_signature(text: str) -> str:
+    """``<signer>.<length>.<keyed digest>`` of ``text`` as a prompt block would show it (escaped)."""
+    shown = escape(text)
+    return f"{_SIGNER}.{len(shown)}.{_digest(shown)}"
+
+
+def valid_signature(signature: str) -> bool:
+    """Whether ``signature`` has the form ``text_signature`` gives, made here or not."""
+    return _SIGNATURE.fullmatch(signature) is not None
+
+
+def signed_here(signature: str) -> bool:
+    """Whether this process made ``signature`` (a dashboard restart draws a new key)."""
+    m = _SIGNATURE.fullmatch(signature)
+    return m is not None and m.group(1) == _SIGNER
+
+
+def signature_in(block: str, signature: str) -> bool:
+    """Whether the text behind ``signature`` (``signed_here``) appears anywhere in ``block``."""
+    _signer, length, digest = _SIGNATURE.fullmatch(signature).groups()
+    n = int(length)
+    return any(hmac.compare_digest(_digest(block[i:i + n]), digest)
+               for i in range(len(block) - n + 1))

@@ -25,7 +25,8 @@ from typing import Callable, Iterable, Iterator
 
 from ..contract import CONTENT_MAX, SECRET_RULES
 from ..engine.recall import STALE_DAYS, Ages
-from .checks import iban_ok, luhn_ok, mask_digits, mask_email, mask_secret, prc_id_ok
+from .checks import (iban_ok, luhn_ok, mask_digits, mask_email, mask_secret, prc_id_ok,
+                     text_signature)
 from .gates import FAMILY_GATES, open_families
 
 NEAR_LIMIT = 3600
@@ -44,6 +45,7 @@ class Finding:
     excerpt: str        # masked for secret and personal findings
     why: str
     related: tuple[str, ...] = ()
+    signature: str = ""  # of the flagged text (checks.text_signature), for text rules only
 
     def to_dict(self) -> dict:
         return {"rule": self.rule, "category": self.category, "field": self.field,
@@ -341,7 +343,8 @@ def scan_text(text: str, field: str = "content", gate: bool = True) -> list[Find
         name = rule.split(".", 1)[1]
         why = (GUARD_WHY.format(name=name[6:]) if name.startswith("guard_")
                else EXTRA_WHY.format(name=name))
-        out.append(Finding(rule, "secret", field, s, e, mask_secret(text[s:e]), why))
+        out.append(Finding(rule, "secret", field, s, e, mask_secret(text[s:e]), why,
+                           signature=text_signature(text[s:e])))
     # What an unmasked excerpt must not show around its span: the secrets, and the
     # personal data (the masked rules come first in TEXT_RULES), each as its finding shows it.
     hidden = [(s, e, mask_secret) for s, e, _r in secrets]
@@ -357,7 +360,8 @@ def scan_text(text: str, field: str = "content", gate: bool = True) -> list[Find
                 excerpt = rule.mask(text[s:e])
             else:
                 excerpt = _excerpt(text, s, e, sorted(hidden, key=itemgetter(0)))
-            out.append(Finding(rule.id, rule.category, field, s, e, excerpt, rule.why))
+            out.append(Finding(rule.id, rule.category, field, s, e, excerpt, rule.why,
+                               signature=text_signature(text[s:e])))
     return out
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from operator import itemgetter
 from typing import Iterable, NamedTuple
+from urllib.parse import quote, urlencode
 
 from ..contract import STABLE_TYPES
 from ..engine.render import EXCERPT_CHARS, VALUE_PREVIEW
@@ -74,7 +75,17 @@ class Item:
     def actions(self) -> tuple[Action, ...]:
         # Built when a page or the JSON twin shows the item: a scan flags tens of
         # thousands of rows (every stale one), a page shows a hundred.
-        return _actions(self.store, self.table, self.row_id, self.state)
+        return (*_actions(self.store, self.table, self.row_id, self.state),
+                Action("check", "re-check", self.check_href))
+
+    @property
+    def check_href(self) -> str:
+        """The page that scans again and looks for the flagged text in both blocks (after a fix)."""
+        args = {"rule": self.finding.rule, "field": self.finding.field, "label": self.label}
+        if self.finding.signature:
+            args["sig"] = self.finding.signature
+        return (f"/findings/check/{quote(self.store, safe='')}/{self.table}/"
+                f"{quote(self.row_id, safe='')}?{urlencode(args)}")
 
     def to_dict(self) -> dict:
         return {"store": self.store, "table": self.table, "row_id": self.row_id,

@@ -29,8 +29,9 @@ SUMMARY_COLUMNS = ("id", "session_id", "summary_text", "created_at")
 (S_ID, S_SESSION_ID, S_SUMMARY_TEXT, S_CREATED_AT) = range(4)
 
 
-def _all(ref: StoreRef, table: str, columns, order: str) -> list[tuple]:
-    sql = f"SELECT {', '.join(columns)} FROM {table} ORDER BY {order}"
+def _all(ref: StoreRef, table: str, columns, order: str, where: str = "",
+         params: tuple = ()) -> list[tuple]:
+    sql = f"SELECT {', '.join(columns)} FROM {table} {where} ORDER BY {order}"
 
     def run(conn):
         cur = conn.cursor()
@@ -38,12 +39,12 @@ def _all(ref: StoreRef, table: str, columns, order: str) -> list[tuple]:
         # Decode in C; only a file holding invalid UTF-8 pays for the tolerant decoder.
         conn.text_factory = str
         try:
-            return cur.execute(sql).fetchall()
+            return cur.execute(sql, params).fetchall()
         except sqlite3.OperationalError as exc:
             if "decode" not in str(exc).lower():
                 raise
             conn.text_factory = decode_text
-            return conn.cursor().execute(sql).fetchall()
+            return conn.cursor().execute(sql, params).fetchall()
     return read(ref.path, run)
 
 
@@ -60,3 +61,14 @@ def scan_review_items(ref: StoreRef) -> list[tuple]:
 def scan_summaries(ref: StoreRef) -> list[tuple]:
     """Every session summary of one file, newest first (the tail's order, contract §8; ``S_*``)."""
     return _all(ref, "session_summaries", SUMMARY_COLUMNS, "created_at DESC, rowid")
+
+
+# The scanned tables and their readers' columns, for reading one row again.
+SCANNED = {"memories": MEMORY_COLUMNS, "memory_review_queue": REVIEW_COLUMNS,
+           "session_summaries": SUMMARY_COLUMNS}
+
+
+def scan_row(ref: StoreRef, table: str, row_id: str) -> tuple | None:
+    """One row of a scanned table as the scan reads it (same positions), or None if it is gone."""
+    rows = _all(ref, table, SCANNED[table], "rowid", "WHERE id = ?", (row_id,))
+    return rows[0] if rows else None

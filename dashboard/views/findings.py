@@ -1,7 +1,13 @@
-"""Findings: memories that should not be there, where they are, how they reach the model."""
+"""Findings: memories that should not be there, where they are, how they reach the model.
+
+``/findings`` lists them; ``/findings/check/...`` re-checks one after a fix: it
+scans again, and looks for the flagged text in both prompt blocks as the
+preview engine renders them now.
+"""
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections import Counter
@@ -9,9 +15,14 @@ from datetime import datetime, timezone
 
 from flask import Blueprint, abort, current_app, request
 
+from ..engine import preview
+from ..findings.checks import signature_in, signed_here, valid_signature
 from ..findings.scan import CATEGORIES, REACH, Report, scan
+from ..preview_source import source_for
 from ..store import file_stamp
-from ..web import page_route, readable_refs, render, statuses, stores, twin
+from ..store.scan import (M_CONTENT, M_DELETED_AT, M_TITLE, R_CONTENT, R_STATUS, R_TITLE,
+                          SCANNED, scan_row)
+from ..web import page_route, readable_refs, render, statuses, store_by_key, stores, twin
 
 bp = Blueprint("findings", __name__)
 
@@ -98,3 +109,74 @@ def index(fmt: str):
                   counts=counts, categories=CATEGORIES, reaches=REACH, report=report,
                   scanned_at=scanned_at, reused=reused,
                   problems=problems, store_keys=[r.key for r in stores()])
+
+
+_RULE = re.compile(r"[a-z]{1,20}\.[a-z0-9_]{1,60}")
+_FIELD = re.compile(r"[a-z_]{1,40}")
+VERDICTS = {
+    "fixed": "Fixed: the row no longer has this finding.",
+    "on_disk": "Out of the prompt but still in the file: agentao never reads it, the text stays "
+               "on disk until a hard purge.",
+    "reaches": "Not fixed: the text still reaches the model.",
+}
+
+
+def _row_state(table: str, row) -> str:
+    if row is None:
+        return "gone"
+    if table == "memories":
+        return "live" if row[M_DELETED_AT] is None else "deleted"
+    return row[R_STATUS] if table == "memory_review_queue" else "kept"
+
+
+def _own_words(table: str, row) -> str:
+    """The recall query most likely to bring the row back: its own title and content."""
+    if row is None or table == "session_summaries":
+        return ""
+    title, content = (row[M_TITLE], row[M_CONTENT]) if table == "memories" else (row[R_TITLE], row[R_CONTENT])
+    return f"{title}\n{content}"
+
+
+@page_route(bp, "/findings/check/<store>/<table>/<row_id>")
+def check(store: str, table: str, row_id: str, fmt: str):
+    ref = store_by_key(store)
+    if ref is None or table not in SCANNED or len(row_id) > 200:
+        abort(404, f"No scanned table '{table}' in store '{store}'.")
+    rule, field, label, sig = (request.args.get(k, "") for k in ("rule", "field", "label", "sig"))
+    if not _RULE.fullmatch(rule) or not _FIELD.fullmatch(field):
+        abort(400, "'rule' and 'field' must name a finding, as the findings list links it.")
+    if sig and not valid_signature(sig):
+        abort(400, "'sig' is not a signature of flagged text; open the check from the findings list.")
+    status = next(st for st in statuses() if st.ref.key == store)
+    if status.problem:
+        raise status.problem
+    row = scan_row(ref, table, row_id)
+    report, scanned_at, reused = _report(readable_refs())
+    on_row = [i for i in report.items if (i.store, i.table, i.row_id) == (store, table, row_id)]
+    same = [i for i in on_row if (i.finding.rule, i.finding.field) == (rule, field)]
+    # The blocks agentao would send now: <memory-stable> for a new session, and
+    # <memory-context> for the row's own words (or its key, once it is gone).
+    query = _own_words(table, row) or label[:500]
+    snap = source_for(current_app.extensions).snapshot(statuses())
+    shown = preview(snap.project, snap.user, snap.summaries, query=query, now=_now(),
+                    cache=snap.cache, version=snap.version)
+    looked = bool(sig) and signed_here(sig)
+    blocks = [{"block": name, "text_found": signature_in(text, sig) if looked else None,
+               "chars": len(text)}
+              for name, text in (("stable", shown.stable_block), ("context", shown.context_block))]
+    reaching = any(i.reach != "disk" for i in same)
+    # The text in a block while this row's own copy does not reach: another row holds it.
+    elsewhere = not reaching and any(b["text_found"] for b in blocks)
+    verdict = "reaches" if reaching or elsewhere else "on_disk" if same else "fixed"
+    data = {"store": store, "table": table, "row_id": row_id, "rule": rule, "field": field,
+            "label": label, "row": _row_state(table, row), "verdict": verdict,
+            "verdict_text": VERDICTS[verdict], "still_flagged": bool(same),
+            "text_looked_for": looked, "signature_expired": bool(sig) and not looked,
+            "held_elsewhere": elsewhere,
+            "blocks": blocks, "query": "the row's own title and content" if _own_words(table, row)
+            else "the row's label", "findings": [i.to_dict() for i in on_row],
+            "scanned_at": scanned_at.isoformat(), "reused": reused}
+    if fmt == "json":
+        return twin(data)
+    return render("findings/check.html", check=data, items=on_row, reaches=REACH,
+                  categories=CATEGORIES, scanned_at=scanned_at)

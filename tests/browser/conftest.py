@@ -292,7 +292,8 @@ def html_pages(app, memories: list[tuple[str, str]], item_id: str, queries=None)
     for store, memory_id in memories:
         urls.update(get_routes(app, {"store": store, "key": store, "memory_id": memory_id,
                                      "item_id": item_id, "job_id": "0" * 12,
-                                     "filename": "app.css"}))
+                                     "filename": "app.css", "table": "memories",
+                                     "row_id": memory_id}))
     # Job and report pages exist only after an action has run.
     skip = ("/static/", "/forget/jobs/", "/favicon.ico", "/reviews/erased")
     urls = {u for u in urls if not u.startswith(skip) and u != "/"
@@ -303,6 +304,8 @@ def html_pages(app, memories: list[tuple[str, str]], item_id: str, queries=None)
     def query(url):
         if url.startswith("/memories/") and url.endswith("/effect"):
             return "?value=An+edited+value"   # the edit form's what-if
+        if url.startswith("/findings/check/"):
+            return "?rule=secret.npm_token&field=content&label=a+key"   # a finding to re-check
         return extra.get(url, "")
     return sorted(u + query(u) for u in urls)
 
