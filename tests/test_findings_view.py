@@ -281,6 +281,9 @@ def test_editing_the_secret_out_fixes_the_finding(corpus):
     page = soup(client.get(href))
     assert page.select_one("#finding-check")["data-verdict"] == "fixed"
     assert [d["data-text-found"] for d in page.select("[data-block]")] == ["no", "no"]
+    # Fixed in the row, not necessarily in the file's free pages: the page says where to look.
+    residue = page.select_one('[data-field="residue-note"] a')["href"]
+    assert residue == "/forget/residue/project" and client.get(residue).status_code == 200
 
 
 def test_the_same_text_in_another_row_still_reaches(corpus):
