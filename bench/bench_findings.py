@@ -11,8 +11,9 @@
     it (on Linux with 2+ cores the near-duplicate join runs in a forked child,
     ``findings/beside.py``: the goal is this wall time) and all in one process;
     CPU is given for this process and for the child, with how long the scan
-    waited for the child (near zero: this process's half is the longer one,
-    so only work taken from it shortens the scan) and the minor page faults
+    waited for the child (well above zero: the child's half, which starts
+    only after the read, is the longer one, and only work taken from it
+    shortens the scan; near zero: this process's half is) and the minor page faults
     of each (after the fork, the first write to a page the other process
     still shares, a reference count too, copies it).  Wall time follows the
     machine's load.  On a shared machine CPU time itself can swing
