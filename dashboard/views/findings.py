@@ -156,7 +156,8 @@ def check(store: str, table: str, row_id: str, fmt: str):
     same = [i for i in on_row if (i.finding.rule, i.finding.field) == (rule, field)]
     # The blocks agentao would send now: <memory-stable> for a new session, and
     # <memory-context> for the row's own words (or its key, once it is gone).
-    query = _own_words(table, row) or label[:500]
+    own = _own_words(table, row)
+    query = own or label[:500]
     snap = source_for(current_app.extensions).snapshot(statuses())
     shown = preview(snap.project, snap.user, snap.summaries, query=query, now=_now(),
                     cache=snap.cache, version=snap.version)
@@ -173,8 +174,8 @@ def check(store: str, table: str, row_id: str, fmt: str):
             "verdict_text": VERDICTS[verdict], "still_flagged": bool(same),
             "text_looked_for": looked, "signature_expired": bool(sig) and not looked,
             "held_elsewhere": elsewhere,
-            "blocks": blocks, "query": "the row's own title and content" if _own_words(table, row)
-            else "the row's label", "findings": [i.to_dict() for i in on_row],
+            "blocks": blocks, "query": "the row's own title and content" if own else "the row's label",
+            "findings": [i.to_dict() for i in on_row],
             "scanned_at": scanned_at.isoformat(), "reused": reused}
     if fmt == "json":
         return twin(data)
