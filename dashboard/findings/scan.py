@@ -19,8 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from operator import itemgetter
-from typing import Iterable, NamedTuple
-from urllib.parse import quote, urlencode
+from typing import Iterable
 
 from ..contract import STABLE_TYPES
 from ..engine.render import EXCERPT_CHARS, VALUE_PREVIEW
@@ -50,14 +49,6 @@ _CATEGORY_ORDER = {c: i for i, c in enumerate(CATEGORIES)}
 FORK_MIN_ROWS = 20_000
 
 
-class Action(NamedTuple):
-    """A fix the user can make, as a link to the screen that makes it."""
-
-    code: str       # edit | soft_delete | hard_purge | reject | view
-    label: str
-    href: str
-
-
 @dataclass(slots=True)  # not frozen: a frozen __init__ is slower, and scans make many
 class Item:
     """One finding located in one row of one store."""
@@ -71,27 +62,10 @@ class Item:
     reach_detail: str
     state: str          # what the fixes depend on: live | deleted | a review status | ""
 
-    @property
-    def actions(self) -> tuple[Action, ...]:
-        # Built when a page or the JSON twin shows the item: a scan flags tens of
-        # thousands of rows (every stale one), a page shows a hundred.
-        return (*_actions(self.store, self.table, self.row_id, self.state),
-                Action("check", "re-check", self.check_href))
-
-    @property
-    def check_href(self) -> str:
-        """The page that scans again and looks for the flagged text in both blocks (after a fix)."""
-        args = {"rule": self.finding.rule, "field": self.finding.field, "label": self.label}
-        if self.finding.signature:
-            args["sig"] = self.finding.signature
-        return (f"/findings/check/{quote(self.store, safe='')}/{self.table}/"
-                f"{quote(self.row_id, safe='')}?{urlencode(args)}")
-
     def to_dict(self) -> dict:
         return {"store": self.store, "table": self.table, "row_id": self.row_id,
                 "label": self.label, **self.finding.to_dict(), "reach": self.reach,
-                "reach_text": REACH[self.reach], "reach_detail": self.reach_detail,
-                "actions": [a._asdict() for a in self.actions]}
+                "reach_text": REACH[self.reach], "reach_detail": self.reach_detail}
 
 
 @dataclass
@@ -103,26 +77,6 @@ class Report:
     problems: list[dict] = field(default_factory=list)
     forked: bool = False    # whether a forked child ran the near-duplicate join (findings.beside)
     waited: float = 0.0     # seconds the scan, its own work done, waited for that child
-
-
-def _actions(store: str, table: str, row_id: str, state: str) -> tuple[Action, ...]:
-    # Plain paths to the screens that make each fix (curation on the memory page,
-    # forget, the review queue); every one is a GET page whose form does the POST.
-    if table == "memories":
-        page = f"/memories/{store}/{row_id}"
-        out = [Action("view", "open", page)]
-        if state == "live":
-            out += [Action("edit", "edit", page), Action("soft_delete", "soft delete", page)]
-        out.append(Action("hard_purge", "hard purge", f"/forget/memory/{store}/{row_id}"))
-        return tuple(out)
-    if table == "memory_review_queue":
-        out = [Action("view", "open", f"/reviews?status={state}")]
-        if state == "pending":
-            out.append(Action("reject", "reject the candidate", "/reviews?status=pending"))
-        out.append(Action("hard_purge", "hard purge (reject and erase)", f"/reviews/erase?ids={row_id}"))
-        return tuple(out)
-    return (Action("view", "open", "/summaries"),
-            Action("hard_purge", "hard purge", f"/forget/plan/{store}?cat=summaries"))
 
 
 def _memory_reach(row, stable: bool, f: Finding) -> tuple[str, str]:

@@ -12,12 +12,13 @@ import threading
 import time
 from collections import Counter
 from datetime import datetime, timezone
+from typing import NamedTuple
 
-from flask import Blueprint, abort, current_app, request
+from flask import Blueprint, abort, current_app, request, url_for
 
 from ..engine import preview
 from ..findings.checks import signature_in, signed_here, valid_signature
-from ..findings.scan import CATEGORIES, REACH, Report, scan
+from ..findings.scan import CATEGORIES, REACH, Item, Report, scan
 from ..preview_source import source_for
 from ..store import file_stamp
 from ..store.scan import (M_CONTENT, M_DELETED_AT, M_TITLE, R_CONTENT, R_STATUS, R_TITLE,
@@ -32,6 +33,49 @@ MAX_PER_PAGE = 1000
 # changed, for at most this long: staleness moves with the clock.
 REUSE_S = 60
 _scanning = threading.Lock()   # one scan at a time: two at once only share the CPU
+
+
+class Action(NamedTuple):
+    """A fix the user can make, or the re-check: a link to the screen that makes it."""
+
+    code: str       # view | edit | soft_delete | hard_purge | reject | check
+    label: str
+    href: str
+
+
+def actions(item: Item) -> list[Action]:
+    """The links an item offers; built when a page shows it (a scan flags tens of
+    thousands of rows, every stale one; a page shows a hundred).  Each is a GET
+    page (curation on the memory page, forget, the review queue) whose form does the POST."""
+    store, row_id, state = item.store, item.row_id, item.state
+    if item.table == "memories":
+        page = url_for("memories.detail", fmt="html", store=store, memory_id=row_id)
+        out = [Action("view", "open", page)]
+        if state == "live":
+            out += [Action("edit", "edit", page), Action("soft_delete", "soft delete", page)]
+        out.append(Action("hard_purge", "hard purge",
+                          url_for("forget.memory", fmt="html", key=store, memory_id=row_id)))
+    elif item.table == "memory_review_queue":
+        out = [Action("view", "open", url_for("reviews.index", fmt="html", status=state))]
+        if state == "pending":
+            out.append(Action("reject", "reject the candidate",
+                              url_for("reviews.index", fmt="html", status="pending")))
+        out.append(Action("hard_purge", "hard purge (reject and erase)",
+                          url_for("reviews.erase_confirm", ids=row_id)))
+    else:
+        out = [Action("view", "open", url_for("summaries.index", fmt="html")),
+               Action("hard_purge", "hard purge",
+                      url_for("forget.plan", fmt="html", key=store, cat="summaries"))]
+    # The re-check carries a keyed digest of the flagged text, never the text.
+    signature = {"sig": item.finding.signature} if item.finding.signature else {}
+    out.append(Action("check", "re-check", url_for(
+        "findings.check", fmt="html", store=store, table=item.table, row_id=row_id,
+        rule=item.finding.rule, field=item.finding.field, label=item.label, **signature)))
+    return out
+
+
+def _shown(item: Item) -> dict:
+    return {**item.to_dict(), "actions": [a._asdict() for a in actions(item)]}
 
 
 def _now() -> datetime:
@@ -102,11 +146,11 @@ def index(fmt: str):
                      "page": page, "pages": pages, "per_page": per_page,
                      "counts": {k: dict(v) for k, v in counts.items()},
                      "scanned": report.scanned, "scanned_at": scanned_at.isoformat(),
-                     "reused": reused, "items": [i.to_dict() for i in items],
+                     "reused": reused, "items": [_shown(i) for i in items],
                      "problems": problems})
     return render("findings/index.html", "findings/list.html", items=items, filters=filters,
                   total=len(matching), page=page, pages=pages,
-                  counts=counts, categories=CATEGORIES, reaches=REACH, report=report,
+                  counts=counts, categories=CATEGORIES, reaches=REACH, report=report, actions=actions,
                   scanned_at=scanned_at, reused=reused,
                   problems=problems, store_keys=[r.key for r in stores()])
 
@@ -175,9 +219,9 @@ def check(store: str, table: str, row_id: str, fmt: str):
             "text_looked_for": looked, "signature_expired": bool(sig) and not looked,
             "held_elsewhere": elsewhere,
             "blocks": blocks, "query": "the row's own title and content" if own else "the row's label",
-            "findings": [i.to_dict() for i in on_row],
+            "findings": [_shown(i) for i in on_row],
             "scanned_at": scanned_at.isoformat(), "reused": reused}
     if fmt == "json":
         return twin(data)
     return render("findings/check.html", check=data, items=on_row, reaches=REACH,
-                  categories=CATEGORIES, scanned_at=scanned_at)
+                  categories=CATEGORIES, scanned_at=scanned_at, actions=actions)
