@@ -208,7 +208,9 @@ def test_a_finding_rechecks_itself_after_the_fix(browser, server):
     row.find_element(By.CSS_SELECTOR, "a[data-action=check]").click()
     check = wait_for(browser, lambda d: d.find_elements(By.ID, "finding-check"), "no re-check page")[0]
     assert check.get_attribute("data-verdict") == "reaches"
-    assert browser.find_element(By.CSS_SELECTOR, "[data-block=stable]").get_attribute("data-text-found") == "yes"
+    # In <memory-stable>, or in recall if the block's budget left it out (the other
+    # facts' stamps decide which, to the second).
+    assert "yes" in {d.get_attribute("data-text-found") for d in browser.find_elements(By.CSS_SELECTOR, "[data-block]")}
     check_url = browser.current_url
     screenshot(browser, "finding-recheck")
 
@@ -219,8 +221,13 @@ def test_a_finding_rechecks_itself_after_the_fix(browser, server):
     wait_for(browser, lambda d: read_db(db, "SELECT deleted_at IS NOT NULL FROM memories WHERE "
                                             "key_normalized = 'paging_rule'") == [(1,)],
              "the soft delete was not written")
+    # The answer to the delete (a swap, or a redirect when the form went without htmx)
+    # must land before leaving, or its navigation would replace the next page.
+    wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "[data-field=done], [data-field=no-actions]"),
+             "the page does not show the soft delete")
     browser.get(check_url)
-    check = wait_for(browser, lambda d: d.find_elements(By.ID, "finding-check"), "no re-check page")[0]
+    check = wait_for(browser, lambda d: d.find_elements(By.ID, "finding-check"),
+                     lambda: f"no re-check page at {browser.current_url}: {browser.page_source[:3000]}")[0]
     # The row is out of both blocks; its text is still in the file until a hard purge.
     assert (check.get_attribute("data-verdict"), check.get_attribute("data-row")) == ("on_disk", "deleted")
     found = {d.get_attribute("data-block"): d.get_attribute("data-text-found")
