@@ -12,7 +12,8 @@ import hashlib
 import sqlite3
 from pathlib import Path
 
-from agentao.memory import MemoryManager, SQLiteMemoryStore
+import agentao.memory.retriever as agentao_retriever
+from agentao.memory import MemoryManager, MemoryPromptRenderer, MemoryRetriever, SQLiteMemoryStore
 from agentao.memory.models import SaveMemoryRequest
 from flask.testing import FlaskClient
 
@@ -104,3 +105,26 @@ def seed_corpus(agent: "Agent", services: int = 0) -> "Agent":
     agent.summary("Fixed the flaky retry test.", session_id="session-b")
     agent.crystallize("I prefer tabs over spaces. We must never push to main.")
     return agent
+
+
+def agentao_blocks(agent, query, session_id=None, now=None):
+    """agentao's own two blocks for ``agent``'s stores, with its clock pinned: ``session_id``
+    is the session it starts (None: a brand-new one), ``query`` the user's message."""
+    mgr = agent.manager
+    mgr.archive_session(session_id)
+    renderer = MemoryPromptRenderer()
+    tail = mgr.get_cross_session_tail()
+    shown = renderer.fit_stable_records(mgr.get_stable_entries(), session_tail=tail)
+    stable = renderer.render_stable_block(shown, session_tail=tail)
+    real = agentao_retriever.datetime
+
+    class Pinned(real):
+        @classmethod
+        def now(cls, tz=None):
+            return now.astimezone(tz)
+    agentao_retriever.datetime = Pinned
+    try:
+        cands = MemoryRetriever(mgr).recall_candidates(query, exclude_ids={r.id for r in shown})
+    finally:
+        agentao_retriever.datetime = real
+    return stable, renderer.render_dynamic_block(cands)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-import agentao.memory.retriever as agentao_retriever
-from agentao.memory import MemoryPromptRenderer, MemoryRetriever
 from bs4 import BeautifulSoup
+
+from agentao_world import agentao_blocks
 
 HTMX = {"HX-Request": "true"}
 BOOSTED = {"HX-Request": "true", "HX-Boosted": "true"}
@@ -15,28 +15,6 @@ ASOF = "2031-01-01T00:00:00"
 
 def soup(response):
     return BeautifulSoup(response.get_data(as_text=True), "html.parser")
-
-
-def agentao_blocks(agent, query, session_id=None, now=None):
-    """agentao's own two blocks for the seeded stores, with its clock pinned."""
-    mgr = agent.manager
-    mgr.archive_session(session_id)
-    renderer = MemoryPromptRenderer()
-    tail = mgr.get_cross_session_tail()
-    shown = renderer.fit_stable_records(mgr.get_stable_entries(), session_tail=tail)
-    stable = renderer.render_stable_block(shown, session_tail=tail)
-    real = agentao_retriever.datetime
-
-    class Pinned(real):
-        @classmethod
-        def now(cls, tz=None):
-            return now.astimezone(tz)
-    agentao_retriever.datetime = Pinned
-    try:
-        cands = MemoryRetriever(mgr).recall_candidates(query, exclude_ids={r.id for r in shown})
-    finally:
-        agentao_retriever.datetime = real
-    return stable, renderer.render_dynamic_block(cands)
 
 
 def test_full_page_shows_both_blocks_byte_identical(client, seeded):
