@@ -65,7 +65,8 @@ class Item:
     def to_dict(self) -> dict:
         return {"store": self.store, "table": self.table, "row_id": self.row_id,
                 "label": self.label, **self.finding.to_dict(), "reach": self.reach,
-                "reach_text": REACH[self.reach], "reach_detail": self.reach_detail}
+                "reach_text": REACH[self.reach], "reach_detail": self.reach_detail,
+                "state": self.state}
 
 
 @dataclass
