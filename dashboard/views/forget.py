@@ -69,8 +69,9 @@ def _writable_store(key: str):
         abort(404, f"There is no store called '{key}'.")
     st = next(s for s in statuses() if s.ref.key == key)
     if current_app.config["READ_ONLY"] or not st.writable:
-        abort(403, f"The {ref.kind} store cannot be changed: "
-                   f"{st.problem or st.read_only_reason or 'the dashboard runs read-only'}.")
+        # The reasons are sentences already: one full stop, not two.
+        reason = str(st.problem or st.read_only_reason or "the dashboard runs read-only")
+        abort(403, f"The {ref.kind} store cannot be changed: {reason.rstrip('.')}.")
     return ref
 
 
