@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from .contract import PlannedSave, SaveRefused, plan_save
 from .records import Memory, ReviewItem
-from .store import StoreRef
+from .store import StoreProblem, StoreRef
 from .store import writes
 from .store.writes import Expect, WriteConflict, fingerprint
 
@@ -79,8 +79,13 @@ def planned_save(item: ReviewItem, user_store: bool) -> PlannedSave:
                      type_=item.type, source="crystallized", has_user_store=user_store)
 
 
-def plan_approval(refs: list[StoreRef], item: ReviewItem) -> ApprovalPlan:
-    """What approving ``item`` now would write: key, title, file, and what it overwrites."""
+def plan_approval(refs: list[StoreRef], item: ReviewItem,
+                  problems: dict[str, StoreProblem] | None = None) -> ApprovalPlan:
+    """What approving ``item`` now would write: key, title, file, and what it overwrites.
+
+    ``problems``: store key -> why that store cannot be read, when the caller knows
+    it already (the page's banners), so that the card says the same.
+    """
     try:
         save = planned_save(item, has_user_store(refs))
     except SaveRefused as refused:
@@ -90,7 +95,16 @@ def plan_approval(refs: list[StoreRef], item: ReviewItem) -> ApprovalPlan:
         # agentao would create the file on open; the dashboard never creates files.
         return ApprovalPlan(item, save, None, blocked=f"The {save.store} store does not exist yet "
                             f"at {ref.path}; agentao creates it the first time it runs.")
-    existing = writes.live_at(ref.path, save.scope, save.key_normalized, save.store)
+    problem, existing = (problems or {}).get(save.store), None
+    if problem is None:
+        try:
+            existing = writes.live_at(ref.path, save.scope, save.key_normalized, save.store)
+        except StoreProblem as unreadable:
+            problem = unreadable
+    if problem is not None:
+        # A damaged target blocks this item only; the rest of the queue stays usable.
+        return ApprovalPlan(item, save, None, blocked=f"The {save.store} store cannot be read, "
+                            f"so this item cannot be approved now: {problem}")
     diff = []
     if existing is not None:
         for name in DIFF_FIELDS:

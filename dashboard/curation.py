@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from .contract import KNOWN_TYPES, PlannedSave, SaveRefused, normalize_key, plan_save, title_for
 from .records import Memory
-from .store import StoreRef, get_memory
+from .store import StoreProblem, StoreRef, get_memory
 from .store import writes
 from .store.writes import Expect, WriteConflict, fingerprint
 
@@ -97,8 +97,13 @@ class MovePlan:
         return fingerprint(self.existing)
 
 
-def plan_move(refs: list[StoreRef], memory: Memory) -> MovePlan:
-    """The save a move to the other scope makes, computed by the same code that makes it."""
+def plan_move(refs: list[StoreRef], memory: Memory,
+              target_problem: StoreProblem | None = None) -> MovePlan:
+    """The save a move to the other scope makes, computed by the same code that makes it.
+
+    ``target_problem``: why the other store cannot be read, when the caller knows
+    it already (the page's banner), so that the move offer says the same.
+    """
     to_scope = "project" if memory.scope == "user" else "user"
     target = _ref(refs, to_scope)
     if target is None:
@@ -113,7 +118,16 @@ def plan_move(refs: list[StoreRef], memory: Memory) -> MovePlan:
                          type_=memory.type, source=memory.source, has_user_store=True)
     except SaveRefused as refused:
         return MovePlan(to_scope, problem=f"agentao would refuse this save: {refused}")
-    existing = writes.live_at(target.path, plan.scope, plan.key_normalized, plan.store)
+    problem, existing = target_problem, None
+    if problem is None:
+        try:
+            existing = writes.live_at(target.path, plan.scope, plan.key_normalized, plan.store)
+        except StoreProblem as unreadable:
+            problem = unreadable
+    if problem is not None:
+        # A damaged target only takes the move offer away; the memory's page still works.
+        return MovePlan(to_scope, problem=f"The {to_scope} store cannot be read, so the memory "
+                        f"cannot be moved there: {problem}")
     return MovePlan(to_scope, plan, existing)
 
 

@@ -146,10 +146,16 @@ def csv_row(section: str, record: dict) -> list[str]:
 
 
 def to_csv(doc: dict) -> str:
-    """One table of every record (a ``section`` column says which kind), BOM first."""
+    """One table of every record (a ``section`` column says which kind), BOM first;
+    a store that could not be read comes first, as an ``unreadable_store`` row."""
     out = io.StringIO()
     writer = csv.writer(out, quoting=csv.QUOTE_MINIMAL, lineterminator="\r\n")
     writer.writerow(CSV_COLUMNS)
+    for st in doc["stores"]:
+        if st["problem"]:
+            # A store that could not be read is named in the table, not silently left out.
+            writer.writerow(csv_row("unreadable_store", {"store": st["store"], "store_path": st["path"],
+                                                         "content": st["problem"]}))
     for section, record in records(doc):
         writer.writerow(csv_row(section, record))
     return "\ufeff" + out.getvalue()

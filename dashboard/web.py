@@ -36,6 +36,15 @@ def store_by_key(key: str) -> StoreRef | None:
     return next((ref for ref in stores() if ref.key == key), None)
 
 
+def raise_if_unreadable(key: str) -> None:
+    """For a page about one store: when its file exists but cannot be read, answer its
+    problem (a 503) in the words of the overview and the banners, not whatever a later
+    query happens to trip on.  A missing store is left to the page (often a 404)."""
+    st = next((st for st in statuses() if st.ref.key == key), None)
+    if st is not None and st.problem is not None and st.problem.kind != "missing":
+        raise st.problem
+
+
 def statuses(deep: bool = False, memory_counts: bool = True) -> list[StoreStatus]:
     """Health of every store, computed once per request; ``deep`` adds the overview's counts
     (with ``memory_counts=False``, all but the memories tally: see ``store.status.inspect``)."""

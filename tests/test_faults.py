@@ -194,8 +194,8 @@ def test_missing_tables_are_shown_as_a_problem_and_never_written(seeded):
 
 
 def test_disk_full_during_a_write_changes_nothing(big):
-    # A tmpfs mount would need privileges CI lacks; SQLite's max_page_count makes
-    # the same SQLITE_FULL error arrive in the middle of a transaction.
+    # SQLite's max_page_count makes SQLITE_FULL arrive in the middle of a transaction
+    # on any file system; tests/test_full_disk.py fills a real one.
     count_before = sqlite3.connect(big.project_db).execute("SELECT COUNT(*) FROM memories").fetchone()[0]
     with pytest.raises(StoreProblem) as err:
         with connection.write(big.project_db) as conn:
@@ -206,7 +206,8 @@ def test_disk_full_during_a_write_changes_nothing(big):
                 conn.execute("INSERT INTO memories (id, scope, key_normalized, title, content, "
                              "created_at, updated_at) VALUES (?, 'project', ?, 't', ?, 'x', 'x')",
                              (f"f{i:07x}", f"full_{i}", "x" * 3000))
-    assert err.value.kind == "disk_full" and "Nothing was changed" in str(err.value)
+    assert err.value.kind == "disk_full"
+    assert "The disk is full: nothing was changed, free space and try again" in str(err.value)
     assert integrity(big.project_db, read_only=True) == "ok"
     conn = sqlite3.connect(big.project_db)
     assert conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0] == count_before

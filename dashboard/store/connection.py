@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Callable, Iterator, TypeVar
 from urllib.parse import quote
 
+from . import full_disk
+
 T = TypeVar("T")
 
 SUPPORTED_SCHEMA = "3"
@@ -51,13 +53,17 @@ def _uri(path: Path, immutable: bool) -> str:
     return f"file:{quote(str(path))}?{params}"
 
 
-def describe_error(path: Path, exc: BaseException) -> StoreProblem:
-    """Turn a sqlite3/OS error into a StoreProblem a person can act on."""
+def describe_error(path: Path, exc: BaseException, writing: bool = False) -> StoreProblem:
+    """Turn a sqlite3/OS error into a StoreProblem a person can act on.
+
+    ``writing``: the error came from a write, where an I/O error on a nearly
+    full file system is reported as the full disk it is.
+    """
     text = str(exc)
     low = text.lower()
-    if "full" in low or getattr(exc, "errno", None) == 28:  # SQLITE_FULL / ENOSPC
-        return StoreProblem("disk_full", f"There is no room left to write {path} (SQLite: {text}). "
-                            "Nothing was changed; free some disk space and try again.")
+    if full_disk.is_disk_full(path, exc, writing):
+        return StoreProblem("disk_full", "The disk is full: nothing was changed, free space and "
+                            f"try again (writing {path}; SQLite: {text}).")
     if "readonly" in low or "read-only" in low:
         return StoreProblem("read_only", f"{path} cannot be written ({text}); nothing was changed.")
     if "locked" in low or "busy" in low:
@@ -68,7 +74,8 @@ def describe_error(path: Path, exc: BaseException) -> StoreProblem:
         return StoreProblem("corrupt", f"{path} is damaged (SQLite: {text}). Nothing was changed.")
     if isinstance(exc, PermissionError) or "unable to open" in low or "readonly" in low:
         return StoreProblem("unreadable", f"{path} cannot be opened ({text}).")
-    return StoreProblem("unreadable", f"{path} could not be read ({type(exc).__name__}: {text}).")
+    verb = "written" if writing else "read"
+    return StoreProblem("unreadable", f"{path} could not be {verb} ({type(exc).__name__}: {text}).")
 
 
 def _decode_text(raw: bytes) -> str:
@@ -162,7 +169,8 @@ def read(path: Path, fn: Callable[[sqlite3.Connection], T],
 def write(path: Path) -> Iterator[sqlite3.Connection]:
     """A short ``BEGIN IMMEDIATE`` transaction on an existing store, as agentao writes.
 
-    Commits on success, rolls back on any error.  Never creates the file.
+    Commits on success, rolls back on any error.  Never creates the file, and a
+    failed write leaves no side file the store did not have (see full_disk).
     """
     path = Path(path)
     if not path.is_file():
@@ -171,45 +179,55 @@ def write(path: Path) -> Iterator[sqlite3.Connection]:
         # WAL needs to create side files in the folder, so check before SQLite half-tries.
         raise StoreProblem("read_only", f"{path} or its folder is not writable; the dashboard "
                            "is read-only there and nothing was changed.")
+    before = side_files(path)
     try:
         conn = sqlite3.connect(f"file:{quote(str(path))}?mode=rw", uri=True,
                                timeout=BUSY_TIMEOUT_S, isolation_level=None,
                                check_same_thread=False)
     except sqlite3.Error as exc:
-        raise describe_error(path, exc) from exc
+        raise describe_error(path, exc, writing=True) from exc
     conn.row_factory = sqlite3.Row
     conn.text_factory = _decode_text
+    committed = False
     try:
         try:
             conn.execute("PRAGMA foreign_keys=ON")
             conn.execute("BEGIN IMMEDIATE")
             _check_schema(conn, path)
         except sqlite3.Error as exc:
-            raise describe_error(path, exc) from exc
+            raise describe_error(path, exc, writing=True) from exc
         except StoreProblem:
-            conn.execute("ROLLBACK")
+            _rollback(conn)
             raise
         try:
             yield conn
         except sqlite3.Error as exc:
             # e.g. SQLITE_FULL mid-transaction: SQLite may already have rolled back.
             _rollback(conn)
-            raise describe_error(path, exc) from exc
+            raise describe_error(path, exc, writing=True) from exc
         except BaseException:
             _rollback(conn)
             raise
         try:
             conn.execute("COMMIT")
+            committed = True
         except sqlite3.Error as exc:
             _rollback(conn)
-            raise describe_error(path, exc) from exc
+            raise describe_error(path, exc, writing=True) from exc
     finally:
         conn.close()
+        if not committed:
+            full_disk.tidy_failed_write(path, before, side_files(path))
 
 
 def _rollback(conn: sqlite3.Connection) -> None:
-    if conn.in_transaction:
-        conn.execute("ROLLBACK")
+    # Closing rolls back as well: a ROLLBACK that fails (the disk is full) must not
+    # replace the error that says why the write failed.
+    try:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+    except sqlite3.Error:
+        pass
 
 
 def _check_schema(conn: sqlite3.Connection, path: Path) -> None:

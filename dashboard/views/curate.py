@@ -18,7 +18,7 @@ from ..contract import KNOWN_TYPES
 from ..store import get_memory
 from ..store import writes
 from ..store.writes import Expect
-from ..web import store_by_key, statuses, stores, twin, wants_fragment
+from ..web import raise_if_unreadable, store_by_key, statuses, stores, twin, wants_fragment
 from .outcomes import ID, Blocked, Outcome, failure, form_values, require_writable, wants_json
 
 bp = Blueprint("curate", __name__)
@@ -33,7 +33,9 @@ def curation_for(memory) -> dict:
     ref = store_by_key(memory.store)
     status = next(st for st in statuses() if st.ref.key == memory.store)
     live = memory.live and status.readable
-    move = curation.plan_move(stores(), memory) if live else None
+    other = next((st.problem for st in statuses() if st.ref.key != memory.store
+                  and st.problem is not None and st.problem.kind != "missing"), None)
+    move = curation.plan_move(stores(), memory, other) if live else None
     show = live and status.writable   # the effects sit next to the forms, shown only with them
     return {
         "counter": writes.change_counter(ref.path) if status.readable else None,
@@ -160,6 +162,7 @@ def effect(store: str, memory_id: str):
     ref = store_by_key(store)
     if ref is None or not ID.fullmatch(memory_id) or not ref.exists:
         abort(404, f"No memory '{memory_id}' in store '{store}'.")
+    raise_if_unreadable(store)
     memory = get_memory(ref, memory_id)[0]
     if memory is None or not memory.live:
         abort(404, f"No live memory '{memory_id}' in store '{store}'.")

@@ -17,7 +17,8 @@ from .. import purge
 from ..jobs import Busy, Jobs
 from ..pictures import residue_bars
 from ..store import get_memory
-from ..web import workspace, page_route, render, statuses, store_by_key, stores, twin, wants_fragment
+from ..web import (workspace, page_route, raise_if_unreadable, render, statuses, store_by_key,
+                   stores, twin, wants_fragment)
 
 bp = Blueprint("forget", __name__)
 EVERYTHING_PHRASE = "forget everything"
@@ -68,8 +69,9 @@ def _writable_store(key: str):
         abort(404, f"There is no store called '{key}'.")
     st = next(s for s in statuses() if s.ref.key == key)
     if current_app.config["READ_ONLY"] or not st.writable:
-        abort(403, f"The {ref.kind} store cannot be changed: "
-                   f"{st.problem or st.read_only_reason or 'the dashboard runs read-only'}.")
+        # The reasons are sentences already: one full stop, not two.
+        reason = str(st.problem or st.read_only_reason or "the dashboard runs read-only")
+        abort(403, f"The {ref.kind} store cannot be changed: {reason.rstrip('.')}.")
     return ref
 
 
@@ -103,6 +105,7 @@ def index(fmt: str):
 @page_route(bp, "/forget/residue/<key>")
 def residue(key: str, fmt: str):
     ref = store_by_key(key) or abort(404, f"There is no store called '{key}'.")
+    raise_if_unreadable(key)
     report = purge.residue_report(ref)
     if fmt == "json":
         return twin(report)
@@ -113,6 +116,7 @@ def residue(key: str, fmt: str):
 @page_route(bp, "/forget/plan/<key>")
 def plan(key: str, fmt: str):
     ref = store_by_key(key) or abort(404, f"There is no store called '{key}'.")
+    raise_if_unreadable(key)
     cats = _categories()
     rows = purge.plan(ref, cats)
     data = {"store": key, "name": ref.name, "categories": cats, "fingerprint": purge.fingerprint(rows),
@@ -126,6 +130,7 @@ def plan(key: str, fmt: str):
 @page_route(bp, "/forget/memory/<key>/<memory_id>")
 def memory(key: str, memory_id: str, fmt: str):
     ref = store_by_key(key) or abort(404, f"There is no store called '{key}'.")
+    raise_if_unreadable(key)
     mem, _events = get_memory(ref, memory_id)
     if mem is None:
         abort(404, f"No memory {memory_id} in the {key} store.")

@@ -15,7 +15,8 @@ from .. import approval
 from . import block_effects
 from ..store import list_review_items
 from ..store import writes
-from ..web import page_route, render, statuses, store_by_key, stores, twin, wants_fragment
+from ..web import (page_route, raise_if_unreadable, render, statuses, store_by_key, stores, twin,
+                   wants_fragment)
 from .outcomes import ID, Blocked, Outcome, failure, form_values, overall_status, require_writable, wants_json
 
 bp = Blueprint("reviews", __name__)
@@ -28,11 +29,16 @@ def _project():
     ref = store_by_key("project")
     if not ref.exists:
         abort(404, f"No project store at {ref.path}: agentao creates it the first time it runs.")
+    raise_if_unreadable("project")   # the queue lives in the project file only
     return ref
 
 
 def _plans(items) -> dict:
-    return {i.id: approval.plan_approval(stores(), i) for i in items if i.status == "pending"}
+    # A damaged target store blocks its cards with the banner's words; the rest stay usable.
+    unreadable = {st.ref.key: st.problem for st in statuses()
+                  if st.problem is not None and st.problem.kind != "missing"}
+    return {i.id: approval.plan_approval(stores(), i, unreadable)
+            for i in items if i.status == "pending"}
 
 
 def _context(status: str, outcomes: dict | None = None, with_effects: bool = True) -> dict:

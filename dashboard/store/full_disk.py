@@ -1,0 +1,118 @@
+"""A write on a full disk: saying so, and leaving no side files behind.
+
+SQLite reports a full disk as SQLITE_FULL only when a page does not fit.
+When it cannot grow the ``-shm`` (the WAL index, 32 KiB) or write the first
+``-wal`` frame it reports an I/O error, and it leaves an empty ``-wal`` and a
+short ``-shm`` that it cannot remove on close; every later read of the store
+then fails too, until space is freed.  ``is_disk_full`` asks the file system
+how much room is left when a write fails with an I/O error, and
+``tidy_failed_write`` removes what such a write created, only when that is
+provably safe.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import struct
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+try:
+    import fcntl
+except ImportError:   # not POSIX: nothing is ever removed
+    fcntl = None
+
+# SQLite's primary result codes (the low byte of an extended code).
+SQLITE_IOERR, SQLITE_FULL, SQLITE_CANTOPEN = 10, 13, 14
+# A short write needs its -shm and a few -wal frames: with less room than this
+# left, an I/O error on a write is the disk being full.
+LOW_SPACE = 1 << 20
+# SQLite's lock bytes in the database file (os_unix.c): PENDING, RESERVED, then SHARED's 510.
+LOCK_START, LOCK_LEN = 0x40000000, 512
+
+
+def room_left(folder: Path) -> int | None:
+    """Bytes this process may still write on ``folder``'s file system (0 when it is out of
+    inodes, so no file can be created there); None when the system cannot say."""
+    try:
+        st = os.statvfs(folder)
+    except (OSError, AttributeError):
+        return None
+    if st.f_files and not st.f_favail:
+        return 0
+    # root may also fill the blocks reserved for it (ext4 keeps 5%).
+    return (st.f_bfree if os.geteuid() == 0 else st.f_bavail) * st.f_frsize
+
+
+def is_disk_full(path: Path, exc: BaseException, writing: bool) -> bool:
+    """Whether ``exc``, raised on the store at ``path``, means there is no room to write.
+
+    SQLITE_FULL and ENOSPC always do; an I/O error (or a side file that could
+    not be created) does when it came from a write and the room left is low.
+    """
+    if getattr(exc, "errno", None) == errno.ENOSPC or "disk is full" in str(exc).lower():
+        return True
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is None:
+        return False
+    if code & 0xFF == SQLITE_FULL:
+        return True
+    if writing and code & 0xFF in (SQLITE_IOERR, SQLITE_CANTOPEN):
+        room = room_left(Path(path).parent)
+        return room is not None and room < LOW_SPACE
+    return False
+
+
+def tidy_failed_write(path: Path, before: dict, now: dict) -> None:
+    """Remove the -wal and -shm a failed write created, when they hold nothing and nobody uses them.
+
+    ``before`` and ``now`` are the side files' sizes (``connection.side_files``)
+    before the write and after its connection closed.  They go only when
+    neither was there before the write, the -wal is empty (no transaction of
+    anyone is in it) and no connection of any process has the store open.
+    A -wal another program has open is never touched.
+    """
+    if before["-wal"] is not None or now["-wal"]:   # not ours, or it may hold frames
+        return
+    created = [s for s in ("-wal", "-shm") if before[s] is None and now[s] is not None]
+    if not created:
+        return
+    with _alone(path) as alone:
+        if alone:
+            for suffix in created:
+                Path(str(path) + suffix).unlink(missing_ok=True)
+
+
+@contextmanager
+def _alone(path: Path) -> Iterator[bool]:
+    """True while this process holds the lock that proves no connection has ``path`` open.
+
+    A connection to a WAL database holds a read lock on the SHARED bytes for as
+    long as it is open, and opening one needs the PENDING byte; a write lock on
+    all of them is what SQLite's own last connection takes before it deletes
+    the -wal and -shm.  An open-file-description lock is used: unlike a classic
+    POSIX lock it also conflicts with this process's own SQLite connections.
+    Its descriptor is closed while the lock is held, so the close cannot drop a
+    lock of those connections (``connection.read_header`` explains the danger):
+    none can hold one then.  Without such locks (not Linux) nothing is removed.
+    """
+    if fcntl is None or not hasattr(fcntl, "F_OFD_SETLK"):
+        yield False
+        return
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except OSError:
+        yield False
+        return
+    try:
+        try:
+            fcntl.fcntl(fd, fcntl.F_OFD_SETLK,
+                        struct.pack("hhqqi4x", fcntl.F_WRLCK, os.SEEK_SET, LOCK_START, LOCK_LEN, 0))
+        except OSError:
+            yield False   # a connection has it open: its side files
+            return
+        yield True
+    finally:
+        os.close(fd)   # also releases the lock
