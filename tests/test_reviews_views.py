@@ -279,7 +279,7 @@ def test_edit_refusal_and_stale_form(seeded, client):
     bad = client.post(f"/memories/project/{memory.id}/edit", headers=JSON,
                       data=dict(forms["edit-form"], value="password = hunter2hunter2", tags="", type=""))
     assert bad.status_code == 422 and "sensitive credentials" in bad.get_json()["message"]
-    seeded.save("something else", "The agent wrote meanwhile.")  # moves the change counter
+    seeded.save("database", "The agent rewrote this memory meanwhile.")
     before = file_digest(seeded.project_db)
     stale = dict(forms["edit-form"], value="new", tags="", type="")
     r = client.post(f"/memories/project/{memory.id}/edit", data=stale)
@@ -290,6 +290,22 @@ def test_edit_refusal_and_stale_form(seeded, client):
     assert file_digest(seeded.project_db) == before
     assert client.post(f"/memories/project/{memory.id}/edit", data={"value": "x"},
                        headers=JSON).status_code == 400
+    for bad in ({"row": "not a fingerprint"}, {"change": "many"}):
+        r = client.post(f"/memories/project/{memory.id}/edit", headers=JSON,
+                        data=dict(forms["edit-form"], value="x", **bad))
+        assert r.status_code == 400 and file_digest(seeded.project_db) == before
+
+
+def test_edit_goes_through_when_the_agent_saved_other_rows(seeded, client):
+    memory = next(m for m in seeded.manager.get_all_entries() if m.key_normalized == "database")
+    _, forms = _detail(client, "project", memory.id)
+    seeded.save("something else", "The agent wrote meanwhile.")  # moves the change counter
+    # Scripts may still send the counter they read; it is accepted and not checked.
+    r = client.post(f"/memories/project/{memory.id}/edit", headers=JSON,
+                    data={"change": "0", **forms["edit-form"], "value": "PostgreSQL 17.",
+                          "tags": "", "type": ""})
+    assert r.status_code == 200 and r.get_json()["event"] == "update"
+    assert seeded.manager.get_entry(memory.id).content == "PostgreSQL 17."
 
 
 def test_soft_delete_and_move(seeded, client):

@@ -1,9 +1,12 @@
 """Curating one memory from its detail page: soft delete, edit, move to the other store.
 
 The forms live in ``partials/memory_actions.html``, which the detail page
-includes.  Each form carries the file's change counter and the row's
-``updated_at`` as the page showed them; the write re-checks both inside
-its transaction and answers 409 if either moved.
+includes.  Each form carries the row's ``updated_at`` and fingerprint as the
+page showed them (a move also the fingerprint of the row at its target key);
+the write re-checks them inside its transaction and answers 409 if the row
+changed.  The agent saving *other* rows meanwhile is no reason to refuse, so
+the store's change counter (``change``, still accepted from scripts) is not
+checked.
 """
 
 from __future__ import annotations
@@ -26,17 +29,17 @@ bp = Blueprint("curate", __name__)
 MAX_TAGS_CHARS = 2000
 DONE = ("deleted", "edited", "moved")
 _TYPE = re.compile(r"[A-Za-z0-9_-]{1,40}")
+_FINGERPRINT = re.compile(r"[0-9a-f]{16}")
 
 
 def curation_for(memory) -> dict:
     """What the actions partial needs: the tokens its forms carry and where a move would go."""
-    ref = store_by_key(memory.store)
     status = next(st for st in statuses() if st.ref.key == memory.store)
     live = memory.live and status.readable
     move = curation.plan_move(stores(), memory) if live else None
     show = live and status.writable   # the effects sit next to the forms, shown only with them
     return {
-        "counter": writes.change_counter(ref.path) if status.readable else None,
+        "row": writes.fingerprint(memory),
         "writable": status.writable,
         "read_only_reason": status.read_only_reason or (str(status.problem) if status.problem else None),
         "move": move,
@@ -56,14 +59,17 @@ def _inject():
 
 
 def _expect(values) -> Expect:
-    counter, updated_at = values.get("change"), values.get("updated_at")
-    if counter is None or not updated_at:
-        raise Blocked(400, "The form did not say which version you saw (missing 'change' or "
-                      "'updated_at'); reload the page.")
-    counter = str(counter)
-    if counter != "none" and not counter.isdigit():
-        raise Blocked(400, "'change' must be the store's change counter.")
-    return Expect(counter=None if counter == "none" else int(counter), updated_at=updated_at)
+    updated_at, row = values.get("updated_at"), values.get("row")
+    if not updated_at or not isinstance(updated_at, str):
+        raise Blocked(400, "The form did not say which version you saw (missing 'updated_at'); "
+                      "reload the page.")
+    counter = values.get("change")
+    if counter is not None and str(counter) != "none" and not str(counter).isdigit():
+        raise Blocked(400, "'change' must be a store change counter (a number or 'none'); it is "
+                      "accepted from older scripts and not checked.")
+    if row is not None and not (isinstance(row, str) and _FINGERPRINT.fullmatch(row)):
+        raise Blocked(400, "'row' must be the row's fingerprint as the page gave it.")
+    return Expect(updated_at=updated_at, row=row)
 
 
 def _tags(values, current=()) -> list[str]:
@@ -107,9 +113,9 @@ def _run(store: str, memory_id: str, action: str) -> Outcome:
             if not isinstance(value, str):
                 raise Blocked(400, "'value' is required.")
             # The row as the form showed it; a row changed since then fails the expect check.
-            shown = get_memory(store_by_key(store), memory_id)[0]
-            tags = _tags(values, shown.tags if shown else ())
-            saved = curation.edit(stores(), store, memory_id, value, tags, _type(values), expect)
+            row = get_memory(store_by_key(store), memory_id)[0]
+            tags, type_ = _tags(values, row.tags if row else ()), _type(values)
+            saved = curation.edit(stores(), store, memory_id, value, tags, type_, expect)
             return Outcome(memory_id, "edited", f"Saved memory {memory_id}.",
                            memory_id=saved.memory_id, memory_store=store, event=saved.event)
         target = values.get("target")
