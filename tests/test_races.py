@@ -355,7 +355,7 @@ def test_edits_and_soft_deletes_succeed_while_agentao_saves_other_rows(agent):
     barrier, settle = FORK.Barrier(2), FORK.Barrier(2)
     proc = _child(_agent_saves, agent.project_db, agent.user_db, barrier, 2 * rounds, 4,
                   "agent", settle)
-    answers = []
+    answers, stale = [], 0
     for r in range(2 * rounds):
         memory = (edited if r % 2 == 0 else deleted)[r // 2]
         if r % 2 == 0:   # the edit's effect, as "Show the effect on the prompt" shows it
@@ -371,6 +371,10 @@ def test_edits_and_soft_deletes_succeed_while_agentao_saves_other_rows(agent):
         answers.append((memory.key_normalized, r_.status_code,
                         re.sub(r"\s+", " ", BeautifulSoup(r_.get_data(as_text=True),
                                                           "html.parser").get_text())[:200]))
+        if r_.status_code == 303:
+            done = BeautifulSoup(client.get(r_.headers["Location"]).get_data(as_text=True),
+                                 "html.parser").select_one('[data-field="done"]')
+            stale += done is not None and done.has_attr("data-effect-stale")
         barrier.wait(WAIT)
     _join(*proc)
     assert [a for a in answers if a[1] != 303] == []
@@ -378,3 +382,5 @@ def test_edits_and_soft_deletes_succeed_while_agentao_saves_other_rows(agent):
         [row] = _live(agent.project_db, m.key_normalized)
         assert agent.manager.get_entry(row).content.startswith("Edited ")
     assert all(_live(agent.project_db, m.key_normalized) == [] for m in deleted)
+    # Every effect shown was computed before the agent's decision: each answer says so.
+    assert stale == 2 * rounds

@@ -7,15 +7,23 @@ the write re-checks them inside its transaction and answers 409 if the row
 changed.  The agent saving *other* rows meanwhile is no reason to refuse, so
 the store's change counter (``change``, still accepted from scripts) is not
 checked.
+
+But other rows do change the ``<memory-stable>`` block, so the effect the
+form showed may be out of date by the time of the click.  A form that showed
+an effect sends its token back (``effect``); after the write the block is
+read back from the files, and if it is not the block shown the answer says
+so, with the real size.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 
 from flask import Blueprint, abort, make_response, redirect, render_template, request, url_for
 
-from .. import curation
+from .. import curation, effects
 from . import block_effects
 from ..contract import KNOWN_TYPES
 from ..store import get_memory
@@ -30,6 +38,7 @@ MAX_TAGS_CHARS = 2000
 DONE = ("deleted", "edited", "moved")
 _TYPE = re.compile(r"[A-Za-z0-9_-]{1,40}")
 _FINGERPRINT = re.compile(r"[0-9a-f]{16}")
+_TOKEN = re.compile(r"(\d{1,7})-[0-9a-f]{12}")
 
 
 def curation_for(memory) -> dict:
@@ -38,6 +47,7 @@ def curation_for(memory) -> dict:
     live = memory.live and status.readable
     move = curation.plan_move(stores(), memory) if live else None
     show = live and status.writable   # the effects sit next to the forms, shown only with them
+    shown = request.args.get("shown") or ""
     return {
         "row": writes.fingerprint(memory),
         "writable": status.writable,
@@ -47,6 +57,8 @@ def curation_for(memory) -> dict:
         "move_effect": block_effects.for_move(memory, move) if show else None,
         "done": request.args.get("done") if request.args.get("done") in DONE else None,
         "size_now": (block_effects.size_now() if request.args.get("done") in DONE else None),
+        # The size the page predicted, when the block came out otherwise (see module doc).
+        "shown_chars": int(shown) if shown.isdigit() else None,
         "types": list(dict.fromkeys(list(KNOWN_TYPES) + [memory.type])),
         # Tags the comma-separated field cannot give back once edited (see _tags).
         "uneven_tags": [t for t in memory.tags if "," in t or t != t.strip() or not t],
@@ -72,6 +84,16 @@ def _expect(values) -> Expect:
     return Expect(updated_at=updated_at, row=row)
 
 
+def _shown(values) -> str | None:
+    """The effect token the form showed, if it showed one."""
+    token = values.get("effect")
+    if token is None or token == "":
+        return None
+    if not (isinstance(token, str) and _TOKEN.fullmatch(token)):
+        raise Blocked(400, "'effect' must be the effect token as the page gave it.")
+    return token
+
+
 def _tags(values, current=()) -> list[str]:
     """The tags the edit asks for.
 
@@ -90,6 +112,11 @@ def _tags(values, current=()) -> list[str]:
     return [t.strip() for t in raw.split(",") if t.strip()]
 
 
+def _edit_key(value: str, tags, type_: str) -> str:
+    """A digest of the values an edit's effect was shown for (the form sends it back)."""
+    return hashlib.sha256(json.dumps([value, list(tags), type_]).encode()).hexdigest()[:12]
+
+
 def _type(values) -> str | None:
     value = (values.get("type") or "").strip()
     if value and not _TYPE.fullmatch(value):
@@ -102,12 +129,13 @@ def _run(store: str, memory_id: str, action: str) -> Outcome:
     try:
         if store_by_key(store) is None or not ID.fullmatch(memory_id):
             raise Blocked(404, f"No memory '{memory_id}' in store '{store}'.")
-        expect = _expect(values)
+        expect, shown = _expect(values), _shown(values)
         require_writable(store)
         if action == "delete":
             curation.delete(stores(), store, memory_id, expect)
             return Outcome(memory_id, "deleted", f"Deleted memory {memory_id} (soft delete).",
-                           memory_id=memory_id, memory_store=store, event="soft_delete")
+                           memory_id=memory_id, memory_store=store, event="soft_delete",
+                           shown_effect=shown)
         if action == "edit":
             value = values.get("value")
             if not isinstance(value, str):
@@ -115,9 +143,13 @@ def _run(store: str, memory_id: str, action: str) -> Outcome:
             # The row as the form showed it; a row changed since then fails the expect check.
             row = get_memory(store_by_key(store), memory_id)[0]
             tags, type_ = _tags(values, row.tags if row else ()), _type(values)
+            if row is None or values.get("effect_for") not in (
+                    None, _edit_key(value, tags, type_ or row.type)):
+                shown = None   # the effect shown was for other values than these
             saved = curation.edit(stores(), store, memory_id, value, tags, type_, expect)
             return Outcome(memory_id, "edited", f"Saved memory {memory_id}.",
-                           memory_id=saved.memory_id, memory_store=store, event=saved.event)
+                           memory_id=saved.memory_id, memory_store=store, event=saved.event,
+                           shown_effect=shown)
         target = values.get("target")
         if not target:
             raise Blocked(400, "The form did not say what the move would overwrite; reload the page.")
@@ -125,20 +157,27 @@ def _run(store: str, memory_id: str, action: str) -> Outcome:
         require_writable(to)
         saved = curation.move(stores(), store, memory_id, expect, target)
         return Outcome(memory_id, "moved", f"Moved to the {to} store as memory {saved.memory_id}.",
-                       memory_id=saved.memory_id, memory_store=to, event=saved.event)
+                       memory_id=saved.memory_id, memory_store=to, event=saved.event,
+                       shown_effect=shown)
     except Exception as exc:  # noqa: BLE001 - failure() re-raises what it does not know
         return failure(memory_id, exc)
 
 
 def _answer(store: str, memory_id: str, outcome: Outcome):
+    shown = None
     if outcome.ok:
-        outcome.stable_block_chars = block_effects.size_now()
+        block = block_effects.block_now()
+        outcome.stable_block_chars = len(block)
+        if outcome.shown_effect is not None:
+            outcome.effect_as_shown = outcome.shown_effect == effects.block_token(block)
+            shown = None if outcome.effect_as_shown else _TOKEN.fullmatch(outcome.shown_effect)[1]
     if wants_json():
         return twin(outcome.to_dict(), outcome.status)
     if outcome.ok:
-        # done= makes the actions partial report the block's size read back from the files.
+        # done= makes the actions partial report the block's size read back from the files;
+        # shown= the size the page had predicted, when the block came out otherwise.
         where = url_for("memories.detail", fmt="html", store=outcome.memory_store,
-                        memory_id=outcome.memory_id, done=outcome.outcome)
+                        memory_id=outcome.memory_id, done=outcome.outcome, shown=shown)
         if wants_fragment():
             response = make_response("", 200)
             response.headers["HX-Redirect"] = where
@@ -179,7 +218,7 @@ def effect(store: str, memory_id: str):
         abort(bad.status, str(bad))
     found, problem = block_effects.for_edit(memory, value, tags, type_)
     edit = {"value": value, "tags": ", ".join(tags), "type": type_ or memory.type,
-            "effect": found, "problem": problem}
+            "effect": found, "problem": problem, "key": _edit_key(value, tags, type_ or memory.type)}
     if wants_json():
         return twin({"effect": found.to_dict() if found else None, "refusal": problem})
     if wants_fragment():
