@@ -248,6 +248,42 @@ def test_move_against_an_edit_in_another_dashboard_leaves_no_split(agent):
         assert (where == agent.user_db) == (moved == 200)
 
 
+def _dashboard_moves(agent: Agent, barrier, store: str, ids: list[str]):
+    """A second dashboard process moving memory ``ids[r]`` out of ``store`` in round ``r``."""
+    client = agent.app().test_client()
+    answers = []
+    for memory_id in ids:
+        form = _forms(client, store, memory_id)["move-form"]
+        barrier.wait(WAIT)
+        answers.append(client.post(f"/memories/{store}/{memory_id}/move", headers=JSON,
+                                   data=form).get_json())
+        barrier.wait(WAIT)
+    return answers
+
+
+def test_moves_both_ways_in_two_dashboards_do_not_deadlock(agent):
+    # Each move locks both files.  Taken in the move's own order (target, then
+    # source) the two would each hold one lock and wait for the other.
+    rounds = 10
+    down = _movable(agent, rounds)
+    up = [agent.save(f"move up {w}", f"Preference {w} kept for every project.", ["moving"],
+                     scope="user") for w in _words(rounds)]
+    client = agent.app().test_client()
+    barrier = FORK.Barrier(2)
+    proc = _child(_dashboard_moves, agent, barrier, "user", [m.id for m in up])
+    ours, started = [], time.monotonic()
+    for memory in down:
+        form = _forms(client, "project", memory.id)["move-form"]
+        barrier.wait(WAIT)
+        ours.append(client.post(f"/memories/project/{memory.id}/move", headers=JSON,
+                                data=form).get_json())
+        barrier.wait(WAIT)
+    theirs = _join(*proc)
+    assert [a["message"] for a in ours + theirs if a["status"] != 200] == []
+    assert _split_states(agent, down + up) == []
+    assert time.monotonic() - started < 10   # no round waited out a lock
+
+
 # --------------------------------------------------------------------------- approvals
 def _queue(agent: Agent, n: int) -> list[list[str]]:
     """n rounds of two pending items: one that lands in the user store, one in the project store."""
