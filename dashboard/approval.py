@@ -6,11 +6,15 @@ write transactions).  agentao 0.5.17 approves by saving the item through
 its full save pipeline (contract §7.4): key = the item's key re-normalised,
 title = the item's key, explicit scope and type, source ``crystallized``.
 
-Approval touches two files that cannot share a transaction (the item lives
-in the project file, the memory may land in the user file).  The memory is
-written first, then the item is marked approved.  A crash in between leaves
-the memory saved and the item still pending; approving again upserts the
-same key in place (no duplicate) and then marks the item — nothing is lost.
+Approval may touch two files (the item lives in the project file, the
+memory may land in the user file).  It takes the write lock of both first
+(``lockstep.write_all``; one transaction when both are the project file),
+checks that the item is still pending and unchanged and that the memory at
+the plan's key is the one the page showed, and only then writes: a refusal
+writes nothing, not even an event.  The memory's file commits first, then
+the item's.  A crash in between leaves the memory saved and the item still
+pending; approving again upserts the same key in place (no duplicate) and
+then marks the item — nothing is lost.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from .contract import PlannedSave, SaveRefused, plan_save
 from .records import Memory, ReviewItem
 from .store import StoreProblem, StoreRef
 from .store import writes
+from .store.lockstep import write_all
 from .store.writes import Expect, WriteConflict, fingerprint
 
 DIFF_FIELDS = ("title", "content", "tags", "keywords", "type", "source", "confidence")
@@ -143,18 +148,18 @@ def approve(refs: list[StoreRef], item_id: str, seen: str | None = None,
         raise SaveRefused(plan.refusal)
     if plan.blocked:
         raise WriteConflict("blocked", plan.blocked)
-    saved = writes.save_memory(_store_ref(refs, plan.save.store).path, plan.save,
-                               Expect(target=target))
-    # Second file, second transaction: see the module docstring for the order.
-    _mark(refs, item_id, "approved", fingerprint(item))
+    queue, dest = _store_ref(refs, "project").path, _store_ref(refs, plan.save.store).path
+    with write_all([dest, queue]) as conns:   # the memory commits first (see module doc)
+        # The item first: if another decision got there, the target check must not
+        # mistake that decision's memory for a retry of this one.
+        writes.pending_as_seen(conns[queue], item_id, fingerprint(item))
+        existing = writes.target_as_seen(conns[dest], plan.save, Expect(target=target))
+        saved = writes.put(conns[dest], plan.save, existing)
+        writes.mark(conns[queue], item_id, "approved")
     return plan, saved
-
-
-def _mark(refs, item_id: str, status: str, seen: str | None) -> str:
-    return writes.set_review_status(_store_ref(refs, "project").path, item_id, status, seen)
 
 
 def reject(refs: list[StoreRef], item_id: str, seen: str | None = None) -> str:
     """Reject one pending item (status only, no event, no memory write)."""
     _pending_item(refs, item_id, seen)
-    return _mark(refs, item_id, "rejected", seen)
+    return writes.set_review_status(_store_ref(refs, "project").path, item_id, "rejected", seen)

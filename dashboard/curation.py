@@ -6,10 +6,17 @@ leave them: an edit is agentao's upsert onto the same row, a delete is
 ``/memory delete``'s soft delete, and a move is a save in the other store
 followed by a soft delete of the original.
 
-The move writes the target first: if the dashboard dies between the two
-writes both rows are live, and moving again upserts the same target key in
-place (no duplicate) before deleting the source.  Deleting first would risk
-losing the memory.
+An edit or a delete is refused only when its own row changed since the
+page (or, for an edit, the row that would take its key), never because the
+agent saved some other row meanwhile.
+
+A move touches two files.  It takes the write lock of both first
+(``lockstep.write_all``), checks the source row and the row at the target
+key while holding them, and only then writes: a refusal writes nothing.
+The target commits first: if the dashboard dies between the two commits both
+rows are live, and moving again upserts the same target key in place (no
+duplicate) before deleting the source.  Deleting first would risk losing
+the memory.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from .contract import KNOWN_TYPES, PlannedSave, SaveRefused, normalize_key, plan
 from .records import Memory
 from .store import StoreProblem, StoreRef, get_memory
 from .store import writes
+from .store.lockstep import write_all
 from .store.writes import Expect, WriteConflict, fingerprint
 
 
@@ -65,22 +73,28 @@ def plan_edit(refs: list[StoreRef], memory: Memory, value: str, tags,
     return plan
 
 
+def _as_seen(memory: Memory, expect: Expect) -> Expect:
+    # The row must still be the one the page showed and the one the plan was made from.
+    if (expect.updated_at is not None and memory.updated_at != expect.updated_at) or (
+            expect.row is not None and fingerprint(memory) != expect.row):
+        raise WriteConflict("changed", f"Memory {memory.id} changed since you looked "
+                            f"(updated {memory.updated_at}); reload and decide again.")
+    return Expect(row_id=memory.id, updated_at=memory.updated_at, row=fingerprint(memory))
+
+
 def edit(refs: list[StoreRef], store: str, memory_id: str, value: str, tags, type_: str | None,
          expect: Expect) -> writes.Saved:
     """Save new value/tags/type onto the row through agentao's guarded save path."""
     memory = live_memory(refs, store, memory_id)
+    seen = _as_seen(memory, expect)
     plan = plan_edit(refs, memory, value, tags, type_)
-    return writes.save_memory(_ref(refs, store).path, plan,
-                              Expect(counter=expect.counter, row_id=memory_id,
-                                     updated_at=expect.updated_at))
+    return writes.save_memory(_ref(refs, store).path, plan, seen)
 
 
 def delete(refs: list[StoreRef], store: str, memory_id: str, expect: Expect) -> bool:
     """Soft-delete one live row as ``/memory delete`` does."""
-    live_memory(refs, store, memory_id)
-    return writes.soft_delete(_ref(refs, store).path, memory_id,
-                              Expect(counter=expect.counter, row_id=memory_id,
-                                     updated_at=expect.updated_at))
+    seen = _as_seen(live_memory(refs, store, memory_id), expect)
+    return writes.soft_delete(_ref(refs, store).path, memory_id, seen)
 
 
 @dataclass(frozen=True)
@@ -135,18 +149,16 @@ def move(refs: list[StoreRef], store: str, memory_id: str, expect: Expect,
          target: str | None) -> writes.Saved:
     """Save the memory in the other store, then soft-delete the original (see module doc)."""
     memory = live_memory(refs, store, memory_id)
-    # Check the source before writing the target, so a stale move writes nothing.
-    stale = (expect.updated_at is not None and memory.updated_at != expect.updated_at) or (
-        expect.counter is not None and writes.change_counter(_ref(refs, store).path) != expect.counter)
-    if stale:
-        raise WriteConflict("changed", f"Memory {memory_id} or its store changed since you looked; "
-                            "reload and decide again.")
+    seen = _as_seen(memory, expect)   # a stale move is refused before any lock is taken
     plan = plan_move(refs, memory)
     if plan.problem:
         raise WriteConflict("blocked", plan.problem)
-    saved = writes.save_memory(_ref(refs, plan.save.store).path, plan.save, Expect(target=target))
-    writes.soft_delete(_ref(refs, store).path, memory_id,
-                       Expect(counter=expect.counter, row_id=memory_id, updated_at=expect.updated_at))
+    source, dest = _ref(refs, store).path, _ref(refs, plan.save.store).path
+    with write_all([dest, source]) as conns:   # dest commits first (see module doc)
+        writes.row_as_seen(conns[source], seen, store)
+        existing = writes.target_as_seen(conns[dest], plan.save, Expect(target=target))
+        saved = writes.put(conns[dest], plan.save, existing)
+        writes.delete_row(conns[source], memory_id)
     return saved
 
 

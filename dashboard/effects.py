@@ -26,6 +26,7 @@ each prediction equals ``preview``'s block over the files after the real write.
 from __future__ import annotations
 
 import difflib
+import hashlib
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -71,10 +72,21 @@ class BlockEffect:
             self.before.splitlines(), self.after.splitlines(),
             "memory-stable now", "memory-stable after", n=1, lineterm=""))
 
+    @property
+    def token(self) -> str:
+        """The predicted block in short (size and digest), for a form to send back with the
+        action: the answer can then say whether the block came out as shown."""
+        return block_token(self.after)
+
     def to_dict(self) -> dict:
         return {"before_chars": self.before_size, "after_chars": self.after_size,
                 "budget": self.budget, "delta": self.delta, "changed": self.changed,
-                "diff": self.diff, "after": self.after}
+                "diff": self.diff, "after": self.after, "token": self.token}
+
+
+def block_token(block: str) -> str:
+    """``<chars>-<12 hex>``: a block's size and a digest of its text."""
+    return f"{len(block)}-{hashlib.sha256(block.encode()).hexdigest()[:12]}"
 
 
 def current_block(snap: Snapshot, hidden=frozenset()) -> str:

@@ -9,8 +9,11 @@ only things allowed to differ.
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import shutil
 import sqlite3
+from contextlib import contextmanager
 from pathlib import Path
 from unittest import mock
 
@@ -21,8 +24,8 @@ from agentao.memory.models import SaveMemoryRequest
 from agentao_world import Agent
 from dashboard import approval, curation
 from dashboard.contract import SaveRefused
-from dashboard.store import build_refs
-from dashboard.store import writes
+from dashboard.store import StoreProblem, build_refs
+from dashboard.store import lockstep, writes
 from dashboard.store.writes import Expect, WriteConflict
 
 
@@ -239,38 +242,84 @@ def test_no_user_store_downgrades_to_project(tmp_path):
 
 
 # --------------------------------------------------------------------------- crash and retry
+def _dies_before_second_commit(action, *args) -> None:
+    """Run ``action(*args)`` in a forked process that is killed between its two commits.
+
+    The first file's transaction commits; the process then exits (``os._exit``,
+    no clean-up, no rollback) while the second file's transaction is open, as
+    a power cut or a kill -9 would leave it.
+    """
+    def main():
+        real, committed = lockstep.write, []
+
+        @contextmanager
+        def dying(path):
+            with real(path) as conn:
+                yield conn
+                if committed:
+                    os._exit(9)
+                committed.append(path)
+        lockstep.write = dying
+        action(*args)
+        os._exit(0)
+    proc = multiprocessing.get_context("fork").Process(target=main)
+    proc.start()
+    proc.join(30)
+    assert proc.exitcode == 9
+
+
+def _second_commit_fails(monkeypatch) -> None:
+    """The second file's commit fails (as on a full disk) after the first committed."""
+    real, committed = lockstep.write, []
+
+    @contextmanager
+    def failing(path):
+        with real(path) as conn:
+            yield conn
+            if committed:
+                raise StoreProblem("disk_full", f"There is no room left to write {path}.")
+            committed.append(path)
+    monkeypatch.setattr(lockstep, "write", failing)
+
+
 def test_crash_between_the_two_files_is_retryable(agent, tmp_path, monkeypatch):
     agent.crystallize("I prefer tabs over spaces.")
     [item] = pending_ids(agent)
     refs = build_refs(agent.project_dir, agent.user_db)
     plan = approval.plan_approval(refs, writes.review_item(agent.project_db, item))
-    real = writes.set_review_status
-
-    def crash(*args, **kwargs):
-        raise OSError("power cut")
-    monkeypatch.setattr(writes, "set_review_status", crash)
-    with pytest.raises(OSError):
-        approval.approve(refs, item, plan.item_fingerprint, plan.target_fingerprint)
+    tokens = (plan.item_fingerprint, plan.target_fingerprint)
+    _dies_before_second_commit(approval.approve, refs, item, *tokens)
+    # The memory's file committed first; the item's transaction died with the process.
     assert agent.manager.list_review_items()[0].status == "pending"
     assert len(agent.manager.get_all_entries("user")) == 1
-    monkeypatch.setattr(writes, "set_review_status", real)
     # The retry carries the same page tokens; the memory already holds the plan.
-    approval.approve(refs, item, plan.item_fingerprint, plan.target_fingerprint)
+    approval.approve(refs, item, *tokens)
     [memory] = agent.manager.get_all_entries("user")
     assert memory.key_normalized == "preference_tabs_over_spaces"
     assert agent.manager.list_review_items("approved")[0].id == item
+    # A failed second commit says what was written and that repeating it finishes it.
+    agent.crystallize("I prefer short answers.")
+    [item] = pending_ids(agent)
+    plan = approval.plan_approval(refs, writes.review_item(agent.project_db, item))
+    _second_commit_fails(monkeypatch)
+    with pytest.raises(StoreProblem, match=r"memory\.db was written but .* was not: There is no "
+                       r"room .* Do the same action again to finish it; it will not be done twice"):
+        approval.approve(refs, item, plan.item_fingerprint, plan.target_fingerprint)
+    monkeypatch.undo()
+    approval.approve(refs, item, plan.item_fingerprint, plan.target_fingerprint)
+    assert len(agent.manager.get_all_entries("user")) == 2 and pending_ids(agent) == []
 
 
-def test_crash_during_move_is_retryable(seeded, monkeypatch):
+def test_crash_during_move_is_retryable(seeded):
     refs = build_refs(seeded.project_dir, seeded.user_db)
     memory = next(m for m in seeded.manager.get_all_entries("project") if m.key_normalized == "database")
     move_plan = curation.plan_move(refs, curation.live_memory(refs, "project", memory.id))
-    expect = Expect(counter=writes.change_counter(seeded.project_db), updated_at=memory.updated_at)
-    real = writes.soft_delete
-    monkeypatch.setattr(writes, "soft_delete", lambda *a, **k: (_ for _ in ()).throw(OSError("cut")))
-    with pytest.raises(OSError):
-        curation.move(refs, "project", memory.id, expect, move_plan.target_fingerprint)
-    monkeypatch.setattr(writes, "soft_delete", real)
+    expect = Expect(updated_at=memory.updated_at)
+    _dies_before_second_commit(curation.move, refs, "project", memory.id, expect,
+                               move_plan.target_fingerprint)
+    # The target committed first: both are live, nothing is lost.
+    assert [m.key_normalized for m in seeded.manager.get_all_entries("user")].count("database") == 1
+    assert "database" in [m.key_normalized for m in seeded.manager.get_all_entries("project")]
     curation.move(refs, "project", memory.id, expect, move_plan.target_fingerprint)
     assert [m.key_normalized for m in seeded.manager.get_all_entries("user")].count("database") == 1
     assert "database" not in [m.key_normalized for m in seeded.manager.get_all_entries("project")]
@@ -345,18 +394,35 @@ def test_move_like_agentao(seeded, tmp_path, key):
 
 
 # --------------------------------------------------------------------------- conflicts
-def test_agent_write_after_render_is_a_conflict(seeded):
+def test_agent_rewriting_the_row_after_render_is_a_conflict(seeded):
     refs = build_refs(seeded.project_dir, seeded.user_db)
-    memory = _find(seeded, "database")
-    seen = Expect(counter=writes.change_counter(seeded.project_db), updated_at=memory.updated_at)
-    seeded.save("unrelated", "The agent wrote something meanwhile.")
-    before = dump(seeded.project_db)
-    with pytest.raises(WriteConflict) as exc:
-        curation.edit(refs, "project", memory.id, "new", [], None, seen)
-    assert exc.value.kind == "changed" and "changed since you looked" in str(exc.value)
-    with pytest.raises(WriteConflict):
-        curation.delete(refs, "project", memory.id, seen)
-    assert dump(seeded.project_db)["_raw"] == before["_raw"]
+    memory = curation.live_memory(refs, "project", _find(seeded, "database").id)
+    seen = Expect(updated_at=memory.updated_at, row=writes.fingerprint(memory))
+    target = curation.plan_move(refs, memory).target_fingerprint
+    # The agent saves this very key again within the same second: only the fingerprint moves.
+    with mock.patch("agentao.memory.storage._now_iso", lambda: memory.updated_at):
+        seeded.save("database", "PostgreSQL 17 now.", ["infra"], type="project_fact")
+    assert _find(seeded, "database").updated_at == memory.updated_at
+    before = snapshot(seeded)
+    for attempt in (lambda: curation.edit(refs, "project", memory.id, "new", [], None, seen),
+                    lambda: curation.delete(refs, "project", memory.id, seen),
+                    lambda: curation.move(refs, "project", memory.id, seen, target)):
+        with pytest.raises(WriteConflict) as exc:
+            attempt()
+        assert exc.value.kind == "changed" and "changed since you looked" in str(exc.value)
+    assert snapshot(seeded) == before
+
+
+def test_agent_saving_other_rows_is_no_conflict(seeded):
+    refs = build_refs(seeded.project_dir, seeded.user_db)
+    memory, doomed = (curation.live_memory(refs, "project", _find(seeded, k).id)
+                      for k in ("database", "release_process"))
+    seen = lambda m: Expect(updated_at=m.updated_at, row=writes.fingerprint(m))  # noqa: E731
+    seeded.save("unrelated", "The agent wrote something meanwhile.")   # the counter moves
+    assert curation.edit(refs, "project", memory.id, "PostgreSQL 17.", [], None, seen(memory)).event == "update"
+    assert curation.delete(refs, "project", doomed.id, seen(doomed))
+    assert _find(seeded, "database").content == "PostgreSQL 17."
+    assert "release_process" not in [m.key_normalized for m in seeded.manager.get_all_entries()]
 
 
 def test_item_folded_after_render_is_a_conflict(agent):

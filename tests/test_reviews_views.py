@@ -279,7 +279,7 @@ def test_edit_refusal_and_stale_form(seeded, client):
     bad = client.post(f"/memories/project/{memory.id}/edit", headers=JSON,
                       data=dict(forms["edit-form"], value="password = hunter2hunter2", tags="", type=""))
     assert bad.status_code == 422 and "sensitive credentials" in bad.get_json()["message"]
-    seeded.save("something else", "The agent wrote meanwhile.")  # moves the change counter
+    seeded.save("database", "The agent rewrote this memory meanwhile.")
     before = file_digest(seeded.project_db)
     stale = dict(forms["edit-form"], value="new", tags="", type="")
     r = client.post(f"/memories/project/{memory.id}/edit", data=stale)
@@ -290,6 +290,61 @@ def test_edit_refusal_and_stale_form(seeded, client):
     assert file_digest(seeded.project_db) == before
     assert client.post(f"/memories/project/{memory.id}/edit", data={"value": "x"},
                        headers=JSON).status_code == 400
+    for bad in ({"row": "not a fingerprint"}, {"change": "many"}, {"effect": "<script>"}):
+        r = client.post(f"/memories/project/{memory.id}/edit", headers=JSON,
+                        data=dict(forms["edit-form"], value="x", **bad))
+        assert r.status_code == 400 and file_digest(seeded.project_db) == before
+
+
+def test_edit_goes_through_when_the_agent_saved_other_rows(seeded, client):
+    memory = next(m for m in seeded.manager.get_all_entries() if m.key_normalized == "database")
+    _, forms = _detail(client, "project", memory.id)
+    seeded.save("something else", "The agent wrote meanwhile.")  # moves the change counter
+    # Scripts may still send the counter they read; it is accepted and not checked.
+    r = client.post(f"/memories/project/{memory.id}/edit", headers=JSON,
+                    data={"change": "0", **forms["edit-form"], "value": "PostgreSQL 17.",
+                          "tags": "", "type": ""})
+    assert r.status_code == 200 and r.get_json()["event"] == "update"
+    assert seeded.manager.get_entry(memory.id).content == "PostgreSQL 17."
+
+
+def test_the_answer_says_when_the_effect_shown_was_out_of_date(seeded, client, monkeypatch):
+    # A prediction is worked out for the second the page is shown; pin the clock so that
+    # the writes land in that second too (see test_reviews_effects.py).
+    import dashboard.effects
+    import dashboard.store.writes
+    monkeypatch.setattr(dashboard.store.writes, "now", lambda: "2099-01-01T00:00:00")
+    monkeypatch.setattr(dashboard.effects, "agentao_now", lambda: "2099-01-01T00:00:00")
+    first, second = (next(m for m in seeded.manager.get_all_entries() if m.key_normalized == k)
+                     for k in ("release_process", "database"))
+    _, forms = _detail(client, "project", first.id)
+    r = client.post(f"/memories/project/{first.id}/delete", data=forms["delete-form"])
+    done = soup(client.get(r.headers["Location"])).select_one('[data-field="done"]')
+    assert not done.has_attr("data-effect-stale")      # nothing else changed: as shown
+    _, forms = _detail(client, "project", second.id)
+    shown = int(forms["delete-form"]["effect"].split("-")[0])
+    seeded.save("deploy rule", "Deploys need two approvals.", type="decision")   # in the block
+    r = client.post(f"/memories/project/{second.id}/delete", data=forms["delete-form"])
+    done = soup(client.get(r.headers["Location"])).select_one('[data-field="done"]')
+    assert int(done["data-shown-chars"]) == shown != int(done["data-stable-chars"])
+    assert "not the effect shown before you clicked" in done.text
+    # A quiet store: the move and the edit come out exactly as shown.
+    third, fourth = (next(m for m in seeded.manager.get_all_entries() if m.key_normalized == k)
+                     for k in ("package_manager", "user_language"))
+    r = client.post(f"/memories/project/{third.id}/move", headers=JSON,
+                    data=_detail(client, "project", third.id)[1]["move-form"])
+    assert r.get_json()["effect_as_shown"] is True
+    edit = {"value": "Answer in French.", "tags": "user", "type": ""}
+    page = soup(client.get(f"/memories/user/{fourth.id}/effect", query_string=edit))
+    form = {i["name"]: i.get("value", "") for i in page.select("#edit-form input")}
+    r = client.post(f"/memories/user/{fourth.id}/edit", headers=JSON, data=dict(form, **edit))
+    assert r.get_json()["effect_as_shown"] is True
+    # An effect shown for other values than those saved says nothing either way.
+    page = soup(client.get(f"/memories/user/{fourth.id}/effect", query_string=edit))
+    form = {i["name"]: i.get("value", "") for i in page.select("#edit-form input")}
+    r = client.post(f"/memories/user/{fourth.id}/edit", headers=JSON,
+                    data={**form, **edit, "value": "Answer in German."})
+    assert r.status_code == 200 and r.get_json()["effect_as_shown"] is None
 
 
 def test_soft_delete_and_move(seeded, client):

@@ -1,11 +1,21 @@
 """Writing agentao's memory files the way agentao 0.5.17 writes them (contract §4.6, §5, §7).
 
-Each function is one short ``BEGIN IMMEDIATE`` transaction on one file.  It
-re-reads what it is about to change *inside* that transaction and compares
-it with what the page showed (an ``Expect``); if anything moved it raises
-``WriteConflict`` and writes nothing.  That is the whole concurrency story:
-the agent may be writing at the same time, SQLite serialises the two of us,
-and whoever comes second notices.
+Every action re-reads what it is about to change *inside* its write
+transaction and compares it with what the page showed; if anything moved it
+raises ``WriteConflict`` and writes nothing.  The agent may be writing at the
+same time, SQLite serialises the two of us, and whoever comes second notices.
+
+What is compared is the action's own rows: the row being edited or deleted
+(``updated_at`` and a fingerprint of every column), the live row holding the
+key a save would take, the review item being decided.  The store's change
+counter is not: it moves whenever the agent saves *any* row, which is no
+reason to refuse an edit of another.
+
+The checks (``row_as_seen``, ``target_as_seen``, ``pending_as_seen``) and the
+writes (``put``, ``delete_row``, ``mark``) work on an open connection, so an
+action spanning two files runs them under ``lockstep.write_all``: every lock,
+then every check, then every write.  ``save_memory``, ``soft_delete`` and
+``set_review_status`` are the one-file actions built from them.
 
 The statements mirror agentao's own: upsert by ``(scope, key_normalized)``
 among live rows, UPDATE in place or INSERT with a new 8-hex id, one event
@@ -17,7 +27,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
@@ -48,9 +57,9 @@ class WriteConflict(Exception):
 class Expect:
     """What the page was rendered with; each field set is checked inside the transaction."""
 
-    counter: int | None = None       # schema_meta.memories_change of the file
     row_id: str | None = None        # the row being edited/deleted must still be live...
-    updated_at: str | None = None    # ...and still carry this updated_at
+    updated_at: str | None = None    # ...still carry this updated_at...
+    row: str | None = None           # ...and still have this fingerprint (a same-second change)
     target: str | None = None        # fingerprint of the live row at the plan's (scope, key), or NONE
 
 
@@ -77,20 +86,10 @@ def fingerprint(record: Memory | ReviewItem | None) -> str:
 
 
 # --------------------------------------------------------------------------- reads
-def _counter(conn: sqlite3.Connection) -> int | None:
-    row = conn.execute("SELECT value FROM schema_meta WHERE key = 'memories_change'").fetchone()
-    return int(row[0]) if row is not None and str(row[0]).isdigit() else None
-
-
 def _live_at(conn, scope: str, key: str, store: str) -> Memory | None:
     row = conn.execute("SELECT * FROM memories WHERE scope = ? AND key_normalized = ?"
                        " AND deleted_at IS NULL", (scope, key)).fetchone()
     return rows.memory(row, store) if row else None
-
-
-def change_counter(path: Path) -> int | None:
-    """The file's ``memories_change`` counter (None for a pre-0.5 file without one)."""
-    return read(path, _counter)
 
 
 def live_at(path: Path, scope: str, key: str, store: str) -> Memory | None:
@@ -113,18 +112,20 @@ def review_counts(path: Path) -> dict[str, int]:
     return {s: found.get(s, 0) for s in ("pending", "approved", "rejected")}
 
 
-# --------------------------------------------------------------------------- checks
-def _check(conn, expect: Expect, store: str) -> None:
-    if expect.counter is not None and _counter(conn) != expect.counter:
-        raise WriteConflict("changed", "This store changed since you looked (another write "
-                            "happened); reload and decide again.")
-    if expect.row_id is not None:
-        row = conn.execute("SELECT * FROM memories WHERE id = ?", (expect.row_id,)).fetchone()
-        if row is None or row["deleted_at"] is not None:
-            raise WriteConflict("gone", f"Memory {expect.row_id} is no longer live; nothing was changed.")
-        if expect.updated_at is not None and row["updated_at"] != expect.updated_at:
-            raise WriteConflict("changed", f"Memory {expect.row_id} changed since you looked "
-                                f"(updated {row['updated_at']}); reload and decide again.")
+# --------------------------------------------------------------------------- checks (in a transaction)
+def row_as_seen(conn, expect: Expect, store: str = "project") -> Memory | None:
+    """The row ``expect.row_id`` as the page showed it, or WriteConflict (gone / changed)."""
+    if expect.row_id is None:
+        return None
+    row = conn.execute("SELECT * FROM memories WHERE id = ?", (expect.row_id,)).fetchone()
+    if row is None or row["deleted_at"] is not None:
+        raise WriteConflict("gone", f"Memory {expect.row_id} is no longer live; nothing was changed.")
+    memory = rows.memory(row, store)
+    if (expect.updated_at is not None and memory.updated_at != expect.updated_at) or (
+            expect.row is not None and fingerprint(memory) != expect.row):
+        raise WriteConflict("changed", f"Memory {expect.row_id} changed since you looked "
+                            f"(updated {memory.updated_at}); reload and decide again.")
+    return memory
 
 
 def _holds(row: Memory, plan: PlannedSave) -> bool:
@@ -135,7 +136,38 @@ def _holds(row: Memory, plan: PlannedSave) -> bool:
                                 plan.type, plan.source, plan.confidence)
 
 
-# --------------------------------------------------------------------------- writes
+def target_as_seen(conn, plan: PlannedSave, expect: Expect = Expect()) -> Memory | None:
+    """The live row the save would update, or WriteConflict if it is not the one the page showed.
+
+    A target that already holds exactly the plan is accepted: it is the
+    first half of this same action, committed before a crash.  Callers check
+    the action's other rows first, so that is the only way it can be there.
+    """
+    existing = _live_at(conn, plan.scope, plan.key_normalized, plan.store)
+    if (expect.target is not None and fingerprint(existing) != expect.target
+            and not (existing is not None and _holds(existing, plan))):
+        raise WriteConflict("changed", f"The memory '{plan.key_normalized}' in the "
+                            f"{plan.store} store changed since you looked; reload and decide again.")
+    if expect.row_id is not None and (existing is None or existing.id != expect.row_id):
+        raise WriteConflict("changed", "This save would not land on the memory you were "
+                            "editing; nothing was changed.")
+    return existing
+
+
+def pending_as_seen(conn, item_id: str, seen: str | None = None) -> ReviewItem:
+    """The review item, still pending and (if ``seen`` is given) unchanged, or WriteConflict."""
+    row = conn.execute("SELECT * FROM memory_review_queue WHERE id = ?", (item_id,)).fetchone()
+    if row is None or row["status"] != "pending":
+        raise WriteConflict("not_pending", f"Review item {item_id} is no longer pending"
+                            + (f" (it is {row['status']})." if row else " (it does not exist)."))
+    item = rows.review(row, "project")
+    if seen is not None and fingerprint(item) != seen:
+        raise WriteConflict("changed", f"Review item {item_id} changed since you looked "
+                            "(the agent proposed it again); reload and decide again.")
+    return item
+
+
+# --------------------------------------------------------------------------- writes (in a transaction)
 def _event(conn, memory_id: str, kind: str, stamp: str) -> None:
     conn.execute("INSERT INTO memory_events (memory_id, event_type, timestamp) VALUES (?, ?, ?)",
                  (memory_id, kind, stamp))
@@ -169,6 +201,48 @@ def _fresh_id(conn) -> str:
             return candidate
 
 
+def put(conn, plan: PlannedSave, existing: Memory | None) -> Saved:
+    """agentao's upsert of ``plan``: onto ``existing`` (from ``target_as_seen``) or a new row."""
+    tags = json.dumps(list(plan.tags))
+    keywords = json.dumps(list(plan.keywords))
+    stamp = now()
+    if existing is not None:
+        conn.execute(
+            "UPDATE memories SET title = ?, content = ?, tags_json = ?, keywords_json = ?,"
+            " type = ?, source = ?, confidence = ?, sensitivity = 'normal', updated_at = ?"
+            " WHERE id = ?",
+            (plan.title, plan.content, tags, keywords, plan.type, plan.source,
+             plan.confidence, stamp, existing.id))
+        memory_id, kind = existing.id, "update"
+    else:
+        memory_id, kind = _fresh_id(conn), "create"
+        conn.execute(
+            "INSERT INTO memories (id, scope, type, key_normalized, title, content, tags_json,"
+            " keywords_json, source, confidence, sensitivity, created_at, updated_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'normal', ?, ?)",
+            (memory_id, plan.scope, plan.type, plan.key_normalized, plan.title, plan.content,
+             tags, keywords, plan.source, plan.confidence, stamp, stamp))
+    _event(conn, memory_id, kind, stamp)
+    if plan.source == "auto":
+        _enforce_auto_cap(conn, plan.scope, stamp)
+    return Saved(memory_id, kind, stamp, existing)
+
+
+def delete_row(conn, memory_id: str) -> bool:
+    """``/memory delete``'s soft delete: deleted_at = updated_at = now, one event."""
+    return _soft_delete(conn, memory_id, now())
+
+
+def mark(conn, item_id: str, status: str) -> str:
+    """Set a review item's status (agentao writes no event for it); returns the new updated_at."""
+    assert status in ("approved", "rejected")
+    stamp = now()
+    conn.execute("UPDATE memory_review_queue SET status = ?, updated_at = ? WHERE id = ?",
+                 (status, stamp, item_id))
+    return stamp
+
+
+# --------------------------------------------------------------------------- one-file actions
 def save_memory(path: Path, plan: PlannedSave, expect: Expect = Expect()) -> Saved:
     """Write a planned save into the file at ``path`` as agentao's upsert does.
 
@@ -176,46 +250,16 @@ def save_memory(path: Path, plan: PlannedSave, expect: Expect = Expect()) -> Sav
     ``update``) or inserts a new row with a fresh 8-hex id (event ``create``).
     Raises WriteConflict when ``expect`` no longer holds.
     """
-    tags = json.dumps(list(plan.tags))
-    keywords = json.dumps(list(plan.keywords))
     with write(path) as conn:
-        _check(conn, expect, plan.store)
-        existing = _live_at(conn, plan.scope, plan.key_normalized, plan.store)
-        if (expect.target is not None and fingerprint(existing) != expect.target
-                and not (existing is not None and _holds(existing, plan))):
-            raise WriteConflict("changed", f"The memory '{plan.key_normalized}' in the "
-                                f"{plan.store} store changed since you looked; reload and decide again.")
-        if expect.row_id is not None and (existing is None or existing.id != expect.row_id):
-            raise WriteConflict("changed", "This save would not land on the memory you were "
-                                "editing; nothing was changed.")
-        stamp = now()
-        if existing is not None:
-            conn.execute(
-                "UPDATE memories SET title = ?, content = ?, tags_json = ?, keywords_json = ?,"
-                " type = ?, source = ?, confidence = ?, sensitivity = 'normal', updated_at = ?"
-                " WHERE id = ?",
-                (plan.title, plan.content, tags, keywords, plan.type, plan.source,
-                 plan.confidence, stamp, existing.id))
-            memory_id, kind = existing.id, "update"
-        else:
-            memory_id, kind = _fresh_id(conn), "create"
-            conn.execute(
-                "INSERT INTO memories (id, scope, type, key_normalized, title, content, tags_json,"
-                " keywords_json, source, confidence, sensitivity, created_at, updated_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'normal', ?, ?)",
-                (memory_id, plan.scope, plan.type, plan.key_normalized, plan.title, plan.content,
-                 tags, keywords, plan.source, plan.confidence, stamp, stamp))
-        _event(conn, memory_id, kind, stamp)
-        if plan.source == "auto":
-            _enforce_auto_cap(conn, plan.scope, stamp)
-    return Saved(memory_id, kind, stamp, existing)
+        row_as_seen(conn, expect, plan.store)
+        return put(conn, plan, target_as_seen(conn, plan, expect))
 
 
 def soft_delete(path: Path, memory_id: str, expect: Expect = Expect()) -> bool:
-    """Soft-delete one row as ``/memory delete`` does: deleted_at = updated_at = now, one event."""
+    """Soft-delete one row as ``/memory delete`` does, if it is still as ``expect`` says."""
     with write(path) as conn:
-        _check(conn, expect, "")
-        return _soft_delete(conn, memory_id, now())
+        row_as_seen(conn, expect)
+        return delete_row(conn, memory_id)
 
 
 def set_review_status(path: Path, item_id: str, status: str, seen: str | None = None) -> str:
@@ -224,16 +268,6 @@ def set_review_status(path: Path, item_id: str, status: str, seen: str | None = 
     ``seen`` is the item's fingerprint on the page.  The item must still be
     pending (else ``not_pending``) and unchanged (else ``changed``).
     """
-    assert status in ("approved", "rejected")
     with write(path) as conn:
-        row = conn.execute("SELECT * FROM memory_review_queue WHERE id = ?", (item_id,)).fetchone()
-        if row is None or row["status"] != "pending":
-            raise WriteConflict("not_pending", f"Review item {item_id} is no longer pending"
-                                + (f" (it is {row['status']})." if row else " (it does not exist)."))
-        if seen is not None and fingerprint(rows.review(row, "project")) != seen:
-            raise WriteConflict("changed", f"Review item {item_id} changed since you looked "
-                                "(the agent proposed it again); reload and decide again.")
-        stamp = now()
-        conn.execute("UPDATE memory_review_queue SET status = ?, updated_at = ? WHERE id = ?",
-                     (status, stamp, item_id))
-        return stamp
+        pending_as_seen(conn, item_id, seen)
+        return mark(conn, item_id, status)

@@ -23,9 +23,14 @@ def snapshot(fresh: bool = False) -> Snapshot:
     return source_for(current_app.extensions).snapshot(statuses())
 
 
+def block_now() -> str:
+    """The stable block as it really is, read back from the files after an action."""
+    return effects.current_block(snapshot(fresh=True))
+
+
 def size_now() -> int:
     """The stable block's real size, read back from the files after an action."""
-    return len(effects.current_block(snapshot(fresh=True)))
+    return len(block_now())
 
 
 # Each card patches the cached stable selection with its row (copies of lists as long

@@ -1,18 +1,29 @@
 """Curating one memory from its detail page: soft delete, edit, move to the other store.
 
 The forms live in ``partials/memory_actions.html``, which the detail page
-includes.  Each form carries the file's change counter and the row's
-``updated_at`` as the page showed them; the write re-checks both inside
-its transaction and answers 409 if either moved.
+includes.  Each form carries the row's ``updated_at`` and fingerprint as the
+page showed them (a move also the fingerprint of the row at its target key);
+the write re-checks them inside its transaction and answers 409 if the row
+changed.  The agent saving *other* rows meanwhile is no reason to refuse, so
+the store's change counter (``change``, still accepted from scripts) is not
+checked.
+
+But other rows do change the ``<memory-stable>`` block, so the effect the
+form showed may be out of date by the time of the click.  A form that showed
+an effect sends its token back (``effect``); after the write the block is
+read back from the files, and if it is not the block shown the answer says
+so, with the real size.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 
 from flask import Blueprint, abort, make_response, redirect, render_template, request, url_for
 
-from .. import curation
+from .. import curation, effects
 from . import block_effects
 from ..contract import KNOWN_TYPES
 from ..store import get_memory
@@ -26,19 +37,21 @@ bp = Blueprint("curate", __name__)
 MAX_TAGS_CHARS = 2000
 DONE = ("deleted", "edited", "moved")
 _TYPE = re.compile(r"[A-Za-z0-9_-]{1,40}")
+_FINGERPRINT = re.compile(r"[0-9a-f]{16}")
+_TOKEN = re.compile(r"(\d{1,7})-[0-9a-f]{12}")
 
 
 def curation_for(memory) -> dict:
     """What the actions partial needs: the tokens its forms carry and where a move would go."""
-    ref = store_by_key(memory.store)
     status = next(st for st in statuses() if st.ref.key == memory.store)
     live = memory.live and status.readable
     other = next((st.problem for st in statuses() if st.ref.key != memory.store
                   and st.problem is not None and st.problem.kind != "missing"), None)
     move = curation.plan_move(stores(), memory, other) if live else None
     show = live and status.writable   # the effects sit next to the forms, shown only with them
+    shown = request.args.get("shown") or ""
     return {
-        "counter": writes.change_counter(ref.path) if status.readable else None,
+        "row": writes.fingerprint(memory),
         "writable": status.writable,
         "read_only_reason": status.read_only_reason or (str(status.problem) if status.problem else None),
         "move": move,
@@ -46,6 +59,8 @@ def curation_for(memory) -> dict:
         "move_effect": block_effects.for_move(memory, move) if show else None,
         "done": request.args.get("done") if request.args.get("done") in DONE else None,
         "size_now": (block_effects.size_now() if request.args.get("done") in DONE else None),
+        # The size the page predicted, when the block came out otherwise (see module doc).
+        "shown_chars": int(shown) if shown.isdigit() else None,
         "types": list(dict.fromkeys(list(KNOWN_TYPES) + [memory.type])),
         # Tags the comma-separated field cannot give back once edited (see _tags).
         "uneven_tags": [t for t in memory.tags if "," in t or t != t.strip() or not t],
@@ -58,14 +73,27 @@ def _inject():
 
 
 def _expect(values) -> Expect:
-    counter, updated_at = values.get("change"), values.get("updated_at")
-    if counter is None or not updated_at:
-        raise Blocked(400, "The form did not say which version you saw (missing 'change' or "
-                      "'updated_at'); reload the page.")
-    counter = str(counter)
-    if counter != "none" and not counter.isdigit():
-        raise Blocked(400, "'change' must be the store's change counter.")
-    return Expect(counter=None if counter == "none" else int(counter), updated_at=updated_at)
+    updated_at, row = values.get("updated_at"), values.get("row")
+    if not updated_at or not isinstance(updated_at, str):
+        raise Blocked(400, "The form did not say which version you saw (missing 'updated_at'); "
+                      "reload the page.")
+    counter = values.get("change")
+    if counter is not None and str(counter) != "none" and not str(counter).isdigit():
+        raise Blocked(400, "'change' must be a store change counter (a number or 'none'); it is "
+                      "accepted from older scripts and not checked.")
+    if row is not None and not (isinstance(row, str) and _FINGERPRINT.fullmatch(row)):
+        raise Blocked(400, "'row' must be the row's fingerprint as the page gave it.")
+    return Expect(updated_at=updated_at, row=row)
+
+
+def _shown(values) -> str | None:
+    """The effect token the form showed, if it showed one."""
+    token = values.get("effect")
+    if token is None or token == "":
+        return None
+    if not (isinstance(token, str) and _TOKEN.fullmatch(token)):
+        raise Blocked(400, "'effect' must be the effect token as the page gave it.")
+    return token
 
 
 def _tags(values, current=()) -> list[str]:
@@ -86,6 +114,11 @@ def _tags(values, current=()) -> list[str]:
     return [t.strip() for t in raw.split(",") if t.strip()]
 
 
+def _edit_key(value: str, tags, type_: str) -> str:
+    """A digest of the values an edit's effect was shown for (the form sends it back)."""
+    return hashlib.sha256(json.dumps([value, list(tags), type_]).encode()).hexdigest()[:12]
+
+
 def _type(values) -> str | None:
     value = (values.get("type") or "").strip()
     if value and not _TYPE.fullmatch(value):
@@ -98,22 +131,27 @@ def _run(store: str, memory_id: str, action: str) -> Outcome:
     try:
         if store_by_key(store) is None or not ID.fullmatch(memory_id):
             raise Blocked(404, f"No memory '{memory_id}' in store '{store}'.")
-        expect = _expect(values)
+        expect, shown = _expect(values), _shown(values)
         require_writable(store)
         if action == "delete":
             curation.delete(stores(), store, memory_id, expect)
             return Outcome(memory_id, "deleted", f"Deleted memory {memory_id} (soft delete).",
-                           memory_id=memory_id, memory_store=store, event="soft_delete")
+                           memory_id=memory_id, memory_store=store, event="soft_delete",
+                           shown_effect=shown)
         if action == "edit":
             value = values.get("value")
             if not isinstance(value, str):
                 raise Blocked(400, "'value' is required.")
             # The row as the form showed it; a row changed since then fails the expect check.
-            shown = get_memory(store_by_key(store), memory_id)[0]
-            tags = _tags(values, shown.tags if shown else ())
-            saved = curation.edit(stores(), store, memory_id, value, tags, _type(values), expect)
+            row = get_memory(store_by_key(store), memory_id)[0]
+            tags, type_ = _tags(values, row.tags if row else ()), _type(values)
+            if row is None or values.get("effect_for") not in (
+                    None, _edit_key(value, tags, type_ or row.type)):
+                shown = None   # the effect shown was for other values than these
+            saved = curation.edit(stores(), store, memory_id, value, tags, type_, expect)
             return Outcome(memory_id, "edited", f"Saved memory {memory_id}.",
-                           memory_id=saved.memory_id, memory_store=store, event=saved.event)
+                           memory_id=saved.memory_id, memory_store=store, event=saved.event,
+                           shown_effect=shown)
         target = values.get("target")
         if not target:
             raise Blocked(400, "The form did not say what the move would overwrite; reload the page.")
@@ -121,20 +159,27 @@ def _run(store: str, memory_id: str, action: str) -> Outcome:
         require_writable(to)
         saved = curation.move(stores(), store, memory_id, expect, target)
         return Outcome(memory_id, "moved", f"Moved to the {to} store as memory {saved.memory_id}.",
-                       memory_id=saved.memory_id, memory_store=to, event=saved.event)
+                       memory_id=saved.memory_id, memory_store=to, event=saved.event,
+                       shown_effect=shown)
     except Exception as exc:  # noqa: BLE001 - failure() re-raises what it does not know
         return failure(memory_id, exc)
 
 
 def _answer(store: str, memory_id: str, outcome: Outcome):
+    shown = None
     if outcome.ok:
-        outcome.stable_block_chars = block_effects.size_now()
+        block = block_effects.block_now()
+        outcome.stable_block_chars = len(block)
+        if outcome.shown_effect is not None:
+            outcome.effect_as_shown = outcome.shown_effect == effects.block_token(block)
+            shown = None if outcome.effect_as_shown else _TOKEN.fullmatch(outcome.shown_effect)[1]
     if wants_json():
         return twin(outcome.to_dict(), outcome.status)
     if outcome.ok:
-        # done= makes the actions partial report the block's size read back from the files.
+        # done= makes the actions partial report the block's size read back from the files;
+        # shown= the size the page had predicted, when the block came out otherwise.
         where = url_for("memories.detail", fmt="html", store=outcome.memory_store,
-                        memory_id=outcome.memory_id, done=outcome.outcome)
+                        memory_id=outcome.memory_id, done=outcome.outcome, shown=shown)
         if wants_fragment():
             response = make_response("", 200)
             response.headers["HX-Redirect"] = where
@@ -176,7 +221,7 @@ def effect(store: str, memory_id: str):
         abort(bad.status, str(bad))
     found, problem = block_effects.for_edit(memory, value, tags, type_)
     edit = {"value": value, "tags": ", ".join(tags), "type": type_ or memory.type,
-            "effect": found, "problem": problem}
+            "effect": found, "problem": problem, "key": _edit_key(value, tags, type_ or memory.type)}
     if wants_json():
         return twin({"effect": found.to_dict() if found else None, "refusal": problem})
     if wants_fragment():

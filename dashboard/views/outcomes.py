@@ -32,6 +32,8 @@ class Outcome:
     memory_store: str | None = None
     event: str | None = None
     stable_block_chars: int | None = None   # the new session's block, read back after the write
+    shown_effect: str | None = None         # the effect token the form showed (curation)
+    effect_as_shown: bool | None = None     # whether the block came out as shown; None: none shown
 
     @property
     def ok(self) -> bool:
