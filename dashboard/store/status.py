@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass, field
 
+from . import recovery
 from .connection import (REQUIRED_TABLES, SUPPORTED_SCHEMA, StoreProblem, folder_writable, read,
                          read_header, side_files)
 from .registry import StoreRef
@@ -19,6 +20,7 @@ class StoreStatus:
     ref: StoreRef
     problem: StoreProblem | None = None
     read_only_reason: str | None = None
+    notice: dict | None = None   # what is shown is not what the file holds: see recovery.notice
     size: int = 0
     journal_mode: str = ""
     schema_version: str | None = None
@@ -107,11 +109,12 @@ def inspect(ref: StoreRef, force_read_only: bool = False, deep: bool = True,
         st.problem = StoreProblem("missing", f"No store at {ref.path}: agentao creates it there "
                                   "the first time it saves a memory.")
         return st
-    st.size = ref.path.stat().st_size
-    st.side_files = side_files(ref.path)
     try:
+        st.size = ref.path.stat().st_size
+        st.side_files = side_files(ref.path)
         st.journal_mode = _journal_mode(ref.path)
         read(ref.path, lambda conn: _collect(conn, st, deep, memory_counts))
+        st.notice = recovery.notice(ref.path, ref.kind)
     except StoreProblem as problem:
         st.problem = problem
         return st
