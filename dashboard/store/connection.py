@@ -24,6 +24,7 @@ from urllib.parse import quote
 
 from . import recovery
 from .descriptors import read_header  # noqa: F401 - status reads headers from here
+from .registry import obstacle
 
 T = TypeVar("T")
 
@@ -52,6 +53,14 @@ class StoreProblem(Exception):
 def _uri(path: Path, immutable: bool) -> str:
     params = "mode=ro&immutable=1" if immutable else "mode=ro"
     return f"file:{quote(str(path))}?{params}"
+
+
+def not_there(path: Path) -> StoreProblem:
+    """Why there is no store file to open at ``path``: nothing there yet, or something else."""
+    reason = obstacle(Path(path))
+    if reason is None:
+        return StoreProblem("missing", f"{path} does not exist.")
+    return StoreProblem("not_a_file", f"{path} {reason}.")
 
 
 def describe_error(path: Path, exc: BaseException) -> StoreProblem:
@@ -117,13 +126,13 @@ def read(path: Path, fn: Callable[[sqlite3.Connection], T],
 
     ``attach`` maps schema aliases to further stores opened the same way on the
     same connection (so one query can page across both files).  Raises
-    StoreProblem when a file is missing, damaged or locked, or
+    StoreProblem when a file is missing, not a file, damaged or locked, or
     would need a repair too large to make on a private copy (``recovery``).
     """
     files = {"main": Path(path), **{k: Path(v) for k, v in (attach or {}).items()}}
     for p in files.values():
         if not p.is_file():
-            raise StoreProblem("missing", f"{p} does not exist.")
+            raise not_there(p)
     started = time.monotonic()
     for attempt in range(READ_ATTEMPTS):
         if attempt:

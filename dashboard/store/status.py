@@ -11,6 +11,12 @@ from .connection import (REQUIRED_TABLES, SUPPORTED_SCHEMA, StoreProblem, folder
 from .registry import StoreRef
 
 _JOURNAL_BY_HEADER = {1: "delete (rollback journal)", 2: "wal"}
+_AGENTAO_THEN = {
+    "project": "agentao cannot open it either: it keeps this project's memories in a temporary "
+               "store, lost when it exits.",
+    "user": "agentao cannot open it either: it reads no user memories and saves user-scope "
+            "memories in the project store.",
+}
 
 
 @dataclass
@@ -106,8 +112,15 @@ def inspect(ref: StoreRef, force_read_only: bool = False, deep: bool = True,
     """
     st = StoreStatus(ref)
     if not ref.exists:
-        st.problem = StoreProblem("missing", f"No store at {ref.path}: agentao creates it there "
-                                  "the first time it saves a memory.")
+        reason = ref.obstacle
+        if reason is not None:
+            st.problem = StoreProblem(
+                "not_a_file", f"{ref.path} {reason}. The dashboard shows nothing from it and "
+                f"changes nothing there; {_AGENTAO_THEN[ref.kind]} "
+                "Move it away and agentao creates its store there the next time it starts.")
+        else:
+            st.problem = StoreProblem("missing", f"No store at {ref.path}: agentao creates it "
+                                      "there the first time it saves a memory.")
         return st
     try:
         st.size = ref.path.stat().st_size
