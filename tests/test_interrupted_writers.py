@@ -265,6 +265,31 @@ def test_reads_stay_true_while_agentao_repairs_the_files(busy, left_by, copies, 
     assert during >= 3   # the dashboard did read while agentao repaired and saved
 
 
+# A dashboard process that reads the store (making its private copy) and is then killed.
+KILLED_DASHBOARD = r"""
+import sys, time
+from dashboard.store import connection
+connection.read(sys.argv[1], lambda conn: conn.execute("SELECT COUNT(*) FROM memories").fetchone())
+print("ready", flush=True)
+time.sleep(120)
+"""
+
+
+def test_a_copy_left_by_a_killed_dashboard_is_removed_by_the_next(busy, copies, monkeypatch):
+    """A copy holds the user's text; a dashboard killed by a signal cannot remove its own."""
+    run_and_kill(KILLED_WRITER, busy.project_db)
+    monkeypatch.setenv("TMPDIR", str(copies))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(sys.path))
+    run_and_kill(KILLED_DASHBOARD, busy.project_db)
+    assert len(list(copies.glob("*/memory.db*"))) == 1   # the killed one's copy, left behind
+    client = busy.app().test_client()
+    assert rows(client) and notice(client)["kind"] == "interrupted_write"
+    assert len(list(copies.glob("*/memory.db*"))) == 1   # only this process's own copy now
+    busy.save("reopened", "agentao opens the project again.", scope="project")
+    assert notice(client) is None
+    assert list(copies.glob("*/memory.db*")) == []
+
+
 def test_a_live_agent_holding_its_wal_is_read_directly(seeded):
     """No copy while agentao holds the file: its -wal is current and the notice would be false."""
     held = sqlite3.connect(seeded.project_db)

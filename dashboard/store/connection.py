@@ -146,6 +146,8 @@ def read(path: Path, fn: Callable[[sqlite3.Connection], T],
         # holds for a private copy: it shows the files as they were when copied.
         before = {alias: recovery.signature(p) for alias, p in files.items()}
         plans = {alias: recovery.plan(p) for alias, p in files.items()}
+        if any(plan.mode == recovery.WAIT for plan in plans.values()):
+            continue   # an agent between two operations: it is back in a moment
         current = None
         try:
             with ExitStack() as pins:

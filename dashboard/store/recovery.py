@@ -35,10 +35,12 @@ open (see ``descriptors``), never by opening and closing the main file.
 from __future__ import annotations
 
 import atexit
+import os
 import shutil
 import sqlite3
 import tempfile
 import threading
+import time
 from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -49,12 +51,17 @@ from .descriptors import LOCK_RANGE, PENDING_BYTE, RESERVED_BYTE, copy_to, lock_
 
 COPY_BUDGET_BYTES = 256 * 1024 * 1024
 MAX_COPIES = 4
+_PREFIX = "agentao-dashboard-copy-"
 WAL_HEADER_BYTES = 32   # a -wal shorter than its header holds no frame
+# A -wal nobody holds that was written this recently belongs to an agent between two
+# operations (agentao opens and closes the file for each): it is back within
+# milliseconds, so the read waits for it instead of copying a store it is about to change.
+WAL_SETTLE_NS = 100_000_000
 
 # How a store is opened: ``immutable`` (nothing touched, trusted only while no file moves),
 # ``shared`` (mode=ro with SQLite's locks, while a live process owns the side files),
-# ``copy`` (a private, recovered copy).
-IMMUTABLE, SHARED, COPY = "immutable", "shared", "copy"
+# ``copy`` (a private, recovered copy); ``wait``: not now, plan again in a moment.
+IMMUTABLE, SHARED, COPY, WAIT = "immutable", "shared", "copy", "wait"
 
 
 @dataclass(frozen=True)
@@ -103,7 +110,7 @@ def plan(path: Path) -> Plan:
     (agentao, or a write from the dashboard, repaired them): it holds the user's text.
     """
     found = _plan(Path(path))
-    if found.mode != COPY and str(path) in _COPIES:
+    if found.mode in (IMMUTABLE, SHARED) and str(path) in _COPIES:
         with _COPIES_LOCK:
             if str(path) in _COPIES:
                 _retire(_COPIES.pop(str(path)))
@@ -119,6 +126,8 @@ def _plan(db: Path) -> Plan:
             return Plan(SHARED)   # a live connection: it keeps -shm valid, no recovery runs
         if wal[0] < WAL_HEADER_BYTES:
             return Plan(IMMUTABLE)   # nothing in the -wal: the main file is the whole store
+        if 0 <= time.time_ns() - wal[1] < WAL_SETTLE_NS:
+            return Plan(WAIT)
         return Plan(COPY, "wal_left")
     if side(db, "-journal").exists() and lock_held(db, RESERVED_BYTE, 1):
         return Plan(SHARED)   # a live non-WAL writer mid-transaction: wait for its commit
@@ -229,7 +238,8 @@ def _make(db: Path, sig: tuple, reason: str) -> _Copy | None:
     try:
         if shutil.disk_usage(tmp).free < 2 * size + COPY_BUDGET_BYTES // 8:
             raise OSError(f"{tmp} has too little free space")
-        folder = tempfile.mkdtemp(prefix="agentao-dashboard-copy-")
+        _sweep(tmp)
+        folder = tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-")
     except OSError as exc:
         raise refuse(f"no private copy could be made ({exc})") from None
     try:
@@ -265,6 +275,33 @@ def _recover(target: Path) -> None:
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
     finally:
         conn.close()
+
+
+_SWEPT: set[str] = set()
+
+
+def _sweep(tmp: str) -> None:
+    # A dashboard stopped by a signal never ran its atexit: its copies, which
+    # hold the user's text, are removed by the next one that makes a copy there.
+    if tmp in _SWEPT:
+        return
+    _SWEPT.add(tmp)
+    try:
+        entries = list(os.scandir(tmp))
+    except OSError:
+        return
+    for entry in entries:
+        pid = entry.name[len(_PREFIX):].split("-")[0] if entry.name.startswith(_PREFIX) else ""
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            if not entry.is_dir(follow_symlinks=False) or entry.stat().st_uid != os.getuid():
+                continue
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(entry.path, ignore_errors=True)
+        except OSError:
+            pass   # alive (or not ours to ask about): leave it
 
 
 @atexit.register
