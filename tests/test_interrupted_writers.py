@@ -185,7 +185,7 @@ def test_hot_journal_shows_the_committed_store_with_a_notice_and_writes_nothing(
 def test_hot_journal_too_big_to_copy_is_not_shown_and_says_why(busy, monkeypatch):
     run_and_kill(KILLED_WRITER, busy.project_db)
     before = file_state(busy.project_db, busy.user_db)
-    monkeypatch.setattr("dashboard.store.recovery.COPY_BUDGET_BYTES", 64 * 1024)
+    monkeypatch.setattr("dashboard.store.copies.COPY_BUDGET_BYTES", 64 * 1024)
     client = busy.app().test_client()
     st = next(s for s in client.get("/overview.json").get_json()["stores"] if s["store"] == "project")
     assert st["problem"]["kind"] == "needs_recovery"

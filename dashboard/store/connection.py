@@ -9,7 +9,7 @@ touches nothing.  If a ``-wal`` appears while we read (the agent opened the
 file meanwhile) the read is repeated with ``mode=ro``, which is then safe
 because the agent owns the side files.  Files that SQLite would repair on
 open (a hot journal, a -wal that nobody holds) are read from a private,
-repaired copy instead: see ``recovery``.
+repaired copy instead: see ``recovery`` and ``copies``.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Callable, Iterator, TypeVar
 from urllib.parse import quote
 
-from . import recovery
+from . import copies, recovery
 from .descriptors import read_header  # noqa: F401 - status reads headers from here
 from .registry import obstacle
 
@@ -112,10 +112,11 @@ def _moved(files: dict, plans: dict, before: dict) -> bool:
 def _open_uri(path: Path, plan, sig: tuple, pins: ExitStack) -> str | None:
     """The URI to read ``path`` by ``plan``; None when its copy met a change (read again)."""
     if plan.mode != recovery.COPY:
+        copies.drop(path)   # repaired meanwhile (by agentao, or a write): the copy must go
         return _uri(path, plan.mode == recovery.IMMUTABLE)
     try:
-        copy = pins.enter_context(recovery.private_copy(path, sig, plan.reason))
-    except recovery.CannotCopy as exc:
+        copy = pins.enter_context(copies.private_copy(path, sig, plan.reason))
+    except copies.CannotCopy as exc:
         raise StoreProblem("needs_recovery", f"{path}: {exc}") from None
     return None if copy is None else _uri(copy, True)
 
@@ -127,7 +128,7 @@ def read(path: Path, fn: Callable[[sqlite3.Connection], T],
     ``attach`` maps schema aliases to further stores opened the same way on the
     same connection (so one query can page across both files).  Raises
     StoreProblem when a file is missing, not a file, damaged or locked, or
-    would need a repair too large to make on a private copy (``recovery``).
+    would need a repair too large to make on a private copy (``copies``).
     """
     files = {"main": Path(path), **{k: Path(v) for k, v in (attach or {}).items()}}
     for p in files.values():
