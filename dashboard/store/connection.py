@@ -1,28 +1,30 @@
 """Opening agentao's memory files: read-only for browsing, short transactions for writes.
 
-Why two read modes: agentao keeps its files in WAL mode.  A ``mode=ro``
+Why several read modes: agentao keeps its files in WAL mode.  A ``mode=ro``
 connection to a WAL database creates ``-wal`` and ``-shm`` side files when
 they are missing and, being read-only, cannot remove them again — browsing
 would leave litter beside the user's file.  When no ``-wal`` file exists the
 whole database is in the main file, so we read it with ``immutable=1``, which
 touches nothing.  If a ``-wal`` appears while we read (the agent opened the
 file meanwhile) the read is repeated with ``mode=ro``, which is then safe
-because the agent owns the side files.
+because the agent owns the side files.  Files that SQLite would repair on
+open (a hot journal, a -wal that nobody holds) are read from a private,
+repaired copy instead: see ``recovery`` and ``copies``.
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
-import threading
 import time
-from collections import OrderedDict
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, TypeVar
 from urllib.parse import quote
 
-from . import full_disk
+from . import copies, full_disk, recovery
+from .descriptors import read_header  # noqa: F401 - status reads headers from here
+from .registry import obstacle
 
 T = TypeVar("T")
 
@@ -51,6 +53,14 @@ class StoreProblem(Exception):
 def _uri(path: Path, immutable: bool) -> str:
     params = "mode=ro&immutable=1" if immutable else "mode=ro"
     return f"file:{quote(str(path))}?{params}"
+
+
+def not_there(path: Path) -> StoreProblem:
+    """Why there is no store file to open at ``path``: nothing there yet, or something else."""
+    reason = obstacle(Path(path))
+    if reason is None:
+        return StoreProblem("missing", f"{path} does not exist.")
+    return StoreProblem("not_a_file", f"{path} {reason}.")
 
 
 def describe_error(path: Path, exc: BaseException, writing: bool = False) -> StoreProblem:
@@ -83,21 +93,8 @@ def _decode_text(raw: bytes) -> str:
     return raw.decode("utf-8", "replace")
 
 
-def _wal(path: Path) -> Path:
-    return Path(str(path) + "-wal")
-
-
-def _signature(path: Path) -> tuple:
-    """(has -wal, size, mtime, inode): what an agent write changes."""
-    try:
-        st = path.stat()
-    except OSError:
-        return (_wal(path).exists(), None, None, None)
-    return (_wal(path).exists(), st.st_size, st.st_mtime_ns, st.st_ino)
-
-
 def file_stamp(path: Path) -> tuple:
-    """(size, mtime) of a database file and of its ``-wal``: every commit moves one.
+    """(size, mtime) of a database file, of its ``-wal`` and its ``-journal``: every commit moves one.
 
     Cheap enough to ask on every request; what has been derived from a file is
     reused while its stamp stays the same.
@@ -108,12 +105,25 @@ def file_stamp(path: Path) -> tuple:
             return (s.st_size, s.st_mtime_ns)
         except OSError:
             return None
-    return (stat(Path(path)), stat(_wal(Path(path))))
+    return tuple(stat(recovery.side(Path(path), s)) for s in ("", "-wal", "-journal"))
 
 
-def _moved(files: dict, quiet: dict, before: dict) -> bool:
-    """Whether a lock-free (immutable) read may have seen a file change under it."""
-    return any(quiet[a] and _signature(p) != before[a] for a, p in files.items())
+def _moved(files: dict, plans: dict, before: dict) -> bool:
+    """Whether a lock-free read (immutable, or of a copy) may have missed a change of the files."""
+    return any(plans[a].mode != recovery.SHARED and recovery.signature(p) != before[a]
+               for a, p in files.items())
+
+
+def _open_uri(path: Path, plan, sig: tuple, pins: ExitStack) -> str | None:
+    """The URI to read ``path`` by ``plan``; None when its copy met a change (read again)."""
+    if plan.mode != recovery.COPY:
+        copies.drop(path)   # repaired meanwhile (by agentao, or a write): the copy must go
+        return _uri(path, plan.mode == recovery.IMMUTABLE)
+    try:
+        copy = pins.enter_context(copies.private_copy(path, sig, plan.reason))
+    except copies.CannotCopy as exc:
+        raise StoreProblem("needs_recovery", f"{path}: {exc}") from None
+    return None if copy is None else _uri(copy, True)
 
 
 def read(path: Path, fn: Callable[[sqlite3.Connection], T],
@@ -122,12 +132,13 @@ def read(path: Path, fn: Callable[[sqlite3.Connection], T],
 
     ``attach`` maps schema aliases to further stores opened the same way on the
     same connection (so one query can page across both files).  Raises
-    StoreProblem when a file is missing, damaged or locked.
+    StoreProblem when a file is missing, not a file, damaged or locked, or
+    would need a repair too large to make on a private copy (``copies``).
     """
     files = {"main": Path(path), **{k: Path(v) for k, v in (attach or {}).items()}}
     for p in files.values():
         if not p.is_file():
-            raise StoreProblem("missing", f"{p} does not exist.")
+            raise not_there(p)
     started = time.monotonic()
     for attempt in range(READ_ATTEMPTS):
         if attempt:
@@ -135,34 +146,50 @@ def read(path: Path, fn: Callable[[sqlite3.Connection], T],
                 break
             time.sleep(0.002 * min(attempt, 10))  # let the agent finish its checkpoint
         # immutable=1 takes no locks, so it is only trusted if nothing touched the
-        # file meanwhile: no -wal appeared and the file's size/mtime stayed put.
-        # (An agent save can open, commit, checkpoint into the main file and
-        # delete its -wal entirely within one of our reads.)
-        before = {alias: _signature(p) for alias, p in files.items()}
-        quiet = {alias: not before[alias][0] for alias in files}
+        # files meanwhile: no -wal or -journal appeared and the file's size/mtime
+        # stayed put.  (An agent save can open, commit, checkpoint into the main
+        # file and delete its -wal entirely within one of our reads.)  The same
+        # holds for a private copy: it shows the files as they were when copied.
+        before = {alias: recovery.signature(p) for alias, p in files.items()}
+        plans = {alias: recovery.plan(p) for alias, p in files.items()}
+        if any(plan.mode == recovery.WAIT for plan in plans.values()):
+            continue   # an agent between two operations: it is back in a moment
         current = None
         try:
-            conn = sqlite3.connect(_uri(files["main"], quiet["main"]), uri=True,
-                                   timeout=BUSY_TIMEOUT_S, check_same_thread=False)
-            try:
-                conn.row_factory = sqlite3.Row
-                conn.text_factory = _decode_text
+            with ExitStack() as pins:
+                uris = {}
                 for alias, p in files.items():
                     current = p
-                    if alias != "main":
-                        conn.execute(f"ATTACH DATABASE ? AS {alias}", (_uri(p, quiet[alias]),))
-                current = files["main"]
-                result = fn(conn)
-            finally:
-                conn.close()
+                    uris[alias] = _open_uri(p, plans[alias], before[alias], pins)
+                if None in uris.values():
+                    continue   # a copy met a write: read again
+                conn = sqlite3.connect(uris["main"], uri=True, timeout=BUSY_TIMEOUT_S,
+                                       check_same_thread=False)
+                try:
+                    conn.row_factory = sqlite3.Row
+                    conn.text_factory = _decode_text
+                    for alias, p in files.items():
+                        current = p
+                        if alias != "main":
+                            conn.execute(f"ATTACH DATABASE ? AS {alias}", (uris[alias],))
+                    current = files["main"]
+                    result = fn(conn)
+                finally:
+                    conn.close()
         except (sqlite3.Error, OSError) as exc:
-            if _moved(files, quiet, before):
+            if _moved(files, plans, before) or _needs_rollback(exc):
                 continue  # a torn read while the agent wrote, not damage: read again
             raise describe_error(current or files["main"], exc) from exc
-        if _moved(files, quiet, before):
+        if _moved(files, plans, before):
             continue
         return result
     raise StoreProblem("locked", f"{path} kept changing while it was read; try again.")
+
+
+def _needs_rollback(exc: BaseException) -> bool:
+    # A mode=ro open found a hot journal that was not hot when planned (its writer
+    # died just now) and refused, writing nothing: plan again, which copies it.
+    return getattr(exc, "sqlite_errorname", "") == "SQLITE_READONLY_ROLLBACK"
 
 
 @contextmanager
@@ -174,7 +201,7 @@ def write(path: Path) -> Iterator[sqlite3.Connection]:
     """
     path = Path(path)
     if not path.is_file():
-        raise StoreProblem("missing", f"{path} does not exist.")
+        raise not_there(path)
     if not folder_writable(path):
         # WAL needs to create side files in the folder, so check before SQLite half-tries.
         raise StoreProblem("read_only", f"{path} or its folder is not writable; the dashboard "
@@ -241,37 +268,6 @@ def _check_schema(conn: sqlite3.Connection, path: Path) -> None:
     if row is None or str(row[0]) != SUPPORTED_SCHEMA:
         raise StoreProblem("schema", f"{path} has schema version {None if row is None else row[0]!r}, "
                            f"not {SUPPORTED_SCHEMA}; it is shown read-only and nothing was changed.")
-
-
-_HEADER_FDS: "OrderedDict[str, tuple[tuple[int, int], int]]" = OrderedDict()
-_HEADER_LOCK = threading.Lock()
-_HEADER_FDS_MAX = 32  # a server shows two stores; tests make many short-lived ones
-
-
-def read_header(path: Path, size: int = 100) -> bytes:
-    """The first ``size`` bytes of a store, read without closing a descriptor in use.
-
-    Closing *any* descriptor of a SQLite file drops every POSIX lock this
-    process holds on it, including the read locks of connections in other
-    threads (sqlite.org "How To Corrupt An SQLite Database File", 2.2).  The
-    agent then believes it is alone, checkpoints and deletes its -wal under
-    our readers, and they report a damaged file.  So one descriptor per file
-    stays open; it is closed only once its path names another file, or when
-    more than a few dozen files have been looked at (long gone test files).
-    """
-    st = os.stat(path)
-    key = (st.st_dev, st.st_ino)
-    with _HEADER_LOCK:
-        entry = _HEADER_FDS.pop(str(path), None)
-        if entry is not None and entry[0] != key:
-            os.close(entry[1])
-            entry = None
-        if entry is None:
-            entry = (key, os.open(path, os.O_RDONLY))
-        _HEADER_FDS[str(path)] = entry
-        while len(_HEADER_FDS) > _HEADER_FDS_MAX:
-            os.close(_HEADER_FDS.popitem(last=False)[1][1])
-        return os.pread(entry[1], size, 0)
 
 
 def side_files(path: Path) -> dict[str, int | None]:

@@ -8,7 +8,9 @@ keeps speaking of just two stores, keyed ``project`` and ``user``.
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,7 +33,66 @@ class StoreRef:
 
     @property
     def exists(self) -> bool:
+        """Whether there is a file to open (or a link to one)."""
         return self.path.is_file()
+
+    @property
+    def missing(self) -> bool:
+        """Whether nothing is there yet, so that agentao would create the store there."""
+        return not self.exists and self.obstacle is None
+
+    @property
+    def obstacle(self) -> str | None:
+        """Why what is at the path cannot be a store (a folder, a socket, a dangling link…);
+        None when it is a file or when nothing is there yet (agentao would create it)."""
+        return obstacle(self.path)
+
+
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISSOCK, "a socket"), (stat.S_ISFIFO, "a named pipe"),
+          (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"))
+
+
+def obstacle(path: Path) -> str | None:
+    """Why ``path`` cannot be opened as a store file, said as the end of "<path> …"; None when
+    it is a file, or when nothing is there and agentao could create its store there.
+
+    agentao cannot use any of these either: it falls back to a temporary store for the
+    project (its memories are lost on exit) and goes without a user store.
+    """
+    path = Path(path)
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        if os.path.islink(path):
+            # SQLite follows the link and creates the file at its target when that
+            # folder exists; agentao then simply has no store there yet.
+            target = Path(os.path.join(path.parent, os.readlink(path)))
+            if os.path.isdir(target.parent):
+                return None
+            return (f"is a symbolic link to {os.readlink(path)}, which does not exist and "
+                    "cannot be created there (no such folder); it is not a memory store")
+        return _blocked_folder(path)
+    except NotADirectoryError:
+        return _blocked_folder(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "is a symbolic link that loops back on itself; it is not a memory store"
+        return f"cannot be looked at ({exc.strerror or exc})"
+    if stat.S_ISREG(mode):
+        return None
+    what = next((name for test, name in _KINDS if test(mode)), "something other than a file")
+    return f"is {what}, not an SQLite file, so it is not a memory store"
+
+
+def _blocked_folder(path: Path) -> str | None:
+    # Nothing at the path: agentao creates it, unless a folder on the way is a file.
+    for parent in path.parents:
+        if os.path.lexists(parent):
+            if os.path.isdir(parent):
+                return None
+            return (f"cannot be created: {parent} is a file, not a folder, so agentao cannot "
+                    "keep a store there")
+    return None
 
 
 @dataclass(frozen=True)

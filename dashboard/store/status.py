@@ -5,11 +5,18 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass, field
 
+from . import recovery
 from .connection import (REQUIRED_TABLES, SUPPORTED_SCHEMA, StoreProblem, folder_writable, read,
                          read_header, side_files)
 from .registry import StoreRef
 
 _JOURNAL_BY_HEADER = {1: "delete (rollback journal)", 2: "wal"}
+_AGENTAO_THEN = {
+    "project": "agentao cannot open it either: it keeps this project's memories in a temporary "
+               "store, lost when it exits.",
+    "user": "agentao cannot open it either: it reads no user memories and saves user-scope "
+            "memories in the project store.",
+}
 
 
 @dataclass
@@ -19,6 +26,7 @@ class StoreStatus:
     ref: StoreRef
     problem: StoreProblem | None = None
     read_only_reason: str | None = None
+    notice: dict | None = None   # what is shown is not what the file holds: see recovery.notice
     size: int = 0
     journal_mode: str = ""
     schema_version: str | None = None
@@ -104,14 +112,22 @@ def inspect(ref: StoreRef, force_read_only: bool = False, deep: bool = True,
     """
     st = StoreStatus(ref)
     if not ref.exists:
-        st.problem = StoreProblem("missing", f"No store at {ref.path}: agentao creates it there "
-                                  "the first time it saves a memory.")
+        reason = ref.obstacle
+        if reason is not None:
+            st.problem = StoreProblem(
+                "not_a_file", f"{ref.path} {reason}. The dashboard shows nothing from it and "
+                f"changes nothing there; {_AGENTAO_THEN[ref.kind]} "
+                "Move it away and agentao creates its store there the next time it starts.")
+        else:
+            st.problem = StoreProblem("missing", f"No store at {ref.path}: agentao creates it "
+                                      "there the first time it saves a memory.")
         return st
-    st.size = ref.path.stat().st_size
-    st.side_files = side_files(ref.path)
     try:
+        st.size = ref.path.stat().st_size
+        st.side_files = side_files(ref.path)
         st.journal_mode = _journal_mode(ref.path)
         read(ref.path, lambda conn: _collect(conn, st, deep, memory_counts))
+        st.notice = recovery.notice(ref.path, ref.kind)
     except StoreProblem as problem:
         st.problem = problem
         return st

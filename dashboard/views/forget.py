@@ -163,7 +163,7 @@ def report(job_id: str):
 @action("/forget/wipe")
 def wipe():
     for ref in stores():
-        if ref.exists:
+        if not ref.missing:   # a folder or a socket at the path is refused with its reason
             _writable_store(ref.key)
     if request.form.get("confirm") != "yes":
         abort(400, "Tick the box to confirm the wipe. Nothing was changed.")
@@ -199,9 +199,10 @@ def forget_memory(key: str, memory_id: str):
 
 @action("/forget/everything")
 def everything():
+    for ref in stores():
+        if not ref.missing:
+            _writable_store(ref.key)
     refs = [r for r in stores() if r.exists]
-    for ref in refs:
-        _writable_store(ref.key)
     _confirmed(EVERYTHING_PHRASE)
     every = stores()   # the worker thread has no app context
     # Several projects open: the user store goes once, every project's store too.

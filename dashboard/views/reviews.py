@@ -28,6 +28,8 @@ ACTIONS = ("approve", "reject")
 def _project():
     ref = store_by_key("project")
     if not ref.exists:
+        if not ref.missing:   # something else is there: say what, as the overview does
+            raise next(st.problem for st in statuses() if st.ref.key == "project")
         abort(404, f"No project store at {ref.path}: agentao creates it the first time it runs.")
     raise_if_unreadable("project")   # the queue lives in the project file only
     return ref

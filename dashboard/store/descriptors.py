@@ -1,0 +1,87 @@
+"""Looking at a store's main file from outside SQLite without disturbing anyone's locks.
+
+Closing *any* descriptor of a SQLite file drops every POSIX lock this process
+holds on it, including the read locks of connections in other threads
+(sqlite.org "How To Corrupt An SQLite Database File", 2.2).  The agent then
+believes it is alone, checkpoints and deletes its -wal under our readers, and
+they report a damaged file.  So every byte the dashboard reads from a main
+file outside SQLite (its header, a private copy of it) and every lock it asks
+about goes through one descriptor per file that stays open; it is closed only
+once its path names another file, or when more than a few dozen files have
+been looked at (long gone test files).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import struct
+import threading
+from collections import OrderedDict
+from pathlib import Path
+
+_FDS: "OrderedDict[str, tuple[tuple[int, int], int]]" = OrderedDict()
+_LOCK = threading.Lock()
+_FDS_MAX = 32  # a server shows two stores; tests make many short-lived ones
+_CHUNK = 1 << 20
+
+# SQLite's lock bytes in the main file (os_unix.c): PENDING, RESERVED, then the SHARED range.
+PENDING_BYTE = 0x40000000
+RESERVED_BYTE = PENDING_BYTE + 1
+LOCK_RANGE = 2 + 510
+# struct flock on Linux and the BSDs: l_type, l_whence, l_start, l_len, l_pid (+ padding).
+_FLOCK = "hhqqi4x"
+# An open-file-description lock query also reports this process's own POSIX locks (the
+# dashboard's other threads); a classic F_GETLK would not.  Linux has it; elsewhere the
+# classic query still sees every other process.
+_GETLK = getattr(fcntl, "F_OFD_GETLK", fcntl.F_GETLK)
+
+
+def _fd(path: Path) -> int:
+    st = os.stat(path)
+    key = (st.st_dev, st.st_ino)
+    entry = _FDS.pop(str(path), None)
+    if entry is not None and entry[0] != key:
+        os.close(entry[1])
+        entry = None
+    if entry is None:
+        entry = (key, os.open(path, os.O_RDONLY))
+    _FDS[str(path)] = entry
+    while len(_FDS) > _FDS_MAX:
+        os.close(_FDS.popitem(last=False)[1][1])
+    return entry[1]
+
+
+def read_header(path: Path, size: int = 100) -> bytes:
+    """The first ``size`` bytes of a store, read without closing a descriptor in use."""
+    with _LOCK:
+        return os.pread(_fd(path), size, 0)
+
+
+def lock_held(path: Path, start: int, length: int) -> bool:
+    """Whether any connection, in this process or another, holds a lock on those bytes of ``path``.
+
+    Asks the kernel (a lock *query*: nothing is taken) for a write lock on the
+    range, which any lock, shared or not, would block.  A query that cannot be
+    made answers True: the caller then treats the file as in use, the careful side.
+    """
+    query = struct.pack(_FLOCK, fcntl.F_WRLCK, os.SEEK_SET, start, length, 0)
+    try:
+        with _LOCK:
+            answer = fcntl.fcntl(_fd(path), _GETLK, query)
+    except OSError:
+        return True
+    return struct.unpack(_FLOCK, answer)[0] != fcntl.F_UNLCK
+
+
+def copy_to(path: Path, dest: Path) -> int:
+    """Copy ``path``'s bytes into the new file ``dest`` through the kept descriptor; returns the size."""
+    copied = 0
+    with open(dest, "xb") as out:
+        while True:
+            with _LOCK:
+                chunk = os.pread(_fd(path), _CHUNK, copied)
+            if not chunk:
+                return copied
+            out.write(chunk)
+            copied += len(chunk)

@@ -1,0 +1,138 @@
+"""How to read a store without changing it, even when SQLite would repair it on open.
+
+Two states of the files make any ordinary SQLite open write to them:
+
+* a **hot rollback journal** (sqlite.org/lockingv3.html "Hot journals",
+  fileformat2.html "The Rollback Journal"): a writer that does not use WAL
+  (older agentao versions, other tools) was killed mid-transaction.  The main
+  file may already hold its uncommitted pages, and the original pages are in
+  ``-journal``.  A read-write open rolls the journal back into the file; a
+  ``mode=ro`` open refuses to read (SQLITE_READONLY_ROLLBACK); an
+  ``immutable=1`` open ignores the journal and shows the uncommitted pages.
+* a **-wal nobody holds** (agentao crashed after committing, before its last
+  connection folded the -wal into the file; or it closed while a reader held
+  the file, which keeps the last connection from folding it in): the saves are
+  committed, but only the -wal has them, and the first connection to open the
+  files rebuilds the WAL index, writing or creating ``-shm`` even when opened
+  ``mode=ro``.
+
+Either way the store is read from a *private copy* that SQLite repairs
+instead of the user's files (see ``copies``).  That shows exactly what agentao
+will show once it opens the project: SQLite decides the roll-back, not us.
+
+"Nobody holds the files" is asked the way SQLite itself decides: a hot journal
+needs no RESERVED lock on the main file; a live WAL connection always holds a
+SHARED lock on it.  The locks are queried through the descriptor that stays
+open (see ``descriptors``), never by opening and closing the main file.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .descriptors import LOCK_RANGE, PENDING_BYTE, RESERVED_BYTE, lock_held
+
+WAL_HEADER_BYTES = 32   # a -wal shorter than its header holds no frame
+# A -wal nobody holds that was written this recently belongs to an agent between two
+# operations (agentao opens and closes the file for each): it is back within
+# milliseconds, so the read waits for it instead of copying a store it is about to change.
+WAL_SETTLE_NS = 100_000_000
+
+# How a store is opened: ``immutable`` (nothing touched, trusted only while no file moves),
+# ``shared`` (mode=ro with SQLite's locks, while a live process owns the side files),
+# ``copy`` (a private, recovered copy); ``wait``: not now, plan again in a moment.
+IMMUTABLE, SHARED, COPY, WAIT = "immutable", "shared", "copy", "wait"
+
+
+@dataclass(frozen=True)
+class Plan:
+    mode: str
+    reason: str | None = None   # for copies: "interrupted_write" or "wal_left"
+
+
+def side(path: Path, suffix: str) -> Path:
+    return Path(str(path) + suffix)
+
+
+def _stat(p: Path):
+    try:
+        s = p.stat()
+    except OSError:
+        return None
+    return (s.st_size, s.st_mtime_ns, s.st_ino)
+
+
+def signature(path: Path) -> tuple:
+    """(main file, -wal, -journal) as (size, mtime, inode) or None: what any writer changes."""
+    return tuple(_stat(side(path, s)) for s in ("", "-wal", "-journal"))
+
+
+def _hot_journal(db: Path) -> bool:
+    # SQLite's own test (pager.c hasHotJournal): the journal exists and is not
+    # empty, the main file is not empty, nobody holds RESERVED, and the
+    # journal's first byte is not zero (a zeroed header is a finished
+    # PERSIST-mode journal).  Journals carry no locks: opening one is harmless.
+    try:
+        if side(db, "-journal").stat().st_size == 0 or db.stat().st_size == 0:
+            return False
+        if lock_held(db, RESERVED_BYTE, 1):
+            return False   # a live writer owns the journal; SQLite's locks keep a read consistent
+        with open(side(db, "-journal"), "rb") as fh:
+            return fh.read(1) not in (b"", b"\0")
+    except OSError:
+        return False
+
+
+def plan(path: Path) -> Plan:
+    """How to open ``path`` now so that the read shows committed rows only and writes nothing."""
+    db = Path(path)
+    if _hot_journal(db):
+        return Plan(COPY, "interrupted_write")
+    wal = _stat(side(db, "-wal"))
+    if wal is not None:
+        if lock_held(db, PENDING_BYTE, LOCK_RANGE):
+            return Plan(SHARED)   # a live connection: it keeps -shm valid, no recovery runs
+        if wal[0] < WAL_HEADER_BYTES:
+            return Plan(IMMUTABLE)   # nothing in the -wal: the main file is the whole store
+        if 0 <= time.time_ns() - wal[1] < WAL_SETTLE_NS:
+            return Plan(WAIT)
+        return Plan(COPY, "wal_left")
+    if side(db, "-journal").exists() and lock_held(db, RESERVED_BYTE, 1):
+        return Plan(SHARED)   # a live non-WAL writer mid-transaction: wait for its commit
+    return Plan(IMMUTABLE)
+
+
+def happened(reason: str, db: Path) -> str:
+    """What left the files needing a repair, in a sentence."""
+    if reason == "interrupted_write":
+        return (f"A program was interrupted while writing to this store: its unfinished change "
+                f"is still in {db.name}-journal.")
+    return (f"Saves to this store are still only in {db.name}-wal and no program has it open to "
+            "fold them into the file (agentao was stopped, or closed while the store was read).")
+
+
+def what_next(reason: str, where: str) -> str:
+    """What agentao will do about it, and when."""
+    if reason == "interrupted_write":
+        return f"agentao will roll it back the next time it opens {where}."
+    return f"agentao folds them into the file the next time it opens {where}."
+
+
+def notice(path: Path, kind: str) -> dict | None:
+    """What the user must know about what is shown, or None.
+
+    Only an interrupted write is worth a word: what the file holds is not what
+    is shown.  Saves left in a -wal are committed and shown as they are; that
+    state is ordinary (it also follows an agent that closed while the
+    dashboard was reading) and needs no alarm, only the private copy.
+    """
+    found = plan(path)
+    if found.reason != "interrupted_write":
+        return None
+    where = "the project" if kind == "project" else "the user store (every agentao session does)"
+    return {"kind": found.reason,
+            "message": f"{happened(found.reason, Path(path))} It is shown as it was before that "
+                       "change, read from a private copy: the files are not touched. "
+                       f"{what_next(found.reason, where)}"}
