@@ -96,6 +96,9 @@ def plan_approval(refs: list[StoreRef], item: ReviewItem,
     except SaveRefused as refused:
         return ApprovalPlan(item, None, str(refused))
     ref = _store_ref(refs, save.store)
+    if ref.obstacle:
+        return ApprovalPlan(item, save, None, blocked=f"The {save.store} store cannot be written: "
+                            f"{ref.path} {ref.obstacle}.")
     if not ref.exists:
         # agentao would create the file on open; the dashboard never creates files.
         return ApprovalPlan(item, save, None, blocked=f"The {save.store} store does not exist yet "

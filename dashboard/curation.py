@@ -123,6 +123,9 @@ def plan_move(refs: list[StoreRef], memory: Memory,
     if target is None:
         return MovePlan(to_scope, problem="There is no user store, so agentao keeps every "
                         "memory in the project store.")
+    if target.obstacle:
+        return MovePlan(to_scope, problem=f"The {to_scope} store cannot be written: "
+                        f"{target.path} {target.obstacle}.")
     if not target.exists:
         return MovePlan(to_scope, problem=f"The {to_scope} store does not exist yet at {target.path}.")
     if target.key == memory.store:

@@ -107,3 +107,18 @@ def test_nothing_there_is_still_no_store_yet(tmp_path, there):
     assert "No store yet" in page.select_one('.card.store[data-store="project"]').text
     assert sorted(p.name for p in tmp_path.rglob("*")) == sorted(
         ["fresh", ".agentao"] + (["memory.db"] if there != "nothing" else []))  # nothing made
+
+
+def test_a_move_or_approval_towards_a_folder_names_the_folder(agent):
+    """The move offer and the approval card say what is at the other store's path."""
+    memory = agent.save("editor", "Use vim for quick edits.", scope="project")
+    agent.crystallize("I prefer dark themes in every editor.")
+    replace_store(agent.user_db, "folder")
+    client = agent.app().test_client()
+    page = BeautifulSoup(client.get(f"/memories/project/{memory.id}").data, "html.parser")
+    offer = page.select_one('[data-field="move-plan"], #move-form, [data-field="move-problem"]')
+    assert offer is not None and "is a folder" in page.get_text(), page.get_text()[:400]
+    assert "does not exist yet" not in page.get_text()
+    items = client.get("/reviews.json").get_json()["items"]
+    user_items = [i for i in items if i["plan"]["store"] == "user"]
+    assert user_items and all("is a folder" in i["plan"]["blocked"] for i in user_items)
