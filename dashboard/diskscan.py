@@ -56,6 +56,7 @@ class TextHits:
     bytes: int
     files: dict = field(default_factory=dict)   # path -> {"whole": bool, "fragments": n}
     still_stored: bool = False   # a remaining row holds the same text: not residue
+    saved_again: bool = False    # ... a row that was saved while the scan ran
 
     @property
     def found(self) -> bool:
@@ -180,6 +181,7 @@ class Needles:
         self.finds: dict[int, list[bytes]] = {}
         self.live: set[int] = set()   # texts a remaining row still holds whole
         self._live_keys: dict[int, set] = {}
+        self._later_keys: dict[int, set] = {}
         in_file = Counter(sample)
         in_file = {b: n / len(sample) for b, n in in_file.items()}
         todo = list(range(len(self.raw)))
@@ -215,18 +217,28 @@ class Needles:
         level.texts.append((i, mine))
         return True
 
-    def _held_by_live_rows(self, n: int, found: set) -> set:
+    def _held_by_live_rows(self, n: int, found: set, live: bytes | None = None) -> set:
         # Keys also present in rows that stay are not residue.  A few are
         # looked up one by one; many at once cost one pass over the live text.
-        if not self.ignore:
+        live, cache = (self.ignore, self._live_keys) if live is None else (live, self._later_keys)
+        if not live:
             return set()
-        if n in self._live_keys:
-            return found & self._live_keys[n]
+        if n in cache:
+            return found & cache[n]
         if len(found) <= LAZY_FINDS:
-            return {k for k in found if k in self.ignore}
-        level = self.levels[n]
-        self._live_keys[n] = level.find(_chunks(self.ignore))[0]
-        return found & self._live_keys[n]
+            return {k for k in found if k in live}
+        cache[n] = self.levels[n].find(_chunks(live))[0]
+        return found & cache[n]
+
+    def held_now(self, i: int, hit: dict, live: bytes) -> bool:
+        """Whether every piece of text ``i`` that ``search`` counted as residue in one file
+        is held by ``live``, the rows' text read again after the scan."""
+        if self.raw[i] in live:
+            return True
+        if not (hit.get("keys") or hit.get("words")) or any(w not in live for w in hit.get("words", ())):
+            return False
+        return all(keys <= self._held_by_live_rows(n, keys, live)
+                   for n, keys in hit.get("keys", {}).items())
 
     def search(self, fh) -> dict[int, dict]:
         """For each text seen in the open file ``fh``: whether whole, and how many fragments were found."""
@@ -239,6 +251,11 @@ class Needles:
             residue = level.count_texts(found - live) if live else keys_here
             for i, k in residue.items():
                 seen.setdefault(i, {"whole": False, "fragments": 0})["fragments"] += k
+            if residue:
+                # The residue keys themselves, so ``held_now`` can judge them again.
+                mine, left = dict(level.texts), found - live
+                for i in residue:
+                    seen[i].setdefault("keys", {})[n] = mine[i] & left
             for i in keys_here.keys() - seen.keys():
                 if self.raw[i] in self.ignore:
                     self.live.add(i)
@@ -270,9 +287,9 @@ class Needles:
             if self.ignore and self.raw[i] in self.ignore:
                 self.live.add(i)
                 continue
-            n = sum(1 for w in words if w in present and not (self.ignore and w in self.ignore))
-            if n:
-                seen[i] = {"whole": self.raw[i] in present, "fragments": n}
+            left = {w for w in words if w in present and not (self.ignore and w in self.ignore)}
+            if left:
+                seen[i] = {"whole": self.raw[i] in present, "fragments": len(left), "words": left}
         return seen
 
 
@@ -344,9 +361,14 @@ def file_sample(paths, size: int = 1 << 16) -> bytes:
     return b"".join(parts)
 
 
-def scan(paths, texts, ignore: bytes = b"", progress=lambda done, total: None):
+def scan(paths, texts, ignore: bytes = b"", progress=lambda done, total: None, live_again=None):
     """Search every file in ``paths`` for every text.
 
+    ``ignore`` is the text of the rows that stay, read before the scan.  An
+    agent saving meanwhile can write a purged text again into a new row: if
+    anything was found, ``live_again()`` (when given) reads the rows' text once
+    more, and a text whose every piece found is held by it is reported as
+    ``saved_again`` (and ``still_stored``), not as residue.
     Returns ({sha256: TextHits}, [(path, size) of the files actually read]);
     a side file that vanished before it could be read is simply not listed.
     """
@@ -355,7 +377,7 @@ def scan(paths, texts, ignore: bytes = b"", progress=lambda done, total: None):
     keys = [hashlib.sha256(r).hexdigest() for r in needles.raw]
     hits = {k: TextHits(k, len(r)) for k, r in zip(keys, needles.raw)}
     total = sum(size_of(p) or 0 for p in paths) or 1
-    done, scanned = 0, []
+    done, scanned, found = 0, [], {}
     for p in paths:
         try:
             fh = open(p, "rb")
@@ -365,9 +387,18 @@ def scan(paths, texts, ignore: bytes = b"", progress=lambda done, total: None):
             size = fh.seek(0, 2)
             scanned.append((p, size))
             for i, hit in needles.search(fh).items():
-                hits[keys[i]].files[str(p)] = hit
+                found[i, str(p)] = hit
         done += size
         progress(min(done, total), total)
-    for i in needles.live:
+    later = live_again() if found and live_again is not None else b""
+    again = {i for i, _ in found}
+    for (i, path), hit in found.items():
+        if later and needles.held_now(i, hit, later):
+            continue
+        again.discard(i)
+        hits[keys[i]].files[path] = {"whole": hit["whole"], "fragments": hit["fragments"]}
+    for i in needles.live | (again if later else set()):
         hits[keys[i]].still_stored = not hits[keys[i]].files
+    for i in again if later else ():
+        hits[keys[i]].saved_again = True
     return hits, scanned

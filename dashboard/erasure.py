@@ -41,6 +41,7 @@ class ItemErasure:
     message: str = ""
     copies: list[str] = field(default_factory=list)   # files beside the db still holding its text
     shared: bool = False            # a remaining row holds the same text (not residue)
+    saved_again: bool = False       # ... a row the agent saved while the erase ran
 
     @property
     def ok(self) -> bool:
@@ -49,7 +50,7 @@ class ItemErasure:
     def to_dict(self) -> dict:
         return {"id": self.id, "was": self.was, "rejected": self.rejected, "status": self.status,
                 "message": self.message, "copies_with_hits": self.copies,
-                "text_still_in_use": self.shared}
+                "text_still_in_use": self.shared, "saved_again": self.saved_again}
 
 
 @dataclass
@@ -151,13 +152,17 @@ def _judge(report: EraseReport, result: purge.PurgeResult, chosen: list[str]) ->
         paths = {p for h in hits for p in h["files"]}
         done.copies = sorted(paths - own)
         done.shared = any(h["still_stored"] for h in hits)
+        done.saved_again = any(h.get("saved_again") for h in hits)
         if result.status == RETRY:
             done.status = RETRY
             done.message = ("Erased from the table, but the agent (or another program) is reading "
                             "the file, so the write-ahead log still holds the text. Retry when it is idle.")
         elif result.status not in (ERASED, "found on disk"):
             done.status = result.status
-            done.message = ("It was rejected, but erasing failed: " if done.rejected else "") + result.message
+            if done.rejected and result.status != "interrupted, retry":   # no delete committed
+                done.message = f"It was rejected, but not erased: {result.reason} Erase it again."
+            else:
+                done.message = ("It was rejected first. " if done.rejected else "") + result.message
         elif paths & own:
             done.status = "found on disk"
             done.message = "Its text is still in SQLite's files; erase again."
@@ -166,5 +171,8 @@ def _judge(report: EraseReport, result: purge.PurgeResult, chosen: list[str]) ->
             done.message = "Its content and evidence are no longer anywhere in the database or its side files."
         if done.copies and done.status == ERASED:
             done.message += " Copies beside the database still hold it: " + ", ".join(done.copies) + "."
-        if done.shared:
+        if done.saved_again:
+            done.message += (" The agent saved the same text again while it was being erased: a "
+                             "live row holds it now, so it stays in the file (not residue).")
+        elif done.shared:
             done.message += " Another review item still holds the same text, so it stays in the file."

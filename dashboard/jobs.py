@@ -53,6 +53,11 @@ class Jobs:
         with self._lock:
             return self._jobs.get(job_id)
 
+    def finished(self) -> list[Job]:
+        """The finished jobs still remembered, oldest first."""
+        with self._lock:
+            return [j for j in self._jobs.values() if j.state != "running"]
+
     def check_idle(self, stores) -> None:
         """Raise Busy when a running job works on any of ``stores``."""
         with self._lock:

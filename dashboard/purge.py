@@ -8,11 +8,11 @@ sha256 hashes and counts instead, so a report can be saved and shared.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from . import diskscan, sidefiles
+from . import diskscan, dryrun, sidefiles, verdicts
 from .store import StoreProblem, StoreRef
 from .store import purge as sql
 
@@ -136,22 +136,25 @@ def _role(db: Path, p: Path) -> str:
 
 @dataclass
 class PurgeResult:
-    """One file's purge: what went, what the checkpoint said, what the byte scan found."""
+    """One file's purge: what went, what stayed, what the checkpoint said, what the byte scan found."""
 
     store: str
     path: str
     status: str = "running"
     message: str = ""
-    plan: list = field(default_factory=list)
+    reason: str = ""   # why it stopped, without what that changed (for callers' own sentences)
+    plan: list = field(default_factory=list)   # what a retry must still erase (a DryRun)
     deleted: dict = field(default_factory=dict)
-    skipped: list = field(default_factory=list)
+    skipped: list = field(default_factory=list)   # confirmed rows already gone: {kind, id}
+    kept: list = field(default_factory=list)      # rows that arrived after the dry run: {kind, id}
     checkpoint: tuple | None = None
     verification: list = field(default_factory=list)
     files_scanned: list = field(default_factory=list)
     copies_with_hits: list = field(default_factory=list)
     seconds: float = 0.0
     texts: tuple = ()   # kept in memory for a retry, dropped once verified; never serialized
-    rows: list = field(default_factory=list)   # the plan as kinds, ids, sizes and hashes
+    earlier_texts: int = 0   # how many of ``texts`` an earlier, unfinished run had erased
+    rows: list = field(default_factory=list)   # the rows erased: kinds, ids, sizes and hashes
 
     @property
     def verified(self) -> bool:
@@ -161,56 +164,88 @@ class PurgeResult:
         return {
             "store": self.store, "path": self.path, "status": self.status,
             "message": self.message, "deleted": self.deleted, "skipped": self.skipped,
+            "kept": self.kept, "kept_by_kind": _by_kind(self.kept),
+            "skipped_by_kind": _by_kind(self.skipped),
             "checkpoint": None if self.checkpoint is None else
             dict(zip(("busy", "wal_frames", "checkpointed"), self.checkpoint)),
-            "rows": self.rows,
+            "rows": self.rows, "texts_checked": len(self.verification),
+            "earlier_texts_checked": self.earlier_texts if self.verification else 0,
             "verification": self.verification, "files_scanned": self.files_scanned,
             "copies_with_hits": self.copies_with_hits, "seconds": round(self.seconds, 3),
             "limits": KNOWN_TEXTS_ONLY,
         }
 
 
-def plan(ref: StoreRef, categories=(), memory_ids=(), review_ids=()) -> list[sql.PlanRow]:
+def _by_kind(rows: list[dict]) -> dict:
+    counts: dict = {}
+    for r in rows:
+        counts[r["kind"]] = counts.get(r["kind"], 0) + 1
+    return counts
+
+
+def plan(ref: StoreRef, categories=(), memory_ids=(), review_ids=()) -> sql.DryRun:
     """The dry run: exactly the rows a purge with these choices erases."""
     return sql.plan_rows(ref, categories, memory_ids, review_ids)
 
 
-def fingerprint(rows: list[sql.PlanRow]) -> str:
-    """Names a dry run, so a purge can refuse to run when the store changed since."""
-    return diskscan.sha256_text("\n".join(sorted(f"{r.kind}:{r.id}" for r in rows)))[:16]
+def fingerprint(rows) -> str:
+    """Names a dry run's rows (ids and digests) for the form that confirms it."""
+    return dryrun.fingerprint(rows)
 
 
-def purge(ref: StoreRef, rows: list[sql.PlanRow], verify_texts=(),
+def confirmed(token: str, categories) -> sql.DryRun:
+    """The dry run a posted fingerprint names, for ``purge``; ValueError when it is damaged."""
+    return sql.DryRun(dryrun.rows_of(token), sql.Selection(tuple(categories)))
+
+
+def check(ref: StoreRef, dry_run: sql.DryRun) -> sql.Comparison:
+    """What a purge of ``dry_run`` would do now: erase, skip (gone), keep (arrived), refuse (changed)."""
+    return sql.check(ref, dry_run)
+
+
+def purge(ref: StoreRef, rows, verify_texts=(),
           progress=lambda step, fraction=None: None) -> PurgeResult:
-    """Erase ``rows``, VACUUM, truncate the WAL, then search the files for every text.
+    """Erase the rows of a dry run, VACUUM, truncate the WAL, then search the files for every text.
 
+    ``rows`` is a DryRun (or a plain list of PlanRows).  Rows that arrived
+    since the dry run are kept and listed in ``kept``; a confirmed row that
+    changed stops the purge before it writes (status "changed").
     ``verify_texts`` adds texts from an earlier, interrupted run.  Status is
     "verified erased" only when the checkpoint completed and no text was found
     in SQLite's own files; "pending, retry" when the checkpoint was busy.
     """
     started = time.monotonic()
-    texts = tuple(dict.fromkeys([t for r in rows for t in r.texts if t] + list(verify_texts)))
-    result = PurgeResult(ref.key, str(ref.path), plan=list(rows), texts=texts, rows=[
-        {"kind": r.kind, "id": r.id, "bytes": r.bytes,
-         "sha256": [diskscan.sha256_text(t) for t in r.texts if t]} for r in rows])
-    reached = []
+    dry_run = rows if isinstance(rows, sql.DryRun) else sql.DryRun(rows)
+    earlier = tuple(t for t in dict.fromkeys(verify_texts) if t)
+    result = PurgeResult(ref.key, str(ref.path), plan=dry_run, texts=earlier)
+    outcome = sql.EraseOutcome()
     try:
-        outcome = sql.erase(ref, rows, on_step=lambda s: (reached.append(s), progress(s)))
+        sql.erase(ref, dry_run, on_step=progress, outcome=outcome)
+        failed = None
     except StoreProblem as exc:
-        committed = "vacuum" in reached
-        result.status = "interrupted, retry" if committed else exc.kind
-        result.message = (f"The rows were deleted but the file was not compacted: {exc} "
-                          "Run the purge again to finish it." if committed else
-                          f"Nothing was changed: {exc}")
-        result.seconds = time.monotonic() - started
-        return result
-    result.deleted, result.skipped, result.checkpoint = outcome.deleted, outcome.skipped, outcome.checkpoint
-    progress("scan", 0.0)
-    _verify(ref, result, progress)
-    if result.verified:
-        # Nothing left to retry: do not keep the erased text alive in this process.
-        result.texts = ()
-        result.plan = [replace(r, texts=()) for r in result.plan]
+        failed = exc
+    result.deleted, result.skipped, result.kept = outcome.deleted, outcome.skipped, outcome.kept
+    result.checkpoint = outcome.checkpoint
+    if outcome.committed:
+        # The DELETE is done: a retry only finishes the compaction and verifies.
+        result.plan = sql.DryRun([], dry_run.selection)
+        erased = [t for r in outcome.erased for t in r.texts if t]
+        result.texts = tuple(dict.fromkeys(erased + list(earlier)))
+        result.earlier_texts = len(set(earlier) - set(erased))
+        result.rows = [{"kind": r.kind, "id": r.id, "bytes": r.bytes,
+                        "sha256": [diskscan.sha256_text(t) for t in r.texts if t]}
+                       for r in outcome.erased]
+    if failed is not None:
+        result.status, result.message = failed.kind, verdicts.failure(failed, outcome.committed)
+        result.reason = verdicts.reason(failed)
+        if outcome.committed:
+            result.status = "interrupted, retry"
+    else:
+        progress("scan", 0.0)
+        _verify(ref, result, progress)
+        if result.verified:
+            # Nothing left to retry: do not keep the erased text alive in this process.
+            result.texts = ()
     result.seconds = time.monotonic() - started
     return result
 
@@ -219,7 +254,8 @@ def _verify(ref: StoreRef, result: PurgeResult, progress) -> None:
     own = sidefiles.sqlite_files(ref.path)
     copies = sidefiles.copies_beside(ref.path)
     hits, scanned = diskscan.scan(own + copies, result.texts, ignore=sql.remaining_text(ref),
-                                  progress=lambda done, total: progress("scan", done / total))
+                                  progress=lambda done, total: progress("scan", done / total),
+                                  live_again=lambda: _live_text(ref))
     own_names = {str(p) for p in own}
     result.files_scanned = [{"path": str(p), "size": size,
                              "kind": "sqlite" if str(p) in own_names else "copy"}
@@ -227,24 +263,23 @@ def _verify(ref: StoreRef, result: PurgeResult, progress) -> None:
     found_own, copies_hit = False, set()
     for h in hits.values():
         result.verification.append({"sha256": h.sha256, "bytes": h.bytes,
-                                    "still_stored": h.still_stored, "files": h.files})
+                                    "still_stored": h.still_stored, "saved_again": h.saved_again,
+                                    "files": h.files})
         found_own |= any(path in own_names for path in h.files)
         copies_hit |= {path for path in h.files if path not in own_names}
     result.copies_with_hits = sorted(copies_hit)
     busy = bool(result.checkpoint and result.checkpoint[0])
-    if busy:
-        result.status = "pending, retry"
-        result.message = ("Another program (probably the agent) is reading the file, so the "
-                          "write-ahead log could not be emptied. Retry when it is idle.")
-    elif found_own:
-        result.status = "found on disk"
-        result.message = "Some purged text is still in SQLite's files; run the purge again."
-    else:
-        result.status = "verified erased"
-        result.message = "No purged text was found in the database or its side files."
-    if copies_hit:
-        result.message += " Copies beside the database still hold purged text: " + \
-            ", ".join(sorted(copies_hit)) + ". Delete them yourself if you no longer need them."
+    result.status = "pending, retry" if busy else "found on disk" if found_own else "verified erased"
+    result.message = verdicts.scanned(result, copies_hit)
+
+
+def _live_text(ref: StoreRef) -> bytes:
+    # Read again after the scan: rows the agent saved while it ran hold live text.
+    # Unreadable now means no excuse for any hit: it stays residue.
+    try:
+        return sql.remaining_text(ref)
+    except StoreProblem:
+        return b""
 
 
 def purge_review_items(ref: StoreRef, ids) -> PurgeResult:
@@ -264,8 +299,12 @@ def forget_memory(ref: StoreRef, memory_id: str, progress=lambda s, f=None: None
 ALL_CATEGORIES = sql.CATEGORIES
 
 
-def forget_everything(refs: list[StoreRef], progress=lambda s, f=None: None) -> dict:
-    """Wipe as agentao does, then purge every category in every store, verified: one report."""
+def forget_everything(refs: list[StoreRef], progress=lambda s, f=None: None,
+                      earlier=lambda ref: ()) -> dict:
+    """Wipe as agentao does, then purge every category in every store, verified: one report.
+
+    ``earlier(ref)`` gives texts an earlier, unfinished purge of that store erased, to look for again.
+    """
     wiped = wipe(refs)
     results = []
     for ref in (r for r in refs if r.exists):
@@ -274,7 +313,8 @@ def forget_everything(refs: list[StoreRef], progress=lambda s, f=None: None) -> 
         except StoreProblem as exc:
             results.append(PurgeResult(ref.key, str(ref.path), status=exc.kind, message=str(exc)))
             continue
-        results.append(purge(ref, rows, progress=lambda s, f=None, k=ref.key: progress(f"{k}: {s}", f)))
+        results.append(purge(ref, rows, verify_texts=earlier(ref),
+                             progress=lambda s, f=None, k=ref.key: progress(f"{k}: {s}", f)))
     return {"wipe": wiped, "results": results}
 
 

@@ -212,3 +212,40 @@ def test_texts_the_first_anchor_cannot_cut_are_found_by_another(tmp_path):
     assert [t for t in whole if not (found[t] and found[t]["whole"])] == []
     assert [t for t in cut if not (found[t] and found[t]["fragments"] and not found[t]["whole"])] == []
     assert [t for t in absent if found[t]] == []
+
+
+def test_text_a_row_saved_during_the_scan_holds_is_saved_again_not_residue(tmp_path):
+    rng = random.Random(37)
+    # Long (many keys: one pass over the live text), medium, short (found by bytes.find),
+    # one saved again only in part, and one nobody saved again.
+    long, medium, short = words(rng, 600), words(rng, 60), "the pager rota moved to Tuesdays"
+    partly, residue, middle = words(rng, 120), words(rng, 120), words(rng, 900)
+    # Of ``middle`` only 1,500 bytes are in the file (an overflow page's worth), and the
+    # row saved meanwhile holds just those: every key found is live, the text is not whole.
+    piece = middle.encode()[2000:3500]
+    data = bytearray(filler(rng, 500_000))
+    for at, raw in zip(range(20_000, 500_000, 60_000),
+                       [t.encode() for t in (long, medium, short, partly, residue)] + [piece]):
+        data[at:at + len(raw)] = raw
+    path = tmp_path / "memory.db"
+    path.write_bytes(bytes(data))
+    texts = [long, medium, short, partly, residue, middle]
+    later = "\x00".join([long, "note: " + medium + " (again)", short, partly[:len(partly) // 3],
+                         piece.decode()])
+    asked = []
+
+    def live_again():
+        asked.append(1)
+        return later.encode()
+    hits, _ = diskscan.scan([path], texts, ignore=b"unrelated", live_again=live_again)
+    hit = {t: hits[diskscan.sha256_text(t)] for t in texts}
+    for text in (long, medium, short, middle):
+        assert hit[text].files == {} and hit[text].saved_again and hit[text].still_stored, text[:20]
+    for text in (partly, residue):
+        assert hit[text].files[str(path)]["whole"] and not hit[text].saved_again
+    assert asked == [1]
+    # Nothing found: the live text is not read again at all.
+    clean = tmp_path / "clean.db"
+    clean.write_bytes(filler(rng, 100_000))
+    hits, _ = diskscan.scan([clean], texts, live_again=live_again)
+    assert asked == [1] and not any(h.found or h.saved_again for h in hits.values())

@@ -105,14 +105,43 @@ def test_dry_run_then_purge_with_typed_name(client, rich):
     assert naive_hits(files_of(rich.project_db), VERSIONS) == []
 
 
-def test_stale_dry_run_is_refused(client, rich):
+def test_rows_that_arrive_after_the_dry_run_are_kept_and_reported(client, rich):
     client.post("/forget/wipe", data={"confirm": "yes"})
     plan = client.get("/forget/plan/project.json?cat=soft_deleted").get_json()
-    rich.save("late", "Saved after the dry run, then deleted.")
-    rich.manager.clear()
-    r = client.post("/forget/purge/project", headers=JSON, data={
+    confirmed = {r["id"] for r in plan["rows"]}
+    late = rich.save("late", "Saved after the dry run, then deleted.")
+    rich.manager.delete(late.id)
+    r = client.post("/forget/purge/project", data={
         "cat": "soft_deleted", "fingerprint": plan["fingerprint"], "confirm": plan["name"]})
-    assert r.status_code == 409 and "dry run" in r.get_json()["message"]
+    assert r.status_code == 303
+    job = wait(client, r.headers["Location"])
+    [result] = job["results"]
+    assert result["status"] == "verified erased"
+    assert {x["id"] for x in result["rows"]} == confirmed
+    assert result["kept"] == [{"kind": "memory_deleted", "id": late.id}]
+    page = soup(client.get(r.headers["Location"]))
+    assert page.select_one('[data-field="kept"]').text.startswith("Kept, because they arrived after")
+    still = client.get("/forget/plan/project.json?cat=soft_deleted").get_json()
+    assert [x["id"] for x in still["rows"]] == [late.id]      # kept, for the next dry run
+
+
+def test_missing_or_damaged_fingerprint_is_a_400_that_changes_nothing(client, rich):
+    client.post("/forget/wipe", data={"confirm": "yes"})
+    before = file_digest(rich.project_db)
+    for bad in ("", "0123456789abcdef", "1.notbase64!", "1.eJwLycxLBQAEngHA"):
+        r = client.post("/forget/purge/project", headers=JSON, data={
+            "cat": "soft_deleted", "fingerprint": bad, "confirm": "project"})
+        assert r.status_code == 400 and "fingerprint" in r.get_json()["message"], bad
+    assert file_digest(rich.project_db) == before
+
+
+def test_a_dry_run_too_large_for_one_form_says_so(client, rich, monkeypatch):
+    from dashboard import dryrun
+    monkeypatch.setattr(dryrun, "MAX_TOKEN", 40)
+    client.post("/forget/wipe", data={"confirm": "yes"})
+    plan = soup(client.get("/forget/plan/project?cat=everything"))
+    assert "more than one form can confirm" in plan.select_one('[data-field="too_large"]').text
+    assert plan.select_one("#purge-form") is None
 
 
 def test_htmx_purge_polls_and_report_has_no_text(client, rich):

@@ -3,8 +3,8 @@
 The wipe statements are the ones agentao's ``wipe_all`` runs (contract §13):
 one transaction per step, soft delete without events, a real DELETE of the
 summaries.  The hard purge is ours: it deletes exactly the rows a dry run
-listed (by id, each with a guard so a row that changed meanwhile is skipped),
-with ``secure_delete`` on, then VACUUMs and truncates the WAL.
+listed (by id, refusing if one of them changed since; see ``plan``), with
+``secure_delete`` on, then VACUUMs and truncates the WAL.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from typing import Callable
 from urllib.parse import quote
 
 from .connection import BUSY_TIMEOUT_S, StoreProblem, describe_error, read, write
+from .plan import (CATEGORIES, KINDS, REVIEW_STATUSES, Comparison, DryRun, PlanRow,  # noqa: F401
+                   Selection, compare, rows_for)
 from .registry import StoreRef
 
-REVIEW_STATUSES = ("pending", "approved", "rejected")
-CATEGORIES = ("soft_deleted", *(f"review:{s}" for s in REVIEW_STATUSES), "summaries", "events")
 CHECKPOINT_BUSY_MS = 1000
 
 # How each kind of row is erased.  The guard re-checks, inside the write
@@ -39,33 +39,38 @@ _DELETE = {
 }
 
 
-@dataclass(frozen=True)
-class PlanRow:
-    """One row a purge will erase; ``texts`` never leave the process.
-
-    ``texts`` are what the byte scan looks for: a memory's content, a review
-    item's captured phrase and evidence, a summary's text.  Titles (the keys)
-    go with the row but are not searched for: a few bytes like "editor" say
-    nothing in raw bytes, and each short text costs a pass over the file.
-    """
-
-    kind: str
-    id: str
-    label: str
-    texts: tuple[str, ...] = ()
-
-    @property
-    def bytes(self) -> int:
-        return sum(len(t.encode("utf-8")) for t in self.texts)
-
-
 @dataclass
 class EraseOutcome:
-    """What the write transaction and the maintenance after it did."""
+    """What the write transaction and the maintenance after it did.
+
+    Filled in as the steps commit, so a caller whose ``erase`` raised still
+    knows which rows are gone (and which texts a retry must look for).
+    """
 
     deleted: dict = field(default_factory=dict)
-    skipped: list = field(default_factory=list)
+    skipped: list = field(default_factory=list)   # confirmed rows gone before the purge came
+    kept: list = field(default_factory=list)      # rows that arrived after the dry run
+    erased: list = field(default_factory=list)    # the PlanRows deleted, current texts
+    committed: bool = False
     checkpoint: tuple | None = None   # (busy, wal frames, frames checkpointed)
+
+
+class RowsChanged(StoreProblem):
+    """Confirmed rows changed since the dry run: the purge refused before writing."""
+
+    def __init__(self, rows: list[PlanRow]):
+        super().__init__("changed", f"{len(rows)} of the confirmed rows changed since the dry run "
+                                    f"({count_kinds(rows)}).")
+        self.rows = rows
+
+
+def count_kinds(rows) -> str:
+    """'2 review, 1 memory_deleted': how many rows of each kind, for a sentence."""
+    counts: dict = {}
+    for r in rows:
+        kind = r.kind if isinstance(r, PlanRow) else r["kind"]
+        counts[kind] = counts.get(kind, 0) + 1
+    return ", ".join(f"{n} {k}" for k, n in counts.items())
 
 
 # -- agentao's wipe ---------------------------------------------------------
@@ -133,51 +138,15 @@ def residue_rows(ref: StoreRef) -> dict:
 
 # -- dry run ------------------------------------------------------------------
 
-def plan_rows(ref: StoreRef, categories=(), memory_ids=(), review_ids=()) -> list[PlanRow]:
+def plan_rows(ref: StoreRef, categories=(), memory_ids=(), review_ids=()) -> DryRun:
     """Exactly the rows a purge of ``categories`` (and the given ids) would erase."""
-    categories = set(categories)
-    memory_ids, review_ids = list(memory_ids), list(review_ids)
+    selection = Selection(tuple(categories), tuple(memory_ids), tuple(review_ids))
+    return read(ref.path, lambda conn: rows_for(conn, selection))
 
-    def run(conn):
-        plan: list[PlanRow] = []
-        purged_memories = []
-        if "soft_deleted" in categories:
-            # Table order: the DELETE then walks the b-tree front to back.
-            for r in conn.execute("SELECT id, title, content FROM memories"
-                                  " WHERE deleted_at IS NOT NULL ORDER BY rowid"):
-                plan.append(PlanRow("memory_deleted", r["id"], r["title"], (r["content"],)))
-                purged_memories.append(r["id"])
-        for mid in memory_ids:
-            r = conn.execute("SELECT id, title, content FROM memories WHERE id = ?", (mid,)).fetchone()
-            if r is not None and r["id"] not in purged_memories:
-                plan.append(PlanRow("memory", r["id"], r["title"], (r["content"],)))
-                purged_memories.append(r["id"])
-        statuses = [s for s in REVIEW_STATUSES if f"review:{s}" in categories]
-        wanted = conn.execute(
-            f"SELECT id, status, title, content, evidence FROM memory_review_queue"
-            f" WHERE status IN ({','.join('?' * len(statuses))})"
-            f" OR id IN ({','.join('?' * len(review_ids))}) ORDER BY status, id",
-            (*statuses, *review_ids))
-        for r in wanted:
-            plan.append(PlanRow("review", r["id"], f"{r['status']}: {r['title']}",
-                                (r["content"], r["evidence"])))
-        if "summaries" in categories:
-            for r in conn.execute("SELECT id, session_id, summary_text FROM session_summaries"
-                                  " ORDER BY rowid"):
-                plan.append(PlanRow("summary", r["id"], f"session {r['session_id']}",
-                                    (r["summary_text"],)))
-        # Events of memories already gone, plus those of the memories this purge
-        # removes; a memory purged by id always takes its own events with it.
-        orphans = "memory_id NOT IN (SELECT id FROM memories) OR " if "events" in categories else ""
-        owners = purged_memories if "events" in categories else memory_ids
-        if orphans or owners:
-            for r in conn.execute(
-                    "SELECT id, memory_id, event_type FROM memory_events"
-                    f" WHERE {orphans}memory_id IN ({','.join('?' * len(owners))}) ORDER BY id",
-                    owners):
-                plan.append(PlanRow("event", str(r["id"]), f"{r['event_type']} of {r['memory_id']}"))
-        return plan
-    return read(ref.path, run)
+
+def check(ref: StoreRef, dry_run: DryRun) -> Comparison:
+    """The dry run against the file now, read-only: what a purge would erase, skip and keep."""
+    return read(ref.path, lambda conn: compare(conn, dry_run))
 
 
 # -- the hard purge -------------------------------------------------------------
@@ -189,6 +158,9 @@ def _open_rw(path: Path) -> sqlite3.Connection:
         conn = sqlite3.connect(f"file:{quote(str(path))}?mode=rw", uri=True,
                                timeout=BUSY_TIMEOUT_S, isolation_level=None,
                                check_same_thread=False)
+        # Rows read as the dry run read them (same decoding), so their digests agree.
+        conn.row_factory = sqlite3.Row
+        conn.text_factory = lambda raw: raw.decode("utf-8", "replace")
         # secure_delete zeroes freed content; temp_store=MEMORY keeps VACUUM's
         # working copy of the database out of a temporary file on disk.
         conn.execute("PRAGMA secure_delete = ON")
@@ -197,24 +169,26 @@ def _open_rw(path: Path) -> sqlite3.Connection:
         conn.execute("PRAGMA cache_size = -262144")   # up to 256 MB, allocated as used
         conn.execute("PRAGMA foreign_keys = ON")
     except sqlite3.Error as exc:
-        raise describe_error(path, exc) from exc
+        raise describe_error(path, exc, writing=True) from exc
     return conn
 
 
-def _delete(conn: sqlite3.Connection, plan: list[PlanRow], outcome: EraseOutcome) -> None:
-    order = ("memory_deleted", "memory", "review", "summary", "event")  # events after memories
-    for kind in order:
-        ids = [r.id for r in plan if r.kind == kind]
-        if not ids:
+def _delete(conn: sqlite3.Connection, rows: list[PlanRow]) -> tuple[list, list]:
+    """Delete ``rows`` kind by kind; returns (rows deleted, {kind, id} of those a guard kept)."""
+    deleted, skipped = [], []
+    for kind in KINDS:   # events after memories
+        mine = [r for r in rows if r.kind == kind]
+        if not mine:
             continue
         # One statement per kind: deleting row by row cost a fifth of a 100 MB purge.
-        gone = {str(r[0]) for r in conn.execute(_DELETE[kind], (json.dumps(ids),))}
-        for row_id in ids:
-            if row_id in gone:
-                gone.discard(row_id)   # listed twice: the second one found nothing
-                outcome.deleted[kind] = outcome.deleted.get(kind, 0) + 1
+        gone = {str(r[0]) for r in conn.execute(_DELETE[kind], (json.dumps([r.id for r in mine]),))}
+        for row in mine:
+            if row.id in gone:
+                gone.discard(row.id)   # listed twice: the second one found nothing
+                deleted.append(row)
             else:
-                outcome.skipped.append({"kind": kind, "id": row_id})
+                skipped.append({"kind": kind, "id": row.id})
+    return deleted, skipped
 
 
 def _vacuum(conn: sqlite3.Connection) -> None:
@@ -226,32 +200,55 @@ def _checkpoint(conn: sqlite3.Connection) -> tuple:
     return tuple(conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone())
 
 
-def erase(ref: StoreRef, plan: list[PlanRow],
-          on_step: Callable[[str], None] = lambda step: None) -> EraseOutcome:
-    """Delete ``plan`` in one BEGIN IMMEDIATE transaction, then VACUUM and truncate the WAL.
+def _rollback(conn: sqlite3.Connection) -> None:
+    # After SQLITE_FULL (and some I/O errors) SQLite has already rolled back:
+    # a bare ROLLBACK would then fail ("no transaction is active") and its error
+    # would hide the one that matters.
+    if conn.in_transaction:
+        try:
+            conn.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass
 
-    A locked file raises StoreProblem("locked") before anything changed.  An
-    empty plan still VACUUMs and checkpoints: that is how a purge interrupted
-    after its DELETE is finished by running it again.
+
+def erase(ref: StoreRef, dry_run: DryRun, on_step: Callable[[str], None] = lambda step: None,
+          outcome: EraseOutcome | None = None) -> EraseOutcome:
+    """Erase the confirmed rows of ``dry_run`` in one BEGIN IMMEDIATE transaction, then
+    VACUUM and truncate the WAL.
+
+    Inside the transaction each confirmed row is read again: unchanged ones
+    are deleted, gone ones skipped, rows the selection names now but the dry
+    run did not are kept (``outcome.kept``).  If any confirmed row changed,
+    RowsChanged is raised before anything is written; a locked file raises
+    StoreProblem("locked").  An empty plan still VACUUMs and checkpoints: that
+    is how a purge interrupted after its DELETE is finished by running it again.
     """
-    outcome = EraseOutcome()
+    outcome = outcome if outcome is not None else EraseOutcome()
     conn = _open_rw(ref.path)
     try:
         try:
             on_step("delete")
             conn.execute("BEGIN IMMEDIATE")
             try:
-                _delete(conn, plan, outcome)
+                now = compare(conn, dry_run)
+                if now.changed:
+                    raise RowsChanged(now.changed)
+                deleted, guarded = _delete(conn, now.matched)
                 conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                _rollback(conn)
                 raise
+            outcome.committed, outcome.erased = True, deleted
+            outcome.skipped = [{"kind": r.kind, "id": r.id} for r in now.gone] + guarded
+            outcome.kept = [{"kind": r.kind, "id": r.id} for r in now.arrived]
+            for r in deleted:
+                outcome.deleted[r.kind] = outcome.deleted.get(r.kind, 0) + 1
             on_step("vacuum")
             _vacuum(conn)
             on_step("checkpoint")
             outcome.checkpoint = _checkpoint(conn)
         except sqlite3.Error as exc:
-            raise describe_error(ref.path, exc) from exc
+            raise describe_error(ref.path, exc, writing=True) from exc
     finally:
         conn.close()
     return outcome

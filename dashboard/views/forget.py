@@ -13,10 +13,11 @@ from datetime import datetime
 from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
 from werkzeug.exceptions import HTTPException
 
-from .. import purge
+from .. import dryrun, purge
 from ..jobs import Busy, Jobs
 from ..pictures import residue_bars
 from ..store import get_memory
+from ..store.purge import count_kinds
 from ..web import (workspace, page_route, raise_if_unreadable, render, statuses, store_by_key,
                    stores, twin, wants_fragment)
 
@@ -119,8 +120,13 @@ def plan(key: str, fmt: str):
     raise_if_unreadable(key)
     cats = _categories()
     rows = purge.plan(ref, cats)
-    data = {"store": key, "name": ref.name, "categories": cats, "fingerprint": purge.fingerprint(rows),
+    token = purge.fingerprint(rows)
+    data = {"store": key, "name": ref.name, "categories": cats,
+            "fingerprint": token if dryrun.fits(token) else None,
             "rows": [{"kind": r.kind, "id": r.id, "label": r.label, "bytes": r.bytes} for r in rows]}
+    if data["fingerprint"] is None:
+        data["too_large"] = (f"This dry run lists {len(rows)} rows, more than one form can confirm: "
+                             "erase a category at a time, or use “Forget everything”.")
     if fmt == "json":
         return twin(data)
     return render("forget/plan.html", "partials/forget_plan.html", plan=data, ref=ref,
@@ -177,10 +183,43 @@ def purge_store(key: str):
     ref = _writable_store(key)
     cats = _categories()
     _confirmed(ref.name)
-    rows = purge.plan(ref, cats)
-    if request.form.get("fingerprint") != purge.fingerprint(rows):
-        abort(409, "The store changed since the dry run. Look at the new dry run before purging.")
-    return _start("purge", [key], lambda job: {"results": [purge.purge(ref, rows, progress=job.progress)]})
+    try:
+        # The rows the user saw: only they go.  Rows that arrived since are kept
+        # (and reported); a confirmed row that changed is a reason to look again.
+        dry_run = purge.confirmed(request.form.get("fingerprint") or "", cats)
+    except ValueError:
+        abort(400, "The dry run's fingerprint is missing or damaged: look at the dry run again. "
+                   "Nothing was changed.")
+    changed = purge.check(ref, dry_run).changed
+    if changed:
+        abort(409, f"{len(changed)} of the rows you confirmed changed since the dry run "
+                   f"({count_kinds(changed)}). Look at the new dry run before purging. "
+                   "Nothing was changed.")
+    earlier = _unverified(ref)
+
+    def work(job):
+        result = purge.purge(ref, dry_run, verify_texts=[t for r in earlier for t in r.texts],
+                             progress=job.progress)
+        _looked_for(earlier, result)
+        return {"results": [result]}
+    return _start("purge", [key], work)
+
+
+def _unverified(ref) -> list:
+    """Earlier purges of this file whose erased texts were never verified gone.
+
+    Their texts are kept in this process only (never on disk), so the next
+    purge of the file can look for them again: a rerun that finds the rows
+    already deleted still checks what the first run erased.
+    """
+    return [r for j in _jobs().finished() for r in (j.result or {}).get("results") or ()
+            if r.path == str(ref.path) and not r.verified and r.texts]
+
+
+def _looked_for(earlier: list, result) -> None:
+    if result.verified:
+        for r in earlier:
+            r.texts = ()   # searched for and not found: no reason to keep them in memory
 
 
 @action("/forget/memory/<key>/<memory_id>")
@@ -207,14 +246,20 @@ def everything():
     every = stores()   # the worker thread has no app context
     # Several projects open: the user store goes once, every project's store too.
     others = [r for r in workspace().project_refs() if r.path != every[0].path and r.exists]
+    earlier = {str(r.path): _unverified(r) for r in every + others}
+
+    def texts(ref):
+        return [t for r in earlier.get(str(ref.path), ()) for t in r.texts]
 
     def run(job):
-        report = purge.forget_everything(every, progress=job.progress)
+        report = purge.forget_everything(every, progress=job.progress, earlier=texts)
         for ref in others:
-            more = purge.forget_everything([ref], progress=job.progress)
+            more = purge.forget_everything([ref], progress=job.progress, earlier=texts)
             report["results"] += more["results"]
             report.setdefault("other_projects", []).append(
                 {"store": ref.name, "path": str(ref.path), "wipe": more["wipe"]})
+        for result in report["results"]:
+            _looked_for(earlier.get(result.path, []), result)
         return report
     return _start("forget everything", [r.key for r in refs], run)
 

@@ -1,0 +1,86 @@
+"""The dry run's fingerprint: the confirmed rows, carried by the purge form.
+
+A purge must erase exactly the rows the user saw, so the form that confirms
+a dry run names them: each row's kind and id with the digest of its columns
+(events, which agentao never changes, by id alone, as runs of integers).
+The purge then re-reads those rows inside its write transaction and tells
+unchanged, gone and changed ones apart, and keeps the rows that arrived.
+
+The text is JSON, compressed (zlib) and base64url-encoded: about 13 bytes a
+row, events well under one.  A plan too large for one form (see
+``MAX_TOKEN``) must be purged a category at a time; the dry run says so.
+Nothing in it is secret (ids and 32-bit digests, no text), and nothing in it
+is trusted: a forged one can only name rows, which are then checked as any.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+import zlib
+
+from .store.plan import KINDS, PlanRow
+
+VERSION = "1."
+MAX_TOKEN = 768 * 1024          # under the form limit (MAX_CONTENT_LENGTH, 1 MB)
+MAX_JSON = 64 * 1024 * 1024     # decompressed: a bomb stops here
+_DIGEST = re.compile(r"[0-9a-f]{1,64}")
+
+
+def fingerprint(rows) -> str:
+    """The token naming ``rows`` (PlanRows): what the purge form posts back."""
+    named: dict = {}
+    events = []
+    for r in rows:
+        if r.kind == "event" and r.id.isdigit():
+            events.append(int(r.id))
+        else:
+            named.setdefault(r.kind, []).append([r.id, r.digest])
+    body = {"rows": {k: sorted(v) for k, v in named.items()},
+            "events": _deltas(sorted(set(events)))}
+    raw = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass")
+    return VERSION + base64.urlsafe_b64encode(zlib.compress(raw, 9)).decode("ascii")
+
+
+def rows_of(token: str) -> list[PlanRow]:
+    """The rows a token names, without texts; ValueError when it is not one of ours."""
+    if not isinstance(token, str) or not token.startswith(VERSION) or len(token) > MAX_TOKEN:
+        raise ValueError("not a dry run's fingerprint")
+    try:
+        packed = base64.urlsafe_b64decode(token[len(VERSION):].encode("ascii"))
+        inflate = zlib.decompressobj()
+        raw = inflate.decompress(packed, MAX_JSON)
+        if inflate.unconsumed_tail:
+            raise ValueError("too large")
+        body = json.loads(raw.decode("utf-8", "surrogatepass"))
+    except (binascii.Error, zlib.error, UnicodeError, ValueError) as exc:
+        raise ValueError("not a dry run's fingerprint") from exc
+    try:
+        rows = [PlanRow(kind, i, digest=d) for kind in KINDS for i, d in body["rows"].get(kind, [])
+                if isinstance(i, str) and isinstance(d, str) and (d == "" or _DIGEST.fullmatch(d))]
+        if sum(len(v) for v in body["rows"].values()) != len(rows) or set(body["rows"]) - set(KINDS):
+            raise ValueError("a row it names is not one")
+        at = 0
+        for step in body["events"]:
+            if not isinstance(step, int) or step < 0:
+                raise ValueError("an event it names is not one")
+            at += step
+            rows.append(PlanRow("event", str(at)))
+    except (AttributeError, KeyError, TypeError) as exc:
+        raise ValueError("not a dry run's fingerprint") from exc
+    return rows
+
+
+def fits(token: str) -> bool:
+    """Whether one purge form can carry ``token``."""
+    return len(token) <= MAX_TOKEN
+
+
+def _deltas(ids: list[int]) -> list[int]:
+    out, last = [], 0
+    for i in ids:
+        out.append(i - last)
+        last = i
+    return out

@@ -1,0 +1,172 @@
+"""SQL for a purge's dry run: the rows a choice names, and how they stand when the purge comes.
+
+The dry run is what the user confirms, and the agent keeps working after it:
+it adds review items, saves memories, soft-deletes some.  Rows that arrive
+meanwhile are not what the user confirmed, so a purge keeps them; rows that
+went are skipped; only a confirmed row that *changed* stops it.  To tell
+these apart, every row carries a digest of all its columns, taken when it
+was listed and again, inside the purge's write transaction, before it goes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from dataclasses import dataclass, field
+
+REVIEW_STATUSES = ("pending", "approved", "rejected")
+CATEGORIES = ("soft_deleted", *(f"review:{s}" for s in REVIEW_STATUSES), "summaries", "events")
+KINDS = ("memory_deleted", "memory", "review", "summary", "event")   # erase order: events last
+TABLES = {"memory_deleted": "memories", "memory": "memories", "review": "memory_review_queue",
+          "summary": "session_summaries", "event": "memory_events"}
+DIGEST_HEX = 8   # 32 bits: a changed row passes for unchanged once in four billion
+
+
+@dataclass(frozen=True)
+class PlanRow:
+    """One row a purge will erase; ``texts`` never leave the process.
+
+    ``texts`` are what the byte scan looks for: a memory's content, a review
+    item's captured phrase and evidence, a summary's text.  Titles (the keys)
+    go with the row but are not searched for: a few bytes like "editor" say
+    nothing in raw bytes, and each short text costs a pass over the file.
+    ``digest`` names the row's every column as listed; "" means "not checked"
+    (events, which agentao never changes, are confirmed by id alone).
+    """
+
+    kind: str
+    id: str
+    label: str = ""
+    texts: tuple[str, ...] = ()
+    digest: str = ""
+
+    @property
+    def bytes(self) -> int:
+        return sum(len(t.encode("utf-8")) for t in self.texts)
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What the user chose: categories, and single memories or review items by id."""
+
+    categories: tuple = ()
+    memory_ids: tuple = ()
+    review_ids: tuple = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.categories or self.memory_ids or self.review_ids)
+
+
+class DryRun(list):
+    """The rows a dry run listed (PlanRows, in erase order), and the selection that listed them.
+
+    A plain list of rows works too: it names exactly those rows, and nothing
+    can arrive in it.
+    """
+
+    def __init__(self, rows=(), selection: Selection | None = None):
+        super().__init__(rows)
+        self.selection = selection or Selection()
+
+
+@dataclass
+class Comparison:
+    """A dry run against the file as it is now (current versions of the rows)."""
+
+    matched: list = field(default_factory=list)   # confirmed and unchanged: these go
+    gone: list = field(default_factory=list)      # confirmed, no longer in the file
+    changed: list = field(default_factory=list)   # confirmed, but not as the dry run saw them
+    arrived: list = field(default_factory=list)   # chosen now, not in the dry run: kept
+
+
+def digest(row: sqlite3.Row) -> str:
+    """A short hash of every column of ``row``; the same row read twice gives the same one."""
+    # Texts as they are, other values by repr (a type mark keeps None apart from
+    # "None"): repr() of a long text escapes it and cost twice the read itself.
+    flat = "\x00".join("s" + v if isinstance(v, str) else "o" + repr(v) for v in row)
+    return hashlib.sha256(flat.encode("utf-8", "surrogatepass")).hexdigest()[:DIGEST_HEX]
+
+
+def _row(kind: str, r: sqlite3.Row) -> PlanRow:
+    if kind in ("memory_deleted", "memory"):
+        return PlanRow(kind, r["id"], r["title"], (r["content"],), digest(r))
+    if kind == "review":
+        return PlanRow(kind, r["id"], f"{r['status']}: {r['title']}", (r["content"], r["evidence"]),
+                       digest(r))
+    if kind == "summary":
+        return PlanRow(kind, r["id"], f"session {r['session_id']}", (r["summary_text"],), digest(r))
+    return PlanRow(kind, str(r["id"]), f"{r['event_type']} of {r['memory_id']}", (), digest(r))
+
+
+def rows_for(conn: sqlite3.Connection, selection: Selection) -> DryRun:
+    """Exactly the rows a purge of ``selection`` would erase, read on ``conn``."""
+    categories = set(selection.categories)
+    memory_ids, review_ids = list(selection.memory_ids), list(selection.review_ids)
+    plan = DryRun(selection=selection)
+    purged_memories = []
+    if "soft_deleted" in categories:
+        # Table order: the DELETE then walks the b-tree front to back.
+        for r in conn.execute("SELECT * FROM memories WHERE deleted_at IS NOT NULL ORDER BY rowid"):
+            plan.append(_row("memory_deleted", r))
+            purged_memories.append(r["id"])
+    for mid in memory_ids:
+        r = conn.execute("SELECT * FROM memories WHERE id = ?", (mid,)).fetchone()
+        if r is not None and r["id"] not in purged_memories:
+            plan.append(_row("memory", r))
+            purged_memories.append(r["id"])
+    statuses = [s for s in REVIEW_STATUSES if f"review:{s}" in categories]
+    wanted = conn.execute(
+        f"SELECT * FROM memory_review_queue WHERE status IN ({','.join('?' * len(statuses))})"
+        f" OR id IN ({','.join('?' * len(review_ids))}) ORDER BY status, id",
+        (*statuses, *review_ids))
+    plan.extend(_row("review", r) for r in wanted)
+    if "summaries" in categories:
+        plan.extend(_row("summary", r) for r in conn.execute(
+            "SELECT * FROM session_summaries ORDER BY rowid"))
+    # Events of memories already gone, plus those of the memories this purge
+    # removes; a memory purged by id always takes its own events with it.
+    orphans = "memory_id NOT IN (SELECT id FROM memories) OR " if "events" in categories else ""
+    owners = purged_memories if "events" in categories else memory_ids
+    if orphans or owners:
+        plan.extend(_row("event", r) for r in conn.execute(
+            f"SELECT * FROM memory_events WHERE {orphans}memory_id IN"
+            f" ({','.join('?' * len(owners))}) ORDER BY id", owners))
+    return plan
+
+
+def _by_id(conn: sqlite3.Connection, keys) -> dict:
+    """The current version of each (kind, id) in ``keys`` that is still in its table."""
+    found = {}
+    for kind in KINDS:
+        ids = [i for k, i in keys if k == kind]
+        if not ids:
+            continue
+        cast = "CAST(value AS INTEGER)" if kind == "event" else "value"
+        for r in conn.execute(f"SELECT * FROM {TABLES[kind]} WHERE id IN"
+                              f" (SELECT {cast} FROM json_each(?))", (json.dumps(ids),)):
+            found[kind, str(r["id"])] = _row(kind, r)
+    return found
+
+
+def compare(conn: sqlite3.Connection, dry_run: DryRun) -> Comparison:
+    """Sort the confirmed rows into unchanged / gone / changed, and find the arrivals.
+
+    A confirmed row the selection no longer names, though it is still in its
+    table (a soft-deleted memory restored, say), counts as changed.
+    """
+    selection = getattr(dry_run, "selection", Selection())
+    now = {(r.kind, r.id): r for r in rows_for(conn, selection)} if selection else {}
+    confirmed = {(r.kind, r.id): r for r in dry_run}
+    elsewhere = _by_id(conn, [key for key in confirmed if key not in now])
+    out = Comparison()
+    for key, seen in confirmed.items():
+        current = now.get(key) or elsewhere.get(key)
+        if current is None:
+            out.gone.append(seen)
+        elif (seen.digest and seen.digest != current.digest) or (selection and key not in now):
+            out.changed.append(current)
+        else:
+            out.matched.append(current)
+    out.arrived = [r for key, r in now.items() if key not in confirmed]
+    return out
