@@ -18,7 +18,7 @@ from ..contract import KNOWN_TYPES
 from ..store import get_memory
 from ..store import writes
 from ..store.writes import Expect
-from ..web import store_by_key, statuses, stores, twin, wants_fragment
+from ..web import store_by_key, statuses, stores, twin, wants_fragment, whole_number
 from .outcomes import ID, Blocked, Outcome, failure, form_values, require_writable, wants_json
 
 bp = Blueprint("curate", __name__)
@@ -61,9 +61,10 @@ def _expect(values) -> Expect:
         raise Blocked(400, "The form did not say which version you saw (missing 'change' or "
                       "'updated_at'); reload the page.")
     counter = str(counter)
-    if counter != "none" and not counter.isdigit():
+    number = whole_number(counter)
+    if counter != "none" and number is None:
         raise Blocked(400, "'change' must be the store's change counter.")
-    return Expect(counter=None if counter == "none" else int(counter), updated_at=updated_at)
+    return Expect(counter=number, updated_at=updated_at)
 
 
 def _tags(values, current=()) -> list[str]:

@@ -1,0 +1,55 @@
+"""Odd request input gets a 400 with the reason (or the page's own note), never a 500."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from agentao_world import file_digest
+
+
+@pytest.mark.parametrize("url", ["/memories", "/memories.json", "/findings", "/findings.json"])
+@pytest.mark.parametrize("value", ["²", "٣", "¹⁰", "9" * 30, "-1", " 1", "1e3"])
+@pytest.mark.parametrize("name", ["page", "per_page"])
+def test_page_numbers_that_are_not_ascii_digits_are_400(client, url, name, value):
+    r = client.get(url, query_string={name: value})
+    assert r.status_code == 400, r.status_code
+    text = r.get_data(as_text=True).replace("&#39;", "'")
+    assert f"'{name}' must be a whole number" in text
+
+
+def test_a_project_cookie_that_is_not_a_number_shows_the_first_project(client):
+    client.set_cookie("agentao_memory_project_localhost", "²")
+    assert client.get("/overview").status_code == 200
+    assert client.get("/memories.json").status_code == 200
+
+
+@pytest.mark.parametrize("asof", ["0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59-14:00"])
+def test_preview_date_outside_utc_years_is_explained(client, asof):
+    page = client.get("/preview", query_string={"asof": asof, "q": "uv"})
+    assert page.status_code == 200
+    assert "outside the years 1 to 9999" in page.get_data(as_text=True)
+    twin = client.get("/preview.json", query_string={"asof": asof})
+    assert twin.status_code == 400 and "outside the years 1 to 9999" in twin.get_json()["error"]
+
+
+@pytest.mark.parametrize("asof", ["0001-01-01T00:00:00Z", "9999-12-31T23:59:59+00:00"])
+def test_preview_at_the_edges_of_the_calendar_answers(client, asof):
+    assert client.get("/preview.json", query_string={"asof": asof, "q": "uv"}).status_code == 200
+
+
+def test_deeply_nested_json_body_is_400_and_changes_nothing(seeded, client):
+    conn = sqlite3.connect(seeded.project_db)
+    item = conn.execute("SELECT id FROM memory_review_queue").fetchone()[0]
+    memory = conn.execute("SELECT id FROM memories WHERE deleted_at IS NULL").fetchone()[0]
+    conn.close()
+    before = file_digest(seeded.project_db, seeded.user_db)
+    deep = '{"a":' * 50_000 + "1" + "}" * 50_000
+    for url in ("/reviews/approve", f"/reviews/{item}/reject", f"/memories/project/{memory}/edit",
+                "/reviews/erase"):
+        r = client.post(url, data=deep, headers={"Content-Type": "application/json",
+                                                 "Accept": "application/json"})
+        assert r.status_code == 400, url
+        assert "nested too deeply" in r.get_json()["message"], url
+    assert file_digest(seeded.project_db, seeded.user_db) == before
