@@ -132,5 +132,6 @@ def init_app(app: Flask) -> None:
 
     @app.context_processor
     def _inject():
+        from .localurl import here
         return {"all_statuses": statuses, "workspace": workspace,
-                "current_project": current_project}
+                "current_project": current_project, "here": here}

@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from agentao.memory import MemoryManager, SQLiteMemoryStore
 from agentao.memory.models import SaveMemoryRequest
 from bs4 import BeautifulSoup
@@ -95,3 +96,60 @@ def test_scan_finds_projects_and_skips_noise(tmp_path):
     r = subprocess.run([sys.executable, "-m", "dashboard", "--scan", str(tmp_path / "bare")],
                        cwd=ROOT, capture_output=True, text=True, timeout=30)
     assert r.returncode == 2 and "no .agentao/memory.db" in r.stderr
+
+
+SAME = {"Sec-Fetch-Site": "same-origin"}
+OFFSITE_NEXT = ["//evil.example/", "/\\evil.example/", "/\\\\evil.example", "\\\\evil.example",
+                "/\t/evil.example/", "/\n/evil.example/", "\t//evil.example", "/%09/evil.example/",
+                "/%5Cevil.example/", "https:evil.example", "https://evil.example/x", "http:/evil",
+                "javascript:alert(1)", "//evil.example/%2F..", "/\u3000/evil.example",
+                "/\uff0f/evil.example", "\u2215\u2215evil.example", "/\u202e/evil.example",
+                " //evil.example", "/.//evil.example", "/memories\r\nLocation: //evil.example",
+                "/%2F/evil.example", "/" * 3 + "evil.example"]
+
+
+def as_browser_reads(target: str) -> tuple[str, str]:
+    """(host, path) a browser on http://localhost/ goes to for a Location of ``target``:
+    WHATWG URL parsing drops tabs and newlines and reads a backslash as a slash."""
+    from urllib.parse import urljoin, urlsplit
+    cleaned = target.replace("\t", "").replace("\n", "").replace("\r", "").replace("\\", "/")
+    parts = urlsplit(urljoin("http://localhost/memories", cleaned.strip()))
+    return parts.netloc, parts.path
+
+
+@pytest.mark.parametrize("htmx", [False, True], ids=["plain", "htmx"])
+@pytest.mark.parametrize("nxt", OFFSITE_NEXT)
+def test_switcher_never_sends_the_browser_off_the_dashboard(tmp_path, nxt, htmx):
+    app, a, b = two_projects(tmp_path)
+    headers = {**SAME, **({"HX-Request": "true"} if htmx else {})}
+    r = app.test_client().post("/projects/select", data={"project": "1", "next": nxt}, headers=headers)
+    target = r.headers["HX-Redirect"] if htmx else r.headers["Location"]
+    assert r.status_code == (204 if htmx else 303)
+    assert as_browser_reads(target) == ("localhost", "/overview"), target
+
+
+@pytest.mark.parametrize("htmx", [False, True], ids=["plain", "htmx"])
+def test_switcher_returns_to_the_page_it_was_on(tmp_path, htmx):
+    app, a, b = two_projects(tmp_path)
+    client = app.test_client()
+    headers = {**SAME, **({"HX-Request": "true"} if htmx else {})}
+    for page in ("/memories?q=uv&tag=note", "/reviews?status=approved", "/findings"):
+        back = soup(client.get(page)).select_one("#project-switcher input[name=next]")["value"]
+        assert back == page
+        r = client.post("/projects/select", data={"project": "1", "next": back}, headers=headers)
+        assert (r.headers["HX-Redirect"] if htmx else r.headers["Location"]) == page
+
+
+@pytest.mark.parametrize("path", ["/%5Cevil.example/x", "/%09/evil.example/x", "/%5C%5Cevil.example",
+                                  "/%0A/evil.example"])
+def test_a_404_at_a_hostile_path_offers_no_hostile_next(tmp_path, path):
+    app, a, b = two_projects(tmp_path)
+    client = app.test_client()
+    r = client.get(path)
+    assert r.status_code == 404
+    back = soup(r).select_one("#project-switcher input[name=next]")["value"]
+    assert back == "/overview"
+    for headers in (SAME, {**SAME, "HX-Request": "true"}):
+        answer = client.post("/projects/select", data={"project": "1", "next": back}, headers=headers)
+        target = answer.headers.get("HX-Redirect") or answer.headers["Location"]
+        assert as_browser_reads(target)[0] == "localhost"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from flask import Blueprint, abort, current_app, redirect, request, url_for
 
+from ..localurl import local_url
 from ..store import inspect
 from ..web import (current_project, page_route, project_cookie, render, twin, wants_fragment, whole_number,
                    workspace)
@@ -35,9 +36,8 @@ def select():
     index = whole_number(raw)
     if index is None or index >= len(workspace().project_dirs):
         abort(400, "'project' must be the number of a project from the list.")
-    back = request.form.get("next") or url_for("overview.index")
-    if not back.startswith("/") or back.startswith("//"):
-        back = url_for("overview.index")   # never redirect off this dashboard
+    # Never copied through: rebuilt by url_for from the route it names (see localurl).
+    back = local_url(request.form.get("next")) or url_for("overview.index")
     response = redirect(back, code=303)
     if wants_fragment() or request.headers.get("HX-Request") == "true":
         response = current_app.make_response(("", 204))
