@@ -128,7 +128,9 @@ def _text_keys(obj):
 
 
 def init_app(app: Flask) -> None:
+    from . import textmarks
     app.json = JSONProvider(app)
+    textmarks.init_app(app)
 
     @app.context_processor
     def _inject():
