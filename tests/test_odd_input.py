@@ -53,3 +53,27 @@ def test_deeply_nested_json_body_is_400_and_changes_nothing(seeded, client):
         assert r.status_code == 400, url
         assert "nested too deeply" in r.get_json()["message"], url
     assert file_digest(seeded.project_db, seeded.user_db) == before
+
+
+def test_every_405_says_which_methods_the_url_allows(seeded, client):
+    from hostile import get_routes
+    app = seeded.app()
+    fill = {"store": "project", "key": "project", "memory_id": "x", "item_id": "x", "action": "approve",
+            "job_id": "0" * 12, "filename": "app.css", "table": "memories", "row_id": "x",
+            "token": "t"}
+    checked = 0
+    for rule in app.url_map.iter_rules():
+        if rule.endpoint == "static":
+            continue
+        url = rule.build({a: fill[a] for a in rule.arguments if a not in (rule.defaults or {})}
+                         | dict(rule.defaults or {}), append_unknown=False)[1]
+        for method in {"GET", "POST", "PUT", "DELETE", "PATCH"} - rule.methods:
+            r = client.open(url, method=method)
+            if r.status_code != 405:
+                continue   # another rule at this URL takes the method
+            allowed = {m.strip() for m in r.headers["Allow"].split(",")}
+            assert rule.methods - {"HEAD", "OPTIONS"} <= allowed and method not in allowed, url
+            for other in allowed - {"HEAD", "OPTIONS"}:
+                assert client.open(url, method=other).status_code != 405, (url, other)
+            checked += 1
+    assert checked > 100
