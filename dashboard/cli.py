@@ -128,6 +128,8 @@ def main(argv: list[str] | None = None) -> int:
         server = create_server(app, host=args.host, port=args.port, threads=args.threads)
     except OSError as exc:
         parser.exit(2, f"agentao-memory-dashboard: error: cannot listen on {args.host}:{args.port} ({exc})\n")
+    from .waitress_errors import harden
+    harden(server)   # waitress's own 400/413/431 answers get the security headers too
     port = server.socket.getsockname()[1]
     from .security import allowed_hosts
     # The port is known only now (--port 0); the Host allow-list needs it.
