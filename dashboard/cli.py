@@ -65,7 +65,10 @@ def config_from_args(args: argparse.Namespace, parser: argparse.ArgumentParser) 
     for root in map(Path, args.scan):
         if not root.is_dir():
             parser.exit(2, f"agentao-memory-dashboard: error: --scan folder {root} does not exist\n")
-        found = scan_projects(root)
+        refused: list = []
+        found = scan_projects(root, refused=refused)
+        for _folder, reason in refused:
+            print(f"agentao-memory-dashboard: --scan left out {reason}", file=sys.stderr)
         if not found:
             parser.exit(2, f"agentao-memory-dashboard: error: no .agentao/memory.db below {root}\n")
         projects.extend(found)
