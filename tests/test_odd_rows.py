@@ -175,3 +175,18 @@ def test_one_row_nested_5000_deep_costs_only_its_own_display(agent):
     reviews = client.get("/reviews.json").get_json()["items"]
     assert len(reviews) == 2 and all(i["tags"] == [deep] for i in reviews)
     assert SENTINEL in client.get("/export/memories.csv").get_data(as_text=True)
+
+
+@pytest.mark.parametrize("shape", ["²", "١٢", "-3", "9" * 40, "blob", "bad_utf8", "deep_array"])
+def test_an_odd_change_counter_leaves_every_page_answering(agent, shape):
+    seed_corpus(agent)
+    value = {"blob": SHAPES["blob"], "bad_utf8": BAD_UTF8, "deep_array": SHAPES["deep_array"]}.get(shape, shape)
+    with sqlite3.connect(agent.project_db) as conn:
+        mid = conn.execute("SELECT id FROM memories WHERE deleted_at IS NULL").fetchone()[0]
+        cast = "CAST(? AS TEXT)" if value is BAD_UTF8 else "?"
+        conn.execute(f"UPDATE schema_meta SET value = {cast} WHERE key = 'memories_change'", (value,))
+    conn.close()
+    client = agent.app().test_client()
+    for url in ("/overview", "/overview.json", "/memories", "/memories.json", f"/memories/project/{mid}",
+                "/reviews", "/findings", "/preview", "/export/memories.csv"):
+        assert client.get(url).status_code == 200, url

@@ -79,7 +79,7 @@ def fingerprint(record: Memory | ReviewItem | None) -> str:
 # --------------------------------------------------------------------------- reads
 def _counter(conn: sqlite3.Connection) -> int | None:
     row = conn.execute("SELECT value FROM schema_meta WHERE key = 'memories_change'").fetchone()
-    return int(row[0]) if row is not None and str(row[0]).isdigit() else None
+    return rows.whole_number(row[0]) if row is not None else None   # "²" passes isdigit, not int
 
 
 def _live_at(conn, scope: str, key: str, store: str) -> Memory | None:
