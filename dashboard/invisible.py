@@ -81,6 +81,14 @@ def hidden_spans(text: str, controls: bool = True) -> Iterator[tuple[int, int]]:
         yield start, end
 
 
+def may_hide(text: str) -> bool:
+    """Whether ``text`` holds any character ``hidden_spans`` may report: one regex search,
+    for the many short strings a page prints (True can still mean none: see ``_honest``)."""
+    if text.isascii() and text.isprintable():   # both O(1) or a C loop: most of a page
+        return False
+    return _RUNS[True].search(text) is not None
+
+
 def hidden_chars(text: str, controls: bool = True) -> Iterator[int]:
     """The index of each character ``hidden_spans`` covers."""
     for start, end in hidden_spans(text, controls):

@@ -25,9 +25,10 @@ from __future__ import annotations
 from flask import Flask
 from markupsafe import Markup, escape
 
-from .invisible import code_point, describe, hidden_spans
+from .invisible import code_point, describe, hidden_spans, may_hide
 
 _MARK = Markup('<span class="ctl" title="{}">⟨{}⟩</span>')
+_BDI = Markup("<bdi>%s</bdi>")   # % escapes a str argument, keeps a Markup one
 
 
 def _pieces(text: str, mark) -> list:
@@ -43,10 +44,13 @@ def _pieces(text: str, mark) -> list:
 def shown(value) -> Markup:
     """``value`` as isolated HTML text with its hidden characters marked (see the module)."""
     text = str(value)
+    if not may_hide(text):
+        # The same as _BDI % text, in a third of the time (a list page has thousands).
+        return Markup(f"<bdi>{escape(text)}</bdi>")
     body = Markup("").join(
         piece if isinstance(piece, Markup) else escape(piece)
         for piece in _pieces(text, lambda ch: _MARK.format(describe(ch), code_point(ch))))
-    return Markup("<bdi>") + body + Markup("</bdi>")
+    return _BDI % body
 
 
 def marked_plain(text: str) -> str:
@@ -62,7 +66,7 @@ def as_stored(value) -> Markup:
 def finalize(value):
     """Jinja's hook on every ``{{ … }}``: plain strings get their hidden characters marked;
     Markup (``shown``, ``as_stored``, the pictures) is left as it is."""
-    if type(value) is str and next(hidden_spans(value), None) is not None:
+    if type(value) is str and may_hide(value):
         return marked_plain(value)
     return value
 
