@@ -65,7 +65,10 @@ def config_from_args(args: argparse.Namespace, parser: argparse.ArgumentParser) 
     for root in map(Path, args.scan):
         if not root.is_dir():
             parser.exit(2, f"agentao-memory-dashboard: error: --scan folder {root} does not exist\n")
-        found = scan_projects(root)
+        refused: list = []
+        found = scan_projects(root, refused=refused)
+        for _folder, reason in refused:
+            print(f"agentao-memory-dashboard: --scan left out {reason}", file=sys.stderr)
         if not found:
             parser.exit(2, f"agentao-memory-dashboard: error: no .agentao/memory.db below {root}\n")
         projects.extend(found)
@@ -128,6 +131,8 @@ def main(argv: list[str] | None = None) -> int:
         server = create_server(app, host=args.host, port=args.port, threads=args.threads)
     except OSError as exc:
         parser.exit(2, f"agentao-memory-dashboard: error: cannot listen on {args.host}:{args.port} ({exc})\n")
+    from .waitress_errors import harden
+    harden(server)   # waitress's own 400/413/431 answers get the security headers too
     port = server.socket.getsockname()[1]
     from .security import allowed_hosts
     # The port is known only now (--port 0); the Host allow-list needs it.

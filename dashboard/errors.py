@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from flask import Flask, jsonify, render_template, request
+from flask import Flask, jsonify, make_response, render_template, request
 from werkzeug.exceptions import HTTPException
 
 from .store import StoreProblem
@@ -26,7 +26,13 @@ def _respond(status: int, title: str, message: str):
 def init_app(app: Flask) -> None:
     @app.errorhandler(HTTPException)
     def _http(exc: HTTPException):
-        return _respond(exc.code or 500, exc.name, exc.description or exc.name)
+        response = make_response(_respond(exc.code or 500, exc.name, exc.description or exc.name))
+        # The exception's own headers say what the status needs: Allow on a 405
+        # (RFC 9110 §15.5.6), WWW-Authenticate on a 401, Retry-After on a 503...
+        for name, value in exc.get_headers():
+            if name.lower() not in ("content-type", "content-length"):
+                response.headers[name] = value
+        return response
 
     @app.errorhandler(StoreProblem)
     def _store(exc: StoreProblem):

@@ -5,8 +5,10 @@ Safety of each format (memory text is hostile, see STYLE.md §9):
 * JSON is ``json.dumps`` — every string is escaped by construction.
 * CSV is UTF-8 **with a byte-order mark**, so Excel opens Unicode correctly and
   Python reads it back with ``encoding="utf-8-sig"``.  Spreadsheet formula
-  injection: a cell whose text starts with ``= + - @``, TAB or CR is prefixed
-  with one apostrophe, so a spreadsheet shows it as text instead of running it.
+  injection: a cell whose text starts with ``= + - @`` (or their full-width and
+  small forms ``＝ ＋ － ＠ ﹦ ﹢ ﹣ ﹫``, which spreadsheets read as the ASCII ones),
+  TAB or CR is prefixed with one apostrophe, so a spreadsheet shows it as text
+  instead of running it.
   A cell that already starts with an apostrophe gets one too, which makes the
   rule reversible: to recover the stored text, drop one leading ``'``.
 * Markdown: memory text (content, evidence, summaries) goes in a fenced block
@@ -23,6 +25,7 @@ import csv
 import io
 import json
 import re
+import unicodedata
 
 from .records import Memory, ReviewItem, Summary
 
@@ -134,7 +137,9 @@ def csv_cell(value) -> str:
     if isinstance(value, (list, tuple)):
         value = json.dumps(list(value), ensure_ascii=False)
     text = str(value)
-    return "'" + text if text.startswith(_FORMULA_START) else text
+    # NFKC makes each full-width or small form its ASCII self (and "＇" an apostrophe,
+    # which keeps "drop one leading '" the exact reverse).
+    return "'" + text if unicodedata.normalize("NFKC", text[:1]).startswith(_FORMULA_START) else text
 
 
 def csv_row(section: str, record: dict) -> list[str]:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from flask import Flask, current_app, jsonify, render_template, request
+from flask.json.provider import DefaultJSONProvider
 
 from .store import StoreRef, StoreStatus, inspect
+from .store.rows import whole_number
 
 
 def workspace():
@@ -19,9 +21,8 @@ def project_cookie() -> str:
 
 def current_project() -> int:
     """Index of the project shown, from the switcher's cookie (0 when absent or stale)."""
-    raw = request.cookies.get(project_cookie(), "0")
-    index = int(raw) if raw.isdigit() else 0
-    return index if index < len(workspace().project_dirs) else 0
+    index = whole_number(request.cookies.get(project_cookie(), "0"))
+    return index if index is not None and index < len(workspace().project_dirs) else 0
 
 
 def stores() -> list[StoreRef]:
@@ -102,8 +103,46 @@ def twin(data, status: int = 200):
     return response
 
 
+class JSONProvider(DefaultJSONProvider):
+    """The JSON twins' encoder, safe with what a hand edit can leave in a row: a BLOB in a
+    TEXT column reaches Python as bytes, which is written as text (invalid UTF-8 replaced,
+    as the HTML pages show it) instead of failing the whole answer."""
+
+    @staticmethod
+    def default(o):
+        if isinstance(o, bytes):
+            return o.decode("utf-8", "replace")
+        return DefaultJSONProvider.default(o)
+
+    def loads(self, s, **kwargs):
+        try:
+            return super().loads(s, **kwargs)
+        except RecursionError:   # a body nested thousands deep: bad input, not a crash
+            raise ValueError("JSON nested too deeply") from None
+
+    def dumps(self, obj, **kwargs):
+        try:
+            return super().dumps(obj, **kwargs)
+        except TypeError:   # sort_keys over a bytes key beside str keys
+            return super().dumps(_text_keys(obj), **kwargs)
+
+
+def _text_keys(obj):
+    if isinstance(obj, dict):
+        return {(k.decode("utf-8", "replace") if isinstance(k, bytes) else k): _text_keys(v)
+                for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_text_keys(v) for v in obj]
+    return obj
+
+
 def init_app(app: Flask) -> None:
+    from . import textmarks
+    app.json = JSONProvider(app)
+    textmarks.init_app(app)
+
     @app.context_processor
     def _inject():
+        from .localurl import here
         return {"all_statuses": statuses, "workspace": workspace,
-                "current_project": current_project}
+                "current_project": current_project, "here": here}

@@ -80,6 +80,16 @@ def plant(agent) -> dict:
     return planted
 
 
+def shown_text(element) -> str:
+    """The text a page shows in ``element``, each hidden character's mark
+    (``<span class="ctl" title="U+202E RIGHT-TO-LEFT OVERRIDE">``) read back as that character."""
+    from copy import copy
+    element = copy(element)
+    for mark in element.select("span.ctl"):
+        mark.replace_with(chr(int(mark["title"].split()[0][2:], 16)))
+    return element.get_text()
+
+
 def get_routes(app, fill: dict) -> list[str]:
     """A URL for every GET rule in the app, its arguments taken from ``fill``.
 

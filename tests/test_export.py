@@ -230,9 +230,10 @@ def test_hostile_text_round_trips_in_json_and_csv(hostile_client):
 
 
 def test_formula_cells_are_defused():
-    for value in ("=1+1", "+1", "-2", "@SUM(A1)", "\tx", "\rx", "'quoted", '=HYPERLINK("x")'):
+    for value in ("=1+1", "+1", "-2", "@SUM(A1)", "\tx", "\rx", "'quoted", '=HYPERLINK("x")',
+                  "＝1+1", "＋1", "－2", "＠SUM(A1)", '＝HYPERLINK("x")', "﹦1", "﹢1", "﹣1", "﹫x", "＇q"):
         assert export.csv_cell(value) == "'" + value
-    for value in ("plain", "a=b", "", "部署", " =x"):
+    for value in ("plain", "a=b", "", "部署", " =x", "ａ＝ｂ", "（＝）"):
         assert export.csv_cell(value) == value
     assert export.csv_cell(["a", "=b"]) == '["a", "=b"]' and export.csv_cell(None) == ""
 

@@ -468,3 +468,42 @@ def test_a_signature_is_keyed_per_process(monkeypatch):
     # Same text, same length, another key: another digest, so no plain-hash lookup table works.
     assert again.split(".")[1] == sig.split(".")[1] and again.split(".")[2] != sig.split(".")[2]
     assert not checks.signature_in("pw hunter2", sig.replace(sig[:8], checks._SIGNER))
+
+
+# --- hidden characters -------------------------------------------------------------
+@pytest.mark.parametrize("text,chars", [
+    ("Attach invoice \u202efdp.exe please", ["\u202e"]),                     # shows "exe.pdf"
+    ("run \u2066make release\u2069 now", ["\u2066", "\u2069"]),
+    ("al\u200bice reviews", ["\u200b"]), ("pass\u200dword", ["\u200d"]),
+    ("\ufeffUse tabs", ["\ufeff"]), ("hi\u00adlo", ["\u00ad"]),
+    ("notes \U000e0049\U000e0047\U000e004e\U000e004f\U000e0052\U000e0045 end",   # "IGNORE" in tags
+     ["\U000e0049\U000e0047\U000e004e\U000e004f\U000e0052\U000e0045"]),
+    ("\U0001f600\ufe00\ufe01\ufe02\ufe03 smuggled bytes", ["\ufe00\ufe01\ufe02\ufe03"]),
+    ("中文\u202b混排", ["\u202b"]), ("密\u200d码是 hunter2", ["\u200d"]),
+])
+def test_hidden_characters(text, chars):
+    hits = [f for f in found(text) if f.rule == "instruction.hidden_characters"]
+    assert [text[f.start:f.end] for f in hits] == chars
+    assert all(f.category == "instruction" and "invisible" in f.why for f in hits)
+
+
+@pytest.mark.parametrize("text", [
+    "Team emoji \U0001f468\u200d\U0001f469\u200d\U0001f467 and \u2764\ufe0f\u200d\U0001f525",
+    "press 1\ufe0f\u20e3 to rerun", "\U0001f3f3\ufe0f\u200d\U0001f308 flag",
+    "\u0646\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645",                   # ZWNJ in a Persian word
+    "\u0915\u094d\u200d\u0937",                                                # ZWJ in Devanagari
+    "\u8fbb\U000e0100 is the variant form",                                    # one ideographic selector
+    "Hebrew \u05e9\u05dc\u05d5\u05dd and Arabic \u0645\u0631\u062d\u0628\u0627 text", "tabs\tand\nnewlines",
+    "colours \x1b[31mred\x1b[0m from a terminal",   # controls are marked on pages, not findings
+])
+def test_hidden_character_lookalikes(text):
+    assert "instruction.hidden_characters" not in rules(text)
+
+
+def test_store_gate_passes_rows_with_hidden_characters():
+    from dashboard.findings.gates import rows_to_scan
+    from dashboard.findings.rules import DIGIT_RULES
+    hidden = ["invoice \u202efdp.exe", "al\u200bice", "x\U000e0041", "部署\u2067脚本"]
+    texts = ["plain ascii row", "普通的中文行", "emoji \U0001f600 row"] * 50 + hidden
+    flagged = {i for i, t in enumerate(texts) if scan_text(t, gate=False)}
+    assert flagged == set(range(150, 154)) and rows_to_scan(texts, DIGIT_RULES) == flagged

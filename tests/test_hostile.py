@@ -15,7 +15,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 from agentao_world import file_digest
-from hostile import HOSTILE, INVALID_UTF8, MARK, get_routes, plant
+from hostile import HOSTILE, INVALID_UTF8, MARK, get_routes, plant, shown_text
 
 HTMX_SRC = "/static/htmx-2.0.11.min.js"
 URL_ATTRS = ("href", "src", "action", "formaction", "hx-get", "hx-post", "hx-put", "hx-patch",
@@ -153,7 +153,7 @@ def test_detail_shows_text_literally_and_json_round_trips(corpus, app, name):
     client = app.test_client()
     page = BeautifulSoup(client.get(f"/memories/{store}/{memory_id}").data, "html.parser")
     shown = page.select_one('#memory-detail [data-field="content"]')
-    assert shown.name == "pre" and shown.get_text() == HOSTILE[name]
+    assert shown.name == "pre" and shown_text(shown) == HOSTILE[name]
     data = client.get(f"/memories/{store}/{memory_id}.json").get_json()
     assert data["memory"]["content"] == HOSTILE[name]
     assert json.loads(json.dumps(data))["memory"]["content"] == HOSTILE[name]

@@ -11,6 +11,8 @@ import re
 from bisect import bisect_right
 from itertools import accumulate
 
+from ..invisible import ANY_HIDDEN
+
 # Cheap gates, one per family, searched over the lower-cased text: every rule
 # of a family needs one of its gate's fragments, so a text the gate passes
 # over cannot hold a finding of that family.  Most rows stop at the union of
@@ -157,6 +159,8 @@ def rows_to_scan(texts: list[str], digit_rules) -> set[int]:
     # made "?", after the CJK fragments have been looked for in them.
     other_joined, other_starts = _joined([texts[i] for i in others])
     _search_heads(_CJK_HEAD_GATES, other_joined, other_starts, others, out)
+    # rules.hidden_characters: bidi controls and invisible characters, none of them ASCII.
+    _search_rows([ANY_HIDDEN], other_joined, other_starts, others, out)
     odd = _odd_rows(other_joined, other_starts, others)
     joined, starts = _concat(_joined([texts[i] for i in rows]),
                              (other_joined.encode("ascii", "replace").decode("ascii"), other_starts))
@@ -266,4 +270,7 @@ def open_families(text: str) -> dict[str, bool]:
     low = (text if text.isascii() else text.translate(_FOLD)).lower()
     out = {fam: g.search(low) is not None for fam, g in FAMILY_GATES.items()}
     out["personal"] = out["personal"] or _IBAN_GATE.search(text) is not None
+    # rules.hidden_characters (never ASCII, so an ASCII text costs nothing more).
+    out["instruction"] = out["instruction"] or (
+        not text.isascii() and ANY_HIDDEN.search(text) is not None)
     return out

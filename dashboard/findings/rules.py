@@ -24,6 +24,7 @@ from operator import itemgetter
 from typing import Callable, Iterable, Iterator
 
 from ..contract import CONTENT_MAX, SECRET_RULES
+from ..invisible import hidden_spans
 from ..engine.recall import STALE_DAYS, Ages
 from .checks import (iban_ok, luhn_ok, mask_digits, mask_email, mask_secret, prc_id_ok,
                      text_signature)
@@ -298,6 +299,14 @@ def prompt_block_tag(text: str):
     return _spans(_BLOCK_TAG, text)
 
 
+def hidden_characters(text: str):
+    """Bidirectional control or invisible character (reorders or hides what a reader sees: a known carrier of prompt injection)"""
+    # U+202E shows "invoice \u202efdp.exe" as "invoice exe.pdf"; tag characters spell out
+    # text no screen shows but a model reads.  Which characters, and where they are
+    # honest (emoji sequences, joiners inside Indic or Persian words): dashboard.invisible.
+    return hidden_spans(text, controls=False)
+
+
 TEXT_RULES: tuple[TextRule, ...] = (
     TextRule("personal.email", "personal", email_address, mask_email),
     TextRule("personal.phone", "personal", phone_number, mask_digits),
@@ -307,6 +316,7 @@ TEXT_RULES: tuple[TextRule, ...] = (
     TextRule("instruction.override", "instruction", override_instruction),
     TextRule("instruction.role_marker", "instruction", role_marker),
     TextRule("instruction.block_tag", "instruction", prompt_block_tag),
+    TextRule("instruction.hidden_characters", "instruction", hidden_characters),
 )
 
 

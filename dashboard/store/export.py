@@ -28,7 +28,9 @@ class StoreContents:
 def _event_history(conn) -> dict:
     history: dict = {}
     for r in conn.execute("SELECT memory_id, event_type, COUNT(*) AS n, MIN(timestamp) AS first,"
-                          " MAX(timestamp) AS last FROM memory_events"
+                          " MAX(timestamp) AS last FROM (SELECT"
+                          f" {rows.text_select(('memory_id', 'event_type', 'timestamp'))}"
+                          " FROM memory_events)"
                           " GROUP BY memory_id, event_type ORDER BY memory_id, event_type"):
         h = history.setdefault(r["memory_id"], {"count": 0, "by_type": {}, "first": None,
                                                 "last": None})

@@ -35,7 +35,7 @@ from .connection import StoreProblem, file_stamp, read
 from .registry import StoreRef
 from .live_order import LiveOrder
 from .tallies import Tallies
-from .rows import memory as as_memory
+from .rows import memory as as_memory, text_select, whole_number
 from .search import LastSearch, ascii_lower, haystack, json_strings
 from .terms import TermIndex
 
@@ -176,7 +176,7 @@ class Mirror:
         held = self._seen.get(ident)
         if held is not None and held[0] == sig:
             return
-        select = f"SELECT {', '.join(COLUMNS)} FROM memories"
+        select = f"SELECT {text_select(COLUMNS)} FROM memories"
 
         def probe(conn):
             # One read transaction, so the counter, the events and the rows agree.
@@ -184,7 +184,7 @@ class Mirror:
             try:
                 meta = conn.execute(
                     "SELECT value FROM schema_meta WHERE key = 'memories_change'").fetchone()
-                counter = int(meta[0]) if meta and str(meta[0]).isdigit() else None
+                counter = whole_number(meta[0]) if meta else None
                 last_event = conn.execute("SELECT MAX(id) FROM memory_events").fetchone()[0] or 0
                 if held is None or counter is None or held[1] is None:
                     return counter, last_event, None

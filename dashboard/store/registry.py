@@ -122,6 +122,23 @@ def project_db_path(project_dir: Path) -> Path:
     return Path(project_dir) / ".agentao" / "memory.db"
 
 
+def store_path(path: Path) -> Path:
+    """``path``, or the file it is a symbolic link to.
+
+    SQLite opens a link's target and keeps the -wal, -shm and -journal beside
+    the target, not beside the link; every read, write, purge and side-file
+    check must therefore name the target, or a purge would write one file and
+    its verification look for leftovers beside another.
+    """
+    path = Path(path)
+    if not path.is_symlink():
+        return path
+    target = path.resolve()
+    # A link to nowhere SQLite could create a file stays the link, so that
+    # ``obstacle`` can say what it is.
+    return target if target.exists() or target.parent.is_dir() else path
+
+
 def default_user_db() -> Path:
     """Where agentao keeps the user store (contract §1)."""
     return Path.home() / ".agentao" / "memory.db"
@@ -130,23 +147,47 @@ def default_user_db() -> Path:
 def build_refs(project_dir: Path, user_db: Path | None, name: str | None = None) -> list[StoreRef]:
     """Project store first, then the user store when one is configured."""
     project_dir = Path(project_dir)
-    refs = [StoreRef("project", "project", project_db_path(project_dir),
+    refs = [StoreRef("project", "project", store_path(project_db_path(project_dir)),
                      name or project_dir.resolve().name or str(project_dir))]
     if user_db is not None:
-        refs.append(StoreRef("user", "user", Path(user_db), "user store"))
+        refs.append(StoreRef("user", "user", store_path(user_db), "user store"))
     return refs
 
 
-def scan_projects(root: Path, limit: int = 500) -> list[Path]:
-    """Project folders below ``root`` that hold ``.agentao/memory.db``, sorted, at most ``limit``."""
+def scan_projects(root: Path, limit: int = 500, refused: list | None = None) -> list[Path]:
+    """Project folders below ``root`` that hold ``.agentao/memory.db``, sorted, at most ``limit``.
+
+    A ``memory.db`` that is a symbolic link to a file outside ``root`` (or to
+    nothing) is left out, and ``(folder, reason)`` added to ``refused``: a scan
+    looks at a tree, and must not make the dashboard show, edit and purge some
+    other file a link in that tree points at.  ``--project`` opens it on purpose.
+    """
     found = []
+    top = Path(root).resolve()
     for here, dirs, files in os.walk(root):
         if os.path.basename(here) == ".agentao":
             if "memory.db" in files:
-                found.append(Path(here).parent)
+                reason = _outside(Path(here) / "memory.db", top)
+                if reason is None:
+                    found.append(Path(here).parent)
+                elif refused is not None:
+                    refused.append((Path(here).parent, reason))
             dirs[:] = []
             continue
         dirs[:] = sorted(d for d in dirs if d not in _SKIP and (d == ".agentao" or not d.startswith(".")))
         if len(found) >= limit:
             break
     return sorted(found)
+
+
+def _outside(db: Path, top: Path) -> str | None:
+    # Why a scan leaves this store out, or None when the file is in the tree.
+    if not db.is_symlink():
+        return None
+    target = db.resolve()
+    if not target.is_file():
+        return f"{db} is a symbolic link to {target}, which is not a file"
+    if not target.is_relative_to(top):
+        return (f"{db} is a symbolic link to {target}, outside {top}; pass --project "
+                f"{db.parent.parent} to open it on purpose")
+    return None

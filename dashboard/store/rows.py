@@ -1,4 +1,12 @@
-"""sqlite3 rows -> records; tolerant of what hand edits and old versions leave behind."""
+"""sqlite3 rows -> records; tolerant of what hand edits and old versions leave behind.
+
+agentao writes text and JSON arrays of strings, but a column holds whatever was
+put there: SQLite keeps a BLOB as bytes even in a TEXT column, a JSON column
+may hold any JSON (or none), nested deeper than Python's stack.  One odd row
+must cost only its own display, never the page: bytes are read as UTF-8 text
+(invalid sequences replaced, as the connection's text factory does), and a
+JSON column that cannot be read is shown as the raw text it is.
+"""
 
 from __future__ import annotations
 
@@ -8,18 +16,56 @@ import sqlite3
 from ..records import Event, Memory, ReviewItem, Summary
 
 
+def as_text(value):
+    """``value`` as stored, except bytes (a BLOB a hand edit left), read as UTF-8 text."""
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+
+
+def whole_number(raw) -> int | None:
+    """``raw`` (a stored counter or a request value) as an int, or None unless it is 1 to 18
+    ASCII digits: ``str.isdigit`` also accepts "²", which ``int`` refuses."""
+    raw = as_text(raw)
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        return raw if raw >= 0 else None
+    if isinstance(raw, str) and 0 < len(raw) <= 18 and raw.isascii() and raw.isdigit():
+        return int(raw)
+    return None
+
+
+def text_select(columns) -> str:
+    """A SELECT list of ``columns`` in which a BLOB is read as TEXT, done by SQLite in C
+    (a bulk read of 100,000 rows must not pay a Python call per value)."""
+    return ", ".join(f"CASE WHEN typeof({c}) = 'blob' THEN CAST({c} AS TEXT) ELSE {c} END AS {c}"
+                     for c in columns)
+
+
+def _plain(row) -> dict | sqlite3.Row:
+    # The membership test runs in C; only a row that holds a BLOB pays for a copy.
+    if bytes in map(type, row):
+        return {k: as_text(row[k]) for k in row.keys()}
+    return row
+
+
 def decode_list(raw) -> tuple[str, ...]:
     """A JSON array column as a tuple of strings; anything else as one raw string."""
+    raw = as_text(raw)
     try:
         value = json.loads(raw) if isinstance(raw, str) else []
-    except ValueError:
+    except (ValueError, RecursionError):   # not JSON, or nested deeper than the stack
         return (str(raw),)
     if not isinstance(value, list):
         return (str(raw),)
-    return tuple(v if isinstance(v, str) else json.dumps(v) for v in value)
+    out = []
+    for v in value:
+        try:
+            out.append(v if isinstance(v, str) else json.dumps(v))
+        except RecursionError:
+            return (str(raw),)
+    return tuple(out)
 
 
 def memory(row: sqlite3.Row, store: str) -> Memory:
+    row = _plain(row)
     return Memory(
         id=row["id"], scope=row["scope"], type=row["type"],
         key_normalized=row["key_normalized"], title=row["title"], content=row["content"],
@@ -30,6 +76,7 @@ def memory(row: sqlite3.Row, store: str) -> Memory:
 
 
 def summary(row: sqlite3.Row, store: str) -> Summary:
+    row = _plain(row)
     return Summary(id=row["id"], session_id=row["session_id"], summary_text=row["summary_text"],
                    tokens_before=row["tokens_before"],
                    messages_summarized=row["messages_summarized"],
@@ -37,6 +84,7 @@ def summary(row: sqlite3.Row, store: str) -> Summary:
 
 
 def review(row: sqlite3.Row, store: str) -> ReviewItem:
+    row = _plain(row)
     return ReviewItem(
         id=row["id"], scope=row["scope"], type=row["type"],
         key_normalized=row["key_normalized"], title=row["title"], content=row["content"],
@@ -47,5 +95,6 @@ def review(row: sqlite3.Row, store: str) -> ReviewItem:
 
 
 def event(row: sqlite3.Row, store: str) -> Event:
+    row = _plain(row)
     return Event(id=row["id"], memory_id=row["memory_id"], event_type=row["event_type"],
                  timestamp=row["timestamp"], detail=row["detail"], store=store)

@@ -13,6 +13,7 @@ import sqlite3
 
 from .connection import _decode_text as decode_text, read
 from .registry import StoreRef
+from .rows import text_select
 
 MEMORY_COLUMNS = ("id", "scope", "type", "key_normalized", "title", "content",
                   "updated_at", "deleted_at")
@@ -31,7 +32,7 @@ SUMMARY_COLUMNS = ("id", "session_id", "summary_text", "created_at")
 
 def _all(ref: StoreRef, table: str, columns, order: str, where: str = "",
          params: tuple = ()) -> list[tuple]:
-    sql = f"SELECT {', '.join(columns)} FROM {table} {where} ORDER BY {order}"
+    sql = f"SELECT {text_select(columns)} FROM {table} {where} ORDER BY {order}"
 
     def run(conn):
         cur = conn.cursor()

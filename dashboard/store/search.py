@@ -63,10 +63,10 @@ def json_strings(raw) -> tuple[list[str], bool]:
         value, end = _DECODER.raw_decode(raw)
         if end != len(raw):
             value = json.loads(raw)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         try:
             value = json.loads(raw)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, RecursionError):
             return [], False
     if not isinstance(value, list):
         return [], False

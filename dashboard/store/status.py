@@ -9,6 +9,7 @@ from . import recovery
 from .connection import (REQUIRED_TABLES, SUPPORTED_SCHEMA, StoreProblem, folder_writable, read,
                          read_header, side_files)
 from .registry import StoreRef
+from .rows import text_select, whole_number
 
 _JOURNAL_BY_HEADER = {1: "delete (rollback journal)", 2: "wal"}
 _AGENTAO_THEN = {
@@ -84,16 +85,17 @@ def _collect(conn: sqlite3.Connection, st: StoreStatus, deep: bool, memory_count
         meta = dict(conn.execute("SELECT key, value FROM schema_meta").fetchall())
         st.schema_version = meta.get("version")
         counter = meta.get("memories_change")
-        st.change_counter = int(counter) if counter is not None and str(counter).isdigit() else None
+        st.change_counter = whole_number(counter)
     if not deep:
         return  # every page needs health; only the overview pays for the counts
     if "memories" in tables and memory_counts:
         st.take_counts([dict(r) for r in conn.execute(
-            "SELECT scope, type, source, confidence, deleted_at IS NOT NULL AS deleted,"
+            f"SELECT {text_select(('scope', 'type', 'source', 'confidence'))},"
+            " deleted_at IS NOT NULL AS deleted,"
             " COUNT(*) AS n FROM memories GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5")])
     if "memory_review_queue" in tables:
         st.reviews_by_status = dict(conn.execute(
-            "SELECT status, COUNT(*) FROM memory_review_queue GROUP BY status").fetchall())
+            f"SELECT {text_select(('status',))}, COUNT(*) FROM memory_review_queue GROUP BY 1").fetchall())
         st.pending_reviews = st.reviews_by_status.get("pending", 0)
     if "session_summaries" in tables:
         st.summaries, st.sessions = conn.execute(

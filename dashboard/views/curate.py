@@ -29,7 +29,7 @@ from ..contract import KNOWN_TYPES
 from ..store import get_memory
 from ..store import writes
 from ..store.writes import Expect
-from ..web import raise_if_unreadable, store_by_key, statuses, stores, twin, wants_fragment
+from ..web import raise_if_unreadable, store_by_key, statuses, stores, twin, wants_fragment, whole_number
 from .outcomes import ID, Blocked, Outcome, failure, form_values, require_writable, wants_json
 
 bp = Blueprint("curate", __name__)
@@ -78,7 +78,7 @@ def _expect(values) -> Expect:
         raise Blocked(400, "The form did not say which version you saw (missing 'updated_at'); "
                       "reload the page.")
     counter = values.get("change")
-    if counter is not None and str(counter) != "none" and not str(counter).isdigit():
+    if counter is not None and str(counter) != "none" and whole_number(str(counter)) is None:
         raise Blocked(400, "'change' must be a store change counter (a number or 'none'); it is "
                       "accepted from older scripts and not checked.")
     if row is not None and not (isinstance(row, str) and _FINGERPRINT.fullmatch(row)):

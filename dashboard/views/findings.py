@@ -23,7 +23,7 @@ from ..preview_source import source_for
 from ..store import file_stamp
 from ..store.scan import (M_CONTENT, M_DELETED_AT, M_TITLE, R_CONTENT, R_STATUS, R_TITLE,
                           SCANNED, scan_row)
-from ..web import page_route, readable_refs, render, statuses, store_by_key, stores, twin
+from ..web import page_route, readable_refs, render, statuses, store_by_key, stores, twin, whole_number
 
 bp = Blueprint("findings", __name__)
 
@@ -100,9 +100,10 @@ def _number(args, name: str, default: int, high: int) -> int:
     raw = args.get(name)
     if raw in (None, ""):
         return default
-    if not raw.isdigit() or not 1 <= int(raw) <= high:
+    value = whole_number(raw)
+    if value is None or not 1 <= value <= high:
         abort(400, f"'{name}' must be a whole number from 1 to {high}.")
-    return int(raw)
+    return value
 
 
 def _report(refs) -> tuple[Report, datetime, bool]:

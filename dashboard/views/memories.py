@@ -7,7 +7,8 @@ import re
 from flask import Blueprint, abort, current_app, request
 
 from ..store import MAX_PER_PAGE, SORTS, MemoryFilters, get_memory, list_memories
-from ..web import page_route, workspace, mirror, readable_refs, render, store_by_key, statuses, twin
+from ..web import (page_route, workspace, mirror, readable_refs, render, store_by_key, statuses, twin,
+                   whole_number)
 
 bp = Blueprint("memories", __name__)
 
@@ -27,9 +28,10 @@ def parse_filters(args) -> MemoryFilters:
         raw = args.get(name)
         if raw in (None, ""):
             return default
-        if not raw.isdigit() or not low <= int(raw) <= high:
+        value = whole_number(raw)
+        if value is None or not low <= value <= high:
             abort(400, f"'{name}' must be a whole number from {low} to {high}.")
-        return int(raw)
+        return value
 
     scope = text("scope")
     if scope not in (None, "user", "project"):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass
 
-from flask import request
+from flask import abort, request
 
 from ..contract import SaveRefused
 from ..store import StoreProblem
@@ -60,6 +60,8 @@ def form_values() -> dict:
     if request.form:
         return request.form
     body = request.get_json(silent=True)
+    if body is None and request.is_json and request.get_data():
+        abort(400, "The JSON body cannot be read (not JSON, or nested too deeply); nothing was changed.")
     return body if isinstance(body, dict) else {}
 
 

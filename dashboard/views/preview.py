@@ -59,8 +59,11 @@ def _question(args) -> Question:
             asof = datetime.fromisoformat(raw.replace("Z", "+00:00"))
             if asof.tzinfo is None:  # the form's datetime-local field is read as UTC
                 asof = asof.replace(tzinfo=timezone.utc)
+            asof.astimezone(timezone.utc)   # 0001-01-01T00:00+01:00 is before year 1 in UTC
         except ValueError:
             asof, error = now, f"“as of” is not a date and time: {raw!r}; using now."
+        except OverflowError:
+            asof, error = now, f"“as of” {raw!r} is outside the years 1 to 9999 in UTC; using now."
     shown = asof.astimezone(timezone.utc).replace(tzinfo=None).isoformat(timespec="seconds")
     return Question(q, messages, session, asof, shown, hide, error)
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from flask import Blueprint, abort, current_app, redirect, request, url_for
 
+from ..localurl import local_url
 from ..store import inspect
-from ..web import current_project, page_route, project_cookie, render, twin, wants_fragment, workspace
+from ..web import (current_project, page_route, project_cookie, render, twin, wants_fragment, whole_number,
+                   workspace)
 
 bp = Blueprint("projects", __name__)
 
@@ -31,15 +33,15 @@ def index(fmt: str):
 def select():
     """Remember which project to show (a view choice, not a change to any store)."""
     raw = request.form.get("project", "")
-    if not raw.isdigit() or int(raw) >= len(workspace().project_dirs):
+    index = whole_number(raw)
+    if index is None or index >= len(workspace().project_dirs):
         abort(400, "'project' must be the number of a project from the list.")
-    back = request.form.get("next") or url_for("overview.index")
-    if not back.startswith("/") or back.startswith("//"):
-        back = url_for("overview.index")   # never redirect off this dashboard
+    # Never copied through: rebuilt by url_for from the route it names (see localurl).
+    back = local_url(request.form.get("next")) or url_for("overview.index")
     response = redirect(back, code=303)
     if wants_fragment() or request.headers.get("HX-Request") == "true":
         response = current_app.make_response(("", 204))
         response.headers["HX-Redirect"] = back
-    response.set_cookie(project_cookie(), raw, httponly=True, samesite="Strict",
+    response.set_cookie(project_cookie(), str(index), httponly=True, samesite="Strict",
                         max_age=60 * 60 * 24 * 365)
     return response

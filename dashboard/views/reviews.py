@@ -16,7 +16,7 @@ from . import block_effects
 from ..store import list_review_items
 from ..store import writes
 from ..web import (page_route, raise_if_unreadable, render, statuses, store_by_key, stores, twin,
-                   wants_fragment)
+                   wants_fragment, whole_number)
 from .outcomes import ID, Blocked, Outcome, failure, form_values, overall_status, require_writable, wants_json
 
 bp = Blueprint("reviews", __name__)
@@ -77,7 +77,7 @@ def index(fmt: str):
                                for i in ctx["items"]]})
     done = request.args.get("done")
     notice = None
-    if done in ("approved", "rejected") and (request.args.get("n") or "").isdigit():
+    if done in ("approved", "rejected") and whole_number(request.args.get("n")) is not None:
         notice = f"{done.capitalize()} {request.args['n']} item(s)."
     size = block_effects.size_now() if notice and done == "approved" else None
     return render("reviews/index.html", "partials/review_list.html", notice=notice,

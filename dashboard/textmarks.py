@@ -1,0 +1,77 @@
+"""Memory text on HTML pages: isolated, with every hidden character shown as a named mark.
+
+The one place that turns stored text into markup.  Every piece of the text
+goes through ``markupsafe.escape``; the only markup added is this module's
+own literal tags, and the code point and name inside them (from
+``dashboard.invisible``) are escaped too.  Nothing here uses ``|safe``.
+
+Three ways out, for the three places text lands in a template:
+
+* ``{{ text|shown }}`` for text a person reads (content, titles, tags...):
+  ``<bdi>`` around it, so its direction cannot spill into the page, and each
+  hidden character replaced by ``<span class="ctl" title="U+202E RIGHT-TO-LEFT
+  OVERRIDE">⟨U+202E⟩</span>``.
+* Every other ``{{ … }}`` (attributes, ``<title>``, ``<option>``, messages
+  that quote a title): the Jinja ``finalize`` hook replaces hidden characters
+  with the plain ``⟨U+202E⟩`` mark, which is safe in any context.  A template
+  that forgets ``|shown`` still shows no raw control character.
+* ``{{ value|as_stored }}`` for form fields that must send the stored value
+  back unchanged (the edit box, a filter echo): escaped, not marked; NUL only
+  becomes U+FFFD, as every browser's parser would make it anyway.
+"""
+
+from __future__ import annotations
+
+from flask import Flask
+from markupsafe import Markup, escape
+
+from .invisible import code_point, describe, hidden_spans, may_hide
+
+_MARK = Markup('<span class="ctl" title="{}">⟨{}⟩</span>')
+_BDI = Markup("<bdi>%s</bdi>")   # % escapes a str argument, keeps a Markup one
+
+
+def _pieces(text: str, mark) -> list:
+    out, pos = [], 0
+    for start, end in hidden_spans(text):
+        out.append(text[pos:start])
+        out.extend(mark(ch) for ch in text[start:end])
+        pos = end
+    out.append(text[pos:])
+    return out
+
+
+def shown(value) -> Markup:
+    """``value`` as isolated HTML text with its hidden characters marked (see the module)."""
+    text = str(value)
+    if not may_hide(text):
+        # The same as _BDI % text, in a third of the time (a list page has thousands).
+        return Markup(f"<bdi>{escape(text)}</bdi>")
+    body = Markup("").join(
+        piece if isinstance(piece, Markup) else escape(piece)
+        for piece in _pieces(text, lambda ch: _MARK.format(describe(ch), code_point(ch))))
+    return _BDI % body
+
+
+def marked_plain(text: str) -> str:
+    """``text`` with each hidden character replaced by ``⟨U+202E⟩`` (plain text, to be escaped)."""
+    return "".join(_pieces(text, lambda ch: f"⟨{code_point(ch)}⟩"))
+
+
+def as_stored(value) -> Markup:
+    """``value`` escaped for a form field that must send it back as stored (see the module)."""
+    return escape(str(value).replace("\x00", "\ufffd"))
+
+
+def finalize(value):
+    """Jinja's hook on every ``{{ … }}``: plain strings get their hidden characters marked;
+    Markup (``shown``, ``as_stored``, the pictures) is left as it is."""
+    if type(value) is str and may_hide(value):
+        return marked_plain(value)
+    return value
+
+
+def init_app(app: Flask) -> None:
+    app.jinja_env.finalize = finalize
+    app.jinja_env.filters["shown"] = shown
+    app.jinja_env.filters["as_stored"] = as_stored

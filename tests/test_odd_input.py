@@ -1,0 +1,120 @@
+"""Odd request input gets a 400 with the reason (or the page's own note), never a 500."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from agentao_world import file_digest
+
+
+@pytest.mark.parametrize("url", ["/memories", "/memories.json", "/findings", "/findings.json"])
+@pytest.mark.parametrize("value", ["²", "٣", "¹⁰", "9" * 30, "-1", " 1", "1e3"])
+@pytest.mark.parametrize("name", ["page", "per_page"])
+def test_page_numbers_that_are_not_ascii_digits_are_400(client, url, name, value):
+    r = client.get(url, query_string={name: value})
+    assert r.status_code == 400, r.status_code
+    text = r.get_data(as_text=True).replace("&#39;", "'")
+    assert f"'{name}' must be a whole number" in text
+
+
+def test_a_project_cookie_that_is_not_a_number_shows_the_first_project(client):
+    client.set_cookie("agentao_memory_project_localhost", "²")
+    assert client.get("/overview").status_code == 200
+    assert client.get("/memories.json").status_code == 200
+
+
+@pytest.mark.parametrize("asof", ["0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59-14:00"])
+def test_preview_date_outside_utc_years_is_explained(client, asof):
+    page = client.get("/preview", query_string={"asof": asof, "q": "uv"})
+    assert page.status_code == 200
+    assert "outside the years 1 to 9999" in page.get_data(as_text=True)
+    twin = client.get("/preview.json", query_string={"asof": asof})
+    assert twin.status_code == 400 and "outside the years 1 to 9999" in twin.get_json()["error"]
+
+
+@pytest.mark.parametrize("asof", ["0001-01-01T00:00:00Z", "9999-12-31T23:59:59+00:00"])
+def test_preview_at_the_edges_of_the_calendar_answers(client, asof):
+    assert client.get("/preview.json", query_string={"asof": asof, "q": "uv"}).status_code == 200
+
+
+def test_deeply_nested_json_body_is_400_and_changes_nothing(seeded, client):
+    conn = sqlite3.connect(seeded.project_db)
+    item = conn.execute("SELECT id FROM memory_review_queue").fetchone()[0]
+    memory = conn.execute("SELECT id FROM memories WHERE deleted_at IS NULL").fetchone()[0]
+    conn.close()
+    before = file_digest(seeded.project_db, seeded.user_db)
+    deep = '{"a":' * 50_000 + "1" + "}" * 50_000
+    for url in ("/reviews/approve", f"/reviews/{item}/reject", f"/memories/project/{memory}/edit",
+                "/reviews/erase"):
+        r = client.post(url, data=deep, headers={"Content-Type": "application/json",
+                                                 "Accept": "application/json"})
+        assert r.status_code == 400, url
+        assert "nested too deeply" in r.get_json()["message"], url
+    assert file_digest(seeded.project_db, seeded.user_db) == before
+
+
+def test_every_405_says_which_methods_the_url_allows(seeded, client):
+    from hostile import get_routes
+    app = seeded.app()
+    fill = {"store": "project", "key": "project", "memory_id": "x", "item_id": "x", "action": "approve",
+            "job_id": "0" * 12, "filename": "app.css", "table": "memories", "row_id": "x",
+            "token": "t"}
+    checked = 0
+    for rule in app.url_map.iter_rules():
+        if rule.endpoint == "static":
+            continue
+        url = rule.build({a: fill[a] for a in rule.arguments if a not in (rule.defaults or {})}
+                         | dict(rule.defaults or {}), append_unknown=False)[1]
+        for method in {"GET", "POST", "PUT", "DELETE", "PATCH"} - rule.methods:
+            r = client.open(url, method=method)
+            if r.status_code != 405:
+                continue   # another rule at this URL takes the method
+            allowed = {m.strip() for m in r.headers["Allow"].split(",")}
+            assert rule.methods - {"HEAD", "OPTIONS"} <= allowed and method not in allowed, url
+            for other in allowed - {"HEAD", "OPTIONS"}:
+                assert client.open(url, method=other).status_code != 405, (url, other)
+            checked += 1
+    assert checked > 100
+
+
+MALFORMED = [b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nno colon <script>x</script>\r\n\r\n",
+             b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n\r\n",
+             b"G<b>T / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+             b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: x\r\n\r\n"]
+
+
+def test_waitress_own_error_answers_carry_the_security_headers(seeded):
+    import re
+    import socket
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+    proc = subprocess.Popen([sys.executable, "-m", "dashboard", "--port", "0", "--project",
+                             str(seeded.project_dir), "--user-db", str(seeded.user_db)],
+                            cwd=Path(__file__).resolve().parents[1], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    try:
+        deadline, port = time.time() + 30, None
+        while port is None and time.time() < deadline:
+            m = re.search(r"http://127\.0\.0\.1:(\d+)/", proc.stdout.readline())
+            port = int(m.group(1)) if m else None
+        assert port, "the server did not print its address"
+        for request in MALFORMED:
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+                s.sendall(request)
+                answer = b""
+                while chunk := s.recv(65536):
+                    answer += chunk
+            head, _, body = answer.partition(b"\r\n\r\n")
+            lines = head.decode("latin-1").split("\r\n")
+            headers = {k.lower(): v.strip() for k, _, v in (h.partition(":") for h in lines[1:])}
+            assert re.match(r"HTTP/1\.[01] 400 ", lines[0]) and b"generated by waitress" in body, lines[0]
+            assert headers["x-content-type-options"] == "nosniff", request
+            assert "frame-ancestors 'none'" in headers["content-security-policy"]
+            assert headers["x-frame-options"] == "DENY" and headers["cache-control"] == "no-store"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
