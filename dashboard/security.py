@@ -8,7 +8,8 @@ a URL.  Every route — pages, JSON twins, downloads and static files — needs
 the cookie or the token.  Static files are not exempt: the cookie rides along
 with same-origin sub-resource loads anyway, and refusing them keeps other web
 sites from fingerprinting a running dashboard with
-``<script src="http://127.0.0.1:…/static/…">``.  ``access.py`` says what the
+``<script src="http://127.0.0.1:…/static/…">`` (only the icon is open, for
+the login page).  ``access.py`` says what the
 cookie and the codes are made of.
 
 Cookies ignore ports: every server on 127.0.0.1 gets the cookies of every
@@ -59,6 +60,7 @@ HEADERS = (
     ("Cross-Origin-Resource-Policy", "same-origin"),
 )
 MAX_QUERY_LENGTH = 4096
+FAVICON = "favicon.svg"
 
 
 def generate_token() -> str:
@@ -223,6 +225,11 @@ def _check_token():
         return None
     if request.endpoint == "login.login":
         return None     # the login page checks what it is given itself
+    if request.endpoint == "static" and (request.view_args or {}).get("filename") == FAVICON:
+        # The login page's icon (else browsers fetch /favicon.ico and log its 403).  It
+        # tells a visitor no more than the login page does, and its CORP header keeps
+        # other origins from loading it to detect a dashboard.
+        return None
     scheme, _, value = request.headers.get("Authorization", "").partition(" ")
     if scheme.lower() in ("token", "bearer"):
         refused = check_token(value.strip())
