@@ -8,8 +8,8 @@ a URL.  Every route — pages, JSON twins, downloads and static files — needs
 the cookie or the token.  Static files are not exempt: the cookie rides along
 with same-origin sub-resource loads anyway, and refusing them keeps other web
 sites from fingerprinting a running dashboard with
-``<script src="http://127.0.0.1:…/static/…">`` (only the icon is open, for
-the login page).  ``access.py`` says what the
+``<script src="http://127.0.0.1:…/static/…">`` (only the icon is open: browsers
+fetch it at the root, where they send no cookie).  ``access.py`` says what the
 cookie and the codes are made of.
 
 Cookies ignore ports: every server on 127.0.0.1 gets the cookies of every
@@ -225,10 +225,11 @@ def _check_token():
         return None
     if request.endpoint == "login.login":
         return None     # the login page checks what it is given itself
-    if request.endpoint == "static" and (request.view_args or {}).get("filename") == FAVICON:
-        # The login page's icon (else browsers fetch /favicon.ico and log its 403).  It
-        # tells a visitor no more than the login page does, and its CORP header keeps
-        # other origins from loading it to detect a dashboard.
+    if request.endpoint == "favicon" or (request.endpoint == "static" and (
+            request.view_args or {}).get("filename") == FAVICON):
+        # Browsers fetch /favicon.ico at the root, outside the random path, where they
+        # send no cookie (and log the 403).  The icon tells a visitor no more than the
+        # login page does, and its CORP header keeps other origins from loading it.
         return None
     scheme, _, value = request.headers.get("Authorization", "").partition(" ")
     if scheme.lower() in ("token", "bearer"):

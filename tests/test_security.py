@@ -75,7 +75,9 @@ def test_every_route_needs_the_token(app, anon, seeded):
     login = anon.get("/login")   # the one page open to all: a form, nothing from the stores
     assert login.status_code == 200 and b"memory.db" not in login.data and b"Neovim" not in login.data
     assert BeautifulSoup(login.data, "html.parser").select_one("form#login-form input[name=token]")
-    for url in (u for u in urls if u != "/login"):
+    icon = anon.get("/favicon.ico", follow_redirects=True)   # fetched at the root: no cookie there
+    assert icon.status_code == 200 and icon.headers["Cross-Origin-Resource-Policy"] == "same-origin"
+    for url in (u for u in urls if u not in ("/login", "/favicon.ico")):
         r = anon.get(url)
         assert r.status_code == 403, url
         if url.endswith(".json"):
