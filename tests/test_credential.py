@@ -98,7 +98,8 @@ def _temp_bytes(pid: int, folder: Path) -> int:
 
 
 def _post_head(port, length, host="attacker.example"):
-    return (f"POST /login HTTP/1.1\r\nHost: {host}\r\nContent-Length: {length}\r\n"
+    size = "Transfer-Encoding: chunked" if length is None else f"Content-Length: {length}"
+    return (f"POST /login HTTP/1.1\r\nHost: {host}\r\n{size}\r\n"
             "Content-Type: application/x-www-form-urlencoded\r\n\r\n").encode()
 
 
@@ -112,10 +113,13 @@ def test_oversized_body_is_refused_from_its_headers(server):
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-def test_oversized_body_never_grows_the_temp_folder(server):
+@pytest.mark.parametrize("framing", ["content-length", "chunked"])
+def test_oversized_body_never_grows_the_temp_folder(server, framing):
     size, chunk, most = 24 * MIB, b"x" * (256 * 1024), 0
+    if framing == "chunked":   # no length to refuse up front: counted as it comes
+        chunk = b"%x\r\n%s\r\n" % (len(chunk), chunk)
     with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
-        sock.sendall(_post_head(server.port, size))
+        sock.sendall(_post_head(server.port, size if framing == "content-length" else None))
         try:
             for _ in range(size // len(chunk)):
                 sock.sendall(chunk)
