@@ -1,15 +1,15 @@
 """Load: the real server under concurrent clients while a real agentao process writes.
 
 Starts the dashboard through its command line (waitress, 127.0.0.1, port 0;
-the printed URL gives the port and the token), over a project store of N
-memories (schema created by agentao itself, rows bulk-inserted with raw
-sqlite3) and a user store.  A separate process runs agentao's MemoryManager
-and saves memories in a loop into both files for the whole run.  Meanwhile
-C client threads (http.client, one keep-alive connection each, the token
-cookie from the start-up exchange) share a fixed number of requests over
-the screens.  Prints the first view after start on its own (the server
-builds its in-memory copy of the stores then), requests/s, p50/p99 latency,
-the error count, and checks that every save agentao reported is in the
+the printed URL gives the port, the token is one this script passes in), over
+a project store of N memories (schema created by agentao itself, rows
+bulk-inserted with raw sqlite3) and a user store.  A separate process runs
+agentao's MemoryManager and saves memories in a loop into both files for the
+whole run.  Meanwhile C client threads (http.client, one keep-alive
+connection each, the cookie from the login form) share a fixed number of
+requests over the screens.  Prints the first view after start on its own (the
+server builds its in-memory copy of the stores then), requests/s, p50/p99
+latency, the error count, and checks that every save agentao reported is in the
 files afterwards.
 
 Bounded: a fixed request count, a wall-clock limit, loopback only.
@@ -95,16 +95,22 @@ def build(path: Path, n: int, scope: str, seed: int) -> list[str]:
 
 
 def start_server(project: Path, user_db: Path, threads: int):
+    """The real CLI; returns (process, port, token).  The token is ours, passed in the
+    environment (not in ps): the printed URL carries only a one-time code."""
+    import os
+    import secrets
+    token = secrets.token_urlsafe(32)
     proc = subprocess.Popen([sys.executable, "-m", "dashboard", "--project", str(project),
                              "--user-db", str(user_db), "--host", "127.0.0.1", "--port", "0",
                              "--threads", str(threads)], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=open(project.parent / "server.log", "w"), text=True)
+                            stderr=open(project.parent / "server.log", "w"), text=True,
+                            env={**os.environ, "AGENTAO_DASHBOARD_TOKEN": token})
     deadline = time.time() + 60
     while time.time() < deadline:
         line = proc.stdout.readline()
-        m = re.search(r"http://127\.0\.0\.1:(\d+)/\?token=(\S+)", line)
+        m = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
         if m:
-            return proc, int(m.group(1)), m.group(2)
+            return proc, int(m.group(1)), token
         if proc.poll() is not None:
             break
     proc.kill()
@@ -112,8 +118,16 @@ def start_server(project: Path, user_db: Path, threads: int):
 
 
 def login(port: int, token: str) -> str:
+    """The login form's POST (the token in the body, never in a URL): 303 + the cookie.
+
+    The cookie's Path is the server's random prefix; http.client sends it on any
+    path, and the server answers un-prefixed paths too, so the bench's URLs stay plain.
+    """
+    from urllib.parse import urlencode
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    conn.request("GET", f"/overview?token={token}")
+    conn.request("POST", "/login", urlencode({"token": token}),
+                 {"Content-Type": "application/x-www-form-urlencoded",
+                  "Origin": f"http://127.0.0.1:{port}"})
     r = conn.getresponse()
     r.read()
     conn.close()

@@ -13,7 +13,6 @@ from .store.registry import scan_projects
 
 DEFAULT_PORT = 8765
 TOKEN_ENV = "AGENTAO_DASHBOARD_TOKEN"
-MIN_TOKEN_CHARS = 16
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -38,8 +37,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--read-only", action="store_true", help="never write to any store")
     tokens = p.add_mutually_exclusive_group()
     tokens.add_argument("--token", default=os.environ.get(TOKEN_ENV) or None,
-                        help="access token to require (default: a fresh random one, printed in "
-                             f"the start-up URL; ${TOKEN_ENV} also sets it, without showing it in ps)")
+                        help="access token for scripts (Authorization: token ...) and the login "
+                             "form (default: a fresh random one; the start-up URL carries a "
+                             f"one-time code instead; ${TOKEN_ENV} also sets it, without showing "
+                             "it in ps). At least 16 printable characters, about 64 bits or more")
     tokens.add_argument("--no-token", action="store_true",
                         help="require no token (loopback addresses only; any local user can then "
                              "read and erase memories)")
@@ -83,6 +84,7 @@ def config_from_args(args: argparse.Namespace, parser: argparse.ArgumentParser) 
 
 def token_from_args(args: argparse.Namespace, parser: argparse.ArgumentParser) -> str | bool:
     """The access token to require (False = none); warns on stderr, exits 2 on bad input."""
+    from .access import token_problem
     from .security import generate_token, is_loopback
     if args.no_token:
         if not is_loopback(args.host):
@@ -91,9 +93,8 @@ def token_from_args(args: argparse.Namespace, parser: argparse.ArgumentParser) -
         print("WARNING: --no-token: any program or user on this machine can read and erase "
               "memories through the dashboard.", file=sys.stderr, flush=True)
         return False
-    if args.token is not None and len(args.token) < MIN_TOKEN_CHARS:
-        parser.exit(2, f"agentao-memory-dashboard: error: the token must be at least "
-                       f"{MIN_TOKEN_CHARS} characters\n")
+    if args.token is not None and token_problem(args.token):
+        parser.exit(2, f"agentao-memory-dashboard: error: {token_problem(args.token)}\n")
     if not is_loopback(args.host):
         print(f"WARNING: listening on {args.host}: other machines can reach the dashboard. "
               "The token is required, but traffic is plain HTTP (no TLS).",
@@ -116,6 +117,16 @@ def warm_up(app) -> None:
         pass
 
 
+def start_url(app, host: str, port: int) -> str:
+    """The URL to open: with a token, a one-time login link under the prefix."""
+    from urllib.parse import quote, urlencode
+    if not app.config["AUTH_TOKEN"]:
+        return f"http://{host}:{port}/"
+    code = app.extensions["access"].new_code()
+    path = quote(app.config["URL_PREFIX"] + "/login")
+    return f"http://{host}:{port}{path}?{urlencode({'code': code})}"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -126,9 +137,19 @@ def main(argv: list[str] | None = None) -> int:
     from waitress import create_server
 
     from . import create_app
+    from .access import new_prefix
+    # A random path per start; the cookie's Path is scoped to it (see security.py).
+    config["URL_PREFIX"] = new_prefix() if token else ""
     app = create_app(config)
+    # waitress reads a whole body before the app sees the request (and its Host and
+    # token checks), spilling it to a temp file past inbuf_overflow.  Refuse a larger
+    # body than the app takes while reading the headers (">=" in waitress, so +1),
+    # and keep the ones it takes in memory: no request body ever touches the disk.
+    limit = app.config.get("MAX_CONTENT_LENGTH")
+    bounds = {} if limit is None else {"max_request_body_size": limit + 1,
+                                       "inbuf_overflow": limit + 1}
     try:
-        server = create_server(app, host=args.host, port=args.port, threads=args.threads)
+        server = create_server(app, host=args.host, port=args.port, threads=args.threads, **bounds)
     except OSError as exc:
         parser.exit(2, f"agentao-memory-dashboard: error: cannot listen on {args.host}:{args.port} ({exc})\n")
     from .waitress_errors import harden
@@ -139,8 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     app.config.update(PORT=port, ALLOWED_HOSTS=allowed_hosts(args.host, port))
     host = args.host if args.host not in ("0.0.0.0", "::") else "127.0.0.1"
     host = f"[{host}]" if ":" in host else host
-    query = f"?token={token}" if token else ""
-    print(f"agentao memory dashboard (waitress) on http://{host}:{port}/{query}", flush=True)
+    print(f"agentao memory dashboard (waitress) on {start_url(app, host, port)}", flush=True)
     threading.Thread(target=warm_up, args=(app,), name="warm-up", daemon=True).start()
     try:
         server.run()

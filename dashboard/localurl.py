@@ -54,6 +54,9 @@ def local_url(raw: str | None) -> str | None:
     path = unquote(parts.path)
     if _refused(path) or path.startswith("//"):
         return None
+    root = request.script_root   # the random prefix the command line serves under
+    if root and (path == root or path.startswith(root + "/")):
+        path = path[len(root):] or "/"
     adapter = current_app.url_map.bind_to_environ(request.environ)
     try:
         endpoint, args = adapter.match(path, method="GET")

@@ -1,39 +1,50 @@
 """Safe by default: Host allow-list, access token, same-origin writes, limits, headers.
 
-The model is Jupyter's: a random token printed in the start-up URL is traded
-on first visit for an HttpOnly, SameSite=Strict cookie (named after the port,
-so two dashboards on one machine keep separate cookies), and every route —
-pages, JSON twins, downloads and static files — needs one of the two.  Static
-files are not exempt: the cookie rides along with same-origin sub-resource
-loads anyway, and refusing them keeps other web sites from fingerprinting a
-running dashboard with ``<script src="http://127.0.0.1:…/static/…">``.
+The model is Jupyter's, tightened: the start-up URL carries a one-time code
+that ``/login`` trades once for an HttpOnly, SameSite=Strict cookie (named
+after the port, so two dashboards on one machine keep separate cookies); the
+long-lived token is for scripts (``Authorization``) and the login form, never
+a URL.  Every route — pages, JSON twins, downloads and static files — needs
+the cookie or the token.  Static files are not exempt: the cookie rides along
+with same-origin sub-resource loads anyway, and refusing them keeps other web
+sites from fingerprinting a running dashboard with
+``<script src="http://127.0.0.1:…/static/…">`` (only the icon is open: browsers
+fetch it at the root, where they send no cookie).  ``access.py`` says what the
+cookie and the codes are made of.
+
+Cookies ignore ports: every server on 127.0.0.1 gets the cookies of every
+other.  So the command line serves the app under a random path drawn at each
+start (``URL_PREFIX``, mounted as WSGI ``SCRIPT_NAME`` so ``url_for`` builds
+every link under it) and scopes the cookie's Path to it: a browser then sends
+the cookie to no server that does not know the path.
 
 Order of checks, cheapest and least revealing first:
 
 1. ``HostGuard`` (WSGI middleware, before Flask routes anything) refuses a Host
    header that is not a loopback name or the configured host — a DNS-rebound
    hostname never reaches a view.  It also stamps the security headers on
-   every response, its own refusals and static files included.
-2. ``_guard`` (before_request): token or cookie; then unsafe methods need
-   ``Sec-Fetch-Site: same-origin|none`` or an exact same-origin ``Origin``
-   (a request carrying the token in an ``Authorization`` header is exempt:
-   browsers cannot attach that header cross-site without a CORS preflight we
-   never grant); then body and query-string limits.
+   every response, its own refusals and static files included, and mounts the
+   prefix.
+2. ``_guard`` (before_request): cookie (any valid duplicate) or token; then
+   unsafe methods need ``Sec-Fetch-Site: same-origin|none`` or an exact
+   same-origin ``Origin`` (a request carrying the token in an
+   ``Authorization`` header is exempt: browsers cannot attach that header
+   cross-site without a CORS preflight we never grant); then body and
+   query-string limits.  ``/login`` skips only the first step.
 
 Refusals before authentication render a standalone page that reads no store,
-so an unauthenticated visitor learns nothing about the files.
+so an unauthenticated visitor learns nothing about the files (nor the prefix).
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import ipaddress
 import secrets
-from urllib.parse import urlencode
 
-from flask import Flask, current_app, jsonify, redirect, render_template, request
+from flask import Flask, current_app, g, jsonify, render_template, request
 from werkzeug.exceptions import abort
+
+from .access import COOKIE_LIFETIME, RENEW_AFTER, Access, token_problem
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -49,7 +60,7 @@ HEADERS = (
     ("Cross-Origin-Resource-Policy", "same-origin"),
 )
 MAX_QUERY_LENGTH = 4096
-_COOKIE_SALT = b"agentao-memory-dashboard cookie v1"
+FAVICON = "favicon.svg"
 
 
 def generate_token() -> str:
@@ -84,15 +95,6 @@ def cookie_name(port) -> str:
     return f"agentao_dashboard_{port}"
 
 
-def _cookie_value(token: str) -> str:
-    # The cookie holds a digest, not the token, so it cannot be replayed as ?token=.
-    return hmac.new(token.encode(), _COOKIE_SALT, hashlib.sha256).hexdigest()
-
-
-def _same(given: str | None, expected: str) -> bool:
-    return given is not None and hmac.compare_digest(given.encode(), expected.encode())
-
-
 def _host_ok(host: str, allowed) -> bool:
     host = host.lower()
     if allowed is not None:
@@ -123,6 +125,14 @@ class HostGuard:
             with_headers("403 Forbidden", [("Content-Type", "text/plain; charset=utf-8"),
                                            ("Content-Length", str(len(body)))])
             return [body]
+        prefix = self.app.config.get("URL_PREFIX") or ""
+        path = environ.get("PATH_INFO", "")
+        if prefix and (path == prefix or path.startswith(prefix + "/")):
+            # Mounted there: url_for now builds every link under the prefix.  A path
+            # without it is served too (scripts holding the cookie or the token may
+            # use either), but a browser sends the cookie only under the prefix.
+            environ["SCRIPT_NAME"] = environ.get("SCRIPT_NAME", "") + prefix
+            environ["PATH_INFO"] = path[len(prefix):] or "/"
         return self.wsgi_app(environ, with_headers)
 
 
@@ -130,49 +140,106 @@ def _wants_json() -> bool:
     return request.path.endswith(".json") or request.accept_mimetypes.best == "application/json"
 
 
-def _denied(message: str):
+def _denied(message: str, status: int = 403, retry_after: int = 0):
     # Standalone page: it must not include base.html, which reads the stores.
     if _wants_json():
-        response = jsonify({"error": "Token required", "message": message, "status": 403})
+        error = "Too many wrong tokens" if status == 429 else "Token required"
+        response = jsonify({"error": error, "message": message, "status": status})
     else:
-        response = current_app.make_response(render_template("security/denied.html",
-                                                             message=message))
-    response.status_code = 403
+        response = current_app.make_response(render_template(
+            "security/denied.html", message=message, next=clean_path(), status=status))
+    response.status_code = status
+    if retry_after:
+        response.headers["Retry-After"] = str(retry_after)
     return response
 
 
-def _url_without_token() -> str:
-    rest = [(k, v) for k, v in request.args.items(multi=True) if k != "token"]
+def clean_path() -> str:
+    """This request's path and query inside the app, without any credential in it."""
+    from urllib.parse import urlencode
+    rest = [(k, v) for k, v in request.args.items(multi=True) if k not in ("token", "code")]
     return request.path + ("?" + urlencode(rest) if rest else "")
+
+
+def inside(path: str) -> str:
+    """``path`` (inside the app, starting with one ``/``) as a URL under the prefix."""
+    return (current_app.config.get("URL_PREFIX") or "") + path
 
 
 def _port() -> str:
     return str(current_app.config.get("PORT") or request.environ.get("SERVER_PORT", ""))
 
 
+def access() -> Access:
+    return current_app.extensions["access"]
+
+
+def cookie_age() -> float | None:
+    """Age of this request's youngest valid auth cookie, None when it has none.
+
+    Every duplicate of the name is looked at (``getlist``): one tossed in from
+    another port with a narrower Path comes first and must not hide ours.
+    """
+    return access().cookie_age(request.cookies.getlist(cookie_name(_port())))
+
+
+def sign_preference(value: str) -> str:
+    """A preference cookie's value, signed so that one tossed in from another port is ignored."""
+    return access().sign(value)
+
+
+def verified_preferences(values) -> list[str]:
+    return access().verified(values)
+
+
+def set_auth_cookie(response) -> None:
+    response.set_cookie(cookie_name(_port()), access().cookie_value(), max_age=COOKIE_LIFETIME,
+                        httponly=True, samesite="Strict", secure=request.is_secure,
+                        path=current_app.config.get("URL_PREFIX") or "/")
+
+
+def check_token(given: str | None):
+    """None when ``given`` is the token; otherwise the refusal (403, or 429 while paused)."""
+    ok, wait = access().try_token(given, current_app.config["AUTH_TOKEN"])
+    if ok:
+        return None
+    if wait:
+        return _denied(f"Too many wrong access tokens: the dashboard checks none for {wait} s "
+                       "(a logged-in browser and the one-time link keep working).", 429, wait)
+    return _denied("That is not the access token of the running dashboard (a restart without "
+                   "--token makes a new one).")
+
+
 def _check_token():
     """None when the request may go on; otherwise the response to send."""
-    token = current_app.config.get("AUTH_TOKEN")
-    if not token:
+    if not current_app.config.get("AUTH_TOKEN"):
         return None
-    given = request.args.get("token")
-    if given is not None:
-        if not _same(given, token):
-            return _denied("The token in this URL is not the one the running dashboard printed "
-                           "at start-up. Use the URL it printed (restarting it makes a new token).")
-        response = redirect(_url_without_token(), 303) if request.method in ("GET", "HEAD") else None
-        if response is not None:
-            response.set_cookie(cookie_name(_port()), _cookie_value(token), httponly=True,
-                                samesite="Strict", secure=request.is_secure, path="/")
-        return response
+    if "token" in request.args:
+        # Not even checked: a URL stays in history, so the long-lived token never goes in one.
+        return _denied("The access token does not go in a URL (browsers keep URLs in their "
+                       "history). Open the one-time link the dashboard printed at start-up, "
+                       "or enter the token below; scripts send it as 'Authorization: token …'.")
+    age = cookie_age()
+    if age is not None:
+        g.renew_auth_cookie = age > RENEW_AFTER
+        return None
+    if request.endpoint == "login.login":
+        return None     # the login page checks what it is given itself
+    if request.endpoint == "favicon" or (request.endpoint == "static" and (
+            request.view_args or {}).get("filename") == FAVICON):
+        # Browsers fetch /favicon.ico at the root, outside the random path, where they
+        # send no cookie (and log the 403).  The icon tells a visitor no more than the
+        # login page does, and its CORP header keeps other origins from loading it.
+        return None
     scheme, _, value = request.headers.get("Authorization", "").partition(" ")
-    if scheme.lower() in ("token", "bearer") and _same(value.strip(), token):
-        request.environ["dashboard.token_header"] = True
-        return None
-    if _same(request.cookies.get(cookie_name(_port())), _cookie_value(token)):
-        return None
-    return _denied("This dashboard needs its access token. Open the URL that "
-                   "agentao-memory-dashboard printed when it started (it ends in ?token=…).")
+    if scheme.lower() in ("token", "bearer"):
+        refused = check_token(value.strip())
+        if refused is None:
+            request.environ["dashboard.token_header"] = True
+        return refused
+    return _denied("This dashboard needs you to log in. Open the one-time link "
+                   "agentao-memory-dashboard printed when it started (…/login?code=…), "
+                   "or enter its access token below.")
 
 
 def _same_origin() -> bool:
@@ -201,19 +268,27 @@ def _guard():
     return None
 
 
-def _no_store(response):
+def _after(response):
     # Memory text should not linger in the browser's disk cache.
     if request.endpoint != "static":
         response.headers.setdefault("Cache-Control", "no-store")
+    if g.get("renew_auth_cookie"):   # sliding expiry: a cookie in use stays good
+        set_auth_cookie(response)
     return response
 
 
 def init_app(app: Flask) -> None:
     """Install the checks; AUTH_TOKEN None means "make one" (read it back from app.config)."""
+    from . import login
     app.config.setdefault("ALLOWED_HOSTS", None)
     app.config.setdefault("MAX_QUERY_LENGTH", MAX_QUERY_LENGTH)
+    app.config.setdefault("URL_PREFIX", "")
     if app.config.get("AUTH_TOKEN") is None:
         app.config["AUTH_TOKEN"] = generate_token()
+    elif app.config["AUTH_TOKEN"] and token_problem(app.config["AUTH_TOKEN"]):
+        raise ValueError(f"AUTH_TOKEN: {token_problem(app.config['AUTH_TOKEN'])}")
+    app.extensions["access"] = Access()
     app.wsgi_app = HostGuard(app.wsgi_app, app)
     app.before_request(_guard)
-    app.after_request(_no_store)
+    app.after_request(_after)
+    app.register_blueprint(login.bp)

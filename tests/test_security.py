@@ -50,10 +50,15 @@ def anon(app):
     return app.test_client()
 
 
+def log_in(client, token=TOKEN):
+    """The login form, as a person who knows the token uses it (same-origin POST)."""
+    return client.post("/login", data={"token": token, "next": "/overview"})
+
+
 @pytest.fixture
 def authed(app):
     client = app.test_client()
-    assert client.get(f"/overview?token={TOKEN}").status_code == 303
+    assert log_in(client).status_code == 303
     return client
 
 
@@ -66,8 +71,13 @@ def test_generated_token_has_at_least_128_bits(seeded):
 
 def test_every_route_needs_the_token(app, anon, seeded):
     urls = get_urls(app, seeded)
-    assert {"/overview", "/memories.json", "/static/app.css", "/"} <= set(urls)
-    for url in urls:
+    assert {"/overview", "/memories.json", "/static/app.css", "/", "/login"} <= set(urls)
+    login = anon.get("/login")   # the one page open to all: a form, nothing from the stores
+    assert login.status_code == 200 and b"memory.db" not in login.data and b"Neovim" not in login.data
+    assert BeautifulSoup(login.data, "html.parser").select_one("form#login-form input[name=token]")
+    icon = anon.get("/favicon.ico", follow_redirects=True)   # fetched at the root: no cookie there
+    assert icon.status_code == 200 and icon.headers["Cross-Origin-Resource-Policy"] == "same-origin"
+    for url in (u for u in urls if u not in ("/login", "/favicon.ico")):
         r = anon.get(url)
         assert r.status_code == 403, url
         if url.endswith(".json"):
@@ -79,14 +89,15 @@ def test_every_route_needs_the_token(app, anon, seeded):
     assert anon.get("/no/such/page").status_code == 403  # not 404: nothing is revealed
 
 
-def test_token_exchanged_for_strict_httponly_cookie_then_redirect(anon):
-    r = anon.get(f"/memories?scope=user&token={TOKEN}&page=1")
+def test_login_code_exchanged_for_strict_httponly_cookie_then_redirect(app, anon):
+    code = app.extensions["access"].new_code()
+    r = anon.get("/login", query_string={"code": code, "next": "/memories?scope=user&page=1"})
     assert r.status_code == 303
     assert r.headers["Location"] == "/memories?scope=user&page=1"
     cookie = r.headers["Set-Cookie"]
     assert cookie.startswith(COOKIE + "=")
     assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and "Path=/" in cookie
-    assert TOKEN not in cookie  # the cookie holds a digest, not the token
+    assert TOKEN not in cookie and code not in cookie
     page = anon.get("/memories?scope=user&page=1")
     assert page.status_code == 200
     assert len(BeautifulSoup(page.data, "html.parser").select("tr.memory")) == 2
@@ -95,15 +106,22 @@ def test_token_exchanged_for_strict_httponly_cookie_then_redirect(anon):
 
 def test_cookie_name_follows_the_configured_port(seeded):
     app = seeded.app(AUTH_TOKEN=TOKEN, PORT=8765)
-    r = app.test_client().get(f"/?token={TOKEN}")
+    r = log_in(app.test_client())
     assert r.headers["Set-Cookie"].startswith("agentao_dashboard_8765=")
 
 
-@pytest.mark.parametrize("how", ["wrong-query", "wrong-cookie", "token-as-cookie", "wrong-header"])
+@pytest.mark.parametrize("how", ["wrong-form", "wrong-cookie", "token-as-cookie", "wrong-header",
+                                 "token-in-url", "wrong-code"])
 def test_wrong_credentials_are_refused(anon, how):
-    if how == "wrong-query":
-        r = anon.get(f"/overview?token={TOKEN[:-1]}x")
-        assert "not the one" in r.get_data(as_text=True)
+    if how == "wrong-form":
+        r = log_in(anon, TOKEN[:-1] + "x")
+        assert "not the access token" in r.get_data(as_text=True)
+    elif how == "token-in-url":   # even the right one: a URL stays in the history
+        r = anon.get(f"/overview?token={TOKEN}")
+        assert "does not go in a URL" in r.get_data(as_text=True)
+    elif how == "wrong-code":
+        r = anon.get("/login?code=" + "A" * 43)
+        assert "already been used" in r.get_data(as_text=True)
     else:
         if how == "wrong-cookie":
             anon.set_cookie(COOKIE, "0" * 64)
@@ -124,10 +142,11 @@ def test_tokens_are_compared_in_constant_time(anon, monkeypatch):
     import hmac
     calls = []
     real = hmac.compare_digest
-    monkeypatch.setattr(security.hmac, "compare_digest",
+    from dashboard import access
+    monkeypatch.setattr(access.hmac, "compare_digest",
                         lambda a, b: calls.append(1) or real(a, b))
-    anon.get(f"/overview?token={TOKEN}")
-    anon.get("/overview")
+    log_in(anon)                  # the form's token
+    anon.get("/overview")         # the cookie
     anon.get("/overview", headers={"Authorization": f"token {TOKEN}"})
     assert len(calls) >= 3
 
@@ -252,13 +271,14 @@ def test_limits_answer_413_414_400_with_reasons(app, authed):
     assert r.status_code == 400 and "per_page" in r.get_json()["message"]
 
 
-def _start(*args):
+def _start(*args, env=None):
+    """The real command line on a free port: (process, port, the printed path and query)."""
     proc = subprocess.Popen([sys.executable, "-m", "dashboard", "--port", "0", *args], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     deadline = time.time() + 30
     while time.time() < deadline:
         line = proc.stdout.readline()
-        m = re.search(r"http://127\.0\.0\.1:(\d+)/(\S*)", line)
+        m = re.search(r"http://127\.0\.0\.1:(\d+)(/\S*)", line)
         if m:
             return proc, int(m.group(1)), m.group(2)
     proc.kill()
@@ -274,17 +294,18 @@ def _get(port, path, headers=None):
     return r
 
 
-def test_cli_prints_token_url_and_the_real_server_enforces_it(seeded):
-    proc, port, query = _start("--project", str(seeded.project_dir),
-                               "--user-db", str(seeded.user_db))
+def test_cli_prints_login_link_and_the_real_server_enforces_it(seeded):
+    proc, port, link = _start("--project", str(seeded.project_dir),
+                              "--user-db", str(seeded.user_db))
     try:
-        assert query.startswith("?token=") and len(query) >= len("?token=") + 43
-        assert _get(port, "/overview").status == 403
-        r = _get(port, "/overview" + query)
-        assert r.status == 303 and r.getheader("Location") == "/overview"
+        prefix, _, code = link.partition("/login?code=")
+        assert re.fullmatch(r"/[A-Za-z0-9_-]{16}", prefix) and len(code) >= 43, link
+        assert _get(port, prefix + "/overview").status == 403
+        r = _get(port, link)
+        assert r.status == 303 and r.getheader("Location") == prefix + "/"
         cookie = r.getheader("Set-Cookie").split(";")[0]
         assert cookie.startswith(f"agentao_dashboard_{port}=")
-        assert _get(port, "/overview", {"Cookie": cookie}).status == 200
+        assert _get(port, prefix + "/overview", {"Cookie": cookie}).status == 200
         rebound = {"Cookie": cookie, "Host": f"attacker.example:{port}"}
         assert _get(port, "/overview", rebound).status == 403
         assert _get(port, "/overview", {"Cookie": cookie, "Host": "127.0.0.1:1"}).status == 403
@@ -303,16 +324,17 @@ def test_cli_token_flags(tmp_path):
     assert r.returncode == 2 and "at least 16" in r.stderr
     r = run("--token", "x" * 20, "--no-token")
     assert r.returncode == 2
-    proc, port, query = _start("--project", str(tmp_path), "--no-user-db",
-                               "--token", "my-chosen-token-1234")
-    try:
-        assert query == "?token=my-chosen-token-1234"
+    proc, port, link = _start("--project", str(tmp_path), "--no-user-db",
+                              "--token", "my-chosen-token-1234")
+    try:   # the chosen token is for scripts and the form; the link carries a one-time code
+        assert "/login?code=" in link and "my-chosen-token" not in link
+        assert _get(port, "/overview", {"Authorization": "token my-chosen-token-1234"}).status == 200
     finally:
         proc.terminate()
         proc.wait(timeout=10)
-    proc, port, query = _start("--project", str(tmp_path), "--no-user-db", "--no-token")
+    proc, port, link = _start("--project", str(tmp_path), "--no-user-db", "--no-token")
     try:
-        assert query == "" and _get(port, "/overview").status == 200
+        assert link == "/" and _get(port, "/overview").status == 200
     finally:
         proc.terminate()
         _, err = proc.communicate(timeout=10)
@@ -321,9 +343,9 @@ def test_cli_token_flags(tmp_path):
 
 def test_non_loopback_host_warns_and_keeps_the_token(tmp_path):
     # 0.0.0.0 listens on loopback too, so the test stays on this machine.
-    proc, port, query = _start("--project", str(tmp_path), "--no-user-db", "--host", "0.0.0.0")
+    proc, port, link = _start("--project", str(tmp_path), "--no-user-db", "--host", "0.0.0.0")
     try:
-        assert query.startswith("?token=") and _get(port, "/overview").status == 403
+        assert "/login?code=" in link and _get(port, "/overview").status == 403
     finally:
         proc.terminate()
         _, err = proc.communicate(timeout=10)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, abort, current_app, redirect, request, url_for
 
 from ..localurl import local_url
+from ..security import sign_preference
 from ..store import inspect
 from ..web import (current_project, page_route, project_cookie, render, twin, wants_fragment, whole_number,
                    workspace)
@@ -42,6 +43,6 @@ def select():
     if wants_fragment() or request.headers.get("HX-Request") == "true":
         response = current_app.make_response(("", 204))
         response.headers["HX-Redirect"] = back
-    response.set_cookie(project_cookie(), str(index), httponly=True, samesite="Strict",
-                        max_age=60 * 60 * 24 * 365)
+    response.set_cookie(project_cookie(), sign_preference(str(index)), httponly=True, samesite="Strict",
+                        max_age=60 * 60 * 24 * 365, path=current_app.config["URL_PREFIX"] or "/")
     return response

@@ -1,8 +1,9 @@
 """Real-browser fixtures: the dashboard as a user starts it, Debian's Chromium driving it.
 
 The server is the real command line (``python -m dashboard ... --port 0 --token``)
-in a subprocess, over stores written by the real agentao; the browser trades
-the printed ``?token=`` URL for the cookie exactly as a person's browser would.
+in a subprocess, over stores written by the real agentao; the browser opens
+the printed one-time link (``/<prefix>/login?code=…``) exactly as a person's
+browser would, and later logins type the token into the login form.
 After every test the browser's console is read: any error, and any Content
 Security Policy refusal, fails the test that caused it.
 """
@@ -53,7 +54,9 @@ class Server:
         self.proc = subprocess.Popen([*args, *extra], cwd=REPO, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, text=True, bufsize=1)
         self.output: list[str] = []
-        self.base = self._wait_for_url()
+        self.link = self._wait_for_url()     # works once; login() spends it
+        # Every page lives under the random path drawn at this start.
+        self.base = self.link.split("?")[0].rpartition("/")[0]
         # Keep draining stdout so the server never blocks on a full pipe.
         threading.Thread(target=self._drain, daemon=True).start()
 
@@ -64,10 +67,10 @@ class Server:
             if not line:
                 break
             self.output.append(line)
-            found = re.search(r"(http://[^/\s]+)/\?token=(\S+)", line)
+            found = re.search(r"http://[^/\s]+/\S*/login\?code=\S+", line)
             if found:
-                assert found.group(2) == TOKEN, line
-                return found.group(1)
+                assert TOKEN not in line, line   # the long-lived token never goes in a URL
+                return found.group(0)
         self.stop()
         raise RuntimeError("the dashboard did not print its URL:\n" + "".join(self.output))
 
@@ -78,8 +81,10 @@ class Server:
     def url(self, path: str = "/") -> str:
         return self.base + path
 
-    def login_url(self) -> str:
-        return f"{self.base}/?token={TOKEN}"
+    def login_url(self) -> str | None:
+        """The printed one-time link the first time, then None (it is dead once used)."""
+        link, self.link = self.link, None
+        return link
 
     def stop(self):
         if self.proc.poll() is None:
@@ -171,13 +176,22 @@ def clean_console(request):
 # -- helpers the tests share -------------------------------------------------------------
 
 def login(driver, server: Server) -> None:
-    """First visit with ?token=: the server answers 303 + cookie, the URL loses the token."""
+    """Log in as a person would: the printed one-time link on a server's first login
+    (303 + cookie, the URL loses the code), the login form with the token after that."""
     set_size(driver, DESKTOP)
     # Start each module as a new visitor: no project choice left by another module.
     if driver.current_url.startswith("http"):
         driver.delete_all_cookies()
-    driver.get(server.login_url())
-    assert "token=" not in driver.current_url
+    link = server.login_url()
+    if link is not None:
+        driver.get(link)
+    else:
+        driver.get(server.url("/login"))
+        driver.find_element("css selector", "#login-token").send_keys(TOKEN)
+        driver.find_element("css selector", "#login-form button[type=submit]").click()
+        wait_for(driver, lambda d: "/login" not in d.current_url, "the login form did not log in")
+    assert "code=" not in driver.current_url and "/login" not in driver.current_url
+    assert driver.current_url.startswith(server.base + "/"), driver.current_url
     assert driver.find_elements("css selector", "header.top"), driver.page_source[:500]
 
 
@@ -295,7 +309,7 @@ def html_pages(app, memories: list[tuple[str, str]], item_id: str, queries=None)
                                      "filename": "app.css", "table": "memories",
                                      "row_id": memory_id}))
     # Job and report pages exist only after an action has run.
-    skip = ("/static/", "/forget/jobs/", "/favicon.ico", "/reviews/erased")
+    skip = ("/static/", "/forget/jobs/", "/favicon.ico", "/reviews/erased", "/login")
     urls = {u for u in urls if not u.startswith(skip) and u != "/"
             and not u.endswith((".json", ".csv", ".md"))}
     extra = {"/memories": "?per_page=200&deleted=1", "/forget/plan/project": "?cat=everything",

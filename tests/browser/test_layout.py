@@ -119,7 +119,7 @@ def test_switching_projects_in_the_header(browser, server, two_projects):
     Select(browser.find_element(By.ID, "project-switch")).select_by_index(0)
     browser.find_element(By.CSS_SELECTOR, "#project-switcher button[type=submit]").click()
     wait_for(browser, lambda d: "package_manager" in listed_keys(d), "switching back failed")
-    browser.find_element(By.CSS_SELECTOR, "header nav a[href='/overview']").click()
+    browser.find_element(By.CSS_SELECTOR, "header nav a[href$='/overview']").click()
     wait_for(browser, lambda d: d.current_url.endswith("/overview"))
     assert Select(browser.find_element(By.ID, "project-switch")).first_selected_option \
         .get_attribute("value") == "0"
