@@ -27,6 +27,7 @@ from itertools import compress, count
 from pathlib import Path
 
 from .sidefiles import size_of
+from .store.descriptors import KeptReader
 
 WINDOW = 32
 MIN_KEY = 16
@@ -351,7 +352,7 @@ def file_sample(paths, size: int = 1 << 16) -> bytes:
     parts = []
     for p in paths:
         try:
-            with open(p, "rb") as fh:
+            with KeptReader(p) as fh:
                 n = fh.seek(0, 2)
                 for k in range(16):
                     fh.seek(n * k // 16)
@@ -380,7 +381,7 @@ def scan(paths, texts, ignore: bytes = b"", progress=lambda done, total: None, l
     done, scanned, found = 0, [], {}
     for p in paths:
         try:
-            fh = open(p, "rb")
+            fh = KeptReader(p)   # never open()/close(): see store/descriptors.py
         except FileNotFoundError:
             continue
         with fh:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import struct
 from pathlib import Path
 
+from .store.descriptors import read_bytes, read_header
+
 SIDE_SUFFIXES = ("-wal", "-shm", "-journal")
 WAL_MAGIC = (0x377F0682, 0x377F0683)
 COPY_SUFFIXES = (".db", ".sqlite", ".sqlite3", ".bak", ".backup", ".old")
@@ -17,10 +19,7 @@ COPY_SUFFIXES = (".db", ".sqlite", ".sqlite3", ".bak", ".backup", ".old")
 
 def read_or_none(p: Path) -> bytes | None:
     """A file's bytes, or None when it vanished (the agent removes -wal/-shm on close)."""
-    try:
-        return Path(p).read_bytes()
-    except FileNotFoundError:
-        return None
+    return read_bytes(p)   # through a kept descriptor: closing one would drop SQLite's locks
 
 
 def size_of(p: Path) -> int | None:
@@ -52,8 +51,7 @@ def copies_beside(db: Path) -> list[Path]:
 
 def _looks_like_sqlite(p: Path) -> bool:
     try:
-        with open(p, "rb") as fh:
-            return fh.read(16) == b"SQLite format 3\x00"
+        return read_header(p, 16) == b"SQLite format 3\x00"
     except OSError:
         return False
 

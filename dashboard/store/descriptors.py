@@ -1,4 +1,4 @@
-"""Looking at a store's main file from outside SQLite without disturbing anyone's locks.
+"""Looking at a store's files from outside SQLite without disturbing anyone's locks.
 
 Closing *any* descriptor of a SQLite file drops every POSIX lock this process
 holds on it, including the read locks of connections in other threads
@@ -9,6 +9,12 @@ file outside SQLite (its header, a private copy of it) and every lock it asks
 about goes through one descriptor per file that stays open; it is closed only
 once its path names another file, or when more than a few dozen files have
 been looked at (long gone test files).
+
+The same holds for the ``-shm``, where SQLite keeps the WAL's read and write
+locks: a byte scan that opened and closed it would drop the write lock of a
+dashboard thread in the middle of its transaction, and the agent could then
+write the same pages (a corrupt file, seen in bench/bench_concurrency.py).
+So every file of a store is read through here, never with ``open()``.
 """
 
 from __future__ import annotations
@@ -18,7 +24,9 @@ import os
 import struct
 import threading
 from collections import OrderedDict
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 _FDS: "OrderedDict[str, tuple[tuple[int, int], int]]" = OrderedDict()
 _LOCK = threading.Lock()
@@ -37,18 +45,19 @@ _FLOCK = "hhqqi4x"
 _GETLK = getattr(fcntl, "F_OFD_GETLK", fcntl.F_GETLK)
 
 
-def _fd(path: Path) -> int:
+def _fd(path: Path, flags: int = os.O_RDONLY, cache=None) -> int:
+    cache = _FDS if cache is None else cache
     st = os.stat(path)
     key = (st.st_dev, st.st_ino)
-    entry = _FDS.pop(str(path), None)
+    entry = cache.pop(str(path), None)
     if entry is not None and entry[0] != key:
         os.close(entry[1])
         entry = None
     if entry is None:
-        entry = (key, os.open(path, os.O_RDONLY))
-    _FDS[str(path)] = entry
-    while len(_FDS) > _FDS_MAX:
-        os.close(_FDS.popitem(last=False)[1][1])
+        entry = (key, os.open(path, flags))
+    cache[str(path)] = entry
+    while len(cache) > _FDS_MAX:
+        os.close(cache.popitem(last=False)[1][1])
     return entry[1]
 
 
@@ -85,3 +94,77 @@ def copy_to(path: Path, dest: Path) -> int:
                 return copied
             out.write(chunk)
             copied += len(chunk)
+
+
+class KeptReader:
+    """A read-only file object over the kept descriptor of ``path`` (``seek``/``read``/``tell``).
+
+    Raises FileNotFoundError when the file is not there.  Closing it closes nothing.
+    """
+
+    def __init__(self, path: Path):
+        self.path, self.pos = Path(path), 0
+        with _LOCK:
+            self.size = os.fstat(_fd(self.path)).st_size
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        self.pos = offset if whence == 0 else (self.size + offset if whence == 2 else self.pos + offset)
+        return self.pos
+
+    def tell(self) -> int:
+        return self.pos
+
+    def read(self, size: int = -1) -> bytes:
+        size = max(0, self.size - self.pos) if size is None or size < 0 else size
+        with _LOCK:
+            data = os.pread(_fd(self.path), size, self.pos)
+        self.pos += len(data)
+        return data
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def read_bytes(path: Path) -> bytes | None:
+    """All of a file's bytes through its kept descriptor; None when it is not there."""
+    try:
+        with KeptReader(path) as fh:
+            return fh.read()
+    except FileNotFoundError:
+        return None
+
+
+_RW: "OrderedDict[str, tuple[tuple[int, int], int]]" = OrderedDict()
+
+
+@contextmanager
+def alone(path: Path) -> Iterator[bool]:
+    """True while this process holds a write lock on ``path``'s lock bytes: no connection of any
+    process (this one's included) has the store open.
+
+    An open-file-description lock on a kept read-write descriptor: it conflicts
+    with every POSIX lock, this process's own SQLite connections' too, and it is
+    given back with an unlock, never by closing (which would drop those
+    connections' locks when the lock was refused).  Without OFD locks (not
+    Linux) it answers False.
+    """
+    setlk = getattr(fcntl, "F_OFD_SETLK", None)
+    if setlk is None:
+        yield False
+        return
+    with _LOCK:
+        try:
+            fd = _fd(Path(path), os.O_RDWR, _RW)
+            fcntl.fcntl(fd, setlk, struct.pack(_FLOCK, fcntl.F_WRLCK, os.SEEK_SET,
+                                               PENDING_BYTE, LOCK_RANGE, 0))
+        except OSError:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            fcntl.fcntl(fd, setlk, struct.pack(_FLOCK, fcntl.F_UNLCK, os.SEEK_SET,
+                                               PENDING_BYTE, LOCK_RANGE, 0))

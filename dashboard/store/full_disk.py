@@ -14,23 +14,15 @@ from __future__ import annotations
 
 import errno
 import os
-import struct
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
-try:
-    import fcntl
-except ImportError:   # not POSIX: nothing is ever removed
-    fcntl = None
+from . import descriptors
 
 # SQLite's primary result codes (the low byte of an extended code).
 SQLITE_IOERR, SQLITE_FULL, SQLITE_CANTOPEN = 10, 13, 14
 # A short write needs its -shm and a few -wal frames: with less room than this
 # left, an I/O error on a write is the disk being full.
 LOW_SPACE = 1 << 20
-# SQLite's lock bytes in the database file (os_unix.c): PENDING, RESERVED, then SHARED's 510.
-LOCK_START, LOCK_LEN = 0x40000000, 512
 
 
 def room_left(folder: Path) -> int | None:
@@ -79,40 +71,7 @@ def tidy_failed_write(path: Path, before: dict, now: dict) -> None:
     created = [s for s in ("-wal", "-shm") if before[s] is None and now[s] is not None]
     if not created:
         return
-    with _alone(path) as alone:
+    with descriptors.alone(path) as alone:
         if alone:
             for suffix in created:
                 Path(str(path) + suffix).unlink(missing_ok=True)
-
-
-@contextmanager
-def _alone(path: Path) -> Iterator[bool]:
-    """True while this process holds the lock that proves no connection has ``path`` open.
-
-    A connection to a WAL database holds a read lock on the SHARED bytes for as
-    long as it is open, and opening one needs the PENDING byte; a write lock on
-    all of them is what SQLite's own last connection takes before it deletes
-    the -wal and -shm.  An open-file-description lock is used: unlike a classic
-    POSIX lock it also conflicts with this process's own SQLite connections.
-    Its descriptor is closed while the lock is held, so the close cannot drop a
-    lock of those connections (``connection.read_header`` explains the danger):
-    none can hold one then.  Without such locks (not Linux) nothing is removed.
-    """
-    if fcntl is None or not hasattr(fcntl, "F_OFD_SETLK"):
-        yield False
-        return
-    try:
-        fd = os.open(path, os.O_RDWR)
-    except OSError:
-        yield False
-        return
-    try:
-        try:
-            fcntl.fcntl(fd, fcntl.F_OFD_SETLK,
-                        struct.pack("hhqqi4x", fcntl.F_WRLCK, os.SEEK_SET, LOCK_START, LOCK_LEN, 0))
-        except OSError:
-            yield False   # a connection has it open: its side files
-            return
-        yield True
-    finally:
-        os.close(fd)   # also releases the lock

@@ -32,7 +32,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .descriptors import LOCK_RANGE, PENDING_BYTE, RESERVED_BYTE, lock_held
+from .descriptors import LOCK_RANGE, PENDING_BYTE, RESERVED_BYTE, lock_held, read_header
 
 WAL_HEADER_BYTES = 32   # a -wal shorter than its header holds no frame
 # A -wal nobody holds that was written this recently belongs to an agent between two
@@ -79,8 +79,7 @@ def _hot_journal(db: Path) -> bool:
             return False
         if lock_held(db, RESERVED_BYTE, 1):
             return False   # a live writer owns the journal; SQLite's locks keep a read consistent
-        with open(side(db, "-journal"), "rb") as fh:
-            return fh.read(1) not in (b"", b"\0")
+        return read_header(side(db, "-journal"), 1) not in (b"", b"\0")
     except OSError:
         return False
 
