@@ -45,42 +45,35 @@ def jwt(text: str) -> Iterator[tuple[int, int]]:
 #   (?=[^\s"'”，。；,;]*[A-Za-z0-9])[^\s"'”，。；,;]{6,}
 # The value is the whole run of value characters after the label (greedy, and
 # nothing follows it), if it holds a letter or digit.  In "密码=密码=密码=…"
-# the run holds the later labels: each tried the look-ahead over the rest of
-# the run.  Here each run's end and last letter or digit are found once.
-_CN_LABEL = re.compile(r"(?:密码|密钥|秘钥|私钥|口令|令牌|访问密钥)\s*+(?:是|为|[:：=])\s*+")
+# the run holds the later labels, and each tried the look-ahead over the rest
+# of the run.  Here sre only tries what reads a bounded stretch: six value
+# characters (five after a "“", which may begin the value itself) and a letter
+# or digit among the first 41 (or 41 of them: the run is long).  A label
+# passing that is decided here, once per long run: when it fails, every later
+# label whose value lies in the same run fails too; only one whose own
+# separator ends the run (it starts at most five characters before its end)
+# may still succeed.
+_CN_TRY = re.compile(
+    r"(?:密码|密钥|秘钥|私钥|口令|令牌|访问密钥)\s*+(?:是|为|[:：=])\s*+"
+    r"(?=(?:“(?=[^\s\"'”，。；,;]{5})|[\"']?(?=[^\s\"'”，。；,;]{6}))"
+    r"(?:[^\s\"'”，。；,;]{0,40}?[A-Za-z0-9]|[^\s\"'”，。；,;]{41}))")
 _CN_RUN = re.compile(r"[^\s\"'”，。；,;]*+")
 _ALNUM = re.compile(r"[A-Za-z0-9]")
-_QUOTES = "\"'“"
 
 
 def chinese_secret(text: str) -> Iterator[tuple[int, int]]:
     """Spans of the ``chinese_secret`` pattern above."""
-    run = (0, -1, -1)   # the last run read: start, end, index of its last letter or digit
-
-    def value(at: int) -> tuple[int, int]:
-        # (end of the run of value characters from ``at``, its last letter or digit or -1)
-        nonlocal run
-        start, end, last = run
-        if not start <= at < end:
-            end = _CN_RUN.match(text, at).end()
-            found = _ALNUM.search(text[at:end][::-1])
-            start, last = at, (end - 1 - found.start() if found else -1)
-            run = (start, end, last)
-        return end, last
-
     pos = 0
-    while (m := _CN_LABEL.search(text, pos)) is not None:
+    while (m := _CN_TRY.search(text, pos)) is not None:
         v = m.end()
-        # With an opening quote first, as the optional quote is greedy; without
-        # it, "“" (a value character too) may still begin the value.
-        for at in ((v + 1, v) if v < len(text) and text[v] in _QUOTES else (v,)):
-            end, last = value(at)
-            if end - at >= 6 and last >= at:
-                yield m.start(), end
-                pos = end
-                break
+        quote = text[v] if v < len(text) and text[v] in "\"'“" else ""
+        start = v + len(quote)        # the optional quote is greedy: after it first
+        end = _CN_RUN.match(text, start).end()
+        if _ALNUM.search(text, start, end) and (end - start >= 6 or quote == "“" and end - v >= 6):
+            yield m.start(), end
+            pos = end
         else:
-            pos = m.start() + 1
+            pos = max(m.start() + 1, end - 5)
 
 
 class Disjoint:

@@ -28,6 +28,7 @@ from operator import itemgetter
 # a few passes over the text whatever it holds.
 _MIN_CANDIDATES = 8
 _ANCHORS = 3
+_SHORT_CANDIDATES = 2    # for a run of one character, which a text holds everywhere or nowhere
 
 
 class _Wild:
@@ -62,7 +63,13 @@ class _Wild:
         else:   # no bytes to spare (hundreds of distinct characters): candidates only
             self.remap = None
         self.groups = [distinct[i:i + 8] for i in range(0, len(distinct), 8)]
-        self.bits = [divmod(distinct.index(c), 8) for c in self.chars]
+        # The masks' shifts, each character's first place first, then each one's
+        # second...: where a text repeats one character, the others end it soon.
+        by_char: dict[str, list[int]] = {}
+        for place, ch in zip(self.places, self.chars):
+            by_char.setdefault(ch, []).append(place)
+        turns = [(k, ch, place) for ch, places in by_char.items() for k, place in enumerate(places)]
+        self.steps = [(divmod(distinct.index(ch), 8), place) for _k, ch, place in sorted(turns)]
         self.others = [run for _at, run in self.anchors[_ANCHORS:]]
         self.tables = {id(code): [_table(code, g) for g in self.groups]
                        for code in (self.plain_code, self.odd_code)}
@@ -75,12 +82,12 @@ class _Wild:
         """Leftmost i >= start with the piece at ``text[i:i+size]`` and i + size <= end; or -1."""
         size, check, chars, find = self.size, self.check, self.chars, text.find
         if self.remap is None:   # no masks: the longest run's candidates, all of them
-            tries, anchors = [1 << 62], self.anchors[:1]
+            anchors, tries = self.anchors[:1], 1 << 62
         else:
-            tries, anchors = [_MIN_CANDIDATES], self.anchors[:_ANCHORS]
+            anchors, tries = self.anchors[:_ANCHORS], _MIN_CANDIDATES
         for lead, run in anchors:
             last = end - size + lead + len(run)
-            for _ in range(*tries):
+            for _ in range(min(tries, _SHORT_CANDIDATES) if len(run) == 1 else tries):
                 if end - start < size:   # (and find's bound above stays >= 0)
                     return -1
                 i = find(run, start + lead, last) - lead
@@ -107,7 +114,7 @@ class _Wild:
         data, code = encoded
         masks = [int.from_bytes(data.translate(t), "little") for t in self.tables[id(code)]]
         hits = -1
-        for place, (g, bit) in zip(self.places, self.bits):
+        for (g, bit), place in self.steps:
             hits &= masks[g] >> (8 * place + bit)
             if not hits:
                 return -1
@@ -153,6 +160,7 @@ class _Piece:
         self.trail = len(piece) - len(core) - self.lead
         self.core = core
         self.wild = _Wild(core) if "_" in core else None
+        self.times = 1      # several pieces in a row of this plain text (see ``Like``)
 
     def place(self, text: str, pos: int, end: int) -> tuple[int, int] | None:
         """Leftmost (start, stop) of the piece in ``text[pos:end]``, or None."""
@@ -161,6 +169,10 @@ class _Piece:
         if not self.core:
             return pos, pos + len(self)
         last = end - self.trail
+        if self.times > 1:
+            # The first ``times`` occurrences, as many finds would place them, in one pass.
+            parts = text[pos:end].split(self.core, self.times)
+            return None if len(parts) <= self.times else (pos + len(parts[0]), end - len(parts[-1]))
         if self.wild is None:
             i = text.find(self.core, pos + self.lead, last)
         else:
@@ -175,7 +187,7 @@ class _Piece:
         return self.wild.at(text, j)
 
     def __len__(self) -> int:
-        return self.lead + len(self.core) + self.trail
+        return self.lead + len(self.core) * self.times + self.trail
 
 
 def _merged(parts: list[str]) -> list[str]:
@@ -207,7 +219,14 @@ class Like:
         self.whole = _Piece(parts[0]) if len(parts) == 1 else None
         self.head = _Piece(parts[0])
         self.tail = _Piece(parts[-1])
-        self.middle = [_Piece(p) for p in _merged(parts[1:-1])]
+        self.middle: list[_Piece] = []
+        for part in _merged(parts[1:-1]):
+            piece, before = _Piece(part), self.middle[-1] if self.middle else None
+            if (before is not None and before.wild is None and part == before.core
+                    and len(before) == len(part) * before.times):
+                before.times += 1      # "%z%z%z%…": one split, not a find per piece
+            else:
+                self.middle.append(piece)
         self.floating = not parts[0] and not parts[-1]   # "%...%": matches anywhere
 
     def matches(self, text: str) -> bool:
@@ -222,11 +241,15 @@ class Like:
             return False
         return self._middle(text, len(head), end) is not None
 
-    def search(self, text: str) -> tuple[int, int] | None:
+    def search(self, text: str, pos: int = 0) -> tuple[int, int] | None:
         """For a ``%...%`` pattern: the span of the leftmost placement of its
-        pieces in ``text`` (NUL not special), or None when there is none."""
+        pieces in ``text[pos:]`` (NUL not special), or None when there is none.
+
+        No placement ends before this one's end (each piece is placed first
+        where it can be), so none lies inside a part of the text that ends sooner.
+        """
         assert self.floating
-        return self._middle(text, 0, len(text))
+        return self._middle(text, pos, len(text))
 
     def _middle(self, text: str, pos: int, end: int) -> tuple[int, int] | None:
         first = pos
@@ -244,4 +267,4 @@ class Like:
         if not self.floating or len(self.middle) != 1:
             return None
         piece = self.middle[0]
-        return piece.core if piece.wild is None and len(piece) == len(piece.core) else None
+        return piece.core if piece.wild is None and len(piece) == len(piece.core) else None   # (times 1)

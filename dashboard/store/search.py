@@ -103,13 +103,21 @@ def _wildcard(needle: str):
     if core is not None and SEP not in core:
         return lambda text: core in text     # "%word%": a plain needle after all
 
+    def fields(text: str) -> bool:
+        return search(text) is not None and any(map(matches, text.split(SEP)))
+    if loose is not exact:
+        return fields
+
     def hit(text: str) -> bool:
-        span = search(text)
-        if span is None:
-            return False
-        if loose is exact and text.find(SEP, *span) < 0:
-            return True      # placed inside one field
-        return any(map(matches, text.split(SEP)))
+        # A placement across fields ends sooner than any inside a field it
+        # spans (like.Like.search): look again from the field it ends in.
+        pos = 0
+        while (span := search(text, pos)) is not None:
+            last = text.rfind(SEP, *span)
+            if last < 0:
+                return True      # placed inside one field
+            pos = last + 1
+        return False
     return hit
 
 
