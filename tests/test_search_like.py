@@ -73,6 +73,16 @@ def test_repeated_pieces_answer_as_sqlite_does(text, unit, times):
     assert both_ways(text, pattern) == [sqlite_like(text, pattern)] * 2
 
 
+def test_a_piece_of_more_characters_than_bytes_answers_as_sqlite_does():
+    # 300 distinct characters past Latin-1: no byte left for each, so no bitmasks.
+    chars = [chr(0x4E00 + i) for i in range(300)]
+    pattern = "%" + "_".join(chars) + "%"
+    whole = "".join(ch + "y" for ch in chars)[:-1]
+    for text in ["", chars[0] * 600, whole, "x" + whole + "x", whole.replace(chars[150], "z"),
+                 (chars[0] + "y") * 200 + whole]:
+        assert both_ways(text, pattern) == [sqlite_like(text, pattern)] * 2
+
+
 # --- the memories search against agentao's -----------------------------------
 ROWS = [  # (key, content, tags): fields that meet at a join, newlines, NUL, the separator
     ("ab", "cd\nef", ["gh"]), ("a", "b_c%d", ["e f"]), ("Deploy Script", "Run DEPLOY.sh\n\nafter a build", ["Ops"]),

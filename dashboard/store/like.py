@@ -82,12 +82,13 @@ class _Wild:
         """Leftmost i >= start with the piece at ``text[i:i+size]`` and i + size <= end; or -1."""
         size, check, chars, find = self.size, self.check, self.chars, text.find
         if self.remap is None:   # no masks: the longest run's candidates, all of them
-            anchors, tries = self.anchors[:1], 1 << 62
+            anchors = [(lead, run, 1 << 62) for lead, run in self.anchors[:1]]
         else:
-            anchors, tries = self.anchors[:_ANCHORS], _MIN_CANDIDATES
-        for lead, run in anchors:
+            anchors = [(lead, run, _SHORT_CANDIDATES if len(run) == 1 else _MIN_CANDIDATES)
+                       for lead, run in self.anchors[:_ANCHORS]]
+        for lead, run, tries in anchors:
             last = end - size + lead + len(run)
-            for _ in range(min(tries, _SHORT_CANDIDATES) if len(run) == 1 else tries):
+            for _ in range(min(tries, _MIN_CANDIDATES) if self.remap is not None else tries):
                 if end - start < size:   # (and find's bound above stays >= 0)
                     return -1
                 i = find(run, start + lead, last) - lead
