@@ -54,8 +54,12 @@ _INSTRUCTION_FRAGMENTS = [
     r"<\|", r"\[/?inst\]", r"<<\s*/?sys", r"\[/?system\]", r"#[ \t]*(?:system|instruction)",
     *_each(["system", "assistant", "developer"], r"[ \t]*:"), r"you\s+are\s+now", r"from\s+now",
     r"instructions\s*:", "pretend", r"act\s+as",
-    *_each(["<", "&lt;?", "&#0*60;?", "&#x0*3c;?", r"\\u003c", r"\\x3c", "%3c"],
-           r"\s*(?:/|\\/|&#0*47;?|&#x0*2f;?|%2f)?\s*(?:memory-stable|memory-context|fact|session|system-reminder)"),
+    # Possessive (``*+``): \s*(?:/)?\s* let sre split a run of spaces between
+    # the two \s* in every way before failing (quadratic); no slash starts
+    # with a space, so taking the whole run at once matches the same texts.
+    *_each(["<", "&lt;?", "&#0*+60;?", "&#x0*+3c;?", r"\\u003c", r"\\x3c", "%3c"],
+           r"\s*+(?:(?:/|\\/|&#0*+47;?|&#x0*+2f;?|%2f)\s*+)?"
+           r"(?:memory-stable|memory-context|fact|session|system-reminder)"),
 ]
 _QUANTIFIERS = ("?", "*", "+", "{")
 

@@ -20,12 +20,12 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from functools import lru_cache
-from operator import itemgetter
 from typing import Callable, Iterable, Iterator
 
 from ..contract import CONTENT_MAX, SECRET_RULES
 from ..invisible import hidden_spans
 from ..engine.recall import STALE_DAYS, Ages
+from . import linear
 from .checks import (iban_ok, luhn_ok, mask_digits, mask_email, mask_secret, prc_id_ok,
                      text_signature)
 from .gates import FAMILY_GATES, open_families
@@ -79,7 +79,7 @@ _GUARD = tuple(p for _name, p in SECRET_RULES)
 
 # Formats agentao's guard lets through.  Each is anchored on a vendor prefix or
 # a label, which keeps false positives on build notes close to zero.
-EXTRA_SECRETS: tuple[tuple[str, re.Pattern[str]], ...] = (
+EXTRA_SECRETS: tuple[tuple[str, re.Pattern[str] | Callable], ...] = (
     ("npm_token", re.compile(r"\bnpm_[A-Za-z0-9]{36}\b")),
     ("pypi_token", re.compile(r"\bpypi-AgE[A-Za-z0-9_-]{50,}")),
     ("gitlab_token", re.compile(r"\bgl(?:pat|dt|rt|ptt|ft|cbt)-[A-Za-z0-9_-]{20,}")),
@@ -101,32 +101,42 @@ EXTRA_SECRETS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"\b[A-Za-z0-9_]*?[A-Za-z0-9](?:_|-)?(?:api[_-]?key|token|secret|password|passwd)"
         r"\s*[:=]\s*[\"']?(?![$<{%])[^\s\"']{8,}", re.I)),
     # "the API key is 3f9a...": a value with both letters and digits after "is".
+    # Possessive runs of spaces (``\s*+``): ``\s*[:=]?\s*`` split "token is" +
+    # 4,000 spaces between its two \s* in every way before failing (quadratic).
     ("stated_secret", re.compile(
         r"\b(?:api[ _-]?key|access[ _-]?key|secret(?:[ _-]?key)?|token|password|passphrase)"
-        r"\s+(?:is|was)\s*[:=]?\s*[\"'`]?(?=[^\s\"'`]*\d)(?=[^\s\"'`]*[A-Za-z])[^\s\"'`]{8,}",
+        r"\s++(?:is|was)\s*+(?:[:=]\s*+)?[\"'`]?(?=[^\s\"'`]*\d)(?=[^\s\"'`]*[A-Za-z])[^\s\"'`]{8,}",
         re.I)),
     ("key_hex_value", re.compile(
         r"\bkey\s*[:=]\s*[\"']?(?=[A-Za-z0-9+/_-]*\d)(?=[A-Za-z0-9+/_-]*[A-Za-z])"
         r"[A-Za-z0-9+/_-]{32,}={0,2}(?![A-Za-z0-9+/=_-])", re.I)),
-    ("chinese_secret", re.compile(
-        r"(?:密码|密钥|秘钥|私钥|口令|令牌|访问密钥)\s*(?:是|为|[:：=])\s*[\"'“]?"
-        r"(?=[^\s\"'”，。；,;]*[A-Za-z0-9])[^\s\"'”，。；,;]{6,}")),
+    # (?:密码|…)\s*(?:是|为|[:：=])\s*["'“]?(?=[^\s"'”，。；,;]*[A-Za-z0-9])[^\s"'”，。；,;]{6,},
+    # in linear time (findings/linear.py).
+    ("chinese_secret", linear.chinese_secret),
 )
+# agentao's own shapes, but its JWT one in linear time (findings/linear.py).
+_GUARD_RULES = tuple((name, linear.jwt if name == "jwt" else p) for name, p in SECRET_RULES)
+
+
+def _rule_spans(rule, text: str) -> Iterator[tuple[int, int]]:
+    # A rule is a compiled pattern or a function of the text giving spans.
+    return (m.span() for m in rule.finditer(text)) if isinstance(rule, re.Pattern) else rule(text)
+
+
 def secret_spans(text: str) -> list[tuple[int, int, str]]:
     """Every secret in ``text`` as ``(start, end, rule id)``, overlaps removed
     (agentao's own rules win over ours, then the earlier, longer span)."""
-    found = [(m.start(), m.end(), i, f"secret.guard_{name}")
-             for i, (name, p) in enumerate(SECRET_RULES) for m in p.finditer(text)]
-    base = len(SECRET_RULES)
-    found += [(m.start(), m.end(), base + i, f"secret.{name}")
-              for i, (name, p) in enumerate(EXTRA_SECRETS) for m in p.finditer(text)]
+    found = [(s, e, i, f"secret.guard_{name}")
+             for i, (name, p) in enumerate(_GUARD_RULES) for s, e in _rule_spans(p, text)]
+    base = len(_GUARD_RULES)
+    found += [(s, e, base + i, f"secret.{name}")
+              for i, (name, p) in enumerate(EXTRA_SECRETS) for s, e in _rule_spans(p, text)]
     found.sort(key=lambda f: (f[2], f[0]))
-    kept: list[tuple[int, int, str]] = []
+    kept = linear.Disjoint()
     for start, end, _order, rule in found:
-        if all(end <= s or start >= e for s, e, _r in kept):
-            kept.append((start, end, rule))
-    kept.sort()
-    return kept
+        if not kept.overlaps(start, end):
+            kept.add(start, end, rule)
+    return list(kept)
 
 
 GUARD_WHY = ("agentao 0.5.17 refuses to save this today ({name}); it got in through an older "
@@ -160,9 +170,10 @@ _CN_MOBILE = re.compile(r"1(?<![0-9A-Za-z_.+/-]1)[3-9]\d(?:[\s-]?\d{4}){2}(?![0-
 
 
 # A long number right after one of these words is a build, order or run number.
+# (Possessive, as stated_secret: no separator is a space.)
 _NOT_PERSONAL_BEFORE = re.compile(
     r"(?:build|run|job|order|invoice|ticket|commit|pipeline|id|no\.?|#|构建号?|订单号?|流水号?|编号|工单)"
-    r"\s*[:：#]?\s*$", re.I)
+    r"\s*+(?:[:：#]\s*+)?$", re.I)
 
 
 def _not_a_counter(text: str, start: int) -> bool:
@@ -289,8 +300,10 @@ def role_marker(text: str):
     return _spans(_ROLE, text)
 
 
+# Possessive, as stated_secret and the gate's fragments (gates.py): "<" + 4,000
+# spaces cost 100 ms a row with \s*(?:/…)?\s*.
 _BLOCK_TAG = re.compile(
-    r"(?:<|&lt;?|&#0*60;?|&#x0*3c;?|\\u003c|\\x3c|%3c)\s*(?:/|\\/|&#0*47;?|&#x0*2f;?|%2f)?\s*"
+    r"(?:<|&lt;?|&#0*+60;?|&#x0*+3c;?|\\u003c|\\x3c|%3c)\s*+(?:(?:/|\\/|&#0*+47;?|&#x0*+2f;?|%2f)\s*+)?"
     r"(?:memory-stable|memory-context|fact|session|system-reminder)(?![\w-])", re.I)
 
 
@@ -323,14 +336,12 @@ TEXT_RULES: tuple[TextRule, ...] = (
 # ---------------------------------------------------------------------------
 # Running the text rules
 # ---------------------------------------------------------------------------
-def _excerpt(text: str, start: int, end: int, hidden) -> str:
-    """The span with a little context, one line; every ``(start, end, mask)`` of ``hidden``
-    in the window (secrets and personal data, in text order) shown masked."""
+def _excerpt(text: str, start: int, end: int, hidden: linear.Disjoint) -> str:
+    """The span with a little context, one line; every span of ``hidden`` in
+    the window (secrets and personal data, each with its mask) shown masked."""
     lo, hi = max(0, start - CONTEXT_CHARS), min(len(text), end + CONTEXT_CHARS)
     out, pos = [], lo
-    for s, e, mask in hidden:
-        if e <= lo or s >= hi:
-            continue
+    for s, e, mask in hidden.within(lo, hi):
         out.append(text[pos:max(pos, s)])
         out.append(mask(text[s:e]))
         pos = max(pos, e)
@@ -357,19 +368,21 @@ def scan_text(text: str, field: str = "content", gate: bool = True) -> list[Find
                            signature=text_signature(text[s:e])))
     # What an unmasked excerpt must not show around its span: the secrets, and the
     # personal data (the masked rules come first in TEXT_RULES), each as its finding shows it.
-    hidden = [(s, e, mask_secret) for s, e, _r in secrets]
+    hidden = linear.Disjoint()
+    for s, e, _r in secrets:
+        hidden.add(s, e, mask_secret)
     for rule in TEXT_RULES:
         if not open_[rule.category]:
             continue
         for s, e in rule.find(text):
             if rule.mask is not None:
                 # A number inside a secret is part of the secret, not a second finding.
-                if any(s < he and e > hs for hs, he, _m in hidden):
+                if hidden.overlaps(s, e):
                     continue
-                hidden.append((s, e, rule.mask))
+                hidden.add(s, e, rule.mask)
                 excerpt = rule.mask(text[s:e])
             else:
-                excerpt = _excerpt(text, s, e, sorted(hidden, key=itemgetter(0)))
+                excerpt = _excerpt(text, s, e, hidden)
             out.append(Finding(rule.id, rule.category, field, s, e, excerpt, rule.why,
                                signature=text_signature(text[s:e])))
     return out

@@ -3,14 +3,17 @@
 agentao's predicate (contract §6) is ``LOWER(field) LIKE '%' || query.lower() || '%'``
 over title, content, key and every tag and keyword, which no index serves.  The
 copy keeps, per row, one "haystack": those fields lower-cased as SQLite's
-LOWER does (ASCII only) and joined by newlines.  For a query without ``%``,
-``_`` or a newline, ``needle in haystack`` *is* agentao's predicate on a row
-whose tags and keywords are plain strings: LIKE folds ASCII case only, the
-haystack is ASCII-folded, the needle is lower-cased, and a needle without a
-newline cannot span two fields.  For a wildcard query a regex over the
-haystacks picks candidates; those and the "odd" rows (JSON that SQLite's
-json_each renders differently from Python) go through agentao's exact
-predicate in SQL, on just those rows.
+LOWER does (ASCII only) and joined by ``SEP`` (U+001F, the unit separator).
+A row holding ``SEP`` or NUL in a field (SQLite's LIKE stops at a NUL), or
+JSON that SQLite's json_each renders differently from Python, is "odd": it
+always goes through agentao's exact predicate in SQL, on just those rows.  On
+the other, "plain" rows the haystack decides alone.  For a query without
+``%``, ``_``, NUL or ``SEP``, ``needle in haystack`` *is* agentao's predicate:
+LIKE folds ASCII case only, the haystack is ASCII-folded, the needle is
+lower-cased, and the needle cannot span two fields.  A wildcard query is
+matched by ``like.Like`` (linear in the text, never a regex built from the
+query): on the haystack first, then, when the match found spans two fields,
+on each field.
 
 The haystacks are not read for most searches, though: a needle of one word
 (no whitespace) is answered exactly by the word index in ``terms``, and a
@@ -24,14 +27,17 @@ re-sorting and re-filtering one search reuse them (``LastSearch``).
 from __future__ import annotations
 
 import json
-import re
 from itertools import chain, compress, repeat
 
-from .terms import TermIndex, as_mask, byte_marks
+from .like import Like
+from .terms import TermIndex, as_mask, byte_marks, words
 
 # Searches matching fewer than one row in _SPARSE are driven from their rows.
 _SPARSE = 4
+# The longest words of a needle whose rows narrow a search down (each costs a word-index look-up).
+_NARROWING = 3
 _DECODER = json.JSONDecoder()
+SEP = "\x1f"   # between a haystack's fields: whitespace to str.split, so to the word index
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 # A JSON column that is not valid JSON would make json_each fail the whole query.
@@ -76,19 +82,43 @@ def json_strings(raw) -> tuple[list[str], bool]:
 
 
 def haystack(row, tags: list[str], plain_tags: bool) -> tuple[str, bool]:
-    """The fields /memory search looks at, ASCII-lower-cased and joined by newlines;
-    and whether the row is plain (see ``json_strings``)."""
+    """The fields /memory search looks at, ASCII-lower-cased and joined by ``SEP``;
+    and whether the row is plain (see the module's docstring and ``json_strings``)."""
     keywords, plain_keywords = json_strings(row["keywords_json"])
-    parts = [row["title"] or "", row["content"] or "", row["key_normalized"] or "", *tags, *keywords]
-    return ascii_lower("\n".join(parts)), plain_tags and plain_keywords
+    fields = [row["title"], row["content"], row["key_normalized"]]
+    plain = plain_tags and plain_keywords and all(isinstance(f, str) for f in fields)
+    parts = [f if isinstance(f, str) else "" for f in fields] + tags + keywords
+    text = ascii_lower(SEP.join(parts))
+    if plain and ("\0" in text or text.count(SEP) != len(parts) - 1):
+        plain = False
+    return text, plain
 
 
-def _like_regex(needle: str) -> re.Pattern:
-    # The haystack is ASCII-folded and the needle lower-cased, so a plain regex
-    # of the wildcards follows LIKE's case rule.  It may match across fields:
-    # a superset, checked in SQL.
-    return re.compile("".join(".*" if ch == "%" else "." if ch == "_" else re.escape(ch)
-                              for ch in needle), re.S)
+def _wildcard(needle: str):
+    """A test of one plain row's haystack for a needle with ``%``, ``_``, NUL or ``SEP``."""
+    exact = Like(f"%{needle}%")      # SQLite's pattern; cut at a NUL, it may lose its last %
+    loose = exact if exact.floating else Like(f"%{needle.split(chr(0), 1)[0]}%")
+    search, matches = loose.search, exact.matches
+    core = exact.literal()
+    if core is not None and SEP not in core:
+        return lambda text: core in text     # "%word%": a plain needle after all
+
+    def fields(text: str) -> bool:
+        return search(text) is not None and any(map(matches, text.split(SEP)))
+    if loose is not exact:
+        return fields
+
+    def hit(text: str) -> bool:
+        # A placement across fields ends sooner than any inside a field it
+        # spans (like.Like.search): look again from the field it ends in.
+        pos = 0
+        while (span := search(text, pos)) is not None:
+            last = text.rfind(SEP, *span)
+            if last < 0:
+                return True      # placed inside one field
+            pos = last + 1
+        return False
+    return hit
 
 
 def _matching(conn, terms: TermIndex, hay: dict[int, str], odd: set[int], query: str,
@@ -97,40 +127,38 @@ def _matching(conn, terms: TermIndex, hay: dict[int, str], odd: set[int], query:
 
     Returned as a mask (see ``terms``) and a list of rids (which may repeat);
     the rows are their union.  A one-word needle is answered by the word
-    index ``terms``; a several-word needle reads the haystacks holding all its
-    words, a wildcard needle every haystack (``scan()``: rids and haystacks as
-    two lists).  Rows the haystack test cannot decide alone (``odd``, or
-    candidates of a wildcard query) are checked with agentao's predicate on the
-    copy ``conn``.
+    index ``terms``.  Any other needle reads the haystacks holding its longest
+    words (pieces between whitespace, ``_`` and ``%``: each is inside one word
+    of a haystack that matches), when those are few, else every haystack
+    (``scan()``: rids and haystacks as two lists).  The rows the haystack
+    cannot decide (``odd``) are checked with agentao's predicate on the copy
+    ``conn``.
     """
     needle = query.lower()
-    unsure: list = []
-    if "%" in needle or "_" in needle or "\n" in needle:
-        rx = _like_regex(needle)
-        mask, sure, unsure = 0, [], [rid for rid, text in zip(*scan()) if rx.search(text)]
-    elif needle.split() == [needle]:
+    wild = "%" in needle or "_" in needle or "\0" in needle or SEP in needle
+    if not wild and needle.split() == [needle]:
         mask, sure = terms.rows_with(needle)
         sure = [rid for rids in sure for rid in rids]
     else:
-        # Each word of the needle is in every haystack holding the needle.
         common = -1
-        for piece in needle.split():
+        pieces = sorted(words(needle.split("\0", 1)[0]), key=lambda w: (-len(w), w))
+        for piece in pieces[:_NARROWING]:
             dense, rows = terms.rows_with(piece)
             common &= int.from_bytes(byte_marks(dense, chain.from_iterable(rows), terms.top), "little")
         if common >= 0 and common.bit_count() * _SPARSE < len(hay):
             rids = list(compress(range(terms.top), common.to_bytes(terms.top, "little")))
             texts = [hay[rid] for rid in rids]
-        else:   # many hold every word (one flat pass reads faster), or the needle is only spaces
+        else:   # many hold every word (one flat pass reads faster), or the needle has none
             rids, texts = scan()
-        mask, sure = 0, [rid for rid, text in zip(rids, texts) if needle in text]
+        hit = _wildcard(needle) if wild else None
+        mask, sure = 0, ([rid for rid, text in zip(rids, texts) if needle in text] if hit is None
+                         else list(compress(rids, map(hit, texts))))
     if odd:
         mask &= ~as_mask(sorted(odd))
         sure = [rid for rid in sure if rid not in odd]
-        unsure = list(odd.union(unsure))
-    if unsure:
         sure.extend(r[0] for r in conn.execute(
             "SELECT m.rid FROM memories m WHERE m.rid IN (SELECT value FROM json_each(?))"
-            f" AND {_PREDICATE}", [json.dumps(unsure)] + [f"%{needle}%"] * 5))
+            f" AND {_PREDICATE}", [json.dumps(sorted(odd))] + [f"%{needle}%"] * 5))
     return mask, sure
 
 

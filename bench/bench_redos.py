@@ -1,0 +1,299 @@
+"""Adversarial needles and memory contents against a plain scan (issue 19, items 1 and 2).
+
+A search needle arrives in a URL that any page can make the browser fetch,
+and a memory holds whatever an agent (or a prompt injected into it) wrote:
+neither may decide how long the server works.  Goal: no needle or content
+costs more than 3x a plain scan.
+
+(a) Search.  A store of N rows of 4,000 characters (raw SQL), in families an
+    adversary would pick: prose; "#" then "z a z a ..."; "abab..."; and a few
+    rows holding NUL, which always go through agentao's own SQL predicate.
+    Every row ends with "lorem ipsum", so a plain scan is the store's own search
+    for "ipsum lorem": its words are in every row, so it reads every haystack
+    (``needle in haystack``).  Each needle's search (``Mirror.mark_hits``, CPU
+    time, best of --runs, alternating with the plain scan, each new to the
+    copy) is printed as a multiple of it, and the wall time of one request
+    (/memories.json, the search new to the copy).  For scale: the raw
+    ``str.find`` of that literal and of a two-letter one over the same haystacks.
+(b) Findings.  Every rule a findings scan runs over memory text (the secret
+    rules, agentao's guard shapes included; the personal and instruction
+    rules; the cheap gates; ``scan_text`` whole), over adversarial contents of
+    4,000 characters: the issue's, and label-like heads followed by a long run
+    of one character or repeated, per family of rules.  Here the plain scan is
+    the same rule over ordinary memories of the same length (the median of
+    three kinds); beside it an ``re.search`` of an absent literal over as many
+    characters.  The worst content per rule is shown.  A rule whose starts are
+    rare in ordinary text (a literal sre jumps to) shows a large ratio on
+    content made of its starts, though each start costs it a bounded amount:
+    tests/test_findings_redos.py checks that the work grows with the length,
+    not its square.
+(c) Findings page: the full scan of a store of 300 rows of each of the
+    issue's contents (it took 18-72 s before the fix).
+(d) Outside these items' files, printed for the record: agentao's guard as
+    ``contract.find_secret`` runs it (a save or an approval) and its keyword
+    extraction, over the same contents.
+
+    python bench/bench_redos.py [--rows 3000] [--runs 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import random
+import re
+import statistics
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+SIZE = 4000
+ISSUE_CONTENTS = [("'<' + spaces + 'x'", "<" + " " * (SIZE - 2) + "x"),
+                  ("'token is' + spaces + 'x'", "token is" + " " * (SIZE - 9) + "x"),
+                  ("'%3c' + tabs + 'x'", "%3c" + "\t" * (SIZE - 4) + "x")]
+# What starts a try of some rule (a label, a tag opener, a token prefix), by
+# family, to be followed by a long run of one character, or repeated with one.
+HEADS = {
+    "secret": ["token is", "password is", "api key is", "secret key was", "token", "key", "key=", "key:",
+               "my_token=", "authorization", "authorization:", "bearer", "access_token=", '"code":', "?code=",
+               "-----BEGIN ", "-----BEGIN A KEY-----", "-----BEGIN PRIVATE KEY-----\n", "-----END ", "eyJ",
+               "eyJa.", "sk-", "sk-ant-", "ghp_", "xoxb-", "xapp-1-", "AKIA", "AIza", "SG.", "AccountKey=",
+               "?sig=", "x://a:", "https://a:", "glpat-", "pypi-AgE", "hf_", "npm_", "12345678:AA",
+               "密码", "密码=", "访问密钥：", "令牌是"],
+    "personal": ["+1", "1", "4", "13", "@", "a@", "a@b.", "a.b@", "DE89", "GB82 ", "110101", "ID "],
+    "instruction": ["<", "</", "%3c", "&lt;", "&#60;", "&#x3c;", "\\u003c", "\\x3c", "<<", "<|", "[INST", "#",
+                    "skip", "ignore", "do not", "never ask", "without", "permission", "permissions",
+                    "system", "system:", "you are", "from now on", "pretend", "act as", "approve", "跳过", "不要",
+                    "从现在", "你现在", "系统提示"],
+}
+ALL_HEADS = [h for heads in HEADS.values() for h in heads]
+PUMPS = [" ", "\t", "\n", "a", "A", "0", "1 ", "-", ".", "/", "=", ":", "a-", "a.", "a1", "@", "é", "密"]
+UNITS = [" ", "-", "=", "a-", "\n"]
+
+
+def adversarial_contents(size: int = SIZE, heads=ALL_HEADS, pumps=PUMPS, units=UNITS) -> list[tuple[str, str]]:
+    """(label, text) of adversarial contents of ``size`` characters or nearly:
+    each head then a run of each pump, and each head and unit repeated."""
+    out = list(ISSUE_CONTENTS) if size == SIZE else []
+    for head in heads:
+        for pump in pumps:
+            out.append((f"{head!r} + {pump!r}*", head + pump * ((size - len(head) - 1) // len(pump)) + "x"))
+        for unit in units:
+            out.append((f"({head!r} + {unit!r})*", (head + unit) * (size // (len(head) + len(unit)))))
+    return out
+
+
+def ordinary_contents(size: int = SIZE) -> list[tuple[str, str]]:
+    """Three kinds of ordinary memories, each joined to ``size`` characters."""
+    from bench_findings import ordinary
+    from findings_labelled import TEXTS
+    rng = random.Random(5)
+    notes = " ".join(ordinary(rng) for _ in range(size // 20))[:size]
+    lookalikes = " ".join(t for t, family in TEXTS if family is None)
+    prose = ("The deploy runs nightly on the CI box; the summary goes to the team channel and the "
+             "dashboard shows the last fifty runs with their durations. ")
+    return [("notes", notes), ("lookalikes", (lookalikes * (size // len(lookalikes) + 1))[:size]),
+            ("prose", (prose * (size // len(prose) + 1))[:size])]
+
+
+def rule_runners() -> dict:
+    """name -> (family, function of a text running one rule or gate of a findings
+    scan to the end); family None for what runs over every text."""
+    from dashboard.engine.tokenize import Tokenizer
+    from dashboard.export import md_block, md_inline
+    from dashboard.findings import checks, gates, rules
+    # (As the tree before issue 19 has them too, to time old and new code alike.)
+    spans = getattr(rules, "_rule_spans", lambda rule, t: (m.span() for m in rule.finditer(t)))
+    out = {}
+    for name, rule in getattr(rules, "_GUARD_RULES", rules.SECRET_RULES):
+        out[f"secret.guard_{name}"] = ("secret", lambda t, r=rule: list(spans(r, t)))
+    for name, rule in rules.EXTRA_SECRETS:
+        out[f"secret.{name}"] = ("secret", lambda t, r=rule: list(spans(r, t)))
+    for rule in rules.TEXT_RULES:
+        out[rule.id] = (rule.category, lambda t, f=rule.find: list(f(t)))
+    out["counter words (whole text)"] = ("personal", lambda t: list(rules._NOT_PERSONAL_BEFORE.finditer(t)))
+    out["mask_secret"] = ("secret", checks.mask_secret)
+    out["gate: open_families"] = (None, gates.open_families)
+    out["gate: rows_to_scan"] = (None, lambda t: gates.rows_to_scan([t, "ordinary", t], rules.DIGIT_RULES))
+    out["token_set"] = (None, checks.token_set)
+    out["recall tokens (no jieba)"] = (None, Tokenizer(use_jieba=False).tokens)
+    out["export md_inline/md_block"] = (None, lambda t: (md_inline(t), md_block(t)))
+    out["scan_text"] = (None, rules.scan_text)
+    out["scan_text(gate=False)"] = (None, lambda t: rules.scan_text(t, gate=False))
+    return out
+
+
+def outside_runners() -> dict:
+    """Regexes over memory text in files outside items 1-2 (agentao's own shapes)."""
+    from dashboard import contract
+    return {"contract.find_secret (save, approve)": (None, contract.find_secret),
+            "contract.extract_keywords (save, approve)": (None, lambda t: contract.extract_keywords("k", [], t))}
+
+
+def cpu(fn, arg, rounds: int) -> float:
+    """Best CPU seconds of ``rounds`` calls (the cyclic collector paused: its passes
+    cost what the whole process holds, not what the call does)."""
+    best = float("inf")
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(rounds):
+            start = time.process_time()
+            fn(arg)
+            best = min(best, time.process_time() - start)
+    finally:
+        if was:
+            gc.enable()
+    return best
+
+
+# --- (a) search ----------------------------------------------------------------
+FAMILIES = {
+    "prose": lambda rng: " ".join(rng.choice(("deploy", "build", "cache", "redis", "token", "review", "a", "of",
+                                              "the", "queue", "worker", "python")) for _ in range(900)),
+    "z a": lambda rng: "#" + "z a " * 1000 + "q",
+    "abab": lambda rng: "ab" * 2000,
+}
+NEEDLES = [
+    "%_%_%_%_%_%_%_%#", "%zz%",                          # the issue's
+    "%", "_", "%_%", "_" * 60, "%_" * 60 + "e",           # gaps
+    "%z" * 80 + "%", "a%" * 90 + "#", "z%a%#",           # many pieces
+    "a_b", "z_a z_a z_q", "%z_z_z_z_z_z_z_z_z_z_z_z_z_z_z_z_q%", "a_a_a_a_a_a_a_a_a_a_b",
+    "a_" * 99 + "b", "d_ploy", "lorem_ipsum",            # "_" inside a piece
+    "a\x00b", "\x00", "ab\x1fab",                          # NUL (SQLite stops there), the separator
+    "lorem ipsum", "zz",                                  # plain needles, for comparison
+]
+
+
+def build_search_store(root: Path, rows: int) -> tuple[Path, Path]:
+    from dashboard.store.schema import create_fresh_store
+    rng = random.Random(3)
+    project = root / "project"
+    conn = create_fresh_store(project / ".agentao" / "memory.db")
+    names = list(FAMILIES)
+    records = []
+    for i in range(rows):
+        body = FAMILIES[names[i % len(names)]](rng)[:SIZE - 12] + " lorem ipsum"
+        if i % 100 == 7:
+            body = body[:100] + "\x00" + body[101:]      # odd: agentao's SQL decides it
+        stamp = f"2026-01-{1 + i % 28:02d}T00:00:{i % 60:02d}"
+        records.append((f"{i:08x}", "project", "note", f"t{i}", f"t{i}", body, json.dumps([f"tag{i % 7}"]),
+                        "[]", "explicit", "explicit_user", "normal", stamp, stamp, None))
+    conn.executemany("INSERT INTO memories VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", records)
+    conn.commit()
+    conn.close()
+    user = root / "user.db"
+    create_fresh_store(user).close()
+    return project, user
+
+
+def bench_search(rows: int, runs: int) -> float:
+    from dashboard import create_app
+    from dashboard.store.mirror import mirror_for
+    root = Path(tempfile.mkdtemp(prefix="bench-redos-"))
+    project, user = build_search_store(root, rows)
+    app = create_app({"PROJECT_DIR": project, "USER_DB": user, "AUTH_TOKEN": False})
+    client = app.test_client()
+    nul = len(range(7, rows, 100))   # SQLite's LIKE reads these only up to their NUL
+    assert client.get("/memories.json?q=lorem").get_json()["total"] == rows - nul
+    mirror = mirror_for(app.extensions)
+    hays = list(mirror._hay.values())
+    raw = {lit: cpu(lambda hs, lit=lit: [h for h in hs if lit in h], hays, runs) for lit in ("ipsum lorem", "zq")}
+    print(f"(a) search: {rows:,} rows of {SIZE:,} characters ({', '.join(FAMILIES)}; {rows // 100} hold a NUL)")
+    print(f"    raw str.find over the haystacks: 'ipsum lorem' {raw['ipsum lorem'] * 1e3:.1f} ms,"
+          f" 'zq' {raw['zq'] * 1e3:.1f} ms")
+    print(f"    {'needle':<44}{'hits':>7}{'ms':>9}{'x plain':>9}   {'request ms':>10}")
+    worst = 0.0
+    for needle in ["ipsum lorem"] + NEEDLES:
+        plain, took = [], []
+        for _ in range(runs):
+            for q, times in (("ipsum lorem", plain), (needle, took)):
+                mirror.mark_hits("qzqzq")   # (the copy keeps its latest search: make each one new)
+                start = time.process_time()
+                mirror.mark_hits(q)
+                times.append(time.process_time() - start)
+        mirror.mark_hits("qzqzq")
+        start = time.perf_counter()
+        data = client.get("/memories.json", query_string={"q": needle, "per_page": 1}).get_json()
+        request = (time.perf_counter() - start) * 1e3
+        ratio = min(took) / min(plain)
+        if needle != "ipsum lorem" and needle not in ("lorem ipsum", "zz"):
+            worst = max(worst, ratio)
+        shown = repr(needle) if len(needle) < 40 else repr(needle[:30]) + f"…({len(needle)})"
+        print(f"    {shown:<44}{data['total']:>7}{min(took) * 1e3:>9.1f}{ratio:>9.2f}   {request:>10.1f}")
+    print(f"    worst adversarial needle: {worst:.2f}x a plain scan (goal: 3x)")
+    return worst
+
+
+# --- (b), (c), (d) findings --------------------------------------------------------
+def bench_rules(runners: dict, runs: int, title: str) -> float:
+    """Per rule: the cost of its worst adversarial content over its cost on ordinary memories."""
+    ordinary = ordinary_contents()
+    corpora = {family: adversarial_contents(heads=HEADS.get(family, ALL_HEADS)) for family in [*HEADS, None]}
+    literal = re.compile("zq#zq")
+    lit = statistics.median(cpu(literal.search, t, runs) for _l, t in ordinary)
+    print(title)
+    sizes = ", ".join(f"{family or 'any'} {len(c)}" for family, c in corpora.items())
+    print(f"    (re.search of an absent literal over {SIZE:,} characters: {lit * 1e6:.1f} us;"
+          f" each rule over the adversarial contents of its family: {sizes})")
+    print(f"    {'rule':<40}{'plain us':>9}{'worst us':>10}{'x plain':>9}   worst content")
+    worst_all = 0.0
+    for name, (family, fn) in runners.items():
+        base = statistics.median(cpu(fn, t, runs) for _l, t in ordinary)
+        costs = sorted(((cpu(fn, t, 1), label, t) for label, t in corpora[family]), reverse=True)
+        cost, label = max((cpu(fn, t, runs), label) for _c, label, t in costs[:3])   # again, at leisure
+        ratio = cost / max(base, 1e-7)
+        worst_all = max(worst_all, ratio)
+        print(f"    {name:<40}{base * 1e6:>9.1f}{cost * 1e6:>10.1f}{ratio:>9.2f}   {label}")
+    return worst_all
+
+
+def bench_page(rows: int) -> None:
+    from dashboard.findings.scan import scan
+    from dashboard.store import build_refs
+    from dashboard.store.schema import create_fresh_store
+    print(f"(c) findings scan (the page's), {rows} rows of each issue content:")
+    for label, text in ISSUE_CONTENTS:
+        root = Path(tempfile.mkdtemp(prefix="bench-redos-page-"))
+        project, user = root / "p", root / "u.db"
+        conn = create_fresh_store(project / ".agentao" / "memory.db")
+        stamp = "2026-05-01T00:00:00"
+        conn.executemany(
+            "INSERT INTO memories (id, scope, type, key_normalized, title, content, created_at, updated_at)"
+            " VALUES (?,?,?,?,?,?,?,?)",
+            [(f"{i:08x}", "project", "note", f"k{i}", f"k {i}", text[:-1] + chr(97 + i % 26), stamp, stamp)
+             for i in range(rows)])
+        conn.commit()
+        conn.close()
+        create_fresh_store(user).close()
+        start = time.perf_counter()
+        report = scan(build_refs(project, user), datetime(2026, 6, 1, tzinfo=timezone.utc))
+        print(f"    {label:<28}{time.perf_counter() - start:8.2f} s   ({len(report.items)} findings)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rows", type=int, default=3000, help="rows of the search store")
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--page-rows", type=int, default=300)
+    args = ap.parse_args()
+    search = bench_search(args.rows, args.runs)
+    print()
+    rules = bench_rules(rule_runners(), args.runs, f"(b) findings rules, over adversarial contents of {SIZE:,} characters")
+    print(f"    worst content: {rules:.2f}x the same rule on ordinary memories (goal: 3x)")
+    print()
+    bench_page(args.page_rows)
+    print()
+    bench_rules(outside_runners(), args.runs, "(d) outside items 1-2 (contract.py: agentao's own shapes)")
+    print(f"\nworst: needle {search:.2f}x, content {rules:.2f}x a plain scan (goal: 3x)")
+
+
+if __name__ == "__main__":
+    main()
