@@ -319,8 +319,13 @@ def main() -> int:
         for t in threads:
             t.join()
         stop_agent(agent, stop)
+        if server.poll() is not None:
+            sys.exit(f"the dashboard exited ({server.returncode}) during phase 1; see {root}/server.log")
         attempted, found = agent_writes(log, project_db, user_db)
         split = splits(project_db, user_db)
+        for db, name in ((project_db, "project"), (user_db, "user")):   # kept for a look at a split
+            with sqlite3.connect(root / f"after-phase-1-{name}.db") as copy:
+                sqlite3.connect(f"file:{quote(str(db))}?mode=ro", uri=True).backup(copy)
 
         # Phase 2: wipe, then forget everything, while the agent proposes and saves.
         agent = start_agent(project_db, user_db, stop, log, 2)
@@ -362,6 +367,8 @@ def main() -> int:
     print(f"split states found: {len(split)} (must be 0)")
     for s in split[:10]:
         print("  ", s)
+    if split:
+        print(f"   (the files as phase 1 left them: {root}/after-phase-1-*.db)")
     print(f"forget everything verdict with the agent working: {verdict}")
     print(f"false residue verdicts: {falses} (must be 0)")
     print("integrity_check:", ", ".join(f"{k} {v}" for k, v in checks.items()))

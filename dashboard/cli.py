@@ -145,9 +145,12 @@ def main(argv: list[str] | None = None) -> int:
     # token checks), spilling it to a temp file past inbuf_overflow.  Refuse a larger
     # body than the app takes while reading the headers (">=" in waitress, so +1),
     # and keep the ones it takes in memory: no request body ever touches the disk.
+    # A chunked body has no length to refuse up front: waitress counts it as it
+    # arrives and buffers one read (8 KiB) before the count refuses it, so the
+    # in-memory buffer needs a read's margin over the limit or that read spills.
     limit = app.config.get("MAX_CONTENT_LENGTH")
     bounds = {} if limit is None else {"max_request_body_size": limit + 1,
-                                       "inbuf_overflow": limit + 1}
+                                       "inbuf_overflow": limit + 1 + (1 << 16)}
     try:
         server = create_server(app, host=args.host, port=args.port, threads=args.threads, **bounds)
     except OSError as exc:
