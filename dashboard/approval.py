@@ -103,12 +103,7 @@ def plan_approval(refs: list[StoreRef], item: ReviewItem,
         # agentao would create the file on open; the dashboard never creates files.
         return ApprovalPlan(item, save, None, blocked=f"The {save.store} store does not exist yet "
                             f"at {ref.path}; agentao creates it the first time it runs.")
-    problem, existing = (problems or {}).get(save.store), None
-    if problem is None:
-        try:
-            existing = writes.live_at(ref.path, save.scope, save.key_normalized, save.store)
-        except StoreProblem as unreadable:
-            problem = unreadable
+    existing, problem = writes.target_of(ref.path, save, (problems or {}).get(save.store))
     if problem is not None:
         # A damaged target blocks this item only; the rest of the queue stays usable.
         return ApprovalPlan(item, save, None, blocked=f"The {save.store} store cannot be read, "

@@ -135,12 +135,7 @@ def plan_move(refs: list[StoreRef], memory: Memory,
                          type_=memory.type, source=memory.source, has_user_store=True)
     except SaveRefused as refused:
         return MovePlan(to_scope, problem=f"agentao would refuse this save: {refused}")
-    problem, existing = target_problem, None
-    if problem is None:
-        try:
-            existing = writes.live_at(target.path, plan.scope, plan.key_normalized, plan.store)
-        except StoreProblem as unreadable:
-            problem = unreadable
+    existing, problem = writes.target_of(target.path, plan, target_problem)
     if problem is not None:
         # A damaged target only takes the move offer away; the memory's page still works.
         return MovePlan(to_scope, problem=f"The {to_scope} store cannot be read, so the memory "

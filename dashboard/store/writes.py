@@ -33,7 +33,7 @@ from datetime import datetime
 from pathlib import Path
 
 from . import rows
-from .connection import read, write
+from .connection import StoreProblem, read, write
 from ..contract import PlannedSave
 from ..records import Memory, ReviewItem
 
@@ -95,6 +95,19 @@ def _live_at(conn, scope: str, key: str, store: str) -> Memory | None:
 def live_at(path: Path, scope: str, key: str, store: str) -> Memory | None:
     """The live row a save with this scope and key would update, if any."""
     return read(path, lambda conn: _live_at(conn, scope, key, store))
+
+
+def target_of(path: Path, plan: PlannedSave, known: Exception | None = None):
+    """(the live row ``plan`` would update, None) or (None, why the file cannot be read).
+
+    ``known`` is a problem the page already knows of that file: it is not read again.
+    """
+    if known is not None:
+        return None, known
+    try:
+        return live_at(path, plan.scope, plan.key_normalized, plan.store), None
+    except StoreProblem as unreadable:
+        return None, unreadable
 
 
 def review_item(path: Path, item_id: str, store: str = "project") -> ReviewItem | None:
