@@ -52,3 +52,15 @@ def test_scans_and_probes_keep_the_write_lock_of_a_transaction_in_progress(agent
             assert other_process_writes(db).startswith("locked out"), \
                 f"{name} dropped the transaction's locks"
         assert connection.side_files(db)["-shm"] is not None
+
+
+def test_a_side_file_the_agent_removes_during_the_scan_is_read_to_its_end(tmp_path):
+    """agentao removes its -wal and -shm when its last connection closes; a purge's byte scan
+    that had started on one reads what it held (as an open file would), never fails."""
+    from dashboard.store.descriptors import KeptReader
+    shm = tmp_path / "memory.db-shm"
+    shm.write_bytes(b"purged text " * 1000)
+    reader = KeptReader(shm)
+    shm.unlink()
+    assert reader.read(12) == b"purged text "
+    assert reader.read().endswith(b"purged text ")

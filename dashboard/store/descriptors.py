@@ -99,13 +99,18 @@ def copy_to(path: Path, dest: Path) -> int:
 class KeptReader:
     """A read-only file object over the kept descriptor of ``path`` (``seek``/``read``/``tell``).
 
-    Raises FileNotFoundError when the file is not there.  Closing it closes nothing.
+    Raises FileNotFoundError when the file is not there.  It reads the file it
+    found when it was made, to the end, even if the agent removes or replaces
+    it meanwhile (as a plain open file would); once that descriptor is no
+    longer kept, reads answer b"" (end of file).  Closing it closes nothing.
     """
 
     def __init__(self, path: Path):
         self.path, self.pos = Path(path), 0
         with _LOCK:
-            self.size = os.fstat(_fd(self.path)).st_size
+            fd = _fd(self.path)
+            self.entry = _FDS[str(self.path)]
+            self.size = os.fstat(fd).st_size
 
     def seek(self, offset: int, whence: int = 0) -> int:
         self.pos = offset if whence == 0 else (self.size + offset if whence == 2 else self.pos + offset)
@@ -117,7 +122,9 @@ class KeptReader:
     def read(self, size: int = -1) -> bytes:
         size = max(0, self.size - self.pos) if size is None or size < 0 else size
         with _LOCK:
-            data = os.pread(_fd(self.path), size, self.pos)
+            if _FDS.get(str(self.path)) is not self.entry:
+                return b""   # closed since: another file took its path
+            data = os.pread(self.entry[1], size, self.pos)
         self.pos += len(data)
         return data
 
