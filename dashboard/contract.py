@@ -138,7 +138,12 @@ def classify_type(tags, type_: str | None = None) -> str:
 
 
 _WORD_RUN = re.compile(r"\w+")
-_PATH_LIKE = re.compile(r"[\w/]+\.\w{2,4}")
+# agentao's path pattern is ``[\w/]+\.\w{2,4}``.  Searched as written, a long run of
+# [\w/] that does not end in ".xx" is re-read from each of its characters: quadratic
+# ('x' + '/' * 4000 took 95 ms).  A match can only put its "." right after the whole
+# run, so when that fails at one start it fails at every later start in the run; the
+# second branch consumes the run in one step and its matches (no group) are dropped.
+_PATH_LIKE = re.compile(r"([\w/]+\.\w{2,4})|[\w/]++")
 _IDENTIFIER = re.compile(r"\b[a-z_]{3,}\b")
 
 
@@ -146,7 +151,7 @@ def extract_keywords(title: str, tags, content: str) -> list[str]:
     """The ``keywords_json`` list agentao derives from title, tags and content."""
     found = {w.lower() for w in _WORD_RUN.findall(title) if len(w) > 2}
     found.update(t.lower() for t in tags)
-    found.update(_PATH_LIKE.findall(content))
+    found.update(path for path in _PATH_LIKE.findall(content) if path)
     found.update(w.lower() for w in _IDENTIFIER.findall(content)[:IDENTIFIERS_SCANNED])
     found -= _KEYWORD_STOPWORDS
     return sorted(found)[:KEYWORDS_MAX]
