@@ -94,18 +94,13 @@ def _decode_text(raw: bytes) -> str:
 
 
 def file_stamp(path: Path) -> tuple:
-    """(size, mtime) of a database file, of its ``-wal`` and its ``-journal``: every commit moves one.
+    """The database file, its ``-wal`` and its ``-journal`` as (size, mtime, inode) or None:
+    every commit moves one (``recovery.signature``).
 
     Cheap enough to ask on every request; what has been derived from a file is
     reused while its stamp stays the same.
     """
-    def stat(p: Path):
-        try:
-            s = p.stat()
-            return (s.st_size, s.st_mtime_ns)
-        except OSError:
-            return None
-    return tuple(stat(recovery.side(Path(path), s)) for s in ("", "-wal", "-journal"))
+    return recovery.signature(Path(path))
 
 
 def _moved(files: dict, plans: dict, before: dict) -> bool:
