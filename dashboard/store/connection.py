@@ -219,22 +219,22 @@ def write(path: Path) -> Iterator[sqlite3.Connection]:
         except sqlite3.Error as exc:
             raise describe_error(path, exc, writing=True) from exc
         except StoreProblem:
-            _rollback(conn)
+            rollback_quietly(conn)
             raise
         try:
             yield conn
         except sqlite3.Error as exc:
             # e.g. SQLITE_FULL mid-transaction: SQLite may already have rolled back.
-            _rollback(conn)
+            rollback_quietly(conn)
             raise describe_error(path, exc, writing=True) from exc
         except BaseException:
-            _rollback(conn)
+            rollback_quietly(conn)
             raise
         try:
             conn.execute("COMMIT")
             committed = True
         except sqlite3.Error as exc:
-            _rollback(conn)
+            rollback_quietly(conn)
             raise describe_error(path, exc, writing=True) from exc
     finally:
         conn.close()
@@ -242,9 +242,13 @@ def write(path: Path) -> Iterator[sqlite3.Connection]:
             full_disk.tidy_failed_write(path, before, side_files(path))
 
 
-def _rollback(conn: sqlite3.Connection) -> None:
-    # Closing rolls back as well: a ROLLBACK that fails (the disk is full) must not
-    # replace the error that says why the write failed.
+def rollback_quietly(conn: sqlite3.Connection) -> None:
+    """Roll back if a transaction is still open, never raising.
+
+    After SQLITE_FULL (and some I/O errors) SQLite has already rolled back, and
+    closing rolls back as well: a ROLLBACK that fails must not replace the error
+    that says why the write failed.
+    """
     try:
         if conn.in_transaction:
             conn.execute("ROLLBACK")

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Callable
 from urllib.parse import quote
 
-from .connection import BUSY_TIMEOUT_S, StoreProblem, describe_error, read, write
+from .connection import (BUSY_TIMEOUT_S, StoreProblem, describe_error, read, rollback_quietly,
+                         write)
 from .plan import (CATEGORIES, KINDS, REVIEW_STATUSES, Comparison, DryRun, PlanRow,  # noqa: F401
                    Selection, compare, rows_for)
 from .registry import StoreRef
@@ -200,17 +201,6 @@ def _checkpoint(conn: sqlite3.Connection) -> tuple:
     return tuple(conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone())
 
 
-def _rollback(conn: sqlite3.Connection) -> None:
-    # After SQLITE_FULL (and some I/O errors) SQLite has already rolled back:
-    # a bare ROLLBACK would then fail ("no transaction is active") and its error
-    # would hide the one that matters.
-    if conn.in_transaction:
-        try:
-            conn.execute("ROLLBACK")
-        except sqlite3.Error:
-            pass
-
-
 def erase(ref: StoreRef, dry_run: DryRun, on_step: Callable[[str], None] = lambda step: None,
           outcome: EraseOutcome | None = None) -> EraseOutcome:
     """Erase the confirmed rows of ``dry_run`` in one BEGIN IMMEDIATE transaction, then
@@ -236,7 +226,7 @@ def erase(ref: StoreRef, dry_run: DryRun, on_step: Callable[[str], None] = lambd
                 deleted, guarded = _delete(conn, now.matched)
                 conn.execute("COMMIT")
             except BaseException:
-                _rollback(conn)
+                rollback_quietly(conn)
                 raise
             outcome.committed, outcome.erased = True, deleted
             outcome.skipped = [{"kind": r.kind, "id": r.id} for r in now.gone] + guarded
