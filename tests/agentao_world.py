@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+import time
 from pathlib import Path
 
 import agentao.memory.retriever as agentao_retriever
@@ -128,3 +129,13 @@ def agentao_blocks(agent, query, session_id=None, now=None):
     finally:
         agentao_retriever.datetime = real
     return stable, renderer.render_dynamic_block(cands)
+
+
+def wait_for_job(client, url, timeout=30.0) -> dict:
+    """A forget job's JSON once it stopped running (or after ``timeout`` seconds)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        data = client.get(url + ".json").get_json()
+        if data["state"] != "running" or time.monotonic() > deadline:
+            return data
+        time.sleep(0.02)

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import sqlite3
-import time
 
 import pytest
 from bs4 import BeautifulSoup
 
-from agentao_world import file_digest
+from agentao_world import file_digest, wait_for_job
 from test_forget import LONG, VERSIONS, files_of, naive_hits
 
 HTMX = {"HX-Request": "true"}
@@ -18,15 +17,6 @@ JSON = {"Accept": "application/json"}
 
 def soup(response):
     return BeautifulSoup(response.get_data(as_text=True), "html.parser")
-
-
-def wait(client, url, timeout=20.0) -> dict:
-    deadline = time.monotonic() + timeout
-    while True:
-        data = client.get(url + ".json").get_json()
-        if data["state"] != "running" or time.monotonic() > deadline:
-            return data
-        time.sleep(0.05)
 
 
 @pytest.fixture
@@ -98,7 +88,7 @@ def test_dry_run_then_purge_with_typed_name(client, rich):
     assert client.get("/forget/plan/project.json?cat=soft_deleted").get_json()["rows"]
     r = client.post("/forget/purge/project", data={**form, "confirm": plan["name"]})
     assert r.status_code == 303
-    job = wait(client, r.headers["Location"])
+    job = wait_for_job(client, r.headers["Location"], timeout=20.0)
     assert job["verdict"] == "verified erased"
     page = soup(client.get(r.headers["Location"]))
     assert page.select_one('[data-verdict="verified erased"]')
@@ -114,7 +104,7 @@ def test_rows_that_arrive_after_the_dry_run_are_kept_and_reported(client, rich):
     r = client.post("/forget/purge/project", data={
         "cat": "soft_deleted", "fingerprint": plan["fingerprint"], "confirm": plan["name"]})
     assert r.status_code == 303
-    job = wait(client, r.headers["Location"])
+    job = wait_for_job(client, r.headers["Location"], timeout=20.0)
     [result] = job["results"]
     assert result["status"] == "verified erased"
     assert {x["id"] for x in result["rows"]} == confirmed
@@ -153,7 +143,7 @@ def test_htmx_purge_polls_and_report_has_no_text(client, rich):
     assert box and fragment.find("html") is None
     if box["data-state"] == "running":
         assert box["hx-trigger"] == "every 1s"
-    job = wait(client, f"/forget/jobs/{box['data-job']}")
+    job = wait_for_job(client, f"/forget/jobs/{box['data-job']}", timeout=20.0)
     assert job["verdict"] == "verified erased"
     report = client.get(job["report_url"])
     assert "attachment" in report.headers["Content-Disposition"]
@@ -172,7 +162,7 @@ def test_forget_one_memory_soft_then_purge(client, rich):
     assert travel.id not in {m.id for m in rich.manager.get_all_entries()}
     r = client.post(f"/forget/memory/project/{travel.id}", headers=JSON,
                     data={"mode": "purge", "confirm": "project"})
-    job = wait(client, r.get_json()["url"])
+    job = wait_for_job(client, r.get_json()["url"], timeout=20.0)
     assert job["verdict"] == "verified erased" and job["results"][0]["deleted"]["memory"] == 1
     assert naive_hits(files_of(rich.project_db), VERSIONS) == []
 
@@ -182,7 +172,7 @@ def test_forget_everything_one_report(client, rich):
     assert bad.status_code == 400
     r = client.post("/forget/everything", data={"confirm": "forget everything"}, headers=JSON)
     assert r.status_code == 202
-    job = wait(client, r.get_json()["url"])
+    job = wait_for_job(client, r.get_json()["url"], timeout=20.0)
     assert job["verdict"] == "verified erased"
     assert {x["store"] for x in job["results"]} == {"project", "user"}
     assert job["wipe"]["ok"]
@@ -233,7 +223,8 @@ def test_long_purge_shows_progress_and_page_stays_responsive(client, rich, monke
         assert again.status_code == 409 and "already running" in again.get_json()["message"]
     finally:
         release.set()
-    assert wait(client, f"/forget/jobs/{box['data-job']}")["verdict"] == "verified erased"
+    job = wait_for_job(client, f"/forget/jobs/{box['data-job']}", timeout=20.0)
+    assert job["verdict"] == "verified erased"
     done = soup(client.get(f"/forget/jobs/{box['data-job']}", headers=HTMX)).select_one(".job")
     assert not done.has_attr("hx-trigger")
 

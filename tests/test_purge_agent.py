@@ -14,11 +14,10 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
-import time
 
 import pytest
 
-from agentao_world import integrity
+from agentao_world import integrity, wait_for_job
 from dashboard import purge
 from dashboard.store import build_refs
 
@@ -117,15 +116,6 @@ def table_of(kind: str) -> str:
     return "memory" if kind.startswith("memory") else kind
 
 
-def wait(client, url, timeout=30.0) -> dict:
-    deadline = time.monotonic() + timeout
-    while True:
-        data = client.get(url + ".json").get_json()
-        if data["state"] != "running" or time.monotonic() > deadline:
-            return data
-        time.sleep(0.02)
-
-
 def test_purge_of_everything_finishes_while_the_agent_works(seeded, agent_process):
     """Dry run, then the agent adds review items, saves and forgets; then the purge, while the
     agent does it again.  Every round: exactly the confirmed rows go, the arrivals stay and
@@ -140,7 +130,7 @@ def test_purge_of_everything_finishes_while_the_agent_works(seeded, agent_proces
             "cat": "everything", "fingerprint": plan["fingerprint"], "confirm": plan["name"]})
         assert r.status_code in (200, 202), r.get_json()
         agent_process.send(f"burst {tag}b")                     # and while the purge runs
-        job = wait(client, r.get_json()["url"])
+        job = wait_for_job(client, r.get_json()["url"])
         during = agent_process.answer()
         assert job["state"] == "done", job
         [result] = job["results"]
@@ -180,7 +170,7 @@ def test_a_confirmed_row_the_agent_changed_refuses_the_purge(seeded, agent_proce
     r = client.post("/forget/purge/project", headers=JSON, data={
         "cat": "review:pending", "fingerprint": again["fingerprint"], "confirm": again["name"]})
     assert r.status_code in (200, 202)
-    assert wait(client, r.get_json()["url"])["results"][0]["deleted"] == {"review": 2}
+    assert wait_for_job(client, r.get_json()["url"])["results"][0]["deleted"] == {"review": 2}
 
 
 def test_a_row_changed_inside_the_purge_window_stops_it_before_it_writes(seeded, agent_process):

@@ -14,14 +14,13 @@ import random
 import shutil
 import sqlite3
 import subprocess
-import time
 import warnings
 from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
 
-from agentao_world import Agent, integrity
+from agentao_world import Agent, integrity, wait_for_job
 
 JSON = {"Accept": "application/json"}
 WORDS = "alpha bravo delta echo kilo lima oscar tango quartz harbor".split()
@@ -76,21 +75,12 @@ def dump(db: Path) -> dict:
         conn.close()
 
 
-def wait(client, url, timeout=30.0) -> dict:
-    deadline = time.monotonic() + timeout
-    while True:
-        data = client.get(url + ".json").get_json()
-        if data["state"] != "running" or time.monotonic() > deadline:
-            return data
-        time.sleep(0.02)
-
-
 def purge_soft_deleted(client) -> dict:
     plan = client.get("/forget/plan/project.json?cat=soft_deleted&cat=events").get_json()
     r = client.post("/forget/purge/project", headers=JSON, data={
         "cat": ["soft_deleted", "events"], "fingerprint": plan["fingerprint"], "confirm": plan["name"]})
     assert r.status_code in (200, 202), r.get_json()   # 200: it ended before the answer
-    job = wait(client, r.get_json()["url"])
+    job = wait_for_job(client, r.get_json()["url"])
     assert job["state"] == "done", job
     return dict(job["results"][0], url=job["url"])
 
