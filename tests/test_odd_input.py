@@ -19,6 +19,16 @@ def test_page_numbers_that_are_not_ascii_digits_are_400(client, url, name, value
     assert f"'{name}' must be a whole number" in text
 
 
+@pytest.mark.parametrize("value", ["²", "٣", "9" * 30, "-1"])
+def test_an_odd_shown_size_after_an_edit_is_ignored(client, value):
+    """``shown`` (the block size a page predicted, carried to the page after an edit) is
+    a number only when it is ASCII digits; anything else is no prediction, not a 500."""
+    memory = client.get("/memories.json").get_json()["items"][0]
+    r = client.get(f"/memories/{memory['store']}/{memory['id']}",
+                   query_string={"done": "edited", "shown": value})
+    assert r.status_code == 200
+
+
 def test_a_project_cookie_that_is_not_a_number_shows_the_first_project(client):
     client.set_cookie("agentao_memory_project_localhost", "²")
     assert client.get("/overview").status_code == 200

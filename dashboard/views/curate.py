@@ -49,7 +49,7 @@ def curation_for(memory) -> dict:
                   and st.problem is not None and st.problem.kind != "missing"), None)
     move = curation.plan_move(stores(), memory, other) if live else None
     show = live and status.writable   # the effects sit next to the forms, shown only with them
-    shown = request.args.get("shown") or ""
+    shown = request.args.get("shown")
     return {
         "row": writes.fingerprint(memory),
         "writable": status.writable,
@@ -60,7 +60,7 @@ def curation_for(memory) -> dict:
         "done": request.args.get("done") if request.args.get("done") in DONE else None,
         "size_now": (block_effects.size_now() if request.args.get("done") in DONE else None),
         # The size the page predicted, when the block came out otherwise (see module doc).
-        "shown_chars": int(shown) if shown.isdigit() else None,
+        "shown_chars": whole_number(shown),
         "types": list(dict.fromkeys(list(KNOWN_TYPES) + [memory.type])),
         # Tags the comma-separated field cannot give back once edited (see _tags).
         "uneven_tags": [t for t in memory.tags if "," in t or t != t.strip() or not t],
