@@ -151,7 +151,7 @@ def _ref(world):
 
 
 def _sha(text: str) -> str:
-    from dashboard.diskscan import sha256_text
+    from dashboard.actions.diskscan import sha256_text
     return sha256_text(text)
 
 

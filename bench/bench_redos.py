@@ -107,7 +107,7 @@ def rule_runners() -> dict:
     """name -> (family, function of a text running one rule or gate of a findings
     scan to the end); family None for what runs over every text."""
     from dashboard.engine.tokenize import Tokenizer
-    from dashboard.export import md_block, md_inline
+    from dashboard.actions.export import md_block, md_inline
     from dashboard.findings import checks, gates, rules
     # (As the tree before issue 19 has them too, to time old and new code alike.)
     spans = getattr(rules, "_rule_spans", lambda rule, t: (m.span() for m in rule.finditer(t)))

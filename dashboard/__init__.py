@@ -21,7 +21,8 @@ DEFAULTS = {
 
 def create_app(config: dict | None = None) -> Flask:
     """Build the dashboard app.  Importing this package opens no file; this does neither."""
-    from . import errors, security, web
+    from . import errors, web
+    from .guard import security
     from .store import default_user_db
     from .store.registry import Workspace
     from .views import ALL_BLUEPRINTS

@@ -84,8 +84,8 @@ def config_from_args(args: argparse.Namespace, parser: argparse.ArgumentParser) 
 
 def token_from_args(args: argparse.Namespace, parser: argparse.ArgumentParser) -> str | bool:
     """The access token to require (False = none); warns on stderr, exits 2 on bad input."""
-    from .access import token_problem
-    from .security import generate_token, is_loopback
+    from .guard.access import token_problem
+    from .guard.security import generate_token, is_loopback
     if args.no_token:
         if not is_loopback(args.host):
             parser.exit(2, f"agentao-memory-dashboard: error: --no-token is only allowed on a "
@@ -137,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     from waitress import create_server
 
     from . import create_app
-    from .access import new_prefix
+    from .guard.access import new_prefix
     # A random path per start; the cookie's Path is scoped to it (see security.py).
     config["URL_PREFIX"] = new_prefix() if token else ""
     app = create_app(config)
@@ -155,10 +155,10 @@ def main(argv: list[str] | None = None) -> int:
         server = create_server(app, host=args.host, port=args.port, threads=args.threads, **bounds)
     except OSError as exc:
         parser.exit(2, f"agentao-memory-dashboard: error: cannot listen on {args.host}:{args.port} ({exc})\n")
-    from .waitress_errors import harden
+    from .guard.waitress_errors import harden
     harden(server)   # waitress's own 400/413/431 answers get the security headers too
     port = server.socket.getsockname()[1]
-    from .security import allowed_hosts
+    from .guard.security import allowed_hosts
     # The port is known only now (--port 0); the Host allow-list needs it.
     app.config.update(PORT=port, ALLOWED_HOSTS=allowed_hosts(args.host, port))
     host = args.host if args.host not in ("0.0.0.0", "::") else "127.0.0.1"

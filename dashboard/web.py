@@ -26,7 +26,7 @@ def current_project() -> int:
     another 127.0.0.1 port can set a cookie of the same name, and one with a
     narrower Path would be sent first.  Unsigned or disagreeing copies are ignored.
     """
-    from .security import verified_preferences
+    from .guard.security import verified_preferences
     values = set(verified_preferences(request.cookies.getlist(project_cookie())))
     raw = values.pop() if len(values) == 1 else "0"
     index = whole_number(raw)
@@ -145,12 +145,12 @@ def _text_keys(obj):
 
 
 def init_app(app: Flask) -> None:
-    from . import textmarks
+    from .guard import textmarks
     app.json = JSONProvider(app)
     textmarks.init_app(app)
 
     @app.context_processor
     def _inject():
-        from .localurl import here
+        from .guard.localurl import here
         return {"all_statuses": statuses, "workspace": workspace,
                 "current_project": current_project, "here": here}

@@ -21,7 +21,8 @@ import pytest
 from bs4 import BeautifulSoup
 
 from agentao_world import Agent, seed_corpus
-from dashboard import access, cli
+from dashboard import cli
+from dashboard.guard import access
 from test_security import _get, _start
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from dashboard import diskscan
+from dashboard.actions import diskscan
 
 LETTERS = "etaoinshrdlcumwfgypbvkjxqz"
 

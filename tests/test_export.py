@@ -11,7 +11,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 from agentao_world import Agent, file_digest
-from dashboard import export
+from dashboard.actions import export
 from hostile import HOSTILE, plant
 
 HTMX = {"HX-Request": "true"}

@@ -13,7 +13,9 @@ import agentao.memory.storage as agentao_storage
 import pytest
 
 from agentao_world import Agent, file_digest, integrity
-from dashboard import diskscan, purge, sidefiles
+from dashboard.actions import diskscan
+from dashboard.actions import purge
+from dashboard.actions import sidefiles
 from dashboard.store import build_refs
 from dashboard.store import purge as purge_sql
 

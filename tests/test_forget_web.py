@@ -126,7 +126,7 @@ def test_missing_or_damaged_fingerprint_is_a_400_that_changes_nothing(client, ri
 
 
 def test_a_dry_run_too_large_for_one_form_says_so(client, rich, monkeypatch):
-    from dashboard import dryrun
+    from dashboard.actions import dryrun
     monkeypatch.setattr(dryrun, "MAX_TOKEN", 40)
     client.post("/forget/wipe", data={"confirm": "yes"})
     plan = soup(client.get("/forget/plan/project?cat=everything"))

@@ -106,7 +106,7 @@ def test_memory_text_is_isolated_and_its_hidden_characters_named(world):
 
 
 def test_the_markup_is_built_from_escaped_pieces():
-    from dashboard.textmarks import as_stored, shown
+    from dashboard.guard.textmarks import as_stored, shown
     assert shown('<b onclick="x">\u202e&</b>') == (
         '<bdi>&lt;b onclick=&#34;x&#34;&gt;<span class="ctl" title="U+202E RIGHT-TO-LEFT OVERRIDE">'
         "⟨U+202E⟩</span>&amp;&lt;/b&gt;</bdi>")

@@ -14,7 +14,9 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from dashboard import diskscan, sidefiles
+from dashboard.actions import diskscan
+
+from dashboard.actions import sidefiles
 from dashboard.store import connection, full_disk
 
 TRY_WRITE = """

@@ -18,7 +18,7 @@ import textwrap
 import pytest
 
 from agentao_world import integrity, wait_for_job
-from dashboard import purge
+from dashboard.actions import purge
 from dashboard.store import build_refs
 
 JSON = {"Accept": "application/json"}

@@ -17,7 +17,8 @@ from agentao.memory import SQLiteMemoryStore
 from agentao.memory.models import MemoryRecord
 
 from agentao_world import Agent, integrity
-from dashboard import diskscan, purge
+from dashboard.actions import diskscan
+from dashboard.actions import purge
 from dashboard.store import build_refs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,7 +26,7 @@ ROWS, ROW_BYTES = 40, 400_000   # 16 MB in few writes: the VACUUM takes a while 
 
 PURGER = textwrap.dedent("""
     import sys
-    from dashboard import purge
+    from dashboard.actions import purge
     from dashboard.store import build_refs
     ref = next(r for r in build_refs(sys.argv[1], None) if r.kind == "project")
     # Each step on its own line, before the step runs: the test kills on "vacuum".

@@ -27,7 +27,7 @@ from agentao.memory.models import SaveMemoryRequest
 from bs4 import BeautifulSoup
 
 from agentao_world import Agent
-from dashboard import approval
+from dashboard.actions import approval
 from dashboard.store import build_refs
 from dashboard.store import writes
 

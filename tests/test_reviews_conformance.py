@@ -22,7 +22,8 @@ from agentao.memory import MemoryManager, SQLiteMemoryStore
 from agentao.memory.models import SaveMemoryRequest
 
 from agentao_world import Agent
-from dashboard import approval, curation
+from dashboard.actions import approval
+from dashboard.actions import curation
 from dashboard.contract import SaveRefused
 from dashboard.store import StoreProblem, build_refs
 from dashboard.store import lockstep, writes

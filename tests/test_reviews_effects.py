@@ -6,7 +6,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 from agentao_world import Agent
-from dashboard.effects import BlockEffect
+from dashboard.actions.effects import BlockEffect
 
 HTMX = {"HX-Request": "true"}
 JSON = {"Accept": "application/json"}
@@ -21,10 +21,10 @@ def soup(response):
 def fixed_clock(monkeypatch):
     # The prediction and the write must agree on updated_at (it decides which
     # incidental rows are "recent"); a second boundary between them is not the point here.
-    import dashboard.effects
+    import dashboard.actions.effects
     import dashboard.store.writes
     monkeypatch.setattr(dashboard.store.writes, "now", lambda: STAMP)
-    monkeypatch.setattr(dashboard.effects, "agentao_now", lambda: STAMP)
+    monkeypatch.setattr(dashboard.actions.effects, "agentao_now", lambda: STAMP)
 
 
 def engine_block(agent: Agent) -> str:

@@ -311,10 +311,10 @@ def test_edit_goes_through_when_the_agent_saved_other_rows(seeded, client):
 def test_the_answer_says_when_the_effect_shown_was_out_of_date(seeded, client, monkeypatch):
     # A prediction is worked out for the second the page is shown; pin the clock so that
     # the writes land in that second too (see test_reviews_effects.py).
-    import dashboard.effects
+    import dashboard.actions.effects
     import dashboard.store.writes
     monkeypatch.setattr(dashboard.store.writes, "now", lambda: "2099-01-01T00:00:00")
-    monkeypatch.setattr(dashboard.effects, "agentao_now", lambda: "2099-01-01T00:00:00")
+    monkeypatch.setattr(dashboard.actions.effects, "agentao_now", lambda: "2099-01-01T00:00:00")
     first, second = (next(m for m in seeded.manager.get_all_entries() if m.key_normalized == k)
                      for k in ("release_process", "database"))
     _, forms = _detail(client, "project", first.id)

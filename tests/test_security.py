@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from dashboard import security
+from dashboard.guard import security
 
 ROOT = Path(__file__).resolve().parents[1]
 TOKEN = "test-token-0123456789abcdef"
@@ -142,7 +142,7 @@ def test_tokens_are_compared_in_constant_time(anon, monkeypatch):
     import hmac
     calls = []
     real = hmac.compare_digest
-    from dashboard import access
+    from dashboard.guard import access
     monkeypatch.setattr(access.hmac, "compare_digest",
                         lambda a, b: calls.append(1) or real(a, b))
     log_in(anon)                  # the form's token

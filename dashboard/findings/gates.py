@@ -11,7 +11,7 @@ import re
 from bisect import bisect_right
 from itertools import accumulate
 
-from ..invisible import ANY_HIDDEN
+from ..guard.invisible import ANY_HIDDEN
 
 # Cheap gates, one per family, searched over the lower-cased text: every rule
 # of a family needs one of its gate's fragments, so a text the gate passes

@@ -23,7 +23,7 @@ from functools import lru_cache
 from typing import Callable, Iterable, Iterator
 
 from ..contract import CONTENT_MAX, SECRET_RULES
-from ..invisible import hidden_spans
+from ..guard.invisible import hidden_spans
 from ..engine.recall import STALE_DAYS, Ages
 from . import linear
 from .checks import (iban_ok, luhn_ok, mask_digits, mask_email, mask_secret, prc_id_ok,
@@ -316,7 +316,7 @@ def hidden_characters(text: str):
     """Bidirectional control or invisible character (reorders or hides what a reader sees: a known carrier of prompt injection)"""
     # U+202E shows "invoice \u202efdp.exe" as "invoice exe.pdf"; tag characters spell out
     # text no screen shows but a model reads.  Which characters, and where they are
-    # honest (emoji sequences, joiners inside Indic or Persian words): dashboard.invisible.
+    # honest (emoji sequences, joiners inside Indic or Persian words): dashboard.guard.invisible.
     return hidden_spans(text, controls=False)
 
 

@@ -1,6 +1,6 @@
 """The prompt-block effect of review and curation actions, as their views need it.
 
-``dashboard.effects`` does the computing; this module only fetches its
+``dashboard.actions.effects`` does the computing; this module only fetches its
 inputs for the current request (the cached snapshot of the rows, the app's
 what-if cache) and re-reads the files after a write.
 """
@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from flask import current_app, g
 
-from .. import curation, effects
+from ..actions import curation
+from ..actions import effects
 from ..contract import SaveRefused
 from ..preview_source import Snapshot, source_for
 from ..store.writes import WriteConflict

@@ -23,7 +23,8 @@ import re
 
 from flask import Blueprint, abort, make_response, redirect, render_template, request, url_for
 
-from .. import curation, effects
+from ..actions import curation
+from ..actions import effects
 from . import block_effects
 from ..contract import KNOWN_TYPES
 from ..store import get_memory

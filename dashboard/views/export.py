@@ -12,7 +12,7 @@ from datetime import datetime
 
 from flask import Blueprint, abort, current_app, request, url_for
 
-from .. import export
+from ..actions import export
 from ..store import StoreProblem
 from ..store.export import store_contents
 from ..web import page_route, render, statuses, twin

@@ -13,8 +13,9 @@ from datetime import datetime
 from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
 from werkzeug.exceptions import HTTPException
 
-from .. import dryrun, purge
-from ..jobs import Busy, Jobs
+from ..actions import dryrun
+from ..actions import purge
+from ..actions.jobs import Busy, Jobs
 from ..pictures import residue_bars
 from ..store import get_memory
 from ..store.purge import count_kinds

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from flask import Blueprint, abort, current_app, redirect, request, url_for
 
-from ..localurl import local_url
-from ..security import sign_preference
+from ..guard.localurl import local_url
+from ..guard.security import sign_preference
 from ..store import inspect
 from ..web import (current_project, page_route, project_cookie, render, twin, wants_fragment, whole_number,
                    workspace)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from flask import abort, current_app, redirect, render_template, request, url_for
 
-from .. import erasure
+from ..actions import erasure
 from ..store import writes
 from ..store.writes import fingerprint
 from ..web import render, stores, twin, wants_fragment

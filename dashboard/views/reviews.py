@@ -1,6 +1,6 @@
 """Review queue: pending / approved / rejected, what approval will do, approve and reject.
 
-Every pending item is shown with its ``ApprovalPlan`` (dashboard.approval),
+Every pending item is shown with its ``ApprovalPlan`` (dashboard.actions.approval),
 and the approve button executes that same plan.  Each form carries the
 item's fingerprint and the fingerprint of the memory the plan would
 overwrite; if either moved before the click, the answer is a 409 and the
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from flask import Blueprint, abort, redirect, render_template, request, url_for
 
-from .. import approval
+from ..actions import approval
 from . import block_effects
 from ..store import list_review_items
 from ..store import writes

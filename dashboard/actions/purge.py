@@ -13,8 +13,8 @@ from datetime import datetime
 from pathlib import Path
 
 from . import diskscan, dryrun, sidefiles, verdicts
-from .store import StoreProblem, StoreRef
-from .store import purge as sql
+from ..store import StoreProblem, StoreRef
+from ..store import purge as sql
 
 UNREACHABLE = (
     "No program can reach further than these files. Earlier copies of them may survive in "

@@ -27,7 +27,7 @@ from itertools import compress, count
 from pathlib import Path
 
 from .sidefiles import size_of
-from .store.descriptors import KeptReader
+from ..store.descriptors import KeptReader
 
 WINDOW = 32
 MIN_KEY = 16

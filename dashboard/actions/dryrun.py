@@ -21,7 +21,7 @@ import json
 import re
 import zlib
 
-from .store.plan import KINDS, PlanRow
+from ..store.plan import KINDS, PlanRow
 
 VERSION = "1."
 MAX_TOKEN = 768 * 1024          # under the form limit (MAX_CONTENT_LENGTH, 1 MB)

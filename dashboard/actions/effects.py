@@ -30,13 +30,13 @@ import hashlib
 from dataclasses import dataclass
 from typing import Iterable
 
-from .contract import PlannedSave
-from .engine import session_tail, stable_view
-from .engine.render import STABLE_BUDGET
-from .engine.selection import FullWalk, Selection
-from .preview_source import Snapshot
-from .records import Memory
-from .store.writes import AUTO_CAP, now as agentao_now
+from ..contract import PlannedSave
+from ..engine import session_tail, stable_view
+from ..engine.render import STABLE_BUDGET
+from ..engine.selection import FullWalk, Selection
+from ..preview_source import Snapshot
+from ..records import Memory
+from ..store.writes import AUTO_CAP, now as agentao_now
 
 NEW_ID = "(new)"   # never a real id: agentao's are hex
 

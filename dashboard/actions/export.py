@@ -27,7 +27,7 @@ import json
 import re
 import unicodedata
 
-from .records import Memory, ReviewItem, Summary
+from ..records import Memory, ReviewItem, Summary
 
 FORMATS = {"json": "application/json", "csv": "text/csv", "md": "text/markdown"}
 INVISIBLE_NOTE = ("Still in the files but invisible to the agent: agentao never injects these "

@@ -23,12 +23,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .contract import KNOWN_TYPES, PlannedSave, SaveRefused, normalize_key, plan_save, title_for
-from .records import Memory
-from .store import StoreProblem, StoreRef, get_memory
-from .store import writes
-from .store.lockstep import write_all
-from .store.writes import Expect, WriteConflict, fingerprint
+from ..contract import KNOWN_TYPES, PlannedSave, SaveRefused, normalize_key, plan_save, title_for
+from ..records import Memory
+from ..store import StoreProblem, StoreRef, get_memory
+from ..store import writes
+from ..store.lockstep import write_all
+from ..store.writes import Expect, WriteConflict, fingerprint
 
 
 def _ref(refs: list[StoreRef], key: str) -> StoreRef | None:

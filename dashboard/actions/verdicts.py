@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 
-from .store import StoreProblem
-from .store.purge import count_kinds
+from ..store import StoreProblem
+from ..store.purge import count_kinds
 
 # describe_error's sentences say "nothing was changed" for a single write; a
 # purge knows better whether its delete had committed, and says so itself.

@@ -10,7 +10,7 @@ from __future__ import annotations
 import struct
 from pathlib import Path
 
-from .store.descriptors import read_bytes, read_header
+from ..store.descriptors import read_bytes, read_header
 
 SIDE_SUFFIXES = ("-wal", "-shm", "-journal")
 WAL_MAGIC = (0x377F0682, 0x377F0683)

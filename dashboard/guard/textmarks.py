@@ -3,7 +3,7 @@
 The one place that turns stored text into markup.  Every piece of the text
 goes through ``markupsafe.escape``; the only markup added is this module's
 own literal tags, and the code point and name inside them (from
-``dashboard.invisible``) are escaped too.  Nothing here uses ``|safe``.
+``dashboard.guard.invisible``) are escaped too.  Nothing here uses ``|safe``.
 
 Three ways out, for the three places text lands in a template:
 

@@ -21,12 +21,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .contract import PlannedSave, SaveRefused, plan_save
-from .records import Memory, ReviewItem
-from .store import StoreProblem, StoreRef
-from .store import writes
-from .store.lockstep import write_all
-from .store.writes import Expect, WriteConflict, fingerprint
+from ..contract import PlannedSave, SaveRefused, plan_save
+from ..records import Memory, ReviewItem
+from ..store import StoreProblem, StoreRef
+from ..store import writes
+from ..store.lockstep import write_all
+from ..store.writes import Expect, WriteConflict, fingerprint
 
 DIFF_FIELDS = ("title", "content", "tags", "keywords", "type", "source", "confidence")
 

@@ -5,7 +5,7 @@ at all or change how the rest is shown: U+202E makes ``invoice ‮fdp.exe`` read
 "invoice exe.pdf", a zero-width space splits a word a filter looks for, and
 the Unicode "tag" characters spell out ASCII text no screen shows (a known
 way of smuggling instructions to a model).  The pages show each one as a
-visible, named mark (``dashboard.textmarks``) and the findings flag them
+visible, named mark (``dashboard.guard.textmarks``) and the findings flag them
 (``findings.rules.hidden_characters``); both use ``hidden_spans`` below, so
 what the page marks and what the findings flag cannot drift apart.
 

@@ -2,7 +2,7 @@
 
 A pending item is first rejected exactly as the Reject button does (same
 fingerprint check), then every chosen row is erased for good by
-``dashboard.purge.purge_review_items`` — secure_delete, VACUUM, WAL
+``dashboard.actions.purge.purge_review_items`` — secure_delete, VACUUM, WAL
 checkpoint and a byte scan of the files.  We only translate its one
 file-wide ``PurgeResult`` into a verdict per item, using the sha256 of each
 row's texts that the result carries.
@@ -21,9 +21,9 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from . import approval, purge
-from .store import StoreProblem, StoreRef
-from .store import writes
-from .store.writes import WriteConflict
+from ..store import StoreProblem, StoreRef
+from ..store import writes
+from ..store.writes import WriteConflict
 
 KEEP_REPORTS = 20
 ERASED = "verified erased"
