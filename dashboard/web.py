@@ -6,6 +6,7 @@ from flask import Flask, current_app, jsonify, render_template, request
 from flask.json.provider import DefaultJSONProvider
 
 from .store import StoreRef, StoreStatus, inspect
+from .store.registry import ref_for
 from .store.rows import whole_number
 
 
@@ -42,14 +43,20 @@ def stores() -> list[StoreRef]:
 
 
 def store_by_key(key: str) -> StoreRef | None:
-    return next((ref for ref in stores() if ref.key == key), None)
+    """The shown store with this key ("project" or "user"), or None."""
+    return ref_for(stores(), key)
+
+
+def status_of(key: str) -> StoreStatus | None:
+    """This request's status of the shown store with this key, or None."""
+    return next((st for st in statuses() if st.ref.key == key), None)
 
 
 def raise_if_unreadable(key: str) -> None:
     """For a page about one store: when its file exists but cannot be read, answer its
     problem (a 503) in the words of the overview and the banners, not whatever a later
     query happens to trip on.  A missing store is left to the page (often a 404)."""
-    st = next((st for st in statuses() if st.ref.key == key), None)
+    st = status_of(key)
     if st is not None and st.problem is not None and st.problem.kind != "missing":
         raise st.problem
 

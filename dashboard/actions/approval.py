@@ -26,6 +26,7 @@ from ..records import Memory, ReviewItem
 from ..store import StoreProblem, StoreRef
 from ..store import writes
 from ..store.lockstep import write_all
+from ..store.registry import ref_for
 from ..store.writes import Expect, WriteConflict, fingerprint
 
 DIFF_FIELDS = ("title", "content", "tags", "keywords", "type", "source", "confidence")
@@ -69,13 +70,9 @@ class ApprovalPlan:
         }
 
 
-def _store_ref(refs: list[StoreRef], key: str) -> StoreRef | None:
-    return next((r for r in refs if r.key == key), None)
-
-
 def has_user_store(refs: list[StoreRef]) -> bool:
     """Whether agentao would have a user store: one is configured (agentao creates the file)."""
-    return _store_ref(refs, "user") is not None
+    return ref_for(refs, "user") is not None
 
 
 def planned_save(item: ReviewItem, user_store: bool) -> PlannedSave:
@@ -95,7 +92,7 @@ def plan_approval(refs: list[StoreRef], item: ReviewItem,
         save = planned_save(item, has_user_store(refs))
     except SaveRefused as refused:
         return ApprovalPlan(item, None, str(refused))
-    ref = _store_ref(refs, save.store)
+    ref = ref_for(refs, save.store)
     if ref.obstacle:
         return ApprovalPlan(item, save, None, blocked=f"The {save.store} store cannot be written: "
                             f"{ref.path} {ref.obstacle}.")
@@ -122,7 +119,7 @@ def _show(value) -> str:
 
 
 def _pending_item(refs: list[StoreRef], item_id: str, seen: str | None) -> ReviewItem:
-    item = writes.review_item(_store_ref(refs, "project").path, item_id)
+    item = writes.review_item(ref_for(refs, "project").path, item_id)
     if item is None or item.status != "pending":
         raise WriteConflict("not_pending", f"Review item {item_id} is no longer pending"
                             + (f" (it is {item.status})." if item else " (it does not exist)."))
@@ -146,7 +143,7 @@ def approve(refs: list[StoreRef], item_id: str, seen: str | None = None,
         raise SaveRefused(plan.refusal)
     if plan.blocked:
         raise WriteConflict("blocked", plan.blocked)
-    queue, dest = _store_ref(refs, "project").path, _store_ref(refs, plan.save.store).path
+    queue, dest = ref_for(refs, "project").path, ref_for(refs, plan.save.store).path
     with write_all([dest, queue]) as conns:   # the memory commits first (see module doc)
         # The item first: if another decision got there, the target check must not
         # mistake that decision's memory for a retry of this one.
@@ -160,4 +157,4 @@ def approve(refs: list[StoreRef], item_id: str, seen: str | None = None,
 def reject(refs: list[StoreRef], item_id: str, seen: str | None = None) -> str:
     """Reject one pending item (status only, no event, no memory write)."""
     _pending_item(refs, item_id, seen)
-    return writes.set_review_status(_store_ref(refs, "project").path, item_id, "rejected", seen)
+    return writes.set_review_status(ref_for(refs, "project").path, item_id, "rejected", seen)

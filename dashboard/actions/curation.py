@@ -23,16 +23,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..contract import KNOWN_TYPES, PlannedSave, SaveRefused, normalize_key, plan_save, title_for
+from ..contract import PlannedSave, SaveRefused, normalize_key, plan_save, title_for
 from ..records import Memory
 from ..store import StoreProblem, StoreRef, get_memory
 from ..store import writes
 from ..store.lockstep import write_all
+from ..store.registry import ref_for
 from ..store.writes import Expect, WriteConflict, fingerprint
-
-
-def _ref(refs: list[StoreRef], key: str) -> StoreRef | None:
-    return next((r for r in refs if r.key == key), None)
 
 
 def resave_key(memory: Memory) -> str:
@@ -47,7 +44,7 @@ def resave_key(memory: Memory) -> str:
 
 def live_memory(refs: list[StoreRef], store: str, memory_id: str) -> Memory:
     """The live row, or WriteConflict('gone')."""
-    ref = _ref(refs, store)
+    ref = ref_for(refs, store)
     memory = get_memory(ref, memory_id)[0] if ref is not None and ref.exists else None
     if memory is None or not memory.live:
         raise WriteConflict("gone", f"Memory {memory_id} is no longer live in the {store} store; "
@@ -68,7 +65,7 @@ def plan_edit(refs: list[StoreRef], memory: Memory, value: str, tags,
               type_: str | None) -> PlannedSave:
     """The save an edit makes; raises SaveRefused, or WriteConflict when it would miss this row."""
     plan = plan_save(resave_key(memory), value, tags, scope=memory.scope, type_=type_ or None,
-                     source="explicit", has_user_store=_ref(refs, "user") is not None)
+                     source="explicit", has_user_store=ref_for(refs, "user") is not None)
     _lands_on(plan, memory)
     return plan
 
@@ -88,13 +85,13 @@ def edit(refs: list[StoreRef], store: str, memory_id: str, value: str, tags, typ
     memory = live_memory(refs, store, memory_id)
     seen = _as_seen(memory, expect)
     plan = plan_edit(refs, memory, value, tags, type_)
-    return writes.save_memory(_ref(refs, store).path, plan, seen)
+    return writes.save_memory(ref_for(refs, store).path, plan, seen)
 
 
 def delete(refs: list[StoreRef], store: str, memory_id: str, expect: Expect) -> bool:
     """Soft-delete one live row as ``/memory delete`` does."""
     seen = _as_seen(live_memory(refs, store, memory_id), expect)
-    return writes.soft_delete(_ref(refs, store).path, memory_id, seen)
+    return writes.soft_delete(ref_for(refs, store).path, memory_id, seen)
 
 
 @dataclass(frozen=True)
@@ -119,7 +116,7 @@ def plan_move(refs: list[StoreRef], memory: Memory,
     it already (the page's banner), so that the move offer says the same.
     """
     to_scope = "project" if memory.scope == "user" else "user"
-    target = _ref(refs, to_scope)
+    target = ref_for(refs, to_scope)
     if target is None:
         return MovePlan(to_scope, problem="There is no user store, so agentao keeps every "
                         "memory in the project store.")
@@ -151,7 +148,7 @@ def move(refs: list[StoreRef], store: str, memory_id: str, expect: Expect,
     plan = plan_move(refs, memory)
     if plan.problem:
         raise WriteConflict("blocked", plan.problem)
-    source, dest = _ref(refs, store).path, _ref(refs, plan.save.store).path
+    source, dest = ref_for(refs, store).path, ref_for(refs, plan.save.store).path
     with write_all([dest, source]) as conns:   # dest commits first (see module doc)
         writes.row_as_seen(conns[source], seen, store)
         existing = writes.target_as_seen(conns[dest], plan.save, Expect(target=target))
@@ -159,5 +156,3 @@ def move(refs: list[StoreRef], store: str, memory_id: str, expect: Expect,
         writes.delete_row(conns[source], memory_id)
     return saved
 
-
-TYPE_CHOICES = KNOWN_TYPES

@@ -1,6 +1,6 @@
 """Long forget actions run in a background thread; the page polls a job by id.
 
-One registry per app (in ``app.extensions``), guarded by a lock because
+One ``Jobs`` per app (``app.extensions``, made when the forget blueprint is registered), guarded by a lock because
 waitress serves requests from several threads.  Only one job may work on a
 given file at a time: a second purge of the same store is refused, not queued.
 """
@@ -30,7 +30,6 @@ class Job:
     error: str | None = None
     started: float = field(default_factory=time.time)
     finished: float | None = None
-    retry: Callable | None = None   # re-runs the same work, reusing the texts to verify
 
     def progress(self, step: str, fraction: float | None = None) -> None:
         self.step, self.fraction = step, fraction
@@ -94,8 +93,3 @@ class Jobs:
             job.error, job.state = f"{type(exc).__name__}: {exc}", "error"
         finally:
             job.finished = time.time()
-
-
-def registry(app) -> Jobs:
-    """The app's job registry, created on first use."""
-    return app.extensions.setdefault("forget_jobs", Jobs())

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 
 from . import diskscan, dryrun, sidefiles, verdicts
 from ..store import StoreProblem, StoreRef
 from ..store import purge as sql
+from ..store import writes
 
 UNREACHABLE = (
     "No program can reach further than these files. Earlier copies of them may survive in "
@@ -27,11 +27,6 @@ KNOWN_TEXTS_ONLY = (
     "Older versions of a memory's text left by earlier updates are not in the database any more, "
     "so they cannot be searched for; the VACUUM rebuilds the file without its free pages, "
     "which is what removes them.")
-
-
-def now_iso() -> str:
-    """Local wall-clock time, whole seconds, as agentao writes it (contract §3)."""
-    return datetime.now().strftime("%Y-%m-%dT%H:%M:%S")
 
 
 # -- wipe ----------------------------------------------------------------------------
@@ -62,7 +57,7 @@ def wipe(refs: list[StoreRef], now: str | None = None) -> WipeResult:
     session summary of the project file is deleted and the file re-read to
     confirm none remain.  The review queue is left alone, as agentao leaves it.
     """
-    now = now or now_iso()
+    now = now or writes.now()
     project = next(r for r in refs if r.kind == "project")
     user = next((r for r in refs if r.kind == "user" and r.exists), None)
     result = WipeResult()
@@ -95,7 +90,7 @@ def wipe(refs: list[StoreRef], now: str | None = None) -> WipeResult:
 
 def soft_forget(ref: StoreRef, memory_id: str, now: str | None = None) -> bool:
     """Soft-delete one memory as agentao's ``delete`` does (with its event)."""
-    return sql.soft_delete_memory(ref, memory_id, now or now_iso())
+    return sql.soft_delete_memory(ref, memory_id, now or writes.now())
 
 
 # -- residue ---------------------------------------------------------------------------

@@ -191,3 +191,8 @@ def _outside(db: Path, top: Path) -> str | None:
         return (f"{db} is a symbolic link to {target}, outside {top}; pass --project "
                 f"{db.parent.parent} to open it on purpose")
     return None
+
+
+def ref_for(refs, key: str) -> StoreRef | None:
+    """The store with this key ("project" or "user") among ``refs``, or None."""
+    return next((ref for ref in refs if ref.key == key), None)

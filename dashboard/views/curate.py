@@ -30,7 +30,7 @@ from ..contract import KNOWN_TYPES
 from ..store import get_memory
 from ..store import writes
 from ..store.writes import Expect
-from ..web import raise_if_unreadable, store_by_key, statuses, stores, twin, wants_fragment, whole_number
+from ..web import raise_if_unreadable, status_of, store_by_key, statuses, stores, twin, wants_fragment, whole_number
 from .outcomes import ID, Blocked, Outcome, failure, form_values, require_writable, wants_json
 
 bp = Blueprint("curate", __name__)
@@ -44,7 +44,7 @@ _TOKEN = re.compile(r"(\d{1,7})-[0-9a-f]{12}")
 
 def curation_for(memory) -> dict:
     """What the actions partial needs: the tokens its forms carry and where a move would go."""
-    status = next(st for st in statuses() if st.ref.key == memory.store)
+    status = status_of(memory.store)
     live = memory.live and status.readable
     other = next((st.problem for st in statuses() if st.ref.key != memory.store
                   and st.problem is not None and st.problem.kind != "missing"), None)

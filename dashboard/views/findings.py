@@ -23,7 +23,7 @@ from ..preview_source import source_for
 from ..store import file_stamp
 from ..store.scan import (M_CONTENT, M_DELETED_AT, M_TITLE, R_CONTENT, R_STATUS, R_TITLE,
                           SCANNED, scan_row)
-from ..web import page_route, readable_refs, render, statuses, store_by_key, stores, twin, whole_number
+from ..web import page_route, readable_refs, render, status_of, statuses, store_by_key, stores, twin, whole_number
 
 bp = Blueprint("findings", __name__)
 
@@ -192,7 +192,7 @@ def check(store: str, table: str, row_id: str, fmt: str):
         abort(400, "'rule' and 'field' must name a finding, as the findings list links it.")
     if sig and not valid_signature(sig):
         abort(400, "'sig' is not a signature of flagged text; open the check from the findings list.")
-    status = next(st for st in statuses() if st.ref.key == store)
+    status = status_of(store)
     if status.problem:
         raise status.problem
     row = scan_row(ref, table, row_id)

@@ -7,7 +7,7 @@ import re
 from flask import Blueprint, abort, current_app, request
 
 from ..store import MAX_PER_PAGE, SORTS, MemoryFilters, get_memory, list_memories
-from ..web import (page_route, workspace, mirror, readable_refs, render, store_by_key, statuses, twin,
+from ..web import (page_route, workspace, mirror, readable_refs, render, status_of, store_by_key, statuses, twin,
                    whole_number)
 
 bp = Blueprint("memories", __name__)
@@ -105,7 +105,7 @@ def detail(store: str, memory_id: str, fmt: str):
     ref = store_by_key(store)
     if ref is None or not _ID.fullmatch(memory_id):
         abort(404, f"No memory '{memory_id}' in store '{store}'.")
-    status = next(st for st in statuses() if st.ref.key == store)
+    status = status_of(store)
     if status.problem:
         raise status.problem
     memory, events = get_memory(ref, memory_id)

@@ -15,7 +15,7 @@ from ..actions import approval
 from . import block_effects
 from ..store import list_review_items
 from ..store import writes
-from ..web import (page_route, raise_if_unreadable, render, statuses, store_by_key, stores, twin,
+from ..web import (page_route, raise_if_unreadable, render, status_of, statuses, store_by_key, stores, twin,
                    wants_fragment, whole_number)
 from .outcomes import ID, Blocked, Outcome, failure, form_values, overall_status, require_writable, wants_json
 
@@ -29,7 +29,7 @@ def _project():
     ref = store_by_key("project")
     if not ref.exists:
         if not ref.missing:   # something else is there: say what, as the overview does
-            raise next(st.problem for st in statuses() if st.ref.key == "project")
+            raise status_of("project").problem
         abort(404, f"No project store at {ref.path}: agentao creates it the first time it runs.")
     raise_if_unreadable("project")   # the queue lives in the project file only
     return ref
@@ -54,7 +54,7 @@ def _context(status: str, outcomes: dict | None = None, with_effects: bool = Tru
 
 
 def _project_status():
-    return next(st for st in statuses() if st.ref.key == "project")
+    return status_of("project")
 
 
 def _tab() -> str:

@@ -6,14 +6,14 @@ from flask import Blueprint
 
 from ..store import list_summaries
 from ..store.summaries import TAIL_KEEP, TAIL_READ
-from ..web import page_route, render, statuses, twin
+from ..web import page_route, render, status_of, twin
 
 bp = Blueprint("summaries", __name__)
 
 
 @page_route(bp, "/summaries")
 def index(fmt: str):
-    project = next(st for st in statuses() if st.ref.kind == "project")
+    project = status_of("project")
     summaries = list_summaries(project.ref) if project.readable else []
     # A brand-new session's tail: the first 3 of the 10 newest rows (contract §8).
     tail_ids = [s.id for s in summaries[:TAIL_READ][:TAIL_KEEP]]
