@@ -108,7 +108,7 @@ def _queries(endpoint: str, items: list[dict], made: dict) -> list[dict]:
     per_item = [{"id": i["id"]} for i in items]
     return {"findings.check": [{"rule": "secret.api_key", "field": "content"}],
             "forget.plan": [{"cat": "everything"}],
-            "curate.effect": [{"value": "An edited value."}],
+            "memories.edit_effect": [{"value": "An edited value."}],
             "reviews.effect": per_item,
             "reviews.erase_confirm": [{"ids": i["id"]} for i in items],
             "reviews.erased": [{"report": made["report"]}]}.get(endpoint, [{}])

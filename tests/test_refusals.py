@@ -80,11 +80,11 @@ def post_requests(app, client) -> list[tuple[str, str, dict]]:
     fill = {"store": ["project"], "key": ["project"], "memory_id": [memory["id"]],
             "item_id": [item["id"]], "job_id": [app.extensions["refusals_job"]],
             "token": ["none"]}
-    forms = {"curate.act": tokens, "reviews.decide_one": review, "reviews.decide_many": review,
+    forms = {"memories.curate": tokens, "reviews.decide_one": review, "reviews.decide_many": review,
              "reviews.erase": dict(review, confirm="1"), "forget.wipe": {"confirm": "yes"},
              "forget.everything": {"confirm": "forget everything"}, "forget.purge_store": purge,
              "forget.retry": {}}
-    actions = {"curate.act": ["delete", "edit", "move"], "reviews.decide_one": ["approve", "reject"],
+    actions = {"memories.curate": ["delete", "edit", "move"], "reviews.decide_one": ["approve", "reject"],
                "reviews.decide_many": ["approve", "reject"]}
     out = []
     for rule in app.url_map.iter_rules():

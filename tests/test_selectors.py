@@ -38,7 +38,7 @@ def template_selectors() -> dict[str, set[str]]:
 
 def test_templates_spell_out_every_selector():
     found = template_selectors()
-    assert "partials/review_item.html" in found
+    assert "reviews/_item.html" in found
     built = {t: v for t, values in found.items() for v in values if "{" in v}
     assert not built, f"selectors built from data: {built}"
 

@@ -1,6 +1,5 @@
 """One blueprint per screen; the blueprint name is its URL prefix and template folder."""
 
-from .curate import bp as curate_bp
 from .export import bp as export_bp
 from .findings import bp as findings_bp
 from .forget import bp as forget_bp
@@ -11,4 +10,4 @@ from .preview import bp as preview_bp
 from .reviews import bp as reviews_bp
 from .summaries import bp as summaries_bp
 
-ALL_BLUEPRINTS = [overview_bp, projects_bp, memories_bp, summaries_bp, findings_bp, reviews_bp, curate_bp, forget_bp, preview_bp, export_bp]
+ALL_BLUEPRINTS = [overview_bp, projects_bp, memories_bp, summaries_bp, findings_bp, reviews_bp, forget_bp, preview_bp, export_bp]

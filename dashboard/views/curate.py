@@ -1,7 +1,9 @@
 """Curating one memory from its detail page: soft delete, edit, move to the other store.
 
-The forms live in ``partials/memory_actions.html``, which the detail page
-includes.  Each form carries the row's ``updated_at`` and fingerprint as the
+Part of the memories screen: ``views.memories`` registers ``act`` and
+``effect`` on its blueprint (``memories.curate``, ``memories.edit_effect``).
+The forms live in ``memories/_actions.html``, which the detail page includes
+with ``actions_for(memory)`` as ``cur``.  Each form carries the row's ``updated_at`` and fingerprint as the
 page showed them (a move also the fingerprint of the row at its target key);
 the write re-checks them inside its transaction and answers 409 if the row
 changed.  The agent saving *other* rows meanwhile is no reason to refuse, so
@@ -21,7 +23,7 @@ import hashlib
 import json
 import re
 
-from flask import Blueprint, abort, make_response, redirect, render_template, request, url_for
+from flask import abort, make_response, redirect, render_template, request, url_for
 
 from ..actions import curation
 from ..actions import effects
@@ -33,8 +35,6 @@ from ..store.writes import Expect
 from ..web import raise_if_unreadable, status_of, store_by_key, statuses, stores, twin, wants_fragment, whole_number
 from .outcomes import ID, Blocked, Outcome, failure, form_values, require_writable, wants_json
 
-bp = Blueprint("curate", __name__)
-
 MAX_TAGS_CHARS = 2000
 DONE = ("deleted", "edited", "moved")
 _TYPE = re.compile(r"[A-Za-z0-9_-]{1,40}")
@@ -42,7 +42,7 @@ _FINGERPRINT = re.compile(r"[0-9a-f]{16}")
 _TOKEN = re.compile(r"(\d{1,7})-[0-9a-f]{12}")
 
 
-def curation_for(memory) -> dict:
+def actions_for(memory) -> dict:
     """What the actions partial needs: the tokens its forms carry and where a move would go."""
     status = status_of(memory.store)
     live = memory.live and status.readable
@@ -66,11 +66,6 @@ def curation_for(memory) -> dict:
         # Tags the comma-separated field cannot give back once edited (see _tags).
         "uneven_tags": [t for t in memory.tags if "," in t or t != t.strip() or not t],
     }
-
-
-@bp.app_context_processor
-def _inject():
-    return {"curation_for": curation_for}
 
 
 def _expect(values) -> Expect:
@@ -190,19 +185,22 @@ def _answer(store: str, memory_id: str, outcome: Outcome):
     memory = get_memory(ref, memory_id)[0] if ref is not None and ref.exists else None
     if wants_fragment():
         # htmx swaps only 2xx answers, so the failure travels inside the partial.
-        return render_template("partials/memory_actions.html", memory=memory, outcome=outcome)
-    return render_template("curate/result.html", memory=memory, outcome=outcome,
-                           store=store, memory_id=memory_id), outcome.status
+        return render_template("memories/_actions.html", memory=memory, outcome=outcome,
+                               cur=_cur(memory))
+    return render_template("memories/action_result.html", memory=memory, outcome=outcome,
+                           cur=_cur(memory), store=store, memory_id=memory_id), outcome.status
 
 
-@bp.post("/memories/<store>/<memory_id>/<action>")
+def _cur(memory):
+    return actions_for(memory) if memory is not None else None
+
+
 def act(store: str, memory_id: str, action: str):
     if action not in ("delete", "edit", "move"):
         abort(404)
     return _answer(store, memory_id, _run(store, memory_id, action))
 
 
-@bp.get("/memories/<store>/<memory_id>/effect")
 def effect(store: str, memory_id: str):
     """What saving the edit form's values would do to the stable block (nothing is written)."""
     ref = store_by_key(store)
@@ -226,5 +224,7 @@ def effect(store: str, memory_id: str):
     if wants_json():
         return twin({"effect": found.to_dict() if found else None, "refusal": problem})
     if wants_fragment():
-        return render_template("partials/memory_actions.html", memory=memory, edit=edit)
-    return render_template("curate/effect.html", memory=memory, edit=edit)
+        return render_template("memories/_actions.html", memory=memory, edit=edit,
+                               cur=actions_for(memory))
+    return render_template("memories/edit_effect.html", memory=memory, edit=edit,
+                           cur=actions_for(memory))

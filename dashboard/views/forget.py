@@ -46,7 +46,7 @@ def action(rule: str):
             except HTTPException as exc:
                 if not wants_fragment() or _wants_json():
                     raise
-                return render_template("partials/forget_message.html", status=exc.code,
+                return render_template("forget/_message.html", status=exc.code,
                                        message=exc.description)
         return bp.post(rule)(wrapper)
     return decorate
@@ -111,7 +111,7 @@ def residue(key: str, fmt: str):
     report = purge.residue_report(ref)
     if fmt == "json":
         return twin(report)
-    return render("forget/residue.html", "partials/forget_residue.html", report=report, ref=ref,
+    return render("forget/residue.html", "forget/_residue.html", report=report, ref=ref,
                   residue_picture=residue_bars(report))
 
 
@@ -130,7 +130,7 @@ def plan(key: str, fmt: str):
                              "erase a category at a time, or use “Forget everything”.")
     if fmt == "json":
         return twin(data)
-    return render("forget/plan.html", "partials/forget_plan.html", plan=data, ref=ref,
+    return render("forget/plan.html", "forget/_plan.html", plan=data, ref=ref,
                   labels=CATEGORY_LABELS)
 
 
@@ -151,7 +151,7 @@ def job(job_id: str, fmt: str):
     found = _jobs().get(job_id) or abort(404, "That forget action is unknown (the dashboard may have restarted).")
     if fmt == "json":
         return twin(job_dict(found))
-    return render("forget/job.html", "partials/forget_job.html", job=found, view=job_dict(found))
+    return render("forget/job.html", "forget/_job.html", job=found, view=job_dict(found))
 
 
 @bp.get("/forget/jobs/<job_id>/report.json")
@@ -291,7 +291,7 @@ def _start(kind, keys, work, background=True):
     if _wants_json():
         return twin(job_dict(job_), 202 if job_.state == "running" else 200)
     if wants_fragment():
-        return render_template("partials/forget_job.html", job=job_, view=job_dict(job_))
+        return render_template("forget/_job.html", job=job_, view=job_dict(job_))
     return redirect(url_for("forget.job", job_id=job_.id), 303)
 
 

@@ -6,11 +6,15 @@ import re
 
 from flask import Blueprint, abort, current_app, request
 
+from . import curate
 from ..store import MAX_PER_PAGE, SORTS, MemoryFilters, get_memory, list_memories
 from ..web import (page_route, workspace, mirror, readable_refs, render, status_of, store_by_key, statuses, twin,
                    whole_number)
 
 bp = Blueprint("memories", __name__)
+# Curating one memory is part of this screen (views.curate holds the handlers).
+bp.add_url_rule("/memories/<store>/<memory_id>/<action>", "curate", curate.act, methods=["POST"])
+bp.add_url_rule("/memories/<store>/<memory_id>/effect", "edit_effect", curate.effect, methods=["GET"])
 
 MAX_FILTER_CHARS = 200
 _ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -66,7 +70,7 @@ def index(fmt: str):
                      "problems": [{"store": key, "kind": p.kind, "message": str(p)}
                                   for key, p in problems.items()]})
     choices = page.choices
-    return render("memories/index.html", "partials/memory_list.html",
+    return render("memories/index.html", "memories/_list.html",
                   page=page, filters=filters, choices=choices, sorts=list(SORTS),
                   problems=page.problems)
 
@@ -118,4 +122,5 @@ def detail(store: str, memory_id: str, fmt: str):
     if fmt == "json":
         return twin({"memory": memory.to_dict(), "events": [e.to_dict() for e in events],
                      "reach": info})
-    return render("memories/detail.html", memory=memory, events=events, reach=info)
+    return render("memories/detail.html", memory=memory, events=events, reach=info,
+                  cur=curate.actions_for(memory))

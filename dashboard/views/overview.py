@@ -32,7 +32,7 @@ def index(fmt: str):
     if fmt == "json":
         return twin({"stores": [st.to_dict() for st in sts], "timeline": timeline,
                      "stable_block_chars": stable_chars})
-    return render("overview/index.html", "partials/store_cards.html", statuses=sts,
+    return render("overview/index.html", "overview/_store_cards.html", statuses=sts,
                   pictures=overview_pictures(sts, timeline), stable_block_chars=stable_chars)
 
 

@@ -109,7 +109,7 @@ def index(fmt: str):
                         "stable_diff": ["".join(d) for d in what_if["stable_diff"]],
                         "context_diff": ["".join(d) for d in what_if["context_diff"]]})
         return twin(data)
-    return render("preview/index.html", "partials/preview_result.html", ask=ask, p=after,
+    return render("preview/index.html", "preview/_result.html", ask=ask, p=after,
                   what_if=what_if, problems=snap.problems, stale_rows=snap.stale,
                   shown_candidates=SHOWN_CANDIDATES, shown_never=SHOWN_NEVER,
                   score_picture=candidate_scores(after.candidates))

@@ -5,7 +5,8 @@ exactly what will be erased (works without JavaScript; with htmx the bulk
 button swaps it in place of the list), then a POST with ``confirm=1``.
 The POST answers JSON when asked, a report fragment to htmx, and otherwise
 303 to a report page (the report is kept in process memory under a token).
-Routes hang off the reviews blueprint: same screen, same URL prefix.
+Part of the reviews screen: ``views.reviews`` registers these handlers on its blueprint
+(same URL prefix, same template folder).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from ..store import writes
 from ..store.writes import fingerprint
 from ..web import render, stores, twin, wants_fragment
 from .outcomes import ID, Blocked, form_values, require_writable, wants_json
-from .reviews import STATUSES, _project, bp
+from .queue import STATUSES, project as _project
 
 MAX_IDS = 100   # each erase rewrites the whole file (VACUUM): keep one request bounded
 
@@ -43,7 +44,6 @@ def _confirm_context(ids: list[str]) -> dict:
             "fingerprints": {i.id: fingerprint(i) for i in found if i is not None}}
 
 
-@bp.get("/reviews/erase")
 def erase_confirm():
     """What "reject and erase" would remove, item by item, with the confirming form."""
     ctx = _confirm_context(_ids(request.args))
@@ -51,10 +51,9 @@ def erase_confirm():
         return twin({"items": [dict(i.to_dict(), seen=ctx["fingerprints"][i.id]) for i in ctx["items"]],
                      "missing": ctx["missing"]})
     # The tabs are on the page so the report's out-of-band counter swap has a target.
-    return render("reviews/erase.html", "partials/review_erase_confirm.html", **ctx, **_tabs())
+    return render("reviews/erase.html", "reviews/_erase_confirm.html", **ctx, **_tabs())
 
 
-@bp.post("/reviews/erase")
 def erase():
     values = form_values()
     ids = _ids(values)
@@ -88,7 +87,7 @@ def _answer(report: erasure.EraseReport):
         failed = any(i.status in ("conflict", "not found") for i in report.items)
         return twin(dict(report.to_dict(), ok=not failed), 409 if failed else 200)
     if wants_fragment():
-        return render_template("partials/review_erase_report.html", report=report, oob_tabs=True,
+        return render_template("reviews/_erase_report.html", report=report, oob_tabs=True,
                                **_tabs())
     return redirect(url_for("reviews.erased", report=report.token), 303)
 
@@ -106,7 +105,6 @@ def _report(token: str) -> erasure.EraseReport:
     return report
 
 
-@bp.get("/reviews/erased")
 def erased():
     """The verdict of one erase request, per item (``?report=`` names it).
 
@@ -114,11 +112,10 @@ def erased():
     guard would refuse the page as a wrong token.
     """
     report = _report(request.args.get("report") or "")
-    return render("reviews/erased.html", "partials/review_erase_report.html", report=report,
+    return render("reviews/erased.html", "reviews/_erase_report.html", report=report,
                   **_tabs())
 
 
-@bp.post("/reviews/erased/<token>/retry")
 def erase_retry(token: str):
     report = _report(token)
     if not report.retryable:

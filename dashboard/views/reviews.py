@@ -12,27 +12,23 @@ from __future__ import annotations
 from flask import Blueprint, abort, redirect, render_template, request, url_for
 
 from ..actions import approval
-from . import block_effects
+from . import block_effects, review_erase
+from .queue import STATUSES, project as _project
 from ..store import list_review_items
 from ..store import writes
-from ..web import (page_route, raise_if_unreadable, render, status_of, statuses, store_by_key, stores, twin,
+from ..web import (page_route, render, status_of, statuses, stores, twin,
                    wants_fragment, whole_number)
 from .outcomes import ID, Blocked, Outcome, failure, form_values, overall_status, require_writable, wants_json
 
 bp = Blueprint("reviews", __name__)
 
-STATUSES = ("pending", "approved", "rejected")
 ACTIONS = ("approve", "reject")
-
-
-def _project():
-    ref = store_by_key("project")
-    if not ref.exists:
-        if not ref.missing:   # something else is there: say what, as the overview does
-            raise status_of("project").problem
-        abort(404, f"No project store at {ref.path}: agentao creates it the first time it runs.")
-    raise_if_unreadable("project")   # the queue lives in the project file only
-    return ref
+# Reject-and-erase is part of this screen (views.review_erase holds the handlers).
+bp.add_url_rule("/reviews/erase", "erase_confirm", review_erase.erase_confirm, methods=["GET"])
+bp.add_url_rule("/reviews/erase", "erase", review_erase.erase, methods=["POST"])
+bp.add_url_rule("/reviews/erased", "erased", review_erase.erased, methods=["GET"])
+bp.add_url_rule("/reviews/erased/<token>/retry", "erase_retry", review_erase.erase_retry,
+                methods=["POST"])
 
 
 def _plans(items) -> dict:
@@ -50,11 +46,7 @@ def _context(status: str, outcomes: dict | None = None, with_effects: bool = Tru
     return {"status": status, "items": items, "plans": plans,
             "effects": block_effects.for_approvals(plans) if with_effects else {},
             "counts": writes.review_counts(project.path), "outcomes": outcomes or {},
-            "statuses": STATUSES, "read_only": not _project_status().writable}
-
-
-def _project_status():
-    return status_of("project")
+            "statuses": STATUSES, "read_only": not status_of("project").writable}
 
 
 def _tab() -> str:
@@ -80,7 +72,7 @@ def index(fmt: str):
     if done in ("approved", "rejected") and whole_number(request.args.get("n")) is not None:
         notice = f"{done.capitalize()} {request.args['n']} item(s)."
     size = block_effects.size_now() if notice and done == "approved" else None
-    return render("reviews/index.html", "partials/review_list.html", notice=notice,
+    return render("reviews/index.html", "reviews/_list.html", notice=notice,
                   stable_after=size, **ctx)
 
 
@@ -143,11 +135,11 @@ def _answer(outcomes: list[Outcome], single: bool):
             ctx = _context("pending", by_id, with_effects=False)
             item = writes.review_item(_project().path, outcomes[0].id)
             if item is None:
-                return render_template("partials/review_gone.html", outcome=outcomes[0], **ctx)
+                return render_template("reviews/_gone.html", outcome=outcomes[0], **ctx)
             ctx["plans"] = _plans([item])
             ctx["effects"] = block_effects.for_approvals(ctx["plans"])
-            return render_template("partials/review_item.html", item=item, oob_tabs=True, **ctx)
-        return render_template("partials/review_list.html", oob_tabs=True,
+            return render_template("reviews/_item.html", item=item, oob_tabs=True, **ctx)
+        return render_template("reviews/_list.html", oob_tabs=True,
                                **_context("pending", by_id))
     if status == 200:
         action = outcomes[0].outcome
@@ -173,5 +165,3 @@ def decide_many(action: str):
     if len(ids) > 500:
         abort(400, "At most 500 items at a time.")
     return _answer([_decide(i, action, values) for i in dict.fromkeys(ids)], single=False)
-
-from . import review_erase  # noqa: E402,F401 - registers the erase routes on this blueprint
