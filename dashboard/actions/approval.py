@@ -130,15 +130,19 @@ def _pending_item(refs: list[StoreRef], item_id: str, seen: str | None) -> Revie
 
 
 def approve(refs: list[StoreRef], item_id: str, seen: str | None = None,
-            target: str | None = None) -> tuple[ApprovalPlan, writes.Saved]:
+            target: str | None = None, may_write=None) -> tuple[ApprovalPlan, writes.Saved]:
     """Approve one pending item exactly as agentao would; returns the plan and the write.
 
     ``seen`` / ``target`` are the item's and the overwritten memory's
-    fingerprints as the page showed them (None = do not check).  Raises
+    fingerprints as the page showed them (None = do not check).
+    ``may_write(store_key)``, when given, is asked about the plan's store before
+    anything is locked and raises to refuse (a read-only store).  Raises
     SaveRefused (item stays pending) or WriteConflict (nothing decided).
     """
     item = _pending_item(refs, item_id, seen)
     plan = plan_approval(refs, item)
+    if may_write is not None and plan.save is not None:
+        may_write(plan.save.store)   # a read-only store says so before any other reason
     if plan.refusal:
         raise SaveRefused(plan.refusal)
     if plan.blocked:

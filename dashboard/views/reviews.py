@@ -39,9 +39,11 @@ def _plans(items) -> dict:
             for i in items if i.status == "pending"}
 
 
-def _context(status: str, outcomes: dict | None = None, with_effects: bool = True) -> dict:
+def _context(status: str, outcomes: dict | None = None, with_effects: bool = True,
+             items=None) -> dict:
+    """The tab's items (or just ``items``), each pending one with its plan and effect."""
     project = _project()
-    items = list_review_items(project, status)
+    items = list_review_items(project, status) if items is None else items
     plans = _plans(items)
     return {"status": status, "items": items, "plans": plans,
             "effects": block_effects.for_approvals(plans) if with_effects else {},
@@ -105,12 +107,7 @@ def _decide(item_id: str, action: str, values) -> Outcome:
         if action == "reject":
             approval.reject(stores(), item_id, seen)
             return Outcome(item_id, "rejected", "Rejected")
-        item = writes.review_item(_project().path, item_id)
-        if item is not None and item.status == "pending":
-            plan = approval.plan_approval(stores(), item)
-            if plan.save is not None:
-                require_writable(plan.save.store)
-        plan, saved = approval.approve(stores(), item_id, seen, target)
+        plan, saved = approval.approve(stores(), item_id, seen, target, may_write=require_writable)
         return Outcome(item_id, "approved",
                        f"Approved → memory '{plan.save.title}' (source=crystallized)",
                        memory_id=saved.memory_id, memory_store=plan.save.store, event=saved.event)
@@ -132,12 +129,10 @@ def _answer(outcomes: list[Outcome], single: bool):
     if wants_fragment():
         # htmx swaps only 2xx answers, so the failure travels in the row itself.
         if single:
-            ctx = _context("pending", by_id, with_effects=False)
             item = writes.review_item(_project().path, outcomes[0].id)
+            ctx = _context("pending", by_id, items=[item] if item else [])
             if item is None:
                 return render_template("reviews/_gone.html", outcome=outcomes[0], **ctx)
-            ctx["plans"] = _plans([item])
-            ctx["effects"] = block_effects.for_approvals(ctx["plans"])
             return render_template("reviews/_item.html", item=item, oob_tabs=True, **ctx)
         return render_template("reviews/_list.html", oob_tabs=True,
                                **_context("pending", by_id))
