@@ -10,8 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass, asdict
 
 
+class _Row:
+    def to_dict(self) -> dict:
+        """The row as JSON-ready data (tuples as lists)."""
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+
+
 @dataclass(frozen=True)
-class Memory:
+class Memory(_Row):
     """One row of ``memories``; ``store`` says which file it came from."""
 
     id: str
@@ -34,15 +40,9 @@ class Memory:
     def live(self) -> bool:
         return self.deleted_at is None
 
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        d["tags"] = list(self.tags)
-        d["keywords"] = list(self.keywords)
-        return d
-
 
 @dataclass(frozen=True)
-class Summary:
+class Summary(_Row):
     """One row of ``session_summaries``."""
 
     id: str
@@ -53,12 +53,9 @@ class Summary:
     created_at: str = ""
     store: str = "project"
 
-    def to_dict(self) -> dict:
-        return asdict(self)
-
 
 @dataclass(frozen=True)
-class ReviewItem:
+class ReviewItem(_Row):
     """One row of ``memory_review_queue``."""
 
     id: str
@@ -77,14 +74,9 @@ class ReviewItem:
     updated_at: str = ""
     store: str = "project"
 
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        d["tags"] = list(self.tags)
-        return d
-
 
 @dataclass(frozen=True)
-class Event:
+class Event(_Row):
     """One row of ``memory_events``."""
 
     id: int
@@ -93,6 +85,3 @@ class Event:
     timestamp: str
     detail: str | None = None
     store: str = "project"
-
-    def to_dict(self) -> dict:
-        return asdict(self)
