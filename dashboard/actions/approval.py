@@ -143,7 +143,7 @@ def approve(refs: list[StoreRef], item_id: str, seen: str | None = None,
     item = _pending_item(refs, item_id, seen)
     plan = plan_approval(refs, item)
     if plan.refusal:
-        raise SaveRefused(plan.refusal)
+        raise SaveRefused.of(plan.refusal)
     if plan.blocked:
         raise WriteConflict("blocked", plan.blocked)
     queue, dest = _store_ref(refs, "project").path, _store_ref(refs, plan.save.store).path
