@@ -162,6 +162,11 @@ def test_preview_twin_pages_the_candidates(tmp_path, n):
     page2 = client.get("/preview.json", query_string={
         "q": "billing retry", "asof": ASOF, "candidates_page": 2, "per_page": 100}).get_json()
     assert [c["rank"] for c in page2["candidates"]][:1] == [101]
+    # The page's table shows the first 100 and links to the twin's next page.
+    from bs4 import BeautifulSoup
+    html = client.get("/preview", query_string={"q": "billing retry", "asof": ASOF})
+    more = BeautifulSoup(html.get_data(as_text=True), "html.parser").select_one("[data-more] a")
+    assert client.get(more["href"]).get_json()["candidates"] == page2["candidates"]
     # 200 candidates of about 1.5 kB plus 2,000-character blocks: far under 600 kB at any size.
     assert len(r.get_data()) < 600_000, len(r.get_data())
 

@@ -15,7 +15,7 @@ from flask import abort, request
 from ..contract import SaveRefused
 from ..store import StoreProblem
 from ..store.writes import WriteConflict
-from ..web import statuses, wants_json  # noqa: F401 - re-exported for the action views
+from ..web import statuses
 
 ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 

@@ -197,8 +197,11 @@ def index(fmt: str):
                 score_picture=None if fmt == "json" else candidate_scores(after.candidates))
 
 
-# Scripts send a list of messages in a body: the query string is capped (guard.security).
-bp.add_url_rule("/preview.json", view_func=index, defaults={"fmt": "json"}, methods=["POST"])
+@bp.post("/preview.json")
+def ask():
+    """The twin for a script's JSON body: a list of messages does not fit the capped query
+    string (guard.security).  It only reads, like the GET."""
+    return index("json")
 
 
 def _json(ctx) -> dict:

@@ -16,9 +16,9 @@ from . import block_effects
 from ..store import list_review_items
 from ..store import writes
 from ..contract import SaveRefused
-from ..web import (page, page_route, raise_if_unreadable, statuses, store_by_key, stores, twin,
+from ..web import (page, page_route, wants_json, raise_if_unreadable, statuses, store_by_key, stores, twin,
                    wants_fragment, whole_number)
-from .outcomes import ID, Blocked, Outcome, failure, form_values, overall_status, require_writable, wants_json
+from .outcomes import ID, Blocked, Outcome, failure, form_values, overall_status, require_writable
 
 bp = Blueprint("reviews", __name__)
 
