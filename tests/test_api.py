@@ -203,7 +203,7 @@ def test_decided_item_answers_its_state_without_placeholders(queue):
         outcome = again.get_json()["outcomes"][0]
         assert again.status_code == 409, again.get_json()
         assert outcome["outcome"] == "not_pending" and outcome["state"] == "approved"
-        assert "already approved" in outcome["message"]
+        assert "no longer pending (it is approved)" in outcome["message"]
     gone = client.post("/reviews/nosuchitem/reject", json={}, headers=JSON)
     assert gone.status_code == 404 and gone.get_json()["outcomes"][0]["outcome"] == "not_pending"
     # A pending item still needs the versions the page showed.

@@ -36,7 +36,8 @@ Caching
 CJK
     :class:`Tokenizer` uses jieba when importable; ``Tokenizer(use_jieba=False)``
     behaves like agentao without its ``i18n`` extra.  ``Preview.cjk_mode`` says
-    which was used.
+    which was used.  ``tokenizer_for(setting)`` gives the one for a ``--cjk``
+    setting (auto, on, off), so the preview matches the agent's environment.
 """
 
 from .cache import EngineCache

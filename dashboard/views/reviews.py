@@ -131,7 +131,9 @@ def _decide(item_id: str, action: str, values) -> Outcome:
                        f"Approved → memory '{plan.save.title}' (source=crystallized)",
                        memory_id=saved.memory_id, memory_store=plan.save.store, event=saved.event)
     except Exception as exc:  # noqa: BLE001 - failure() re-raises what it does not know
-        return failure(item_id, exc)
+        out = failure(item_id, exc)
+        # Decided meanwhile (or by an earlier call): say what it is now, as without tokens.
+        return (_decided(item_id) or out) if out.outcome == "not_pending" else out
 
 
 def _decided(item_id: str) -> Outcome | None:
@@ -147,8 +149,9 @@ def _decided(item_id: str) -> Outcome | None:
                        "changed.", 404)
     if item.status == "pending":
         return None
-    return Outcome(item_id, "not_pending", f"Review item {item_id} is already {item.status} "
-                   f"(at {item.updated_at}); nothing was changed.", 409, state=item.status)
+    return Outcome(item_id, "not_pending", f"Review item {item_id} is no longer pending (it is "
+                   f"{item.status}) since {item.updated_at}; nothing was changed.", 409,
+                   state=item.status)
 
 
 def _answer(outcomes: list[Outcome], single: bool):
