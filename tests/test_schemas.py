@@ -46,6 +46,11 @@ def twins(tmp_path_factory):
                 messages="see pyproject.toml")
     get("preview", "/preview.json", q="deploy 部署", hide=asked["stable_entries"][0]["id"])
     get("preview", "/preview.json", q="tests", candidates_page=2, per_page=1)
+    posted = client.post("/preview.json", json={"q": "tests", "messages": [
+        {"role": "user", "content": [{"type": "text", "text": "see\ntests/conftest.py"}]}]},
+        headers={"Sec-Fetch-Site": "same-origin"})
+    assert posted.status_code == 200, posted.get_data(as_text=True)[:300]
+    out["preview"].append(posted.get_json())
     get("summaries", "/summaries.json")
     get("projects", "/projects.json")
     get("export", "/export.json")
