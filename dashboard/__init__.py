@@ -16,6 +16,7 @@ DEFAULTS = {
     "MAX_CONTENT_LENGTH": 1024 * 1024,
     "AUTH_TOKEN": None,         # None = generate one; False or "" = no token (loopback only)
     "ALLOWED_HOSTS": None,      # Host header values; None = loopback names on any port
+    "CJK": "auto",              # the agent's jieba: auto (if importable here), on, off
 }
 
 
@@ -31,6 +32,9 @@ def create_app(config: dict | None = None) -> Flask:
                 static_folder=str(_asset_dir("static")))
     app.config.from_mapping(DEFAULTS)
     app.config.update(config or {})
+    from .engine.tokenize import CJK_SETTINGS
+    if app.config["CJK"] not in CJK_SETTINGS:
+        raise ValueError(f"CJK must be one of {', '.join(CJK_SETTINGS)}, not {app.config['CJK']!r}")
     projects = app.config["PROJECT_DIR"] or os.getcwd()
     if isinstance(projects, (str, os.PathLike)):
         projects = [projects]

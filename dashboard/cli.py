@@ -45,6 +45,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="require no token (loopback addresses only; any local user can then "
                              "read and erase memories)")
     p.add_argument("--threads", type=int, default=8, help="waitress worker threads (default 8)")
+    p.add_argument("--cjk", choices=("auto", "on", "off"), default="auto",
+                   help="tokenize Chinese/Japanese/Korean text as the AGENT does: 'on' with jieba "
+                        "(agentao[i18n]; required here), 'off' without it, 'auto' (default) with "
+                        "jieba when it can be imported here")
     return p
 
 
@@ -102,6 +106,19 @@ def token_from_args(args: argparse.Namespace, parser: argparse.ArgumentParser) -
     return args.token or generate_token()
 
 
+def cjk_from_args(args: argparse.Namespace, parser: argparse.ArgumentParser) -> str:
+    """The CJK setting; ``on`` without jieba exits 2 now rather than previewing wrongly."""
+    if args.cjk == "on":
+        from .engine.tokenize import tokenizer_for
+        try:
+            tokenizer_for("on")
+        except ImportError:
+            parser.exit(2, "agentao-memory-dashboard: error: --cjk on needs jieba, which cannot "
+                           "be imported here (pip install 'agentao-memory-dashboard[cjk]', or "
+                           "--cjk off if the agent runs without it)\n")
+    return args.cjk
+
+
 def warm_up(app) -> None:
     """Read the stores into the app's in-memory copy before anyone asks.
 
@@ -133,6 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     token = token_from_args(args, parser)
     config = config_from_args(args, parser)
     config["AUTH_TOKEN"] = token
+    config["CJK"] = cjk_from_args(args, parser)
 
     from waitress import create_server
 

@@ -32,7 +32,30 @@ REFUSED_SECRET = "Refused to save: content appears to contain sensitive credenti
 
 
 class SaveRefused(ValueError):
-    """agentao would refuse this save; the message is agentao's own wording."""
+    """agentao would refuse this save; the message is agentao's own wording.
+
+    ``agentao_error`` names the exception agentao raises for it, so a script can
+    tell a refused secret (``SensitiveMemoryError``) from a bad key or content
+    (``ValueError``) without matching text.
+    """
+
+    agentao_error = "ValueError"
+
+    @staticmethod
+    def of(message: str) -> "SaveRefused":
+        """The refusal for a text kept from an earlier plan, of the class agentao raises."""
+        return (SensitiveRefused if message == REFUSED_SECRET else SaveRefused)(message)
+
+    @staticmethod
+    def error_for(message: str | None) -> str | None:
+        """agentao's exception name for a refusal known only by its text (a plan's)."""
+        return None if message is None else SaveRefused.of(message).agentao_error
+
+
+class SensitiveRefused(SaveRefused):
+    """The content holds a credential: agentao's guard raises ``SensitiveMemoryError``."""
+
+    agentao_error = "SensitiveMemoryError"
 
 
 # ---------------------------------------------------------------------------
@@ -183,7 +206,7 @@ def plan_save(key: str, value: str, tags=(), *, scope: str | None = None,
     title = title_for(key)
     content = clean_content(value)
     if find_secret(content):
-        raise SaveRefused(REFUSED_SECRET)
+        raise SensitiveRefused(REFUSED_SECRET)
     target = classify_scope(normalized, tags, scope)
     downgraded = target == "user" and not has_user_store
     if downgraded:

@@ -8,17 +8,13 @@ from flask import Flask, jsonify, make_response, render_template, request
 from werkzeug.exceptions import HTTPException
 
 from .store import StoreProblem
+from .web import wants_json
 
 log = logging.getLogger(__name__)
 
 
-def _wants_json() -> bool:
-    return (request.path.endswith(".json")
-            or request.accept_mimetypes.best == "application/json")
-
-
 def _respond(status: int, title: str, message: str):
-    if _wants_json():
+    if wants_json():
         return jsonify({"error": title, "message": message, "status": status}), status
     return render_template("error.html", status=status, title=title, message=message), status
 

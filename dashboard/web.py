@@ -89,12 +89,35 @@ def wants_fragment() -> bool:
             and request.headers.get("HX-Boosted") != "true")
 
 
+def wants_json() -> bool:
+    """Whether the client wants JSON: a ``.json`` twin, or ``Accept: application/json``
+    (scripts posting to an action URL).  The one answer for views, errors and the guard."""
+    return (request.path.endswith(".json")
+            or request.accept_mimetypes.best == "application/json")
+
+
 def render(page_template: str, fragment: str | None = None, **context):
     """Render the full page, or only its fragment when htmx asks for one."""
     template = fragment if (fragment and wants_fragment()) else page_template
     response = current_app.make_response(render_template(template, **context))
     response.vary.add("HX-Request")
     return response
+
+
+def page(fmt: str, page_template: str, fragment: str | None = None, *, to_json=None,
+         **context):
+    """One context, two renderings (datasette's renderers): the HTML page (or its
+    fragment), or for ``fmt == "json"`` the context itself as the JSON twin.
+
+    A view builds its data once and hands it here, so the page and its twin
+    cannot drift.  ``to_json(context)`` is given only where the context holds
+    objects that are not plain data (records, plans, statuses); it picks and
+    converts, it never reads a store.  Objects with a ``to_dict()`` are
+    converted by the encoder in any case (see :class:`JSONProvider`).
+    """
+    if fmt == "json":
+        return twin(to_json(context) if to_json is not None else context)
+    return render(page_template, fragment, **context)
 
 
 def page_route(bp, rule: str):
@@ -121,12 +144,17 @@ def twin(data, status: int = 200):
 class JSONProvider(DefaultJSONProvider):
     """The JSON twins' encoder, safe with what a hand edit can leave in a row: a BLOB in a
     TEXT column reaches Python as bytes, which is written as text (invalid UTF-8 replaced,
-    as the HTML pages show it) instead of failing the whole answer."""
+    as the HTML pages show it) instead of failing the whole answer.  An object with a
+    ``to_dict()`` is written as that, so a page's context can be its twin."""
 
     @staticmethod
     def default(o):
         if isinstance(o, bytes):
             return o.decode("utf-8", "replace")
+        if hasattr(o, "to_dict"):   # records, statuses, plans: their own plain form
+            return o.to_dict()
+        if isinstance(o, (set, frozenset)):
+            return sorted(o)
         return DefaultJSONProvider.default(o)
 
     def loads(self, s, **kwargs):

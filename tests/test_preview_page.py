@@ -57,7 +57,7 @@ def test_json_twin_with_asof_and_hints(client):
     data = client.get("/preview.json", query_string={
         "q": "uv", "asof": "2030-01-01T00:00:00Z", "messages": "look at pyproject.toml\nhi"}).get_json()
     assert data["now"] == "2030-01-01T00:00:00+00:00"
-    assert data["hints"] == ["pyproject.toml"]
+    assert data["context_hints"] == ["pyproject.toml"]
     assert data["budgets"]["stable"]["limit"] == 2000
     cand = data["candidates"][0]
     assert {"score", "terms", "mark", "reasons"} <= cand.keys()

@@ -144,7 +144,7 @@ def approve(refs: list[StoreRef], item_id: str, seen: str | None = None,
     if may_write is not None and plan.save is not None:
         may_write(plan.save.store)   # a read-only store says so before any other reason
     if plan.refusal:
-        raise SaveRefused(plan.refusal)
+        raise SaveRefused.of(plan.refusal)
     if plan.blocked:
         raise WriteConflict("blocked", plan.blocked)
     queue, dest = ref_for(refs, "project").path, ref_for(refs, plan.save.store).path

@@ -36,7 +36,8 @@ Caching
 CJK
     :class:`Tokenizer` uses jieba when importable; ``Tokenizer(use_jieba=False)``
     behaves like agentao without its ``i18n`` extra.  ``Preview.cjk_mode`` says
-    which was used.
+    which was used.  ``tokenizer_for(setting)`` gives the one for a ``--cjk``
+    setting (auto, on, off), so the preview matches the agent's environment.
 """
 
 from .cache import EngineCache
@@ -46,11 +47,13 @@ from .recall import CUT_BUDGET, CUT_TOP_K, EXCLUDED_STABLE, IN_BLOCK, Term
 from .ranking import Candidate
 from .results import Budget, Preview
 from .stable import Selected, all_entries, session_tail
-from .tokenize import MODE_JIEBA, MODE_LATIN, TokenOrigin, Tokenizer, default_tokenizer
+from .tokenize import (CJK_SETTINGS, MODE_JIEBA, MODE_LATIN, TokenOrigin, Tokenizer, default_tokenizer,
+                       tokenizer_for)
 
 __all__ = [
     "preview", "stable_block_size", "stable_view", "extract_hints", "session_tail", "all_entries",
     "EngineCache", "Preview", "Candidate", "Budget", "Selected", "Term",
-    "Tokenizer", "TokenOrigin", "default_tokenizer", "MODE_JIEBA", "MODE_LATIN",
+    "Tokenizer", "TokenOrigin", "default_tokenizer", "tokenizer_for", "CJK_SETTINGS",
+    "MODE_JIEBA", "MODE_LATIN",
     "IN_BLOCK", "CUT_TOP_K", "CUT_BUDGET", "EXCLUDED_STABLE",
 ]

@@ -103,7 +103,8 @@ def preview(project_memories: Sequence[Memory], user_memories: Sequence[Memory],
             summaries: Iterable[Summary], *, query: str, messages: Iterable[Any] = (),
             session_id: str | None = None, now: datetime,
             hidden_ids: Iterable[str] = frozenset(), cache: EngineCache | None = None,
-            version: Hashable | None = None, tokenizer: Tokenizer | None = None) -> Preview:
+            version: Hashable | None = None, tokenizer: Tokenizer | None = None,
+            context_hints: Sequence[str] | None = None) -> Preview:
     """Compute both blocks and every explanation for one query.
 
     ``project_memories`` / ``user_memories``: each file's rows in
@@ -111,7 +112,9 @@ def preview(project_memories: Sequence[Memory], user_memories: Sequence[Memory],
     ``summaries``: the project file's summaries in rowid order, or newest
     first as ``ORDER BY created_at DESC`` gives them (at least the 10 newest);
     ``messages``: recent messages, oldest first (strings or agentao-style
-    dicts), the source of file-path hints; ``session_id``: the current
+    dicts), the source of file-path hints; ``context_hints``: the hints
+    themselves, as a caller of agentao's ``recall_candidates`` passes them
+    (``messages`` is then not read); ``session_id``: the current
     session (None = a brand-new one); ``now``: the clock (naive = UTC);
     ``cache`` + ``version`` (the two change counters): reuse token bundles.
     """
@@ -124,7 +127,7 @@ def preview(project_memories: Sequence[Memory], user_memories: Sequence[Memory],
     block, fitted = stable_view(project_memories, user_memories, summaries, session_id=session_id,
                                 hidden_ids=hidden, cache=cache, version=version)
     shown = frozenset(s.memory.id for s in fitted.shown())
-    hints = extract_hints(messages)
+    hints = tuple(context_hints) if context_hints is not None else extract_hints(messages)
     recall, note = _recall(state, query, hints, tok, hidden, shown, now)
     context = render_context(recall.facts)
     pool = tuple(m for m in state.records.values() if m.id not in hidden) if hidden \

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from . import recall as rc
-from .render import context_fact, context_room
+from .render import EXCERPT_CHARS, context_fact, context_room
 from dashboard.records import Memory
 
 from .recall import Scored, Term
@@ -66,6 +66,7 @@ class Candidate:
         m = self.memory
         return {"id": m.id, "title": m.title, "scope": m.scope, "type": m.type,
                 "store": m.store, "updated_at": m.updated_at,
+                "excerpt": m.content[:EXCERPT_CHARS],   # agentao's RecallCandidate.excerpt
                 "score": self.score, "score_text": f"{self.score:.2f}",
                 "signal": self.scored.signal, "days": self.scored.days,
                 "reasons": list(self.reasons), "mark": self.mark,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
@@ -11,6 +12,9 @@ from dashboard.records import Memory
 from .ranking import Candidate, Recall
 from .stable import Selected
 from .tokenize import TokenOrigin
+
+CANDIDATES_PER_PAGE = 100   # the twin's first page: the block, its cuts and the near misses
+EVICTED_SHOWN = 100         # stable entries left out by the budget, listed after the shown ones
 
 
 @dataclass(frozen=True)
@@ -76,24 +80,33 @@ class Preview:
         """Why the records in :attr:`never_recalled` are not candidates."""
         return self.recall_note or "no signal"
 
-    def to_dict(self, include_never: bool = True) -> dict:
-        """Plain form for the JSON twin."""
-        out = {
+    def to_dict(self, page: int = 1, per_page: int = CANDIDATES_PER_PAGE) -> dict:
+        """Plain form for the JSON twin, of a size that does not grow with the store.
+
+        Candidates are paged in rank order (page 1: the block, the cuts and the
+        nearest misses); stable entries are the shown ones plus the first
+        ``EVICTED_SHOWN`` left out; never-recalled records are only counted.
+        """
+        ranked = self.candidates
+        start = (page - 1) * per_page
+        shown = [s for s in self.stable_entries if s.shown]
+        evicted = [s for s in self.stable_entries if not s.shown]
+        return {
             "stable_block": self.stable_block, "context_block": self.context_block,
             "budgets": {"stable": self.stable_budget.to_dict(),
                         "context": self.context_budget.to_dict()},
             "session_tail": self.session_tail,
-            "stable_entries": [s.to_dict() for s in self.stable_entries],
+            "stable_entries": [s.to_dict() for s in shown + evicted[:EVICTED_SHOWN]],
+            "stable_entries_total": len(self.stable_entries),
             "query": self.query,
             "query_tokens": [t.to_dict() for t in self.query_tokens],
-            "hints": list(self.hints), "hint_tokens": list(self.hint_tokens),
-            "candidates": [c.to_dict() for c in self.candidates],
+            "context_hints": list(self.hints), "hint_tokens": list(self.hint_tokens),
+            "candidates": [c.to_dict() for c in ranked[start:start + per_page]],
+            "candidates_total": len(ranked), "candidates_page": page, "per_page": per_page,
+            "candidates_pages": max(1, -(-len(ranked) // per_page)),
+            "marks": dict(Counter(c.mark for c in ranked)),
             "recall_note": self.recall_note, "cjk_mode": self.cjk_mode,
             "now": self.now.isoformat(), "hidden_ids": sorted(self.hidden_ids),
+            "never_recalled": {"reason": self.never_recalled_reason,
+                               "count": len(self.never_recalled)},
         }
-        if include_never:
-            out["never_recalled"] = {
-                "reason": self.never_recalled_reason,
-                "records": [{"id": m.id, "title": m.title, "store": m.store}
-                            for m in self.never_recalled]}
-        return out

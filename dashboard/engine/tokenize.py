@@ -17,6 +17,7 @@ Without jieba the CJK path yields nothing, exactly like agentao without its
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import warnings
@@ -169,3 +170,20 @@ def default_tokenizer() -> Tokenizer:
     if _DEFAULT is None:
         _DEFAULT = Tokenizer()
     return _DEFAULT
+
+
+CJK_SETTINGS = ("auto", "on", "off")
+
+
+@functools.lru_cache(maxsize=None)
+def tokenizer_for(cjk: str) -> Tokenizer:
+    """The tokenizer for a ``--cjk`` setting, one per process and setting.
+
+    The preview must tokenize as the *agent* does, and the agent's environment
+    may lack jieba while the dashboard's has it (or the reverse): ``off`` is
+    agentao without jieba, ``on`` requires it (ImportError when missing),
+    ``auto`` uses it when importable, as agentao itself decides.
+    """
+    if cjk not in CJK_SETTINGS:
+        raise ValueError(f"CJK must be one of {', '.join(CJK_SETTINGS)}, not {cjk!r}")
+    return default_tokenizer() if cjk == "auto" else Tokenizer(use_jieba=cjk == "on")

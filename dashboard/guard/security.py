@@ -44,6 +44,7 @@ import secrets
 from flask import Flask, current_app, g, jsonify, render_template, request
 from werkzeug.exceptions import abort
 
+from ..web import wants_json
 from .access import COOKIE_LIFETIME, RENEW_AFTER, Access, token_problem
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
@@ -136,13 +137,9 @@ class HostGuard:
         return self.wsgi_app(environ, with_headers)
 
 
-def _wants_json() -> bool:
-    return request.path.endswith(".json") or request.accept_mimetypes.best == "application/json"
-
-
 def _denied(message: str, status: int = 403, retry_after: int = 0):
     # Standalone page: it must not include base.html, which reads the stores.
-    if _wants_json():
+    if wants_json():
         error = "Too many wrong tokens" if status == 429 else "Token required"
         response = jsonify({"error": error, "message": message, "status": status})
     else:

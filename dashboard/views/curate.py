@@ -32,8 +32,9 @@ from ..contract import KNOWN_TYPES
 from ..store import get_memory
 from ..store import writes
 from ..store.writes import Expect
-from ..web import raise_if_unreadable, status_of, store_by_key, statuses, stores, twin, wants_fragment, whole_number
-from .outcomes import ID, Blocked, Outcome, failure, form_values, require_writable, wants_json
+from ..web import (raise_if_unreadable, status_of, store_by_key, statuses, stores, twin, wants_fragment, wants_json,
+                   whole_number)
+from .outcomes import ID, Blocked, Outcome, failure, form_values, require_writable
 
 MAX_TAGS_CHARS = 2000
 DONE = ("deleted", "edited", "moved")

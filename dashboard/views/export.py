@@ -15,7 +15,7 @@ from flask import Blueprint, abort, current_app, request, url_for
 from ..actions import export
 from ..store import StoreProblem
 from ..store.export import store_contents
-from ..web import page_route, render, statuses, twin
+from ..web import page, page_route, statuses
 
 bp = Blueprint("export", __name__)
 FORMAT_LABELS = {"json": "JSON", "csv": "CSV (UTF-8 with BOM, opens in Excel)",
@@ -39,14 +39,16 @@ def index(fmt: str):
     include_invisible = _include_invisible()
     sts = statuses(deep=True)
     downloads = _downloads(include_invisible)
-    if fmt == "json":
-        return twin({"include_invisible": include_invisible, "downloads": downloads,
-                     "stores": [{"store": st.ref.key, "kind": st.ref.kind, "path": str(st.ref.path),
-                                 "readable": st.readable, "live": st.live, "deleted": st.deleted,
-                                 "reviews": sum(st.reviews_by_status.values()),
-                                 "summaries": st.summaries} for st in sts]})
-    return render("export/index.html", sts=sts, downloads=downloads, labels=FORMAT_LABELS,
-                  include_invisible=include_invisible)
+    return page(fmt, "export/index.html", to_json=_json, sts=sts, downloads=downloads,
+                labels=FORMAT_LABELS, include_invisible=include_invisible)
+
+
+def _json(ctx) -> dict:
+    return {"include_invisible": ctx["include_invisible"], "downloads": ctx["downloads"],
+            "stores": [{"store": st.ref.key, "kind": st.ref.kind, "path": str(st.ref.path),
+                        "readable": st.readable, "live": st.live, "deleted": st.deleted,
+                        "reviews": sum(st.reviews_by_status.values()),
+                        "summaries": st.summaries} for st in ctx["sts"]]}
 
 
 def _filename(fmt: str, include_invisible: bool, now: datetime) -> str:

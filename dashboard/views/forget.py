@@ -19,7 +19,7 @@ from ..actions.jobs import Busy, Jobs
 from ..pictures import residue_bars
 from ..store import get_memory
 from ..store.purge import count_kinds
-from ..web import (workspace, page_route, raise_if_unreadable, render, statuses, store_by_key,
+from ..web import (wants_json, workspace, page, page_route, raise_if_unreadable, statuses, store_by_key,
                    stores, twin, wants_fragment)
 
 bp = Blueprint("forget", __name__)
@@ -44,7 +44,7 @@ def action(rule: str):
             try:
                 return view(*args, **kwargs)
             except HTTPException as exc:
-                if not wants_fragment() or _wants_json():
+                if not wants_fragment() or wants_json():
                     raise
                 return render_template("forget/_message.html", status=exc.code,
                                        message=exc.description)
@@ -54,10 +54,6 @@ def action(rule: str):
 
 def _jobs() -> Jobs:
     return current_app.extensions["forget_jobs"]
-
-
-def _wants_json() -> bool:
-    return request.accept_mimetypes.best == "application/json"
 
 
 def _writable_store(key: str):
@@ -97,11 +93,11 @@ def _confirmed(expected: str) -> None:
 @page_route(bp, "/forget")
 def index(fmt: str):
     sts = statuses()
-    if fmt == "json":
-        return twin({"stores": [{"store": s.ref.key, "name": s.ref.name, "path": str(s.ref.path),
-                                 "readable": s.readable, "writable": s.writable} for s in sts],
-                     "categories": list(purge.ALL_CATEGORIES), "everything_phrase": EVERYTHING_PHRASE})
-    return render("forget/index.html", sts=sts, labels=CATEGORY_LABELS, phrase=EVERYTHING_PHRASE)
+    return page(fmt, "forget/index.html", sts=sts, labels=CATEGORY_LABELS, phrase=EVERYTHING_PHRASE,
+                to_json=lambda ctx: {
+                    "stores": [{"store": s.ref.key, "name": s.ref.name, "path": str(s.ref.path),
+                                "readable": s.readable, "writable": s.writable} for s in ctx["sts"]],
+                    "categories": list(purge.ALL_CATEGORIES), "everything_phrase": ctx["phrase"]})
 
 
 @page_route(bp, "/forget/residue/<key>")
@@ -109,10 +105,9 @@ def residue(key: str, fmt: str):
     ref = store_by_key(key) or abort(404, f"There is no store called '{key}'.")
     raise_if_unreadable(key)
     report = purge.residue_report(ref)
-    if fmt == "json":
-        return twin(report)
-    return render("forget/residue.html", "forget/_residue.html", report=report, ref=ref,
-                  residue_picture=residue_bars(report))
+    return page(fmt, "forget/residue.html", "forget/_residue.html", report=report, ref=ref,
+                residue_picture=None if fmt == "json" else residue_bars(report),
+                to_json=lambda ctx: ctx["report"])
 
 
 @page_route(bp, "/forget/plan/<key>")
@@ -128,10 +123,8 @@ def plan(key: str, fmt: str):
     if data["fingerprint"] is None:
         data["too_large"] = (f"This dry run lists {len(rows)} rows, more than one form can confirm: "
                              "erase a category at a time, or use “Forget everything”.")
-    if fmt == "json":
-        return twin(data)
-    return render("forget/plan.html", "forget/_plan.html", plan=data, ref=ref,
-                  labels=CATEGORY_LABELS)
+    return page(fmt, "forget/plan.html", "forget/_plan.html", plan=data, ref=ref,
+                labels=CATEGORY_LABELS, to_json=lambda ctx: ctx["plan"])
 
 
 @page_route(bp, "/forget/memory/<key>/<memory_id>")
@@ -141,17 +134,15 @@ def memory(key: str, memory_id: str, fmt: str):
     mem, _events = get_memory(ref, memory_id)
     if mem is None:
         abort(404, f"No memory {memory_id} in the {key} store.")
-    if fmt == "json":
-        return twin({"memory": mem.to_dict(), "limits": purge.KNOWN_TEXTS_ONLY})
-    return render("forget/memory.html", mem=mem, ref=ref, limits=purge.KNOWN_TEXTS_ONLY)
+    return page(fmt, "forget/memory.html", mem=mem, ref=ref, limits=purge.KNOWN_TEXTS_ONLY,
+                to_json=lambda ctx: {"memory": ctx["mem"], "limits": ctx["limits"]})
 
 
 @page_route(bp, "/forget/jobs/<job_id>")
 def job(job_id: str, fmt: str):
     found = _jobs().get(job_id) or abort(404, "That forget action is unknown (the dashboard may have restarted).")
-    if fmt == "json":
-        return twin(job_dict(found))
-    return render("forget/job.html", "forget/_job.html", job=found, view=job_dict(found))
+    return page(fmt, "forget/job.html", "forget/_job.html", job=found, view=job_dict(found),
+                to_json=lambda ctx: ctx["view"])
 
 
 @bp.get("/forget/jobs/<job_id>/report.json")
@@ -288,7 +279,7 @@ def _start(kind, keys, work, background=True):
         job_ = _jobs().start(kind, keys, work, background=background)
     except Busy as exc:
         abort(409, str(exc))
-    if _wants_json():
+    if wants_json():
         return twin(job_dict(job_), 202 if job_.state == "running" else 200)
     if wants_fragment():
         return render_template("forget/_job.html", job=job_, view=job_dict(job_))

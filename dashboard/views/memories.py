@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import re
 
-from flask import Blueprint, abort, current_app, request
+from flask import Blueprint, abort, current_app, request, url_for
 
 from . import curate
 from ..store import MAX_PER_PAGE, SORTS, MemoryFilters, get_memory, list_memories
-from ..web import (page_route, workspace, mirror, readable_refs, render, status_of, store_by_key, statuses, twin,
-                   whole_number)
+from ..web import page as page_
+from ..web import page_route, workspace, mirror, readable_refs, status_of, store_by_key, statuses, stores, whole_number
 
 bp = Blueprint("memories", __name__)
 # Curating one memory is part of this screen (views.curate holds the handlers).
@@ -62,17 +62,19 @@ def index(fmt: str):
     refs = readable_refs()
     page = list_memories(refs, filters, mirror(),
                          choices=() if fmt == "json" else ("type", "source", "confidence"))
-    problems = {st.ref.key: st.problem for st in statuses() if st.problem} | page.problems
-    if fmt == "json":
-        return twin({"filters": filters.__dict__, "total": page.total, "page": page.page,
-                     "pages": page.pages, "per_page": page.per_page,
-                     "items": [m.to_dict() for m in page.items],
-                     "problems": [{"store": key, "kind": p.kind, "message": str(p)}
-                                  for key, p in problems.items()]})
-    choices = page.choices
-    return render("memories/index.html", "memories/_list.html",
-                  page=page, filters=filters, choices=choices, sorts=list(SORTS),
-                  problems=page.problems)
+    return page_(fmt, "memories/index.html", "memories/_list.html", to_json=_list_json,
+                 page=page, filters=filters, choices=page.choices, sorts=list(SORTS),
+                 problems=page.problems)
+
+
+def _list_json(ctx) -> dict:
+    page = ctx["page"]
+    # The banners' problems (every page shows them) beside the ones this list met.
+    problems = {st.ref.key: st.problem for st in statuses() if st.problem} | ctx["problems"]
+    return {"filters": ctx["filters"].__dict__, "total": page.total, "page": page.page,
+            "pages": page.pages, "per_page": page.per_page, "items": page.items,
+            "problems": [{"store": key, "kind": p.kind, "message": str(p)}
+                         for key, p in problems.items()]}
 
 
 def reach(memory, entry) -> dict:
@@ -119,8 +121,26 @@ def detail(store: str, memory_id: str, fmt: str):
     if memory.store == "user":
         # The user store is shared: what it holds reaches every project's agent.
         info["projects"] = workspace().project_names()
-    if fmt == "json":
-        return twin({"memory": memory.to_dict(), "events": [e.to_dict() for e in events],
-                     "reach": info})
-    return render("memories/detail.html", memory=memory, events=events, reach=info,
-                  cur=curate.actions_for(memory))
+    return page_(fmt, "memories/detail.html", memory=memory, events=events, reach=info,
+                 to_json=lambda ctx: {"memory": ctx["memory"], "events": ctx["events"],
+                                      "reach": ctx["reach"], "write": _write_fields(ctx["memory"], status)},
+                 cur=None if fmt == "json" else curate.actions_for(memory))
+
+
+def _write_fields(memory, status) -> dict:
+    """What an edit, delete or move POST of this row sends back: the version the page saw.
+
+    ``updated_at`` and ``row`` are checked by the write; ``change`` (the store's
+    change counter) is accepted and not checked, so an agent saving other rows
+    meanwhile refuses nothing (see views/curate.py).  A move also sends
+    ``target``, the fingerprint of the row it would overwrite (the move form's).
+    """
+    from ..actions.curation import plan_move
+    from ..store.writes import fingerprint
+    move = plan_move(stores(), memory) if memory.live else None
+    return {"updated_at": memory.updated_at, "row": fingerprint(memory),
+            "change": status.change_counter, "writable": status.writable and memory.live,
+            "target": move.target_fingerprint if move is not None and move.problem is None else None,
+            "move_problem": move.problem if move is not None else None,
+            "actions": {a: url_for("memories.curate", store=memory.store, memory_id=memory.id, action=a)
+                        for a in ("edit", "delete", "move")}}

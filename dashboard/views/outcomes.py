@@ -34,6 +34,8 @@ class Outcome:
     stable_block_chars: int | None = None   # the new session's block, read back after the write
     shown_effect: str | None = None         # the effect token the form showed (curation)
     effect_as_shown: bool | None = None     # whether the block came out as shown; None: none shown
+    error_type: str | None = None           # a refusal: agentao's exception (SensitiveMemoryError, ValueError)
+    state: str | None = None                # a review item no longer pending: its status now
 
     @property
     def ok(self) -> bool:
@@ -49,10 +51,6 @@ class Blocked(Exception):
     def __init__(self, status: int, message: str):
         super().__init__(message)
         self.status = status
-
-
-def wants_json() -> bool:
-    return request.accept_mimetypes.best == "application/json"
 
 
 def form_values() -> dict:
@@ -76,7 +74,7 @@ def require_writable(*store_keys: str) -> None:
 def failure(item_id: str, exc: Exception) -> Outcome:
     """Map a refusal, conflict or store problem to an outcome; re-raise anything else."""
     if isinstance(exc, SaveRefused):
-        return Outcome(item_id, "refused", str(exc), 422)
+        return Outcome(item_id, "refused", str(exc), 422, error_type=exc.agentao_error)
     if isinstance(exc, WriteConflict):
         code = "not_pending" if exc.kind == "not_pending" else "conflict"
         return Outcome(item_id, code, str(exc), 409)

@@ -8,7 +8,7 @@ from ..engine import stable_block_size
 from ..preview_source import source_for
 from ..pictures import overview_pictures
 from ..store.timeline import overview_tallies
-from ..web import mirror, page_route, render, statuses, twin
+from ..web import mirror, page, page_route, statuses
 
 bp = Blueprint("overview", __name__)
 
@@ -29,11 +29,14 @@ def index(fmt: str):
     snap = source_for(current_app.extensions).snapshot(sts)
     stable_chars = stable_block_size(snap.project, snap.user, snap.summaries,
                                      cache=snap.cache, version=snap.version)
-    if fmt == "json":
-        return twin({"stores": [st.to_dict() for st in sts], "timeline": timeline,
-                     "stable_block_chars": stable_chars})
-    return render("overview/index.html", "overview/_store_cards.html", statuses=sts,
-                  pictures=overview_pictures(sts, timeline), stable_block_chars=stable_chars)
+    return page(fmt, "overview/index.html", "overview/_store_cards.html", to_json=_json,
+                statuses=sts, timeline=timeline, stable_block_chars=stable_chars,
+                pictures=None if fmt == "json" else overview_pictures(sts, timeline))
+
+
+def _json(ctx) -> dict:
+    return {"stores": ctx["statuses"], "timeline": ctx["timeline"],
+            "stable_block_chars": ctx["stable_block_chars"]}
 
 
 @bp.record_once

@@ -1,30 +1,41 @@
 """Prompt preview: the exact memory blocks agentao would inject, and every score behind them.
 
-GET parameters (page and JSON twin alike): ``q`` the user's message,
-``messages`` recent messages one per line (file-path hints come from the last
-10), ``session`` the current session id (empty = a brand-new session),
-``asof`` the clock (ISO 8601; naive = UTC, default now) and ``hide`` (repeated)
-memory ids to leave out as if deleted, which adds a before/after diff.
+GET parameters (page and JSON twin alike, or a JSON object POSTed to the
+twin): ``q`` the user's message; ``messages`` the recent messages, a JSON list
+of agentao message objects or text with one message per line (file-path hints
+come from the last 10); ``context_hints`` (repeated) the hints themselves,
+instead of the messages', as agentao's ``recall_candidates`` takes them;
+``session`` the current session id (empty = a brand-new session); ``asof``
+the clock (ISO 8601; naive = UTC, default now); ``hide`` (repeated) memory ids
+to leave out as if deleted, which adds a before/after diff; ``candidates_page``
+and ``per_page`` page the twin's ranked candidates.  The tokenizer follows the
+``CJK`` setting (``--cjk``), which should match the agent's environment.
 """
 
 from __future__ import annotations
 
 import difflib
+import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from flask import Blueprint, current_app, request
+from flask import Blueprint, abort, current_app, request
 
-from ..engine import preview
+from ..engine import preview, tokenizer_for
+from ..engine.results import CANDIDATES_PER_PAGE
 from ..pictures import candidate_scores
 from ..preview_source import source_for
-from ..web import page_route, render, statuses, twin
+from ..store.rows import whole_number
+from ..web import page, page_route, statuses, twin
 
 bp = Blueprint("preview", __name__)
 
-SHOWN_CANDIDATES = 100   # the HTML table; the JSON twin lists them all
+SHOWN_CANDIDATES = 100   # the HTML table; the JSON twin pages them (candidates_page, per_page)
 SHOWN_NEVER = 200
 MAX_FIELD = 4000
+MAX_MESSAGES = 1000      # agentao reads the last 10; more is someone's whole log
+MAX_HINTS = 200
+MAX_PER_PAGE = 200
 
 
 @dataclass(frozen=True)
@@ -33,24 +44,97 @@ class Question:
 
     q: str
     messages_text: str
+    messages: tuple            # oldest first: agentao message objects, or strings (one per line)
+    messages_format: str       # "json" (a list of message objects) or "lines"
+    context_hints: tuple[str, ...] | None   # given directly; None = from the messages
     session: str
     asof: datetime
     asof_text: str
     hide: frozenset[str]
+    page: int = 1
+    per_page: int = CANDIDATES_PER_PAGE
     error: str = ""
 
-    @property
-    def messages(self) -> list[str]:
-        """One message per non-empty line, oldest first."""
-        return [line for line in self.messages_text.splitlines() if line.strip()]
+
+def _values():
+    """The query string, or for a script a POSTed JSON object with the same names
+    (a list of messages does not fit in a URL: the query string is capped)."""
+    if request.method != "POST":
+        return request.args
+    body = request.get_json(silent=True)
+    if not isinstance(body, dict):
+        abort(400, 'POST a JSON object, e.g. {"q": "…", "messages": [{"role": "user", '
+                   '"content": "…"}]}; nothing else is read.')
+    return body
 
 
-def _question(args) -> Question:
-    q = args.get("q", "")[:MAX_FIELD]
-    messages = args.get("messages", "")[:MAX_FIELD * 4]
-    session = args.get("session", "").strip()[:200]
-    hide = frozenset(h for h in args.getlist("hide") if h)
-    raw = args.get("asof", "").strip()
+def _list(values, name) -> list | None:
+    """A repeated query parameter, or a JSON body's list (None when absent)."""
+    if hasattr(values, "getlist"):
+        return values.getlist(name) if name in values else None
+    found = values.get(name)
+    if found is None:
+        return None
+    if not isinstance(found, list) or not all(isinstance(v, str) for v in found):
+        abort(400, f"'{name}' must be a list of strings.")
+    return found
+
+
+def _text(values, name, limit) -> str:
+    found = values.get(name, "")
+    if found is None:
+        return ""
+    if not isinstance(found, str):
+        abort(400, f"'{name}' must be a string.")
+    return found[:limit]
+
+
+def _messages(values) -> tuple[str, tuple, str]:
+    """(text for the form, messages, format).
+
+    agentao reads hints from the last 10 *messages*, so a multi-line message
+    must stay one message: a JSON list of agentao message objects
+    (``{"role": …, "content": "…" or [{"type": "text", "text": …}, …]}``) is
+    taken as it is, from a JSON body or as the parameter's whole value.
+    Anything else is the form's text, one message per non-empty line.
+    """
+    found = values.get("messages", "")
+    text = found if isinstance(found, str) else ""
+    if isinstance(found, str) and found.lstrip().startswith("["):
+        try:
+            found = json.loads(found)
+        except ValueError:
+            pass
+    if isinstance(found, list):
+        if len(found) > MAX_MESSAGES or not all(isinstance(m, dict) for m in found):
+            abort(400, f"'messages' as JSON must be a list of at most {MAX_MESSAGES} message "
+                       'objects like {"role": "user", "content": "…"}.')
+        return text[:MAX_FIELD * 4], tuple(found), "json"
+    if found is not None and not isinstance(found, str):
+        abort(400, "'messages' must be a JSON list of message objects or text, one message a line.")
+    text = text[:MAX_FIELD * 4]
+    return text, tuple(line for line in text.splitlines() if line.strip()), "lines"
+
+
+def _number(values, name, default, high) -> int:
+    raw = values.get(name)
+    if raw in (None, ""):
+        return default
+    value = whole_number(str(raw))
+    if value is None or not 1 <= value <= high:
+        abort(400, f"'{name}' must be a whole number from 1 to {high}.")
+    return value
+
+
+def _question(values) -> Question:
+    q = _text(values, "q", MAX_FIELD)
+    text, messages, kind = _messages(values)
+    hints = _list(values, "context_hints")
+    if hints is not None and len(hints) > MAX_HINTS:
+        abort(400, f"At most {MAX_HINTS} 'context_hints'.")
+    session = _text(values, "session", 200).strip()
+    hide = frozenset(h for h in (_list(values, "hide") or ()) if h)
+    raw = _text(values, "asof", 100).strip()
     now = datetime.now(timezone.utc).replace(microsecond=0)
     error = ""
     asof = now
@@ -65,7 +149,12 @@ def _question(args) -> Question:
         except OverflowError:
             asof, error = now, f"“as of” {raw!r} is outside the years 1 to 9999 in UTC; using now."
     shown = asof.astimezone(timezone.utc).replace(tzinfo=None).isoformat(timespec="seconds")
-    return Question(q, messages, session, asof, shown, hide, error)
+    return Question(q, text, messages, kind,
+                    None if hints is None else tuple(h[:MAX_FIELD] for h in hints),
+                    session, asof, shown, hide,
+                    page=_number(values, "candidates_page", 1, 10**6),
+                    per_page=_number(values, "per_page", CANDIDATES_PER_PAGE, MAX_PER_PAGE),
+                    error=error)
 
 
 def _diff(before: str, after: str) -> list[tuple[str, str]]:
@@ -83,15 +172,17 @@ def _diff(before: str, after: str) -> list[tuple[str, str]]:
 
 @page_route(bp, "/preview")
 def index(fmt: str):
-    ask = _question(request.args)
+    ask = _question(_values())
     if ask.error and fmt == "json":
         return twin({"error": ask.error}, 400)
     snap = source_for(current_app.extensions).snapshot(statuses())
+    cjk = current_app.config["CJK"]
 
     def run(hidden):
         return preview(snap.project, snap.user, snap.summaries, query=ask.q,
-                       messages=ask.messages, session_id=ask.session or None, now=ask.asof,
-                       hidden_ids=hidden, cache=snap.cache, version=snap.version)
+                       messages=ask.messages, context_hints=ask.context_hints,
+                       session_id=ask.session or None, now=ask.asof, hidden_ids=hidden,
+                       cache=snap.cache, version=snap.version, tokenizer=tokenizer_for(cjk))
 
     after = run(ask.hide)
     before = run(frozenset()) if ask.hide else None
@@ -100,19 +191,34 @@ def index(fmt: str):
         what_if = {"stable_before": before.stable_block, "context_before": before.context_block,
                    "stable_diff": _diff(before.stable_block, after.stable_block),
                    "context_diff": _diff(before.context_block, after.context_block)}
-    if fmt == "json":
-        data = after.to_dict()
-        data.update(session_id=ask.session or None, problems=snap.problems, stale_rows=snap.stale,
-                    what_if=None if what_if is None else {
-                        "stable_block_before": what_if["stable_before"],
-                        "context_block_before": what_if["context_before"],
-                        "stable_diff": ["".join(d) for d in what_if["stable_diff"]],
-                        "context_diff": ["".join(d) for d in what_if["context_diff"]]})
-        return twin(data)
-    return render("preview/index.html", "preview/_result.html", ask=ask, p=after,
-                  what_if=what_if, problems=snap.problems, stale_rows=snap.stale,
-                  shown_candidates=SHOWN_CANDIDATES, shown_never=SHOWN_NEVER,
-                  score_picture=candidate_scores(after.candidates))
+    return page(fmt, "preview/index.html", "preview/_result.html", to_json=_json,
+                ask=ask, p=after, what_if=what_if, problems=snap.problems, stale_rows=snap.stale,
+                cjk_setting=cjk, shown_candidates=SHOWN_CANDIDATES, shown_never=SHOWN_NEVER,
+                score_picture=None if fmt == "json" else candidate_scores(after.candidates))
+
+
+@bp.post("/preview.json")
+def ask():
+    """The twin for a script's JSON body: a list of messages does not fit the capped query
+    string (guard.security).  It only reads, like the GET."""
+    return index("json")
+
+
+def _json(ctx) -> dict:
+    """The twin: the same preview, bounded (see ``Preview.to_dict``) and paged."""
+    ask, what_if = ctx["ask"], ctx["what_if"]
+    data = ctx["p"].to_dict(page=ask.page, per_page=ask.per_page)
+    data.update(
+        session_id=ask.session or None, problems=ctx["problems"], stale_rows=ctx["stale_rows"],
+        cjk_setting=ctx["cjk_setting"], messages_format=ask.messages_format,
+        messages_count=len(ask.messages),
+        context_hints_from="request" if ask.context_hints is not None else "messages",
+        what_if=None if what_if is None else {
+            "stable_block_before": what_if["stable_before"],
+            "context_block_before": what_if["context_before"],
+            "stable_diff": ["".join(d) for d in what_if["stable_diff"]],
+            "context_diff": ["".join(d) for d in what_if["context_diff"]]})
+    return data
 
 
 @bp.app_context_processor

@@ -7,7 +7,7 @@ from flask import Blueprint, abort, current_app, redirect, request, url_for
 from ..guard.localurl import local_url
 from ..guard.security import sign_preference
 from ..store import inspect
-from ..web import (current_project, page_route, project_cookie, render, twin, wants_fragment, whole_number,
+from ..web import (current_project, page, page_route, project_cookie, wants_fragment, whole_number,
                    workspace)
 
 bp = Blueprint("projects", __name__)
@@ -25,9 +25,7 @@ def index(fmt: str):
                      "problem": None if st.problem is None else str(st.problem)})
     shared = {"user_db": None if ws.user_db is None else str(ws.user_db),
               "note": "User-scope memories live in the user store and reach every project."}
-    if fmt == "json":
-        return twin({"projects": rows, **shared})
-    return render("projects/index.html", projects=rows, **shared)
+    return page(fmt, "projects/index.html", projects=rows, **shared)
 
 
 @bp.post("/projects/select")

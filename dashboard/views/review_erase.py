@@ -16,8 +16,8 @@ from flask import abort, current_app, redirect, render_template, request, url_fo
 from ..actions import erasure
 from ..store import writes
 from ..store.writes import fingerprint
-from ..web import render, stores, twin, wants_fragment
-from .outcomes import ID, Blocked, form_values, require_writable, wants_json
+from ..web import render, stores, twin, wants_fragment, wants_json
+from .outcomes import ID, Blocked, form_values, require_writable
 from .queue import STATUSES, project as _project
 
 MAX_IDS = 100   # each erase rewrites the whole file (VACUUM): keep one request bounded

@@ -16,12 +16,14 @@ from . import block_effects, review_erase
 from .queue import STATUSES, project as _project
 from ..store import list_review_items
 from ..store import writes
-from ..web import (page_route, render, status_of, statuses, stores, twin,
+from ..contract import SaveRefused
+from ..web import (page, page_route, wants_json, status_of, statuses, stores, twin,
                    wants_fragment, whole_number)
-from .outcomes import ID, Blocked, Outcome, failure, form_values, overall_status, require_writable, wants_json
+from .outcomes import ID, Blocked, Outcome, failure, form_values, overall_status, require_writable
 
 bp = Blueprint("reviews", __name__)
 
+ALL = "all"   # every item, newest first: agentao's list_review_items(status=None) order
 ACTIONS = ("approve", "reject")
 # Reject-and-erase is part of this screen (views.review_erase holds the handlers).
 bp.add_url_rule("/reviews/erase", "erase_confirm", review_erase.erase_confirm, methods=["GET"])
@@ -43,7 +45,8 @@ def _context(status: str, outcomes: dict | None = None, with_effects: bool = Tru
              items=None) -> dict:
     """The tab's items (or just ``items``), each pending one with its plan and effect."""
     project = _project()
-    items = list_review_items(project, status) if items is None else items
+    if items is None:
+        items = list_review_items(project, None if status == ALL else status)
     plans = _plans(items)
     return {"status": status, "items": items, "plans": plans,
             "effects": block_effects.for_approvals(plans) if with_effects else {},
@@ -53,8 +56,8 @@ def _context(status: str, outcomes: dict | None = None, with_effects: bool = Tru
 
 def _tab() -> str:
     status = request.args.get("status") or "pending"
-    if status not in STATUSES:
-        abort(400, "'status' must be one of: pending, approved, rejected.")
+    if status not in (*STATUSES, ALL):
+        abort(400, "'status' must be one of: pending, approved, rejected, all.")
     return status
 
 
@@ -62,20 +65,24 @@ def _tab() -> str:
 def index(fmt: str):
     status = _tab()
     ctx = _context(status)
-    if fmt == "json":
-        effects = ctx["effects"]
-        return twin({"status": status, "counts": ctx["counts"],
-                     "items": [dict(i.to_dict(), plan=ctx["plans"][i.id].to_dict()
-                                    if i.id in ctx["plans"] else None,
-                                    stable_effect=effects[i.id].to_dict() if i.id in effects else None)
-                               for i in ctx["items"]]})
     done = request.args.get("done")
     notice = None
     if done in ("approved", "rejected") and whole_number(request.args.get("n")) is not None:
         notice = f"{done.capitalize()} {request.args['n']} item(s)."
     size = block_effects.size_now() if notice and done == "approved" else None
-    return render("reviews/index.html", "reviews/_list.html", notice=notice,
-                  stable_after=size, **ctx)
+    return page(fmt, "reviews/index.html", "reviews/_list.html", to_json=_list_json,
+                notice=notice, stable_after=size, **ctx)
+
+
+def _plan_json(plan) -> dict:
+    return dict(plan.to_dict(), refusal_error=SaveRefused.error_for(plan.refusal))
+
+
+def _list_json(ctx) -> dict:
+    plans, effects = ctx["plans"], ctx["effects"]
+    return {"status": ctx["status"], "counts": ctx["counts"],
+            "items": [dict(i.to_dict(), plan=_plan_json(plans[i.id]) if i.id in plans else None,
+                           stable_effect=effects.get(i.id)) for i in ctx["items"]]}
 
 
 @page_route(bp, "/reviews/effect")
@@ -87,10 +94,9 @@ def effect(fmt: str):
         abort(404, f"No pending review item '{item_id}'.")
     plans = _plans([item])
     found = block_effects.for_approvals(plans).get(item.id)
-    if fmt == "json":
-        return twin({"id": item.id, "plan": plans[item.id].to_dict(),
-                     "stable_effect": found.to_dict() if found else None})
-    return render("reviews/effect.html", None, item=item, plan=plans[item.id], effect=found)
+    return page(fmt, "reviews/effect.html", item=item, plan=plans[item.id], effect=found,
+                to_json=lambda ctx: {"id": ctx["item"].id, "plan": _plan_json(ctx["plan"]),
+                                     "stable_effect": ctx["effect"]})
 
 
 def _decide(item_id: str, action: str, values) -> Outcome:
@@ -101,6 +107,9 @@ def _decide(item_id: str, action: str, values) -> Outcome:
         if not ID.fullmatch(item_id):
             raise Blocked(400, f"'{item_id}' is not a review item id.")
         if not seen or (action == "approve" and not target):
+            decided = _decided(item_id)   # nothing to confirm: say what it is now
+            if decided is not None:
+                return decided
             raise Blocked(400, "The form did not say which version you saw (missing 'seen'"
                           + (" or 'target'" if action == "approve" else "") + "); reload the page.")
         require_writable("project")
@@ -112,7 +121,27 @@ def _decide(item_id: str, action: str, values) -> Outcome:
                        f"Approved → memory '{plan.save.title}' (source=crystallized)",
                        memory_id=saved.memory_id, memory_store=plan.save.store, event=saved.event)
     except Exception as exc:  # noqa: BLE001 - failure() re-raises what it does not know
-        return failure(item_id, exc)
+        out = failure(item_id, exc)
+        # Decided meanwhile (or by an earlier call): say what it is now, as without tokens.
+        return (_decided(item_id) or out) if out.outcome == "not_pending" else out
+
+
+def _decided(item_id: str) -> Outcome | None:
+    """The answer for an item that is no longer pending (None while it is pending).
+
+    A decision needs the versions the page showed only to check them; an item
+    already decided (or gone) has nothing left to check, so a script asking
+    again gets its current state instead of a demand for placeholder fields.
+    """
+    item = writes.review_item(_project().path, item_id)
+    if item is None:
+        return Outcome(item_id, "not_pending", f"There is no review item {item_id}; nothing was "
+                       "changed.", 404)
+    if item.status == "pending":
+        return None
+    return Outcome(item_id, "not_pending", f"Review item {item_id} is no longer pending (it is "
+                   f"{item.status}) since {item.updated_at}; nothing was changed.", 409,
+                   state=item.status)
 
 
 def _answer(outcomes: list[Outcome], single: bool):

@@ -6,7 +6,7 @@ from flask import Blueprint
 
 from ..store import list_summaries
 from ..store.summaries import TAIL_KEEP, TAIL_READ
-from ..web import page_route, render, status_of, twin
+from ..web import page, page_route, status_of
 
 bp = Blueprint("summaries", __name__)
 
@@ -23,9 +23,12 @@ def index(fmt: str):
     groups = [{"session_id": sid, "summaries": items,
                "chars": sum(len(s.summary_text) for s in items),
                "latest": items[0].created_at} for sid, items in sessions.items()]
-    if fmt == "json":
-        return twin({"store": project.ref.key, "tail_ids": tail_ids,
-                     "problem": None if project.readable else str(project.problem),
-                     "sessions": [{**g, "summaries": [s.to_dict() for s in g["summaries"]]}
-                                  for g in groups]})
-    return render("summaries/index.html", groups=groups, tail_ids=set(tail_ids), project=project)
+    return page(fmt, "summaries/index.html", to_json=_json,
+                groups=groups, tail_ids=tail_ids, project=project)
+
+
+def _json(ctx) -> dict:
+    project = ctx["project"]
+    return {"store": project.ref.key, "tail_ids": ctx["tail_ids"],
+            "problem": None if project.readable else str(project.problem),
+            "sessions": ctx["groups"]}
