@@ -1,8 +1,7 @@
 """The near-duplicate join: which texts have nearly the same token set.
 
 Kept apart from the rules in ``corpus`` because it is the one costly step of
-a scan and runs in a process of its own on large stores (``beside``); it
-needs only ``checks`` and the standard library.  Nothing here is quadratic in
+a scan; it needs only ``checks`` and the standard library.  Nothing here is quadratic in
 the number of rows: prefix filtering (the AllPairs set-similarity join) only
 compares rows that share one of their rarest tokens.
 """
@@ -22,8 +21,8 @@ MIN_TOKENS = 3          # "ok", "uv" under two keys is not worth a finding
 MAX_RELATED = 5
 
 
-def duplicate_pairs(keys: list[str], texts: list[str], threshold: float = DUPLICATE_THRESHOLD,
-                    hold: list | None = None) -> dict[int, dict[int, float]]:
+def duplicate_pairs(keys: list[str], texts: list[str], threshold: float = DUPLICATE_THRESHOLD
+                    ) -> dict[int, dict[int, float]]:
     """For each text (by position), the texts under another key it nearly equals, with the score.
 
     Three exact steps, none pairwise over the corpus.  With a = |A−B|, b = |B−A|
@@ -32,16 +31,13 @@ def duplicate_pairs(keys: list[str], texts: list[str], threshold: float = DUPLIC
     plus one token, found by looking up each set minus one token (needed only
     up to size 2t/(1−t), 18 at t = 0.9); (3) a + b ≥ 2 needs m ≥ 2t/(1−t), so
     only sets that large enter the prefix-filtering join.  At most MAX_RELATED
-    others per text.  ``hold``, if given, keeps the token sets and their hashes
-    (most of the memory the join uses) rather than their being freed on return.
+    others per text.
     """
     # Rows are their positions here: a handle per row would be built and hashed
     # for every row, and only a few percent of rows have a duplicate.
     subset_min = math.ceil(1 / (1 - threshold) - 1e-9)
     join_min = math.ceil(2 * threshold / (1 - threshold) - 1e-9)
     sets = token_sets(texts)
-    if hold is not None:
-        hold.append(sets)
     rows = list(compress(count(), map(MIN_TOKENS.__le__, map(len, sets))))
     kept = list(map(sets.__getitem__, rows))
     # Group in C: a dict keeps each set where it first came (the groups' order)
@@ -67,8 +63,6 @@ def duplicate_pairs(keys: list[str], texts: list[str], threshold: float = DUPLIC
     # hash() per token and per pass cost more than the lists.
     near = [tokens for tokens in last if subset_min - 1 <= len(tokens) <= join_min]
     hashes = list(map(list, map(map, repeat(hash), near)))
-    if hold is not None:
-        hold.append(hashes)
     sums = list(map(sum, hashes))
     # The smaller sets by their sums, each in a 1-tuple, built in C; only when two
     # sets share a sum (a clash of hash sums, rare) is it built again in Python.
@@ -88,7 +82,7 @@ def duplicate_pairs(keys: list[str], texts: list[str], threshold: float = DUPLIC
                        if len(s) == len(tokens) - 1 and s < tokens]
             # Linked in row order, not in the order of this set's tokens: set order
             # follows the process's string hashing, and which MAX_RELATED rows a
-            # row names must not (the join may run in another process).
+            # row names must not.
             for s in sorted(smaller, key=lambda s: rows_of(s)[0]):
                 _link(pairs, keys, rows_of(tokens), rows_of(s), (len(tokens) - 1) / len(tokens))
     _prefix_join([(tokens, rows_of(tokens)) for tokens in last if len(tokens) >= join_min],

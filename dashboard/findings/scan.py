@@ -11,11 +11,8 @@ Reach follows agentao's prompt path (contract §8–§11):
 
 from __future__ import annotations
 
-import gc
 import heapq
-import threading
 from bisect import bisect_left
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from operator import itemgetter
@@ -31,8 +28,6 @@ from ..store.scan import (M_CONTENT, M_DELETED_AT, M_ID, M_KEY, M_SCOPE, M_TITLE
                           R_TITLE, R_TYPE, S_ID, S_SESSION_ID, S_SUMMARY_TEXT, scan_memories,
                           scan_review_items, scan_summaries)
 from . import corpus
-from .beside import Beside
-from .duplicates import duplicate_pairs
 from .gates import rows_to_scan
 from .rules import (DIGIT_RULES, NEAR_LIMIT, Finding, Staleness, is_canonical_stamp, near_size_limit,
                     scan_text)
@@ -44,9 +39,6 @@ REACH = {"stable": "stable block every turn", "recall": "recall only",
          "disk": "invisible but still on disk"}
 _REACH_ORDER = {"stable": 0, "recall": 1, "disk": 2}
 _CATEGORY_ORDER = {c: i for i, c in enumerate(CATEGORIES)}
-# Below this many memory rows a scan takes well under a second and a forked
-# child would cost more than it saves.
-FORK_MIN_ROWS = 20_000
 
 
 @dataclass(slots=True)  # not frozen: a frozen __init__ is slower, and scans make many
@@ -76,8 +68,6 @@ class Report:
     items: list[Item] = field(default_factory=list)
     scanned: dict = field(default_factory=dict)
     problems: list[dict] = field(default_factory=list)
-    forked: bool = False    # whether a forked child ran the near-duplicate join (findings.beside)
-    waited: float = 0.0     # seconds the scan, its own work done, waited for that child
 
 
 def _memory_reach(row, stable: bool, f: Finding) -> tuple[str, str]:
@@ -121,46 +111,8 @@ def _tail_reach(rows) -> dict[str, int]:
     return {rid: cut - off for rid, off in offsets.items()}
 
 
-_gc_lock = threading.Lock()
-_gc_users = 0
-_gc_was_enabled = False
-
-
-@contextmanager
-def _cyclic_gc_paused():
-    # A scan keeps hundreds of thousands of container objects alive at once
-    # (token sets, findings, items), none of them in a reference cycle, and
-    # the full collections walk them all: +1.4-1.7 s CPU on a 100,000-row scan
-    # even with the rows read as plain tuples (measured with c414310).
-    # Reference counting still frees everything; the collector is switched
-    # back on when the last concurrent scan ends, after the objects allocated
-    # meanwhile are moved to the oldest generation unexamined (freeze, then
-    # unfreeze): the report's items outlive the scan, and the young-generation
-    # collection that re-enabling would start walks them all (+0.05-0.07 s).
-    global _gc_users, _gc_was_enabled
-    with _gc_lock:
-        if _gc_users == 0:
-            _gc_was_enabled = gc.isenabled()
-            gc.disable()
-        _gc_users += 1
-    try:
-        yield
-    finally:
-        with _gc_lock:
-            _gc_users -= 1
-            if _gc_users == 0 and _gc_was_enabled:
-                gc.freeze()
-                gc.unfreeze()
-                gc.enable()
-
-
 def scan(refs: Iterable[StoreRef], now: datetime) -> Report:
     """Read every store once and run every rule; unreadable stores become problems."""
-    with _cyclic_gc_paused():
-        return _scan(refs, now)
-
-
-def _scan(refs: Iterable[StoreRef], now: datetime) -> Report:
     report = Report()
     data = {}
     for ref in refs:
@@ -169,12 +121,6 @@ def _scan(refs: Iterable[StoreRef], now: datetime) -> Report:
         except StoreProblem as problem:
             report.problems.append({"store": ref.key, "kind": problem.kind, "message": str(problem)})
     items = report.items
-    # The near-duplicate join costs about as much as every other rule together and
-    # needs only the live keys and contents: on a large scan a forked child runs it,
-    # and picks them out of the rows itself while this process does the same below.
-    memories = [mems for _ref, mems, _rv, _sm in data.values()]
-    duplicates = Beside(_live_duplicate_pairs, memories,
-                        fork=sum(map(len, memories)) >= FORK_MIN_ROWS, in_child={"hold": []})
     live = [(key, r) for key, (_ref, mems, _rv, _sm) in data.items() for r in mems
             if r[M_DELETED_AT] is None]
     docs = corpus.Docs([r[M_KEY] for _k, r in live], [r[M_SCOPE] for _k, r in live],
@@ -206,24 +152,12 @@ def _scan(refs: Iterable[StoreRef], now: datetime) -> Report:
                                   detail, ""))
     items.sort(key=_order)
     # Conflicts come only from the corpus rules: sorted apart, they go in at their
-    # category's place, so the list sorted above (while the child ran) stays sorted.
-    conflicts = _corpus(data, live, stable_ids, docs, duplicates)
-    report.forked, report.waited = duplicates.forked, duplicates.waited
+    # category's place, so the list sorted above stays sorted.
+    conflicts = _corpus(data, live, stable_ids, docs)
     at = bisect_left(items, _CATEGORY_ORDER["conflict"],
                      key=lambda i: _CATEGORY_ORDER[i.finding.category])
     items[at:at] = conflicts
     return report
-
-
-def _live_duplicate_pairs(memories: list[list[tuple]], hold: list | None = None
-                          ) -> dict[int, dict[int, float]]:
-    """``duplicate_pairs`` of the live rows of each store in turn: positions in ``live``.
-
-    ``hold`` (the forked child's): what the join built is kept, not freed (~0.1 s
-    for a million token strings), as the child exits as soon as it has answered.
-    """
-    live = [r for mems in memories for r in mems if r[M_DELETED_AT] is None]
-    return duplicate_pairs([r[M_KEY] for r in live], [r[M_CONTENT] for r in live], hold=hold)
 
 
 def _order(item: Item) -> tuple:
@@ -270,12 +204,12 @@ def _memory_findings(key: str, mems: list[tuple], stable_ids: set[str], now: dat
         items.append(Item(key, "memories", r[M_ID], r[M_KEY], old, *reach, "live"))
 
 
-def _corpus(data, live, stable_ids, docs: corpus.Docs, duplicates: Beside) -> list[Item]:
+def _corpus(data, live, stable_ids, docs: corpus.Docs) -> list[Item]:
     """Conflicts and duplicates among the live rows (``docs``, in ``live``'s order), as sorted items."""
     approved = [(key, r) for key, (_ref, _m, reviews, _s) in data.items() for r in reviews
                 if r[R_STATUS] == "approved"]
     found = [*corpus.same_key_both_scopes(docs),
-             *corpus.duplicate_findings(docs, duplicates.result())]
+             *corpus.near_duplicates(docs)]
     for _n, f in found:
         f.related = tuple(f"{live[m][0]}/memories/{live[m][1][M_ID]}" for m in f.related)
     contradicted = list(corpus.contradicted_preferences(docs, corpus.Docs.of(
