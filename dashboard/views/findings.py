@@ -21,8 +21,7 @@ from ..findings.checks import signature_in, signed_here, valid_signature
 from ..findings.scan import CATEGORIES, REACH, Item, Report, scan
 from ..preview_source import source_for
 from ..store import file_stamp
-from ..store.scan import (M_CONTENT, M_DELETED_AT, M_TITLE, R_CONTENT, R_STATUS, R_TITLE,
-                          SCANNED, scan_row)
+from ..store.scan import SCANNED, scan_row
 from ..web import page_route, readable_refs, render, statuses, store_by_key, stores, twin, whole_number
 
 bp = Blueprint("findings", __name__)
@@ -170,16 +169,15 @@ def _row_state(table: str, row) -> str:
     if row is None:
         return "gone"
     if table == "memories":
-        return "live" if row[M_DELETED_AT] is None else "deleted"
-    return row[R_STATUS] if table == "memory_review_queue" else "kept"
+        return "live" if row.deleted_at is None else "deleted"
+    return row.status if table == "memory_review_queue" else "kept"
 
 
 def _own_words(table: str, row) -> str:
     """The recall query most likely to bring the row back: its own title and content."""
     if row is None or table == "session_summaries":
         return ""
-    title, content = (row[M_TITLE], row[M_CONTENT]) if table == "memories" else (row[R_TITLE], row[R_CONTENT])
-    return f"{title}\n{content}"
+    return f"{row.title}\n{row.content}"
 
 
 @page_route(bp, "/findings/check/<store>/<table>/<row_id>")
