@@ -7,7 +7,7 @@ rarest tokens; but when even a row's rarest words are common (a team's notes
 over a ~2,000-word vocabulary), that is nearly every pair: 43-55 s at 100,000
 rows.  So the work is bounded, and the result says when it was cut: a word
 in more than ``COMMON_ROWS`` rows carries no signal and is never compared on,
-a row is compared with at most ``MAX_COMPARED`` others, and the join stops at
+a row looks at most at ``MAX_VISITED`` others, and the join stops at
 a deadline.  Below those bounds (every realistic store measured: 10,000 rows
 cut nothing) the answer is exact.
 """
@@ -27,7 +27,7 @@ DUPLICATE_THRESHOLD = 0.9
 MIN_TOKENS = 3          # "ok", "uv" under two keys is not worth a finding
 MAX_RELATED = 5
 COMMON_ROWS = 1000      # a word in more rows than this is never a prefix token compared on
-MAX_COMPARED = 2000     # other rows verified per row, at most
+MAX_VISITED = 150       # rows looked at (in the prefix tokens' lists) per row, at most
 
 
 class Cut:
@@ -35,7 +35,7 @@ class Cut:
 
     def __init__(self) -> None:
         self.common_rows = 0       # rows whose prefix held a word too common to compare on
-        self.capped_rows = 0       # rows that reached MAX_COMPARED
+        self.capped_rows = 0       # rows that reached MAX_VISITED
         self.stopped_at: tuple[int, int] | None = None   # (rows joined, rows to join) at the deadline
 
     def __bool__(self) -> bool:
@@ -52,7 +52,7 @@ class Cut:
                        f"memories (too common to tell duplicates apart): {self.common_rows:,} "
                        "memories were compared on their rarer words only")
         if self.capped_rows:
-            out.append(f"{self.capped_rows:,} memories were compared with only {MAX_COMPARED:,} "
+            out.append(f"{self.capped_rows:,} memories were compared with only {MAX_VISITED:,} "
                        "others each")
         return out
 
@@ -152,17 +152,19 @@ def _prefix_join(reps, threshold, keys, pairs, cut: Cut, deadline: float | None)
         ranked = sorted(tokens, key=rank.__getitem__)
         seen: set[int] = set()
         common = capped = False
+        visited = 0
         for t in ranked[:len(ranked) - math.ceil(threshold * len(ranked)) + 1]:
             if df[t] > COMMON_ROWS:
                 common = True
                 continue
-            for j in index[t] if not capped else ():
+            posting = index[t]
+            if visited + len(posting) > MAX_VISITED:
+                capped, posting = True, posting[:max(0, MAX_VISITED - visited)]
+            visited += len(posting)
+            for j in posting:
                 other = reps[j][0]
                 if j in seen or len(other) < threshold * len(tokens):
                     continue
-                if len(seen) >= MAX_COMPARED:
-                    capped = True
-                    break
                 seen.add(j)
                 score = jaccard(tokens, other)
                 if score >= threshold:

@@ -159,7 +159,8 @@ def scan(refs: Iterable[StoreRef], now: datetime, time_limit: float | None = Non
     fraction)`` is told after each batch (a background job's progress).
     """
     started = time.monotonic()
-    deadline = None if time_limit is None else started + time_limit
+    # Reading gets three quarters of the budget, the corpus rules the rest.
+    deadline = None if time_limit is None else started + 0.75 * time_limit
     report, refs = Report(), list(refs)
     readable, totals = [], {}
     for ref in refs:
@@ -216,8 +217,9 @@ def scan(refs: Iterable[StoreRef], now: datetime, time_limit: float | None = Non
         report.cut.append(f"{live.left_out:,} memories took no part in the conflict and duplicate "
                           f"checks (they hold more than {TOKENS_HELD:,} words together)")
     items.sort(key=_order)
-    # The corpus rules get what is left of the budget, and at least a quarter of it.
-    join_by = None if deadline is None else max(deadline, time.monotonic() + time_limit / 4)
+    # The corpus rules get what is left of the budget, and at least a tenth of it.
+    join_by = None if deadline is None else max(started + time_limit,
+                                                time.monotonic() + time_limit / 10)
     conflicts = _corpus(live, approved, approved_rows, because, join_by, report)
     # Conflicts come only from the corpus rules: sorted apart, they go in at their
     # category's place, so the list sorted above stays sorted.

@@ -63,10 +63,10 @@ def count_rows(ref: StoreRef, table: str) -> int:
     return _rows(ref, f"SELECT count(*) FROM {table}")[0][0]
 
 
-def batches(ref: StoreRef, table: str, size: int = BATCH) -> Iterator[list]:
+def batches(ref: StoreRef, table: str, size: int | None = None) -> Iterator[list]:
     """Every row of ``table`` (memories live and soft-deleted, reviews of any status,
     summaries) as records, in rowid order, ``size`` rows per read."""
-    make = _record(table, ref.key)
+    make, size = _record(table, ref.key), size or BATCH
     sql = (f"SELECT rowid, {text_select(TABLES[table])} FROM {table} "
            f"WHERE rowid > ? ORDER BY rowid LIMIT ?")
     last = None
