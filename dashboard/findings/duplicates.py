@@ -49,12 +49,16 @@ class Cut:
                        f"{total:,} long memories")
         if self.common_rows:
             out.append(f"the near-duplicate check skipped words found in more than {COMMON_ROWS:,} "
-                       f"memories (too common to tell duplicates apart): {self.common_rows:,} "
-                       "memories were compared on their rarer words only")
+                       f"memories (too common to tell duplicates apart): {_memories(self.common_rows)} "
+                       "compared on their rarer words only")
         if self.capped_rows:
-            out.append(f"{self.capped_rows:,} memories were compared with only {MAX_VISITED:,} "
+            out.append(f"{_memories(self.capped_rows)} compared with only {MAX_VISITED:,} "
                        "others each")
         return out
+
+
+def _memories(n: int) -> str:
+    return f"{n:,} memory was" if n == 1 else f"{n:,} memories were"
 
 
 def duplicate_pairs(keys: list[str], texts: list[str], threshold: float = DUPLICATE_THRESHOLD

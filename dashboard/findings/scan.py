@@ -162,6 +162,8 @@ def scan(refs: Iterable[StoreRef], now: datetime, time_limit: float | None = Non
     # Reading gets three quarters of the budget, the corpus rules the rest.
     deadline = None if time_limit is None else started + 0.75 * time_limit
     report, refs = Report(), list(refs)
+    if progress:
+        progress("counting rows", 0.0)
     readable, totals = [], {}
     for ref in refs:
         try:

@@ -147,9 +147,7 @@ def _jobs() -> Jobs:
 
 
 def _running_job() -> Job | None:
-    jobs = _jobs()
-    with jobs._lock:
-        return next((j for j in jobs._jobs.values() if j.state == "running"), None)
+    return next(iter(_jobs().running()), None)
 
 
 def _cut(report: Report) -> dict:
@@ -239,6 +237,8 @@ VERDICTS = {
     "on_disk": "Out of the prompt but still in the file: agentao never reads it, the text stays "
                "on disk until a hard purge.",
     "reaches": "Not fixed: the text still reaches the model.",
+    "unknown": "Not known yet: the scan ran out of time before it reached every row. Run the "
+               "full scan in the background from the findings list, then check again.",
 }
 
 
@@ -287,8 +287,11 @@ def check(store: str, table: str, row_id: str, fmt: str):
               for name, text in (("stable", shown.stable_block), ("context", shown.context_block))]
     reaching = any(i.reach != "disk" for i in same)
     # The text in a block while this row's own copy does not reach: another row holds it.
-    elsewhere = not reaching and any(b["text_found"] for b in blocks)
-    verdict = "reaches" if reaching or elsewhere else "on_disk" if same else "fixed"
+    # (Only a complete scan can tell: a cut one may not have reached the row.)
+    elsewhere = not reaching and report.complete and any(b["text_found"] for b in blocks)
+    found = any(b["text_found"] for b in blocks)
+    verdict = ("reaches" if reaching or elsewhere or found else "on_disk" if same
+               else "fixed" if report.complete else "unknown")
     data = {"store": store, "table": table, "row_id": row_id, "rule": rule, "field": field,
             "label": label, "row": _row_state(table, row), "verdict": verdict,
             "verdict_text": VERDICTS[verdict], "still_flagged": bool(same),
@@ -296,7 +299,7 @@ def check(store: str, table: str, row_id: str, fmt: str):
             "held_elsewhere": elsewhere,
             "blocks": blocks, "query": "the row's own title and content" if own else "the row's label",
             "findings": [_shown(i) for i in on_row],
-            "scanned_at": scanned_at.isoformat(), "reused": reused}
+            "scanned_at": scanned_at.isoformat(), "reused": reused, **_cut(report)}
     if fmt == "json":
         return twin(data)
     return render("findings/check.html", check=data, items=on_row, reaches=REACH,
