@@ -35,6 +35,7 @@ import sqlite3
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from datetime import datetime, timedelta, timezone
@@ -268,6 +269,14 @@ def _peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def _probe(gaps: list[float], stop) -> None:
+    # What another request thread meets during a scan: how late a 1 ms sleep wakes.
+    while not stop.is_set():
+        t0 = time.perf_counter()
+        time.sleep(0.001)
+        gaps.append(time.perf_counter() - t0 - 0.001)
+
+
 def sized(n: int, chars: int | None, now: datetime, limit_s: float | None) -> None:
     """One cold scan of a realistic store, full and (if the code has it) within the page's budget."""
     label = f"{n:,} rows" + (f" of {chars:,} chars" if chars else " (40-400 chars)")
@@ -279,13 +288,19 @@ def sized(n: int, chars: int | None, now: datetime, limit_s: float | None) -> No
         if limit_s is not None and "time_limit" in scan.__code__.co_varnames:
             kinds.insert(0, ("page", limit_s))
         for kind, limit in kinds:
+            gaps, stop = [0.0], threading.Event()
+            probe = threading.Thread(target=_probe, args=(gaps, stop), daemon=True)
+            probe.start()
             t0 = time.perf_counter()
             report = scan(refs, now, time_limit=limit) if limit else scan(refs, now)
             wall = time.perf_counter() - t0
+            stop.set()
+            probe.join()
             cut = getattr(report, "cut", None)
             print(f"(c) {label:28s} {kind} scan {wall:7.2f} s = {wall / read:6.1f}x a plain "
                   f"sqlite3 read ({read:.3f} s); {len(report.items):,} findings; "
-                  f"peak RSS {_peak_rss_mib():,.0f} MiB" + (f"; cut: {cut}" if cut else ""))
+                  f"peak RSS {_peak_rss_mib():,.0f} MiB; another thread waited at most "
+                  f"{max(gaps) * 1000:.0f} ms for the interpreter" + (f"; cut: {cut}" if cut else ""))
             del report
 
 
