@@ -21,6 +21,7 @@ import time
 from bisect import bisect_left
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import repeat
 from typing import Callable, Iterable
 
 from ..engine.reach import memory_reach
@@ -80,11 +81,13 @@ class Report:
     problems: list[dict] = field(default_factory=list)
     rows_total: int = 0
     rows_scanned: int = 0
-    cut: list[str] = field(default_factory=list)   # plain sentences; empty = complete
+    cut: list[str] = field(default_factory=list)   # what the bounds left out, plain sentences
+    timed_out: bool = False   # rows were left unread: a finding missing here may still exist
 
     @property
     def complete(self) -> bool:
-        return not self.cut
+        """Whether every row was read (the join's own bounds are in ``cut``)."""
+        return not self.timed_out
 
 
 def _memory_reach(m: Memory, because: str | None, f: Finding) -> tuple[str, str]:
@@ -139,20 +142,25 @@ class _Live:
 
     def add(self, batch: list[Memory]) -> None:
         live = [m for m in batch if getattr(m, "deleted_at", None) is None]
-        sets = token_sets([m.content for m in live])
+        sets: list = token_sets([m.content for m in live])
+        size = sum(map(len, sets))
+        if self.held + size <= TOKENS_HELD:   # the usual case, in C
+            self.held += size
+            sets = list(map(frozenset, map(map, repeat(self._words.setdefault), sets, sets)))
+        else:
+            for n, tokens in enumerate(sets):
+                if self.held + len(tokens) > TOKENS_HELD:
+                    sets[n], self.left_out = None, self.left_out + 1
+                else:
+                    self.held += len(tokens)
+                    sets[n] = frozenset(map(self._words.setdefault, tokens, tokens))
         d = self.docs
-        for m, tokens in zip(live, sets):
-            if self.held + len(tokens) > TOKENS_HELD:
-                tokens, self.left_out = None, self.left_out + 1
-            else:
-                self.held += len(tokens)
-                tokens = frozenset(map(self._words.setdefault, tokens, tokens))
-            self.rows.append((m.store, m.id))
-            d.keys.append(m.key_normalized)
-            d.scopes.append(m.scope)
-            d.types.append(m.type)
-            d.sets.append(tokens)
-            d.lengths.append(len(m.content))
+        self.rows += [(m.store, m.id) for m in live]
+        d.keys.extend(m.key_normalized for m in live)
+        d.scopes.extend(m.scope for m in live)
+        d.types.extend(m.type for m in live)
+        d.sets.extend(sets)
+        d.lengths.extend(len(m.content) for m in live)
 
 
 def scan(refs: Iterable[StoreRef], now: datetime, time_limit: float | None = None,
@@ -217,6 +225,7 @@ def scan(refs: Iterable[StoreRef], now: datetime, time_limit: float | None = Non
             report.problems.append({"store": ref.key, "kind": problem.kind, "message": str(problem)})
         if out_of_time:
             break
+    report.timed_out = out_of_time
     if out_of_time:
         report.cut.append(f"scanned {report.rows_scanned:,} of {report.rows_total:,} rows in the "
                           f"time allowed ({time_limit:g} s)")
