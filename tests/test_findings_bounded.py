@@ -53,7 +53,7 @@ def test_a_page_out_of_time_answers_with_what_it_read_and_says_so(many, monkeypa
     # The full scan in the background: progress while it runs, then its report is the list.
     started = client.post("/findings/scan", headers=JSON)
     assert started.status_code in (200, 202)
-    done = wait_for_job(client, started.get_json()["url"])
+    done = wait_for_job(client, "/findings/scan")   # the latest full scan
     assert done["state"] == "done" and done["progress"] == 1.0
     assert done["result"]["complete"] and done["result"]["rows_scanned"] == data["rows_total"]
     full = client.get("/findings.json?per_page=1000").get_json()
@@ -81,8 +81,9 @@ def test_a_running_full_scan_is_shown_polling_on_the_list(many, monkeypatch):
     again = client.post("/findings/scan", headers=JSON).get_json()
     assert again["id"] == job["id"]          # one full scan at a time: the running one answers
     gate.set()
-    assert wait_for_job(client, job["url"])["state"] == "done"
-    assert client.get("/findings/scan/nope.json").status_code == 404
+    assert wait_for_job(client, "/findings/scan")["state"] == "done"
+    assert client.get(job["json_url"]).get_json()["id"] == job["id"]
+    assert client.get("/findings/scan.json?job=nope").status_code == 404
 
 
 def test_the_duplicate_join_says_when_common_words_were_skipped(many, monkeypatch):
@@ -165,7 +166,7 @@ def test_a_full_scan_in_the_background_leaves_the_server_answering(agent):
             status, _body, took = _get(port, cookie, path)
             assert status == 200
             waits.append(took)
-        status, body, _ = _get(port, cookie, job["url"] + ".json")
+        status, body, _ = _get(port, cookie, job["json_url"])
         state = json.loads(body)
         # Still scanning after the other requests were answered: they ran beside it.
         assert state["state"] == "running" and state["progress"] is not None and state["progress"] < 1, state

@@ -209,7 +209,7 @@ def full_scan():
         return twin(_job_dict(job), 202 if job.state == "running" else 200)
     if wants_fragment():
         return render_template("findings/job.html", view=_job_dict(job))
-    return redirect(url_for("findings.job", job_id=job.id), 303)
+    return redirect(url_for("findings.job", job=job.id), 303)
 
 
 def _job_dict(job: Job) -> dict:
@@ -218,15 +218,23 @@ def _job_dict(job: Job) -> dict:
     return {"id": job.id, "state": state, "step": job.step, "progress": fraction,
             "percent": None if fraction is None else int(fraction * 100), "error": job.error,
             "result": job.result if state == "done" else None,
-            "url": url_for("findings.job", job_id=job.id), "findings_url": url_for("findings.index")}
+            "url": url_for("findings.job", job=job.id),
+            "json_url": url_for("findings.job", fmt="json", job=job.id),
+            "findings_url": url_for("findings.index")}
 
 
-@page_route(bp, "/findings/scan/<job_id>")
-def job(job_id: str, fmt: str):
-    found = _jobs().get(job_id) or abort(404, "That scan is unknown (the dashboard may have restarted).")
-    view = _job_dict(found)
+@page_route(bp, "/findings/scan")
+def job(fmt: str):
+    """A full scan's progress (``?job=<id>``), else the latest one's; none yet is said so."""
+    job_id = request.args.get("job")
+    if job_id:
+        found = _jobs().get(job_id) or abort(
+            404, "That scan is unknown (the dashboard may have restarted).")
+    else:
+        found = next(iter(_jobs().running()[-1:] or _jobs().finished()[-1:]), None)
+    view = _job_dict(found) if found else None
     if fmt == "json":
-        return twin(view)
+        return twin(view or {"state": "none", "full_scan": url_for("findings.full_scan")})
     return render("findings/job_page.html", "findings/job.html", view=view)
 
 
