@@ -24,6 +24,7 @@ TOKEN = "refusals-token-0123456789"
 NEVER_403 = {
     "login.login": "it writes no store; a wrong token is refused by the visitor walk's check",
     "projects.select": "it only remembers which project to show; no store is written",
+    "findings.full_scan": "the full findings scan only reads the stores, as the page does",
     "reviews.erase_retry": "only a report that found text left behind can be retried, and "
                            "its refusal is reviews.erase's own (_not_writable)",
 }
