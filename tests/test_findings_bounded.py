@@ -80,6 +80,11 @@ def test_a_running_full_scan_is_shown_polling_on_the_list(many, monkeypatch):
     assert job["state"] == "running"
     again = client.post("/findings/scan", headers=JSON).get_json()
     assert again["id"] == job["id"]          # one full scan at a time: the running one answers
+    # With htmx the answer is the job's fragment, polling itself while it runs.
+    fragment = BeautifulSoup(client.post("/findings/scan", headers={"HX-Request": "true"}).data,
+                             "html.parser").select_one("#findings-job")
+    assert fragment["data-state"] == "running" and fragment["hx-trigger"] == "every 1s"
+    assert fragment["hx-get"] == job["url"]
     gate.set()
     assert wait_for_job(client, "/findings/scan")["state"] == "done"
     assert client.get(job["json_url"]).get_json()["id"] == job["id"]
