@@ -22,6 +22,11 @@
     python bench/bench_findings.py --memories 100000
     python bench/bench_findings.py --sized 1000,10000,100000
     python bench/bench_findings.py --sized 50000x4000
+    python bench/bench_findings.py --sized 10000,50000x4000 --server
+
+(d) ``--server``: the same stores through the running server (bench/load.py):
+    how soon ``/findings.json`` answers, and, while the full scan runs as a
+    background job, how long ``/static/app.css`` and ``/overview`` take.
 """
 
 from __future__ import annotations
@@ -309,6 +314,58 @@ def sized(n: int, chars: int | None, now: datetime, limit_s: float | None) -> No
             del report
 
 
+def through_server(n: int, chars: int | None, now: datetime) -> None:
+    """The same store through the running server (bench/load.py): the page's answer,
+    a static file and /overview while the full scan runs in the background, and
+    how long that scan takes until its report is the page's."""
+    import http.client
+    from load import login, start_server
+
+    def get(path: str) -> tuple[float, dict | None]:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=900)
+        t0 = time.perf_counter()
+        conn.request("GET", path, headers={"Cookie": cookie, "Accept": "application/json"})
+        r = conn.getresponse()
+        body = r.read()
+        conn.close()
+        took = time.perf_counter() - t0
+        return took, json.loads(body) if path.endswith(".json") or "json" in path else None
+
+    label = f"{n:,} rows" + (f" of {chars:,} chars" if chars else " (40-400 chars)")
+    with tempfile.TemporaryDirectory() as tmp:
+        project, user = build_realistic(Path(tmp), n, chars, now)
+        proc, port, token = start_server(project, user, threads=4)
+        try:
+            cookie = login(port, token)
+            get("/overview")   # the first view's own cost, not the scan's
+            took, page = get("/findings.json")
+            print(f"(d) {label:28s} server: /findings.json answered in {took:.2f} s, "
+                  f"complete={page.get('complete')}, {page.get('rows_scanned')} of "
+                  f"{page.get('rows_total')} rows; cut: {page.get('cut')}")
+            if page.get("complete") is False:
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+                conn.request("POST", "/findings/scan", body="", headers={
+                    "Cookie": cookie, "Accept": "application/json",
+                    "Origin": f"http://127.0.0.1:{port}",
+                    "Content-Type": "application/x-www-form-urlencoded"})
+                job = json.loads(conn.getresponse().read())
+                conn.close()
+                t0, waits, state = time.perf_counter(), [], {"state": "running"}
+                while state["state"] == "running":
+                    waits.append(get("/static/app.css")[0])
+                    waits.append(get("/overview")[0])
+                    state = get(job["json_url"])[1]
+                    time.sleep(0.5)
+                took = time.perf_counter() - t0
+                print(f"    full scan in the background: {state['state']} after {took:.1f} s "
+                      f"({state.get('result') and state['result'].get('findings')} findings); "
+                      f"meanwhile /static/app.css and /overview answered in at most "
+                      f"{max(waits):.2f} s (median {statistics.median(waits):.3f} s, {len(waits)} requests)")
+        finally:
+            proc.kill()
+            proc.wait()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--memories", type=int, default=20_000)
@@ -317,12 +374,14 @@ def main() -> None:
     ap.add_argument("--sized", default="", help="realistic-vocabulary stores to scan, e.g. "
                     "1000,10000,100000,50000x4000 (rows, or rows x characters); only these run")
     ap.add_argument("--limit", type=float, default=2.0, help="the page's scan budget in seconds")
+    ap.add_argument("--server", action="store_true", help="with --sized: through the running server")
     args = ap.parse_args()
     now = datetime.now(timezone.utc).replace(microsecond=0)
     if args.sized:
         for spec in args.sized.split(","):
             n, _, chars = spec.partition("x")
-            sized(int(n), int(chars) if chars else None, now, args.limit)
+            (through_server(int(n), int(chars) if chars else None, now) if args.server
+             else sized(int(n), int(chars) if chars else None, now, args.limit))
         return
     precision_recall()
     false_positives(args.ordinary, now)
