@@ -62,6 +62,11 @@ def test_a_page_out_of_time_answers_with_what_it_read_and_says_so(many, monkeypa
     exact = many.app(FINDINGS_NOW=NOW).test_client().get("/findings.json?per_page=1000").get_json()
     assert exact["complete"] and full["items"] == exact["items"] and exact["all"] > data["all"]
     assert "conflict.duplicate" in {i["rule"] for i in full["items"]}
+    # The page's order (kept from the forked-join test it replaces): category, then reach.
+    from dashboard.findings.scan import CATEGORIES, REACH
+    ranks = [(list(CATEGORIES).index(i["category"]), list(REACH).index(i["reach"]))
+             for i in exact["items"]]
+    assert ranks == sorted(ranks) and {i["category"] for i in exact["items"]} >= {"conflict", "upkeep"}
     page = BeautifulSoup(client.get(done["url"]).data, "html.parser")
     assert page.select_one('[data-field="done"] a[data-action="show-full"]')
     assert file_digest(many.project_db, many.user_db) == before   # browsing writes nothing
