@@ -66,7 +66,7 @@ def test_a_page_out_of_time_answers_with_what_it_read_and_says_so(many, monkeypa
     from dashboard.findings.scan import CATEGORIES, REACH
     ranks = [(list(CATEGORIES).index(i["category"]), list(REACH).index(i["reach"]))
              for i in exact["items"]]
-    assert ranks == sorted(ranks) and {i["category"] for i in exact["items"]} >= {"conflict", "upkeep"}
+    assert ranks == sorted(ranks) and {i["category"] for i in exact["items"]} >= {"conflict", "personal"}
     page = BeautifulSoup(client.get(done["url"]).data, "html.parser")
     assert page.select_one('[data-field="done"] a[data-action="show-full"]')
     assert file_digest(many.project_db, many.user_db) == before   # browsing writes nothing
