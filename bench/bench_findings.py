@@ -5,30 +5,28 @@
     labelled pairs, and the number of findings on the demo data and on a
     generated corpus of ordinary memories (versions, dates, ports, hashes, UUIDs,
     build numbers...), where every text finding is a false positive;
-(b) time to scan a store of N memories (goal: 100,000 in under 2 s), with 1%
-    planted findings, through the same code path the page uses.  Every scan is
-    cold (nothing cached between runs).  Two ways, alternating: as the page runs
-    it (on Linux with 2+ cores the near-duplicate join runs in a forked child,
-    ``findings/beside.py``: the goal is this wall time) and all in one process;
-    CPU is given for this process and for the child, with how long the scan
-    waited for the child (well above zero: the child's half, which starts
-    only after the read, is the longer one, and only work taken from it
-    shortens the scan; near zero: this process's half is) and the minor page faults
-    of each (after the fork, the first write to a page the other process
-    still shares, a reference count too, copies it).  Wall time follows the
-    machine's load.  On a shared machine CPU time itself can swing
-    2x between identical runs, so the script also times plain sqlite3
-    reading the same rows in the same runs, a yardstick for the moment's
-    speed.  To compare code, alternate old and new trees in this script's own
-    loop; ``valgrind --tool=callgrind`` counts instructions deterministically
-    but not the cache misses and page copies that decide much of the time
-    (notes/findings-speed.md, session 7).  To check
-    that a faster scan returns the same report, hash
-    ``[i.to_dict() for i in report.items]`` (the same under any PYTHONHASHSEED:
-    a duplicate's related rows are named in row order).
+(b) time to scan a store of N memories (template texts), with 1% planted
+    findings, through the same code path the page uses, full (no time limit).
+    Every scan is cold (nothing cached between runs).  On a shared machine CPU
+    time itself can swing 2x between identical runs, so the script also times
+    plain sqlite3 reading the same rows in the same runs, a yardstick for the
+    moment's speed, and prints the ratio;
+(c) ``--sized``: stores over a realistic ~2,000-word vocabulary (Zipf weights),
+    where even a memory's rarest words are common (the near-duplicate join's
+    worst case), and the 50,000 x 4,000-character store of issue 19: the page's
+    bounded scan (``--limit`` seconds) and the full scan, each against a plain
+    sqlite3 read of the same rows, with peak RSS (run one size per process for
+    a size's own peak).
 
     python bench/bench_findings.py                  # quick: 20,000 memories
     python bench/bench_findings.py --memories 100000
+    python bench/bench_findings.py --sized 1000,10000,100000
+    python bench/bench_findings.py --sized 50000x4000
+    python bench/bench_findings.py --sized 10000,50000x4000 --server
+
+(d) ``--server``: the same stores through the running server (bench/load.py):
+    how soon ``/findings.json`` answers, and, while the full scan runs as a
+    background job, how long ``/static/app.css`` and ``/overview`` take.
 """
 
 from __future__ import annotations
@@ -42,6 +40,7 @@ import sqlite3
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from datetime import datetime, timedelta, timezone
@@ -54,7 +53,6 @@ from dashboard import contract  # noqa: E402
 from dashboard.demo import build_demo  # noqa: E402
 from dashboard.findings import corpus  # noqa: E402
 from dashboard.findings.rules import scan_text  # noqa: E402
-from dashboard.findings import scan as scan_module  # noqa: E402
 from dashboard.findings.scan import scan  # noqa: E402
 from dashboard.store import build_refs, connection  # noqa: E402
 from dashboard.store.schema import create_fresh_store  # noqa: E402
@@ -176,22 +174,11 @@ def build_store(root: Path, n: int, now: datetime) -> tuple[Path, Path]:
     return project_dir, user_db
 
 
-_WHO = (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)   # children: once reaped
-
-
-def _one_scan(refs, clock: datetime, fork: bool):
-    # (wall, CPU of this process, CPU of the child, forked?, seconds waited for the
-    # child, minor page faults here, in the child, report); ``fork=False`` keeps the
-    # whole scan in this process, as on a machine where the child cannot run.
-    scan_module.FORK_MIN_ROWS = 0 if fork else 10**12
-    faults = [resource.getrusage(who).ru_minflt for who in _WHO]
-    t0, c0, k0 = time.perf_counter(), time.process_time(), os.times()
+def _one_scan(refs, clock: datetime):
+    # (wall, CPU of this process, report)
+    t0, c0 = time.perf_counter(), time.process_time()
     report = scan(refs, clock)
-    k1 = os.times()
-    child = (k1.children_user - k0.children_user) + (k1.children_system - k0.children_system)
-    faults = [resource.getrusage(who).ru_minflt - n for who, n in zip(_WHO, faults)]
-    return (time.perf_counter() - t0, time.process_time() - c0, child, report.forked,
-            report.waited, *faults, report)
+    return time.perf_counter() - t0, time.process_time() - c0, report
 
 
 def _sqlite_read(paths: list[Path]) -> float:
@@ -211,46 +198,172 @@ def timing(n: int, runs: int, now: datetime) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         project, user = build_store(Path(tmp), n, now)
         refs = build_refs(project, user)
-        results: dict[bool, list] = {True: [], False: []}
-        reads: list[float] = []
-        last = {}
+        walls, cpus, reads = [], [], []
         for run in range(runs):
             reads.append(_sqlite_read([ref.path for ref in refs]))
-            # Both ways in turn, so a change in the machine's load hits both alike.
-            for fork in (True, False):
-                # A clock of its own per run, as each page view has: nothing worked
-                # out for one clock may serve the next run (cold means cold).
-                clock = now + timedelta(microseconds=2 * run + fork)
-                *figures, report = _one_scan(refs, clock, fork)
-                results[fork].append(figures)
-                # Only the last report of each way is kept: a process holding every
-                # report grows by ~30 MB a scan, and a larger process forks slower.
-                last[fork] = [i.to_dict() for i in report.items]
-                del report
-    same = last[True] == last[False]
-    print(f"\n(b) scan of {n:,} memories (both stores, 4% soft-deleted, 1% planted), {runs} runs each way:")
-    for fork, label in ((True, "duplicate join in a forked child"), (False, "one process")):
-        rows = results[fork]
-        wall = sorted(r[0] for r in rows)
-        print(f"    {label:34s} wall median {statistics.median(wall):.2f} s, best {wall[0]:.2f} s; "
-              f"CPU median {statistics.median(r[1] for r in rows):.2f} s here"
-              + (f" + {statistics.median(r[2] for r in rows):.2f} s in the child "
-                 f"(forked {sum(r[3] for r in rows)}/{len(rows)})" if fork else ""))
-        # The wait says which half is the longer (see the docstring).
-        print(f"    {'':34s} minor page faults median {statistics.median(r[5] for r in rows):,.0f} here"
-              + (f" + {statistics.median(r[6] for r in rows):,.0f} in the child; the scan waited "
-                 f"{statistics.median(r[4] for r in rows):.2f} s (median) for the child once its own "
-                 "work was done" if fork else ""))
-    median = statistics.median(r[0] for r in results[True])
+            # A clock of its own per run, as each page view has (cold means cold).
+            wall, cpu, report = _one_scan(refs, now + timedelta(microseconds=run))
+            walls.append(wall)
+            cpus.append(cpu)
+            found = Counter(i.finding.category for i in report.items)
+            del report
     read = statistics.median(reads)
+    print(f"\n(b) scan of {n:,} memories (both stores, 4% soft-deleted, 1% planted), {runs} runs:")
+    print(f"    wall median {statistics.median(walls):.2f} s, best {min(walls):.2f} s; "
+          f"CPU median {statistics.median(cpus):.2f} s")
     print(f"    reference: sqlite3 alone reading every memory row (SELECT *) median {read:.2f} s, "
-          f"in the same runs; scan / read: {median / read:.1f}x forked, "
-          f"{statistics.median(r[0] for r in results[False]) / read:.1f}x one process")
-    verdict = ("MET" if median < 2 else "MISSED") if n >= 100_000 else "(run with --memories 100000)"
-    print(f"    goal: 100,000 in < 2 s wall (median, forked) {verdict}; "
-          f"{'same report both ways' if same else 'REPORTS DIFFER'}")
-    print(f"    findings by category: {dict(Counter(i['category'] for i in last[True]))}; "
+          f"in the same runs; scan / read: {statistics.median(walls) / read:.1f}x")
+    print(f"    findings by category: {dict(found)}; "
           f"load average now {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs (wall time grows with it)")
+
+
+# ---------------------------------------------------------------------------
+# (c) scan time with a realistic vocabulary, and the 50,000 × 4,000 store
+# ---------------------------------------------------------------------------
+def vocabulary(rng: random.Random, size: int = 2000) -> list[str]:
+    """``size`` distinct made-up words, 3-9 letters: what a team's notes draw on."""
+    words: set[str] = set()
+    while len(words) < size:
+        words.add("".join(rng.choice("abcdefghijklmnoprstuvwy") for _ in range(rng.randint(3, 9))))
+    return sorted(words)
+
+
+def realistic_text(rng: random.Random, vocab: list[str], weights: list[float], chars: int) -> str:
+    """Words drawn with Zipf weights from ``vocab`` until ``chars`` characters."""
+    out, size = [], 0
+    while size < chars:
+        w = rng.choices(vocab, weights, k=16)
+        out += w
+        size += sum(map(len, w)) + 16
+    return " ".join(out)[:chars]
+
+
+def build_realistic(root: Path, n: int, chars: int | None, now: datetime) -> tuple[Path, Path]:
+    """Both stores, raw SQL inserts: ``n`` rows, 90 % project; texts of ``chars``
+    characters (or 40-400 when None) over a ~2,000-word vocabulary."""
+    rng = random.Random(5)
+    vocab = vocabulary(rng)
+    weights = [1 / (rank + 1) for rank in range(len(vocab))]
+    project_dir, user_db = root / "p", root / "u" / "memory.db"
+    conns = {"project": create_fresh_store(project_dir / ".agentao" / "memory.db"),
+             "user": create_fresh_store(user_db)}
+    for scope, conn in conns.items():
+        share = n // 10 if scope == "user" else n - n // 10
+        batch = []
+        for i in range(share):
+            text = realistic_text(rng, vocab, weights, chars or rng.randint(40, 400))
+            stamp = (now - timedelta(seconds=rng.randint(0, 200 * 86400))).strftime("%Y-%m-%dT%H:%M:%S")
+            typ = "preference" if scope == "user" else rng.choice(("note", "project_fact", "decision"))
+            batch.append((f"{scope[0]}{i:08x}", scope, typ, f"key_{scope}_{i}", f"key {i}", text,
+                          "[]", "[]", stamp, stamp, stamp if i % 25 == 0 else None))
+            if len(batch) == 5000:
+                conn.executemany(_INSERT, batch)
+                batch = []
+        conn.executemany(_INSERT, batch)
+        conn.commit()
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        conn.close()
+    return project_dir, user_db
+
+
+_INSERT = ("INSERT INTO memories (id, scope, type, key_normalized, title, content, tags_json,"
+           " keywords_json, created_at, updated_at, deleted_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)")
+
+
+def _peak_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _probe(gaps: list[float], stop) -> None:
+    # What another request thread meets during a scan: how late a 1 ms sleep wakes.
+    while not stop.is_set():
+        t0 = time.perf_counter()
+        time.sleep(0.001)
+        gaps.append(time.perf_counter() - t0 - 0.001)
+
+
+def sized(n: int, chars: int | None, now: datetime, limit_s: float | None) -> None:
+    """One cold scan of a realistic store, full and (if the code has it) within the page's budget."""
+    label = f"{n:,} rows" + (f" of {chars:,} chars" if chars else " (40-400 chars)")
+    with tempfile.TemporaryDirectory() as tmp:
+        project, user = build_realistic(Path(tmp), n, chars, now)
+        refs = build_refs(project, user)
+        read = _sqlite_read([ref.path for ref in refs])
+        kinds = [("full", None)]
+        if limit_s is not None and "time_limit" in scan.__code__.co_varnames:
+            kinds.insert(0, ("page", limit_s))
+        for kind, limit in kinds:
+            t0 = time.perf_counter()
+            report = scan(refs, now, time_limit=limit) if limit else scan(refs, now)
+            wall = time.perf_counter() - t0
+            # Again with a thread beside it (which slows the scan, so timed apart):
+            # the page's bounded scan only, the full one can take a minute.
+            gaps, stop = [0.0], threading.Event()
+            if kind == "page" or len(kinds) == 1:
+                probe = threading.Thread(target=_probe, args=(gaps, stop), daemon=True)
+                probe.start()
+                scan(refs, now, time_limit=limit) if limit else scan(refs, now)
+                stop.set()
+                probe.join()
+            cut = getattr(report, "cut", None)
+            print(f"(c) {label:28s} {kind} scan {wall:7.2f} s = {wall / read:6.1f}x a plain "
+                  f"sqlite3 read ({read:.3f} s); {len(report.items):,} findings; "
+                  f"peak RSS {_peak_rss_mib():,.0f} MiB"
+                  + (f"; another thread waited at most {max(gaps) * 1000:.0f} ms for the "
+                     "interpreter" if len(gaps) > 1 else "") + (f"; cut: {cut}" if cut else ""))
+            del report
+
+
+def through_server(n: int, chars: int | None, now: datetime) -> None:
+    """The same store through the running server (bench/load.py): the page's answer,
+    a static file and /overview while the full scan runs in the background, and
+    how long that scan takes until its report is the page's."""
+    import http.client
+    from load import login, start_server
+
+    def get(path: str) -> tuple[float, dict | None]:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=900)
+        t0 = time.perf_counter()
+        conn.request("GET", path, headers={"Cookie": cookie, "Accept": "application/json"})
+        r = conn.getresponse()
+        body = r.read()
+        conn.close()
+        took = time.perf_counter() - t0
+        return took, json.loads(body) if path.endswith(".json") or "json" in path else None
+
+    label = f"{n:,} rows" + (f" of {chars:,} chars" if chars else " (40-400 chars)")
+    with tempfile.TemporaryDirectory() as tmp:
+        project, user = build_realistic(Path(tmp), n, chars, now)
+        proc, port, token = start_server(project, user, threads=4)
+        try:
+            cookie = login(port, token)
+            get("/overview")   # the first view's own cost, not the scan's
+            took, page = get("/findings.json")
+            print(f"(d) {label:28s} server: /findings.json answered in {took:.2f} s, "
+                  f"complete={page.get('complete')}, {page.get('rows_scanned')} of "
+                  f"{page.get('rows_total')} rows; cut: {page.get('cut')}")
+            if page.get("complete") is False:
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+                conn.request("POST", "/findings/scan", body="", headers={
+                    "Cookie": cookie, "Accept": "application/json",
+                    "Origin": f"http://127.0.0.1:{port}",
+                    "Content-Type": "application/x-www-form-urlencoded"})
+                job = json.loads(conn.getresponse().read())
+                conn.close()
+                t0, waits, state = time.perf_counter(), [], {"state": "running"}
+                while state["state"] == "running":
+                    waits.append(get("/static/app.css")[0])
+                    waits.append(get("/overview")[0])
+                    state = get(job["json_url"])[1]
+                    time.sleep(0.5)
+                took = time.perf_counter() - t0
+                print(f"    full scan in the background: {state['state']} after {took:.1f} s "
+                      f"({state.get('result') and state['result'].get('findings')} findings); "
+                      f"meanwhile /static/app.css and /overview answered in at most "
+                      f"{max(waits):.2f} s (median {statistics.median(waits):.3f} s, {len(waits)} requests)")
+        finally:
+            proc.kill()
+            proc.wait()
 
 
 def main() -> None:
@@ -258,8 +371,18 @@ def main() -> None:
     ap.add_argument("--memories", type=int, default=20_000)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--ordinary", type=int, default=20_000, help="size of the generated ordinary corpus")
+    ap.add_argument("--sized", default="", help="realistic-vocabulary stores to scan, e.g. "
+                    "1000,10000,100000,50000x4000 (rows, or rows x characters); only these run")
+    ap.add_argument("--limit", type=float, default=2.0, help="the page's scan budget in seconds")
+    ap.add_argument("--server", action="store_true", help="with --sized: through the running server")
     args = ap.parse_args()
     now = datetime.now(timezone.utc).replace(microsecond=0)
+    if args.sized:
+        for spec in args.sized.split(","):
+            n, _, chars = spec.partition("x")
+            (through_server(int(n), int(chars) if chars else None, now) if args.server
+             else sized(int(n), int(chars) if chars else None, now, args.limit))
+        return
     precision_recall()
     false_positives(args.ordinary, now)
     timing(args.memories, args.runs, now)

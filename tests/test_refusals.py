@@ -25,6 +25,7 @@ NEVER_403 = {
     "login.login": "it writes no store; a wrong token is refused by the visitor walk's check",
     "projects.select": "it only remembers which project to show; no store is written",
     "preview.ask": "the preview twin for a POSTed JSON body: it only reads, like its GET",
+    "findings.full_scan": "the full findings scan only reads the stores, as the page does",
     "reviews.erase_retry": "only a report that found text left behind can be retried, and "
                            "its refusal is reviews.erase's own (_not_writable)",
 }

@@ -57,6 +57,11 @@ class Jobs:
         with self._lock:
             return [j for j in self._jobs.values() if j.state != "running"]
 
+    def running(self) -> list[Job]:
+        """The jobs still running, oldest first."""
+        with self._lock:
+            return [j for j in self._jobs.values() if j.state == "running"]
+
     def check_idle(self, stores) -> None:
         """Raise Busy when a running job works on any of ``stores``."""
         with self._lock:

@@ -16,23 +16,32 @@ from operator import or_
 from typing import Iterator, NamedTuple
 
 from ..contract import SaveRefused, normalize_key
-from .checks import token_set
-from .duplicates import DUPLICATE_THRESHOLD, MAX_RELATED, duplicate_pairs
+from .checks import token_sets
+from .duplicates import DUPLICATE_THRESHOLD, MAX_RELATED, pairs_of_sets
 from .rules import Finding
 
 
 class Docs(NamedTuple):
-    """Rows as the corpus rules see them: one list per column, in the same row order."""
+    """Rows as the corpus rules see them: one list per column, in the same row order.
+
+    A scan does not keep the texts (it reads rows in batches and holds only each
+    row's token set and length); rules built from texts (``of``) get both.
+    """
 
     keys: list[str]     # key_normalized
     scopes: list[str]
     types: list[str]
-    texts: list[str]    # content
+    texts: list[str]    # content; a scan's Docs hold ``lengths`` and ``sets`` instead
+    sets: list[frozenset[str] | None] | None = None   # token_set of each text (None: left out)
+    lengths: list[int] | None = None                   # len of each text
 
     @classmethod
     def of(cls, rows) -> "Docs":
         """From ``(key, scope, type, text)`` tuples."""
-        return cls(*(list(column) for column in zip(*rows))) if rows else cls([], [], [], [])
+        if not rows:
+            return cls([], [], [], [], [], [])
+        keys, scopes, types, texts = (list(column) for column in zip(*rows))
+        return cls(keys, scopes, types, texts, token_sets(texts), list(map(len, texts)))
 
 
 def same_key_both_scopes(docs: Docs) -> Iterator[tuple[int, Finding]]:
@@ -59,7 +68,7 @@ def same_key_both_scopes(docs: Docs) -> Iterator[tuple[int, Finding]]:
 def near_duplicates(docs: Docs, threshold: float = DUPLICATE_THRESHOLD
                     ) -> Iterator[tuple[int, Finding]]:
     """Near-identical content under different keys (token Jaccard ≥ 0.9): one of them is redundant"""
-    return duplicate_findings(docs, duplicate_pairs(docs.keys, docs.texts, threshold))
+    return duplicate_findings(docs, pairs_of_sets(docs.keys, docs.sets, threshold)[0])
 
 
 def duplicate_findings(docs: Docs, pairs: dict[int, dict[int, float]]
@@ -68,7 +77,7 @@ def duplicate_findings(docs: Docs, pairs: dict[int, dict[int, float]]
     why = near_duplicates.__doc__.splitlines()[0]
     for n, others in pairs.items():
         if others:
-            yield n, Finding("conflict.duplicate", "conflict", "content", 0, len(docs.texts[n]),
+            yield n, Finding("conflict.duplicate", "conflict", "content", 0, docs.lengths[n],
                              f"{len(others)} near-identical (Jaccard {max(others.values()):.2f})",
                              why, tuple(others))
 
@@ -105,15 +114,17 @@ def contradicted_preferences(memories: Docs, approved: Docs) -> Iterator[tuple[i
         return
     preferences = map(or_, map("preference".__eq__, memories.types), map("user".__eq__, memories.scopes))
     for n in compress(count(), preferences):
-        key, text = memories.keys[n], memories.texts[n]
+        key, tokens = memories.keys[n], memories.sets[n]
+        if tokens is None:
+            continue   # a row the scan kept no token set of (its memory bound)
         clashing = []
         for c in by_subject.get(subject(key), ()):
             try:
                 written = normalize_key(approved.keys[c])
             except SaveRefused:
                 written = ""
-            if key != written and token_set(text) != token_set(approved.texts[c]):
+            if key != written and tokens != approved.sets[c]:
                 clashing.append(c)
         if clashing:
-            yield n, Finding("conflict.contradicted", "conflict", "content", 0, len(text),
+            yield n, Finding("conflict.contradicted", "conflict", "content", 0, memories.lengths[n],
                              f"subject '{subject(key)}'", why, tuple(clashing[:MAX_RELATED]))

@@ -1,292 +1,203 @@
-"""Scan every store for findings and say where each one sits and how it reaches the model.
+"""Scan every store for findings: read, run every rule, and say what was left out.
 
-Reach follows agentao's prompt path (contract §8–§11):
-  stable   in ``<memory-stable>`` every turn: user scope or a structural type or one of the
-           3 most recent incidental facts (key, title and the first 240 characters of the
-           value), or a summary text inside the 800-character session tail;
-  recall   only when a query scores it: the title and the first 200 characters of content;
-  disk     never in a prompt but still in the file: soft-deleted rows, review-queue rows
-           and their evidence, summaries outside the tail, text beyond the part shown.
+Where each finding sits and how it reaches the model is ``findings.rows``.
+Bounded work (issue 19): rows are read in batches (``store.scan.batches``) and
+only each live memory's token set and length outlive its batch, at most
+``TOKENS_HELD`` tokens in all; with a ``time_limit`` the scan stops reading
+when it runs out and says how far it got (``Report.cut``), and between
+batches it lets the server's other threads run.
 """
 
 from __future__ import annotations
 
-import gc
-import heapq
-import threading
+import time
 from bisect import bisect_left
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
-from operator import itemgetter
-from typing import Iterable
+from itertools import repeat
+from typing import Callable, Iterable
 
-from ..contract import STABLE_TYPES
-from ..engine.render import EXCERPT_CHARS, VALUE_PREVIEW
-from ..engine.stable import INCIDENTAL_KEPT, TAIL_CHARS, TAIL_KEPT, TAIL_READ, TAIL_SEPARATOR
+from ..engine.stable import TAIL_READ, all_entries, select
+from ..records import Memory
 from ..store import StoreProblem
 from ..store.registry import StoreRef
-from ..store.scan import (M_CONTENT, M_DELETED_AT, M_ID, M_KEY, M_SCOPE, M_TITLE, M_TYPE,
-                          M_UPDATED_AT, R_CONTENT, R_EVIDENCE, R_ID, R_KEY, R_SCOPE, R_STATUS,
-                          R_TITLE, R_TYPE, S_ID, S_SESSION_ID, S_SUMMARY_TEXT, scan_memories,
-                          scan_review_items, scan_summaries)
+from ..store.scan import batches, count_rows, stable_candidates, summary_tail
 from . import corpus
-from .beside import Beside
-from .duplicates import duplicate_pairs
-from .gates import rows_to_scan
-from .rules import (DIGIT_RULES, NEAR_LIMIT, Finding, Staleness, is_canonical_stamp, near_size_limit,
-                    scan_text)
+from .checks import token_sets
+from .duplicates import pairs_of_sets
+from .rows import (CATEGORIES, CATEGORY_ORDER, REACH, Item, memory_findings, memory_item_reach,
+                   order, review_findings, summary_findings, tail_reach)
 
-CATEGORIES = {"secret": "Secrets", "personal": "Personal data",
-              "instruction": "Instruction-like content", "conflict": "Conflicts and duplicates",
-              "upkeep": "Oversized or stale"}
-REACH = {"stable": "stable block every turn", "recall": "recall only",
-         "disk": "invisible but still on disk"}
-_REACH_ORDER = {"stable": 0, "recall": 1, "disk": 2}
-_CATEGORY_ORDER = {c: i for i, c in enumerate(CATEGORIES)}
-# Below this many memory rows a scan takes well under a second and a forked
-# child would cost more than it saves.
-FORK_MIN_ROWS = 20_000
+__all__ = ["CATEGORIES", "REACH", "Item", "Report", "scan"]
 
-
-@dataclass(slots=True)  # not frozen: a frozen __init__ is slower, and scans make many
-class Item:
-    """One finding located in one row of one store."""
-
-    store: str
-    table: str
-    row_id: str
-    label: str          # key or session id, to recognise the row
-    finding: Finding
-    reach: str
-    reach_detail: str
-    state: str          # what the fixes depend on: live | deleted | a review status | ""
-
-    def to_dict(self) -> dict:
-        return {"store": self.store, "table": self.table, "row_id": self.row_id,
-                "label": self.label, **self.finding.to_dict(), "reach": self.reach,
-                "reach_text": REACH[self.reach], "reach_detail": self.reach_detail,
-                "state": self.state}
+# Token sets kept for the corpus rules, in all (~30 bytes each): 10,000 real
+# memories hold ~300,000; past the bound a row takes no part in them, and the
+# report says so.
+TOKENS_HELD = 3_000_000
+_TABLES = ("memories", "memory_review_queue", "session_summaries")
 
 
 @dataclass
 class Report:
-    """Everything one scan found, plus what it read and what it could not."""
+    """Everything one scan found, plus what it read, what it could not, and what it left out."""
 
     items: list[Item] = field(default_factory=list)
     scanned: dict = field(default_factory=dict)
     problems: list[dict] = field(default_factory=list)
-    forked: bool = False    # whether a forked child ran the near-duplicate join (findings.beside)
-    waited: float = 0.0     # seconds the scan, its own work done, waited for that child
+    rows_total: int = 0
+    rows_scanned: int = 0
+    cut: list[str] = field(default_factory=list)   # what the bounds left out, plain sentences
+    timed_out: bool = False   # rows were left unread: a finding missing here may still exist
+
+    @property
+    def complete(self) -> bool:
+        """Whether every row was read (the join's own bounds are in ``cut``)."""
+        return not self.timed_out
 
 
-def _memory_reach(row, stable: bool, f: Finding) -> tuple[str, str]:
-    if row[M_DELETED_AT] is not None:
-        return "disk", (f"soft-deleted {row[M_DELETED_AT]}: agentao never reads it, "
-                        "the text stays in the file")
-    shown = VALUE_PREVIEW if stable else EXCERPT_CHARS
-    if f.field == "content" and f.start >= shown and f.category != "conflict":
-        return "disk", (f"past the first {shown} characters, the only part of the value "
-                        f"{'the stable block' if stable else 'recall'} shows; still in the file")
-    if stable:
-        why = "user scope" if row[M_SCOPE] == "user" else (
-            f"type {row[M_TYPE]}" if row[M_TYPE] in STABLE_TYPES else "one of the 3 most recent facts")
-        return "stable", f"{why}: in <memory-stable> every turn (unless the 2000-character budget drops it)"
-    return "recall", "in <memory-context> only when a query scores it"
+def _stable_rules(refs: list[StoreRef]) -> dict[tuple[str, str], str]:
+    """(store, id) -> the rule that picks the row for a new session's stable block."""
+    project = [m for r in refs if r.kind == "project" for m in stable_candidates(r)]
+    user = [m for r in refs if r.kind != "project" for m in stable_candidates(r)]
+    return {(m.store, m.id): because for m, because in select(all_entries(project, user))}
 
 
-def _stable_ids(live: list[tuple[str, tuple]]) -> set[str]:
-    """Ids agentao selects for the stable block (contract §9.1), project rows first."""
-    ids = {r[M_ID] for _s, r in live if r[M_SCOPE] == "user" or r[M_TYPE] in STABLE_TYPES}
-    incidental = [r for _s, r in live if r[M_ID] not in ids]
-    # nlargest keeps sorted(reverse=True)'s order among equal stamps, without sorting every row.
-    newest = heapq.nlargest(INCIDENTAL_KEPT, incidental, key=itemgetter(M_UPDATED_AT))
-    return ids | {r[M_ID] for r in newest}
+class _Live:
+    """What the corpus rules need of the live memories, kept across batches (no text)."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[str, str]] = []      # (store, id)
+        self.docs = corpus.Docs([], [], [], [], [], [])
+        self.held = 0
+        self.left_out = 0
+        # One string per distinct word across rows (a scan's own, not sys.intern's):
+        # 100,000 memories over a ~2,000-word vocabulary hold 3 million word
+        # references, each a string of its own as the tokenizer makes them.
+        self._words: dict[str, str] = {}
+
+    def add(self, batch: list[Memory]) -> None:
+        live = [m for m in batch if getattr(m, "deleted_at", None) is None]
+        sets: list = token_sets([m.content for m in live])
+        size = sum(map(len, sets))
+        if self.held + size <= TOKENS_HELD:   # the usual case, in C
+            self.held += size
+            sets = list(map(frozenset, map(map, repeat(self._words.setdefault), sets, sets)))
+        else:
+            for n, tokens in enumerate(sets):
+                if self.held + len(tokens) > TOKENS_HELD:
+                    sets[n], self.left_out = None, self.left_out + 1
+                else:
+                    self.held += len(tokens)
+                    sets[n] = frozenset(map(self._words.setdefault, tokens, tokens))
+        d = self.docs
+        self.rows += [(m.store, m.id) for m in live]
+        d.keys.extend(m.key_normalized for m in live)
+        d.scopes.extend(m.scope for m in live)
+        d.types.extend(m.type for m in live)
+        d.sets.extend(sets)
+        d.lengths.extend(len(m.content) for m in live)
 
 
-def _tail_reach(rows) -> dict[str, int]:
-    """For each summary in a brand-new session's tail: the first offset the tail keeps."""
-    kept = list(reversed(rows[:TAIL_READ][:TAIL_KEPT]))
-    offsets, pos = {}, 0
-    for r in kept:
-        offsets[r[S_ID]] = pos
-        pos += len(r[S_SUMMARY_TEXT]) + len(TAIL_SEPARATOR)
-    total = pos - len(TAIL_SEPARATOR) if kept else 0
-    cut = 0
-    if total > TAIL_CHARS:
-        joined = TAIL_SEPARATOR.join(r[S_SUMMARY_TEXT] for r in kept)
-        cut = total - TAIL_CHARS
-        newline = joined.find("\n", cut)
-        cut = newline + 1 if newline != -1 else cut
-    return {rid: cut - off for rid, off in offsets.items()}
+def scan(refs: Iterable[StoreRef], now: datetime, time_limit: float | None = None,
+         progress: Callable[[str, float | None], None] | None = None) -> Report:
+    """Read every store in batches and run every rule; unreadable stores become problems.
 
-
-_gc_lock = threading.Lock()
-_gc_users = 0
-_gc_was_enabled = False
-
-
-@contextmanager
-def _cyclic_gc_paused():
-    # A scan keeps hundreds of thousands of container objects alive at once
-    # (token sets, findings, items), none of them in a reference cycle, and
-    # the full collections walk them all: +1.4-1.7 s CPU on a 100,000-row scan
-    # even with the rows read as plain tuples (measured with c414310).
-    # Reference counting still frees everything; the collector is switched
-    # back on when the last concurrent scan ends, after the objects allocated
-    # meanwhile are moved to the oldest generation unexamined (freeze, then
-    # unfreeze): the report's items outlive the scan, and the young-generation
-    # collection that re-enabling would start walks them all (+0.05-0.07 s).
-    global _gc_users, _gc_was_enabled
-    with _gc_lock:
-        if _gc_users == 0:
-            _gc_was_enabled = gc.isenabled()
-            gc.disable()
-        _gc_users += 1
-    try:
-        yield
-    finally:
-        with _gc_lock:
-            _gc_users -= 1
-            if _gc_users == 0 and _gc_was_enabled:
-                gc.freeze()
-                gc.unfreeze()
-                gc.enable()
-
-
-def scan(refs: Iterable[StoreRef], now: datetime) -> Report:
-    """Read every store once and run every rule; unreadable stores become problems."""
-    with _cyclic_gc_paused():
-        return _scan(refs, now)
-
-
-def _scan(refs: Iterable[StoreRef], now: datetime) -> Report:
-    report = Report()
-    data = {}
+    ``time_limit`` (seconds): stop reading once it is spent and answer with
+    what was read, saying so; None reads everything.  ``progress(step,
+    fraction)`` is told after each batch (a background job's progress).
+    """
+    started = time.monotonic()
+    # Reading gets three quarters of the budget, the corpus rules the rest.
+    deadline = None if time_limit is None else started + 0.75 * time_limit
+    report, refs = Report(), list(refs)
+    if progress:
+        progress("counting rows", 0.0)
+    readable, totals = [], {}
     for ref in refs:
         try:
-            data[ref.key] = (ref, scan_memories(ref), scan_review_items(ref), scan_summaries(ref))
+            totals[ref.key] = {t: count_rows(ref, t) for t in _TABLES}
+            readable.append(ref)
         except StoreProblem as problem:
             report.problems.append({"store": ref.key, "kind": problem.kind, "message": str(problem)})
-    items = report.items
-    # The near-duplicate join costs about as much as every other rule together and
-    # needs only the live keys and contents: on a large scan a forked child runs it,
-    # and picks them out of the rows itself while this process does the same below.
-    memories = [mems for _ref, mems, _rv, _sm in data.values()]
-    duplicates = Beside(_live_duplicate_pairs, memories,
-                        fork=sum(map(len, memories)) >= FORK_MIN_ROWS, in_child={"hold": []})
-    live = [(key, r) for key, (_ref, mems, _rv, _sm) in data.items() for r in mems
-            if r[M_DELETED_AT] is None]
-    docs = corpus.Docs([r[M_KEY] for _k, r in live], [r[M_SCOPE] for _k, r in live],
-                       [r[M_TYPE] for _k, r in live], [r[M_CONTENT] for _k, r in live])
-    stable_ids = _stable_ids(live)
-    for key, (ref, mems, reviews, summaries) in data.items():
-        report.scanned[key] = {"memories": len(mems), "reviews": len(reviews),
-                               "summaries": len(summaries)}
-        _memory_findings(key, mems, stable_ids, now, items)
-        for r in reviews:
-            status = r[R_STATUS]
-            detail = (f"review item ({status}): not in any prompt"
-                      + ("; becomes a memory if approved" if status == "pending" else
-                         "; kept in the queue forever after the decision"))
-            for name, at in (("title", R_TITLE), ("content", R_CONTENT), ("evidence", R_EVIDENCE)):
-                for f in scan_text(r[at], name):
-                    items.append(Item(key, "memory_review_queue", r[R_ID], r[R_KEY], f,
-                                      "disk", detail, status))
-        in_tail = _tail_reach(summaries) if ref.kind == "project" else {}
-        for r in summaries:
-            for f in scan_text(r[S_SUMMARY_TEXT], "summary_text"):
-                keep_from = in_tail.get(r[S_ID])
-                if keep_from is not None and f.end > keep_from:
-                    reach, detail = "stable", "in the session tail of <memory-stable> every turn"
-                else:
-                    reach, detail = "disk", ("summary outside the 800-character session tail: "
-                                             "not in any prompt, still in the file")
-                items.append(Item(key, "session_summaries", r[S_ID], r[S_SESSION_ID], f, reach,
-                                  detail, ""))
-    items.sort(key=_order)
+    report.rows_total = sum(n for t in totals.values() for n in t.values())
+    try:
+        because = _stable_rules(readable)
+    except StoreProblem as problem:   # a file that broke between two reads
+        report.problems.append({"store": "", "kind": problem.kind, "message": str(problem)})
+        because = {}
+    items, live, approved = report.items, _Live(), _Live()
+    approved_rows: list[tuple[str, str]] = []
+    out_of_time = False
+    for ref in readable:
+        scanned = report.scanned.setdefault(ref.key, {"memories": 0, "reviews": 0, "summaries": 0})
+        try:
+            in_tail = (tail_reach(summary_tail(ref, TAIL_READ)) if ref.kind == "project" else {})
+            for table in _TABLES:
+                for batch in batches(ref, table):
+                    if table == "memories":
+                        memory_findings(ref.key, batch, because, now, items)
+                        live.add(batch)
+                    elif table == "memory_review_queue":
+                        review_findings(ref.key, batch, items)
+                        chosen = [r for r in batch if r.status == "approved" and r.type == "preference"]
+                        approved.add(chosen)
+                        approved_rows += [(ref.key, r.id) for r in chosen]
+                    else:
+                        summary_findings(ref.key, batch, in_tail, items)
+                    scanned[{"memories": "memories", "memory_review_queue": "reviews"}.get(
+                        table, "summaries")] += len(batch)
+                    report.rows_scanned += len(batch)
+                    if progress:
+                        progress(f"scanned {report.rows_scanned:,} of {report.rows_total:,} rows",
+                                 report.rows_scanned / max(1, report.rows_total))
+                    time.sleep(0)   # let the server's other threads have the interpreter
+                    if deadline is not None and time.monotonic() > deadline:
+                        out_of_time = True
+                        break
+                if out_of_time:
+                    break
+        except StoreProblem as problem:
+            report.problems.append({"store": ref.key, "kind": problem.kind, "message": str(problem)})
+        if out_of_time:
+            break
+    report.timed_out = out_of_time
+    if out_of_time:
+        report.cut.append(f"scanned {report.rows_scanned:,} of {report.rows_total:,} rows in the "
+                          f"time allowed ({time_limit:g} s)")
+    if live.left_out:
+        report.cut.append(f"{live.left_out:,} memories took no part in the conflict and duplicate "
+                          f"checks (they hold more than {TOKENS_HELD:,} words together)")
+    items.sort(key=order)
+    # The corpus rules get what is left of the budget, and at least a tenth of it.
+    join_by = None if deadline is None else max(started + time_limit,
+                                                time.monotonic() + time_limit / 10)
+    conflicts = _corpus(live, approved, approved_rows, because, join_by, report)
     # Conflicts come only from the corpus rules: sorted apart, they go in at their
-    # category's place, so the list sorted above (while the child ran) stays sorted.
-    conflicts = _corpus(data, live, stable_ids, docs, duplicates)
-    report.forked, report.waited = duplicates.forked, duplicates.waited
-    at = bisect_left(items, _CATEGORY_ORDER["conflict"],
-                     key=lambda i: _CATEGORY_ORDER[i.finding.category])
+    # category's place, so the list sorted above stays sorted.
+    at = bisect_left(items, CATEGORY_ORDER["conflict"],
+                     key=lambda i: CATEGORY_ORDER[i.finding.category])
     items[at:at] = conflicts
     return report
 
 
-def _live_duplicate_pairs(memories: list[list[tuple]], hold: list | None = None
-                          ) -> dict[int, dict[int, float]]:
-    """``duplicate_pairs`` of the live rows of each store in turn: positions in ``live``.
-
-    ``hold`` (the forked child's): what the join built is kept, not freed (~0.1 s
-    for a million token strings), as the child exits as soon as it has answered.
-    """
-    live = [r for mems in memories for r in mems if r[M_DELETED_AT] is None]
-    return duplicate_pairs([r[M_KEY] for r in live], [r[M_CONTENT] for r in live], hold=hold)
-
-
-def _order(item: Item) -> tuple:
-    # The page's order: category, then how the text reaches the model, then place.
-    return (_CATEGORY_ORDER[item.finding.category], _REACH_ORDER[item.reach], item.store,
-            item.table, item.row_id, item.finding.start)
-
-
-def _memory_findings(key: str, mems: list[tuple], stable_ids: set[str], now: datetime,
-                     items: list[Item]) -> None:
-    # Most rows have nothing to report, so no pass here visits every row in
-    # Python: the gate picks the rows the text rules may flag, one comparison
-    # in a list comprehension the fresh ones.  A row's findings keep the order
-    # text, size, stale, which the final sort keeps among equal keys.
-    to_scan = rows_to_scan([r[M_TITLE] + "\n" + r[M_CONTENT] for r in mems], DIGIT_RULES)
-    oversized = {n for n, r in enumerate(mems) if len(r[M_CONTENT]) >= NEAR_LIMIT}
-    for n in sorted(to_scan | oversized):
-        r = mems[n]
-        found = []
-        if n in to_scan:
-            found = scan_text(r[M_TITLE], "title") + scan_text(r[M_CONTENT], "content")
-        size = near_size_limit(r[M_CONTENT])
-        if size is not None:
-            found.append(size)
-        is_live = r[M_DELETED_AT] is None
-        stable = is_live and r[M_ID] in stable_ids
-        state = "live" if is_live else "deleted"
-        for f in found:
-            reach, detail = _memory_reach(r, stable, f)
-            items.append(Item(key, "memories", r[M_ID], r[M_KEY], f, reach, detail, state))
-    staleness = Staleness(now)
-    fresh_after = staleness.fresh_after
-    # A stale finding is on a live row and not on its content, so its reach
-    # depends only on whether the row is stable, its scope and its type.
-    reaches: dict[tuple, tuple[str, str]] = {}
-    for r in [r for r in mems if r[M_DELETED_AT] is None and not (
-            r[M_UPDATED_AT] > fresh_after and is_canonical_stamp(r[M_UPDATED_AT]))]:
-        stable = r[M_ID] in stable_ids
-        old = staleness(r[M_UPDATED_AT], stable)
-        if old is None:
-            continue
-        where = (stable, r[M_SCOPE], r[M_TYPE])
-        reach = reaches.get(where) or reaches.setdefault(where, _memory_reach(r, stable, old))
-        items.append(Item(key, "memories", r[M_ID], r[M_KEY], old, *reach, "live"))
-
-
-def _corpus(data, live, stable_ids, docs: corpus.Docs, duplicates: Beside) -> list[Item]:
-    """Conflicts and duplicates among the live rows (``docs``, in ``live``'s order), as sorted items."""
-    approved = [(key, r) for key, (_ref, _m, reviews, _s) in data.items() for r in reviews
-                if r[R_STATUS] == "approved"]
-    found = [*corpus.same_key_both_scopes(docs),
-             *corpus.duplicate_findings(docs, duplicates.result())]
+def _corpus(live: _Live, approved: _Live, approved_rows, because: dict, deadline: float | None,
+            report: Report) -> list[Item]:
+    """Conflicts and duplicates among the live rows, as sorted items."""
+    docs = live.docs
+    pairs, cut = pairs_of_sets(docs.keys, docs.sets, deadline=deadline)
+    report.cut += cut.notes()
+    found = [*corpus.same_key_both_scopes(docs), *corpus.duplicate_findings(docs, pairs)]
     for _n, f in found:
-        f.related = tuple(f"{live[m][0]}/memories/{live[m][1][M_ID]}" for m in f.related)
-    contradicted = list(corpus.contradicted_preferences(docs, corpus.Docs.of(
-        [(r[R_KEY], r[R_SCOPE], r[R_TYPE], r[R_CONTENT]) for _k, r in approved])))
+        f.related = tuple(f"{live.rows[m][0]}/memories/{live.rows[m][1]}" for m in f.related)
+    contradicted = list(corpus.contradicted_preferences(docs, approved.docs))
     for _n, f in contradicted:
-        f.related = tuple(f"{approved[c][0]}/reviews/{approved[c][1][R_ID]}" for c in f.related)
+        f.related = tuple(f"{approved_rows[c][0]}/reviews/{approved_rows[c][1]}" for c in f.related)
     found += contradicted
     out = []
     for n, f in found:
-        key, r = live[n]
-        reach, detail = _memory_reach(r, r[M_ID] in stable_ids, f)
-        out.append(Item(key, "memories", r[M_ID], r[M_KEY], f, reach, detail, "live"))
-    out.sort(key=_order)
+        store, row_id = live.rows[n]
+        m = Memory(row_id, docs.scopes[n], docs.types[n], docs.keys[n], "", "", store=store)
+        reach, detail = memory_item_reach(m, because.get((store, row_id)), f)
+        out.append(Item(store, "memories", row_id, docs.keys[n], f, reach, detail, "live"))
+    out.sort(key=order)
     return out

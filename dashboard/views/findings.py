@@ -3,6 +3,11 @@
 ``/findings`` lists them; ``/findings/check/...`` re-checks one after a fix: it
 scans again, and looks for the flagged text in both prompt blocks as the
 preview engine renders them now.
+
+A page's scan stops after ``FINDINGS_TIME_LIMIT_MS`` (as Datasette's
+``sql_time_limit_ms``) and says how far it got; ``POST /findings/scan`` runs
+the full scan as a background job (``actions.jobs``) whose page polls its
+progress, and whose report the list then shows.
 """
 
 from __future__ import annotations
@@ -14,16 +19,17 @@ from collections import Counter
 from datetime import datetime, timezone
 from typing import NamedTuple
 
-from flask import Blueprint, abort, current_app, request, url_for
+from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
 
+from ..actions.jobs import Busy, Job, Jobs
 from ..engine import preview
 from ..findings.checks import signature_in, signed_here, valid_signature
 from ..findings.scan import CATEGORIES, REACH, Item, Report, scan
 from ..preview_source import source_for
 from ..store import file_stamp
-from ..store.scan import (M_CONTENT, M_DELETED_AT, M_TITLE, R_CONTENT, R_STATUS, R_TITLE,
-                          SCANNED, scan_row)
-from ..web import page_route, readable_refs, render, status_of, statuses, store_by_key, stores, twin, whole_number
+from ..store.scan import SCANNED, scan_row
+from ..web import (page_route, readable_refs, render, status_of, statuses, store_by_key, stores, twin,
+                   wants_fragment, whole_number)
 
 bp = Blueprint("findings", __name__)
 
@@ -32,6 +38,8 @@ MAX_PER_PAGE = 1000
 # A scan is shown again (another page, another filter) while no file has
 # changed, for at most this long: staleness moves with the clock.
 REUSE_S = 60
+FULL_REUSE_S = 3600   # a background job's full report: minutes of work, kept while no file changes
+TIME_LIMIT_MS = 2000  # a page's scan, unless the FINDINGS_TIME_LIMIT_MS config key says otherwise
 _scanning = threading.Lock()   # one scan at a time: two at once only share the CPU
 
 
@@ -106,23 +114,45 @@ def _number(args, name: str, default: int, high: int) -> int:
     return value
 
 
+def _time_limit() -> float:
+    return current_app.config.get("FINDINGS_TIME_LIMIT_MS", TIME_LIMIT_MS) / 1000
+
+
+def _scan_key(refs) -> tuple:
+    # The files' stamps, taken before a scan: a write during it makes the next view scan again.
+    return (tuple((r.key, str(r.path), file_stamp(r.path)) for r in refs),
+            current_app.config.get("FINDINGS_NOW"))
+
+
 def _report(refs) -> tuple[Report, datetime, bool]:
     """The scan to show, when it ran, and whether it is an earlier one shown again.
 
-    ``?rescan=1`` always scans.  The files' stamps are taken before the scan,
-    so a write during it makes the next view scan again.
+    ``?rescan=1`` always scans.  A page's own scan is bounded in time; a
+    background job's full report is shown instead while no file has changed.
     """
-    key = (tuple((r.key, str(r.path), file_stamp(r.path)) for r in refs),
-           current_app.config.get("FINDINGS_NOW"))
+    key = _scan_key(refs)
     with _scanning:
         held = current_app.extensions.get("findings")
-        if (held and held[0] == key and time.monotonic() - held[1] < REUSE_S
-                and request.args.get("rescan") != "1"):
+        if (held and held[0] == key and request.args.get("rescan") != "1"
+                and time.monotonic() - held[1] < (FULL_REUSE_S if held[4] else REUSE_S)):
             return held[2], held[3], True
         now = _now()
-        report = scan(refs, now)
-        current_app.extensions["findings"] = (key, time.monotonic(), report, now)
+        report = scan(refs, now, time_limit=_time_limit())
+        current_app.extensions["findings"] = (key, time.monotonic(), report, now, False)
         return report, now, False
+
+
+def _jobs() -> Jobs:
+    return current_app.extensions.setdefault("findings_jobs", Jobs())
+
+
+def _running_job() -> Job | None:
+    return next(iter(_jobs().running()), None)
+
+
+def _cut(report: Report) -> dict:
+    return {"complete": report.complete, "cut": report.cut, "rows_scanned": report.rows_scanned,
+            "rows_total": report.rows_total}
 
 
 @page_route(bp, "/findings")
@@ -147,13 +177,65 @@ def index(fmt: str):
                      "page": page, "pages": pages, "per_page": per_page,
                      "counts": {k: dict(v) for k, v in counts.items()},
                      "scanned": report.scanned, "scanned_at": scanned_at.isoformat(),
-                     "reused": reused, "items": [_shown(i) for i in items],
+                     "reused": reused, **_cut(report), "items": [_shown(i) for i in items],
+                     "full_scan": url_for("findings.full_scan"),
+                     "job": _job_dict(job) if (job := _running_job()) else None,
                      "problems": problems})
     return render("findings/index.html", "findings/list.html", items=items, filters=filters,
                   total=len(matching), page=page, pages=pages,
                   counts=counts, categories=CATEGORIES, reaches=REACH, report=report, actions=actions,
-                  scanned_at=scanned_at, reused=reused,
+                  scanned_at=scanned_at, reused=reused, job=_running_job(), job_view=_job_dict,
                   problems=problems, store_keys=[r.key for r in stores()])
+
+
+@bp.post("/findings/scan")
+def full_scan():
+    """Start the full scan in the background (one at a time); answer its job."""
+    app, refs, now = current_app._get_current_object(), readable_refs(), _now()
+    key = _scan_key(refs)
+
+    def work(job: Job) -> dict:
+        report = scan(refs, now, progress=job.progress)
+        with _scanning:
+            app.extensions["findings"] = (key, time.monotonic(), report, now, True)
+        return {"findings": len(report.items), **_cut(report)}
+    try:
+        job = _jobs().start("findings scan", ["findings"], work)
+    except Busy:
+        job = _running_job()
+        if job is None:   # it ended meanwhile: start again
+            job = _jobs().start("findings scan", ["findings"], work)
+    if request.accept_mimetypes.best == "application/json":
+        return twin(_job_dict(job), 202 if job.state == "running" else 200)
+    if wants_fragment():
+        return render_template("findings/job.html", view=_job_dict(job))
+    return redirect(url_for("findings.job", job=job.id), 303)
+
+
+def _job_dict(job: Job) -> dict:
+    """One snapshot of a job (it runs in another thread), for the page and the twin."""
+    state, fraction = job.state, job.fraction
+    return {"id": job.id, "state": state, "step": job.step, "progress": fraction,
+            "percent": None if fraction is None else int(fraction * 100), "error": job.error,
+            "result": job.result if state == "done" else None,
+            "url": url_for("findings.job", job=job.id),
+            "json_url": url_for("findings.job", fmt="json", job=job.id),
+            "findings_url": url_for("findings.index")}
+
+
+@page_route(bp, "/findings/scan")
+def job(fmt: str):
+    """A full scan's progress (``?job=<id>``), else the latest one's; none yet is said so."""
+    job_id = request.args.get("job")
+    if job_id:
+        found = _jobs().get(job_id) or abort(
+            404, "That scan is unknown (the dashboard may have restarted).")
+    else:
+        found = next(iter(_jobs().running()[-1:] or _jobs().finished()[-1:]), None)
+    view = _job_dict(found) if found else None
+    if fmt == "json":
+        return twin(view or {"state": "none", "full_scan": url_for("findings.full_scan")})
+    return render("findings/job_page.html", "findings/job.html", view=view)
 
 
 _RULE = re.compile(r"[a-z]{1,20}\.[a-z0-9_]{1,60}")
@@ -163,6 +245,8 @@ VERDICTS = {
     "on_disk": "Out of the prompt but still in the file: agentao never reads it, the text stays "
                "on disk until a hard purge.",
     "reaches": "Not fixed: the text still reaches the model.",
+    "unknown": "Not known yet: the scan ran out of time before it reached every row. Run the "
+               "full scan in the background from the findings list, then check again.",
 }
 
 
@@ -170,16 +254,15 @@ def _row_state(table: str, row) -> str:
     if row is None:
         return "gone"
     if table == "memories":
-        return "live" if row[M_DELETED_AT] is None else "deleted"
-    return row[R_STATUS] if table == "memory_review_queue" else "kept"
+        return "live" if row.deleted_at is None else "deleted"
+    return row.status if table == "memory_review_queue" else "kept"
 
 
 def _own_words(table: str, row) -> str:
     """The recall query most likely to bring the row back: its own title and content."""
     if row is None or table == "session_summaries":
         return ""
-    title, content = (row[M_TITLE], row[M_CONTENT]) if table == "memories" else (row[R_TITLE], row[R_CONTENT])
-    return f"{title}\n{content}"
+    return f"{row.title}\n{row.content}"
 
 
 @page_route(bp, "/findings/check/<store>/<table>/<row_id>")
@@ -212,8 +295,11 @@ def check(store: str, table: str, row_id: str, fmt: str):
               for name, text in (("stable", shown.stable_block), ("context", shown.context_block))]
     reaching = any(i.reach != "disk" for i in same)
     # The text in a block while this row's own copy does not reach: another row holds it.
-    elsewhere = not reaching and any(b["text_found"] for b in blocks)
-    verdict = "reaches" if reaching or elsewhere else "on_disk" if same else "fixed"
+    # (Only a complete scan can tell: a cut one may not have reached the row.)
+    elsewhere = not reaching and report.complete and any(b["text_found"] for b in blocks)
+    found = any(b["text_found"] for b in blocks)
+    verdict = ("reaches" if reaching or elsewhere or found else "on_disk" if same
+               else "fixed" if report.complete else "unknown")
     data = {"store": store, "table": table, "row_id": row_id, "rule": rule, "field": field,
             "label": label, "row": _row_state(table, row), "verdict": verdict,
             "verdict_text": VERDICTS[verdict], "still_flagged": bool(same),
@@ -221,7 +307,7 @@ def check(store: str, table: str, row_id: str, fmt: str):
             "held_elsewhere": elsewhere,
             "blocks": blocks, "query": "the row's own title and content" if own else "the row's label",
             "findings": [_shown(i) for i in on_row],
-            "scanned_at": scanned_at.isoformat(), "reused": reused}
+            "scanned_at": scanned_at.isoformat(), "reused": reused, **_cut(report)}
     if fmt == "json":
         return twin(data)
     return render("findings/check.html", check=data, items=on_row, reaches=REACH,

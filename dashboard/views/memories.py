@@ -7,6 +7,7 @@ import re
 from flask import Blueprint, abort, current_app, request, url_for
 
 from . import curate
+from ..engine.reach import memory_reach
 from ..store import MAX_PER_PAGE, SORTS, MemoryFilters, get_memory, list_memories
 from ..web import page as page_
 from ..web import page_route, workspace, mirror, readable_refs, status_of, store_by_key, statuses, stores, whole_number
@@ -83,17 +84,7 @@ def reach(memory, entry) -> dict:
     ``entry`` is the row's :class:`engine.Selected` when the stable rules picked
     it, else None.
     """
-    if memory.deleted_at is not None:
-        return {"code": "soft_deleted",
-                "text": "soft-deleted: invisible to the agent, content still in the file"}
-    if entry is not None and entry.shown:
-        return {"code": "stable", "because": entry.because,
-                "text": f"always in <memory-stable> ({entry.because}), so never recalled"}
-    if entry is not None:
-        return {"code": "stable_evicted", "because": entry.because,
-                "text": f"selected for <memory-stable> ({entry.because}) but the 2000-character "
-                        "budget leaves it out; recall only until room frees up"}
-    return {"code": "recall", "text": "recall only: in <memory-context> when a query scores it"}
+    return memory_reach(memory, entry and entry.because, entry and entry.shown)
 
 
 def _stable_entry(memory):
