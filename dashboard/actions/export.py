@@ -93,7 +93,8 @@ def _json(value, depth: int) -> Iterator[str]:
         yield "[]" if n < 0 else "\n" + pad + "]"
     elif isinstance(value, dict) and _lazy(value):
         for n, (key, item) in enumerate(value.items()):
-            yield ("{\n" if n == 0 else ",\n") + pad + "  " + json.dumps(key, ensure_ascii=False) + ": "
+            key_text = json.dumps(key, ensure_ascii=False)
+            yield ("{\n" if n == 0 else ",\n") + pad + "  " + key_text + ": "
             yield from _json(item, depth + 1)
         yield "\n" + pad + "}"
     elif isinstance(value, list) and _lazy(value):
