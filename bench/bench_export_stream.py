@@ -112,6 +112,8 @@ def main() -> int:
     server = Server(args.tree.resolve(), project, user, root / "server.log")
     try:
         server.get("/overview", args.limit)
+        print(f"  after the first page: peak RSS {server.rss_peak_mib():.0f} MiB (the server's own "
+              "copy of the stores, if the tree has one)")
         for fmt in ("csv", "json"):
             other, done = [], threading.Event()
 
@@ -133,7 +135,8 @@ def main() -> int:
                   f"{len(got['body']) / 2**20:.0f} MiB  memories {n:,}/{args.rows + 10:,}"
                   + ("  CUT BY THE LIMIT" if got["cut"] else "") + (f"  notes: {notes}" if notes else ""))
             print(f"      meanwhile /overview.json x{len(other)}: p50 {pct(other, .5) * 1000:.0f} ms"
-                  f"  max {max(other, default=0) * 1000:.0f} ms")
+                  f"  max {max(other, default=0) * 1000:.0f} ms; peak RSS now "
+                  f"{server.rss_peak_mib():.0f} MiB")
         print(f"  server peak RSS (VmHWM) {server.rss_peak_mib():.0f} MiB")
     finally:
         server.stop()
