@@ -196,13 +196,17 @@ class Server:
             self.stop()
             sys.exit(f"the server did not start; see {log}")
         self.conn = None
+        self.first_byte = float("nan")
 
     def rss_peak_mib(self) -> float:
         status = Path(f"/proc/{self.proc.pid}/status").read_text()
         return int(re.search(r"VmHWM:\s+(\d+) kB", status).group(1)) / 1024
 
     def get(self, url: str, limit: float) -> tuple[float, int | str, bytes]:
-        """(seconds, status or 'TIMEOUT'/error name, body); never waits past ``limit``."""
+        """(seconds, status or 'TIMEOUT'/error name, body); never waits past ``limit``.
+
+        ``self.first_byte`` is set to the seconds until the answer's head arrived
+        (for a streamed download, when the user sees it start)."""
         t = time.perf_counter()
         deadline = t + limit
         try:
@@ -211,9 +215,11 @@ class Server:
             self.conn.request("GET", url, headers={"Authorization": f"token {self.token}"})
             self.conn.sock.settimeout(max(0.01, deadline - time.perf_counter()))
             r = self.conn.getresponse()
+            self.first_byte = time.perf_counter() - t
             chunks = []
             while True:
-                self.conn.sock.settimeout(max(0.01, deadline - time.perf_counter()))
+                if self.conn.sock is not None:   # None once a closing answer is read
+                    self.conn.sock.settimeout(max(0.01, deadline - time.perf_counter()))
                 chunk = r.read(1 << 16)
                 if not chunk:
                     break
@@ -312,15 +318,17 @@ def run_size(args, count: int, root: Path) -> dict:
         rss_first = server.rss_peak_mib()
         results = {}
         for url in pages(ids, word):
-            times, sizes, statuses = [], [], []
+            times, sizes, statuses, heads = [], [], [], []
             for _ in range(repeat):
                 dt, st, body = server.get(url, args.limit)
                 times.append(dt)
+                heads.append(server.first_byte)
                 sizes.append(len(body))
                 statuses.append(st)
                 if st == "TIMEOUT":
                     break
             results[url] = {"first": times[0], "rest": times[1:] or times, "size": sizes[-1],
+                            "head": heads[1:] or heads,
                             "status": collections.Counter(statuses)}
         preview_json = server.get(f"/preview.json?q={QUERY.replace(' ', '+')}", args.limit)[2]
         rss = server.rss_peak_mib()
@@ -351,7 +359,8 @@ def report(r: dict, limit: float, budget: float) -> None:
           f"   goal < {goal['first']:.0f} s: {mark(r['first_total'] < goal['first'])}")
     print(f"peak RSS (VmHWM): {r['rss']:.0f} MiB ({r['rss_first']:.0f} MiB after the first page)"
           f"   goal < {goal['rss']} MiB: {mark(r['rss'] < goal['rss'])}")
-    print(f"{'page':<44}{'first ms':>9}{'p50 ms':>9}{'p90 ms':>9}{'size KiB':>10}  status  goal")
+    print(f"{'page':<44}{'first ms':>9}{'p50 ms':>9}{'p90 ms':>9}{'size KiB':>10}"
+          f"{'head p50':>9}  status  goal")
     for url, p in r["pages"].items():
         p50, p90 = pct(p["rest"], .5), pct(p["rest"], .9)
         statuses = ",".join(f"{s}" + (f"x{n}" if n > 1 else "") for s, n in p["status"].items())
@@ -363,7 +372,7 @@ def report(r: dict, limit: float, budget: float) -> None:
             verdict = f"p50 < 50 ms: {mark(not timed_out and p50 < goal['p50'])}"
         shown = url if len(url) <= 43 else url[:40] + "..."
         print(f"{shown:<44}{p['first'] * 1000:9.0f}{p50 * 1000:9.0f}{p90 * 1000:9.0f}"
-              f"{p['size'] / 1024:10.0f}  {statuses:<7} {verdict}")
+              f"{p['size'] / 1024:10.0f}{pct(p['head'], .5) * 1000:9.0f}  {statuses:<7} {verdict}")
     preview = next(p for u, p in r["pages"].items() if u.startswith("/preview.json"))
     ours, theirs = pct(preview["rest"], .5), statistics.median(r["agentao"])
     print(f"preview twin p50 {ours * 1000:.0f} ms vs agentao's own two blocks "
@@ -371,7 +380,8 @@ def report(r: dict, limit: float, budget: float) -> None:
           + (f"   goal <= 0.5: {mark(ours / theirs <= 0.5)}" if stress else "")
           + f"; blocks equal to agentao's: {r['blocks_same']}")
     print(f"(search word {r['word']!r}; per-request limit {limit:g} s; times are round trips on "
-          f"loopback, one keep-alive connection)")
+          f"loopback, one keep-alive connection; 'head' = until the answer's status and headers "
+          f"arrived, when a streamed download starts)")
 
 
 def main() -> int:
