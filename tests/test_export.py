@@ -256,3 +256,65 @@ def test_a_fence_inside_content_does_not_close_the_block():
     assert block.startswith("`````text\n") and block.endswith("\n`````")
     headings, outside = md_structure("# top\n\n" + block + "\n")
     assert headings == ["# top"] and "# not a heading" not in outside
+
+
+# -- streamed in pieces -------------------------------------------------------------------
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_download_read_in_pieces_is_the_same_file(client, seeded, monkeypatch, fmt):
+    """Rows are read a few at a time while the file is sent; the file does not depend on it."""
+    whole = download(client, fmt, invisible=True)
+    monkeypatch.setattr("dashboard.actions.export_document.PIECE", 2)
+    monkeypatch.setattr("dashboard.actions.export.CHUNK", 1)
+    pieces = client.get(f"/export/memories.{fmt}?include_invisible=1", buffered=False)
+    assert pieces.is_streamed
+    chunks = list(pieces.response)
+    assert len(chunks) > 5  # sent as it is read, not built whole first
+    assert b"".join(chunks) == whole.get_data()
+    pieces.close()
+
+
+def _first_then_rest(client, url, between):
+    """Read the first chunk of a download, run ``between``, then read the rest."""
+    r = client.get(url, buffered=False)
+    chunks = iter(r.response)
+    head = next(chunks)
+    between()
+    body = head + b"".join(chunks)
+    r.close()
+    return body.decode("utf-8")
+
+
+def test_a_store_written_during_the_download_is_named_at_its_end(seeded, monkeypatch):
+    monkeypatch.setattr("dashboard.actions.export_document.PIECE", 1)
+    monkeypatch.setattr("dashboard.actions.export.CHUNK", 1)
+    client = seeded.app().test_client()
+    text = _first_then_rest(client, "/export/memories.json",
+                            lambda: seeded.save("late arrival", "Saved while the export ran."))
+    doc = json.loads(text)  # still one valid JSON document
+    assert "Saved while the export ran." not in text  # the outline was taken before
+    assert len(doc["incomplete"]) == 1 and str(seeded.project_db) in doc["incomplete"][0]
+    assert "changed while it was exported" in doc["incomplete"][0]
+    rows = parse_csv(_first_then_rest(client, "/export/memories.csv",
+                                      lambda: seeded.save("later", "Saved during the CSV.")))
+    assert rows[-1]["section"] == "incomplete" and "Export again" in rows[-1]["content"]
+    # Nothing written meanwhile: no such note.
+    assert "incomplete" not in download(client, "json").get_json()
+    assert all(r["section"] != "incomplete" for r in parse_csv(
+        download(client, "csv").get_data(as_text=True)))
+
+
+def test_a_store_gone_during_the_download_is_named_not_silently_cut(seeded, monkeypatch,
+                                                                     tmp_path):
+    monkeypatch.setattr("dashboard.actions.export_document.PIECE", 1)
+    monkeypatch.setattr("dashboard.actions.export.CHUNK", 1)
+    client = seeded.app().test_client()
+    full = download(client, "md").get_data(as_text=True)
+    aside = tmp_path / "aside.db"
+    text = _first_then_rest(client, "/export/memories.md",
+                            lambda: seeded.user_db.rename(aside))
+    aside.rename(seeded.user_db)
+    assert len(text) < len(full)
+    tail = text[text.index("## This export is incomplete"):]
+    assert "could not be read and are missing from this file" in tail
+    assert export.md_inline(str(seeded.user_db)) in tail

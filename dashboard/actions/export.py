@@ -26,16 +26,12 @@ import io
 import json
 import re
 import unicodedata
+from typing import Iterator
 
-from ..records import Memory, ReviewItem, Summary
+from .export_document import (INVISIBLE_NOTE, Document, Pieces, build_document,  # noqa: F401
+                              records)
 
 FORMATS = {"json": "application/json", "csv": "text/csv", "md": "text/markdown"}
-INVISIBLE_NOTE = ("Still in the files but invisible to the agent: agentao never injects these "
-                  "into a prompt or lists them as memories.")
-SECTIONS = {"memory": "Live memory (the agent sees it)",
-            "soft_deleted": "Soft-deleted memory (invisible to the agent, still in the file)",
-            "review_item": "Review-queue item (invisible to the agent, still in the file)",
-            "session_summary": "Session summary (not a memory, still in the file)"}
 CSV_COLUMNS = ("section", "visible_to_agent", "store", "store_path", "scope", "type", "id", "key",
                "title", "content", "tags", "keywords", "source", "confidence", "sensitivity",
                "created_at", "updated_at", "deleted_at", "events", "status", "evidence",
@@ -47,70 +43,22 @@ _FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "'")
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#!|~&])")
 
 
-# -- the document -----------------------------------------------------------------------
+# -- pieces ---------------------------------------------------------------------------
 
-def _memory(m: Memory, path: str, events: dict) -> dict:
-    return {"id": m.id, "store": m.store, "store_path": path, "scope": m.scope, "type": m.type,
-            "key": m.key_normalized, "title": m.title, "content": m.content,
-            "tags": list(m.tags), "keywords": list(m.keywords), "source": m.source,
-            "confidence": m.confidence, "sensitivity": m.sensitivity,
-            "created_at": m.created_at, "updated_at": m.updated_at, "deleted_at": m.deleted_at,
-            "events": events.get(m.id, {"count": 0, "by_type": {}, "first": None, "last": None})}
+CHUNK = 1 << 16   # characters per chunk handed to the server: one socket write, not one per row
 
 
-def _review(r: ReviewItem, path: str) -> dict:
-    return {"id": r.id, "store": r.store, "store_path": path, "scope": r.scope, "type": r.type,
-            "key": r.key_normalized, "title": r.title, "content": r.content, "tags": list(r.tags),
-            "confidence": r.confidence, "status": r.status, "evidence": r.evidence,
-            "occurrences": r.occurrences, "source_session": r.source_session,
-            "created_at": r.created_at, "updated_at": r.updated_at}
-
-
-def _summary(s: Summary, path: str) -> dict:
-    return {"id": s.id, "store": s.store, "store_path": path, "session_id": s.session_id,
-            "content": s.summary_text, "tokens_before": s.tokens_before,
-            "messages_summarized": s.messages_summarized, "created_at": s.created_at}
-
-
-def build_document(contents, problems: dict, include_invisible: bool, generated_at: str) -> dict:
-    """The export as plain data: stores, live memories grouped by scope then type, and the rest.
-
-    ``contents`` are ``store.export.StoreContents`` (project first); ``problems``
-    maps a store key to ``(ref, message)`` for stores that could not be read.
-    """
-    stores, live = [], []
-    for c in contents:
-        stores.append({"store": c.ref.key, "kind": c.ref.kind, "name": c.ref.name,
-                       "path": str(c.ref.path), "live": len(c.live), "problem": None})
-        live += [_memory(m, str(c.ref.path), c.events) for m in c.live]
-    for key, (ref, message) in problems.items():
-        stores.append({"store": key, "kind": ref.kind, "name": ref.name, "path": str(ref.path),
-                       "live": 0, "problem": message})
-    groups: dict = {}
-    for m in sorted(live, key=lambda m: (m["scope"], m["type"])):  # stable: keeps file order
-        groups.setdefault((m["scope"], m["type"]), []).append(m)
-    doc = {"export": "agentao memory dashboard", "version": 1, "generated_at": generated_at,
-           "include_invisible": include_invisible, "stores": stores, "live_count": len(live),
-           "groups": [{"scope": s, "type": t, "memories": ms} for (s, t), ms in groups.items()]}
-    if include_invisible:
-        doc["invisible"] = {
-            "note": INVISIBLE_NOTE,
-            "soft_deleted": [_memory(m, str(c.ref.path), c.events)
-                             for c in contents for m in c.soft_deleted],
-            "review_queue": [_review(r, str(c.ref.path)) for c in contents for r in c.reviews],
-            "session_summaries": [_summary(s, str(c.ref.path))
-                                  for c in contents for s in c.summaries]}
-    return doc
-
-
-def records(doc: dict) -> list[tuple[str, dict]]:
-    """Every record of the document as (section, record), live memories first."""
-    out = [("memory", m) for g in doc["groups"] for m in g["memories"]]
-    invisible = doc.get("invisible") or {}
-    out += [("soft_deleted", m) for m in invisible.get("soft_deleted", [])]
-    out += [("review_item", r) for r in invisible.get("review_queue", [])]
-    out += [("session_summary", s) for s in invisible.get("session_summaries", [])]
-    return out
+def _chunks(parts: Iterator[str]) -> Iterator[str]:
+    """Small strings joined into chunks of about CHUNK characters."""
+    buffer, size = [], 0
+    for part in parts:
+        buffer.append(part)
+        size += len(part)
+        if size >= CHUNK:
+            yield "".join(buffer)
+            buffer, size = [], 0
+    if buffer:
+        yield "".join(buffer)
 
 
 def events_text(events: dict | None) -> str:
@@ -123,9 +71,52 @@ def events_text(events: dict | None) -> str:
 
 # -- JSON -------------------------------------------------------------------------------
 
-def to_json(doc: dict) -> str:
-    """The document as indented JSON (non-ASCII kept as is; NUL and friends escaped)."""
-    return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
+def _lazy(value) -> bool:
+    if isinstance(value, Pieces):
+        return True
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    return any(isinstance(v, (dict, list, Pieces)) and _lazy(v) for v in items)
+
+
+def _dumps(value, pad: str) -> str:
+    # JSON escapes every line break inside strings, so this only indents.
+    return json.dumps(value, ensure_ascii=False, indent=2).replace("\n", "\n" + pad)
+
+
+def _json(value, depth: int) -> Iterator[str]:
+    """``json.dumps(value, indent=2)`` at ``depth``, in parts, reading ``Pieces`` as it goes."""
+    pad = "  " * depth
+    if isinstance(value, Pieces):   # its records hold no Pieces: each is dumped whole
+        n = -1
+        for n, record in enumerate(value):
+            yield ("[\n" if n == 0 else ",\n") + pad + "  " + _dumps(record, pad + "  ")
+        yield "[]" if n < 0 else "\n" + pad + "]"
+    elif isinstance(value, dict) and _lazy(value):
+        for n, (key, item) in enumerate(value.items()):
+            key_text = json.dumps(key, ensure_ascii=False)
+            yield ("{\n" if n == 0 else ",\n") + pad + "  " + key_text + ": "
+            yield from _json(item, depth + 1)
+        yield "\n" + pad + "}"
+    elif isinstance(value, list) and _lazy(value):
+        for n, item in enumerate(value):
+            yield ("[\n" if n == 0 else ",\n") + pad + "  "
+            yield from _json(item, depth + 1)
+        yield "\n" + pad + "]"   # not empty: it holds Pieces
+    else:
+        yield _dumps(value, pad)
+
+
+def to_json(doc: Document) -> Iterator[str]:
+    """The document as indented JSON (non-ASCII kept as is; NUL and friends escaped); what went
+    wrong while it was written comes last, as ``incomplete``."""
+    for n, (key, item) in enumerate(doc.data.items()):
+        yield ("{\n" if n == 0 else ",\n") + "  " + json.dumps(key, ensure_ascii=False) + ": "
+        yield from _json(item, 1)
+    problems = doc.finish()
+    if problems:
+        yield ',\n  "incomplete": '
+        yield from _json(problems, 1)
+    yield "\n}\n"
 
 
 # -- CSV --------------------------------------------------------------------------------
@@ -150,20 +141,29 @@ def csv_row(section: str, record: dict) -> list[str]:
     return [csv_cell(values.get(column)) for column in CSV_COLUMNS]
 
 
-def to_csv(doc: dict) -> str:
+def to_csv(doc: Document) -> Iterator[str]:
     """One table of every record (a ``section`` column says which kind), BOM first;
-    a store that could not be read comes first, as an ``unreadable_store`` row."""
+    a store that could not be read comes first, as an ``unreadable_store`` row, and what
+    went wrong while the table was written comes last, as ``incomplete`` rows."""
     out = io.StringIO()
     writer = csv.writer(out, quoting=csv.QUOTE_MINIMAL, lineterminator="\r\n")
-    writer.writerow(CSV_COLUMNS)
-    for st in doc["stores"]:
+
+    def row(cells) -> str:
+        out.seek(0)
+        out.truncate()
+        writer.writerow(cells)
+        return out.getvalue()
+
+    yield "\ufeff" + row(CSV_COLUMNS)
+    for st in doc.data["stores"]:
         if st["problem"]:
             # A store that could not be read is named in the table, not silently left out.
-            writer.writerow(csv_row("unreadable_store", {"store": st["store"], "store_path": st["path"],
-                                                         "content": st["problem"]}))
-    for section, record in records(doc):
-        writer.writerow(csv_row(section, record))
-    return "\ufeff" + out.getvalue()
+            yield row(csv_row("unreadable_store", {"store": st["store"], "store_path": st["path"],
+                                                   "content": st["problem"]}))
+    for section, record in records(doc.data):
+        yield row(csv_row(section, record))
+    for problem in doc.finish():
+        yield row(csv_row("incomplete", {"content": problem}))
 
 
 # -- Markdown ---------------------------------------------------------------------------
@@ -211,37 +211,55 @@ def _md_summary(s: dict) -> list[str]:
         ("Messages summarized", s["messages_summarized"])]), "", md_block(s["content"]), ""]
 
 
-def to_markdown(doc: dict) -> str:
-    """A readable report: live memories by scope and type, then the invisible rest, labelled."""
-    lines = ["# What the agent knows", "", f"Exported {md_inline(doc['generated_at'])} "
-             f"by the agentao memory dashboard: {doc['live_count']} live memories.", ""]
-    for st in doc["stores"]:
+def _md_lines(doc: Document) -> Iterator[str]:
+    data = doc.data
+    yield from ["# What the agent knows", "", f"Exported {md_inline(data['generated_at'])} "
+                f"by the agentao memory dashboard: {data['live_count']} live memories.", ""]
+    for st in data["stores"]:
         state = md_inline(st["problem"]) if st["problem"] else f"{st['live']} live memories"
-        lines.append(f"- {md_inline(st['kind'])} store {md_inline(st['path'])}: {state}")
-    lines.append("")
+        yield f"- {md_inline(st['kind'])} store {md_inline(st['path'])}: {state}"
+    yield ""
     scope = None
-    for group in doc["groups"]:
+    for group in data["groups"]:
         if group["scope"] != scope:
             scope = group["scope"]
-            lines += [f"## Scope: {md_inline(scope)}", ""]
-        lines += [f"### Type: {md_inline(group['type'])} ({len(group['memories'])})", ""]
+            yield from [f"## Scope: {md_inline(scope)}", ""]
+        yield from [f"### Type: {md_inline(group['type'])} ({len(group['memories'])})", ""]
         for m in group["memories"]:
-            lines += _md_memory(m)
-    invisible = doc.get("invisible")
+            yield from _md_memory(m)
+    invisible = data.get("invisible")
     if invisible is not None:
-        lines += ["## Invisible to the agent, still in the files", "", md_inline(invisible["note"]),
-                  "", f"### Soft-deleted memories ({len(invisible['soft_deleted'])})", ""]
+        yield from ["## Invisible to the agent, still in the files", "",
+                    md_inline(invisible["note"]), "",
+                    f"### Soft-deleted memories ({len(invisible['soft_deleted'])})", ""]
         for m in invisible["soft_deleted"]:
-            lines += _md_memory(m)
-        lines += [f"### Review-queue items with evidence ({len(invisible['review_queue'])})", ""]
+            yield from _md_memory(m)
+        yield from [f"### Review-queue items with evidence ({len(invisible['review_queue'])})", ""]
         for r in invisible["review_queue"]:
-            lines += _md_review(r)
-        lines += [f"### Session summaries ({len(invisible['session_summaries'])})", ""]
+            yield from _md_review(r)
+        yield from [f"### Session summaries ({len(invisible['session_summaries'])})", ""]
         for s in invisible["session_summaries"]:
-            lines += _md_summary(s)
-    return "\n".join(lines).rstrip("\n") + "\n"
+            yield from _md_summary(s)
+    problems = doc.finish()
+    if problems:
+        yield from ["## This export is incomplete", "", *(f"- {md_inline(p)}" for p in problems)]
 
 
-def render(doc: dict, fmt: str) -> str:
-    """The document in one of FORMATS."""
-    return {"json": to_json, "csv": to_csv, "md": to_markdown}[fmt](doc)
+def to_markdown(doc: Document) -> Iterator[str]:
+    """A readable report: live memories by scope and type, then the invisible rest, labelled;
+    what went wrong while it was written comes last."""
+    lines = _md_lines(doc)
+    yield next(lines)
+    blank = 0   # blank lines are held back: the report ends with exactly one line break
+    for line in lines:
+        if line:
+            yield "\n" * (blank + 1) + line
+            blank = 0
+        else:
+            blank += 1
+    yield "\n"
+
+
+def render(doc: Document, fmt: str) -> Iterator[str]:
+    """The document in one of FORMATS, as chunks of text to send one after the other."""
+    return _chunks({"json": to_json, "csv": to_csv, "md": to_markdown}[fmt](doc))

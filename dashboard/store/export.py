@@ -1,8 +1,18 @@
-"""Reading everything one store holds, for the export (read-only, one snapshot per file)."""
+"""Reading everything one store holds, for the export: an outline first, then the rows in pieces.
+
+Why in pieces: a store may hold 50,000 memories of 4,000 characters (the
+largest agentao allows); read and rendered in one go that was 150 s and
+hundreds of MiB for one CSV download, while every other request waited for
+the GIL.  The outline holds no text, only the order (rowids) and the groups,
+so the export streams: each piece is one short read-only snapshot of a few
+hundred rows, rendered and sent before the next is read.  Pieces are separate
+snapshots, so ``version`` is read before and after: when an agent wrote in
+between, the export says so instead of passing a mixed file off as consistent.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from . import rows
 from .connection import read
@@ -10,19 +20,69 @@ from .registry import StoreRef
 from ..records import Memory, ReviewItem, Summary
 
 
-@dataclass
-class StoreContents:
-    """What one file holds: live rows, their event history, and (optionally) the invisible rest.
+@dataclass(frozen=True)
+class Outline:
+    """One file's export order without its text.
 
-    ``events`` maps memory id -> {"count", "by_type": {event_type: n}, "first", "last"}.
+    ``live`` is (scope, type, rowid) per live memory ordered by scope, type,
+    creation time and id; the other fields are rowids in their export order
+    (empty unless the invisible rows were asked for).  ``events`` maps memory id
+    -> {"count", "by_type": {event_type: n}, "first", "last"}: read once here in
+    one pass, because memory_events has no index on memory_id and a pass per
+    piece would make the export quadratic.
     """
 
     ref: StoreRef
-    live: list[Memory] = field(default_factory=list)
-    events: dict = field(default_factory=dict)
-    soft_deleted: list[Memory] = field(default_factory=list)
-    reviews: list[ReviewItem] = field(default_factory=list)
-    summaries: list[Summary] = field(default_factory=list)
+    live: tuple[tuple[str, str, int], ...]
+    soft_deleted: tuple[int, ...]
+    reviews: tuple[int, ...]
+    summaries: tuple[int, ...]
+    events: dict
+    version: tuple
+
+
+_VERSION = ("SELECT (SELECT value FROM schema_meta WHERE key = 'memories_change'),"
+            " (SELECT COUNT(*) FROM memories), (SELECT COUNT(*) FROM memory_events),"
+            " (SELECT COUNT(*) || ' ' || IFNULL(MAX(updated_at), '') FROM memory_review_queue),"
+            " (SELECT COUNT(*) FROM session_summaries)")
+
+
+def _version(conn) -> tuple:
+    return tuple(conn.execute(_VERSION).fetchone())
+
+
+def version(ref: StoreRef) -> tuple:
+    """What changes whenever anyone writes memories, events, reviews or summaries."""
+    return read(ref.path, _version)
+
+
+def outline(ref: StoreRef, include_invisible: bool = False) -> Outline:
+    """The order of everything the export shows from one file, in one snapshot.
+
+    Raises StoreProblem when the file cannot be read.
+    """
+    def run(conn) -> Outline:
+        live, deleted = [], []
+        for r in conn.execute(f"SELECT rowid AS rid, {rows.text_select(('scope', 'type'))},"
+                              " deleted_at IS NULL AS live FROM memories"
+                              " ORDER BY memories.scope, memories.type, created_at, id"):
+            if r["live"]:
+                live.append((r["scope"], r["type"], r["rid"]))
+            elif include_invisible:
+                deleted.append(r["rid"])
+        reviews = summaries = ()
+        if include_invisible:
+            reviews = tuple(r[0] for r in conn.execute(
+                "SELECT rowid FROM memory_review_queue ORDER BY status, created_at, id"))
+            summaries = tuple(r[0] for r in conn.execute(
+                "SELECT rowid FROM session_summaries ORDER BY created_at, id"))
+        return Outline(ref, tuple(live), tuple(deleted), reviews, summaries, _event_history(conn),
+                       _version(conn))
+    return read(ref.path, run)
+
+
+def _marks(n: int) -> str:
+    return ",".join("?" * n)
 
 
 def _event_history(conn) -> dict:
@@ -41,29 +101,21 @@ def _event_history(conn) -> dict:
     return history
 
 
-def store_contents(ref: StoreRef, include_invisible: bool = False) -> StoreContents:
-    """Everything the export shows from one file, read in one read-only snapshot.
+def memories(ref: StoreRef, rowids: list[int]) -> dict[int, Memory]:
+    """rowid -> Memory for one piece; a rowid gone since the outline is simply absent."""
+    return read(ref.path, lambda conn: {r["rowid"]: rows.memory(r, ref.key) for r in conn.execute(
+        f"SELECT rowid, * FROM memories WHERE rowid IN ({_marks(len(rowids))})", rowids)})
 
-    Live memories come ordered by scope, type, creation time and id, the order
-    the export groups them in.  With ``include_invisible`` the soft-deleted rows,
-    every review-queue item (any status) and every session summary are read too:
-    agentao never shows those as memories, but they are still in the file.
-    Raises StoreProblem when the file cannot be read.
-    """
-    def run(conn) -> StoreContents:
-        out = StoreContents(ref)
-        found = conn.execute("SELECT * FROM memories ORDER BY scope, type, created_at, id")
-        for r in found:
-            memory = rows.memory(r, ref.key)
-            if memory.live:
-                out.live.append(memory)
-            elif include_invisible:
-                out.soft_deleted.append(memory)
-        out.events = _event_history(conn)
-        if include_invisible:
-            out.reviews = [rows.review(r, ref.key) for r in conn.execute(
-                "SELECT * FROM memory_review_queue ORDER BY status, created_at, id")]
-            out.summaries = [rows.summary(r, ref.key) for r in conn.execute(
-                "SELECT * FROM session_summaries ORDER BY created_at, id")]
-        return out
-    return read(ref.path, run)
+
+def reviews(ref: StoreRef, rowids: list[int]) -> dict[int, ReviewItem]:
+    """rowid -> review-queue item for one piece."""
+    return read(ref.path, lambda conn: {r["rowid"]: rows.review(r, ref.key) for r in conn.execute(
+        f"SELECT rowid, * FROM memory_review_queue WHERE rowid IN ({_marks(len(rowids))})",
+        rowids)})
+
+
+def summaries(ref: StoreRef, rowids: list[int]) -> dict[int, Summary]:
+    """rowid -> session summary for one piece."""
+    return read(ref.path, lambda conn: {r["rowid"]: rows.summary(r, ref.key) for r in conn.execute(
+        f"SELECT rowid, * FROM session_summaries WHERE rowid IN ({_marks(len(rowids))})",
+        rowids)})

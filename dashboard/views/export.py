@@ -14,7 +14,7 @@ from flask import Blueprint, abort, current_app, request, url_for
 
 from ..actions import export
 from ..store import StoreProblem
-from ..store.export import store_contents
+from ..store.export import outline
 from ..web import page, page_route, statuses
 
 bp = Blueprint("export", __name__)
@@ -61,22 +61,26 @@ def _filename(fmt: str, include_invisible: bool, now: datetime) -> str:
 
 
 def download(fmt: str):
-    """The export file; stores that cannot be read are named in it, not silently dropped."""
+    """The export file, streamed; stores that cannot be read are named in it, not silently
+    dropped, and what went wrong while it was sent is named at its end (actions.export)."""
     include_invisible = _include_invisible()
-    contents, problems = [], {}
+    outlines, problems = [], {}
     for st in statuses():
         if not st.readable:
             if st.problem.kind != "missing":
                 problems[st.ref.key] = (st.ref, str(st.problem))
             continue
         try:
-            contents.append(store_contents(st.ref, include_invisible))
+            outlines.append(outline(st.ref, include_invisible))
         except StoreProblem as problem:
             problems[st.ref.key] = (st.ref, str(problem))
     now = datetime.now()
-    doc = export.build_document(contents, problems, include_invisible,
+    doc = export.build_document(outlines, problems, include_invisible,
                                 now.isoformat(timespec="seconds"))
-    response = current_app.response_class(export.render(doc, fmt).encode("utf-8"),
+    # A generator: each piece of rows is read, rendered and sent before the next is read,
+    # so memory stays bounded and no step holds the other requests' GIL for long.
+    response = current_app.response_class((chunk.encode("utf-8") for chunk in
+                                           export.render(doc, fmt)),
                                           content_type=f"{export.FORMATS[fmt]}; charset=utf-8")
     response.headers["Content-Disposition"] = (
         f'attachment; filename="{_filename(fmt, include_invisible, now)}"')

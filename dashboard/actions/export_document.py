@@ -1,0 +1,157 @@
+"""The export document: its shape from each store's outline, its records read in pieces.
+
+The document is the plain data the JSON download shows (stores, live memories
+grouped by scope then type, and with ``include_invisible`` the soft-deleted
+rows, review items and session summaries), except that each list of records
+is a ``Pieces``: its length is known from the outline, its records are read
+``PIECE`` rows at a time while the download is sent (see ``store.export`` for
+why).  ``finish()`` is asked after the last record: it names what went wrong
+meanwhile (a piece that could not be read, a store that changed), so the file
+either is complete or says at its end that it is not.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Iterator
+
+from ..records import Memory, ReviewItem, Summary
+from ..store import StoreProblem
+from ..store import export as source
+
+PIECE = 500   # rows per read: 500 x 4,000 characters is 2 MB and some tens of ms of work
+INVISIBLE_NOTE = ("Still in the files but invisible to the agent: agentao never injects these "
+                  "into a prompt or lists them as memories.")
+
+
+def memory_record(m: Memory, path: str, events: dict) -> dict:
+    return {"id": m.id, "store": m.store, "store_path": path, "scope": m.scope, "type": m.type,
+            "key": m.key_normalized, "title": m.title, "content": m.content,
+            "tags": list(m.tags), "keywords": list(m.keywords), "source": m.source,
+            "confidence": m.confidence, "sensitivity": m.sensitivity,
+            "created_at": m.created_at, "updated_at": m.updated_at, "deleted_at": m.deleted_at,
+            "events": events.get(m.id, {"count": 0, "by_type": {}, "first": None, "last": None})}
+
+
+def review_record(r: ReviewItem, path: str) -> dict:
+    return {"id": r.id, "store": r.store, "store_path": path, "scope": r.scope, "type": r.type,
+            "key": r.key_normalized, "title": r.title, "content": r.content, "tags": list(r.tags),
+            "confidence": r.confidence, "status": r.status, "evidence": r.evidence,
+            "occurrences": r.occurrences, "source_session": r.source_session,
+            "created_at": r.created_at, "updated_at": r.updated_at}
+
+
+def summary_record(s: Summary, path: str) -> dict:
+    return {"id": s.id, "store": s.store, "store_path": path, "session_id": s.session_id,
+            "content": s.summary_text, "tokens_before": s.tokens_before,
+            "messages_summarized": s.messages_summarized, "created_at": s.created_at}
+
+
+@dataclass
+class Pieces:
+    """Records read piece by piece: ``len()`` without reading, iteration reads.
+
+    ``order`` is (outline index, rowid) per record; ``fetch(outline, rowids)``
+    returns rowid -> record for one piece.  A row gone since the outline is
+    skipped; a piece that cannot be read is skipped and named in ``problems``.
+    """
+
+    outlines: list
+    order: list[tuple[int, int]]
+    fetch: Callable[[source.Outline, list[int]], dict]
+    problems: list[str] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.order)
+
+    def __iter__(self) -> Iterator[dict]:
+        for start in range(0, len(self.order), PIECE):
+            piece = self.order[start:start + PIECE]
+            found: dict = {}
+            for index in dict.fromkeys(i for i, _ in piece):
+                outline = self.outlines[index]
+                try:
+                    got = self.fetch(outline, [rowid for i, rowid in piece if i == index])
+                except StoreProblem as problem:
+                    self.problems.append(f"{len(piece)} rows of {outline.ref.path} could not be "
+                                         f"read and are missing from this file: {problem}")
+                    continue
+                found.update(((index, rowid), record) for rowid, record in got.items())
+            yield from (found[k] for k in piece if k in found)
+
+
+def _memories(outline, rowids) -> dict:
+    return {rowid: memory_record(m, str(outline.ref.path), outline.events)
+            for rowid, m in source.memories(outline.ref, rowids).items()}
+
+
+def _reviews(outline, rowids) -> dict:
+    return {rowid: review_record(r, str(outline.ref.path))
+            for rowid, r in source.reviews(outline.ref, rowids).items()}
+
+
+def _summaries(outline, rowids) -> dict:
+    return {rowid: summary_record(s, str(outline.ref.path))
+            for rowid, s in source.summaries(outline.ref, rowids).items()}
+
+
+@dataclass
+class Document:
+    """``data`` is the JSON document (with ``Pieces`` for the record lists)."""
+
+    data: dict
+    finish: Callable[[], list[str]]
+
+
+def build_document(outlines: list, problems: dict, include_invisible: bool,
+                   generated_at: str) -> Document:
+    """The export of these stores' outlines (project first); ``problems`` maps a store key to
+    ``(ref, message)`` for stores that could not be read."""
+    stores, live = [], []
+    for index, o in enumerate(outlines):
+        stores.append({"store": o.ref.key, "kind": o.ref.kind, "name": o.ref.name,
+                       "path": str(o.ref.path), "live": len(o.live), "problem": None})
+        live += [(scope, type_, index, rowid) for scope, type_, rowid in o.live]
+    for key, (ref, message) in problems.items():
+        stores.append({"store": key, "kind": ref.kind, "name": ref.name, "path": str(ref.path),
+                       "live": 0, "problem": message})
+    groups: dict = {}
+    for scope, type_, index, rowid in sorted(live, key=lambda m: m[:2]):  # stable: file order
+        groups.setdefault((scope, type_), []).append((index, rowid))
+    lists = [Pieces(outlines, order, _memories) for order in groups.values()]
+    data = {"export": "agentao memory dashboard", "version": 1, "generated_at": generated_at,
+            "include_invisible": include_invisible, "stores": stores, "live_count": len(live),
+            "groups": [{"scope": s, "type": t, "memories": ms}
+                       for (s, t), ms in zip(groups, lists)]}
+    if include_invisible:
+        every = lambda field_: [(i, r) for i, o in enumerate(outlines)  # noqa: E731
+                                for r in getattr(o, field_)]
+        lists += [Pieces(outlines, every("soft_deleted"), _memories),
+                  Pieces(outlines, every("reviews"), _reviews),
+                  Pieces(outlines, every("summaries"), _summaries)]
+        data["invisible"] = {"note": INVISIBLE_NOTE, "soft_deleted": lists[-3],
+                             "review_queue": lists[-2], "session_summaries": lists[-1]}
+
+    def finish() -> list[str]:
+        out = [p for pieces in lists for p in pieces.problems]
+        for o in outlines:
+            try:
+                changed = source.version(o.ref) != o.version
+            except StoreProblem as problem:
+                changed, out = False, out + [f"{o.ref.path} could not be read again: {problem}"]
+            if changed:
+                out.append(f"{o.ref.path} changed while it was exported (something saved, "
+                           "edited or deleted meanwhile): rows written then may be missing or "
+                           "shown twice. Export again for a consistent copy.")
+        return out
+    return Document(data, finish)
+
+
+def records(doc: dict) -> Iterator[tuple[str, dict]]:
+    """Every record of the document as (section, record), live memories first."""
+    for g in doc["groups"]:
+        yield from (("memory", m) for m in g["memories"])
+    invisible = doc.get("invisible") or {}
+    yield from (("soft_deleted", m) for m in invisible.get("soft_deleted", []))
+    yield from (("review_item", r) for r in invisible.get("review_queue", []))
+    yield from (("session_summary", s) for s in invisible.get("session_summaries", []))
