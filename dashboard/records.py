@@ -17,8 +17,8 @@ class _Row:
 
 
 @dataclass(frozen=True)
-class Memory(_Row):
-    """One row of ``memories``; ``store`` says which file it came from."""
+class _Fact(_Row):
+    """The columns a memory and a review item (a proposed memory) share, in schema order."""
 
     id: str
     scope: str
@@ -27,6 +27,12 @@ class Memory(_Row):
     title: str
     content: str
     tags: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Memory(_Fact):
+    """One row of ``memories``; ``store`` says which file it came from."""
+
     keywords: tuple[str, ...] = ()
     source: str = "explicit"
     confidence: str = "explicit_user"
@@ -55,16 +61,9 @@ class Summary(_Row):
 
 
 @dataclass(frozen=True)
-class ReviewItem(_Row):
+class ReviewItem(_Fact):
     """One row of ``memory_review_queue``."""
 
-    id: str
-    scope: str
-    type: str
-    key_normalized: str
-    title: str
-    content: str
-    tags: tuple[str, ...] = ()
     evidence: str = ""
     source_session: str = ""
     occurrences: int = 1
