@@ -293,3 +293,28 @@ def test_cjk_on_without_jieba_stops_at_start(monkeypatch, capsys):
     assert stop.value.code == 2 and "--cjk on needs jieba" in capsys.readouterr().err
     with pytest.raises(ValueError, match="CJK must be one of"):
         create_app({"CJK": "maybe"})
+
+
+def test_findings_recheck_tokenises_as_the_cjk_setting(agent, ticking):
+    """A finding's re-check renders <memory-context> for the row's own words with the same
+    tokenizer as the preview (--cjk), so its verdict speaks of the agent's environment."""
+    agent.save("contact", "张三的邮箱 zhangsan1988@163.com，部署脚本前先联系他。", ["联系人"], type="note")
+    # Shares only Chinese words with the row above: jieba finds them, latin-only does not.
+    agent.save("deploy notes", "部署脚本在 scripts/deploy.sh。", ["运维"], type="note")
+    for n in range(3):
+        agent.save(f"filler {n}", f"Filler note {n}.", ["misc"], type="note")
+    sizes = {}
+    for setting in ("on", "off"):
+        client = agent.app(CJK=setting).test_client()
+        listing = client.get("/findings.json", query_string={"category": "personal"}).get_json()
+        item = next(i for i in listing["items"] if i["table"] == "memories")
+        href = next(a["href"] for a in item["actions"] if a["code"] == "check")
+        path, _, args = href.partition("?")
+        check = client.get(f"{path}.json?{args}").get_json()
+        context = next(b for b in check["blocks"] if b["block"] == "context")
+        memory = client.get(f"/memories/{item['store']}/{item['row_id']}.json").get_json()["memory"]
+        query = f"{memory['title']}\n{memory['content']}"
+        preview = client.get("/preview.json", query_string={"q": query}).get_json()
+        assert context["chars"] == len(preview["context_block"]), setting
+        sizes[setting] = context["chars"]
+    assert sizes["on"] != sizes["off"]

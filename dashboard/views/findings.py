@@ -22,13 +22,14 @@ from typing import NamedTuple
 from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
 
 from ..actions.jobs import Busy, Job, Jobs
-from ..engine import preview
+from ..engine import preview, tokenizer_for
 from ..findings.checks import signature_in, signed_here, valid_signature
 from ..findings.scan import CATEGORIES, REACH, Item, Report, scan
 from ..preview_source import source_for
 from ..store import file_stamp
 from ..store.scan import SCANNED, scan_row
-from ..web import (page_route, readable_refs, render, status_of, statuses, store_by_key, stores, twin,
+from ..web import page as page_
+from ..web import (page_route, readable_refs, status_of, statuses, store_by_key, stores, twin,
                    wants_fragment, whole_number)
 
 bp = Blueprint("findings", __name__)
@@ -172,20 +173,23 @@ def index(fmt: str):
     problems = report.problems + [{"store": st.ref.key, "kind": st.problem.kind,
                                    "message": str(st.problem)}
                                   for st in statuses() if st.problem]
-    if fmt == "json":
-        return twin({"filters": filters, "total": len(matching), "all": len(report.items),
-                     "page": page, "pages": pages, "per_page": per_page,
-                     "counts": {k: dict(v) for k, v in counts.items()},
-                     "scanned": report.scanned, "scanned_at": scanned_at.isoformat(),
-                     "reused": reused, **_cut(report), "items": [_shown(i) for i in items],
-                     "full_scan": url_for("findings.full_scan"),
-                     "job": _job_dict(job) if (job := _running_job()) else None,
-                     "problems": problems})
-    return render("findings/index.html", "findings/list.html", items=items, filters=filters,
-                  total=len(matching), page=page, pages=pages,
-                  counts=counts, categories=CATEGORIES, reaches=REACH, report=report, actions=actions,
-                  scanned_at=scanned_at, reused=reused, job=_running_job(), job_view=_job_dict,
-                  problems=problems, store_keys=[r.key for r in stores()])
+    return page_(fmt, "findings/index.html", "findings/list.html", to_json=_list_json,
+                 items=items, filters=filters, total=len(matching), page=page, pages=pages,
+                 per_page=per_page, counts=counts, categories=CATEGORIES, reaches=REACH,
+                 report=report, actions=actions, scanned_at=scanned_at, reused=reused,
+                 job=_running_job(), job_view=_job_dict, problems=problems,
+                 store_keys=[r.key for r in stores()])
+
+
+def _list_json(ctx) -> dict:
+    report, job = ctx["report"], ctx["job"]
+    return {"filters": ctx["filters"], "total": ctx["total"], "all": len(report.items),
+            "page": ctx["page"], "pages": ctx["pages"], "per_page": ctx["per_page"],
+            "counts": {k: dict(v) for k, v in ctx["counts"].items()},
+            "scanned": report.scanned, "scanned_at": ctx["scanned_at"].isoformat(),
+            "reused": ctx["reused"], **_cut(report), "items": [_shown(i) for i in ctx["items"]],
+            "full_scan": url_for("findings.full_scan"),
+            "job": _job_dict(job) if job else None, "problems": ctx["problems"]}
 
 
 @bp.post("/findings/scan")
@@ -233,9 +237,9 @@ def job(fmt: str):
     else:
         found = next(iter(_jobs().running()[-1:] or _jobs().finished()[-1:]), None)
     view = _job_dict(found) if found else None
-    if fmt == "json":
-        return twin(view or {"state": "none", "full_scan": url_for("findings.full_scan")})
-    return render("findings/job_page.html", "findings/job.html", view=view)
+    return page_(fmt, "findings/job_page.html", "findings/job.html", view=view,
+                 to_json=lambda ctx: ctx["view"] or {"state": "none",
+                                                     "full_scan": url_for("findings.full_scan")})
 
 
 _RULE = re.compile(r"[a-z]{1,20}\.[a-z0-9_]{1,60}")
@@ -287,8 +291,10 @@ def check(store: str, table: str, row_id: str, fmt: str):
     own = _own_words(table, row)
     query = own or label[:500]
     snap = source_for(current_app.extensions).snapshot(statuses())
+    # Tokenised as the agent's environment does (--cjk), as the preview page does.
     shown = preview(snap.project, snap.user, snap.summaries, query=query, now=_now(),
-                    cache=snap.cache, version=snap.version)
+                    cache=snap.cache, version=snap.version,
+                    tokenizer=tokenizer_for(current_app.config["CJK"]))
     looked = bool(sig) and signed_here(sig)
     blocks = [{"block": name, "text_found": signature_in(text, sig) if looked else None,
                "chars": len(text)}
@@ -308,7 +314,6 @@ def check(store: str, table: str, row_id: str, fmt: str):
             "blocks": blocks, "query": "the row's own title and content" if own else "the row's label",
             "findings": [_shown(i) for i in on_row],
             "scanned_at": scanned_at.isoformat(), "reused": reused, **_cut(report)}
-    if fmt == "json":
-        return twin(data)
-    return render("findings/check.html", check=data, items=on_row, reaches=REACH,
-                  categories=CATEGORIES, scanned_at=scanned_at, actions=actions)
+    return page_(fmt, "findings/check.html", check=data, items=on_row, reaches=REACH,
+                 categories=CATEGORIES, scanned_at=scanned_at, actions=actions,
+                 to_json=lambda ctx: ctx["check"])
