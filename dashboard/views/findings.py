@@ -19,7 +19,7 @@ from flask import Blueprint, abort, current_app, request, url_for
 from ..engine import preview
 from ..findings.checks import signature_in, signed_here, valid_signature
 from ..findings.scan import CATEGORIES, REACH, Item, Report, scan
-from ..preview_source import source_for
+from ..preview_source import snapshot
 from ..store import file_stamp
 from ..store.scan import (M_CONTENT, M_DELETED_AT, M_TITLE, R_CONTENT, R_STATUS, R_TITLE,
                           SCANNED, scan_row)
@@ -203,7 +203,7 @@ def check(store: str, table: str, row_id: str, fmt: str):
     # <memory-context> for the row's own words (or its key, once it is gone).
     own = _own_words(table, row)
     query = own or label[:500]
-    snap = source_for(current_app.extensions).snapshot(statuses())
+    snap = snapshot(statuses())
     shown = preview(snap.project, snap.user, snap.summaries, query=query, now=_now(),
                     cache=snap.cache, version=snap.version)
     looked = bool(sig) and signed_here(sig)

@@ -1,13 +1,13 @@
-"""Memories: both stores merged, filtered and paged in SQL; one memory in full."""
+"""Memories: both stores merged, filtered and paged; one memory in full."""
 
 from __future__ import annotations
 
 import re
 
-from flask import Blueprint, abort, current_app, request
+from flask import Blueprint, abort, request
 
 from ..store import MAX_PER_PAGE, SORTS, MemoryFilters, get_memory, list_memories
-from ..web import (page_route, workspace, mirror, readable_refs, render, store_by_key, statuses, twin,
+from ..web import (page_route, workspace, readable_refs, render, store_by_key, statuses, twin,
                    whole_number)
 
 bp = Blueprint("memories", __name__)
@@ -56,7 +56,7 @@ def parse_filters(args) -> MemoryFilters:
 def index(fmt: str):
     filters = parse_filters(request.args)
     refs = readable_refs()
-    page = list_memories(refs, filters, mirror(),
+    page = list_memories(refs, filters,
                          choices=() if fmt == "json" else ("type", "source", "confidence"))
     problems = {st.ref.key: st.problem for st in statuses() if st.problem} | page.problems
     if fmt == "json":
@@ -93,8 +93,8 @@ def reach(memory, entry) -> dict:
 def _stable_entry(memory):
     """The engine's stable-selection entry for ``memory`` (None when not selected)."""
     from ..engine import stable_view
-    from ..preview_source import source_for
-    snap = source_for(current_app.extensions).snapshot(statuses())
+    from ..preview_source import snapshot
+    snap = snapshot(statuses())
     _, fitted = stable_view(snap.project, snap.user, snap.summaries, cache=snap.cache,
                             version=snap.version)
     return fitted.find(memory)

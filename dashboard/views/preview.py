@@ -13,11 +13,11 @@ import difflib
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from flask import Blueprint, current_app, request
+from flask import Blueprint, request
 
 from ..engine import preview
 from ..pictures import candidate_scores
-from ..preview_source import source_for
+from ..preview_source import snapshot
 from ..web import page_route, render, statuses, twin
 
 bp = Blueprint("preview", __name__)
@@ -86,7 +86,7 @@ def index(fmt: str):
     ask = _question(request.args)
     if ask.error and fmt == "json":
         return twin({"error": ask.error}, 400)
-    snap = source_for(current_app.extensions).snapshot(statuses())
+    snap = snapshot(statuses())
 
     def run(hidden):
         return preview(snap.project, snap.user, snap.summaries, query=ask.q,
@@ -102,7 +102,7 @@ def index(fmt: str):
                    "context_diff": _diff(before.context_block, after.context_block)}
     if fmt == "json":
         data = after.to_dict()
-        data.update(session_id=ask.session or None, problems=snap.problems, stale_rows=snap.stale,
+        data.update(session_id=ask.session or None, problems=snap.problems,
                     what_if=None if what_if is None else {
                         "stable_block_before": what_if["stable_before"],
                         "context_block_before": what_if["context_before"],
@@ -110,7 +110,7 @@ def index(fmt: str):
                         "context_diff": ["".join(d) for d in what_if["context_diff"]]})
         return twin(data)
     return render("preview/index.html", "partials/preview_result.html", ask=ask, p=after,
-                  what_if=what_if, problems=snap.problems, stale_rows=snap.stale,
+                  what_if=what_if, problems=snap.problems,
                   shown_candidates=SHOWN_CANDIDATES, shown_never=SHOWN_NEVER,
                   score_picture=candidate_scores(after.candidates))
 
