@@ -81,7 +81,8 @@ def _recall(state, query, hints, tok, hidden, shown, now):
     h = tok.tokens(" ".join(hints))
     if not q and not h:
         return EMPTY, "no query or hint tokens"
-    ids: set[str] = set().union(*(state.inverted.get(t, ()) for t in q | h))
+    wanted = q | h
+    ids = {i for i, b in state.bundles.items() if b.meets(wanted)}
     ids -= hidden
     ages = rc.Ages(now, state.stamps)
     records, bundles = state.records, state.bundles
