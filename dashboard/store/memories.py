@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+import heapq
+from itertools import islice
 from operator import attrgetter
 
 from . import rows, search
@@ -59,8 +61,8 @@ def sql_order(value):
 
 
 def _matches(snap, f: MemoryFilters) -> list[int]:
-    """Positions of ``snap``'s rows the filters keep."""
-    keep = list(range(len(snap.rows)))
+    """Positions of ``snap``'s rows the filters keep, in ascending sort order."""
+    keep = snap.order(SORTS[f.sort])
     rows = snap.rows
     if not f.include_deleted:
         keep = [i for i in keep if rows[i].deleted_at is None]
@@ -87,29 +89,35 @@ def list_memories(refs: list[StoreRef], f: MemoryFilters,
     (among live rows) the filter drop-downs need.
     """
     column = SORTS[f.sort]
-    problems, found, values = {}, [], {c: set() for c in choices}
+    problems, runs, total, values = {}, [], 0, {c: set() for c in choices}
     for ref in refs:
         try:
             snap = rows_of(ref)
         except StoreProblem as problem:
             problems[ref.key] = problem
             continue
-        found += [(snap.path, snap.rows[i]) for i in _matches(snap, f)]
+        keep = _matches(snap, f)
+        total += len(keep)
+        runs.append((snap.path, snap.rows, keep))
         for c in choices:
             values[c].update(snap.values(c))
-    # ORDER BY column, file, id, all one way.  Python orders values of one kind
-    # as SQLite does; a column mixing kinds (a hand edit) refuses, and is then
-    # sorted by SQLite's order across kinds.
+    # ORDER BY column, file, id, all one way: each file's run is sorted already,
+    # so only the rows up to the page's end are merged.
+    start = (f.page - 1) * f.per_page
     value = attrgetter(column)
     try:
-        found.sort(key=lambda pm: (value(pm[1]), pm[0], pm[1].id), reverse=f.descending)
-    except TypeError:
-        found.sort(key=lambda pm: (sql_order(value(pm[1])), pm[0], sql_order(pm[1].id)),
-                   reverse=f.descending)
-    start = (f.page - 1) * f.per_page
-    return MemoryPage(items=[m for _, m in found[start:start + f.per_page]], total=len(found),
-                      page=f.page, per_page=f.per_page, problems=problems,
-                      choices={c: sorted(v, key=sql_order) for c, v in values.items()})
+        items = _page(runs, lambda pm: (value(pm[1]), pm[0], pm[1].id), f, start)
+    except TypeError:   # the files hold different kinds in the column: SQLite's order across kinds
+        items = _page(runs, lambda pm: (sql_order(value(pm[1])), pm[0], sql_order(pm[1].id)), f, start)
+    return MemoryPage(items=items, total=total, page=f.page, per_page=f.per_page,
+                      problems=problems, choices={c: sorted(v, key=sql_order) for c, v in values.items()})
+
+
+def _page(runs: list[tuple], key, f: MemoryFilters, start: int) -> list[Memory]:
+    def run(path, rows, keep):
+        return ((path, rows[i]) for i in (reversed(keep) if f.descending else keep))
+    merged = heapq.merge(*(run(*r) for r in runs), key=key, reverse=f.descending)
+    return [m for _, m in islice(merged, start, start + f.per_page)]
 
 
 def get_memory(ref: StoreRef, memory_id: str) -> tuple[Memory | None, list[Event]]:

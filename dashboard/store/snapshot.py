@@ -25,6 +25,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 from functools import cached_property
+from operator import attrgetter
 
 from ..records import Memory, Summary
 from . import rows as rowmod
@@ -55,6 +56,21 @@ class FileRows:
     # position -> the searched columns as stored, for agentao's predicate in SQL.
     odd: dict = field(default_factory=dict)
     _values: dict = field(default_factory=dict, repr=False)
+
+    def order(self, column: str) -> list[int]:
+        """Positions of the rows sorted by ``column`` then id, as SQLite's ORDER BY sorts
+        them; made once per snapshot and column (every list page needs one)."""
+        key = ("order", column)
+        if key not in self._values:
+            from .memories import sql_order
+            rows, get = self.rows, attrgetter(column)
+            try:
+                found = sorted(range(len(rows)), key=lambda i: (get(rows[i]), rows[i].id))
+            except TypeError:   # a column mixing kinds (a hand edit): SQLite's order across kinds
+                found = sorted(range(len(rows)),
+                               key=lambda i: (sql_order(get(rows[i])), sql_order(rows[i].id)))
+            self._values[key] = found
+        return self._values[key]
 
     def values(self, column: str) -> set:
         """The distinct values of ``column`` among live rows (the filter drop-downs)."""
