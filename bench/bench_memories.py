@@ -7,15 +7,12 @@ CPU-time p50 (``time.process_time``: less moved by other work on the machine)
 per case and, for scale, the time of a bare SQLite count + page query measured
 in the same run.  Goal (issue 2): p50 under 50 ms on a 2-core machine.
 
-Most cases repeat one URL, as paging, sorting and refreshing one search do;
-the app keeps the latest search's hits and each filter set's count until the
-copy changes, so those cases measure that path.  The "new term" cases search
-for a different term on every view (sparse: ~1 % of rows; dense: ~70 %), which
-is the cost of a search the app has not seen (up to 46 runs keep terms distinct):
-a word index answers these (dashboard/store/terms.py).  "new, two words"
-searches two common words in a row (~5 % of rows; both words are in ~55 %):
-the index cannot narrow that down, so every haystack is read.  The first view's line also gives its
-CPU time and the process's peak RSS (the whole copy with its word index).
+Each view filters, searches and sorts the files' snapshots (store/snapshot.py)
+in Python; nothing is kept between views but the snapshots themselves.  The
+"new term" cases search for a different term on every view (sparse: ~1 % of
+rows; dense: ~70 %); "new, two words" searches two common words in a row.
+The first view's line also gives its CPU time and the process's peak RSS
+(the snapshots of both files).
 
     python bench/bench_memories.py [--memories 100000] [--runs 30] [--store DIR]
 """
@@ -118,7 +115,7 @@ def main() -> None:
     print(f"{'case':<24}{'p50 ms':>9}{'p95 ms':>9}{'CPU p50':>9}{'x bare SQLite':>15}")
     print(f"{'bare SQLite count+page':<24}{statistics.median(bare):9.1f}{p(bare, .95):9.1f}{'':>9}{1:15.1f}")
     print(f"{'cold: first view':<24}{cold_ms:9.1f}{'':>9}{cold_cpu:9.1f}{cold_ms / statistics.median(bare):15.1f}"
-          f"   (builds the in-memory copy once; peak RSS then {cold_rss} MiB)")
+          f"   (reads the snapshots once; peak RSS then {cold_rss} MiB)")
     for name, url in cases.items():
         view = url if callable(url) else (lambda k, url=url: url)
         assert client.get(view(args.runs)).status_code == 200, name

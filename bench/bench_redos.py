@@ -10,10 +10,10 @@ costs more than 3x a plain scan.
     rows holding NUL, which always go through agentao's own SQL predicate.
     Every row ends with "lorem ipsum", so a plain scan is the store's own search
     for "ipsum lorem": its words are in every row, so it reads every haystack
-    (``needle in haystack``).  Each needle's search (``Mirror.mark_hits``, CPU
-    time, best of --runs, alternating with the plain scan, each new to the
-    copy) is printed as a multiple of it, and the wall time of one request
-    (/memories.json, the search new to the copy).  For scale: the raw
+    (``needle in haystack``).  Each needle's search (``search.matching`` over
+    the file's snapshot, CPU time, best of --runs, alternating with the plain
+    scan) is printed as a multiple of it, and the wall time of one request
+    (/memories.json).  For scale: the raw
     ``str.find`` of that literal and of a two-letter one over the same haystacks.
 (b) Findings.  Every rule a findings scan runs over memory text (the secret
     rules, agentao's guard shapes included; the personal and instruction
@@ -196,15 +196,16 @@ def build_search_store(root: Path, rows: int) -> tuple[Path, Path]:
 
 def bench_search(rows: int, runs: int) -> float:
     from dashboard import create_app
-    from dashboard.store.mirror import mirror_for
+    from dashboard.store.search import matching
+    from dashboard.store.snapshot import rows_of
     root = Path(tempfile.mkdtemp(prefix="bench-redos-"))
     project, user = build_search_store(root, rows)
     app = create_app({"PROJECT_DIR": project, "USER_DB": user, "AUTH_TOKEN": False})
     client = app.test_client()
     nul = len(range(7, rows, 100))   # SQLite's LIKE reads these only up to their NUL
     assert client.get("/memories.json?q=lorem").get_json()["total"] == rows - nul
-    mirror = mirror_for(app.extensions)
-    hays = list(mirror._hay.values())
+    snap = rows_of(app.extensions["workspace"].refs(0)[0])
+    hays = snap.haystacks
     raw = {lit: cpu(lambda hs, lit=lit: [h for h in hs if lit in h], hays, runs) for lit in ("ipsum lorem", "zq")}
     print(f"(a) search: {rows:,} rows of {SIZE:,} characters ({', '.join(FAMILIES)}; {rows // 100} hold a NUL)")
     print(f"    raw str.find over the haystacks: 'ipsum lorem' {raw['ipsum lorem'] * 1e3:.1f} ms,"
@@ -215,11 +216,9 @@ def bench_search(rows: int, runs: int) -> float:
         plain, took = [], []
         for _ in range(runs):
             for q, times in (("ipsum lorem", plain), (needle, took)):
-                mirror.mark_hits("qzqzq")   # (the copy keeps its latest search: make each one new)
                 start = time.process_time()
-                mirror.mark_hits(q)
+                matching(hays, snap.odd, q)
                 times.append(time.process_time() - start)
-        mirror.mark_hits("qzqzq")
         start = time.perf_counter()
         data = client.get("/memories.json", query_string={"q": needle, "per_page": 1}).get_json()
         request = (time.perf_counter() - start) * 1e3

@@ -120,16 +120,16 @@ def cjk_from_args(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
 
 
 def warm_up(app) -> None:
-    """Read the stores into the app's in-memory copy before anyone asks.
+    """Read the stores' snapshots before anyone asks.
 
-    With 100,000 memories the first read takes seconds; doing it while the
-    user opens the browser spares the first page that wait.  Only reads.
+    With 100,000 memories the first read takes a second or two; doing it while
+    the user opens the browser spares the first page that wait.  Only reads.
     """
-    from .preview_source import source_for
-    from .store.status import inspect
+    from .store.snapshot import rows_of
     try:
-        refs = [r for r in app.extensions["workspace"].refs(0) if r.exists]
-        source_for(app.extensions).snapshot([inspect(r, deep=False) for r in refs])
+        for ref in app.extensions["workspace"].refs(0):
+            if ref.exists:
+                rows_of(ref)
     except Exception:   # noqa: BLE001 - the first request meets and reports the same problem
         pass
 

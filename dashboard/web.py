@@ -61,22 +61,15 @@ def raise_if_unreadable(key: str) -> None:
         raise st.problem
 
 
-def statuses(deep: bool = False, memory_counts: bool = True) -> list[StoreStatus]:
-    """Health of every store, computed once per request; ``deep`` adds the overview's counts
-    (with ``memory_counts=False``, all but the memories tally: see ``store.status.inspect``)."""
+def statuses(deep: bool = False) -> list[StoreStatus]:
+    """Health of every store, once per request (``store.status.inspect`` reuses its reading
+    of a file while the file's stamp holds); ``deep`` adds the overview's counts."""
     from flask import g
-    kind = (deep, deep and memory_counts)
-    if g.get("store_statuses") is None or kind > g.store_statuses_kind:
-        g.store_statuses = [inspect(ref, current_app.config["READ_ONLY"], deep=deep,
-                                    memory_counts=memory_counts) for ref in stores()]
-        g.store_statuses_kind = kind
+    if g.get("store_statuses") is None or deep > g.store_statuses_kind:
+        g.store_statuses = [inspect(ref, current_app.config["READ_ONLY"], deep=deep)
+                            for ref in stores()]
+        g.store_statuses_kind = deep
     return g.store_statuses
-
-
-def mirror():
-    """The app's in-memory indexed copy of the memories tables (store.mirror)."""
-    from .store.mirror import mirror_for
-    return mirror_for(current_app.extensions)
 
 
 def readable_refs() -> list[StoreRef]:

@@ -15,26 +15,27 @@ a clock a few seconds early do not change the text; ``updated_at = now``
 still makes the row the most recent one, which is what the incidental rule
 looks at.
 
-"Before" comes from ``engine.stable_view`` with the preview screen's cache (the
-rows are the files' rows).  "After" runs the engine's stable path itself —
-the cached selection with the saved row put in (``Selection.with_row``) ->
-``fit`` -> ``render_stable`` — because the block needs no tokens and a card
-must not cost a walk over every row.  The tests pin the two paths together:
-each prediction equals ``preview``'s block over the files after the real write.
+"Before" comes from ``engine.stable_view`` with the snapshot's cache.  "After"
+runs the engine's stable path itself — ``select`` over the rows with the
+saved row put in its file's place -> ``fit`` -> ``render_stable`` — because
+the block needs no tokens.  The tests pin the two paths together: each
+prediction equals ``preview``'s block over the files after the real write.
 """
 
 from __future__ import annotations
 
 import difflib
+from bisect import bisect_right
 import hashlib
 from dataclasses import dataclass
 from typing import Iterable
 
 from ..contract import PlannedSave
-from ..engine import session_tail, stable_view
+from ..engine import all_entries, session_tail, stable_view
 from ..engine.render import STABLE_BUDGET
-from ..engine.selection import FullWalk, Selection
+from ..engine.stable import fit, select
 from ..preview_source import Snapshot
+from ..store.memories import sql_order
 from ..records import Memory
 from ..store.writes import AUTO_CAP, now as agentao_now
 
@@ -117,28 +118,33 @@ def _over_auto_cap(rows: Iterable[Memory], row: Memory) -> list[str]:
     return [m.id for m in ranked[:max(0, len(ranked) - AUTO_CAP)]]
 
 
-class Memo:
-    """Work shared by several effects over one snapshot (one request's review cards)."""
+def _place(m: Memory) -> tuple:
+    # The file's listing order (see store.snapshot): created_at, then (scope, key).
+    return tuple(map(sql_order, (m.created_at, m.scope, m.key_normalized)))
 
-    def __init__(self) -> None:
-        self._base: Selection | FullWalk | None = None
 
-    def base(self, snap: Snapshot) -> Selection | FullWalk:
-        """The snapshot's stable candidates (the cache's when its version is known)."""
-        if self._base is None:
-            self._base = snap.cache.selection(snap.project, snap.user, snap.version)
-        return self._base
+def _saved_in(rows: list[Memory], row: Memory) -> list[Memory]:
+    """A file's live rows, in its listing order, as they are after ``row`` is saved there."""
+    kept = [m for m in rows if m.id != row.id]
+    at = bisect_right(kept, _place(row), key=_place)   # after its equals, as a stable sort
+    return kept[:at] + [row] + kept[at:]
 
 
 def save_effect(snap: Snapshot, plan: PlannedSave, existing: Memory | None,
-                hide=(), memo: Memo | None = None) -> BlockEffect:
+                hide=()) -> BlockEffect:
     """Before/after for a planned save (plus ids soft-deleted by the same action)."""
-    memo = memo or Memo()
     row = would_save(plan, existing)
     if plan.source == "auto":
         hide = {*hide, *_over_auto_cap(snap.user if plan.store == "user" else snap.project, row)}
+    project, user = snap.project, snap.user
+    if row.store == "user":
+        user = _saved_in(user, row)
+    else:
+        project = _saved_in(project, row)
+    hidden = frozenset(hide)
     tail = session_tail(snap.summaries, None)
-    after = memo.base(snap).with_row(row).fit(tail, frozenset(hide)).block(tail)
+    entries = [m for m in all_entries(project, user) if m.id not in hidden]
+    after = fit(select(entries), tail, snap.cache.costs).block(tail)
     return BlockEffect(current_block(snap), after, STABLE_BUDGET)
 
 

@@ -31,7 +31,7 @@ Laziness
 Caching
     Pass an :class:`EngineCache` and ``version=(project counter, user
     counter)`` (``schema_meta.memories_change``) to reuse token bundles and
-    the inverted index while the counters hold, as agentao keys its own index.
+    the stable selection while the counters hold, as agentao keys its own index.
 
 CJK
     :class:`Tokenizer` uses jieba when importable; ``Tokenizer(use_jieba=False)``

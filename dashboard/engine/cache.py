@@ -1,13 +1,11 @@
-"""Token bundles and the inverted index, cached across previews.
+"""Token bundles, the inverted index and the stable selection, built once per version.
 
 agentao rebuilds its recall index whenever a store's change counter
 (``schema_meta.memories_change``) moves.  We key on the same thing: the
-caller passes ``version=(project counter, user counter)``.  While the key and
-the tokenizer mode hold, the previous index is reused without looking at the
-records at all (the warm path).  When the key moves, records whose indexed
-fields are unchanged keep their bundle and only the changed ones are
-tokenized again, so the first preview after one edit stays cheap.  Without a
-version every call takes that diff path, which is still correct.
+caller passes a ``version`` (the dashboard passes its snapshot of the two
+files).  While the key and the tokenizer mode hold, the built index is reused
+without looking at the records at all; when the key moves everything is built
+again from the records, whole (no patching: nothing to get out of step).
 
 States are immutable once published, so waitress threads can read one while
 another thread builds the next; building is serialised by a lock.
@@ -21,8 +19,7 @@ from typing import Hashable, Sequence
 
 from dashboard.records import Memory
 
-from .selection import Selection, FullWalk
-from .stable import FactCosts, all_entries
+from .stable import FactCosts, all_entries, select
 from .tokenize import Tokenizer
 
 CONTENT_INDEXED = 500  # agentao tokenizes only this prefix of the content
@@ -37,16 +34,10 @@ class Bundle:
     keywords: frozenset[str]
     tags: frozenset[str]
 
-    @property
-    def every(self) -> frozenset[str]:
-        """All tokens under which the record is indexed."""
-        return self.title | self.content | self.keywords | self.tags
-
-
-def _same_fields(a: Memory, b: Memory) -> bool:
-    return (a is b or (a.title == b.title and a.keywords == b.keywords
-                       and a.tags == b.tags
-                       and a.content[:CONTENT_INDEXED] == b.content[:CONTENT_INDEXED]))
+    def meets(self, tokens: frozenset[str]) -> bool:
+        """Whether the record is indexed under any of ``tokens`` (a recall candidate)."""
+        return not (self.title.isdisjoint(tokens) and self.content.isdisjoint(tokens)
+                    and self.keywords.isdisjoint(tokens) and self.tags.isdisjoint(tokens))
 
 
 class _Builder:
@@ -71,21 +62,24 @@ class _Builder:
 
 @dataclass
 class IndexState:
-    """One published index: entries, records by id, bundles, token -> ids."""
+    """One published index: entries, records by id, their bundles.
+
+    No inverted index: testing every record's bundle against a query's tokens
+    (``Bundle.meets``) costs a few milliseconds at 10,000 records, while
+    building token -> ids cost a third of building the bundles.
+    """
 
     key: Hashable
     entries: list[Memory]
     records: dict[str, Memory]
     bundles: dict[str, Bundle]
-    inverted: dict[str, frozenset[str]]
     # Per-state memo (query-independent): parsed updated_at stamps.
     stamps: dict[str, int | None] = field(default_factory=dict)
     ranks: dict[str, int] | None = None  # updated_at -> place; set whole, never filled in
 
 
-def build_state(entries: Sequence[Memory], key: Hashable, tokenizer: Tokenizer,
-                previous: IndexState | None = None) -> IndexState:
-    """Index ``entries`` (all-entries order), reusing what ``previous`` still holds.
+def build_state(entries: Sequence[Memory], key: Hashable, tokenizer: Tokenizer) -> IndexState:
+    """Index ``entries`` (all-entries order).
 
     A repeated id keeps its *last* row, as agentao's id-keyed index does.
     """
@@ -93,94 +87,38 @@ def build_state(entries: Sequence[Memory], key: Hashable, tokenizer: Tokenizer,
     for m in entries:
         records[m.id] = m
     builder = _Builder(tokenizer)
-    old_records = previous.records if previous else {}
-    old_bundles = previous.bundles if previous else {}
-    bundles: dict[str, Bundle] = {}
-    changed: list[str] = []
-    for rid, m in records.items():
-        old = old_records.get(rid)
-        if old is not None and _same_fields(old, m):
-            bundles[rid] = old_bundles[rid]
-        else:
-            bundles[rid] = builder.bundle(m)
-            changed.append(rid)
-    gone = [rid for rid in old_records if rid not in records]
-    if previous is None or len(changed) + len(gone) > len(records) // 2:
-        inverted = _full_index(bundles)
-    else:
-        inverted = _patch_index(previous.inverted, old_bundles, bundles, changed, gone)
-    return IndexState(key, list(entries), records, bundles, inverted)
-
-
-def _full_index(bundles: dict[str, Bundle]) -> dict[str, frozenset[str]]:
-    grow: dict[str, set[str]] = {}
-    for rid, b in bundles.items():
-        for tok in b.every:
-            grow.setdefault(tok, set()).add(rid)
-    return {tok: frozenset(ids) for tok, ids in grow.items()}
-
-
-def _patch_index(old: dict[str, frozenset[str]], old_bundles: dict[str, Bundle],
-                 bundles: dict[str, Bundle], changed: list[str],
-                 gone: list[str]) -> dict[str, frozenset[str]]:
-    # Copy-on-write: the old state's sets stay untouched for concurrent readers.
-    inverted = dict(old)
-    drop: dict[str, set[str]] = {}
-    add: dict[str, set[str]] = {}
-    for rid in (*changed, *gone):
-        if rid in old_bundles:
-            for tok in old_bundles[rid].every:
-                drop.setdefault(tok, set()).add(rid)
-    for rid in changed:
-        for tok in bundles[rid].every:
-            add.setdefault(tok, set()).add(rid)
-    for tok in drop.keys() | add.keys():
-        ids = (inverted.get(tok, frozenset()) - drop.get(tok, set())) | add.get(tok, set())
-        if ids:
-            inverted[tok] = frozenset(ids)
-        else:
-            inverted.pop(tok, None)
-    return inverted
+    bundles = {rid: builder.bundle(m) for rid, m in records.items()}
+    return IndexState(key, list(entries), records, bundles)
 
 
 class EngineCache:
-    """Holds the latest :class:`IndexState`; safe to share between threads."""
+    """Holds the latest :class:`IndexState` and stable selection; safe to share between threads."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._state: IndexState | None = None
-        self.builds = 0  # how many times the index was (re)built; tests read it
-        # Stable-only answers (no tokenizing needed) per (version, tail, hidden):
-        # see preview.stable_view.  Small, cleared when it grows.
-        self.stable_memo: dict = {}
-        self.costs = FactCosts()   # stable fact lengths, kept across versions
-        self._selection: tuple | None = None   # (version, Selection)
+        self._stable: tuple | None = None   # (version, selected entries, their fact lengths)
+        self.builds = 0  # how many times the index was built; tests read it
+        self.costs = FactCosts()   # stable fact lengths, per row object
 
-    def selection(self, project: Sequence[Memory], user: Sequence[Memory],
-                  version: Hashable | None) -> Selection | FullWalk:
-        """The stable candidates for ``version``, patched from the last version asked for.
-
-        ``version=None`` ("unknown") builds them afresh and keeps nothing.
-        """
-        if version is None:
-            return Selection.build(project, user, self.costs)
-        held = self._selection
-        if held is not None and held[0] == version:
-            return held[1]
-        with self._lock:
-            held = self._selection
-            if held is not None and held[0] == version:
-                return held[1]
-            fresh = (held[1].moved_to(project, user) if held
-                     else Selection.build(project, user, self.costs))
-            self._selection = (version, fresh)
-            return fresh
+    def stable(self, project: Sequence[Memory], user: Sequence[Memory],
+               version: Hashable | None) -> tuple[list, list[int]]:
+        """``select`` over the rows and each selected fact's length, once per ``version``
+        (``None``: "unknown", computed afresh every time)."""
+        held = self._stable
+        if version is not None and held is not None and held[0] == version:
+            return held[1], held[2]
+        picked = select(all_entries(project, user))
+        costs = [self.costs(m) for m, _ in picked]
+        if version is not None:
+            self._stable = (version, picked, costs)
+        return picked, costs
 
     def state(self, project: Sequence[Memory], user: Sequence[Memory],
               version: Hashable | None, tokenizer: Tokenizer) -> IndexState:
-        """The index for these records, rebuilt only when ``version`` moved.
+        """The index for these records, built again only when ``version`` moved.
 
-        ``version=None`` means "unknown": the records are diffed every time.
+        ``version=None`` means "unknown": the index is built every time.
         """
         key = (version, tokenizer.mode)
         state = self._state
@@ -190,9 +128,7 @@ class EngineCache:
             state = self._state
             if version is not None and state is not None and state.key == key:
                 return state
-            # Bundles from another tokenizer mode are worthless: start afresh.
-            previous = state if state is not None and state.key[1] == tokenizer.mode else None
-            fresh = build_state(all_entries(project, user), key, tokenizer, previous)
+            fresh = build_state(all_entries(project, user), key, tokenizer)
             self._state = fresh
             self.builds += 1
             return fresh

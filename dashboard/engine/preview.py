@@ -20,8 +20,7 @@ from .hints import extract_hints
 from .render import CONTEXT_BUDGET, STABLE_BUDGET, render_context
 from .ranking import EMPTY, rank, stamp_ranks
 from .results import Budget, Preview
-from .selection import FullWalk
-from .stable import FactCosts, session_tail
+from .stable import FactCosts, all_entries, fit, select, session_tail
 from .tokenize import Tokenizer, default_tokenizer
 
 def _aware(now: datetime) -> datetime:
@@ -44,26 +43,20 @@ def stable_view(project_memories: Sequence[Memory], user_memories: Sequence[Memo
     The stable block needs no tokens, so screens that only show it (the
     overview's size, a memory's reach, an action's effect) skip the token index
     that ``preview`` builds over every record.  Same selection, fit and
-    rendering code as ``preview``; remembered per ``version`` when a cache is given.
+    rendering code as ``preview``; with a cache, the selection of the rows as
+    they are is made once per ``version``.
     """
     summaries = list(summaries)
     hidden = frozenset(hidden_ids)
     tail = session_tail(summaries, session_id)
-    key = (version, tail, hidden)
-    if cache is not None and version is not None and key in cache.stable_memo:
-        return cache.stable_memo[key]
-    # With a cache, patched from the previous version: an agent saving in a loop
-    # moves the version many times a second, and a full walk costs 100 ms per
-    # 100,000 rows.  Without one, select()'s own walk.
-    candidates = (cache.selection(project_memories, user_memories, version) if cache is not None
-                  else FullWalk(project_memories, user_memories, FactCosts()))
-    fitted = candidates.fit(tail, hidden)
-    block = fitted.block(tail)
-    if cache is not None and version is not None:
-        if len(cache.stable_memo) > 64:
-            cache.stable_memo.clear()
-        cache.stable_memo[key] = (block, fitted)
-    return block, fitted
+    if hidden or cache is None:
+        costs = cache.costs if cache is not None else FactCosts()
+        entries = [m for m in all_entries(project_memories, user_memories) if m.id not in hidden]
+        fitted = fit(select(entries), tail, costs)
+    else:
+        picked, costs = cache.stable(project_memories, user_memories, version)
+        fitted = fit(picked, tail, costs=costs)
+    return fitted.block(tail), fitted
 
 
 def stable_block_size(project_memories: Sequence[Memory], user_memories: Sequence[Memory],
@@ -88,7 +81,8 @@ def _recall(state, query, hints, tok, hidden, shown, now):
     h = tok.tokens(" ".join(hints))
     if not q and not h:
         return EMPTY, "no query or hint tokens"
-    ids: set[str] = set().union(*(state.inverted.get(t, ()) for t in q | h))
+    wanted = q | h
+    ids = {i for i, b in state.bundles.items() if b.meets(wanted)}
     ids -= hidden
     ages = rc.Ages(now, state.stamps)
     records, bundles = state.records, state.bundles

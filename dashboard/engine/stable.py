@@ -111,9 +111,9 @@ _COSTS_HELD = 400_000
 class FactCosts:
     """Characters each row's stable fact takes (newline included), remembered per row.
 
-    Keyed by object identity, holding the row: the store's copy hands out the
-    same record until the row changes, so after one edit only that row is
-    rendered again.  Hashing a frozen record would cost more than rendering it.
+    Keyed by object identity, holding the row: a snapshot hands out the same
+    record for as long as it lives, so every screen drawn from it renders each
+    fact once.  Hashing a frozen record would cost more than rendering it.
     """
 
     def __init__(self) -> None:
@@ -138,10 +138,8 @@ class Fitted(Sequence):
     rows costs no more objects than the facts it shows.
     """
 
-    def __init__(self, picked, costs: list[int], shown_at: list[int], rooms_after: list[int],
-                 keys: list[tuple] | None = None):
+    def __init__(self, picked, costs: list[int], shown_at: list[int], rooms_after: list[int]):
         self._picked = picked
-        self._keys = keys                  # optional: entries' (created_at, ...) for find()
         self._costs = costs
         self._rooms = rooms_after          # room before any shown entry, then after each
         self._order = [-i for i in shown_at]   # shown indices negated: ascending, for bisect
@@ -171,12 +169,7 @@ class Fitted(Sequence):
 
     def find(self, memory: Memory) -> Selected | None:
         """The entry of the row with ``memory``'s id in ``memory``'s file, or None if not selected."""
-        start, stop = 0, len(self._picked)
-        if self._keys is not None:
-            # Entries are in created_at order: only those with its stamp can be it.
-            start = bisect_left(self._keys, (memory.created_at,))
-            stop = bisect_left(self._keys, (memory.created_at, 2))
-        for i in range(start, stop):
+        for i in range(len(self._picked)):
             m = self._picked[i][0]
             if m.id == memory.id and m.store == memory.store:
                 return self[i]
@@ -188,15 +181,14 @@ _SKIP = 256   # entries compared at C speed (min of a slice) while none can fit
 
 def fit(picked: Sequence[tuple[Memory, str]], tail: str,
         cost: Callable[[Memory], int] | None = None, budget: int = STABLE_BUDGET,
-        costs: list[int] | None = None, keys: list[tuple] | None = None) -> Fitted:
+        costs: list[int] | None = None) -> Fitted:
     """Decide which selected entries the budget shows, in selection order.
 
     Newest-created first; an entry that does not fit is skipped and the walk
     continues with older ones, so a small old fact can get in past a big new
     one.  ``cost`` gives a fact's length plus its newline (pass a
     :class:`FactCosts` to remember it across calls); ``costs``, when the
-    caller already has them, is that number for every entry of ``picked``;
-    ``keys``, each entry's (created_at, ...) tuple, lets ``find`` search by stamp.
+    caller already has them, is that number for every entry of ``picked``.
     """
     if costs is None:
         cost = cost or FactCosts()
@@ -222,7 +214,7 @@ def fit(picked: Sequence[tuple[Memory, str]], tail: str,
             while costs[i] > room:
                 i -= 1
             break
-    return Fitted(picked, costs, shown_at, rooms, keys)
+    return Fitted(picked, costs, shown_at, rooms)
 
 
 def session_tail(summaries: Iterable[Summary], session_id: str | None) -> str:

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+import heapq
+from itertools import islice
+from operator import attrgetter
 
-from . import rows
-from .connection import read
-from .mirror import Mirror
+from . import rows, search
+from .connection import StoreProblem, read
 from .registry import StoreRef
+from .search import ascii_lower
+from .snapshot import rows_of
 from ..records import Event, Memory
 
 SORTS = {"updated": "updated_at", "created": "created_at", "title": "title",
@@ -46,82 +50,74 @@ class MemoryPage:
         return max(1, -(-self.total // self.per_page))
 
 
-def _where(f: MemoryFilters, labels: dict[str, str], held: set[str],
-           bitmap: bytes | None = None, narrow: bool = False) -> tuple[str, list]:
-    """The WHERE clause of the list; ``bitmap``: the search hits (``Mirror.mark_hits``);
-    ``narrow``: drive from the tag or search rows.
+def sql_order(value):
+    """A sort key ordering values as SQLite's ORDER BY does across storage classes:
+    NULL, numbers, text (BINARY: code point order, as UTF-8 bytes compare), blobs."""
+    if value is None:
+        return (0, 0)
+    if isinstance(value, (int, float)):
+        return (1, value)
+    return (2, value) if isinstance(value, str) else (3, value)
 
-    With ``narrow`` the ``live`` test is written ``+m.live`` so that SQLite
-    cannot walk a live index over every row: for a count of a few thousand
-    tagged or matching rows, looking each one up is many times cheaper.
-    """
-    clauses: list[str] = []
-    args: list = []
-    if set(labels) != held:
-        # The copy also holds files not shown now (a project switch); keep to these.
-        clauses.append(f"m.store IN ({', '.join('?' * len(labels))})")
-        args.extend(labels)
+
+def _matches(snap, f: MemoryFilters) -> list[int]:
+    """Positions of ``snap``'s rows the filters keep, in ascending sort order."""
+    keep = snap.order(SORTS[f.sort])
+    rows = snap.rows
     if not f.include_deleted:
-        clauses.append("+m.live = 1" if narrow else "m.live = 1")
+        keep = [i for i in keep if rows[i].deleted_at is None]
     for column in ("scope", "type", "source", "confidence"):
         value = getattr(f, column)
         if value:
-            clauses.append(f"m.{column} = ?")
-            args.append(value)
+            keep = [i for i in keep if getattr(rows[i], column) == value]
     if f.tag:
-        clauses.append("m.rid IN (SELECT rid FROM tags WHERE tag = LOWER(?))")
-        args.append(f.tag)
-    if f.q and bitmap is None:
-        clauses.append("m.rid IN (SELECT rid FROM hits)")
-    elif f.q:
-        clauses.append("substr(?, m.rid + 1, 1) = x'01'")
-        args.append(bitmap)
-    return (" WHERE " + " AND ".join(clauses)) if clauses else "", args
+        tag, tags = ascii_lower(f.tag), snap.tags
+        keep = [i for i in keep if tag in tags[i]]
+    if f.q:
+        hits = search.matching(snap.haystacks, snap.odd, f.q)
+        keep = [i for i in keep if hits[i]]
+    return keep
 
 
-def list_memories(refs: list[StoreRef], f: MemoryFilters, mirror: Mirror,
+def list_memories(refs: list[StoreRef], f: MemoryFilters,
                   choices: tuple[str, ...] = ()) -> MemoryPage:
-    """One page of memories from the given stores, filtered, sorted and paged in SQL.
+    """One page of memories from the given stores, filtered, sorted and paged.
 
-    The SQL runs on the app's indexed in-memory copy (see ``mirror``), brought
-    up to date with the files first.  A store that cannot be read is left out
-    and named in ``MemoryPage.problems``.  ``choices`` names columns whose
-    values the filter drop-downs need, read in the same pass.
+    Computed in Python from each file's snapshot (``snapshot.rows_of``), read
+    again when the file moved.  A store that cannot be read is left out and
+    named in ``MemoryPage.problems``.  ``choices`` names columns whose values
+    (among live rows) the filter drop-downs need.
     """
-    order = "DESC" if f.descending else "ASC"
     column = SORTS[f.sort]
-
-    def run(m: Mirror, labels):
-        if not labels:
-            return 0, [], {c: [] for c in choices}
-        bitmap = m.mark_hits(f.q) if f.q else None
-        # A search with few hits (in the temp table) is driven from them, sorted
-        # and counted; so is a tag's count.  Otherwise SQLite walks a sort index.
-        few = bool(f.q) and bitmap is None
-        where, args = _where(f, labels, m.held(), bitmap, few)
-        conn = m.conn
-        # The count is the same for every page and sort of one filter set.
-        count_where, count_args = _where(f, labels, m.held(), bitmap, few or bool(f.tag))
-
-        def count():
-            # Many hits and no other filter: counted from the search's own masks.
-            plain = not (f.scope or f.type or f.source or f.confidence or f.tag)
-            quick = m.count_hits(labels, not f.include_deleted) if plain else None
-            return quick if quick is not None else conn.execute(
-                f"SELECT COUNT(*) FROM memories m{count_where}", count_args).fetchone()[0]
-        total = _remember(m, ("count", f.q, count_where, tuple(count_args)), count)
-        # Page over the index alone, then fetch the page's rows.
-        rids = [r[0] for r in conn.execute(
-            f"SELECT m.rid FROM memories m{where} ORDER BY m.{column} {order}, m.store {order},"
-            f" m.id {order} LIMIT ? OFFSET ?", args + [f.per_page, (f.page - 1) * f.per_page])]
-        found = {r["rid"]: r for r in conn.execute(
-            f"SELECT * FROM memories WHERE rid IN ({', '.join('?' * len(rids))})", rids)}
-        values = {c: m.tallies.values(labels, c) for c in choices}   # live rows only
-        return total, [rows.memory(found[rid], labels[found[rid]["store"]]) for rid in rids], values
-
-    (total, items, values), problems = mirror.query(refs, run)
+    problems, runs, total, values = {}, [], 0, {c: set() for c in choices}
+    for ref in refs:
+        try:
+            snap = rows_of(ref)
+        except StoreProblem as problem:
+            problems[ref.key] = problem
+            continue
+        keep = _matches(snap, f)
+        total += len(keep)
+        runs.append((snap.path, snap.rows, keep))
+        for c in choices:
+            values[c].update(snap.values(c))
+    # ORDER BY column, file, id, all one way: each file's run is sorted already,
+    # so only the rows up to the page's end are merged.
+    start = (f.page - 1) * f.per_page
+    value = attrgetter(column)
+    try:
+        items = _page(runs, lambda pm: (value(pm[1]), pm[0], pm[1].id), f, start)
+    except TypeError:   # the files hold different kinds in the column: SQLite's order across kinds
+        items = _page(runs, lambda pm: (sql_order(value(pm[1])), pm[0], sql_order(pm[1].id)), f, start)
     return MemoryPage(items=items, total=total, page=f.page, per_page=f.per_page,
-                      problems=problems, choices=values)
+                      problems=problems, choices={c: sorted(v, key=sql_order) for c, v in values.items()})
+
+
+def _page(runs: list[tuple], key, f: MemoryFilters, start: int) -> list[Memory]:
+    def run(path, rows, keep):
+        return ((path, rows[i]) for i in (reversed(keep) if f.descending else keep))
+    merged = heapq.merge(*(run(*r) for r in runs), key=key, reverse=f.descending)
+    return [m for _, m in islice(merged, start, start + f.per_page)]
 
 
 def get_memory(ref: StoreRef, memory_id: str) -> tuple[Memory | None, list[Event]]:
@@ -132,13 +128,3 @@ def get_memory(ref: StoreRef, memory_id: str) -> tuple[Memory | None, list[Event
                               (memory_id,)).fetchall()
         return (rows.memory(row, ref.key) if row else None), [rows.event(e, ref.key) for e in events]
     return read(ref.path, run)
-
-
-def _remember(m: Mirror, key: tuple, compute):
-    # Small derived results, valid until the copy changes (the generation moves).
-    key = (m.generation, *key)
-    if key not in m.memo:
-        if len(m.memo) > 64:
-            m.memo.clear()
-        m.memo[key] = compute()
-    return m.memo[key]

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import copy
+import os
 import sqlite3
+import threading
 from dataclasses import dataclass, field
 
 from . import recovery
-from .connection import (REQUIRED_TABLES, SUPPORTED_SCHEMA, StoreProblem, folder_writable, read,
-                         read_header, side_files)
+from .connection import (REQUIRED_TABLES, SUPPORTED_SCHEMA, StoreProblem, file_stamp,
+                         folder_writable, read, read_header, side_files)
 from .registry import StoreRef
 from .rows import text_select, whole_number
 
@@ -75,7 +78,7 @@ def _journal_mode(path) -> str:
     return _JOURNAL_BY_HEADER.get(header[18], f"unknown ({header[18]})")
 
 
-def _collect(conn: sqlite3.Connection, st: StoreStatus, deep: bool, memory_counts: bool) -> None:
+def _collect(conn: sqlite3.Connection, st: StoreStatus, deep: bool) -> None:
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     st.missing_tables = [t for t in REQUIRED_TABLES if t not in tables]
     st.page_size = conn.execute("PRAGMA page_size").fetchone()[0]
@@ -88,7 +91,7 @@ def _collect(conn: sqlite3.Connection, st: StoreStatus, deep: bool, memory_count
         st.change_counter = whole_number(counter)
     if not deep:
         return  # every page needs health; only the overview pays for the counts
-    if "memories" in tables and memory_counts:
+    if "memories" in tables:
         st.take_counts([dict(r) for r in conn.execute(
             f"SELECT {text_select(('scope', 'type', 'source', 'confidence'))},"
             " deleted_at IS NOT NULL AS deleted,"
@@ -105,13 +108,50 @@ def _collect(conn: sqlite3.Connection, st: StoreStatus, deep: bool, memory_count
         st.latest_summary_chars = latest[0] if latest else 0
 
 
-def inspect(ref: StoreRef, force_read_only: bool = False, deep: bool = True,
-            memory_counts: bool = True) -> StoreStatus:
-    """Health of one store and, when ``deep``, everything the overview counts; never raises.
+# What _collect read, per (path, deep), with the file stamp it was read at.
+_READ_FIELDS = ("missing_tables", "page_size", "page_count", "freelist_count", "schema_version",
+                "change_counter", "counts", "live", "deleted", "pending_reviews",
+                "reviews_by_status", "summaries", "sessions", "latest_summary_chars")
+_lock = threading.Lock()
+_read_at: dict[tuple[str, bool], tuple[tuple, dict]] = {}
+_HELD = 16
 
-    ``memory_counts=False`` leaves the memories tally (a scan of every row) to
-    the caller, which the overview takes from the in-memory copy.
+
+def _contents(ref: StoreRef, st: StoreStatus, deep: bool) -> None:
+    """Fill what ``_collect`` reads, reusing the last reading while the file stamp holds.
+
+    Every page shows every store's health, and opening both files on every
+    request was a fifth of the server's time in a mixed browse; every commit
+    moves the stamp (``connection.file_stamp``), so a held reading is current.
+    Whether this process may read the file is asked every time: a changed mode
+    or owner moves no stamp.
     """
+    stamp = (file_stamp(ref.path), os.geteuid(), _may_read(ref.path))
+    for key in ((str(ref.path), deep), (str(ref.path), True)):
+        held = _read_at.get(key)
+        if held is not None and held[0] == stamp:
+            for name, value in held[1].items():
+                setattr(st, name, copy.copy(value))
+            return
+    read(ref.path, lambda conn: _collect(conn, st, deep))
+    with _lock:
+        _read_at.pop((str(ref.path), deep), None)
+        _read_at[(str(ref.path), deep)] = (stamp, {n: copy.copy(getattr(st, n)) for n in _READ_FIELDS})
+        while len(_read_at) > _HELD:
+            _read_at.pop(next(iter(_read_at)))
+
+
+def _may_read(path) -> bool:
+    # os.access, not open(): closing a descriptor of a store drops SQLite's locks.
+    # The effective ids only when they differ (a server started by root as another user).
+    effective = {"effective_ids": True} if os.geteuid() != os.getuid() else {}
+    return all(os.access(p, os.R_OK, **effective)
+               for p in (path, *(str(path) + s for s in ("-wal", "-journal")
+                                 if os.path.exists(str(path) + s))))
+
+
+def inspect(ref: StoreRef, force_read_only: bool = False, deep: bool = True) -> StoreStatus:
+    """Health of one store and, when ``deep``, everything the overview counts; never raises."""
     st = StoreStatus(ref)
     if not ref.exists:
         reason = ref.obstacle
@@ -128,7 +168,7 @@ def inspect(ref: StoreRef, force_read_only: bool = False, deep: bool = True,
         st.size = ref.path.stat().st_size
         st.side_files = side_files(ref.path)
         st.journal_mode = _journal_mode(ref.path)
-        read(ref.path, lambda conn: _collect(conn, st, deep, memory_counts))
+        _contents(ref, st, deep)
         st.notice = recovery.notice(ref.path, ref.kind)
     except StoreProblem as problem:
         st.problem = problem

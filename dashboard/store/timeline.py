@@ -1,29 +1,51 @@
-"""The overview's memories tally and timeline, read from the in-memory copy's counts."""
+"""The overview's timeline of live memories, counted by SQLite on the files."""
 
 from __future__ import annotations
 
-from .mirror import Mirror
+from .connection import StoreProblem, read
 from .registry import StoreRef
 
+# SQLite itself labels the periods (substr for months, strftime('%Y-W%W') for
+# weeks) and decides "updated later" (its own >), so the labels are exactly
+# what a query on the file gives.
+# A BLOB a hand edit left is read as TEXT first, as every other read does (rows.text_select).
+_TEXT = "CASE WHEN typeof({0}) = 'blob' THEN CAST({0} AS TEXT) ELSE {0} END"
+_SQL = {by: f"SELECT {label.format(_TEXT.format('created_at'))},"
+              f" {label.format(_TEXT.format('updated_at'))}, {_TEXT.format('updated_at')} >"
+              f" {_TEXT.format('created_at')}, COUNT(*) FROM memories WHERE deleted_at IS NULL"
+              " GROUP BY 1, 2, 3"
+        for by, label in (("month", "substr({}, 1, 7)"), ("week", "strftime('%Y-W%W', {})"))}
 
-def overview_tallies(mirror: Mirror, refs: list[StoreRef]):
-    """Per store key the memories tally rows, the timeline over all stores, and the
-    problems of stores whose rows cannot be read (store key -> StoreProblem).
 
-    The tally rows are what ``status.inspect`` counts on the file: one per
-    (scope, type, source, confidence, deleted).  The timeline is
-    ``{"by": "month"|"week", "periods": [{"period", "created", "updated"}, ...],
-    "problems": {store key: message}}``: live memories created, and live
-    memories last updated later than created (in the period of that update),
-    per month — per week when every stamp falls within two months.  A store
-    whose rows cannot be read is left out of both.
+def _periods(refs: list[StoreRef], by: str, problems: dict) -> list[dict]:
+    rows: dict = {}
+    for ref in refs:
+        if ref.key in problems:
+            continue
+        try:
+            found = read(ref.path, lambda conn: conn.execute(_SQL[by]).fetchall())
+        except StoreProblem as problem:
+            problems[ref.key] = problem
+            continue
+        for created, updated, later, n in found:
+            for what, label in (("created", created), ("updated", updated))[:2 if later else 1]:
+                label = label or "unknown"
+                row = rows.setdefault(label, {"period": label, "created": 0, "updated": 0})
+                row[what] += n
+    return [rows[p] for p in sorted(rows)]
+
+
+def timeline(refs: list[StoreRef]) -> tuple[dict, dict]:
+    """``{"by": "month"|"week", "periods": [{"period", "created", "updated"}, ...],
+    "problems": {store key: message}}`` and the problems (store key -> StoreProblem).
+
+    Live memories created, and live memories last updated later than created
+    (in the period of that update), per month — per week when every stamp
+    falls within two months.  A store whose rows cannot be read is left out.
     """
-    def collect(m: Mirror, labels: dict[str, str]):
-        kinds = {key: m.tallies.kinds(path) for path, key in labels.items()}
-        by, periods = "month", m.tallies.periods(labels, "month")
-        if len(periods) <= 2:
-            by, periods = "week", m.tallies.periods(labels, "week")
-        return kinds, {"by": by, "periods": periods}
-    (kinds, timeline), problems = mirror.query(refs, collect)
-    timeline["problems"] = {key: str(p) for key, p in problems.items()}
-    return kinds, timeline, problems
+    problems: dict = {}
+    by, periods = "month", _periods(refs, "month", problems)
+    if len(periods) <= 2:
+        by, periods = "week", _periods(refs, "week", problems)
+    return {"by": by, "periods": periods,
+            "problems": {key: str(p) for key, p in problems.items()}}, problems

@@ -1,18 +1,18 @@
 """The prompt-block effect of review and curation actions, as their views need it.
 
 ``dashboard.actions.effects`` does the computing; this module only fetches its
-inputs for the current request (the cached snapshot of the rows, the app's
-what-if cache) and re-reads the files after a write.
+inputs for the current request (the files' snapshot) and re-reads the files
+after a write.
 """
 
 from __future__ import annotations
 
-from flask import current_app, g
+from flask import g
 
 from ..actions import curation
 from ..actions import effects
 from ..contract import SaveRefused
-from ..preview_source import Snapshot, source_for
+from ..preview_source import Snapshot, snapshot as snapshot_of
 from ..store.writes import WriteConflict
 from ..web import statuses, stores
 
@@ -21,7 +21,7 @@ def snapshot(fresh: bool = False) -> Snapshot:
     """The rows the engine sees; ``fresh`` after a write in this request (counters moved)."""
     if fresh:
         g.store_statuses = None   # statuses() memoises per request: inspect the files again
-    return source_for(current_app.extensions).snapshot(statuses())
+    return snapshot_of(statuses())
 
 
 def block_now() -> str:
@@ -34,10 +34,10 @@ def size_now() -> int:
     return len(block_now())
 
 
-# Each card patches the cached stable selection with its row (copies of lists as long
-# as the store) and fits it; past this many rows copied per page the remaining cards
-# get a "show the effect" link instead: every card up to 50,000 memories, 25 at 100,000.
-WORK_PER_PAGE = 2_500_000
+# Each card walks every live row with its own row put in (select, then fit); past this
+# many rows walked per page the remaining cards get a "show the effect" link instead:
+# every card of a page up to 10,000 memories, 5 at 100,000.
+WORK_PER_PAGE = 500_000
 MIN_EAGER = 5
 
 
@@ -50,11 +50,11 @@ def for_approvals(plans: dict, work: int | None = None) -> dict:
     ready = approvable(plans)
     if not ready:
         return {}
-    snap, memo = snapshot(), effects.Memo()   # every card shares the same rows
+    snap = snapshot()   # every card shares the same rows
     work = WORK_PER_PAGE if work is None else work
     eager = max(MIN_EAGER, work // max(1, len(snap.project) + len(snap.user)))
     ready = dict(list(ready.items())[:eager])
-    return {i: effects.save_effect(snap, p.save, p.existing, memo=memo) for i, p in ready.items()}
+    return {i: effects.save_effect(snap, p.save, p.existing) for i, p in ready.items()}
 
 
 def for_delete(memory) -> effects.BlockEffect:

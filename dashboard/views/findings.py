@@ -25,7 +25,7 @@ from ..actions.jobs import Busy, Job, Jobs
 from ..engine import preview, tokenizer_for
 from ..findings.checks import signature_in, signed_here, valid_signature
 from ..findings.scan import CATEGORIES, REACH, Item, Report, scan
-from ..preview_source import source_for
+from ..preview_source import snapshot
 from ..store import file_stamp
 from ..store.scan import SCANNED, scan_row
 from ..web import page as page_
@@ -290,7 +290,7 @@ def check(store: str, table: str, row_id: str, fmt: str):
     # <memory-context> for the row's own words (or its key, once it is gone).
     own = _own_words(table, row)
     query = own or label[:500]
-    snap = source_for(current_app.extensions).snapshot(statuses())
+    snap = snapshot(statuses())
     # Tokenised as the agent's environment does (--cjk), as the preview page does.
     shown = preview(snap.project, snap.user, snap.summaries, query=query, now=_now(),
                     cache=snap.cache, version=snap.version,

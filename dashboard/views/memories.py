@@ -1,16 +1,16 @@
-"""Memories: both stores merged, filtered and paged in SQL; one memory in full."""
+"""Memories: both stores merged, filtered and paged; one memory in full."""
 
 from __future__ import annotations
 
 import re
 
-from flask import Blueprint, abort, current_app, request, url_for
+from flask import Blueprint, abort, request, url_for
 
 from . import curate
 from ..engine.reach import memory_reach
 from ..store import MAX_PER_PAGE, SORTS, MemoryFilters, get_memory, list_memories
 from ..web import page as page_
-from ..web import page_route, workspace, mirror, readable_refs, status_of, store_by_key, statuses, stores, whole_number
+from ..web import page_route, workspace, readable_refs, status_of, store_by_key, statuses, stores, whole_number
 
 bp = Blueprint("memories", __name__)
 # Curating one memory is part of this screen (views.curate holds the handlers).
@@ -61,7 +61,7 @@ def parse_filters(args) -> MemoryFilters:
 def index(fmt: str):
     filters = parse_filters(request.args)
     refs = readable_refs()
-    page = list_memories(refs, filters, mirror(),
+    page = list_memories(refs, filters,
                          choices=() if fmt == "json" else ("type", "source", "confidence"))
     return page_(fmt, "memories/index.html", "memories/_list.html", to_json=_list_json,
                  page=page, filters=filters, choices=page.choices, sorts=list(SORTS),
@@ -90,8 +90,8 @@ def reach(memory, entry) -> dict:
 def _stable_entry(memory):
     """The engine's stable-selection entry for ``memory`` (None when not selected)."""
     from ..engine import stable_view
-    from ..preview_source import source_for
-    snap = source_for(current_app.extensions).snapshot(statuses())
+    from ..preview_source import snapshot
+    snap = snapshot(statuses())
     _, fitted = stable_view(snap.project, snap.user, snap.summaries, cache=snap.cache,
                             version=snap.version)
     return fitted.find(memory)

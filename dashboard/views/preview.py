@@ -24,7 +24,7 @@ from flask import Blueprint, abort, current_app, request
 from ..engine import preview, tokenizer_for
 from ..engine.results import CANDIDATES_PER_PAGE
 from ..pictures import candidate_scores
-from ..preview_source import source_for
+from ..preview_source import snapshot
 from ..store.rows import whole_number
 from ..web import page, page_route, statuses, twin
 
@@ -175,7 +175,7 @@ def index(fmt: str):
     ask = _question(_values())
     if ask.error and fmt == "json":
         return twin({"error": ask.error}, 400)
-    snap = source_for(current_app.extensions).snapshot(statuses())
+    snap = snapshot(statuses())
     cjk = current_app.config["CJK"]
 
     def run(hidden):
@@ -192,7 +192,7 @@ def index(fmt: str):
                    "stable_diff": _diff(before.stable_block, after.stable_block),
                    "context_diff": _diff(before.context_block, after.context_block)}
     return page(fmt, "preview/index.html", "preview/_result.html", to_json=_json,
-                ask=ask, p=after, what_if=what_if, problems=snap.problems, stale_rows=snap.stale,
+                ask=ask, p=after, what_if=what_if, problems=snap.problems,
                 cjk_setting=cjk, shown_candidates=SHOWN_CANDIDATES, shown_never=SHOWN_NEVER,
                 score_picture=None if fmt == "json" else candidate_scores(after.candidates))
 
@@ -209,7 +209,7 @@ def _json(ctx) -> dict:
     ask, what_if = ctx["ask"], ctx["what_if"]
     data = ctx["p"].to_dict(page=ask.page, per_page=ask.per_page)
     data.update(
-        session_id=ask.session or None, problems=ctx["problems"], stale_rows=ctx["stale_rows"],
+        session_id=ask.session or None, problems=ctx["problems"],
         cjk_setting=ctx["cjk_setting"], messages_format=ask.messages_format,
         messages_count=len(ask.messages),
         context_hints_from="request" if ask.context_hints is not None else "messages",

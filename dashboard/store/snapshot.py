@@ -1,0 +1,157 @@
+"""One immutable snapshot of each store file's memories, re-read whole when the file moves.
+
+Every screen that needs many rows (the list, search, the preview, a memory's
+reach, an action's effect) reads them from here.  A snapshot holds every row
+of ``memories`` as :class:`records.Memory` (live and soft-deleted), the 10
+newest session summaries and the change counter, all read in one read
+transaction, so they agree with each other.  It is kept while the file's
+stamp (``connection.file_stamp``: size, mtime and inode of the file, its
+``-wal`` and ``-journal``; every commit moves one) holds, and read again whole
+when it moves: never patched, so there is nothing to get out of step.  At
+10,000 rows the whole read takes tens of milliseconds.
+
+Rows are in agentao's listing order, ``ORDER BY created_at``: SQLite answers
+agentao's query by walking the partial unique index on (scope, key_normalized)
+and sorting stably, so equal stamps come in (scope, key) order, which we ask
+for explicitly (checked against agentao in tests/test_preview_page.py).
+
+Snapshots are keyed on the file's path, so a project switch never mixes two
+files; a file that cannot be read raises its ``StoreProblem`` for the caller
+to show, and the other file's snapshot is unaffected.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from functools import cached_property
+from operator import attrgetter
+
+from ..records import Memory, Summary
+from . import rows as rowmod
+from .connection import file_stamp, read
+from .registry import StoreRef
+from .rows import text_select, whole_number
+from .search import haystack, json_strings
+
+COLUMNS = ("id", "scope", "type", "key_normalized", "title", "content", "tags_json",
+           "keywords_json", "source", "confidence", "sensitivity", "created_at", "updated_at",
+           "deleted_at")
+SEARCHED = ("title", "content", "key_normalized", "tags_json", "keywords_json")
+TAIL_READ = 10   # summaries agentao reads for the cross-session tail (contract §8)
+_HELD_FILES = 4  # snapshots kept: the current project, the user store and a switch or two
+
+
+@dataclass(frozen=True, eq=False)
+class FileRows:
+    """One file's rows as read in one transaction; never changed after it is made."""
+
+    key: str                      # the store key: "project" or "user"
+    path: str
+    stamp: tuple
+    counter: int | None           # schema_meta.memories_change (None: absent or odd)
+    rows: tuple[Memory, ...]      # every row, in agentao's listing order
+    summaries: tuple[Summary, ...] = ()   # the newest TAIL_READ, newest first
+    # Rows the search haystack cannot decide (odd JSON, NUL, non-text fields):
+    # position -> the searched columns as stored, for agentao's predicate in SQL.
+    odd: dict = field(default_factory=dict)
+    _values: dict = field(default_factory=dict, repr=False)
+
+    def order(self, column: str) -> list[int]:
+        """Positions of the rows sorted by ``column`` then id, as SQLite's ORDER BY sorts
+        them; made once per snapshot and column (every list page needs one)."""
+        key = ("order", column)
+        if key not in self._values:
+            from .memories import sql_order
+            rows, get = self.rows, attrgetter(column)
+            try:
+                found = sorted(range(len(rows)), key=lambda i: (get(rows[i]), rows[i].id))
+            except TypeError:   # a column mixing kinds (a hand edit): SQLite's order across kinds
+                found = sorted(range(len(rows)),
+                               key=lambda i: (sql_order(get(rows[i])), sql_order(rows[i].id)))
+            self._values[key] = found
+        return self._values[key]
+
+    def values(self, column: str) -> set:
+        """The distinct values of ``column`` among live rows (the filter drop-downs)."""
+        if column not in self._values:
+            self._values[column] = {getattr(m, column) for m in self.live}
+        return self._values[column]
+
+    @cached_property
+    def live(self) -> list[Memory]:
+        """The live rows, in agentao's listing order (what the engine takes)."""
+        return [m for m in self.rows if m.deleted_at is None]
+
+    @cached_property
+    def haystacks(self) -> list[str]:
+        """Per row, the searched fields lower-cased and joined (see ``search``)."""
+        return [haystack(m) for m in self.rows]
+
+    @cached_property
+    def tags(self) -> list[frozenset]:
+        """Per row, its tags folded as SQLite's LOWER folds them (the tag filter)."""
+        from .search import ascii_lower
+        return [frozenset(ascii_lower(t) for t in m.tags) if i not in self.odd
+                else frozenset(ascii_lower(t) for t in json_strings(self.odd[i][3])[0])
+                for i, m in enumerate(self.rows)]
+
+
+_lock = threading.Lock()
+_held: dict[str, FileRows] = {}
+
+
+def rows_of(ref: StoreRef) -> FileRows:
+    """The file's snapshot, read again whole if its stamp moved; raises StoreProblem."""
+    path = str(ref.path)
+    stamp = file_stamp(ref.path)
+    held = _held.get(path)
+    if held is not None and held.stamp == stamp and held.key == ref.key:
+        return held
+    with _lock:   # one re-read per change, however many threads notice it
+        held = _held.get(path)
+        if held is not None and held.stamp == stamp and held.key == ref.key:
+            return held
+        fresh = read(ref.path, lambda conn: _read(conn, ref, stamp))
+        _held.pop(path, None)
+        _held[path] = fresh
+        while len(_held) > _HELD_FILES:
+            _held.pop(next(iter(_held)))
+        return fresh
+
+
+def _read(conn, ref: StoreRef, stamp: tuple) -> FileRows:
+    conn.execute("BEGIN")   # one read transaction: counter, rows and summaries agree
+    try:
+        meta = conn.execute("SELECT value FROM schema_meta WHERE key = 'memories_change'").fetchone()
+        found = conn.execute(f"SELECT {text_select(COLUMNS)} FROM memories"
+                             " ORDER BY created_at, scope, key_normalized").fetchall()
+        summaries = tuple(rowmod.summary(r, ref.key) for r in conn.execute(
+            "SELECT * FROM session_summaries ORDER BY created_at DESC LIMIT ?", (TAIL_READ,)))
+    finally:
+        conn.execute("COMMIT")
+    records, odd = [], {}
+    for i, row in enumerate(found):
+        m, plain = _memory(row, ref.key)
+        records.append(m)
+        if not plain:
+            odd[i] = tuple(row[c] for c in SEARCHED)
+    return FileRows(ref.key, str(ref.path), stamp, whole_number(meta[0]) if meta else None,
+                    tuple(records), summaries, odd)
+
+
+def _memory(row, store: str) -> tuple[Memory, bool]:
+    """The row as a record, and whether the search haystack alone decides it."""
+    tags, plain_tags = json_strings(row["tags_json"])
+    keywords, plain_keywords = json_strings(row["keywords_json"])
+    if not (plain_tags and plain_keywords):
+        return rowmod.memory(row, store), False
+    m = Memory(id=row["id"], scope=row["scope"], type=row["type"],
+               key_normalized=row["key_normalized"], title=row["title"], content=row["content"],
+               tags=tuple(tags), keywords=tuple(keywords), source=row["source"],
+               confidence=row["confidence"], sensitivity=row["sensitivity"],
+               created_at=row["created_at"], updated_at=row["updated_at"],
+               deleted_at=row["deleted_at"], store=store)
+    texts = (m.title, m.content, m.key_normalized)
+    return m, all(isinstance(t, str) and "\0" not in t and "\x1f" not in t
+                  for t in (*texts, *m.tags, *m.keywords))
