@@ -184,3 +184,13 @@ def test_without_a_user_store_a_user_save_lands_in_the_project_store(tmp_path):
                                              scope="user")])
     assert {m["scope"] for m in st["project_db"]["memories"]} == {"project"}
 
+
+
+def test_no_store_file_yet_is_said_before_saving_and_nothing_is_created(agent):
+    agent.project_db.unlink()
+    client = agent.app().test_client()
+    page = soup(client.get("/memories/new", query_string={"key": "k", "value": "v"}))
+    assert "no project store file yet" in page.select_one("[data-field=new-problem]").get_text()
+    assert page.select_one("#new-save") is None
+    r = client.post("/memories/new", data={"key": "k", "value": "v"}, headers=JSON)
+    assert r.status_code == 403 and not agent.project_db.exists()

@@ -58,7 +58,10 @@ def plan_add(refs: list[StoreRef], key: str, value: str, tags, scope: str | None
                      has_user_store=ref_for(refs, "user") is not None)
     target = ref_for(refs, save.store)
     if not target.exists:
-        return AddPlan(save)   # the write creates nothing: it reports the missing file
+        # agentao would create the file; the dashboard never creates a store.
+        return AddPlan(save, problem=f"There is no {save.store} store file yet ({target.path}); "
+                       "agentao creates it the first time it saves a memory there, and the "
+                       "dashboard never creates one.")
     existing, problem = writes.target_of(target.path, save)
     return AddPlan(save, existing, str(problem) if problem is not None else None)
 
