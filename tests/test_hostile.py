@@ -195,3 +195,30 @@ def test_control_and_bidi_characters_survive_escaped(corpus, app):
         raw = client.get(f"/memories/{store}/{memory_id}.json").data
         assert json.loads(raw)["memory"]["content"] == HOSTILE[name]
         assert b"\x00" not in raw  # JSON escapes NUL as \u0000
+
+
+def test_add_form_and_its_plan_render_hostile_text_inert(corpus, app):
+    """/memories/new echoes what was typed and shows the row it would overwrite: both inert."""
+    client = app.test_client()
+    for name, text in HOSTILE.items():
+        # The planted row's own key: the plan shows that hostile row as overwritten.
+        values = {"key": text[:60] if name != "long" else text, "value": text, "tags": text[:40]}
+        for headers in ({}, {"HX-Request": "true"}):
+            r = client.post("/memories/new/plan", data=values, headers=headers)
+            assert r.status_code == 200, (name, r.status_code)
+            check_inert(r.get_data(as_text=True), f"/memories/new {name} {headers}")
+
+
+def test_restore_offer_renders_hostile_text_inert(corpus, app):
+    """A soft-deleted hostile row's page, with the restore form and its effect (runs last:
+    it deletes rows of the shared corpus)."""
+    agent, planted = corpus
+    client = app.test_client()
+    for name in ("script", "hx_get", "attr_breakout_dq", "jinja"):
+        store, memory_id = planted[name]
+        agent.manager.delete(memory_id)
+        for headers in ({}, {"HX-Request": "true"}):
+            r = client.get(f"/memories/{store}/{memory_id}", headers=headers)
+            page = r.get_data(as_text=True)
+            assert r.status_code == 200 and 'id="restore-form"' in page, name
+            check_inert(page, f"restore {name} {headers}")

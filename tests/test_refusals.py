@@ -25,6 +25,7 @@ NEVER_403 = {
     "login.login": "it writes no store; a wrong token is refused by the visitor walk's check",
     "projects.select": "it only remembers which project to show; no store is written",
     "preview.ask": "the preview twin for a POSTed JSON body: it only reads, like its GET",
+    "memories.plan_new": "what adding would write, for values too long for a query string: it only reads",
     "findings.full_scan": "the full findings scan only reads the stores, as the page does",
     "reviews.erase_retry": "only a report that found text left behind can be retried, and "
                            "its refusal is reviews.erase's own (_not_writable)",
@@ -85,8 +86,8 @@ def post_requests(app, client) -> list[tuple[str, str, dict]]:
     forms = {"memories.curate": tokens, "reviews.decide_one": review, "reviews.decide_many": review,
              "reviews.erase": dict(review, confirm="1"), "forget.wipe": {"confirm": "yes"},
              "forget.everything": {"confirm": "forget everything"}, "forget.purge_store": purge,
-             "forget.retry": {}}
-    actions = {"memories.curate": ["delete", "edit", "move"], "reviews.decide_one": ["approve", "reject"],
+             "forget.retry": {}, "memories.add": {"key": "hand note", "value": "x"}}
+    actions = {"memories.curate": ["delete", "edit", "move", "restore"], "reviews.decide_one": ["approve", "reject"],
                "reviews.decide_many": ["approve", "reject"]}
     out = []
     for rule in app.url_map.iter_rules():

@@ -41,6 +41,10 @@ def twins(tmp_path_factory):
     for status in ("approved", "rejected", "all"):
         get("reviews", "/reviews.json", status=status)
     get("review_effect", "/reviews/effect.json", id=pending["id"])
+    get("memory_new", "/memories/new.json")
+    get("memory_new", "/memories/new.json", key="Build tool", value="make", tags="workflow")
+    get("memory_new", "/memories/new.json", key=first["title"], value="replaced", scope=first["scope"])
+    get("memory_new", "/memories/new.json", key="token", value="password=hunter22hunter22")
     get("preview", "/preview.json")
     asked = get("preview", "/preview.json", q="which package manager do we use for tests",
                 messages="see pyproject.toml")

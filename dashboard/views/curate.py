@@ -27,6 +27,7 @@ from flask import abort, make_response, redirect, render_template, request, url_
 
 from ..actions import curation
 from ..actions import effects
+from ..actions import restore as restoring
 from . import block_effects
 from ..contract import KNOWN_TYPES
 from ..store import get_memory
@@ -37,7 +38,7 @@ from ..web import (raise_if_unreadable, status_of, store_by_key, statuses, store
 from .outcomes import ID, Blocked, Outcome, failure, form_values, require_writable
 
 MAX_TAGS_CHARS = 2000
-DONE = ("deleted", "edited", "moved")
+DONE = ("deleted", "edited", "moved", "added", "restored")
 _TYPE = re.compile(r"[A-Za-z0-9_-]{1,40}")
 _FINGERPRINT = re.compile(r"[0-9a-f]{16}")
 _TOKEN = re.compile(r"(\d{1,7})-[0-9a-f]{12}")
@@ -51,6 +52,9 @@ def actions_for(memory) -> dict:
                   and st.problem is not None and st.problem.kind != "missing"), None)
     move = curation.plan_move(stores(), memory, other) if live else None
     show = live and status.writable   # the effects sit next to the forms, shown only with them
+    # A soft-deleted row offers a restore (an undo for delete) when nothing holds its key.
+    back = (restoring.plan_restore(stores(), memory)
+            if not memory.live and status.readable and status.writable else None)
     shown = request.args.get("shown")
     return {
         "row": writes.fingerprint(memory),
@@ -58,6 +62,9 @@ def actions_for(memory) -> dict:
         "read_only_reason": status.read_only_reason or (str(status.problem) if status.problem else None),
         "move": move,
         "delete_effect": block_effects.for_delete(memory) if show else None,
+        "restore": back,
+        "restore_effect": (restoring.restore_effect(block_effects.snapshot(), back)
+                           if back is not None and back.problem is None else None),
         "move_effect": block_effects.for_move(memory, move) if show else None,
         "done": request.args.get("done") if request.args.get("done") in DONE else None,
         "size_now": (block_effects.size_now() if request.args.get("done") in DONE else None),
@@ -135,6 +142,11 @@ def _run(store: str, memory_id: str, action: str) -> Outcome:
             return Outcome(memory_id, "deleted", f"Deleted memory {memory_id} (soft delete).",
                            memory_id=memory_id, memory_store=store, event="soft_delete",
                            shown_effect=shown)
+        if action == "restore":
+            saved = restoring.restore(stores(), store, memory_id, expect)
+            return Outcome(memory_id, "restored", f"Restored memory {memory_id}: agentao sees it again.",
+                           memory_id=saved.memory_id, memory_store=store, event=saved.event,
+                           shown_effect=shown)
         if action == "edit":
             value = values.get("value")
             if not isinstance(value, str):
@@ -197,7 +209,7 @@ def _cur(memory):
 
 
 def act(store: str, memory_id: str, action: str):
-    if action not in ("delete", "edit", "move"):
+    if action not in ("delete", "edit", "move", "restore"):
         abort(404)
     return _answer(store, memory_id, _run(store, memory_id, action))
 

@@ -6,7 +6,7 @@ import re
 
 from flask import Blueprint, abort, request, url_for
 
-from . import curate
+from . import adding, curate
 from ..engine.reach import memory_reach
 from ..store import MAX_PER_PAGE, SORTS, MemoryFilters, get_memory, list_memories
 from ..web import page as page_
@@ -16,6 +16,10 @@ bp = Blueprint("memories", __name__)
 # Curating one memory is part of this screen (views.curate holds the handlers).
 bp.add_url_rule("/memories/<store>/<memory_id>/<action>", "curate", curate.act, methods=["POST"])
 bp.add_url_rule("/memories/<store>/<memory_id>/effect", "edit_effect", curate.effect, methods=["GET"])
+# Adding one by hand (views.adding): the form and its plan, and the save.
+page_route(bp, "/memories/new")(adding.new)
+bp.add_url_rule("/memories/new", "add", adding.add, methods=["POST"])
+bp.add_url_rule("/memories/new/plan", "plan_new", adding.plan, methods=["POST"])
 
 MAX_FILTER_CHARS = 200
 _ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -128,10 +132,13 @@ def _write_fields(memory, status) -> dict:
     """
     from ..actions.curation import plan_move
     from ..store.writes import fingerprint
+    from ..actions.restore import plan_restore
     move = plan_move(stores(), memory) if memory.live else None
+    back = plan_restore(stores(), memory) if not memory.live else None
     return {"updated_at": memory.updated_at, "row": fingerprint(memory),
             "change": status.change_counter, "writable": status.writable and memory.live,
             "target": move.target_fingerprint if move is not None and move.problem is None else None,
             "move_problem": move.problem if move is not None else None,
+            "restore_problem": back.problem if back is not None else None,
             "actions": {a: url_for("memories.curate", store=memory.store, memory_id=memory.id, action=a)
-                        for a in ("edit", "delete", "move")}}
+                        for a in ("edit", "delete", "move", "restore")}}

@@ -234,3 +234,29 @@ def test_a_finding_rechecks_itself_after_the_fix(browser, server):
              for d in browser.find_elements(By.CSS_SELECTOR, "[data-block]")}
     assert found == {"stable": "no", "context": "no"}
     assert browser.find_element(By.CSS_SELECTOR, "#finding-check a[data-action=hard_purge]")
+
+
+def test_adding_a_memory_by_hand_then_deleting_and_restoring_it(browser, server):
+    db, key = server.agent.project_db, "browser_added_note"
+    live = f"SELECT COUNT(*) FROM memories WHERE key_normalized = '{key}' AND deleted_at IS NULL"
+    open_page(browser, server, "/memories/new")
+    browser.find_element(By.ID, "new-key").send_keys("Browser Added Note")
+    browser.find_element(By.ID, "new-value").send_keys("Typed into the add form.")
+    browser.find_element(By.ID, "new-tags").send_keys("workflow")
+    browser.find_element(By.CSS_SELECTOR, "button[data-action=new-plan]").click()
+    plan = wait_for(browser, lambda d: d.find_elements(By.ID, "new-plan"), "no plan was shown")[0]
+    assert plan.find_element(By.CSS_SELECTOR, "[data-field=key_normalized]").text == key
+    assert plan.find_element(By.CSS_SELECTOR, "[data-field=type]").text == "workflow"
+    assert browser.execute_script("return window.__samePage === true"), "the plan reloaded the page"
+    assert read_db(db, live) == [(0,)]   # showing the plan wrote nothing
+    browser.find_element(By.CSS_SELECTOR, "button[data-action=add]").click()
+    wait_for(browser, lambda d: read_db(db, live) == [(1,)], "the memory was not written")
+    wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "[data-field=done]"),
+             "the new memory's page does not say it was added")
+    browser.find_element(By.CSS_SELECTOR, "#delete-form button[data-action=delete]").click()
+    wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#restore-form button[data-action=restore]"),
+             "the deleted memory's page offers no restore")
+    assert read_db(db, live) == [(0,)]
+    browser.find_element(By.CSS_SELECTOR, "#restore-form button[data-action=restore]").click()
+    wait_for(browser, lambda d: read_db(db, live) == [(1,)], "the memory was not restored")
+    wait_for(browser, lambda d: d.find_elements(By.ID, "edit-form"), "the restored memory's page is not a live one")

@@ -1,0 +1,71 @@
+"""Adding a memory by hand, as agentao's ``save_memory`` tool would save it.
+
+The tool calls ``MemoryManager.upsert``: guard checks (key, title, content,
+secrets) in that order, scope and type classification, keywords,
+``source='explicit'``, ``confidence='explicit_user'``, then an upsert on
+(scope, key_normalized) among live rows, logging ``create`` or ``update``.
+``contract.plan_save`` is that pipeline and ``writes.save_memory`` that
+upsert, so a hand-added memory is byte for byte what the agent would write
+(tests/test_adding.py compares the two files).
+
+The plan is shown before the click: the normalised key, title, file, scope
+and type chosen, and the live row it would overwrite.  The form sends back
+that row's fingerprint (``target``); if the agent saved the same key in the
+meantime the write is refused instead of overwriting something unseen.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..contract import PlannedSave, plan_save
+from ..records import Memory
+from ..store import StoreRef, writes
+from ..store.registry import ref_for
+from ..store.writes import Expect, fingerprint
+
+
+@dataclass(frozen=True)
+class AddPlan:
+    """What adding would write, and over which live row (None: a new row)."""
+
+    save: PlannedSave
+    existing: Memory | None = None
+    problem: str | None = None     # the target file cannot be read or written
+
+    @property
+    def action(self) -> str:
+        return "update" if self.existing is not None else "create"
+
+    @property
+    def target_fingerprint(self) -> str:
+        return fingerprint(self.existing)
+
+    def to_dict(self) -> dict:
+        s = self.save
+        return {"action": self.action, "key_normalized": s.key_normalized, "title": s.title,
+                "content": s.content, "tags": list(s.tags), "keywords": list(s.keywords),
+                "scope": s.scope, "store": s.store, "type": s.type, "source": s.source,
+                "confidence": s.confidence, "downgraded": s.downgraded,
+                "overwrites": self.existing, "target": self.target_fingerprint,
+                "problem": self.problem}
+
+
+def plan_add(refs: list[StoreRef], key: str, value: str, tags, scope: str | None,
+             type_: str | None) -> AddPlan:
+    """agentao's save pipeline on the inputs; raises SaveRefused as agentao would refuse."""
+    save = plan_save(key, value, tags, scope=scope, type_=type_, source="explicit",
+                     has_user_store=ref_for(refs, "user") is not None)
+    target = ref_for(refs, save.store)
+    if not target.exists:
+        # agentao would create the file; the dashboard never creates a store.
+        return AddPlan(save, problem=f"There is no {save.store} store file yet ({target.path}); "
+                       "agentao creates it the first time it saves a memory there, and the "
+                       "dashboard never creates one.")
+    existing, problem = writes.target_of(target.path, save)
+    return AddPlan(save, existing, str(problem) if problem is not None else None)
+
+
+def add(refs: list[StoreRef], plan: AddPlan, target: str | None) -> writes.Saved:
+    """Write ``plan``; ``target`` is the fingerprint of the row the page said it overwrites."""
+    return writes.save_memory(ref_for(refs, plan.save.store).path, plan.save, Expect(target=target))

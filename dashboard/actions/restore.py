@@ -1,0 +1,59 @@
+"""Restoring a soft-deleted memory (an undo for delete), and what it would do to the prompt.
+
+The write is ``store.undelete.restore`` (its docstring says why agentao then
+reads the row as any other live one, and which event it logs).  Here: the
+offer the detail page shows before the click -- restorable or not, and why --
+and the effect on the ``<memory-stable>`` block, computed as the edit's is:
+the engine's cached stable selection with the restored row put back in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from . import effects
+from ..engine import session_tail
+from ..engine.render import STABLE_BUDGET
+from ..preview_source import Snapshot
+from ..records import Memory
+from ..store import StoreProblem, StoreRef, writes
+from ..store.registry import ref_for
+from ..store.undelete import restore as restore_row, restore_obstacle
+from ..store.writes import Expect
+
+
+@dataclass(frozen=True)
+class RestorePlan:
+    """Whether the row can be restored now; ``problem`` says why not."""
+
+    memory: Memory
+    problem: str | None = None
+
+    @property
+    def restored(self) -> Memory:
+        """The row as the restore leaves it: live, updated now, everything else kept."""
+        return replace(self.memory, deleted_at=None, updated_at=writes.now())
+
+
+def plan_restore(refs: list[StoreRef], memory: Memory) -> RestorePlan:
+    """The restore offer for a soft-deleted row, read from its file."""
+    ref = ref_for(refs, memory.store)
+    try:
+        return RestorePlan(memory, restore_obstacle(ref.path, memory))
+    except StoreProblem as unreadable:
+        return RestorePlan(memory, f"The {memory.store} store cannot be read: {unreadable}")
+
+
+def restore_effect(snap: Snapshot, plan: RestorePlan,
+                   memo: effects.Memo | None = None) -> effects.BlockEffect:
+    """Before/after for restoring: the row is back among the live ones, in its old place."""
+    memo = memo or effects.Memo()
+    tail = session_tail(snap.summaries, None)
+    after = memo.base(snap).with_row(plan.restored).fit(tail).block(tail)
+    return effects.BlockEffect(effects.current_block(snap), after, STABLE_BUDGET)
+
+
+def restore(refs: list[StoreRef], store: str, memory_id: str, expect: Expect) -> writes.Saved:
+    """Restore the row if it is still the soft-deleted one the page showed and nothing holds its key."""
+    return restore_row(ref_for(refs, store).path, Expect(row_id=memory_id, updated_at=expect.updated_at,
+                                                         row=expect.row), store)

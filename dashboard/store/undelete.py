@@ -1,0 +1,83 @@
+"""Restoring a soft-deleted memory: the one write agentao itself never makes.
+
+agentao soft-deletes by setting ``deleted_at`` (and ``updated_at``) and reads
+only rows whose ``deleted_at IS NULL``; nothing else marks a row as gone.  So
+clearing ``deleted_at`` gives back an ordinary live row, with its id,
+``created_at`` (hence its place in agentao's listings) and every other column
+as they were.  ``updated_at`` becomes now, as after any agentao write, and one
+event is logged in agentao's vocabulary: ``update``, the event agentao writes
+when an existing row changes in place and is live afterwards (``create`` is
+for a new id, ``soft_delete`` for the opposite).  agentao never reads
+``memory_events``, so the choice is for people reading the log.
+
+Refused, writing nothing, when the content holds a credential (agentao's
+guard would refuse to save it; it may be why it was deleted), when a live row holds the same (scope,
+key_normalized) -- agentao's upsert identity, there can be only one -- and
+when the row is auto-saved and its scope already keeps agentao's 50 live auto
+rows: agentao would then soft-delete the oldest one at its next auto save,
+a loss the user did not ask for.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import rows, writes
+from .connection import read, write
+from .writes import AUTO_CAP, Expect, Saved, WriteConflict, _event, _live_at, fingerprint
+from ..contract import find_secret
+from ..records import Memory
+
+
+def obstacle(conn, memory: Memory) -> str | None:
+    """Why ``memory`` cannot be restored now, in words for a person; None when it can."""
+    if find_secret(memory.content):
+        return ("Its content looks like it holds a credential, and agentao refuses to save such "
+                "content; it stays deleted (a purge removes it from the file). Nothing was changed.")
+    holder = _live_at(conn, memory.scope, memory.key_normalized, memory.store)
+    if holder is not None:
+        return (f"The live memory {holder.id} already holds the key '{memory.key_normalized}' "
+                f"in the {memory.scope} scope, and agentao keeps one live memory per key; "
+                "delete or rename that one first. Nothing was changed.")
+    if memory.source == "auto":
+        auto = conn.execute("SELECT COUNT(*) FROM memories WHERE scope = ? AND source = 'auto'"
+                            " AND deleted_at IS NULL", (memory.scope,)).fetchone()[0]
+        if auto >= AUTO_CAP:
+            return (f"The {memory.scope} scope already keeps {auto} auto-saved memories, "
+                    f"agentao's limit of {AUTO_CAP}: its next auto save would soft-delete the "
+                    "oldest of them to make room. Nothing was changed.")
+    return None
+
+
+def restore_obstacle(path: Path, memory: Memory) -> str | None:
+    """``obstacle`` read from the file (for the page, before any click)."""
+    return read(path, lambda conn: obstacle(conn, memory))
+
+
+def _deleted_as_seen(conn, expect: Expect, store: str) -> Memory:
+    row = conn.execute("SELECT * FROM memories WHERE id = ?", (expect.row_id,)).fetchone()
+    if row is None:
+        raise WriteConflict("gone", f"Memory {expect.row_id} is no longer in the {store} store "
+                            "(purged); nothing was changed.")
+    memory = rows.memory(row, store)
+    if memory.live:
+        raise WriteConflict("changed", f"Memory {memory.id} is live already; nothing was changed.")
+    if (expect.updated_at is not None and memory.updated_at != expect.updated_at) or (
+            expect.row is not None and fingerprint(memory) != expect.row):
+        raise WriteConflict("changed", f"Memory {memory.id} changed since you looked "
+                            f"(updated {memory.updated_at}); reload and decide again.")
+    return memory
+
+
+def restore(path: Path, expect: Expect, store: str) -> Saved:
+    """Make the soft-deleted row ``expect.row_id`` live again, if it is still as the page showed."""
+    with write(path) as conn:
+        memory = _deleted_as_seen(conn, expect, store)
+        problem = obstacle(conn, memory)
+        if problem is not None:
+            raise WriteConflict("blocked", problem)
+        stamp = writes.now()
+        conn.execute("UPDATE memories SET deleted_at = NULL, updated_at = ?"
+                     " WHERE id = ? AND deleted_at IS NOT NULL", (stamp, memory.id))
+        _event(conn, memory.id, "update", stamp)
+        return Saved(memory.id, "update", stamp, memory)
