@@ -136,6 +136,11 @@ def save_effect(snap: Snapshot, plan: PlannedSave, existing: Memory | None,
     row = would_save(plan, existing)
     if plan.source == "auto":
         hide = {*hide, *_over_auto_cap(snap.user if plan.store == "user" else snap.project, row)}
+    return row_effect(snap, row, hide)
+
+
+def row_effect(snap: Snapshot, row: Memory, hide=()) -> BlockEffect:
+    """Before/after for ``row`` live in its file (new, changed or restored), ``hide`` gone."""
     project, user = snap.project, snap.user
     if row.store == "user":
         user = _saved_in(user, row)

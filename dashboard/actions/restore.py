@@ -12,8 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from . import effects
-from ..engine import session_tail
-from ..engine.render import STABLE_BUDGET
 from ..preview_source import Snapshot
 from ..records import Memory
 from ..store import StoreProblem, StoreRef, writes
@@ -44,13 +42,9 @@ def plan_restore(refs: list[StoreRef], memory: Memory) -> RestorePlan:
         return RestorePlan(memory, f"The {memory.store} store cannot be read: {unreadable}")
 
 
-def restore_effect(snap: Snapshot, plan: RestorePlan,
-                   memo: effects.Memo | None = None) -> effects.BlockEffect:
+def restore_effect(snap: Snapshot, plan: RestorePlan) -> effects.BlockEffect:
     """Before/after for restoring: the row is back among the live ones, in its old place."""
-    memo = memo or effects.Memo()
-    tail = session_tail(snap.summaries, None)
-    after = memo.base(snap).with_row(plan.restored).fit(tail).block(tail)
-    return effects.BlockEffect(effects.current_block(snap), after, STABLE_BUDGET)
+    return effects.row_effect(snap, plan.restored)
 
 
 def restore(refs: list[StoreRef], store: str, memory_id: str, expect: Expect) -> writes.Saved:
