@@ -1,0 +1,176 @@
+"""Approve with edits: the dashboard against agentao approving the item and then saving the edit.
+
+Each case runs three copies of one agentao-built store: the dashboard's
+approve-with-edits; agentao's single path for it (``MemoryManager.upsert``
+of the edited request under the item's key, then the queue row marked
+approved — ``promote``'s two steps with the ``save_memory`` request); and
+agentao approving the item as proposed and then saving the edit with
+``upsert``.  Files and event log must equal the single path (ids and
+clocks aside); the rows must equal the two-step result too — the two-step
+only adds the approval's own event (and change count) before the edit's.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sqlite3
+
+import pytest
+from agentao.memory.crystallizer import MemoryCrystallizer
+from agentao.memory.models import SaveMemoryRequest
+
+from dashboard.actions import approval
+from dashboard.actions.approval import Edits
+from dashboard.contract import SaveRefused
+from dashboard.store import build_refs
+from dashboard.store import writes
+from dashboard.store.registry import ref_for
+from dashboard.store.writes import WriteConflict
+from test_reviews_conformance import Copy, pending_ids, run_both, snapshot, state
+
+
+def _one(agent, text):
+    agent.crystallize(text)
+    [item_id] = pending_ids(agent)
+    return agent.manager.project_store.get_review_item(item_id)
+
+
+def _request(item, edits: Edits) -> SaveMemoryRequest:
+    pick = lambda e, p: p if e is None else e  # noqa: E731
+    return SaveMemoryRequest(key=item.key_normalized, value=pick(edits.value, item.content),
+                             tags=list(pick(edits.tags, item.tags)),
+                             scope=pick(edits.scope, item.scope), type=pick(edits.type, item.type))
+
+
+def ours(item, edits):
+    def step(copy):
+        try:
+            plan, saved = approval.approve(copy.refs, item.id, edits=edits)
+            return ("ok", saved.event, plan.save.store)
+        except SaveRefused as refused:
+            return ("refused", str(refused))
+    return step
+
+
+def single_path(item, edits):
+    def step(copy, manager):
+        before = {m.id for m in manager.get_all_entries()}
+        try:
+            record = manager.upsert(_request(item, edits))
+        except ValueError as refused:   # SensitiveMemoryError is a ValueError
+            return ("refused", str(refused))
+        manager.project_store.update_review_status(item.id, "approved")
+        return ("ok", "update" if record.id in before else "create", record.scope)
+    return step
+
+
+def two_steps(item, edits):
+    """agentao approves the item (where the edit puts it), then the edit is saved."""
+    def step(copy, manager):
+        scoped = dataclasses.replace(item, scope=edits.scope or item.scope)
+        record = MemoryCrystallizer().promote(scoped, manager)   # = approve_review_item at that scope
+        manager.upsert(dataclasses.replace(_request(item, edits), key=record.title))
+    return step
+
+
+def compare(agent, tmp_path, item, edits):
+    """Both agentao references and the dashboard; returns the dashboard's outcome and state."""
+    out, theirs, st, st_single = run_both(agent, tmp_path / "a", ours(item, edits),
+                                          single_path(item, edits))
+    assert out == theirs
+    assert st == st_single                      # files and event log, ids and clocks aside
+    if out[0] == "ok":
+        _, _, _, st_two = run_both(agent, tmp_path / "b", lambda c: None, two_steps(item, edits))
+        for db in ("project_db", "user_db"):
+            assert st[db]["memories"] == st_two[db]["memories"]
+            assert st[db]["queue"] == st_two[db]["queue"]
+    return out, st
+
+
+def test_value_edit_writes_the_edited_row(agent, tmp_path):
+    item = _one(agent, "We must never push to main.")
+    out, st = compare(agent, tmp_path, item, Edits(value="Never push to main; open a PR."))
+    assert out == ("ok", "create", "project")
+    [row] = st["project_db"]["memories"]
+    assert row["content"] == "Never push to main; open a PR."
+    assert (row["source"], row["confidence"]) == ("explicit", "explicit_user")
+    assert st["project_db"]["queue"][0]["status"] == "approved"
+
+
+def test_tags_edit(agent, tmp_path):
+    item = _one(agent, "We decided to use uv for packaging.")
+    out, st = compare(agent, tmp_path, item, Edits(tags=("tooling", "python")))
+    [row] = st["project_db"]["memories"]
+    assert row["tags_json"] == '["tooling", "python"]' and "tooling" in row["keywords_json"]
+
+
+def test_scope_change_lands_in_the_user_file(agent, tmp_path):
+    item = _one(agent, "We decided to use uv for packaging.")
+    assert item.scope == "project"
+    out, st = compare(agent, tmp_path, item, Edits(scope="user"))
+    assert out == ("ok", "create", "user")
+    assert st["project_db"]["memories"] == [] and len(st["user_db"]["memories"]) == 1
+    assert st["project_db"]["queue"][0]["status"] == "approved"
+
+
+def test_type_change(agent, tmp_path):
+    item = _one(agent, "We must never push to main.")
+    out, st = compare(agent, tmp_path, item, Edits(type="workflow"))
+    assert st["project_db"]["memories"][0]["type"] == "workflow" != item.type
+
+
+def test_secret_in_the_edit_is_refused_and_writes_nothing(agent, tmp_path):
+    item = _one(agent, "We must never push to main.")
+    original = snapshot(agent)
+    out, st = compare(agent, tmp_path, item, Edits(value="deploy with token=abcdefgh12345678"))
+    assert out == ("refused", "Refused to save: content appears to contain sensitive credentials")
+    assert st == state(Copy(agent, tmp_path / "untouched"), original)
+    assert st["project_db"]["queue"][0]["status"] == "pending"
+
+
+def test_an_edit_can_fix_a_candidate_agentao_would_refuse(agent, tmp_path):
+    item = _one(agent, "I use token=abcdefgh12345678 for the staging API.")
+    refs = build_refs(agent.project_dir, agent.user_db)
+    assert approval.plan_approval(refs, item_of(refs, item.id)).refusal
+    out, theirs, st, st_single = run_both(agent, tmp_path, ours(item, Edits(value="Staging API: "
+                                          "token in the vault.")), single_path(item, Edits(
+                                          value="Staging API: token in the vault.")))
+    assert out == theirs == ("ok", "create", item.scope) and st == st_single
+
+
+def item_of(refs, item_id):
+    return writes.review_item(ref_for(refs, "project").path, item_id)
+
+
+@pytest.mark.parametrize("scope", ["project", "user"])
+def test_key_collision_overwrites_the_live_memory_and_says_so_first(agent, tmp_path, scope):
+    item = _one(agent, "We must never push to main.")
+    agent.save(item.key_normalized, "Push freely.", ["git"], scope=scope)
+    refs = build_refs(agent.project_dir, agent.user_db)
+    edits = Edits(value="Never push to main.", scope=scope)
+    plan = approval.plan_approval(refs, item_of(refs, item.id), edits=edits)
+    assert plan.existing is not None and plan.existing.content == "Push freely."
+    assert {"field": "content", "before": "Push freely.", "after": "Never push to main."} in plan.diff
+    out, st = compare(agent, tmp_path, item, edits)
+    assert out == ("ok", "update", scope)
+    assert [e[1] for e in st[f"{scope}_db"]["events"]] == ["create", "update"]
+
+
+def test_edits_that_change_nothing_are_a_plain_approval(agent, tmp_path):
+    item = _one(agent, "We must never push to main.")
+    refs = build_refs(agent.project_dir, agent.user_db)
+    same = Edits(value=item.content, tags=tuple(item.tags), scope=item.scope, type=item.type)
+    plan = approval.plan_approval(refs, item_of(refs, item.id), edits=same)
+    assert plan.edits is None and plan.save.source == "crystallized"
+
+
+def test_a_stale_target_from_the_unedited_plan_is_a_conflict(agent):
+    """The card's target token is the unedited plan's: it must not bless an edited scope's row."""
+    item = _one(agent, "We decided to use uv for packaging.")
+    agent.save(item.key_normalized, "pip and requirements.txt", scope="user")
+    refs = build_refs(agent.project_dir, agent.user_db)
+    plain = approval.plan_approval(refs, item_of(refs, item.id))
+    with pytest.raises(WriteConflict):
+        approval.approve(refs, item.id, plain.item_fingerprint, plain.target_fingerprint,
+                         edits=Edits(scope="user"))
+    assert agent.manager.list_review_items()[0].id == item.id   # still pending
