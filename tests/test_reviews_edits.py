@@ -16,9 +16,11 @@ import dataclasses
 import sqlite3
 
 import pytest
+from bs4 import BeautifulSoup
 from agentao.memory.crystallizer import MemoryCrystallizer
 from agentao.memory.models import SaveMemoryRequest
 
+from agentao_world import file_digest
 from dashboard.actions import approval
 from dashboard.actions.approval import Edits
 from dashboard.contract import SaveRefused
@@ -174,3 +176,104 @@ def test_a_stale_target_from_the_unedited_plan_is_a_conflict(agent):
         approval.approve(refs, item.id, plain.item_fingerprint, plain.target_fingerprint,
                          edits=Edits(scope="user"))
     assert agent.manager.list_review_items()[0].id == item.id   # still pending
+
+
+# --------------------------------------------------------------------------- the card, the form, the twin
+HTMX = {"HX-Request": "true"}
+JSON = {"Accept": "application/json"}
+
+
+def _soup(response):
+    return BeautifulSoup(response.get_data(as_text=True), "html.parser")
+
+
+def _card_fields(card) -> dict:
+    """What the browser sends from one card: hidden tokens and the edit form's fields."""
+    out = {i["name"]: i["value"] for i in card.select("input[type=hidden], input[type=text]")}
+    out.update({t["name"]: t.text for t in card.select("textarea")})
+    out.update({s["name"]: s.select_one("option[selected]")["value"] for s in card.select("select")})
+    return out
+
+
+@pytest.fixture
+def pending(agent):
+    agent.save("constraint_never_push_to_main", "Push freely.", ["git"], scope="user")
+    item = _one(agent, "We must never push to main.")
+    return agent, item
+
+
+def _user_rows(agent):
+    return [(m.key_normalized, m.content, m.source) for m in agent.manager.get_all_entries("user")]
+
+
+def test_form_path_previews_then_approves_the_edit(pending):
+    agent, item = pending
+    client = agent.app().test_client()
+    card = _soup(client.get("/reviews")).select_one(f"#review-{item.id}")
+    form = _card_fields(card)
+    assert form[f"value-{item.id}"] == item.content            # prefilled with the proposal
+    form.update({f"value-{item.id}": "Never push to main; open a PR.", f"scope-{item.id}": "user"})
+    preview = client.get("/reviews/effect", query_string=dict(form, id=item.id))
+    card = _soup(preview).select_one(f"#review-{item.id}")
+    plan = card.select_one("[data-plan]")
+    assert plan.has_attr("data-edited") and plan["data-action"] == "update"   # shown before the click
+    assert "Push freely." in plan.select_one('[data-diff-field="content"]').text
+    assert _user_rows(agent) == [(item.key_normalized, "Push freely.", "explicit")]  # nothing written
+    button = card.select_one('[data-action="approve-edited"]')
+    done = client.post(button["formaction"], data=_card_fields(card))
+    assert done.status_code == 303
+    assert _user_rows(agent) == [(item.key_normalized, "Never push to main; open a PR.", "explicit")]
+    assert agent.manager.list_review_items("approved")[0].id == item.id
+
+
+def test_htmx_path_and_a_refused_edit_keeps_what_was_typed(pending):
+    agent, item = pending
+    client = agent.app().test_client()
+    card = _soup(client.get("/reviews")).select_one(f"#review-{item.id}")
+    form = dict(_card_fields(card), **{f"value-{item.id}": "use password=hunter2hunter2"})
+    preview = _soup(client.get("/reviews/effect", query_string=dict(form, id=item.id), headers=HTMX))
+    assert preview.select_one("[data-plan]")["data-action"] == "refused"
+    assert preview.select_one('[data-action="approve-edited"]').has_attr("disabled")
+    before = file_digest(agent.project_db, agent.user_db)
+    url = f"/reviews/{item.id}/approve?edits=1"
+    answer = client.post(url, data=_card_fields(preview.select_one("article")), headers=HTMX)
+    card = _soup(answer).select_one(f"#review-{item.id}")
+    assert card["data-outcome"] == "refused" and card["data-status"] == "pending"
+    assert card.select_one("textarea").text == "use password=hunter2hunter2"
+    assert file_digest(agent.project_db, agent.user_db) == before
+
+
+def test_plain_approve_ignores_the_edit_fields(pending):
+    """The collapsed form rides along in the bulk form: only "Approve with edits" applies it."""
+    agent, item = pending
+    client = agent.app().test_client()
+    card = _soup(client.get("/reviews")).select_one(f"#review-{item.id}")
+    form = dict(_card_fields(card), **{f"value-{item.id}": "typed but not previewed"})
+    assert client.post(f"/reviews/{item.id}/approve", data=form).status_code == 303
+    [row] = [m for m in agent.manager.get_all_entries("project")]
+    assert (row.content, row.source) == (item.content, "crystallized")
+
+
+def test_json_twin_previews_and_approves_with_edits(pending):
+    agent, item = pending
+    client = agent.app().test_client()
+    query = {"id": item.id, "value": "Never push.", "tags": "git, policy", "type": "workflow"}
+    plan = client.get("/reviews/effect.json", query_string=query).get_json()["plan"]
+    assert plan["edits"] == {"value": "Never push.", "tags": ["git", "policy"], "scope": None,
+                             "type": "workflow"}
+    assert (plan["source"], plan["type"], plan["store"]) == ("explicit", "workflow", "project")
+    bad = client.post(f"/reviews/{item.id}/approve", headers=JSON, json=dict(
+        query, value="token=abcdefgh12345678", seen=plan["item_fingerprint"],
+        target=plan["target_fingerprint"]))
+    assert bad.status_code == 422
+    assert bad.get_json()["outcomes"][0]["error_type"] == "SensitiveMemoryError"
+    scope = client.post(f"/reviews/{item.id}/approve", headers=JSON, json=dict(
+        query, scope="team", seen=plan["item_fingerprint"], target=plan["target_fingerprint"]))
+    assert scope.status_code == 400 and "'scope' must be" in scope.get_json()["outcomes"][0]["message"]
+    ok = client.post(f"/reviews/{item.id}/approve", headers=JSON, json=dict(
+        query, tags=["git", "policy"], seen=plan["item_fingerprint"],
+        target=plan["target_fingerprint"]))
+    assert ok.status_code == 200 and ok.get_json()["outcomes"][0]["outcome"] == "approved"
+    [row] = agent.manager.get_all_entries("project")
+    assert (row.content, row.tags, row.type, row.source) == ("Never push.", ["git", "policy"],
+                                                             "workflow", "explicit")

@@ -41,6 +41,9 @@ def twins(tmp_path_factory):
     for status in ("approved", "rejected", "all"):
         get("reviews", "/reviews.json", status=status)
     get("review_effect", "/reviews/effect.json", id=pending["id"])
+    edited = get("review_effect", "/reviews/effect.json", id=pending["id"], value="Edited on the card.",
+                 tags="a, b", scope="user", type="note")
+    assert edited["plan"]["edits"]["tags"] == ["a", "b"]
     get("preview", "/preview.json")
     asked = get("preview", "/preview.json", q="which package manager do we use for tests",
                 messages="see pyproject.toml")
