@@ -12,7 +12,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from selenium.webdriver.common.by import By
 
-from .conftest import read_db, Agent, Server, close_agent, htmx_settled, login, resource_urls, screenshot, \
+from .conftest import fresh_candidate, read_db, Agent, Server, close_agent, htmx_settled, login, resource_urls, screenshot, \
     seed, wait_for
 
 
@@ -234,3 +234,28 @@ def test_a_finding_rechecks_itself_after_the_fix(browser, server):
              for d in browser.find_elements(By.CSS_SELECTOR, "[data-block]")}
     assert found == {"stable": "no", "context": "no"}
     assert browser.find_element(By.CSS_SELECTOR, "#finding-check a[data-action=hard_purge]")
+
+
+def test_approve_with_edits_previews_then_writes_the_edit(browser, server):
+    item_id = fresh_candidate(server, "We decided to use uv for packaging.")
+    open_page(browser, server, "/reviews")
+    card = browser.find_element(By.CSS_SELECTOR, f"#review-{item_id}")
+    card.find_element(By.CSS_SELECTOR, "[data-edit-form] summary").click()
+    box = card.find_element(By.CSS_SELECTOR, "[data-edit-form] textarea")
+    box.clear()
+    box.send_keys("Edited in the browser before approving.")
+    card.find_element(By.CSS_SELECTOR, "button[data-action=preview-edits]").click()
+    row = f"#review-{item_id}"
+    wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, f"{row} [data-plan][data-edited]"),
+             "the card did not show the edited plan")
+    assert browser.execute_script("return window.__samePage === true"), "the preview reloaded the page"
+    db = server.agent.project_db
+    assert read_db(db, "SELECT status FROM memory_review_queue WHERE id = ?", item_id) == [("pending",)]
+    browser.find_element(By.CSS_SELECTOR, f"{row} button[data-action=approve-edited]").click()
+    wait_for(browser, lambda d: d.find_element(By.CSS_SELECTOR, row).get_attribute("data-status")
+             == "approved", "the edited approval did not swap the row")
+    assert read_db(db, "SELECT status FROM memory_review_queue WHERE id = ?", item_id) == [("approved",)]
+    found = [read_db(p, "SELECT source FROM memories WHERE content = ? AND deleted_at IS NULL",
+                     "Edited in the browser before approving.")
+             for p in (db, server.agent.user_db) if p is not None]
+    assert sum(found, []) == [("explicit",)]
