@@ -218,6 +218,7 @@ def test_form_path_previews_then_approves_the_edit(pending):
     plan = card.select_one("[data-plan]")
     assert plan.has_attr("data-edited") and plan["data-action"] == "update"   # shown before the click
     assert "Push freely." in plan.select_one('[data-diff-field="content"]').text
+    assert "Never push to main; open a PR." in plan.select_one('[data-field="block-diff"]').text
     assert _user_rows(agent) == [(item.key_normalized, "Push freely.", "explicit")]  # nothing written
     button = card.select_one('[data-action="approve-edited"]')
     done = client.post(button["formaction"], data=_card_fields(card))
