@@ -45,6 +45,9 @@ def twins(tmp_path_factory):
     get("memory_new", "/memories/new.json", key="Build tool", value="make", tags="workflow")
     get("memory_new", "/memories/new.json", key=first["title"], value="replaced", scope=first["scope"])
     get("memory_new", "/memories/new.json", key="token", value="password=hunter22hunter22")
+    edited = get("review_effect", "/reviews/effect.json", id=pending["id"], value="Edited on the card.",
+                 tags="a, b", scope="user", type="note")
+    assert edited["plan"]["edits"]["tags"] == ["a", "b"]
     get("preview", "/preview.json")
     asked = get("preview", "/preview.json", q="which package manager do we use for tests",
                 messages="see pyproject.toml")

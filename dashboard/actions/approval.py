@@ -15,11 +15,19 @@ writes nothing, not even an event.  The memory's file commits first, then
 the item's.  A crash in between leaves the memory saved and the item still
 pending; approving again upserts the same key in place (no duplicate) and
 then marks the item — nothing is lost.
+
+Approving with edits (the card's "Edit before approving") writes the row
+agentao writes when the item is approved and the edit then saved with
+``save_memory`` (``upsert``, source ``explicit``): one save of the edited
+values under the item's key, then the item marked approved — agentao's own
+``promote`` steps with the edited request.  The in-between row (the item as
+proposed) is never written: it would be an extra event, and a refusal of the
+unedited text would block an edit made precisely to fix it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..contract import PlannedSave, SaveRefused, plan_save
 from ..records import Memory, ReviewItem
@@ -33,6 +41,28 @@ DIFF_FIELDS = ("title", "content", "tags", "keywords", "type", "source", "confid
 
 
 @dataclass(frozen=True)
+class Edits:
+    """What the person changed on the card before approving; None keeps the proposal's."""
+
+    value: str | None = None
+    tags: tuple[str, ...] | None = None
+    scope: str | None = None
+    type: str | None = None
+
+    def against(self, item: ReviewItem) -> "Edits | None":
+        """These edits if any of them changes ``item``, else None (a plain approval)."""
+        changed = ((self.value is not None and self.value != item.content)
+                   or (self.tags is not None and tuple(self.tags) != tuple(item.tags))
+                   or (self.scope is not None and self.scope != item.scope)
+                   or (self.type is not None and self.type != item.type))
+        return self if changed else None
+
+    def to_dict(self) -> dict:
+        return {"value": self.value, "tags": None if self.tags is None else list(self.tags),
+                "scope": self.scope, "type": self.type}
+
+
+@dataclass(frozen=True)
 class ApprovalPlan:
     """What approving ``item`` would write, or why agentao would refuse it."""
 
@@ -42,6 +72,7 @@ class ApprovalPlan:
     existing: Memory | None = None          # the live memory it would overwrite
     diff: list[dict] = field(default_factory=list)
     blocked: str | None = None              # the dashboard cannot do it (file missing)
+    edits: Edits | None = None              # approved with these edits (None: as proposed)
 
     @property
     def item_fingerprint(self) -> str:
@@ -65,6 +96,7 @@ class ApprovalPlan:
             "action": None if s is None else ("update" if self.existing else "create"),
             "overwrites": self.existing.to_dict() if self.existing else None,
             "diff": self.diff,
+            "edits": self.edits.to_dict() if self.edits else None,
             "item_fingerprint": self.item_fingerprint,
             "target_fingerprint": self.target_fingerprint,
         }
@@ -75,21 +107,38 @@ def has_user_store(refs: list[StoreRef]) -> bool:
     return ref_for(refs, "user") is not None
 
 
-def planned_save(item: ReviewItem, user_store: bool) -> PlannedSave:
-    """The save agentao's promote() makes for ``item``; raises SaveRefused like agentao."""
-    return plan_save(item.key_normalized, item.content, item.tags, scope=item.scope,
-                     type_=item.type, source="crystallized", has_user_store=user_store)
+def planned_save(item: ReviewItem, user_store: bool, edits: Edits | None = None) -> PlannedSave:
+    """The save agentao's promote() makes for ``item``; raises SaveRefused like agentao.
+
+    With ``edits``: the save of the edited values under the item's key, as the
+    ``save_memory`` tool makes it (source ``explicit``; see the module doc).
+    """
+    if edits is None:
+        return plan_save(item.key_normalized, item.content, item.tags, scope=item.scope,
+                         type_=item.type, source="crystallized", has_user_store=user_store)
+    pick = lambda edited, proposed: proposed if edited is None else edited  # noqa: E731
+    return plan_save(item.key_normalized, pick(edits.value, item.content),
+                     pick(edits.tags, item.tags), scope=pick(edits.scope, item.scope),
+                     type_=pick(edits.type, item.type), has_user_store=user_store)
 
 
 def plan_approval(refs: list[StoreRef], item: ReviewItem,
-                  problems: dict[str, StoreProblem] | None = None) -> ApprovalPlan:
+                  problems: dict[str, StoreProblem] | None = None,
+                  edits: Edits | None = None) -> ApprovalPlan:
     """What approving ``item`` now would write: key, title, file, and what it overwrites.
 
     ``problems``: store key -> why that store cannot be read, when the caller knows
-    it already (the page's banners), so that the card says the same.
+    it already (the page's banners), so that the card says the same.  ``edits``:
+    the values changed on the card (ignored when they change nothing).
     """
+    edits = edits.against(item) if edits is not None else None
+    plan = _plan(refs, item, problems, edits)
+    return replace(plan, edits=edits) if edits is not None else plan
+
+
+def _plan(refs, item, problems, edits) -> ApprovalPlan:
     try:
-        save = planned_save(item, has_user_store(refs))
+        save = planned_save(item, has_user_store(refs), edits)
     except SaveRefused as refused:
         return ApprovalPlan(item, None, str(refused))
     ref = ref_for(refs, save.store)
@@ -130,17 +179,19 @@ def _pending_item(refs: list[StoreRef], item_id: str, seen: str | None) -> Revie
 
 
 def approve(refs: list[StoreRef], item_id: str, seen: str | None = None,
-            target: str | None = None, may_write=None) -> tuple[ApprovalPlan, writes.Saved]:
+            target: str | None = None, may_write=None,
+            edits: Edits | None = None) -> tuple[ApprovalPlan, writes.Saved]:
     """Approve one pending item exactly as agentao would; returns the plan and the write.
 
     ``seen`` / ``target`` are the item's and the overwritten memory's
     fingerprints as the page showed them (None = do not check).
     ``may_write(store_key)``, when given, is asked about the plan's store before
-    anything is locked and raises to refuse (a read-only store).  Raises
+    anything is locked and raises to refuse (a read-only store).  ``edits``: approve
+    with these values changed (``target`` is then the edited plan's).  Raises
     SaveRefused (item stays pending) or WriteConflict (nothing decided).
     """
     item = _pending_item(refs, item_id, seen)
-    plan = plan_approval(refs, item)
+    plan = plan_approval(refs, item, edits=edits)
     if may_write is not None and plan.save is not None:
         may_write(plan.save.store)   # a read-only store says so before any other reason
     if plan.refusal:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from flask import Blueprint, abort, redirect, render_template, request, url_for
 
 from ..actions import approval
-from . import block_effects, review_erase
+from . import block_effects, review_edits, review_erase
 from .queue import STATUSES, project as _project
 from ..store import list_review_items
 from ..store import writes
@@ -33,25 +33,32 @@ bp.add_url_rule("/reviews/erased/<token>/retry", "erase_retry", review_erase.era
                 methods=["POST"])
 
 
-def _plans(items) -> dict:
+def _plans(items, edits: dict | None = None) -> dict:
     # A damaged target store blocks its cards with the banner's words; the rest stay usable.
     unreadable = {st.ref.key: st.problem for st in statuses()
                   if st.problem is not None and st.problem.kind != "missing"}
-    return {i.id: approval.plan_approval(stores(), i, unreadable)
+    edits = edits or {}
+    return {i.id: approval.plan_approval(stores(), i, unreadable, edits.get(i.id))
             for i in items if i.status == "pending"}
 
 
 def _context(status: str, outcomes: dict | None = None, with_effects: bool = True,
-             items=None) -> dict:
-    """The tab's items (or just ``items``), each pending one with its plan and effect."""
+             items=None, edits: dict | None = None) -> dict:
+    """The tab's items (or just ``items``), each pending one with its plan and effect.
+
+    ``edits``: item id -> Edits being previewed (or refused): that card shows the
+    edited plan, and its form keeps the values typed.
+    """
     project = _project()
     if items is None:
         items = list_review_items(project, None if status == ALL else status)
-    plans = _plans(items)
+    plans = _plans(items, edits)
     return {"status": status, "items": items, "plans": plans,
             "effects": block_effects.for_approvals(plans) if with_effects else {},
             "counts": writes.review_counts(project.path), "outcomes": outcomes or {},
-            "statuses": STATUSES, "read_only": not status_of("project").writable}
+            "statuses": STATUSES, "read_only": not status_of("project").writable,
+            "edit_form": lambda item: review_edits.form_defaults(
+                item, plans[item.id].edits if item.id in plans else None)}
 
 
 def _tab() -> str:
@@ -87,20 +94,39 @@ def _list_json(ctx) -> dict:
 
 @page_route(bp, "/reviews/effect")
 def effect(fmt: str):
-    """One pending item's effect on the stable block (for cards the list left without one)."""
+    """One pending item's effect on the stable block (for cards the list left without one).
+
+    With edit fields (the card's "Preview edits", or ``value``/``tags``/``scope``/
+    ``type`` from a script) it is the plan and effect of approving with those
+    edits; the page and the htmx answer are the card showing that plan, with
+    the button that approves exactly it.  Nothing is written.
+    """
     item_id = request.args.get("id") or ""
     item = writes.review_item(_project().path, item_id) if ID.fullmatch(item_id) else None
     if item is None or item.status != "pending":
         abort(404, f"No pending review item '{item_id}'.")
-    plans = _plans([item])
+    try:
+        edits = review_edits.edits_from(request.args, item)
+    except Blocked as bad:
+        abort(bad.status, str(bad))
+    if edits is not None and fmt != "json":
+        ctx = _context("pending", items=[item], edits={item.id: edits})
+        if wants_fragment():
+            return render_template("reviews/_item.html", item=item, **ctx)
+        return render_template("reviews/edited.html", item=item, **ctx)
+    plans = _plans([item], {item.id: edits})
     found = block_effects.for_approvals(plans).get(item.id)
     return page(fmt, "reviews/effect.html", item=item, plan=plans[item.id], effect=found,
                 to_json=lambda ctx: {"id": ctx["item"].id, "plan": _plan_json(ctx["plan"]),
                                      "stable_effect": ctx["effect"]})
 
 
-def _decide(item_id: str, action: str, values) -> Outcome:
-    """Run one approve/reject with the tokens the page was rendered with."""
+def _decide(item_id: str, action: str, values, edits=None) -> Outcome:
+    """Run one approve/reject with the tokens the page was rendered with.
+
+    ``edits``: approve with these values changed (``target`` is then the token
+    of the edited plan, as the preview gave it).
+    """
     seen = values.get(f"seen-{item_id}") or values.get("seen")
     target = values.get(f"target-{item_id}") or values.get("target")
     try:
@@ -116,9 +142,11 @@ def _decide(item_id: str, action: str, values) -> Outcome:
         if action == "reject":
             approval.reject(stores(), item_id, seen)
             return Outcome(item_id, "rejected", "Rejected")
-        plan, saved = approval.approve(stores(), item_id, seen, target, may_write=require_writable)
+        plan, saved = approval.approve(stores(), item_id, seen, target, may_write=require_writable,
+                                       edits=edits)
         return Outcome(item_id, "approved",
-                       f"Approved → memory '{plan.save.title}' (source=crystallized)",
+                       f"Approved{' with edits' if plan.edits else ''} → memory "
+                       f"'{plan.save.title}' (source={plan.save.source})",
                        memory_id=saved.memory_id, memory_store=plan.save.store, event=saved.event)
     except Exception as exc:  # noqa: BLE001 - failure() re-raises what it does not know
         out = failure(item_id, exc)
@@ -144,7 +172,7 @@ def _decided(item_id: str) -> Outcome | None:
                    state=item.status)
 
 
-def _answer(outcomes: list[Outcome], single: bool):
+def _answer(outcomes: list[Outcome], single: bool, edits: dict | None = None):
     status = overall_status(outcomes)
     if any(o.ok and o.outcome == "approved" for o in outcomes):
         size = block_effects.size_now()   # read back from the files, not predicted
@@ -159,7 +187,7 @@ def _answer(outcomes: list[Outcome], single: bool):
         # htmx swaps only 2xx answers, so the failure travels in the row itself.
         if single:
             item = writes.review_item(_project().path, outcomes[0].id)
-            ctx = _context("pending", by_id, items=[item] if item else [])
+            ctx = _context("pending", by_id, items=[item] if item else [], edits=edits)
             if item is None:
                 return render_template("reviews/_gone.html", outcome=outcomes[0], **ctx)
             return render_template("reviews/_item.html", item=item, oob_tabs=True, **ctx)
@@ -168,14 +196,27 @@ def _answer(outcomes: list[Outcome], single: bool):
     if status == 200:
         action = outcomes[0].outcome
         return redirect(url_for("reviews.index", fmt="html", status="pending", done=action, n=len(outcomes)), 303)
-    return render_template("reviews/index.html", **_context("pending", by_id)), status
+    return render_template("reviews/index.html", **_context("pending", by_id, edits=edits)), status
 
 
 @bp.post("/reviews/<item_id>/<action>")
 def decide_one(item_id: str, action: str):
     if action not in ACTIONS:
         abort(404)
-    return _answer([_decide(item_id, action, form_values())], single=True)
+    values = form_values()
+    edits = None
+    # The card's edit fields ride along with every button of the bulk form: only
+    # "Approve with edits" (?edits=1) uses them; a script's plain names always count.
+    if action == "approve" and (request.args.get("edits") == "1"
+                                or any(name in values for name in review_edits.FIELDS)):
+        item = writes.review_item(_project().path, item_id) if ID.fullmatch(item_id) else None
+        if item is not None and item.status == "pending":
+            try:
+                edits = review_edits.edits_from(values, item)
+            except Blocked as bad:
+                return _answer([failure(item_id, bad)], single=True)
+    kept = {item_id: edits} if edits is not None else None
+    return _answer([_decide(item_id, action, values, edits)], single=True, edits=kept)
 
 
 @bp.post("/reviews/<action>")

@@ -103,6 +103,16 @@ def close_agent(agent: Agent) -> None:
             store.close()
 
 
+def fresh_candidate(server, text: str) -> str:
+    """A new pending review item, proposed by agentao's crystallizer from ``text``; its id."""
+    agent = Agent(server.agent.project_dir.parent)
+    try:
+        [item] = agent.crystallize(text)
+        return item.id
+    finally:
+        close_agent(agent)
+
+
 # -- the browser ---------------------------------------------------------------------------
 
 def start_browser():

@@ -12,7 +12,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from selenium.webdriver.common.by import By
 
-from .conftest import read_db, Agent, Server, close_agent, htmx_settled, login, resource_urls, screenshot, \
+from .conftest import fresh_candidate, read_db, Agent, Server, close_agent, htmx_settled, login, resource_urls, screenshot, \
     seed, wait_for
 
 
@@ -260,3 +260,28 @@ def test_adding_a_memory_by_hand_then_deleting_and_restoring_it(browser, server)
     browser.find_element(By.CSS_SELECTOR, "#restore-form button[data-action=restore]").click()
     wait_for(browser, lambda d: read_db(db, live) == [(1,)], "the memory was not restored")
     wait_for(browser, lambda d: d.find_elements(By.ID, "edit-form"), "the restored memory's page is not a live one")
+
+
+def test_approve_with_edits_previews_then_writes_the_edit(browser, server):
+    item_id = fresh_candidate(server, "We decided to use uv for packaging.")
+    open_page(browser, server, "/reviews")
+    card = browser.find_element(By.CSS_SELECTOR, f"#review-{item_id}")
+    card.find_element(By.CSS_SELECTOR, "[data-edit-form] summary").click()
+    box = card.find_element(By.CSS_SELECTOR, "[data-edit-form] textarea")
+    box.clear()
+    box.send_keys("Edited in the browser before approving.")
+    card.find_element(By.CSS_SELECTOR, "button[data-action=preview-edits]").click()
+    row = f"#review-{item_id}"
+    wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, f"{row} [data-plan][data-edited]"),
+             "the card did not show the edited plan")
+    assert browser.execute_script("return window.__samePage === true"), "the preview reloaded the page"
+    db = server.agent.project_db
+    assert read_db(db, "SELECT status FROM memory_review_queue WHERE id = ?", item_id) == [("pending",)]
+    browser.find_element(By.CSS_SELECTOR, f"{row} button[data-action=approve-edited]").click()
+    wait_for(browser, lambda d: d.find_element(By.CSS_SELECTOR, row).get_attribute("data-status")
+             == "approved", "the edited approval did not swap the row")
+    assert read_db(db, "SELECT status FROM memory_review_queue WHERE id = ?", item_id) == [("approved",)]
+    found = [read_db(p, "SELECT source FROM memories WHERE content = ? AND deleted_at IS NULL",
+                     "Edited in the browser before approving.")
+             for p in (db, server.agent.user_db) if p is not None]
+    assert sum(found, []) == [("explicit",)]

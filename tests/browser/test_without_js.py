@@ -13,7 +13,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import Select
 
-from .conftest import read_db, Agent, Server, close_agent, login, second_project, seed, wait_for
+from .conftest import fresh_candidate, read_db, Agent, Server, close_agent, login, second_project, seed, wait_for
 
 
 @pytest.fixture(scope="module")
@@ -80,6 +80,28 @@ def test_approve_posts_and_lands_back_on_the_queue(browser, server):
     follow(browser, button)
     assert heading(browser) == "Review queue", browser.page_source[:300]
     assert read_db(db, "SELECT status FROM memory_review_queue WHERE id = ?", item_id) == [("approved",)]
+
+
+def test_approve_with_edits_previews_on_its_page_then_posts(browser, server):
+    db = server.agent.project_db
+    item_id = fresh_candidate(server, "We must never push to main.")
+    browser.get(server.url("/reviews"))
+    card = browser.find_element(By.CSS_SELECTOR, f"#review-{item_id}")
+    card.find_element(By.CSS_SELECTOR, "[data-edit-form] summary").click()
+    box = card.find_element(By.CSS_SELECTOR, "[data-edit-form] textarea")
+    box.clear()
+    box.send_keys("Edited without JavaScript.")
+    Select(card.find_element(By.CSS_SELECTOR, "[data-edit-form] select[name^=scope]")).select_by_value("user")
+    follow(browser, card.find_element(By.CSS_SELECTOR, "button[data-action=preview-edits]"))
+    assert heading(browser) == "Approve with edits", browser.page_source[:300]
+    plan = browser.find_element(By.CSS_SELECTOR, f"#review-{item_id} [data-plan][data-edited]")
+    assert plan.find_element(By.CSS_SELECTOR, "[data-plan-field=store]").text.startswith("user store")
+    assert read_db(db, "SELECT status FROM memory_review_queue WHERE id = ?", item_id) == [("pending",)]
+    follow(browser, browser.find_element(By.CSS_SELECTOR, "button[data-action=approve-edited]"))
+    assert heading(browser) == "Review queue", browser.page_source[:300]
+    assert read_db(db, "SELECT status FROM memory_review_queue WHERE id = ?", item_id) == [("approved",)]
+    assert read_db(server.agent.user_db, "SELECT scope, source FROM memories WHERE content = ?",
+                   "Edited without JavaScript.") == [("user", "explicit")]
 
 
 def test_reject_and_erase_lands_on_its_report(browser, server):

@@ -1,0 +1,61 @@
+"""Reading "Edit before approving" from a card's form, a preview link or a script's JSON.
+
+The card names its fields per item (``value-<id>``, ``tags-<id>``,
+``scope-<id>``, ``type-<id>``) because every card sits in the one bulk form;
+a script sends the plain names.  Tags follow the memory edit form's rule
+(views.curate): the proposal's tags sent back as shown mean "keep them".
+"""
+
+from __future__ import annotations
+
+from ..actions.approval import Edits
+from ..contract import KNOWN_TYPES
+from ..records import ReviewItem
+from .curate import _tags, _type
+from .outcomes import Blocked
+
+FIELDS = ("value", "tags", "scope", "type")
+SCOPES = ("project", "user")
+MAX_VALUE_CHARS = 100_000   # agentao refuses past 4,000; this only bounds the request
+
+
+def sent(values, item_id: str) -> dict:
+    """The edit fields present in ``values``: the card's names first, then plain ones."""
+    found = {}
+    for name in FIELDS:
+        got = values.get(f"{name}-{item_id}")
+        if got is None:
+            got = values.get(name)
+        if got is not None:
+            found[name] = got
+    return found
+
+
+def edits_from(values, item: ReviewItem) -> Edits | None:
+    """The edits asked for on ``item`` (None when no edit field was sent); Blocked(400) if bad."""
+    fields = sent(values, item.id)
+    if not fields:
+        return None
+    for name in ("value", "scope", "type"):
+        if name in fields and not isinstance(fields[name], str):
+            raise Blocked(400, f"'{name}' must be text.")
+    if not isinstance(fields.get("tags", ""), (str, list)):
+        raise Blocked(400, "'tags' must be text (comma-separated) or a list of texts.")
+    value = fields.get("value")
+    if value is not None and len(value) > MAX_VALUE_CHARS:
+        raise Blocked(400, f"The value is longer than {MAX_VALUE_CHARS} characters.")
+    scope = (fields.get("scope") or "").strip() or None
+    if scope not in (None, *SCOPES):
+        raise Blocked(400, "'scope' must be 'project' or 'user'.")
+    tags = tuple(_tags(fields, item.tags)) if "tags" in fields else None
+    return Edits(value=value, tags=tags, scope=scope, type=_type(fields))
+
+
+def form_defaults(item: ReviewItem, edits: Edits | None) -> dict:
+    """The edit form's prefilled values: the edits being previewed, else the proposal's."""
+    e = edits or Edits()
+    tags = item.tags if e.tags is None else e.tags
+    types = list(KNOWN_TYPES) + ([item.type] if item.type not in KNOWN_TYPES else [])
+    return {"value": item.content if e.value is None else e.value, "tags": ", ".join(tags),
+            "scope": e.scope or item.scope, "type": e.type or item.type,
+            "types": types, "scopes": SCOPES}

@@ -1,0 +1,280 @@
+"""Approve with edits: the dashboard against agentao approving the item and then saving the edit.
+
+Each case runs three copies of one agentao-built store: the dashboard's
+approve-with-edits; agentao's single path for it (``MemoryManager.upsert``
+of the edited request under the item's key, then the queue row marked
+approved — ``promote``'s two steps with the ``save_memory`` request); and
+agentao approving the item as proposed and then saving the edit with
+``upsert``.  Files and event log must equal the single path (ids and
+clocks aside); the rows must equal the two-step result too — the two-step
+only adds the approval's own event (and change count) before the edit's.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sqlite3
+
+import pytest
+from bs4 import BeautifulSoup
+from agentao.memory.crystallizer import MemoryCrystallizer
+from agentao.memory.models import SaveMemoryRequest
+
+from agentao_world import file_digest
+from dashboard.actions import approval
+from dashboard.actions.approval import Edits
+from dashboard.contract import SaveRefused
+from dashboard.store import build_refs
+from dashboard.store import writes
+from dashboard.store.registry import ref_for
+from dashboard.store.writes import WriteConflict
+from test_reviews_conformance import Copy, pending_ids, run_both, snapshot, state
+
+
+def _one(agent, text):
+    agent.crystallize(text)
+    [item_id] = pending_ids(agent)
+    return agent.manager.project_store.get_review_item(item_id)
+
+
+def _request(item, edits: Edits) -> SaveMemoryRequest:
+    pick = lambda e, p: p if e is None else e  # noqa: E731
+    return SaveMemoryRequest(key=item.key_normalized, value=pick(edits.value, item.content),
+                             tags=list(pick(edits.tags, item.tags)),
+                             scope=pick(edits.scope, item.scope), type=pick(edits.type, item.type))
+
+
+def ours(item, edits):
+    def step(copy):
+        try:
+            plan, saved = approval.approve(copy.refs, item.id, edits=edits)
+            return ("ok", saved.event, plan.save.store)
+        except SaveRefused as refused:
+            return ("refused", str(refused))
+    return step
+
+
+def single_path(item, edits):
+    def step(copy, manager):
+        before = {m.id for m in manager.get_all_entries()}
+        try:
+            record = manager.upsert(_request(item, edits))
+        except ValueError as refused:   # SensitiveMemoryError is a ValueError
+            return ("refused", str(refused))
+        manager.project_store.update_review_status(item.id, "approved")
+        return ("ok", "update" if record.id in before else "create", record.scope)
+    return step
+
+
+def two_steps(item, edits):
+    """agentao approves the item (where the edit puts it), then the edit is saved."""
+    def step(copy, manager):
+        scoped = dataclasses.replace(item, scope=edits.scope or item.scope)
+        record = MemoryCrystallizer().promote(scoped, manager)   # = approve_review_item at that scope
+        manager.upsert(dataclasses.replace(_request(item, edits), key=record.title))
+    return step
+
+
+def compare(agent, tmp_path, item, edits):
+    """Both agentao references and the dashboard; returns the dashboard's outcome and state."""
+    out, theirs, st, st_single = run_both(agent, tmp_path / "a", ours(item, edits),
+                                          single_path(item, edits))
+    assert out == theirs
+    assert st == st_single                      # files and event log, ids and clocks aside
+    if out[0] == "ok":
+        _, _, _, st_two = run_both(agent, tmp_path / "b", lambda c: None, two_steps(item, edits))
+        for db in ("project_db", "user_db"):
+            assert st[db]["memories"] == st_two[db]["memories"]
+            assert st[db]["queue"] == st_two[db]["queue"]
+    return out, st
+
+
+def test_value_edit_writes_the_edited_row(agent, tmp_path):
+    item = _one(agent, "We must never push to main.")
+    out, st = compare(agent, tmp_path, item, Edits(value="Never push to main; open a PR."))
+    assert out == ("ok", "create", "project")
+    [row] = st["project_db"]["memories"]
+    assert row["content"] == "Never push to main; open a PR."
+    assert (row["source"], row["confidence"]) == ("explicit", "explicit_user")
+    assert st["project_db"]["queue"][0]["status"] == "approved"
+
+
+def test_tags_edit(agent, tmp_path):
+    item = _one(agent, "We decided to use uv for packaging.")
+    out, st = compare(agent, tmp_path, item, Edits(tags=("tooling", "python")))
+    [row] = st["project_db"]["memories"]
+    assert row["tags_json"] == '["tooling", "python"]' and "tooling" in row["keywords_json"]
+
+
+def test_scope_change_lands_in_the_user_file(agent, tmp_path):
+    item = _one(agent, "We decided to use uv for packaging.")
+    assert item.scope == "project"
+    out, st = compare(agent, tmp_path, item, Edits(scope="user"))
+    assert out == ("ok", "create", "user")
+    assert st["project_db"]["memories"] == [] and len(st["user_db"]["memories"]) == 1
+    assert st["project_db"]["queue"][0]["status"] == "approved"
+
+
+def test_type_change(agent, tmp_path):
+    item = _one(agent, "We must never push to main.")
+    out, st = compare(agent, tmp_path, item, Edits(type="workflow"))
+    assert st["project_db"]["memories"][0]["type"] == "workflow" != item.type
+
+
+def test_secret_in_the_edit_is_refused_and_writes_nothing(agent, tmp_path):
+    item = _one(agent, "We must never push to main.")
+    original = snapshot(agent)
+    out, st = compare(agent, tmp_path, item, Edits(value="deploy with token=abcdefgh12345678"))
+    assert out == ("refused", "Refused to save: content appears to contain sensitive credentials")
+    assert st == state(Copy(agent, tmp_path / "untouched"), original)
+    assert st["project_db"]["queue"][0]["status"] == "pending"
+
+
+def test_an_edit_can_fix_a_candidate_agentao_would_refuse(agent, tmp_path):
+    item = _one(agent, "I use token=abcdefgh12345678 for the staging API.")
+    refs = build_refs(agent.project_dir, agent.user_db)
+    assert approval.plan_approval(refs, item_of(refs, item.id)).refusal
+    out, theirs, st, st_single = run_both(agent, tmp_path, ours(item, Edits(value="Staging API: "
+                                          "token in the vault.")), single_path(item, Edits(
+                                          value="Staging API: token in the vault.")))
+    assert out == theirs == ("ok", "create", item.scope) and st == st_single
+
+
+def item_of(refs, item_id):
+    return writes.review_item(ref_for(refs, "project").path, item_id)
+
+
+@pytest.mark.parametrize("scope", ["project", "user"])
+def test_key_collision_overwrites_the_live_memory_and_says_so_first(agent, tmp_path, scope):
+    item = _one(agent, "We must never push to main.")
+    agent.save(item.key_normalized, "Push freely.", ["git"], scope=scope)
+    refs = build_refs(agent.project_dir, agent.user_db)
+    edits = Edits(value="Never push to main.", scope=scope)
+    plan = approval.plan_approval(refs, item_of(refs, item.id), edits=edits)
+    assert plan.existing is not None and plan.existing.content == "Push freely."
+    assert {"field": "content", "before": "Push freely.", "after": "Never push to main."} in plan.diff
+    out, st = compare(agent, tmp_path, item, edits)
+    assert out == ("ok", "update", scope)
+    assert [e[1] for e in st[f"{scope}_db"]["events"]] == ["create", "update"]
+
+
+def test_edits_that_change_nothing_are_a_plain_approval(agent, tmp_path):
+    item = _one(agent, "We must never push to main.")
+    refs = build_refs(agent.project_dir, agent.user_db)
+    same = Edits(value=item.content, tags=tuple(item.tags), scope=item.scope, type=item.type)
+    plan = approval.plan_approval(refs, item_of(refs, item.id), edits=same)
+    assert plan.edits is None and plan.save.source == "crystallized"
+
+
+def test_a_stale_target_from_the_unedited_plan_is_a_conflict(agent):
+    """The card's target token is the unedited plan's: it must not bless an edited scope's row."""
+    item = _one(agent, "We decided to use uv for packaging.")
+    agent.save(item.key_normalized, "pip and requirements.txt", scope="user")
+    refs = build_refs(agent.project_dir, agent.user_db)
+    plain = approval.plan_approval(refs, item_of(refs, item.id))
+    with pytest.raises(WriteConflict):
+        approval.approve(refs, item.id, plain.item_fingerprint, plain.target_fingerprint,
+                         edits=Edits(scope="user"))
+    assert agent.manager.list_review_items()[0].id == item.id   # still pending
+
+
+# --------------------------------------------------------------------------- the card, the form, the twin
+HTMX = {"HX-Request": "true"}
+JSON = {"Accept": "application/json"}
+
+
+def _soup(response):
+    return BeautifulSoup(response.get_data(as_text=True), "html.parser")
+
+
+def _card_fields(card) -> dict:
+    """What the browser sends from one card: hidden tokens and the edit form's fields."""
+    out = {i["name"]: i["value"] for i in card.select("input[type=hidden], input[type=text]")}
+    out.update({t["name"]: t.text for t in card.select("textarea")})
+    out.update({s["name"]: s.select_one("option[selected]")["value"] for s in card.select("select")})
+    return out
+
+
+@pytest.fixture
+def pending(agent):
+    agent.save("constraint_never_push_to_main", "Push freely.", ["git"], scope="user")
+    item = _one(agent, "We must never push to main.")
+    return agent, item
+
+
+def _user_rows(agent):
+    return [(m.key_normalized, m.content, m.source) for m in agent.manager.get_all_entries("user")]
+
+
+def test_form_path_previews_then_approves_the_edit(pending):
+    agent, item = pending
+    client = agent.app().test_client()
+    card = _soup(client.get("/reviews")).select_one(f"#review-{item.id}")
+    form = _card_fields(card)
+    assert form[f"value-{item.id}"] == item.content            # prefilled with the proposal
+    form.update({f"value-{item.id}": "Never push to main; open a PR.", f"scope-{item.id}": "user"})
+    preview = client.get("/reviews/effect", query_string=dict(form, id=item.id))
+    card = _soup(preview).select_one(f"#review-{item.id}")
+    plan = card.select_one("[data-plan]")
+    assert plan.has_attr("data-edited") and plan["data-action"] == "update"   # shown before the click
+    assert "Push freely." in plan.select_one('[data-diff-field="content"]').text
+    assert "Never push to main; open a PR." in plan.select_one('[data-field="block-diff"]').text
+    assert _user_rows(agent) == [(item.key_normalized, "Push freely.", "explicit")]  # nothing written
+    button = card.select_one('[data-action="approve-edited"]')
+    done = client.post(button["formaction"], data=_card_fields(card))
+    assert done.status_code == 303
+    assert _user_rows(agent) == [(item.key_normalized, "Never push to main; open a PR.", "explicit")]
+    assert agent.manager.list_review_items("approved")[0].id == item.id
+
+
+def test_htmx_path_and_a_refused_edit_keeps_what_was_typed(pending):
+    agent, item = pending
+    client = agent.app().test_client()
+    card = _soup(client.get("/reviews")).select_one(f"#review-{item.id}")
+    form = dict(_card_fields(card), **{f"value-{item.id}": "use password=hunter2hunter2"})
+    preview = _soup(client.get("/reviews/effect", query_string=dict(form, id=item.id), headers=HTMX))
+    assert preview.select_one("[data-plan]")["data-action"] == "refused"
+    assert preview.select_one('[data-action="approve-edited"]').has_attr("disabled")
+    before = file_digest(agent.project_db, agent.user_db)
+    url = f"/reviews/{item.id}/approve?edits=1"
+    answer = client.post(url, data=_card_fields(preview.select_one("article")), headers=HTMX)
+    card = _soup(answer).select_one(f"#review-{item.id}")
+    assert card["data-outcome"] == "refused" and card["data-status"] == "pending"
+    assert card.select_one("textarea").text == "use password=hunter2hunter2"
+    assert file_digest(agent.project_db, agent.user_db) == before
+
+
+def test_plain_approve_ignores_the_edit_fields(pending):
+    """The collapsed form rides along in the bulk form: only "Approve with edits" applies it."""
+    agent, item = pending
+    client = agent.app().test_client()
+    card = _soup(client.get("/reviews")).select_one(f"#review-{item.id}")
+    form = dict(_card_fields(card), **{f"value-{item.id}": "typed but not previewed"})
+    assert client.post(f"/reviews/{item.id}/approve", data=form).status_code == 303
+    [row] = [m for m in agent.manager.get_all_entries("project")]
+    assert (row.content, row.source) == (item.content, "crystallized")
+
+
+def test_json_twin_previews_and_approves_with_edits(pending):
+    agent, item = pending
+    client = agent.app().test_client()
+    query = {"id": item.id, "value": "Never push.", "tags": "git, policy", "type": "workflow"}
+    plan = client.get("/reviews/effect.json", query_string=query).get_json()["plan"]
+    assert plan["edits"] == {"value": "Never push.", "tags": ["git", "policy"], "scope": None,
+                             "type": "workflow"}
+    assert (plan["source"], plan["type"], plan["store"]) == ("explicit", "workflow", "project")
+    bad = client.post(f"/reviews/{item.id}/approve", headers=JSON, json=dict(
+        query, value="token=abcdefgh12345678", seen=plan["item_fingerprint"],
+        target=plan["target_fingerprint"]))
+    assert bad.status_code == 422
+    assert bad.get_json()["outcomes"][0]["error_type"] == "SensitiveMemoryError"
+    scope = client.post(f"/reviews/{item.id}/approve", headers=JSON, json=dict(
+        query, scope="team", seen=plan["item_fingerprint"], target=plan["target_fingerprint"]))
+    assert scope.status_code == 400 and "'scope' must be" in scope.get_json()["outcomes"][0]["message"]
+    ok = client.post(f"/reviews/{item.id}/approve", headers=JSON, json=dict(
+        query, tags=["git", "policy"], seen=plan["item_fingerprint"],
+        target=plan["target_fingerprint"]))
+    assert ok.status_code == 200 and ok.get_json()["outcomes"][0]["outcome"] == "approved"
+    [row] = agent.manager.get_all_entries("project")
+    assert (row.content, row.tags, row.type, row.source) == ("Never push.", ["git", "policy"],
+                                                             "workflow", "explicit")
