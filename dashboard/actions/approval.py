@@ -19,7 +19,7 @@ then marks the item — nothing is lost.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..contract import PlannedSave, SaveRefused, plan_save
 from ..records import Memory, ReviewItem
@@ -28,6 +28,7 @@ from ..store import writes
 from ..store.lockstep import write_all
 from ..store.registry import ref_for
 from ..store.writes import Expect, WriteConflict, fingerprint
+from . import warnings
 
 DIFF_FIELDS = ("title", "content", "tags", "keywords", "type", "source", "confidence")
 
@@ -42,6 +43,7 @@ class ApprovalPlan:
     existing: Memory | None = None          # the live memory it would overwrite
     diff: list[dict] = field(default_factory=list)
     blocked: str | None = None              # the dashboard cannot do it (file missing)
+    warnings: tuple[dict, ...] = ()         # what to know before approving (actions.warnings)
 
     @property
     def item_fingerprint(self) -> str:
@@ -67,6 +69,7 @@ class ApprovalPlan:
             "diff": self.diff,
             "item_fingerprint": self.item_fingerprint,
             "target_fingerprint": self.target_fingerprint,
+            "warnings": list(self.warnings),
         }
 
 
@@ -83,11 +86,18 @@ def planned_save(item: ReviewItem, user_store: bool) -> PlannedSave:
 
 def plan_approval(refs: list[StoreRef], item: ReviewItem,
                   problems: dict[str, StoreProblem] | None = None) -> ApprovalPlan:
-    """What approving ``item`` now would write: key, title, file, and what it overwrites.
+    """What approving ``item`` now would write: key, title, file, what it overwrites,
+    and the warnings the item and plan tell by themselves (``warnings.of_plan``; those
+    that need the whole store are added by ``warnings.with_store``).
 
     ``problems``: store key -> why that store cannot be read, when the caller knows
     it already (the page's banners), so that the card says the same.
     """
+    plan = _plan(refs, item, problems)
+    return replace(plan, warnings=warnings.of_plan(item, plan.refusal, plan.existing))
+
+
+def _plan(refs, item, problems) -> ApprovalPlan:
     try:
         save = planned_save(item, has_user_store(refs))
     except SaveRefused as refused:
