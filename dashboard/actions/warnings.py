@@ -23,11 +23,13 @@ A warning never blocks approval (only ``refused`` and ``blocked`` do, as before)
 
 from __future__ import annotations
 
+import math
+from bisect import bisect_right
 from dataclasses import replace
-from itertools import compress
+from itertools import accumulate
 
 from ..engine import session_tail
-from ..findings.checks import jaccard, token_set, token_sets
+from ..findings.checks import jaccard, token_set
 from ..findings.corpus import Docs, contradicted_preferences, subject
 from ..findings.duplicates import DUPLICATE_THRESHOLD, MAX_RELATED, MIN_TOKENS
 from . import effects
@@ -130,22 +132,36 @@ def _contradicted(plans: dict, live: list) -> dict:
 
 
 def _duplicated(plans: dict, live: list) -> dict:
-    """item id -> live memories under another key whose content nearly equals its candidate's."""
+    """item id -> live memories under another key whose content nearly equals its candidate's.
+
+    Jaccard ≥ 0.9 between a candidate's k tokens and a row's needs the row to
+    hold all but ⌊k/10⌋ of them, so a row holding none of the candidate's
+    ⌊k/10⌋ + 1 longest tokens cannot qualify.  Those are found as substrings of
+    the lower-cased contents joined once (``str.find``, at C speed; a substring
+    hit is a superset of a token hit), and only the rows found are tokenised
+    and compared: a card costs a few searches, not a pass over every row.
+    """
     if not live:
         return {}
-    sets = token_sets([m.content for m in live])
-    sizes = list(map(len, sets))
+    texts = [m.content.lower() for m in live]
+    joined = "\0".join(texts)
+    starts = list(accumulate((len(t) + 1 for t in texts[:-1]), initial=0))
     found: dict[str, list] = {}
     for i, plan in plans.items():
         mine = token_set(plan.save.content)
         if len(mine) < MIN_TOKENS:
             continue
-        # Jaccard ≥ t needs t·|A| ≤ |B| ≤ |A|/t: only rows of such a size are compared.
-        lo, hi = DUPLICATE_THRESHOLD * len(mine), len(mine) / DUPLICATE_THRESHOLD
-        near = [(jaccard(mine, sets[n]), n) for n in compress(range(len(live)),
-                (lo <= k <= hi for k in sizes))]
-        hits = [live[n] for score, n in sorted(near, key=lambda p: (-p[0], p[1]))
-                if score >= DUPLICATE_THRESHOLD and live[n].key_normalized != plan.save.key_normalized]
+        need = len(mine) - math.ceil(DUPLICATE_THRESHOLD * len(mine) - 1e-9) + 1
+        rows: set[int] = set()
+        for token in sorted(mine, key=lambda t: (-len(t), t))[:need]:
+            at = joined.find(token)
+            while at != -1:
+                n = bisect_right(starts, at) - 1
+                rows.add(n)
+                at = joined.find(token, starts[n] + len(texts[n]) + 1)   # the next row
+        near = sorted((-jaccard(mine, token_set(texts[n])), n) for n in rows
+                      if live[n].key_normalized != plan.save.key_normalized)
+        hits = [live[n] for score, n in near if -score >= DUPLICATE_THRESHOLD]
         if hits:
             found[i] = hits[:MAX_RELATED]
     return found
