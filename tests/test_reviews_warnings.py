@@ -192,3 +192,11 @@ def test_hostile_names_in_warnings_are_inert(agent, name):
     (item,) = data["items"]
     assert item["plan"]["warnings"][0]["memories"][0]["title"] == text[:60]
     assert file_digest(agent.project_db, agent.user_db) == before
+
+
+def test_chinese_words_holding_a_negation_character_negate_nothing():
+    from dashboard.actions.polarity import contradicts, negated
+    assert not contradicts("部署时不同环境用不同配置", "不同环境用不同配置")
+    assert not contradicts("我特别喜欢用 vim 写 Python", "用 vim 写 Python")
+    assert not negated("这个库不错") and not negated("别人都用 conda")
+    assert negated("别用 print") and negated("不要这样") and contradicts("别用 print 调试", "用 print 调试")
