@@ -112,6 +112,16 @@ def test_contradicts_a_live_preference_on_the_same_subject(agent):
     assert codes(by["small pull requests"][0]) == []
 
 
+def test_contradicts_a_live_constraint_on_the_same_subject(agent):
+    agent.save("constraint_push_freely", "Push straight to main, no review needed", type="constraint")
+    agent.crystallize("We must never push to main", "always run the tests before pushing")
+    by = listing(agent)
+    item, card = by["never push to main"]
+    assert codes(item) == ["contradicts_memory"]        # the "never" is kept: no evidence warning
+    assert named(item, "contradicts_memory") == ["constraint_push_freely"]
+    assert codes(by["run the tests before pushing"][0]) == []
+
+
 def test_duplicates_under_another_key(agent):
     agent.save("editor_indentation", "Tabs over spaces", scope="project", type="note")
     agent.crystallize("I prefer tabs over spaces", "I prefer small pull requests")

@@ -15,7 +15,7 @@ because some need the whole store and some do not:
   the engine's stable selection before and after the save, compared by row,
   not by text), ``contradicts_memory`` (the findings corpus rule
   ``contradicted_preferences``: a live preference on the same subject saying
-  something else) and ``duplicates`` (token Jaccard ≥ 0.9 with a live memory
+  something else; constraints are weighed as preferences) and ``duplicates`` (token Jaccard ≥ 0.9 with a live memory
   under another key, the findings near-duplicate measure).
 
 A warning never blocks approval (only ``refused`` and ``blocked`` do, as before).
@@ -79,7 +79,7 @@ def with_store(plans: dict, block_effects: dict, snap) -> dict:
                          "memories": [_named(m) for m in names]})
     for i, found in _contradicted(ready, live).items():
         extra[i].append({"code": "contradicts_memory", "text": "It may contradict a live "
-                         f"preference on the same subject ({subject(ready[i].save.key_normalized)}"
+                         f"preference or constraint on the same subject ({subject(ready[i].save.key_normalized)}"
                          f"): {_names(found)}.", "memories": [_named(m) for m in found]})
     for i, found in _duplicated(ready, live).items():
         extra[i].append({"code": "duplicates", "text": "It is nearly the same as a live memory "
@@ -115,15 +115,21 @@ def _evicted(plans: dict, block_effects: dict, snap) -> dict:
     return found
 
 
+def _ruled(kind: str) -> str:
+    # The corpus rule weighs preferences; a constraint is weighed the same way (a rule
+    # the user set, which a candidate on the same subject may say otherwise).
+    return "preference" if kind == "constraint" else kind
+
+
 def _contradicted(plans: dict, live: list) -> dict:
-    """item id -> live preferences the corpus rule says its candidate contradicts."""
-    prefs = [m for m in live if m.type == "preference" or m.scope == "user"]
+    """item id -> live preferences or constraints the corpus rule says its candidate contradicts."""
+    prefs = [m for m in live if _ruled(m.type) == "preference" or m.scope == "user"]
     if not prefs:
         return {}
     ids = list(plans)
     saves = [plans[i].save for i in ids]
-    memories = Docs.of([(m.key_normalized, m.scope, m.type, m.content) for m in prefs])
-    approved = Docs.of([(s.key_normalized, s.scope, s.type, s.content) for s in saves])
+    memories = Docs.of([(m.key_normalized, m.scope, _ruled(m.type), m.content) for m in prefs])
+    approved = Docs.of([(s.key_normalized, s.scope, _ruled(s.type), s.content) for s in saves])
     found: dict[str, list] = {}
     for n, finding in contradicted_preferences(memories, approved):
         for c in finding.related:
