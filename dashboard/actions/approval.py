@@ -36,6 +36,7 @@ from ..store import writes
 from ..store.lockstep import write_all
 from ..store.registry import ref_for
 from ..store.writes import Expect, WriteConflict, fingerprint
+from . import warnings
 
 DIFF_FIELDS = ("title", "content", "tags", "keywords", "type", "source", "confidence")
 
@@ -73,6 +74,7 @@ class ApprovalPlan:
     diff: list[dict] = field(default_factory=list)
     blocked: str | None = None              # the dashboard cannot do it (file missing)
     edits: Edits | None = None              # approved with these edits (None: as proposed)
+    warnings: tuple[dict, ...] = ()         # what to know before approving (actions.warnings)
 
     @property
     def item_fingerprint(self) -> str:
@@ -99,6 +101,7 @@ class ApprovalPlan:
             "edits": self.edits.to_dict() if self.edits else None,
             "item_fingerprint": self.item_fingerprint,
             "target_fingerprint": self.target_fingerprint,
+            "warnings": list(self.warnings),
         }
 
 
@@ -125,7 +128,9 @@ def planned_save(item: ReviewItem, user_store: bool, edits: Edits | None = None)
 def plan_approval(refs: list[StoreRef], item: ReviewItem,
                   problems: dict[str, StoreProblem] | None = None,
                   edits: Edits | None = None) -> ApprovalPlan:
-    """What approving ``item`` now would write: key, title, file, and what it overwrites.
+    """What approving ``item`` now would write: key, title, file, what it overwrites,
+    and the warnings the item and plan tell by themselves (``warnings.of_plan``; those
+    that need the whole store are added by ``warnings.with_store``).
 
     ``problems``: store key -> why that store cannot be read, when the caller knows
     it already (the page's banners), so that the card says the same.  ``edits``:
@@ -133,7 +138,10 @@ def plan_approval(refs: list[StoreRef], item: ReviewItem,
     """
     edits = edits.against(item) if edits is not None else None
     plan = _plan(refs, item, problems, edits)
-    return replace(plan, edits=edits) if edits is not None else plan
+    # The content the approval would write is what the evidence is read against.
+    proposed = item if edits is None or edits.value is None else replace(item, content=edits.value)
+    return replace(plan, edits=edits,
+                   warnings=warnings.of_plan(proposed, plan.refusal, plan.existing))
 
 
 def _plan(refs, item, problems, edits) -> ApprovalPlan:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import difflib
 from bisect import bisect_right
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable
 
 from ..contract import PlannedSave
@@ -49,6 +49,10 @@ class BlockEffect:
     before: str
     after: str
     budget: int
+    # The memories each block shows (engine.Selected entries' rows), where known: what
+    # the warnings before approval compare (actions.warnings), never shown as text.
+    before_shown: tuple[Memory, ...] = field(default=(), compare=False, repr=False)
+    after_shown: tuple[Memory, ...] = field(default=(), compare=False, repr=False)
 
     @property
     def before_size(self) -> int:
@@ -149,8 +153,12 @@ def row_effect(snap: Snapshot, row: Memory, hide=()) -> BlockEffect:
     hidden = frozenset(hide)
     tail = session_tail(snap.summaries, None)
     entries = [m for m in all_entries(project, user) if m.id not in hidden]
-    after = fit(select(entries), tail, snap.cache.costs).block(tail)
-    return BlockEffect(current_block(snap), after, STABLE_BUDGET)
+    after = fit(select(entries), tail, snap.cache.costs)
+    before, shown_now = stable_view(snap.project, snap.user, snap.summaries,
+                                    cache=snap.cache, version=snap.version)
+    return BlockEffect(before, after.block(tail), STABLE_BUDGET,
+                       tuple(s.memory for s in shown_now.shown()),
+                       tuple(s.memory for s in after.shown()))
 
 
 def delete_effect(snap: Snapshot, memory: Memory) -> BlockEffect:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from flask import Blueprint, abort, redirect, render_template, request, url_for
 
-from ..actions import approval
+from ..actions import approval, warnings
 from . import block_effects, review_edits, review_erase
 from .queue import STATUSES, project as _project
 from ..store import list_review_items
@@ -42,6 +42,13 @@ def _plans(items, edits: dict | None = None) -> dict:
             for i in items if i.status == "pending"}
 
 
+def _warned(plans: dict, found: dict) -> dict:
+    # The warnings that need the live rows and the block effect (actions.warnings).
+    if not block_effects.approvable(plans):
+        return plans   # nothing to weigh against the store: do not read it
+    return warnings.with_store(plans, found, block_effects.snapshot())
+
+
 def _context(status: str, outcomes: dict | None = None, with_effects: bool = True,
              items=None, edits: dict | None = None) -> dict:
     """The tab's items (or just ``items``), each pending one with its plan and effect.
@@ -53,8 +60,9 @@ def _context(status: str, outcomes: dict | None = None, with_effects: bool = Tru
     if items is None:
         items = list_review_items(project, None if status == ALL else status)
     plans = _plans(items, edits)
-    return {"status": status, "items": items, "plans": plans,
-            "effects": block_effects.for_approvals(plans) if with_effects else {},
+    found = block_effects.for_approvals(plans) if with_effects else {}
+    plans = _warned(plans, found)
+    return {"status": status, "items": items, "plans": plans, "effects": found,
             "counts": writes.review_counts(project.path), "outcomes": outcomes or {},
             "statuses": STATUSES, "read_only": not status_of("project").writable,
             "edit_form": lambda item: review_edits.form_defaults(
@@ -115,7 +123,9 @@ def effect(fmt: str):
             return render_template("reviews/_item.html", item=item, **ctx)
         return render_template("reviews/edited.html", item=item, **ctx)
     plans = _plans([item], {item.id: edits})
-    found = block_effects.for_approvals(plans).get(item.id)
+    effects = block_effects.for_approvals(plans)
+    plans = _warned(plans, effects)
+    found = effects.get(item.id)
     return page(fmt, "reviews/effect.html", item=item, plan=plans[item.id], effect=found,
                 to_json=lambda ctx: {"id": ctx["item"].id, "plan": _plan_json(ctx["plan"]),
                                      "stable_effect": ctx["effect"]})

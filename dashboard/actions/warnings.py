@@ -1,0 +1,166 @@
+"""Warnings before approval: what a person should know before saying yes to a candidate.
+
+Each warning is a plain dict ``{code, text, …}`` (``memories`` names the live
+memories it is about), in the order a reader should see them.  Two steps,
+because some need the whole store and some do not:
+
+* ``of_plan`` — from the item and its plan alone, called by
+  ``approval.plan_approval`` so the plan that approves carries them:
+  ``refused`` (agentao would refuse the save), ``overwrites`` (a live memory
+  is replaced), ``contradicts_evidence`` (the content drops or reverses the
+  negation in its own evidence, ``actions.polarity``).
+* ``with_store`` — against the live rows and the planned block effect, once
+  per page for all its cards (the review view's context): ``evicts_explicit``
+  (memories the user saved with ``save_memory`` leave ``<memory-stable>``:
+  the engine's stable selection before and after the save, compared by row,
+  not by text), ``contradicts_memory`` (the findings corpus rule
+  ``contradicted_preferences``: a live preference on the same subject saying
+  something else; constraints are weighed as preferences) and ``duplicates`` (token Jaccard ≥ 0.9 with a live memory
+  under another key, the findings near-duplicate measure).
+
+A warning never blocks approval (only ``refused`` and ``blocked`` do, as before).
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_right
+from dataclasses import replace
+from itertools import accumulate
+
+from ..findings.checks import jaccard, token_set
+from ..findings.corpus import Docs, contradicted_preferences, subject
+from ..findings.duplicates import DUPLICATE_THRESHOLD, MAX_RELATED, MIN_TOKENS
+from .polarity import contradicts
+
+ORDER = ("refused", "evicts_explicit", "contradicts_evidence", "contradicts_memory",
+         "overwrites", "duplicates")
+
+
+def _named(m) -> dict:
+    return {"store": m.store, "id": m.id, "key_normalized": m.key_normalized, "title": m.title}
+
+
+def _names(memories) -> str:
+    return ", ".join(f"“{m.title}” ({m.key_normalized})" for m in memories)
+
+
+def of_plan(item, refusal: str | None, existing) -> tuple[dict, ...]:
+    """The warnings the item and its plan tell by themselves."""
+    out = []
+    if refusal:
+        out.append({"code": "refused", "text": "agentao would refuse to save this, so approving "
+                    f"cannot work and the item stays pending: {refusal}"})
+    if contradicts(item.evidence, item.content):
+        out.append({"code": "contradicts_evidence", "text": "The content may say the opposite of "
+                    "its evidence: a negation (never, don't, not, 不要, 别 …) stands on one side "
+                    "and not on the other. Read the evidence before approving."})
+    if existing is not None:
+        out.append({"code": "overwrites", "text": f"Approving replaces the live memory "
+                    f"{_names([existing])} in the {existing.store} store; its old content is "
+                    "not kept.", "memories": [_named(existing)]})
+    return tuple(out)
+
+
+def with_store(plans: dict, block_effects: dict, snap) -> dict:
+    """``plans`` with the warnings that need the store's live rows added (same keys)."""
+    ready = {i: p for i, p in plans.items()
+             if p.save is not None and not p.refusal and not p.blocked}
+    if not ready:
+        return plans
+    live = [m for m in (*snap.project, *snap.user) if m.deleted_at is None]
+    extra: dict[str, list[dict]] = {i: [] for i in ready}
+    for i, names in _evicted(ready, block_effects, snap).items():
+        extra[i].append({"code": "evicts_explicit", "text": "Approving pushes memories you saved "
+                         "yourself out of the always-on <memory-stable> block, so a new session "
+                         f"no longer sees them: {_names(names)}.",
+                         "memories": [_named(m) for m in names]})
+    for i, found in _contradicted(ready, live).items():
+        extra[i].append({"code": "contradicts_memory", "text": "It may contradict a live "
+                         f"preference or constraint on the same subject ({subject(ready[i].save.key_normalized)}"
+                         f"): {_names(found)}.", "memories": [_named(m) for m in found]})
+    for i, found in _duplicated(ready, live).items():
+        extra[i].append({"code": "duplicates", "text": "It is nearly the same as a live memory "
+                         f"under another key: {_names(found)}.",
+                         "memories": [_named(m) for m in found]})
+    out = dict(plans)
+    for i, more in extra.items():
+        if more:
+            merged = sorted((*plans[i].warnings, *more), key=lambda w: ORDER.index(w["code"]))
+            out[i] = replace(plans[i], warnings=tuple(merged))
+    return out
+
+
+def _evicted(plans: dict, block_effects: dict, snap) -> dict:
+    """item id -> explicit memories shown in the block now and not after approving it."""
+    found: dict[str, list] = {}
+    changed = {i: p for i, p in plans.items() if (e := block_effects.get(i)) and e.changed}
+    if not changed:
+        return found
+    for i, plan in changed.items():
+        effect = block_effects[i]
+        explicit = {(m.store, m.id): m for m in effect.before_shown if m.source == "explicit"}
+        after = {(m.store, m.id) for m in effect.after_shown}
+        target = (plan.existing.store, plan.existing.id) if plan.existing else None
+        gone = [m for k, m in explicit.items() if k not in after and k != target]
+        if gone:
+            found[i] = gone
+    return found
+
+
+def _ruled(kind: str) -> str:
+    # The corpus rule weighs preferences; a constraint is weighed the same way (a rule
+    # the user set, which a candidate on the same subject may say otherwise).
+    return "preference" if kind == "constraint" else kind
+
+
+def _contradicted(plans: dict, live: list) -> dict:
+    """item id -> live preferences or constraints the corpus rule says its candidate contradicts."""
+    prefs = [m for m in live if _ruled(m.type) == "preference" or m.scope == "user"]
+    if not prefs:
+        return {}
+    ids = list(plans)
+    saves = [plans[i].save for i in ids]
+    memories = Docs.of([(m.key_normalized, m.scope, _ruled(m.type), m.content) for m in prefs])
+    approved = Docs.of([(s.key_normalized, s.scope, _ruled(s.type), s.content) for s in saves])
+    found: dict[str, list] = {}
+    for n, finding in contradicted_preferences(memories, approved):
+        for c in finding.related:
+            found.setdefault(ids[c], []).append(prefs[n])
+    return {i: ms[:MAX_RELATED] for i, ms in found.items()}
+
+
+def _duplicated(plans: dict, live: list) -> dict:
+    """item id -> live memories under another key whose content nearly equals its candidate's.
+
+    Jaccard ≥ 0.9 between a candidate's k tokens and a row's needs the row to
+    hold all but ⌊k/10⌋ of them, so a row holding none of the candidate's
+    ⌊k/10⌋ + 1 longest tokens cannot qualify.  Those are found as substrings of
+    the lower-cased contents joined once (``str.find``, at C speed; a substring
+    hit is a superset of a token hit), and only the rows found are tokenised
+    and compared: a card costs a few searches, not a pass over every row.
+    """
+    if not live:
+        return {}
+    texts = [m.content.lower() for m in live]
+    joined = "\0".join(texts)
+    starts = list(accumulate((len(t) + 1 for t in texts[:-1]), initial=0))
+    found: dict[str, list] = {}
+    for i, plan in plans.items():
+        mine = token_set(plan.save.content)
+        if len(mine) < MIN_TOKENS:
+            continue
+        need = len(mine) - math.ceil(DUPLICATE_THRESHOLD * len(mine) - 1e-9) + 1
+        rows: set[int] = set()
+        for token in sorted(mine, key=lambda t: (-len(t), t))[:need]:
+            at = joined.find(token)
+            while at != -1:
+                n = bisect_right(starts, at) - 1
+                rows.add(n)
+                at = joined.find(token, starts[n] + len(texts[n]) + 1)   # the next row
+        near = sorted((-jaccard(mine, token_set(texts[n])), n) for n in rows
+                      if live[n].key_normalized != plan.save.key_normalized)
+        hits = [live[n] for score, n in near if -score >= DUPLICATE_THRESHOLD]
+        if hits:
+            found[i] = hits[:MAX_RELATED]
+    return found
