@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agentao.memory import SQLiteMemoryStore  # noqa: E402
 
-from dashboard import diskscan, purge  # noqa: E402
+from dashboard.actions import diskscan, purge  # noqa: E402
 from dashboard.store import StoreRef  # noqa: E402
 from dashboard.store import purge as sql  # noqa: E402
 
