@@ -224,3 +224,29 @@ def test_an_edit_that_restores_the_negation_clears_the_warning(agent):
         "id": item["id"], "value": "never use emojis in commit messages"}).get_json()
     assert fixed["plan"]["edits"]["value"] == "never use emojis in commit messages"
     assert "contradicts_evidence" not in [w["code"] for w in fixed["plan"]["warnings"]]
+
+
+def test_cards_past_the_page_budget_fetch_effect_and_warnings_when_shown(agent, monkeypatch):
+    """A long queue computes a bounded number of cards' effects; the others say so in the
+    twin and fetch their effect and store-wide warnings when scrolled into view (htmx)."""
+    from dashboard.views import block_effects
+    monkeypatch.setattr(block_effects, "WORK_PER_PAGE", 0)   # MIN_EAGER cards only
+    agent.crystallize("I prefer pytest over unittest", "I prefer ruff for linting",
+                      "I prefer tabs in makefiles", "I prefer uv to install packages",
+                      "I prefer short commit messages", "I prefer rebasing feature branches",
+                      "I prefer dark themes in editors", "I prefer squash merges on github")
+    client = agent.app().test_client()
+    items = client.get("/reviews.json").get_json()["items"]
+    pending = [i for i in items if i["status"] == "pending"]
+    assert len(pending) > block_effects.MIN_EAGER
+    eager = [i for i in pending if i["stable_effect"]]
+    later = [i for i in pending if not i["stable_effect"]]
+    assert len(eager) == block_effects.MIN_EAGER and later
+    assert {i["warnings_checked"] for i in eager} == {"all"}
+    assert {i["warnings_checked"] for i in later} == {"plan"}
+    page = BeautifulSoup(client.get("/reviews").get_data(as_text=True), "html.parser")
+    lazy = page.select_one(f"#review-{later[0]['id']} [data-lazy-effect]")
+    assert lazy["hx-trigger"] == "revealed" and not page.select_one(f"#review-{eager[0]['id']} [data-lazy-effect]")
+    card = BeautifulSoup(client.get(lazy["hx-get"], headers=HTMX).get_data(as_text=True), "html.parser")
+    assert card.select_one(f"#review-{later[0]['id']} [data-block-effect]")
+    assert not card.select("[data-lazy-effect]")

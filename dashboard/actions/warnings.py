@@ -151,13 +151,19 @@ def _duplicated(plans: dict, live: list) -> dict:
         if len(mine) < MIN_TOKENS:
             continue
         need = len(mine) - math.ceil(DUPLICATE_THRESHOLD * len(mine) - 1e-9) + 1
+        longest = sorted(mine, key=lambda t: (-len(t), t))
+        # A row may miss at most need - 1 tokens, so of the 3 * need longest it holds
+        # (as substrings) all but need - 1: a test that drops most rows before tokenising.
+        probe = longest[:3 * need]
+        floor = len(probe) - need + 1
         rows: set[int] = set()
-        for token in sorted(mine, key=lambda t: (-len(t), t))[:need]:
+        for token in longest[:need]:
             at = joined.find(token)
             while at != -1:
                 n = bisect_right(starts, at) - 1
                 rows.add(n)
                 at = joined.find(token, starts[n] + len(texts[n]) + 1)   # the next row
+        rows = {n for n in rows if sum(t in texts[n] for t in probe) >= floor}
         near = sorted((-jaccard(mine, token_set(texts[n])), n) for n in rows
                       if live[n].key_normalized != plan.save.key_normalized)
         hits = [live[n] for score, n in near if -score >= DUPLICATE_THRESHOLD]

@@ -43,10 +43,13 @@ def _plans(items, edits: dict | None = None) -> dict:
 
 
 def _warned(plans: dict, found: dict) -> dict:
-    # The warnings that need the live rows and the block effect (actions.warnings).
-    if not block_effects.approvable(plans):
+    """The warnings that need the live rows and the block effect (actions.warnings), for
+    the cards whose effect this page computed (a bounded number: block_effects); the
+    others get them with their effect (/reviews/effect), and their twin says so."""
+    weighed = {i: p for i, p in plans.items() if i in found}
+    if not block_effects.approvable(weighed):
         return plans   # nothing to weigh against the store: do not read it
-    return warnings.with_store(plans, found, block_effects.snapshot())
+    return {**plans, **warnings.with_store(weighed, found, block_effects.snapshot())}
 
 
 def _context(status: str, outcomes: dict | None = None, with_effects: bool = True,
@@ -97,7 +100,12 @@ def _list_json(ctx) -> dict:
     plans, effects = ctx["plans"], ctx["effects"]
     return {"status": ctx["status"], "counts": ctx["counts"],
             "items": [dict(i.to_dict(), plan=_plan_json(plans[i.id]) if i.id in plans else None,
-                           stable_effect=effects.get(i.id)) for i in ctx["items"]]}
+                           stable_effect=effects.get(i.id),
+                           # "plan": only the warnings the plan tells by itself; the rest come
+                           # with the effect, from /reviews/effect.json?id=…
+                           warnings_checked=None if i.id not in plans
+                           else "all" if i.id in effects else "plan")
+                      for i in ctx["items"]]}
 
 
 @page_route(bp, "/reviews/effect")
@@ -117,8 +125,9 @@ def effect(fmt: str):
         edits = review_edits.edits_from(request.args, item)
     except Blocked as bad:
         abort(bad.status, str(bad))
-    if edits is not None and fmt != "json":
-        ctx = _context("pending", items=[item], edits={item.id: edits})
+    if fmt != "json" and (edits is not None or wants_fragment()):
+        # htmx asks for the whole card: a card scrolled into view fetches its effect.
+        ctx = _context("pending", items=[item], edits=None if edits is None else {item.id: edits})
         if wants_fragment():
             return render_template("reviews/_item.html", item=item, **ctx)
         return render_template("reviews/edited.html", item=item, **ctx)
