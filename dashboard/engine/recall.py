@@ -155,8 +155,9 @@ def score(memory: Memory, bundle: Bundle, query: frozenset[str],
     q = len(query)
     per = max(q, 1)
     w = tag_weight(q)
-    hits = (query & bundle.tags, query & bundle.title, query & bundle.keywords,
-            query & bundle.content, hints & bundle.keywords)
+    hits = (query.intersection(bundle.tags), query.intersection(bundle.title),
+            query.intersection(bundle.keywords), query.intersection(bundle.content),
+            hints.intersection(bundle.keywords))
     if skip_silent and not (hits[0] or hits[1] or hits[2] or hits[3] or hits[4]):
         return None
     tag = len(hits[0]) / per
