@@ -318,3 +318,23 @@ def test_findings_recheck_tokenises_as_the_cjk_setting(agent, ticking):
         assert context["chars"] == len(preview["context_block"]), setting
         sizes[setting] = context["chars"]
     assert sizes["on"] != sizes["off"]
+
+
+def test_preview_page_lists_a_bounded_number_of_evicted_entries(tmp_path):
+    """Every user-scope row is selected for <memory-stable>; at 2,000 memories hundreds are
+    evicted by the budget. The page lists the shown ones and the first EVICTED_SHOWN
+    evicted, in the block's order, and says how many more there are."""
+    from bs4 import BeautifulSoup
+    from dashboard.engine.results import EVICTED_SHOWN
+    client, twin = _twin(tmp_path, 2000)
+    data = twin.get_json()
+    evicted_total = data["stable_entries_total"] - sum(s["shown"] for s in data["stable_entries"])
+    assert evicted_total > EVICTED_SHOWN
+    page = BeautifulSoup(client.get("/preview", query_string={"q": "billing retry", "asof": ASOF})
+                         .get_data(as_text=True), "html.parser")
+    rows = page.select("#stable-entries tbody tr")
+    assert len(page.select("#stable-entries tr[data-shown='0']")) == EVICTED_SHOWN
+    # the same entries as the twin lists (the shown ones, then the first evicted)
+    assert {r["data-memory-id"] for r in rows} == {s["id"] for s in data["stable_entries"]}
+    more = page.select_one("[data-field=evicted-more]")
+    assert more and more.text.startswith(f"{evicted_total - EVICTED_SHOWN} more entries")

@@ -22,6 +22,7 @@ from datetime import datetime, timezone
 from flask import Blueprint, abort, current_app, request
 
 from ..engine import preview, tokenizer_for
+from ..engine.results import EVICTED_SHOWN
 from ..engine.results import CANDIDATES_PER_PAGE
 from ..pictures import candidate_scores
 from ..preview_source import snapshot
@@ -194,6 +195,7 @@ def index(fmt: str):
     return page(fmt, "preview/index.html", "preview/_result.html", to_json=_json,
                 ask=ask, p=after, what_if=what_if, problems=snap.problems,
                 cjk_setting=cjk, shown_candidates=SHOWN_CANDIDATES, shown_never=SHOWN_NEVER,
+                shown_evicted=EVICTED_SHOWN,
                 score_picture=None if fmt == "json" else candidate_scores(after.candidates))
 
 
