@@ -250,3 +250,21 @@ def test_cards_past_the_page_budget_fetch_effect_and_warnings_when_shown(agent, 
     card = BeautifulSoup(client.get(lazy["hx-get"], headers=HTMX).get_data(as_text=True), "html.parser")
     assert card.select_one(f"#review-{later[0]['id']} [data-block-effect]")
     assert not card.select("[data-lazy-effect]")
+
+
+def test_the_queue_is_paged(agent):
+    """A long queue is shown a page at a time (each card plans against the target file)."""
+    agent.crystallize("I prefer pytest over unittest", "I prefer ruff for linting",
+                      "I prefer tabs in makefiles", "I prefer uv to install packages",
+                      "I prefer short commit messages")
+    client = agent.app().test_client()
+    first = client.get("/reviews.json?per_page=2").get_json()
+    assert first["total"] == 5 and first["pages"] == 3 and len(first["items"]) == 2
+    last = client.get("/reviews.json?per_page=2&page=3").get_json()
+    assert len(last["items"]) == 1
+    seen = {i["id"] for p in (1, 2, 3)
+            for i in client.get(f"/reviews.json?per_page=2&page={p}").get_json()["items"]}
+    assert len(seen) == 5
+    page = BeautifulSoup(client.get("/reviews?per_page=2").get_data(as_text=True), "html.parser")
+    assert len(page.select("article.review")) == 2 and page.select_one("nav.pager a[rel=next]")
+    assert client.get("/reviews.json?page=0").status_code == 400

@@ -60,16 +60,36 @@ def _context(status: str, outcomes: dict | None = None, with_effects: bool = Tru
     edited plan, and its form keeps the values typed.
     """
     project = _project()
+    paged = {"page": 1, "pages": 1, "per_page": PER_PAGE, "total": None}
     if items is None:
+        # A page of the tab: each card's plan reads the target file, so a page is bounded.
         items = list_review_items(project, None if status == ALL else status)
+        per_page = _number("per_page", PER_PAGE, MAX_PER_PAGE)
+        pages = max(1, -(-len(items) // per_page))
+        at = min(_number("page", 1, 10**6), pages)
+        paged = {"page": at, "pages": pages, "per_page": per_page, "total": len(items)}
+        items = items[(at - 1) * per_page:at * per_page]
     plans = _plans(items, edits)
     found = block_effects.for_approvals(plans) if with_effects else {}
     plans = _warned(plans, found)
     return {"status": status, "items": items, "plans": plans, "effects": found,
             "counts": writes.review_counts(project.path), "outcomes": outcomes or {},
-            "statuses": STATUSES, "read_only": not status_of("project").writable,
+            "statuses": STATUSES, "read_only": not status_of("project").writable, **paged,
             "edit_form": lambda item: review_edits.form_defaults(
                 item, plans[item.id].edits if item.id in plans else None)}
+
+
+PER_PAGE, MAX_PER_PAGE = 50, 200
+
+
+def _number(name: str, default: int, high: int) -> int:
+    raw = request.args.get(name)
+    if raw in (None, ""):
+        return default
+    value = whole_number(raw)
+    if value is None or not 1 <= value <= high:
+        abort(400, f"'{name}' must be a whole number from 1 to {high}.")
+    return value
 
 
 def _tab() -> str:
@@ -98,7 +118,8 @@ def _plan_json(plan) -> dict:
 
 def _list_json(ctx) -> dict:
     plans, effects = ctx["plans"], ctx["effects"]
-    return {"status": ctx["status"], "counts": ctx["counts"],
+    return {"status": ctx["status"], "counts": ctx["counts"], "page": ctx["page"],
+            "pages": ctx["pages"], "per_page": ctx["per_page"], "total": ctx["total"],
             "items": [dict(i.to_dict(), plan=_plan_json(plans[i.id]) if i.id in plans else None,
                            stable_effect=effects.get(i.id),
                            # "plan": only the warnings the plan tells by itself; the rest come
