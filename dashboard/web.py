@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flask import Flask, current_app, jsonify, render_template, request
+from flask import Flask, abort, current_app, jsonify, render_template, request
 from flask.json.provider import DefaultJSONProvider
 
 from .store import StoreRef, StoreStatus, inspect
@@ -80,6 +80,17 @@ def wants_fragment() -> bool:
     """A fragment is wanted by htmx requests that are not boosted navigation."""
     return (request.headers.get("HX-Request") == "true"
             and request.headers.get("HX-Boosted") != "true")
+
+
+def number_arg(name: str, default: int, high: int) -> int:
+    """A whole-number query parameter from 1 to ``high`` (``default`` when absent); else a 400."""
+    raw = request.args.get(name)
+    if raw in (None, ""):
+        return default
+    value = whole_number(raw)
+    if value is None or not 1 <= value <= high:
+        abort(400, f"'{name}' must be a whole number from 1 to {high}.")
+    return value
 
 
 def wants_json() -> bool:

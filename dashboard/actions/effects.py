@@ -55,16 +55,9 @@ class BlockEffect:
     after_shown: tuple[Memory, ...] = field(default=(), compare=False, repr=False)
 
     @property
-    def before_size(self) -> int:
-        return len(self.before)
-
-    @property
-    def after_size(self) -> int:
-        return len(self.after)
-
-    @property
     def delta(self) -> int:
-        return self.after_size - self.before_size
+        """How many characters the action adds to the block (negative: frees)."""
+        return len(self.after) - len(self.before)
 
     @property
     def changed(self) -> bool:
@@ -84,7 +77,7 @@ class BlockEffect:
         return block_token(self.after)
 
     def to_dict(self) -> dict:
-        return {"before_chars": self.before_size, "after_chars": self.after_size,
+        return {"before_chars": len(self.before), "after_chars": len(self.after),
                 "budget": self.budget, "delta": self.delta, "changed": self.changed,
                 "diff": self.diff, "after": self.after, "token": self.token}
 

@@ -29,8 +29,8 @@ from ..preview_source import snapshot
 from ..store import file_stamp
 from ..store.scan import SCANNED, scan_row
 from ..web import page as page_
-from ..web import (page_route, readable_refs, status_of, statuses, store_by_key, stores, twin,
-                   wants_fragment, whole_number)
+from ..web import (number_arg, page_route, readable_refs, status_of, statuses, store_by_key, stores, twin,
+                   wants_fragment)
 
 bp = Blueprint("findings", __name__)
 
@@ -105,16 +105,6 @@ def parse_filters(args) -> dict:
     return out
 
 
-def _number(args, name: str, default: int, high: int) -> int:
-    raw = args.get(name)
-    if raw in (None, ""):
-        return default
-    value = whole_number(raw)
-    if value is None or not 1 <= value <= high:
-        abort(400, f"'{name}' must be a whole number from 1 to {high}.")
-    return value
-
-
 def _time_limit() -> float:
     return current_app.config.get("FINDINGS_TIME_LIMIT_MS", TIME_LIMIT_MS) / 1000
 
@@ -159,8 +149,8 @@ def _cut(report: Report) -> dict:
 @page_route(bp, "/findings")
 def index(fmt: str):
     filters = parse_filters(request.args)
-    page = _number(request.args, "page", 1, 10**6)
-    per_page = _number(request.args, "per_page", PER_PAGE, MAX_PER_PAGE)
+    page = number_arg("page", 1, 10**6)
+    per_page = number_arg("per_page", PER_PAGE, MAX_PER_PAGE)
     report, scanned_at, reused = _report(readable_refs())
     matching = [i for i in report.items
                 if all(v is None or v == (i.finding.category if k == "category" else getattr(i, k))

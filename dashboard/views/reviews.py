@@ -17,7 +17,7 @@ from .queue import STATUSES, project as _project
 from ..store import list_review_items
 from ..store import writes
 from ..contract import SaveRefused
-from ..web import (page, page_route, wants_json, status_of, statuses, stores, twin,
+from ..web import (number_arg, page, page_route, wants_json, status_of, statuses, stores, twin,
                    wants_fragment, whole_number)
 from .outcomes import ID, Blocked, Outcome, failure, form_values, overall_status, require_writable
 
@@ -64,9 +64,9 @@ def _context(status: str, outcomes: dict | None = None, with_effects: bool = Tru
     if items is None:
         # A page of the tab: each card's plan reads the target file, so a page is bounded.
         items = list_review_items(project, None if status == ALL else status)
-        per_page = _number("per_page", PER_PAGE, MAX_PER_PAGE)
+        per_page = number_arg("per_page", PER_PAGE, MAX_PER_PAGE)
         pages = max(1, -(-len(items) // per_page))
-        at = min(_number("page", 1, 10**6), pages)
+        at = min(number_arg("page", 1, 10**6), pages)
         paged = {"page": at, "pages": pages, "per_page": per_page, "total": len(items)}
         items = items[(at - 1) * per_page:at * per_page]
     plans = _plans(items, edits)
@@ -80,16 +80,6 @@ def _context(status: str, outcomes: dict | None = None, with_effects: bool = Tru
 
 
 PER_PAGE, MAX_PER_PAGE = 50, 200
-
-
-def _number(name: str, default: int, high: int) -> int:
-    raw = request.args.get(name)
-    if raw in (None, ""):
-        return default
-    value = whole_number(raw)
-    if value is None or not 1 <= value <= high:
-        abort(400, f"'{name}' must be a whole number from 1 to {high}.")
-    return value
 
 
 def _tab() -> str:
