@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 
-from flask import abort, make_response, redirect, render_template, request, url_for
+from flask import abort, render_template, request, url_for
 
 from . import block_effects
 from ..actions import adding, effects
@@ -27,7 +27,7 @@ from ..contract import KNOWN_TYPES, SaveRefused
 from ..web import page as page_
 from ..web import stores, twin, wants_fragment, wants_json
 from .curate import MAX_TAGS_CHARS, _TYPE
-from .outcomes import Blocked, Outcome, failure, form_values, require_writable
+from .outcomes import Blocked, Outcome, failure, form_values, go_to, read_back, require_writable
 
 FIELDS = ("key", "value", "tags", "scope", "type")
 # agentao cuts a key to 80 characters and refuses a value past 4000 with its own
@@ -130,21 +130,13 @@ def _run(values) -> tuple[Outcome, dict]:
 def add():
     """POST /memories/new: save as agentao's save_memory tool would; 303 to the new memory."""
     outcome, got = _run(form_values())
-    if outcome.ok:
-        block = block_effects.block_now()
-        outcome.stable_block_chars = len(block)
-        if outcome.shown_effect is not None:
-            outcome.effect_as_shown = outcome.shown_effect == effects.block_token(block)
+    read_back(outcome)
     if wants_json():
         return twin(outcome.to_dict(), outcome.status)
     if outcome.ok:
         where = url_for("memories.detail", fmt="html", store=outcome.memory_store,
                         memory_id=outcome.memory_id, done="added")
-        if wants_fragment():
-            response = make_response("", 200)
-            response.headers["HX-Redirect"] = where
-            return response
-        return redirect(where, 303)
+        return go_to(where, wants_fragment())
     context = {"form": got, "types": KNOWN_TYPES, "plan": None, "refusal": None, "error_type": None,
                "effect": None, "planned": None, "outcome": outcome}
     if wants_fragment():

@@ -23,10 +23,9 @@ import hashlib
 import json
 import re
 
-from flask import abort, make_response, redirect, render_template, request, url_for
+from flask import abort, render_template, request, url_for
 
 from ..actions import curation
-from ..actions import effects
 from ..actions import restore as restoring
 from . import block_effects
 from ..contract import KNOWN_TYPES
@@ -35,7 +34,7 @@ from ..store import writes
 from ..store.writes import Expect
 from ..web import (raise_if_unreadable, status_of, store_by_key, statuses, stores, twin, wants_fragment, wants_json,
                    whole_number)
-from .outcomes import ID, Blocked, Outcome, failure, form_values, require_writable
+from .outcomes import ID, Blocked, Outcome, failure, form_values, go_to, read_back, require_writable
 
 MAX_TAGS_CHARS = 2000
 DONE = ("deleted", "edited", "moved", "added", "restored")
@@ -175,13 +174,8 @@ def _run(store: str, memory_id: str, action: str) -> Outcome:
 
 
 def _answer(store: str, memory_id: str, outcome: Outcome):
-    shown = None
-    if outcome.ok:
-        block = block_effects.block_now()
-        outcome.stable_block_chars = len(block)
-        if outcome.shown_effect is not None:
-            outcome.effect_as_shown = outcome.shown_effect == effects.block_token(block)
-            shown = None if outcome.effect_as_shown else _TOKEN.fullmatch(outcome.shown_effect)[1]
+    read_back(outcome)
+    shown = None if outcome.effect_as_shown in (None, True) else _TOKEN.fullmatch(outcome.shown_effect)[1]
     if wants_json():
         return twin(outcome.to_dict(), outcome.status)
     if outcome.ok:
@@ -189,11 +183,7 @@ def _answer(store: str, memory_id: str, outcome: Outcome):
         # shown= the size the page had predicted, when the block came out otherwise.
         where = url_for("memories.detail", fmt="html", store=outcome.memory_store,
                         memory_id=outcome.memory_id, done=outcome.outcome, shown=shown)
-        if wants_fragment():
-            response = make_response("", 200)
-            response.headers["HX-Redirect"] = where
-            return response
-        return redirect(where, 303)
+        return go_to(where, wants_fragment())
     ref = store_by_key(store)
     memory = get_memory(ref, memory_id)[0] if ref is not None and ref.exists else None
     if wants_fragment():

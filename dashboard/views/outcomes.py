@@ -10,8 +10,10 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass
 
-from flask import abort, request
+from flask import abort, make_response, redirect, request
 
+from . import block_effects
+from ..actions import effects
 from ..contract import SaveRefused
 from ..store import StoreProblem
 from ..store.writes import WriteConflict
@@ -88,3 +90,23 @@ def failure(item_id: str, exc: Exception) -> Outcome:
 def overall_status(outcomes: list[Outcome]) -> int:
     """200 when everything worked, else the first failure's status."""
     return next((o.status for o in outcomes if not o.ok), 200)
+
+
+def read_back(outcome: Outcome) -> None:
+    """After a write that worked: the new session's block as the files now give it, and
+    whether it is the block the form showed (``shown_effect``, the effect token)."""
+    if not outcome.ok:
+        return
+    block = block_effects.block_now()
+    outcome.stable_block_chars = len(block)
+    if outcome.shown_effect is not None:
+        outcome.effect_as_shown = outcome.shown_effect == effects.block_token(block)
+
+
+def go_to(where: str, fragment: bool):
+    """The answer to an action that worked: htmx follows ``HX-Redirect``, a form a 303."""
+    if fragment:
+        response = make_response("", 200)
+        response.headers["HX-Redirect"] = where
+        return response
+    return redirect(where, 303)
