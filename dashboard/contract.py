@@ -10,7 +10,7 @@ package.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 KEY_MAX = 80
 TITLE_MAX = 120
@@ -195,6 +195,10 @@ class PlannedSave:
     source: str
     confidence: str
     downgraded: bool    # asked for user scope but there is no user store
+
+    def to_dict(self) -> dict:
+        """Every field, tuples as lists: what a plan's JSON says the save will write."""
+        return {**asdict(self), "tags": list(self.tags), "keywords": list(self.keywords)}
 
 
 def plan_save(key: str, value: str, tags=(), *, scope: str | None = None,

@@ -42,13 +42,8 @@ class AddPlan:
         return fingerprint(self.existing)
 
     def to_dict(self) -> dict:
-        s = self.save
-        return {"action": self.action, "key_normalized": s.key_normalized, "title": s.title,
-                "content": s.content, "tags": list(s.tags), "keywords": list(s.keywords),
-                "scope": s.scope, "store": s.store, "type": s.type, "source": s.source,
-                "confidence": s.confidence, "downgraded": s.downgraded,
-                "overwrites": self.existing, "target": self.target_fingerprint,
-                "problem": self.problem}
+        return {"action": self.action, **self.save.to_dict(), "overwrites": self.existing,
+                "target": self.target_fingerprint, "problem": self.problem}
 
 
 def plan_add(refs: list[StoreRef], key: str, value: str, tags, scope: str | None,

@@ -27,7 +27,7 @@ unedited text would block an edit made precisely to fix it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 
 from ..contract import PlannedSave, SaveRefused, plan_save
 from ..records import Memory, ReviewItem
@@ -38,6 +38,7 @@ from ..store.registry import ref_for
 from ..store.writes import Expect, WriteConflict, fingerprint
 from . import warnings
 
+SAVE_FIELDS = tuple(f.name for f in fields(PlannedSave))
 DIFF_FIELDS = ("title", "content", "tags", "keywords", "type", "source", "confidence")
 
 
@@ -86,15 +87,11 @@ class ApprovalPlan:
 
     def to_dict(self) -> dict:
         s = self.save
+        # The save's fields but its content (the item's own, shown beside), None when refused.
+        save = s.to_dict() if s else {**dict.fromkeys(SAVE_FIELDS), "downgraded": False}
+        save.pop("content", None)
         return {
-            "refusal": self.refusal, "blocked": self.blocked,
-            "key_normalized": s.key_normalized if s else None,
-            "title": s.title if s else None,
-            "store": s.store if s else None, "scope": s.scope if s else None,
-            "type": s.type if s else None, "source": s.source if s else None,
-            "confidence": s.confidence if s else None,
-            "tags": list(s.tags) if s else None, "keywords": list(s.keywords) if s else None,
-            "downgraded": s.downgraded if s else False,
+            "refusal": self.refusal, "blocked": self.blocked, **save,
             "action": None if s is None else ("update" if self.existing else "create"),
             "overwrites": self.existing.to_dict() if self.existing else None,
             "diff": self.diff,
