@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from operator import attrgetter
 
+from ..engine.stable import TAIL_READ   # summaries agentao reads for the tail (contract §8)
 from ..records import Memory, Summary
 from . import rows as rowmod
 from .connection import file_stamp, read
@@ -38,7 +39,6 @@ COLUMNS = ("id", "scope", "type", "key_normalized", "title", "content", "tags_js
            "keywords_json", "source", "confidence", "sensitivity", "created_at", "updated_at",
            "deleted_at")
 SEARCHED = ("title", "content", "key_normalized", "tags_json", "keywords_json")
-TAIL_READ = 10   # summaries agentao reads for the cross-session tail (contract §8)
 _HELD_FILES = 4  # snapshots kept: the current project, the user store and a switch or two
 
 

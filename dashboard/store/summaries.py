@@ -7,22 +7,12 @@ from .connection import read
 from .registry import StoreRef
 from ..records import ReviewItem, Summary
 
-TAIL_READ = 10   # summaries agentao reads for the cross-session tail (contract §8)
-TAIL_KEEP = 3
-
 
 def list_summaries(ref: StoreRef) -> list[Summary]:
     """All summaries of one file, newest first."""
     return read(ref.path, lambda conn: [
         rows.summary(r, ref.key) for r in conn.execute(
             "SELECT * FROM session_summaries ORDER BY created_at DESC")])
-
-
-def recent_summaries(ref: StoreRef, limit: int = TAIL_READ) -> list[Summary]:
-    """The newest ``limit`` summaries in agentao's own order, the input of the tail."""
-    return read(ref.path, lambda conn: [
-        rows.summary(r, ref.key) for r in conn.execute(
-            "SELECT * FROM session_summaries ORDER BY created_at DESC LIMIT ?", (limit,))])
 
 
 def list_review_items(ref: StoreRef, status: str | None = None) -> list[ReviewItem]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import Blueprint
 
 from ..store import list_summaries
-from ..store.summaries import TAIL_KEEP, TAIL_READ
+from ..engine.stable import TAIL_KEPT, TAIL_READ
 from ..web import page, page_route, status_of
 
 bp = Blueprint("summaries", __name__)
@@ -16,7 +16,7 @@ def index(fmt: str):
     project = status_of("project")
     summaries = list_summaries(project.ref) if project.readable else []
     # A brand-new session's tail: the first 3 of the 10 newest rows (contract §8).
-    tail_ids = [s.id for s in summaries[:TAIL_READ][:TAIL_KEEP]]
+    tail_ids = [s.id for s in summaries[:TAIL_READ][:TAIL_KEPT]]
     sessions: dict[str, list] = {}
     for s in summaries:
         sessions.setdefault(s.session_id, []).append(s)
