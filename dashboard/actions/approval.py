@@ -78,6 +78,11 @@ class ApprovalPlan:
     warnings: tuple[dict, ...] = ()         # what to know before approving (actions.warnings)
 
     @property
+    def approvable(self) -> bool:
+        """Whether approving can write: a save agentao accepts, into a file that can take it."""
+        return self.save is not None and not self.refusal and not self.blocked
+
+    @property
     def item_fingerprint(self) -> str:
         return fingerprint(self.item)
 

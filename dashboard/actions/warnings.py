@@ -64,8 +64,7 @@ def of_plan(item, refusal: str | None, existing) -> tuple[dict, ...]:
 
 def with_store(plans: dict, block_effects: dict, snap) -> dict:
     """``plans`` with the warnings that need the store's live rows added (same keys)."""
-    ready = {i: p for i, p in plans.items()
-             if p.save is not None and not p.refusal and not p.blocked}
+    ready = {i: p for i, p in plans.items() if p.approvable}
     if not ready:
         return plans
     live = [m for m in (*snap.project, *snap.user) if m.deleted_at is None]

@@ -43,7 +43,7 @@ MIN_EAGER = 5
 
 
 def approvable(plans: dict) -> dict:
-    return {i: p for i, p in plans.items() if p.save is not None and not p.refusal and not p.blocked}
+    return {i: p for i, p in plans.items() if p.approvable}
 
 
 def for_approvals(plans: dict, work: int | None = None) -> dict:
