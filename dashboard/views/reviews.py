@@ -136,17 +136,14 @@ def effect(fmt: str):
         edits = review_edits.edits_from(request.args, item)
     except Blocked as bad:
         abort(bad.status, str(bad))
+    ctx = _context("pending", items=[item], edits=None if edits is None else {item.id: edits})
     if fmt != "json" and (edits is not None or wants_fragment()):
         # htmx asks for the whole card: a card scrolled into view fetches its effect.
-        ctx = _context("pending", items=[item], edits=None if edits is None else {item.id: edits})
         if wants_fragment():
             return render_template("reviews/_item.html", item=item, **ctx)
         return render_template("reviews/edited.html", item=item, **ctx)
-    plans = _plans([item], {item.id: edits})
-    effects = block_effects.for_approvals(plans)
-    plans = _warned(plans, effects)
-    found = effects.get(item.id)
-    return page(fmt, "reviews/effect.html", item=item, plan=plans[item.id], effect=found,
+    return page(fmt, "reviews/effect.html", item=item, plan=ctx["plans"][item.id],
+                effect=ctx["effects"].get(item.id),
                 to_json=lambda ctx: {"id": ctx["item"].id, "plan": _plan_json(ctx["plan"]),
                                      "stable_effect": ctx["effect"]})
 
