@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from flask import Flask, abort, current_app, jsonify, render_template, request
 from flask.json.provider import DefaultJSONProvider
+from flask_babel import get_locale, lazy_gettext as _l
 
 from .store import StoreRef, StoreStatus, inspect
 from .store.registry import ref_for
@@ -102,8 +103,13 @@ def wants_json() -> bool:
 
 def render(page_template: str, fragment: str | None = None, **context):
     """Render the full page, or only its fragment when htmx asks for one."""
-    template = fragment if (fragment and wants_fragment()) else page_template
-    response = current_app.make_response(render_template(template, **context))
+    partial = bool(fragment and wants_fragment())
+    body = render_template(fragment if partial else page_template, **context)
+    if partial and context.get("said"):
+        # The result in words, into the pinned #status region wherever the fragment lands.
+        body += ('<div hx-swap-oob="innerHTML:#status">'
+                 + render_template("partials/said.html", said=context["said"]) + "</div>")
+    response = current_app.make_response(body)
     response.vary.add("HX-Request")
     return response
 
@@ -184,12 +190,40 @@ def _text_keys(obj):
 
 
 def init_app(app: Flask) -> None:
+    from . import words
     from .guard import textmarks
     app.json = JSONProvider(app)
     textmarks.init_app(app)
+    words.init_app(app)
 
     @app.context_processor
     def _inject():
         from .guard.localurl import here
         return {"all_statuses": statuses, "workspace": workspace,
-                "current_project": current_project, "here": here}
+                "current_project": current_project, "here": here, "nav_items": nav_items,
+                "html_lang": lambda: str(get_locale()).replace("_", "-")}
+
+
+# The header's tabs, in order: (endpoint, label).  A screen not registered (yet) is left out.
+NAV = [("overview.index", _l("Overview")), ("about.index", _l("About you")),
+       ("memories.index", _l("Memories")), ("reviews.index", _l("Suggestions")),
+       ("findings.index", _l("Findings")), ("preview.index", _l("Preview")),
+       ("activity.index", _l("Activity")), ("summaries.index", _l("Summaries")),
+       ("export.index", _l("Export")), ("forget.index", _l("Forget"))]
+
+# endpoint -> function() giving a small count to show beside its tab (or None).  A screen
+# puts its own here (the findings count, the pending suggestions) and keeps it cheap.
+NAV_BADGES: dict = {}
+
+
+def nav_items():
+    """The tabs this app has: (endpoint, label, badge or None, is this page's tab)."""
+    here = request.endpoint or ""
+    items = []
+    for endpoint, text in NAV:
+        if endpoint not in current_app.view_functions:
+            continue
+        badge = NAV_BADGES.get(endpoint)
+        items.append((endpoint, text, badge() if badge else None,
+                      here.partition(".")[0] == endpoint.partition(".")[0]))
+    return items

@@ -221,9 +221,3 @@ def _json(ctx) -> dict:
             "stable_diff": ["".join(d) for d in what_if["stable_diff"]],
             "context_diff": ["".join(d) for d in what_if["context_diff"]]})
     return data
-
-
-@bp.app_context_processor
-def _nav():
-    # base.html appends ``extra_nav`` to its menu; this is how the screen gets a link.
-    return {"extra_nav": [("preview.index", "Preview")]}

@@ -338,3 +338,69 @@ def first_row(db, sql: str):
     """One row from a store, read-only."""
     rows = read_db(db, sql)
     return rows[0] if rows else None
+
+
+# -- journeys (#21): what a person does, counted --------------------------------------------
+
+JOURNEYS = REPO / "test-artifacts" / "journeys.json"
+
+
+class Journey:
+    """One task a person does, counting what it costs them: every click, every key.
+
+    Use its ``click`` / ``type`` / ``key`` instead of the element's own, then
+    ``done()``; the counts go to test-artifacts/journeys.json (one entry per
+    name and window width), which the README's table is made from.
+    """
+
+    def __init__(self, driver, name: str):
+        self.driver, self.name = driver, name
+        self.clicks = self.keys = 0
+
+    def click(self, element):
+        self.clicks += 1
+        element.click()
+        return element
+
+    def type(self, element, text: str):
+        self.keys += len(text)
+        element.send_keys(text)
+        return element
+
+    def key(self, element, *keys):
+        """Named keys (Keys.TAB, Keys.ENTER, …) sent to ``element``; each counts as one."""
+        self.keys += len(keys)
+        element.send_keys(*keys)
+        return element
+
+    def tab_to(self, predicate, limit: int = 60):
+        """Press Tab until the focused element satisfies ``predicate``; it, or AssertionError."""
+        from selenium.webdriver.common.keys import Keys
+        for _ in range(limit):
+            active = self.driver.switch_to.active_element
+            if predicate(active):
+                return active
+            self.key(active, Keys.TAB)
+        raise AssertionError(f"{self.name}: nothing reached with Tab in {limit} presses")
+
+    def done(self) -> dict:
+        import json
+        width = self.driver.execute_script("return window.innerWidth")
+        record = {"journey": self.name, "width": width, "clicks": self.clicks, "keys": self.keys}
+        JOURNEYS.parent.mkdir(parents=True, exist_ok=True)
+        known = json.loads(JOURNEYS.read_text()) if JOURNEYS.exists() else []
+        known = [r for r in known if (r["journey"], r["width"]) != (self.name, width)]
+        JOURNEYS.write_text(json.dumps(sorted(known + [record], key=lambda r: (r["journey"], r["width"])),
+                                       indent=1))
+        return record
+
+
+def in_viewport(driver, element) -> bool:
+    """Whether ``element`` is wholly inside the visible window (no scrolling needed to see it)."""
+    return driver.execute_script(
+        "const r = arguments[0].getBoundingClientRect();"
+        "return r.width > 0 && r.height > 0 && r.top >= 0 && r.left >= 0 &&"
+        " r.bottom <= window.innerHeight && r.right <= window.innerWidth;", element)
+
+
+PHONE = (390, 844)
