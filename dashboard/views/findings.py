@@ -115,12 +115,13 @@ def _scan_key(refs) -> tuple:
             current_app.config.get("FINDINGS_NOW"))
 
 
-def _report(refs) -> tuple[Report, datetime, bool]:
+def current_report(refs=None) -> tuple[Report, datetime, bool]:
     """The scan to show, when it ran, and whether it is an earlier one shown again.
 
     ``?rescan=1`` always scans.  A page's own scan is bounded in time; a
     background job's full report is shown instead while no file has changed.
     """
+    refs = readable_refs() if refs is None else refs
     key = _scan_key(refs)
     with _scanning:
         held = current_app.extensions.get("findings")
@@ -131,6 +132,16 @@ def _report(refs) -> tuple[Report, datetime, bool]:
         report = scan(refs, now, time_limit=_time_limit())
         current_app.extensions["findings"] = (key, time.monotonic(), report, now, False)
         return report, now, False
+
+
+def flags_by_row(report: Report) -> dict[tuple[str, str, str], list]:
+    """The report's findings by the row they sit in: (store, table, row_id) -> [Item, ...].
+    For the badges on list rows and detail pages (#21): every screen marks flagged rows
+    from the same report the findings page shows."""
+    out: dict[tuple[str, str, str], list] = {}
+    for item in report.items:
+        out.setdefault((item.store, item.table, item.row_id), []).append(item)
+    return out
 
 
 def _jobs() -> Jobs:
@@ -151,7 +162,7 @@ def index(fmt: str):
     filters = parse_filters(request.args)
     page = number_arg("page", 1, 10**6)
     per_page = number_arg("per_page", PER_PAGE, MAX_PER_PAGE)
-    report, scanned_at, reused = _report(readable_refs())
+    report, scanned_at, reused = current_report()
     matching = [i for i in report.items
                 if all(v is None or v == (i.finding.category if k == "category" else getattr(i, k))
                        for k, v in filters.items())]
@@ -273,7 +284,7 @@ def check(store: str, table: str, row_id: str, fmt: str):
     if status.problem:
         raise status.problem
     row = scan_row(ref, table, row_id)
-    report, scanned_at, reused = _report(readable_refs())
+    report, scanned_at, reused = current_report()
     on_row = [i for i in report.items if (i.store, i.table, i.row_id) == (store, table, row_id)]
     same = [i for i in on_row if (i.finding.rule, i.finding.field) == (rule, field)]
     # The blocks agentao would send now: <memory-stable> for a new session, and
