@@ -22,6 +22,16 @@ def test_vendored_htmx_is_the_published_file():
     assert "Zero-Clause BSD" in (ROOT / "static" / "htmx-2.0.11.LICENSE").read_text()
 
 
+def test_vendored_axe_core_is_the_published_file_and_never_served(client):
+    vendor = ROOT / "tests" / "browser" / "vendor"
+    recorded = re.search(r"sha256 of axe-core-4.14.1.min.js: ([0-9a-f]{64})",
+                         (vendor / "axe-core-4.14.1.README").read_text()).group(1)
+    assert hashlib.sha256((vendor / "axe-core-4.14.1.min.js").read_bytes()).hexdigest() == recorded
+    assert "Mozilla Public License" in (vendor / "axe-core-4.14.1.LICENSE").read_text()
+    assert not list((ROOT / "static").glob("axe*"))   # a test tool, not part of the app
+    assert client.get("/static/axe-core-4.14.1.min.js").status_code == 404
+
+
 def test_pages_load_the_vendored_htmx(client):
     html = client.get("/overview").get_data(as_text=True)
     assert 'src="/static/htmx-2.0.11.min.js"' in html

@@ -404,3 +404,46 @@ def in_viewport(driver, element) -> bool:
 
 
 PHONE = (390, 844)
+
+
+# -- accessibility (#21): axe-core in the page, and the phone layout's measures ---------------
+
+AXE = REPO / "tests" / "browser" / "vendor" / "axe-core-4.14.1.min.js"
+AXE_RUN = """
+const done = arguments[arguments.length - 1];
+axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']}})
+  .then(r => done(r.violations.filter(v => v.impact === 'serious' || v.impact === 'critical')
+    .map(v => v.id + ' (' + v.impact + '): ' + v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(' | '))))
+  .catch(e => done(['axe failed: ' + e]));
+"""
+# Visible table cells narrower than 60 px (a column squeezed to a word per line); a header
+# row that the phone layout hides off-screen (position: absolute, 1 px) does not count.
+NARROW_CELLS = """
+return [...document.querySelectorAll('td, th')].filter(c => {
+  const r = c.getBoundingClientRect(), head = c.closest('thead');
+  if (head && getComputedStyle(head).position === 'absolute') return false;
+  return r.width > 0 && r.height > 0 && r.width < 59.5 && c.textContent.trim() !== '';
+}).slice(0, 5).map(c => Math.round(c.getBoundingClientRect().width) + 'px: ' + c.textContent.trim().slice(0, 30));
+"""
+
+
+def axe_problems(driver) -> list[str]:
+    """axe-core's serious and critical WCAG 2.1 A/AA violations on the page as it is now.
+
+    axe is injected by WebDriver (the page's CSP does not govern that) and never
+    served by the dashboard."""
+    if not driver.execute_script("return typeof window.axe === 'object'"):
+        driver.execute_script(AXE.read_text())
+    driver.set_script_timeout(30)
+    return driver.execute_async_script(AXE_RUN)
+
+
+def layout_problems(driver) -> list[str]:
+    """At the current width: sideways scrolling and table cells narrower than 60 px."""
+    problems = []
+    width = driver.execute_script("return document.documentElement.scrollWidth")
+    inner = driver.execute_script("return window.innerWidth")
+    if width > inner + 2:
+        problems.append(f"scrolls sideways: {width}px wide in a {inner}px window")
+    problems += [f"narrow cell {c}" for c in driver.execute_script(NARROW_CELLS)]
+    return problems
