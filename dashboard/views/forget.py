@@ -2,7 +2,8 @@
 
 Every state change is a POST: without JavaScript it answers 303 to the job's
 page, with htmx the job fragment (which polls itself while the job runs),
-with ``Accept: application/json`` the job as JSON.
+with ``Accept: application/json`` the job as JSON.  One memory's page is in
+``forget_one``, "forget what is about me" in ``forget_about``.
 """
 
 from __future__ import annotations
@@ -10,24 +11,28 @@ from __future__ import annotations
 import functools
 from datetime import datetime
 
-from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
+from flask import Blueprint, abort, current_app, redirect, request, url_for
+from flask_babel import gettext as _, lazy_gettext as _l
 from werkzeug.exceptions import HTTPException
 
 from ..actions import dryrun
 from ..actions import purge
 from ..actions.jobs import Busy, Jobs
 from ..pictures import residue_bars
-from ..store import get_memory
+from ..words import label
+from ..store import StoreProblem
+from ..store import purge as purge_sql
 from ..store.purge import count_kinds
-from ..web import (wants_json, workspace, page, page_route, raise_if_unreadable, statuses, store_by_key,
-                   stores, twin, wants_fragment)
+from ..web import (current_project, wants_json, workspace, page, page_route, raise_if_unreadable,
+                   render, statuses, store_by_key, stores, twin, wants_fragment)
 
 bp = Blueprint("forget", __name__)
 EVERYTHING_PHRASE = "forget everything"
-CATEGORY_LABELS = {"soft_deleted": "Soft-deleted memories", "review:pending": "Review items: pending",
-                   "review:approved": "Review items: approved",
-                   "review:rejected": "Review items: rejected",
-                   "summaries": "Session summaries", "events": "Events of purged memories"}
+CATEGORY_LABELS = {"soft_deleted": _l("Soft-deleted memories"),
+                   "review:pending": _l("Suggestions waiting for you"),
+                   "review:approved": _l("Suggestions approved"),
+                   "review:rejected": _l("Suggestions rejected"),
+                   "summaries": _l("Session summaries"), "events": _l("History of erased memories")}
 
 
 @bp.record_once
@@ -46,8 +51,11 @@ def action(rule: str):
             except HTTPException as exc:
                 if not wants_fragment() or wants_json():
                     raise
-                return render_template("forget/_message.html", status=exc.code,
-                                       message=exc.description)
+                answer = render("forget/_message.html", "forget/_message.html", status=exc.code,
+                                message=exc.description, said=(exc.description, "bad"))
+                # A form may swap its own card on success; a refusal goes beside it instead.
+                answer.headers["HX-Retarget"], answer.headers["HX-Reswap"] = "#forget-result", "innerHTML"
+                return answer
         return bp.post(rule)(wrapper)
     return decorate
 
@@ -56,7 +64,7 @@ def _jobs() -> Jobs:
     return current_app.extensions["forget_jobs"]
 
 
-def _writable_store(key: str):
+def writable_store(key: str):
     """The store, if it may be changed now; otherwise a 404, 403 or 409 with the reason."""
     try:
         _jobs().check_idle([key])
@@ -64,12 +72,13 @@ def _writable_store(key: str):
         abort(409, str(exc))
     ref = store_by_key(key)
     if ref is None:
-        abort(404, f"There is no store called '{key}'.")
+        abort(404, _("There is no store called '%(key)s'.", key=key))
     st = next(s for s in statuses() if s.ref.key == key)
     if current_app.config["READ_ONLY"] or not st.writable:
         # The reasons are sentences already: one full stop, not two.
-        reason = str(st.problem or st.read_only_reason or "the dashboard runs read-only")
-        abort(403, f"The {ref.kind} store cannot be changed: {reason.rstrip('.')}.")
+        reason = str(st.problem or st.read_only_reason or _("the dashboard runs read-only"))
+        abort(403, _("The %(kind)s store cannot be changed: %(reason)s.", kind=ref.kind,
+                     reason=reason.rstrip(".")))
     return ref
 
 
@@ -79,13 +88,14 @@ def _categories() -> list[str]:
         return list(purge.ALL_CATEGORIES)
     bad = [c for c in picked if c not in purge.ALL_CATEGORIES]
     if bad or not picked:
-        abort(400, "Pick at least one of: " + ", ".join(purge.ALL_CATEGORIES) + ", everything.")
+        abort(400, _("Pick at least one of: %(names)s, everything.",
+                     names=", ".join(purge.ALL_CATEGORIES)))
     return picked
 
 
 def _confirmed(expected: str) -> None:
     if (request.form.get("confirm") or "").strip() != expected:
-        abort(400, f"To confirm, type “{expected}” exactly. Nothing was changed.")
+        abort(400, _("To confirm, type “%(phrase)s” exactly. Nothing was changed.", phrase=expected))
 
 
 # -- pages -----------------------------------------------------------------------------
@@ -93,16 +103,49 @@ def _confirmed(expected: str) -> None:
 @page_route(bp, "/forget")
 def index(fmt: str):
     sts = statuses()
+    everything = everything_dry_run()
     return page(fmt, "forget/index.html", sts=sts, labels=CATEGORY_LABELS, phrase=EVERYTHING_PHRASE,
+                everything=everything,
                 to_json=lambda ctx: {
                     "stores": [{"store": s.ref.key, "name": s.ref.name, "path": str(s.ref.path),
                                 "readable": s.readable, "writable": s.writable} for s in ctx["sts"]],
-                    "categories": list(purge.ALL_CATEGORIES), "everything_phrase": ctx["phrase"]})
+                    "categories": list(purge.ALL_CATEGORIES), "everything_phrase": ctx["phrase"],
+                    "everything": ctx["everything"]})
+
+
+def everything_dry_run() -> dict:
+    """What "forget everything" would erase, store by store, and the projects it leaves alone.
+
+    It takes the stores on screen only: this project's and the user store (which every
+    project shares).  Other projects the dashboard knows are named, untouched.
+    """
+    shown = stores()
+    out = {"stores": [], "untouched_projects": []}
+    for ref in shown:
+        entry = {"store": ref.key, "kind": ref.kind, "name": ref.name, "path": str(ref.path),
+                 "exists": ref.exists}
+        if ref.exists:
+            try:
+                rows = purge_sql.scoped_rows(ref)
+            except StoreProblem as exc:
+                entry["problem"] = str(exc)
+            else:
+                # The wipe soft-deletes the rows of the file's own scope; the purge erases
+                # every soft-deleted row, the review queue, the summaries and the history.
+                goes = [m for m in rows["memories"] if not m[2] or m[1] == ref.kind]
+                entry.update({"memories": len(goes), "memories_kept": len(rows["memories"]) - len(goes),
+                              "reviews": len(rows["reviews"]), "summaries": len(rows["summaries"]),
+                              "events": rows["events"]})
+        out["stores"].append(entry)
+    ws, here = workspace(), current_project()
+    out["untouched_projects"] = [{"name": name, "path": str(ref.path)} for i, (name, ref) in
+                                 enumerate(zip(ws.project_names(), ws.project_refs())) if i != here]
+    return out
 
 
 @page_route(bp, "/forget/residue/<key>")
 def residue(key: str, fmt: str):
-    ref = store_by_key(key) or abort(404, f"There is no store called '{key}'.")
+    ref = store_by_key(key) or abort(404, _("There is no store called '%(key)s'.", key=key))
     raise_if_unreadable(key)
     report = purge.residue_report(ref)
     return page(fmt, "forget/residue.html", "forget/_residue.html", report=report, ref=ref,
@@ -112,7 +155,7 @@ def residue(key: str, fmt: str):
 
 @page_route(bp, "/forget/plan/<key>")
 def plan(key: str, fmt: str):
-    ref = store_by_key(key) or abort(404, f"There is no store called '{key}'.")
+    ref = store_by_key(key) or abort(404, _("There is no store called '%(key)s'.", key=key))
     raise_if_unreadable(key)
     cats = _categories()
     rows = purge.plan(ref, cats)
@@ -121,35 +164,26 @@ def plan(key: str, fmt: str):
             "fingerprint": token if dryrun.fits(token) else None,
             "rows": [{"kind": r.kind, "id": r.id, "label": r.label, "bytes": r.bytes} for r in rows]}
     if data["fingerprint"] is None:
-        data["too_large"] = (f"This dry run lists {len(rows)} rows, more than one form can confirm: "
-                             "erase a category at a time, or use “Forget everything”.")
+        data["too_large"] = _("This dry run lists %(n)d rows, more than one form can confirm: "
+                              "erase a category at a time, or use “Forget everything”.", n=len(rows))
     return page(fmt, "forget/plan.html", "forget/_plan.html", plan=data, ref=ref,
                 labels=CATEGORY_LABELS, to_json=lambda ctx: ctx["plan"])
 
 
-@page_route(bp, "/forget/memory/<key>/<memory_id>")
-def memory(key: str, memory_id: str, fmt: str):
-    ref = store_by_key(key) or abort(404, f"There is no store called '{key}'.")
-    raise_if_unreadable(key)
-    mem, _events = get_memory(ref, memory_id)
-    if mem is None:
-        abort(404, f"No memory {memory_id} in the {key} store.")
-    return page(fmt, "forget/memory.html", mem=mem, ref=ref, limits=purge.KNOWN_TEXTS_ONLY,
-                to_json=lambda ctx: {"memory": ctx["mem"], "limits": ctx["limits"]})
-
-
 @page_route(bp, "/forget/jobs/<job_id>")
 def job(job_id: str, fmt: str):
-    found = _jobs().get(job_id) or abort(404, "That forget action is unknown (the dashboard may have restarted).")
-    return page(fmt, "forget/job.html", "forget/_job.html", job=found, view=job_dict(found),
-                to_json=lambda ctx: ctx["view"])
+    found = _jobs().get(job_id) or abort(404, _(
+        "That forget action is unknown (the dashboard may have restarted)."))
+    view = job_dict(found)
+    return page(fmt, "forget/job.html", "forget/_job.html", job=found, view=view,
+                first=not wants_fragment(), said=job_said(view), to_json=lambda ctx: ctx["view"])
 
 
 @bp.get("/forget/jobs/<job_id>/report.json")
 def report(job_id: str):
-    found = _jobs().get(job_id) or abort(404, "That forget action is unknown.")
+    found = _jobs().get(job_id) or abort(404, _("That forget action is unknown."))
     if found.state == "running":
-        abort(409, "The action is still running; the report is ready when it ends.")
+        abort(409, _("The action is still running; the report is ready when it ends."))
     response = twin({"report": "agentao memory forget report",
                      "created": datetime.now().isoformat(timespec="seconds"), **job_dict(found)})
     response.headers["Content-Disposition"] = f'attachment; filename="forget-{job_id}.json"'
@@ -162,17 +196,17 @@ def report(job_id: str):
 def wipe():
     for ref in stores():
         if not ref.missing:   # a folder or a socket at the path is refused with its reason
-            _writable_store(ref.key)
+            writable_store(ref.key)
     if request.form.get("confirm") != "yes":
-        abort(400, "Tick the box to confirm the wipe. Nothing was changed.")
+        abort(400, _("Tick the box to confirm the wipe. Nothing was changed."))
     every = stores()
-    return _start("wipe", [r.key for r in every], lambda job: {"wipe": purge.wipe(every)},
+    return start("wipe", [r.key for r in every], lambda job: {"wipe": purge.wipe(every)},
                   background=False)
 
 
 @action("/forget/purge/<key>")
 def purge_store(key: str):
-    ref = _writable_store(key)
+    ref = writable_store(key)
     cats = _categories()
     _confirmed(ref.name)
     try:
@@ -180,13 +214,13 @@ def purge_store(key: str):
         # (and reported); a confirmed row that changed is a reason to look again.
         dry_run = purge.confirmed(request.form.get("fingerprint") or "", cats)
     except ValueError:
-        abort(400, "The dry run's fingerprint is missing or damaged: look at the dry run again. "
-                   "Nothing was changed.")
+        abort(400, _("The dry run's fingerprint is missing or damaged: look at the dry run "
+                     "again. Nothing was changed."))
     changed = purge.check(ref, dry_run).changed
     if changed:
-        abort(409, f"{len(changed)} of the rows you confirmed changed since the dry run "
-                   f"({count_kinds(changed)}). Look at the new dry run before purging. "
-                   "Nothing was changed.")
+        abort(409, _("%(n)d of the rows you confirmed changed since the dry run (%(what)s). "
+                     "Look at the new dry run before purging. Nothing was changed.",
+                     n=len(changed), what=count_kinds(changed)))
     earlier = _unverified(ref)
 
     def work(job):
@@ -194,7 +228,7 @@ def purge_store(key: str):
                              progress=job.progress)
         _looked_for(earlier, result)
         return {"results": [result]}
-    return _start("purge", [key], work)
+    return start("purge", [key], work)
 
 
 def _unverified(ref) -> list:
@@ -214,67 +248,55 @@ def _looked_for(earlier: list, result) -> None:
             r.texts = ()   # searched for and not found: no reason to keep them in memory
 
 
-@action("/forget/memory/<key>/<memory_id>")
-def forget_memory(key: str, memory_id: str):
-    ref = _writable_store(key)
-    mode = request.form.get("mode")
-    if mode == "soft":
-        return _start("soft delete", [key], lambda job: {
-            "soft_deleted": purge.soft_forget(ref, memory_id)}, background=False)
-    if mode != "purge":
-        abort(400, "'mode' must be 'soft' or 'purge'.")
-    _confirmed(ref.name)
-    return _start("memory purge", [key], lambda job: {
-        "results": [purge.forget_memory(ref, memory_id, progress=job.progress)]})
-
-
 @action("/forget/everything")
 def everything():
-    for ref in stores():
-        if not ref.missing:
-            _writable_store(ref.key)
-    refs = [r for r in stores() if r.exists]
-    _confirmed(EVERYTHING_PHRASE)
+    """Wipe and erase the stores on screen (this project's and the user store), verified.
+
+    Other projects are never touched (#21: it used to purge a project not on
+    screen without a word); the dry run on the forget page names them.
+    """
     every = stores()   # the worker thread has no app context
-    # Several projects open: the user store goes once, every project's store too.
-    others = [r for r in workspace().project_refs() if r.path != every[0].path and r.exists]
-    earlier = {str(r.path): _unverified(r) for r in every + others}
+    for ref in every:
+        if not ref.missing:
+            writable_store(ref.key)
+    shown = request.form.get("project")
+    if shown is not None and shown != str(every[0].path):
+        abort(409, _("The project on screen changed since this page was shown (another tab?). "
+                     "Look at the forget page again. Nothing was changed."))
+    _confirmed(EVERYTHING_PHRASE)
+    refs = [r for r in every if r.exists]
+    earlier = {str(r.path): _unverified(r) for r in every}
 
     def texts(ref):
         return [t for r in earlier.get(str(ref.path), ()) for t in r.texts]
 
     def run(job):
         report = purge.forget_everything(every, progress=job.progress, earlier=texts)
-        for ref in others:
-            more = purge.forget_everything([ref], progress=job.progress, earlier=texts)
-            report["results"] += more["results"]
-            report.setdefault("other_projects", []).append(
-                {"store": ref.name, "path": str(ref.path), "wipe": more["wipe"]})
         for result in report["results"]:
             _looked_for(earlier.get(result.path, []), result)
         return report
-    return _start("forget everything", [r.key for r in refs], run)
+    return start("forget everything", [r.key for r in refs], run)
 
 
 @action("/forget/jobs/<job_id>/retry")
 def retry(job_id: str):
-    old = _jobs().get(job_id) or abort(404, "That forget action is unknown.")
+    old = _jobs().get(job_id) or abort(404, _("That forget action is unknown."))
     results = (old.result or {}).get("results") if old.state == "done" else None
     if not results:
-        abort(400, "Only a finished purge can be retried.")
+        abort(400, _("Only a finished purge can be retried."))
     refs = {r.key: r for r in stores()}
     for r in results:
-        _writable_store(r.store)
+        writable_store(r.store)
 
     def work(job):
         # Same rows again (already gone rows are skipped), and the texts of the
         # first run, which the database no longer holds, are searched for again.
         return {"results": [purge.purge(refs[r.store], r.plan, verify_texts=r.texts,
                                         progress=job.progress) for r in results]}
-    return _start("retry", [r.store for r in results], work)
+    return start("retry", [r.store for r in results], work)
 
 
-def _start(kind, keys, work, background=True):
+def start(kind, keys, work, background=True):
     try:
         job_ = _jobs().start(kind, keys, work, background=background)
     except Busy as exc:
@@ -282,8 +304,30 @@ def _start(kind, keys, work, background=True):
     if wants_json():
         return twin(job_dict(job_), 202 if job_.state == "running" else 200)
     if wants_fragment():
-        return render_template("forget/_job.html", job=job_, view=job_dict(job_))
+        view = job_dict(job_)
+        return render("forget/job.html", "forget/_job.html", job=job_, view=view, first=True,
+                      said=job_said(view))
     return redirect(url_for("forget.job", job_id=job_.id), 303)
+
+
+def job_said(view: dict):
+    """The job's state in one line for the pinned #status: progress while it runs, then the verdict."""
+    if view["state"] == "running":
+        if view["percent"] is None:
+            return _("Working: %(step)s…", step=view["step"])
+        return _("Working: %(step)s, %(percent)d%%…", step=view["step"], percent=view["percent"])
+    if view["state"] == "error":
+        return _("The action failed: %(error)s", error=view["error"]), "bad"
+    if view.get("verdict"):
+        return label("purge_verdict", view["verdict"]), (
+            "ok" if view["verdict"] == "verified erased" else "bad")
+    if view.get("wipe"):
+        return (_("Wiped: %(n)d memories soft-deleted.", n=view["wipe"]["memories_cleared"]),
+                "ok" if view["wipe"]["ok"] else "bad")
+    if "soft_deleted" in view:
+        return (_("Soft-deleted: the agent no longer sees it.") if view["soft_deleted"] else
+                (_("Nothing changed: the memory was not live."), "warn"))
+    return None
 
 
 def job_dict(job_) -> dict:
@@ -299,5 +343,13 @@ def job_dict(job_) -> dict:
         out["soft_deleted"] = res["soft_deleted"]
     if res.get("results"):
         out["verdict"] = purge.overall(res["results"])
+        out["verdict_text"] = label("purge_verdict", out["verdict"])
         out["results"] = [r.to_dict() for r in res["results"]]
+    if res.get("memory"):
+        out["memory"] = res["memory"]   # which memory a one-memory purge erased (ids only)
+    out["store_names"] = {r.key: r.name for r in stores() if r.key in job_.stores}
     return out
+
+
+# The other forget pages register on this blueprint (after it and its helpers exist).
+from . import forget_about, forget_one  # noqa: E402,F401
