@@ -70,7 +70,7 @@ def plan(refs: list[StoreRef], flags: dict) -> list[StorePart]:
     ``flags`` is ``findings.flags_by_row(report)``: (store, table, row id) -> findings.
     """
     parts = []
-    for ref in refs:
+    for ref in sorted(refs, key=lambda r: r.kind != "user"):   # your own file first
         if ref.exists:
             parts.append(_user_part(ref) if ref.kind == "user" else _project_part(ref, flags))
     return parts

@@ -166,7 +166,10 @@ def plan(key: str, fmt: str):
     if data["fingerprint"] is None:
         data["too_large"] = _("This dry run lists %(n)d rows, more than one form can confirm: "
                               "erase a category at a time, or use “Forget everything”.", n=len(rows))
-    return page(fmt, "forget/plan.html", "forget/_plan.html", plan=data, ref=ref,
+    kinds: dict = {}
+    for r in rows:
+        kinds[r.kind] = kinds.get(r.kind, 0) + 1
+    return page(fmt, "forget/plan.html", "forget/_plan.html", plan=data, ref=ref, kinds=kinds,
                 labels=CATEGORY_LABELS, to_json=lambda ctx: ctx["plan"])
 
 

@@ -42,8 +42,9 @@ def about(fmt: str):
             "rows_scanned": report.rows_scanned, "rows_total": report.rows_total,
             "finding_categories": list(scope.ABOUT_CATEGORIES)}
     total = sum(len(p.rows) for p in parts)
+    events = sum(p.goes().get("event", 0) for p in parts)
     return page(fmt, "forget/about.html", "forget/_about_plan.html", about=data, parts=parts,
-                total=total, fits=all(p.fits for p in parts), to_json=lambda ctx: ctx["about"])
+                total=total, events=events, items=total - events, fits=all(p.fits for p in parts), to_json=lambda ctx: ctx["about"])
 
 
 @forget.action("/forget/about")
