@@ -184,3 +184,26 @@ def test_forget_everything_names_and_spares_the_project_not_on_screen(tmp_path, 
     assert job["verdict"] == "verified erased" and {x["store"] for x in job["results"]} == {"project", "user"}
     assert file_digest(other.project_db) == before
     assert [m.title for m in other.manager.get_all_entries()] == ["service port"]
+
+
+def test_a_long_purge_shows_its_progress_in_the_status_region(client, world, monkeypatch):
+    import threading
+    from dashboard.store import purge as purge_sql
+    release, real = threading.Event(), purge_sql._vacuum
+    monkeypatch.setattr(purge_sql, "_vacuum", lambda conn: (release.wait(10), real(conn)))
+    try:
+        first = soup(client.post(f"/forget/memory/project/{world.contact.id}", headers=HTMX,
+                                 data={"mode": "purge", "confirm": "support contact"}))
+        line = first.select_one(".job [data-field=progress]")
+        assert line.has_attr("autofocus")                                 # focus on the work started
+        status = first.select_one('[hx-swap-oob="innerHTML:#status"]')
+        assert status.text.strip().startswith("Working")
+        job_id = first.select_one(".job")["data-job"]
+        polled = soup(client.get(f"/forget/jobs/{job_id}", headers=HTMX))
+        assert polled.select_one('[hx-swap-oob="innerHTML:#status"]').text.strip().startswith("Working")
+        assert not polled.select("[autofocus]")                           # a poll never steals focus
+    finally:
+        release.set()
+    wait_for_job(client, f"/forget/jobs/{job_id}", timeout=30.0)
+    done = soup(client.get(f"/forget/jobs/{job_id}", headers=HTMX))
+    assert done.select_one('[hx-swap-oob="innerHTML:#status"] .said-ok').text.startswith("Erased")

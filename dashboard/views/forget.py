@@ -224,17 +224,17 @@ def purge_store(key: str):
         abort(409, _("%(n)d of the rows you confirmed changed since the dry run (%(what)s). "
                      "Look at the new dry run before purging. Nothing was changed.",
                      n=len(changed), what=count_kinds(changed)))
-    earlier = _unverified(ref)
+    earlier = unverified(ref)
 
     def work(job):
         result = purge.purge(ref, dry_run, verify_texts=[t for r in earlier for t in r.texts],
                              progress=job.progress)
-        _looked_for(earlier, result)
+        looked_for(earlier, result)
         return {"results": [result]}
     return start("purge", [key], work)
 
 
-def _unverified(ref) -> list:
+def unverified(ref) -> list:
     """Earlier purges of this file whose erased texts were never verified gone.
 
     Their texts are kept in this process only (never on disk), so the next
@@ -245,7 +245,7 @@ def _unverified(ref) -> list:
             if r.path == str(ref.path) and not r.verified and r.texts]
 
 
-def _looked_for(earlier: list, result) -> None:
+def looked_for(earlier: list, result) -> None:
     if result.verified:
         for r in earlier:
             r.texts = ()   # searched for and not found: no reason to keep them in memory
@@ -268,7 +268,7 @@ def everything():
                      "Look at the forget page again. Nothing was changed."))
     _confirmed(EVERYTHING_PHRASE)
     refs = [r for r in every if r.exists]
-    earlier = {str(r.path): _unverified(r) for r in every}
+    earlier = {str(r.path): unverified(r) for r in every}
 
     def texts(ref):
         return [t for r in earlier.get(str(ref.path), ()) for t in r.texts]
@@ -276,7 +276,7 @@ def everything():
     def run(job):
         report = purge.forget_everything(every, progress=job.progress, earlier=texts)
         for result in report["results"]:
-            _looked_for(earlier.get(result.path, []), result)
+            looked_for(earlier.get(result.path, []), result)
         return report
     return start("forget everything", [r.key for r in refs], run)
 

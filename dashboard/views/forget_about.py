@@ -72,16 +72,19 @@ def erase_about():
             abort(409, _("%(n)d of the rows you confirmed changed since the dry run (%(what)s). "
                          "Look at the new dry run. Nothing was changed.",
                          n=len(changed), what=count_kinds(changed)))
-        runs.append((ref, dry_run))
+        runs.append((ref, dry_run, forget.unverified(ref)))
     if not runs:
         abort(400, _("The dry run names no store. Nothing was changed."))
 
     def work(job):
         results = []
-        for n, (ref, dry_run) in enumerate(runs):
-            results.append(purge.purge(ref, dry_run, progress=lambda s, f=None, k=ref.key, n=n:
-                                       job.progress(f"{k}: {s}", None if f is None else
-                                                    (n + f) / len(runs))))
+        for n, (ref, dry_run, earlier) in enumerate(runs):
+            # Texts an earlier, unfinished purge of this file erased are looked for again.
+            result = purge.purge(ref, dry_run, verify_texts=[t for r in earlier for t in r.texts],
+                                 progress=lambda s, f=None, k=ref.key, n=n: job.progress(
+                                     f"{k}: {s}", None if f is None else (n + f) / len(runs)))
+            forget.looked_for(earlier, result)
+            results.append(result)
         return {"results": results, "about": True}
-    return forget.start("forget about me", [ref.key for ref, _d in runs], work)
+    return forget.start("forget about me", [run[0].key for run in runs], work)
 
