@@ -50,14 +50,17 @@ def about(fmt: str):
 @forget.action("/forget/about")
 def erase_about():
     refs = {r.key: r for r in stores() if r.exists}
+    keys = request.form.getlist("store")
+    for key in keys:   # a store that cannot change says so first, whatever else is wrong
+        if key not in refs:
+            abort(404, _("There is no store called '%(key)s'.", key=key))
+        forget.writable_store(key)
     if (request.form.get("confirm") or "").strip() != str(ABOUT_PHRASE):
         abort(400, _("To confirm, type “%(phrase)s” exactly. Nothing was changed.",
                      phrase=ABOUT_PHRASE))
     runs = []
-    for key in request.form.getlist("store"):
-        if key not in refs:
-            abort(404, _("There is no store called '%(key)s'.", key=key))
-        ref = forget.writable_store(key)
+    for key in keys:
+        ref = refs[key]
         cats = [c for c in request.form.getlist(f"cat-{key}") if c in purge.ALL_CATEGORIES]
         try:
             dry_run = purge.confirmed_by_id(request.form.get(f"fingerprint-{key}") or "", cats)

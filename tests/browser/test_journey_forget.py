@@ -60,7 +60,7 @@ def _no_trace(db: Path, texts: list[str]) -> list[str]:
 
 def test_journey_5_forget_what_is_about_me_keyboard_only(browser, demo):
     user_texts = [r[0] for r in read_db(demo.user_db, "SELECT content FROM memories")]
-    facts = {r[0] for r in read_db(demo.project_db, "SELECT title FROM memories WHERE "
+    facts = {r[0] for r in read_db(demo.project_db, "SELECT id FROM memories WHERE "
                                    "deleted_at IS NULL AND type = 'project_fact'")}
     assert user_texts and facts
 
@@ -75,6 +75,11 @@ def test_journey_5_forget_what_is_about_me_keyboard_only(browser, demo):
     assert int(plan.get_attribute("data-rows")) > 0
     stores = {s.get_attribute("data-store") for s in browser.find_elements(By.CSS_SELECTOR, "section.about-store")}
     assert stores == {"project", "user"}
+    # A project fact holding personal data or a secret goes too; every other one stays.
+    flagged = {tr.get_attribute("data-id") for tr in browser.find_elements(
+        By.CSS_SELECTOR, 'section.about-store[data-store="project"] tr[data-kind="memory"]')}
+    kept = facts - flagged
+    assert kept
     screenshot(browser, "journey5-dry-run", sizes=[demo.size], restore=False)
 
     phrase = browser.find_element(By.CSS_SELECTOR, "#about-form [data-field=phrase]").text
@@ -96,9 +101,9 @@ def test_journey_5_forget_what_is_about_me_keyboard_only(browser, demo):
     # On disk: the user store holds nothing, the project facts are all there.
     assert read_db(demo.user_db, "SELECT count(*) FROM memories") == [(0,)]
     assert read_db(demo.project_db, "SELECT count(*) FROM memory_review_queue WHERE scope = 'user'") == [(0,)]
-    left = {r[0] for r in read_db(demo.project_db, "SELECT title FROM memories WHERE "
+    left = {r[0] for r in read_db(demo.project_db, "SELECT id FROM memories WHERE "
                                   "deleted_at IS NULL AND type = 'project_fact'")}
-    assert left == facts
+    assert left == kept
     assert _no_trace(demo.user_db, user_texts) == []
 
 
@@ -117,9 +122,9 @@ def test_journey_4_forget_one_memory_for_good_from_its_row(browser, demo):
     box = wait_for(browser, lambda d: d.find_elements(By.ID, "forget-confirm"), "no confirmation")[0]
     wait_for(browser, htmx_settled)
     phrase = browser.find_element(By.CSS_SELECTOR, "#purge-memory-form [data-field=phrase]").text
-    assert phrase == title
+    assert box.get_attribute("data-asks") == "title" and phrase == title   # its name, not the store's
     screenshot(browser, "journey4-confirm", sizes=[demo.size], restore=False)
-    j.type(box, title)
+    j.type(box, phrase)
     j.click(browser.find_element(By.CSS_SELECTOR, "#purge-memory-form button[type=submit]"))
     job = _finished_job(browser)
     assert job.get_attribute("data-verdict") == "verified erased", job.text
