@@ -116,6 +116,8 @@ def test_about_me_htmx_answer_replaces_the_dry_run_and_takes_focus(client, world
     assert page.select_one('[hx-swap-oob="innerHTML:#status"]')       # the result where the eye is
     assert "user_language" not in answer.get_data(as_text=True)       # no erased title in view
     wait_for_job(client, f"/forget/jobs/{job['data-job']}", timeout=30.0)
+    report = soup(client.get(f"/forget/jobs/{job['data-job']}", headers=HTMX))
+    assert "Facts about the project stay" in report.select_one("[data-field=gone]").text
 
 
 def test_one_memory_htmx_purge_shows_the_verdict_not_the_text(client, world):
@@ -174,6 +176,8 @@ def test_forget_everything_names_and_spares_the_project_not_on_screen(tmp_path, 
     assert dry["untouched_projects"] == [{"name": "project (second)", "path": str(other.project_db)}]
     page = soup(client.get("/forget"))
     assert "Not touched: project (second)" in page.select_one("[data-field=untouched]").text
+    assert page.select_one("#everything-form label").text.startswith(
+        "To erase project project and your user store, type")
     before = file_digest(other.project_db)
     stale = client.post("/forget/everything", headers=JSON, data={
         "confirm": "forget everything", "project": str(other.project_db)})

@@ -348,6 +348,8 @@ def job_dict(job_) -> dict:
         out["verdict"] = purge.overall(res["results"])
         out["verdict_text"] = label("purge_verdict", out["verdict"])
         out["results"] = [r.to_dict() for r in res["results"]]
+    if res.get("about"):
+        out["about"] = True   # "forget what is about me"
     if res.get("memory"):
         out["memory"] = res["memory"]   # which memory a one-memory purge erased (ids only)
     out["store_names"] = {r.key: r.name for r in stores() if r.key in job_.stores}
