@@ -177,7 +177,7 @@ def test_forget_everything_names_and_spares_the_project_not_on_screen(tmp_path, 
     page = soup(client.get("/forget"))
     assert "Not touched: project (second)" in page.select_one("[data-field=untouched]").text
     assert page.select_one("#everything-form label").text.startswith(
-        "To erase project project and your user store, type")
+        f"To erase project {dry['stores'][0]['name']} and your user store, type")
     before = file_digest(other.project_db)
     stale = client.post("/forget/everything", headers=JSON, data={
         "confirm": "forget everything", "project": str(other.project_db)})
