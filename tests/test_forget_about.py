@@ -36,6 +36,7 @@ def world(seeded) -> Agent:
     """The seeded corpus plus a project memory and a session summary holding personal data."""
     seeded.contact = seeded.save("support contact", CONTACT, ["support"], scope="project")
     seeded.summary(TALK, session_id="session-c")
+    [seeded.asked] = seeded.crystallize("We must never deploy on Fridays, call Sam on +49 170 7654321 first.")
     return seeded
 
 
@@ -52,6 +53,8 @@ def test_about_me_dry_run_names_exactly_what_is_about_you(client, world):
     project = {(r["kind"], r["why"]) for r in by["project"]["rows"] if r["kind"] != "event"}
     assert ("memory", "personal") in project and ("summary", "personal") in project
     assert ("review", "user_scope") in project          # "I prefer tabs" drawn from your words
+    reviews = {r["id"]: r["why"] for r in by["project"]["rows"] if r["kind"] == "review"}
+    assert reviews[world.asked.id] == "personal"        # a project rule, but your phone number in its evidence
     memory_ids = {r["id"] for r in by["project"]["rows"] if r["kind"] == "memory"}
     assert memory_ids == {world.contact.id}             # project facts are not about you
     live_project = rows(world.project_db, "SELECT count(*) FROM memories WHERE deleted_at IS NULL")[0][0]
@@ -85,7 +88,8 @@ def test_about_me_erases_verified_and_keeps_the_project_facts(client, world):
     titles = {m.title for m in world.manager.get_all_entries()}    # agentao's own listing
     assert {"Package Manager", "database", "release process"} <= titles
     assert "support contact" not in titles and "user_language" not in titles
-    assert [r[0] for r in rows(world.project_db, "SELECT scope FROM memory_review_queue")] == ["project"]
+    assert [r[0] for r in rows(world.project_db, "SELECT title FROM memory_review_queue")] == \
+        ["Constraint: never push to main"]               # the project's own rule, no personal data
     assert rows(world.project_db, "SELECT count(*) FROM session_summaries") == [(2,)]
     assert naive_hits(files_of(world.project_db) + files_of(world.user_db),
                       [CONTACT, TALK, *user_texts]) == []
