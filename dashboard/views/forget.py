@@ -9,9 +9,8 @@ with ``Accept: application/json`` the job as JSON.  One memory's page is in
 from __future__ import annotations
 
 import functools
-from datetime import datetime
 
-from flask import Blueprint, abort, current_app, redirect, request, url_for
+from flask import Blueprint, abort, current_app, request
 from flask_babel import gettext as _, lazy_gettext as _l
 from werkzeug.exceptions import HTTPException
 
@@ -19,12 +18,11 @@ from ..actions import dryrun
 from ..actions import purge
 from ..actions.jobs import Busy, Jobs
 from ..pictures import residue_bars
-from ..words import label
 from ..store import StoreProblem
 from ..store import purge as purge_sql
 from ..store.purge import count_kinds
 from ..web import (current_project, wants_json, workspace, page, page_route, raise_if_unreadable,
-                   render, statuses, store_by_key, stores, twin, wants_fragment)
+                   render, statuses, store_by_key, stores, wants_fragment)
 
 bp = Blueprint("forget", __name__)
 EVERYTHING_PHRASE = "forget everything"
@@ -173,28 +171,6 @@ def plan(key: str, fmt: str):
                 labels=CATEGORY_LABELS, to_json=lambda ctx: ctx["plan"])
 
 
-@page_route(bp, "/forget/jobs/<job_id>")
-def job(job_id: str, fmt: str):
-    found = _jobs().get(job_id) or abort(404, _(
-        "That forget action is unknown (the dashboard may have restarted)."))
-    view = job_dict(found)
-    return page(fmt, "forget/job.html", "forget/_job.html", job=found, view=view,
-                first=not wants_fragment(), said=job_said(view), to_json=lambda ctx: ctx["view"])
-
-
-@bp.get("/forget/jobs/<job_id>/report.json")
-def report(job_id: str):
-    found = _jobs().get(job_id) or abort(404, _("That forget action is unknown."))
-    if found.state == "running":
-        abort(409, _("The action is still running; the report is ready when it ends."))
-    response = twin({"report": "agentao memory forget report",
-                     "created": datetime.now().isoformat(timespec="seconds"), **job_dict(found)})
-    response.headers["Content-Disposition"] = f'attachment; filename="forget-{job_id}.json"'
-    return response
-
-
-# -- actions -----------------------------------------------------------------------------
-
 @action("/forget/wipe")
 def wipe():
     for ref in stores():
@@ -281,80 +257,6 @@ def everything():
     return start("forget everything", [r.key for r in refs], run)
 
 
-@action("/forget/jobs/<job_id>/retry")
-def retry(job_id: str):
-    old = _jobs().get(job_id) or abort(404, _("That forget action is unknown."))
-    results = (old.result or {}).get("results") if old.state == "done" else None
-    if not results:
-        abort(400, _("Only a finished purge can be retried."))
-    refs = {r.key: r for r in stores()}
-    for r in results:
-        writable_store(r.store)
-
-    def work(job):
-        # Same rows again (already gone rows are skipped), and the texts of the
-        # first run, which the database no longer holds, are searched for again.
-        return {"results": [purge.purge(refs[r.store], r.plan, verify_texts=r.texts,
-                                        progress=job.progress) for r in results]}
-    return start("retry", [r.store for r in results], work)
-
-
-def start(kind, keys, work, background=True):
-    try:
-        job_ = _jobs().start(kind, keys, work, background=background)
-    except Busy as exc:
-        abort(409, str(exc))
-    if wants_json():
-        return twin(job_dict(job_), 202 if job_.state == "running" else 200)
-    if wants_fragment():
-        view = job_dict(job_)
-        return render("forget/job.html", "forget/_job.html", job=job_, view=view, first=True,
-                      said=job_said(view))
-    return redirect(url_for("forget.job", job_id=job_.id), 303)
-
-
-def job_said(view: dict):
-    """The job's state in one line for the pinned #status: progress while it runs, then the verdict."""
-    if view["state"] == "running":
-        if view["percent"] is None:
-            return _("Working: %(step)s…", step=view["step"])
-        return _("Working: %(step)s, %(percent)d%%…", step=view["step"], percent=view["percent"])
-    if view["state"] == "error":
-        return _("The action failed: %(error)s", error=view["error"]), "bad"
-    if view.get("verdict"):
-        return label("purge_verdict", view["verdict"]), (
-            "ok" if view["verdict"] == "verified erased" else "bad")
-    if view.get("wipe"):
-        return (_("Wiped: %(n)d memories soft-deleted.", n=view["wipe"]["memories_cleared"]),
-                "ok" if view["wipe"]["ok"] else "bad")
-    if "soft_deleted" in view:
-        return (_("Soft-deleted: the agent no longer sees it.") if view["soft_deleted"] else
-                (_("Nothing changed: the memory was not live."), "warn"))
-    return None
-
-
-def job_dict(job_) -> dict:
-    """A job as JSON: state, progress, and results without any erased text."""
-    out = {"id": job_.id, "kind": job_.kind, "stores": list(job_.stores), "state": job_.state,
-           "step": job_.step, "percent": job_.percent, "error": job_.error,
-           "url": url_for("forget.job", job_id=job_.id),
-           "report_url": url_for("forget.report", job_id=job_.id)}
-    res = job_.result or {}
-    if res.get("wipe") is not None:
-        out["wipe"] = res["wipe"].to_dict()
-    if "soft_deleted" in res:
-        out["soft_deleted"] = res["soft_deleted"]
-    if res.get("results"):
-        out["verdict"] = purge.overall(res["results"])
-        out["verdict_text"] = label("purge_verdict", out["verdict"])
-        out["results"] = [r.to_dict() for r in res["results"]]
-    if res.get("about"):
-        out["about"] = True   # "forget what is about me"
-    if res.get("memory"):
-        out["memory"] = res["memory"]   # which memory a one-memory purge erased (ids only)
-    out["store_names"] = {r.key: r.name for r in stores() if r.key in job_.stores}
-    return out
-
-
 # The other forget pages register on this blueprint (after it and its helpers exist).
+from .forget_jobs import start  # noqa: E402  (it needs this module's helpers)
 from . import forget_about, forget_one  # noqa: E402,F401

@@ -12,7 +12,7 @@ from __future__ import annotations
 from flask import abort, request
 from flask_babel import gettext as _, lazy_gettext as _l
 
-from . import forget
+from . import forget, forget_jobs
 from ..actions import about as scope
 from ..actions import purge
 from ..store import StoreProblem
@@ -89,5 +89,5 @@ def erase_about():
             forget.looked_for(earlier, result)
             results.append(result)
         return {"results": results, "about": True}
-    return forget.start("forget about me", [run[0].key for run in runs], work)
+    return forget_jobs.start("forget about me", [run[0].key for run in runs], work)
 

@@ -13,7 +13,7 @@ import unicodedata
 from flask import abort, request
 from flask_babel import gettext as _
 
-from . import forget
+from . import forget, forget_jobs
 from ..actions import purge
 from ..store import get_memory
 from ..web import page, page_route, raise_if_unreadable, store_by_key
@@ -64,7 +64,7 @@ def forget_memory(key: str, memory_id: str):
     ref = forget.writable_store(key)
     mode = request.form.get("mode")
     if mode == "soft":
-        return forget.start("soft delete", [key], lambda job: {
+        return forget_jobs.start("soft delete", [key], lambda job: {
             "soft_deleted": purge.soft_forget(ref, memory_id)}, background=False)
     if mode != "purge":
         abort(400, _("'mode' must be 'soft' or 'purge'."))
@@ -73,6 +73,6 @@ def forget_memory(key: str, memory_id: str):
     if (request.form.get("confirm") or "").strip() != asked["phrase"]:
         abort(400, _("To confirm, type “%(phrase)s” exactly. Nothing was changed.",
                      phrase=asked["phrase"]))
-    return forget.start("memory purge", [key], lambda job: {
+    return forget_jobs.start("memory purge", [key], lambda job: {
         "results": [purge.forget_memory(ref, memory_id, progress=job.progress)],
         "memory": {"store": key, "id": memory_id}})
