@@ -58,6 +58,38 @@ LABELS: dict[str, dict[str, tuple]] = {
         "delete": (_l("deleted"), None),
         "memory_deleted": (_l("deleted"), None),
     },
+    # The forget screen: a hard purge's verdict, what a dry-run row is, why it is about you.
+    "purge_verdict": {
+        "verified erased": (_l("Erased: no copy left in the file, its journal or side files"),
+                            _l("The rows were deleted, the file compacted, its write-ahead log "
+                               "emptied, and its bytes searched for every erased text: none found.")),
+        "pending, retry": (_l("Not finished: another program is reading the file"),
+                           _l("Probably the agent: the write-ahead log could not be emptied and "
+                              "may still hold the text. Retry when it is idle.")),
+        "found on disk": (_l("Not erased: some text is still in the files"),
+                          _l("Run the purge again.")),
+        "interrupted, retry": (_l("Interrupted: deleted, but the file is not compacted yet"),
+                               _l("Its free pages may still hold the text. Retry to finish.")),
+        "changed": (_l("Nothing was erased: a row changed since the dry run"),
+                    _l("Look at the new dry run before erasing.")),
+    },
+    "plan_kind": {
+        "memory": (_l("memory"), _l("A live memory the agent sees.")),
+        "memory_deleted": (_l("deleted memory"), _l("Soft-deleted: hidden from the agent, "
+                                                   "its text still in the file.")),
+        "review": (_l("suggestion"), _l("A review-queue item: a phrase and the excerpt of your "
+                                        "message it was drawn from.")),
+        "summary": (_l("session summary"), _l("What a past session was about.")),
+        "event": (_l("history event"), _l("A line of a memory's history (no text of its own).")),
+    },
+    "forget_reason": {
+        "user_store": (_l("in your user store"), _l("Your own file, shared by every project.")),
+        "user_scope": (_l("saved for you"), _l("Its scope is 'user': about you, not the project.")),
+        "personal": (_l("holds personal data"), _l("A finding says it holds personal data "
+                                                   "(an e-mail, a phone number, a name…).")),
+        "secret": (_l("holds a secret"), _l("A finding says it holds a password, key or token.")),
+        "event": (_l("history of a memory that goes"), None),
+    },
 }
 
 

@@ -160,8 +160,16 @@ def test_forget_one_memory_soft_then_purge(client, rich):
     r = client.post(f"/forget/memory/project/{travel.id}", data={"mode": "soft"}, headers=JSON)
     assert r.get_json()["soft_deleted"] is True
     assert travel.id not in {m.id for m in rich.manager.get_all_entries()}
+    # Confirmed by the memory's title (#21), not by the store's name.
+    asked = client.get(f"/forget/memory/project/{travel.id}.json").get_json()["confirm"]
+    assert asked == {"asks": "title", "phrase": "travel plan"}
+    before = file_digest(rich.project_db)
     r = client.post(f"/forget/memory/project/{travel.id}", headers=JSON,
                     data={"mode": "purge", "confirm": "project"})
+    assert r.status_code == 400 and "“travel plan”" in r.get_json()["message"]
+    assert file_digest(rich.project_db) == before
+    r = client.post(f"/forget/memory/project/{travel.id}", headers=JSON,
+                    data={"mode": "purge", "confirm": "  travel plan "})
     job = wait_for_job(client, r.get_json()["url"], timeout=20.0)
     assert job["verdict"] == "verified erased" and job["results"][0]["deleted"]["memory"] == 1
     assert naive_hits(files_of(rich.project_db), VERSIONS) == []

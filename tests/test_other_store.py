@@ -282,8 +282,9 @@ def forget_in_the_healthy_store(sc: Scene) -> None:
     done = wait_for(client, r.get_json())
     assert done["state"] == "done" and not done["error"], done
     memory_id = sc.live[healthy][0]
+    asked = client.get(f"/forget/memory/{healthy}/{memory_id}.json").get_json()["confirm"]
     r = client.post(f"/forget/memory/{healthy}/{memory_id}", headers=JSON,
-                    data={"mode": "purge", "confirm": plan["name"]})
+                    data={"mode": "purge", "confirm": asked["phrase"]})
     assert r.status_code in (200, 202), r.get_data(as_text=True)
     done = wait_for(client, r.get_json())
     assert done["state"] == "done" and not done["error"], done

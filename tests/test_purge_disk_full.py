@@ -146,5 +146,5 @@ def test_a_vacuum_that_does_not_fit_then_the_reruns(small_disk):
     assert "None of the 1 purged text searched for, including the 1 that an earlier" in rerun["message"]
     page = BeautifulSoup(client.get(rerun["url"]).get_data(as_text=True), "html.parser")
     assert page.select_one('[data-field="texts_checked"]').text == \
-        "1 texts searched for (1 of them erased by an earlier, unfinished run)"
+        "1 text searched for (1 of them erased by an earlier, unfinished run)"
     assert secret.encode() not in agent.project_db.read_bytes()

@@ -80,12 +80,17 @@ def post_requests(app, client) -> list[tuple[str, str, dict]]:
               "ids": item["id"], f"seen-{item['id']}": item["plan"]["item_fingerprint"]}
     plan = client.get("/forget/plan/project.json?cat=soft_deleted").get_json()
     purge = {"cat": "soft_deleted", "confirm": plan["name"], "fingerprint": plan["fingerprint"]}
+    about = client.get("/forget/about.json").get_json()
+    about_me = {"store": [s["store"] for s in about["stores"]], "confirm": about["phrase"],
+                **{f"fingerprint-{s['store']}": s["fingerprint"] for s in about["stores"]},
+                **{f"cat-{s['store']}": s["categories"] for s in about["stores"]}}
     fill = {"store": ["project"], "key": ["project"], "memory_id": [memory["id"]],
             "item_id": [item["id"]], "job_id": [app.extensions["refusals_job"]],
             "token": ["none"]}
     forms = {"memories.curate": tokens, "reviews.decide_one": review, "reviews.decide_many": review,
              "reviews.erase": dict(review, confirm="1"), "forget.wipe": {"confirm": "yes"},
              "forget.everything": {"confirm": "forget everything"}, "forget.purge_store": purge,
+             "forget.erase_about": about_me,
              "forget.retry": {}, "memories.add": {"key": "hand note", "value": "x"}}
     actions = {"memories.curate": ["delete", "edit", "move", "restore"], "reviews.decide_one": ["approve", "reject"],
                "reviews.decide_many": ["approve", "reject"]}

@@ -65,6 +65,7 @@ def twins(tmp_path_factory):
     get("forget_residue", "/forget/residue/project.json")
     get("forget_plan", "/forget/plan/project.json", cat=["soft_deleted", "summaries"])
     get("forget_memory", f"/forget/memory/{first['store']}/{first['id']}.json")
+    get("forget_about", "/forget/about.json")
     get("findings", "/findings.json")
     return out
 

@@ -178,9 +178,9 @@ def _by_kind(rows: list[dict]) -> dict:
     return counts
 
 
-def plan(ref: StoreRef, categories=(), memory_ids=(), review_ids=()) -> sql.DryRun:
+def plan(ref: StoreRef, categories=(), memory_ids=(), review_ids=(), summary_ids=()) -> sql.DryRun:
     """The dry run: exactly the rows a purge with these choices erases."""
-    return sql.plan_rows(ref, categories, memory_ids, review_ids)
+    return sql.plan_rows(ref, categories, memory_ids, review_ids, summary_ids)
 
 
 def fingerprint(rows) -> str:
@@ -191,6 +191,14 @@ def fingerprint(rows) -> str:
 def confirmed(token: str, categories) -> sql.DryRun:
     """The dry run a posted fingerprint names, for ``purge``; ValueError when it is damaged."""
     return sql.DryRun(dryrun.rows_of(token), sql.Selection(tuple(categories)))
+
+
+def confirmed_by_id(token: str, categories=()) -> sql.DryRun:
+    """Like ``confirmed``, for a dry run that named rows by id (a scoped forget): the same ids
+    again, so a confirmed row the agent changed meanwhile still stops the purge."""
+    rows = dryrun.rows_of(token)
+    ids = {kind: tuple(r.id for r in rows if r.kind == kind) for kind in ("memory", "review", "summary")}
+    return sql.DryRun(rows, sql.Selection(tuple(categories), ids["memory"], ids["review"], ids["summary"]))
 
 
 def check(ref: StoreRef, dry_run: sql.DryRun) -> sql.Comparison:

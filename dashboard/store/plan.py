@@ -48,14 +48,15 @@ class PlanRow:
 
 @dataclass(frozen=True)
 class Selection:
-    """What the user chose: categories, and single memories or review items by id."""
+    """What the user chose: categories, and single memories, review items or summaries by id."""
 
     categories: tuple = ()
     memory_ids: tuple = ()
     review_ids: tuple = ()
+    summary_ids: tuple = ()   # "forget what is about me" takes the summaries holding personal data
 
     def __bool__(self) -> bool:
-        return bool(self.categories or self.memory_ids or self.review_ids)
+        return bool(self.categories or self.memory_ids or self.review_ids or self.summary_ids)
 
 
 class DryRun(list):
@@ -121,9 +122,11 @@ def rows_for(conn: sqlite3.Connection, selection: Selection) -> DryRun:
         f" OR id IN ({','.join('?' * len(review_ids))}) ORDER BY status, id",
         (*statuses, *review_ids))
     plan.extend(_row("review", r) for r in wanted)
-    if "summaries" in categories:
+    if "summaries" in categories or selection.summary_ids:
+        every = "summaries" in categories
         plan.extend(_row("summary", r) for r in conn.execute(
-            "SELECT * FROM session_summaries ORDER BY rowid"))
+            "SELECT * FROM session_summaries WHERE ? OR id IN (SELECT value FROM json_each(?))"
+            " ORDER BY rowid", (every, json.dumps(list(selection.summary_ids)))))
     # Events of memories already gone, plus those of the memories this purge
     # removes; a memory purged by id always takes its own events with it.
     orphans = "memory_id NOT IN (SELECT id FROM memories) OR " if "events" in categories else ""

@@ -139,9 +139,25 @@ def residue_rows(ref: StoreRef) -> dict:
 
 # -- dry run ------------------------------------------------------------------
 
-def plan_rows(ref: StoreRef, categories=(), memory_ids=(), review_ids=()) -> DryRun:
+def scoped_rows(ref: StoreRef) -> dict:
+    """Every memory, review item and summary id with what a scoped forget picks by (read-only).
+
+    ``memories``: (id, scope, live); ``reviews``: (id, scope); ``summaries``: ids; ``events``: a count.
+    """
+    def run(conn):
+        return {"memories": [(r["id"], r["scope"], r["deleted_at"] is None) for r in conn.execute(
+                    "SELECT id, scope, deleted_at FROM memories ORDER BY rowid")],
+                "reviews": [(r["id"], r["scope"]) for r in conn.execute(
+                    "SELECT id, scope FROM memory_review_queue ORDER BY rowid")],
+                "summaries": [r["id"] for r in conn.execute(
+                    "SELECT id FROM session_summaries ORDER BY rowid")],
+                "events": conn.execute("SELECT count(*) FROM memory_events").fetchone()[0]}
+    return read(ref.path, run)
+
+
+def plan_rows(ref: StoreRef, categories=(), memory_ids=(), review_ids=(), summary_ids=()) -> DryRun:
     """Exactly the rows a purge of ``categories`` (and the given ids) would erase."""
-    selection = Selection(tuple(categories), tuple(memory_ids), tuple(review_ids))
+    selection = Selection(tuple(categories), tuple(memory_ids), tuple(review_ids), tuple(summary_ids))
     return read(ref.path, lambda conn: rows_for(conn, selection))
 
 

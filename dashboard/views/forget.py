@@ -2,32 +2,35 @@
 
 Every state change is a POST: without JavaScript it answers 303 to the job's
 page, with htmx the job fragment (which polls itself while the job runs),
-with ``Accept: application/json`` the job as JSON.
+with ``Accept: application/json`` the job as JSON.  One memory's page is in
+``forget_one``, "forget what is about me" in ``forget_about``.
 """
 
 from __future__ import annotations
 
 import functools
-from datetime import datetime
 
-from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
+from flask import Blueprint, abort, current_app, request
+from flask_babel import gettext as _, lazy_gettext as _l
 from werkzeug.exceptions import HTTPException
 
 from ..actions import dryrun
 from ..actions import purge
 from ..actions.jobs import Busy, Jobs
 from ..pictures import residue_bars
-from ..store import get_memory
+from ..store import StoreProblem
+from ..store import purge as purge_sql
 from ..store.purge import count_kinds
-from ..web import (wants_json, workspace, page, page_route, raise_if_unreadable, statuses, store_by_key,
-                   stores, twin, wants_fragment)
+from ..web import (current_project, wants_json, workspace, page, page_route, raise_if_unreadable,
+                   render, statuses, store_by_key, stores, wants_fragment)
 
 bp = Blueprint("forget", __name__)
 EVERYTHING_PHRASE = "forget everything"
-CATEGORY_LABELS = {"soft_deleted": "Soft-deleted memories", "review:pending": "Review items: pending",
-                   "review:approved": "Review items: approved",
-                   "review:rejected": "Review items: rejected",
-                   "summaries": "Session summaries", "events": "Events of purged memories"}
+CATEGORY_LABELS = {"soft_deleted": _l("Soft-deleted memories"),
+                   "review:pending": _l("Suggestions waiting for you"),
+                   "review:approved": _l("Suggestions approved"),
+                   "review:rejected": _l("Suggestions rejected"),
+                   "summaries": _l("Session summaries"), "events": _l("History of erased memories")}
 
 
 @bp.record_once
@@ -46,8 +49,11 @@ def action(rule: str):
             except HTTPException as exc:
                 if not wants_fragment() or wants_json():
                     raise
-                return render_template("forget/_message.html", status=exc.code,
-                                       message=exc.description)
+                answer = render("forget/_message.html", "forget/_message.html", status=exc.code,
+                                message=exc.description, said=(exc.description, "bad"))
+                # A form may swap its own card on success; a refusal goes beside it instead.
+                answer.headers["HX-Retarget"], answer.headers["HX-Reswap"] = "#forget-result", "innerHTML"
+                return answer
         return bp.post(rule)(wrapper)
     return decorate
 
@@ -56,7 +62,7 @@ def _jobs() -> Jobs:
     return current_app.extensions["forget_jobs"]
 
 
-def _writable_store(key: str):
+def writable_store(key: str):
     """The store, if it may be changed now; otherwise a 404, 403 or 409 with the reason."""
     try:
         _jobs().check_idle([key])
@@ -64,12 +70,13 @@ def _writable_store(key: str):
         abort(409, str(exc))
     ref = store_by_key(key)
     if ref is None:
-        abort(404, f"There is no store called '{key}'.")
+        abort(404, _("There is no store called '%(key)s'.", key=key))
     st = next(s for s in statuses() if s.ref.key == key)
     if current_app.config["READ_ONLY"] or not st.writable:
         # The reasons are sentences already: one full stop, not two.
-        reason = str(st.problem or st.read_only_reason or "the dashboard runs read-only")
-        abort(403, f"The {ref.kind} store cannot be changed: {reason.rstrip('.')}.")
+        reason = str(st.problem or st.read_only_reason or _("the dashboard runs read-only"))
+        abort(403, _("The %(kind)s store cannot be changed: %(reason)s.", kind=ref.kind,
+                     reason=reason.rstrip(".")))
     return ref
 
 
@@ -79,13 +86,14 @@ def _categories() -> list[str]:
         return list(purge.ALL_CATEGORIES)
     bad = [c for c in picked if c not in purge.ALL_CATEGORIES]
     if bad or not picked:
-        abort(400, "Pick at least one of: " + ", ".join(purge.ALL_CATEGORIES) + ", everything.")
+        abort(400, _("Pick at least one of: %(names)s, everything.",
+                     names=", ".join(purge.ALL_CATEGORIES)))
     return picked
 
 
 def _confirmed(expected: str) -> None:
     if (request.form.get("confirm") or "").strip() != expected:
-        abort(400, f"To confirm, type “{expected}” exactly. Nothing was changed.")
+        abort(400, _("To confirm, type “%(phrase)s” exactly. Nothing was changed.", phrase=expected))
 
 
 # -- pages -----------------------------------------------------------------------------
@@ -93,16 +101,49 @@ def _confirmed(expected: str) -> None:
 @page_route(bp, "/forget")
 def index(fmt: str):
     sts = statuses()
+    everything = everything_dry_run()
     return page(fmt, "forget/index.html", sts=sts, labels=CATEGORY_LABELS, phrase=EVERYTHING_PHRASE,
+                everything=everything,
                 to_json=lambda ctx: {
                     "stores": [{"store": s.ref.key, "name": s.ref.name, "path": str(s.ref.path),
                                 "readable": s.readable, "writable": s.writable} for s in ctx["sts"]],
-                    "categories": list(purge.ALL_CATEGORIES), "everything_phrase": ctx["phrase"]})
+                    "categories": list(purge.ALL_CATEGORIES), "everything_phrase": ctx["phrase"],
+                    "everything": ctx["everything"]})
+
+
+def everything_dry_run() -> dict:
+    """What "forget everything" would erase, store by store, and the projects it leaves alone.
+
+    It takes the stores on screen only: this project's and the user store (which every
+    project shares).  Other projects the dashboard knows are named, untouched.
+    """
+    shown = stores()
+    out = {"stores": [], "untouched_projects": []}
+    for ref in shown:
+        entry = {"store": ref.key, "kind": ref.kind, "name": ref.name, "path": str(ref.path),
+                 "exists": ref.exists}
+        if ref.exists:
+            try:
+                rows = purge_sql.scoped_rows(ref)
+            except StoreProblem as exc:
+                entry["problem"] = str(exc)
+            else:
+                # The wipe soft-deletes the rows of the file's own scope; the purge erases
+                # every soft-deleted row, the review queue, the summaries and the history.
+                goes = [m for m in rows["memories"] if not m[2] or m[1] == ref.kind]
+                entry.update({"memories": len(goes), "memories_kept": len(rows["memories"]) - len(goes),
+                              "reviews": len(rows["reviews"]), "summaries": len(rows["summaries"]),
+                              "events": rows["events"]})
+        out["stores"].append(entry)
+    ws, here = workspace(), current_project()
+    out["untouched_projects"] = [{"name": name, "path": str(ref.path)} for i, (name, ref) in
+                                 enumerate(zip(ws.project_names(), ws.project_refs())) if i != here]
+    return out
 
 
 @page_route(bp, "/forget/residue/<key>")
 def residue(key: str, fmt: str):
-    ref = store_by_key(key) or abort(404, f"There is no store called '{key}'.")
+    ref = store_by_key(key) or abort(404, _("There is no store called '%(key)s'.", key=key))
     raise_if_unreadable(key)
     report = purge.residue_report(ref)
     return page(fmt, "forget/residue.html", "forget/_residue.html", report=report, ref=ref,
@@ -112,7 +153,7 @@ def residue(key: str, fmt: str):
 
 @page_route(bp, "/forget/plan/<key>")
 def plan(key: str, fmt: str):
-    ref = store_by_key(key) or abort(404, f"There is no store called '{key}'.")
+    ref = store_by_key(key) or abort(404, _("There is no store called '%(key)s'.", key=key))
     raise_if_unreadable(key)
     cats = _categories()
     rows = purge.plan(ref, cats)
@@ -121,58 +162,30 @@ def plan(key: str, fmt: str):
             "fingerprint": token if dryrun.fits(token) else None,
             "rows": [{"kind": r.kind, "id": r.id, "label": r.label, "bytes": r.bytes} for r in rows]}
     if data["fingerprint"] is None:
-        data["too_large"] = (f"This dry run lists {len(rows)} rows, more than one form can confirm: "
-                             "erase a category at a time, or use “Forget everything”.")
-    return page(fmt, "forget/plan.html", "forget/_plan.html", plan=data, ref=ref,
+        data["too_large"] = _("This dry run lists %(n)d rows, more than one form can confirm: "
+                              "erase a category at a time, or use “Forget everything”.", n=len(rows))
+    kinds: dict = {}
+    for r in rows:
+        kinds[r.kind] = kinds.get(r.kind, 0) + 1
+    return page(fmt, "forget/plan.html", "forget/_plan.html", plan=data, ref=ref, kinds=kinds,
                 labels=CATEGORY_LABELS, to_json=lambda ctx: ctx["plan"])
 
-
-@page_route(bp, "/forget/memory/<key>/<memory_id>")
-def memory(key: str, memory_id: str, fmt: str):
-    ref = store_by_key(key) or abort(404, f"There is no store called '{key}'.")
-    raise_if_unreadable(key)
-    mem, _events = get_memory(ref, memory_id)
-    if mem is None:
-        abort(404, f"No memory {memory_id} in the {key} store.")
-    return page(fmt, "forget/memory.html", mem=mem, ref=ref, limits=purge.KNOWN_TEXTS_ONLY,
-                to_json=lambda ctx: {"memory": ctx["mem"], "limits": ctx["limits"]})
-
-
-@page_route(bp, "/forget/jobs/<job_id>")
-def job(job_id: str, fmt: str):
-    found = _jobs().get(job_id) or abort(404, "That forget action is unknown (the dashboard may have restarted).")
-    return page(fmt, "forget/job.html", "forget/_job.html", job=found, view=job_dict(found),
-                to_json=lambda ctx: ctx["view"])
-
-
-@bp.get("/forget/jobs/<job_id>/report.json")
-def report(job_id: str):
-    found = _jobs().get(job_id) or abort(404, "That forget action is unknown.")
-    if found.state == "running":
-        abort(409, "The action is still running; the report is ready when it ends.")
-    response = twin({"report": "agentao memory forget report",
-                     "created": datetime.now().isoformat(timespec="seconds"), **job_dict(found)})
-    response.headers["Content-Disposition"] = f'attachment; filename="forget-{job_id}.json"'
-    return response
-
-
-# -- actions -----------------------------------------------------------------------------
 
 @action("/forget/wipe")
 def wipe():
     for ref in stores():
         if not ref.missing:   # a folder or a socket at the path is refused with its reason
-            _writable_store(ref.key)
+            writable_store(ref.key)
     if request.form.get("confirm") != "yes":
-        abort(400, "Tick the box to confirm the wipe. Nothing was changed.")
+        abort(400, _("Tick the box to confirm the wipe. Nothing was changed."))
     every = stores()
-    return _start("wipe", [r.key for r in every], lambda job: {"wipe": purge.wipe(every)},
+    return start("wipe", [r.key for r in every], lambda job: {"wipe": purge.wipe(every)},
                   background=False)
 
 
 @action("/forget/purge/<key>")
 def purge_store(key: str):
-    ref = _writable_store(key)
+    ref = writable_store(key)
     cats = _categories()
     _confirmed(ref.name)
     try:
@@ -180,24 +193,24 @@ def purge_store(key: str):
         # (and reported); a confirmed row that changed is a reason to look again.
         dry_run = purge.confirmed(request.form.get("fingerprint") or "", cats)
     except ValueError:
-        abort(400, "The dry run's fingerprint is missing or damaged: look at the dry run again. "
-                   "Nothing was changed.")
+        abort(400, _("The dry run's fingerprint is missing or damaged: look at the dry run "
+                     "again. Nothing was changed."))
     changed = purge.check(ref, dry_run).changed
     if changed:
-        abort(409, f"{len(changed)} of the rows you confirmed changed since the dry run "
-                   f"({count_kinds(changed)}). Look at the new dry run before purging. "
-                   "Nothing was changed.")
-    earlier = _unverified(ref)
+        abort(409, _("%(n)d of the rows you confirmed changed since the dry run (%(what)s). "
+                     "Look at the new dry run before purging. Nothing was changed.",
+                     n=len(changed), what=count_kinds(changed)))
+    earlier = unverified(ref)
 
     def work(job):
         result = purge.purge(ref, dry_run, verify_texts=[t for r in earlier for t in r.texts],
                              progress=job.progress)
-        _looked_for(earlier, result)
+        looked_for(earlier, result)
         return {"results": [result]}
-    return _start("purge", [key], work)
+    return start("purge", [key], work)
 
 
-def _unverified(ref) -> list:
+def unverified(ref) -> list:
     """Earlier purges of this file whose erased texts were never verified gone.
 
     Their texts are kept in this process only (never on disk), so the next
@@ -208,96 +221,42 @@ def _unverified(ref) -> list:
             if r.path == str(ref.path) and not r.verified and r.texts]
 
 
-def _looked_for(earlier: list, result) -> None:
+def looked_for(earlier: list, result) -> None:
     if result.verified:
         for r in earlier:
             r.texts = ()   # searched for and not found: no reason to keep them in memory
 
 
-@action("/forget/memory/<key>/<memory_id>")
-def forget_memory(key: str, memory_id: str):
-    ref = _writable_store(key)
-    mode = request.form.get("mode")
-    if mode == "soft":
-        return _start("soft delete", [key], lambda job: {
-            "soft_deleted": purge.soft_forget(ref, memory_id)}, background=False)
-    if mode != "purge":
-        abort(400, "'mode' must be 'soft' or 'purge'.")
-    _confirmed(ref.name)
-    return _start("memory purge", [key], lambda job: {
-        "results": [purge.forget_memory(ref, memory_id, progress=job.progress)]})
-
-
 @action("/forget/everything")
 def everything():
-    for ref in stores():
-        if not ref.missing:
-            _writable_store(ref.key)
-    refs = [r for r in stores() if r.exists]
-    _confirmed(EVERYTHING_PHRASE)
+    """Wipe and erase the stores on screen (this project's and the user store), verified.
+
+    Other projects are never touched (#21: it used to purge a project not on
+    screen without a word); the dry run on the forget page names them.
+    """
     every = stores()   # the worker thread has no app context
-    # Several projects open: the user store goes once, every project's store too.
-    others = [r for r in workspace().project_refs() if r.path != every[0].path and r.exists]
-    earlier = {str(r.path): _unverified(r) for r in every + others}
+    for ref in every:
+        if not ref.missing:
+            writable_store(ref.key)
+    shown = request.form.get("project")
+    if shown is not None and shown != str(every[0].path):
+        abort(409, _("The project on screen changed since this page was shown (another tab?). "
+                     "Look at the forget page again. Nothing was changed."))
+    _confirmed(EVERYTHING_PHRASE)
+    refs = [r for r in every if r.exists]
+    earlier = {str(r.path): unverified(r) for r in every}
 
     def texts(ref):
         return [t for r in earlier.get(str(ref.path), ()) for t in r.texts]
 
     def run(job):
         report = purge.forget_everything(every, progress=job.progress, earlier=texts)
-        for ref in others:
-            more = purge.forget_everything([ref], progress=job.progress, earlier=texts)
-            report["results"] += more["results"]
-            report.setdefault("other_projects", []).append(
-                {"store": ref.name, "path": str(ref.path), "wipe": more["wipe"]})
         for result in report["results"]:
-            _looked_for(earlier.get(result.path, []), result)
+            looked_for(earlier.get(result.path, []), result)
         return report
-    return _start("forget everything", [r.key for r in refs], run)
+    return start("forget everything", [r.key for r in refs], run)
 
 
-@action("/forget/jobs/<job_id>/retry")
-def retry(job_id: str):
-    old = _jobs().get(job_id) or abort(404, "That forget action is unknown.")
-    results = (old.result or {}).get("results") if old.state == "done" else None
-    if not results:
-        abort(400, "Only a finished purge can be retried.")
-    refs = {r.key: r for r in stores()}
-    for r in results:
-        _writable_store(r.store)
-
-    def work(job):
-        # Same rows again (already gone rows are skipped), and the texts of the
-        # first run, which the database no longer holds, are searched for again.
-        return {"results": [purge.purge(refs[r.store], r.plan, verify_texts=r.texts,
-                                        progress=job.progress) for r in results]}
-    return _start("retry", [r.store for r in results], work)
-
-
-def _start(kind, keys, work, background=True):
-    try:
-        job_ = _jobs().start(kind, keys, work, background=background)
-    except Busy as exc:
-        abort(409, str(exc))
-    if wants_json():
-        return twin(job_dict(job_), 202 if job_.state == "running" else 200)
-    if wants_fragment():
-        return render_template("forget/_job.html", job=job_, view=job_dict(job_))
-    return redirect(url_for("forget.job", job_id=job_.id), 303)
-
-
-def job_dict(job_) -> dict:
-    """A job as JSON: state, progress, and results without any erased text."""
-    out = {"id": job_.id, "kind": job_.kind, "stores": list(job_.stores), "state": job_.state,
-           "step": job_.step, "percent": job_.percent, "error": job_.error,
-           "url": url_for("forget.job", job_id=job_.id),
-           "report_url": url_for("forget.report", job_id=job_.id)}
-    res = job_.result or {}
-    if res.get("wipe") is not None:
-        out["wipe"] = res["wipe"].to_dict()
-    if "soft_deleted" in res:
-        out["soft_deleted"] = res["soft_deleted"]
-    if res.get("results"):
-        out["verdict"] = purge.overall(res["results"])
-        out["results"] = [r.to_dict() for r in res["results"]]
-    return out
+# The other forget pages register on this blueprint (after it and its helpers exist).
+from .forget_jobs import start  # noqa: E402  (it needs this module's helpers)
+from . import forget_about, forget_one  # noqa: E402,F401

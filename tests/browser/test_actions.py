@@ -129,7 +129,7 @@ def test_hard_purge_through_its_typed_confirmation(browser, server):
     confirm.clear()
     confirm.send_keys(name)
     browser.find_element(By.CSS_SELECTOR, "#purge-form button[type=submit]").click()
-    job = wait_for(browser, lambda d: [j for j in d.find_elements(By.CSS_SELECTOR, "#forget-result [data-job]")
+    job = wait_for(browser, lambda d: [j for j in d.find_elements(By.CSS_SELECTOR, ".job[data-job]")
                                        if j.get_attribute("data-state") != "running"],
                    "the purge never finished", timeout=30)[0]
     assert job.get_attribute("data-verdict") == "verified erased", job.text

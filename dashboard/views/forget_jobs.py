@@ -1,0 +1,120 @@
+"""Forget's jobs: the page a job is followed on (polled by htmx), its report, a retry,
+and how a started job answers (303, htmx fragment with its line in #status, or JSON).
+
+Every answer reads one snapshot of the job (``job_dict``): the job runs in
+another thread and could move on between two reads.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from flask import abort, redirect, url_for
+from flask_babel import gettext as _
+
+from . import forget
+from ..actions import purge
+from ..actions.jobs import Busy
+from ..words import label
+from ..web import page, page_route, render, stores, twin, wants_fragment, wants_json
+
+bp = forget.bp
+
+
+@page_route(bp, "/forget/jobs/<job_id>")
+def job(job_id: str, fmt: str):
+    found = forget._jobs().get(job_id) or abort(404, _(
+        "That forget action is unknown (the dashboard may have restarted)."))
+    view = job_dict(found)
+    return page(fmt, "forget/job.html", "forget/_job.html", job=found, view=view,
+                first=not wants_fragment(), said=job_said(view), to_json=lambda ctx: ctx["view"])
+
+
+@bp.get("/forget/jobs/<job_id>/report.json")
+def report(job_id: str):
+    found = forget._jobs().get(job_id) or abort(404, _("That forget action is unknown."))
+    if found.state == "running":
+        abort(409, _("The action is still running; the report is ready when it ends."))
+    response = twin({"report": "agentao memory forget report",
+                     "created": datetime.now().isoformat(timespec="seconds"), **job_dict(found)})
+    response.headers["Content-Disposition"] = f'attachment; filename="forget-{job_id}.json"'
+    return response
+
+
+# -- actions -----------------------------------------------------------------------------
+
+@forget.action("/forget/jobs/<job_id>/retry")
+def retry(job_id: str):
+    old = forget._jobs().get(job_id) or abort(404, _("That forget action is unknown."))
+    results = (old.result or {}).get("results") if old.state == "done" else None
+    if not results:
+        abort(400, _("Only a finished purge can be retried."))
+    refs = {r.key: r for r in stores()}
+    for r in results:
+        forget.writable_store(r.store)
+
+    def work(job):
+        # Same rows again (already gone rows are skipped), and the texts of the
+        # first run, which the database no longer holds, are searched for again.
+        return {"results": [purge.purge(refs[r.store], r.plan, verify_texts=r.texts,
+                                        progress=job.progress) for r in results]}
+    return start("retry", [r.store for r in results], work)
+
+
+def start(kind, keys, work, background=True):
+    try:
+        job_ = forget._jobs().start(kind, keys, work, background=background)
+    except Busy as exc:
+        abort(409, str(exc))
+    if wants_json():
+        return twin(job_dict(job_), 202 if job_.state == "running" else 200)
+    if wants_fragment():
+        view = job_dict(job_)
+        return render("forget/job.html", "forget/_job.html", job=job_, view=view, first=True,
+                      said=job_said(view))
+    return redirect(url_for("forget.job", job_id=job_.id), 303)
+
+
+def job_said(view: dict):
+    """The job's state in one line for the pinned #status: progress while it runs, then the verdict."""
+    if view["state"] == "running":
+        if view["percent"] is None:
+            return _("Working: %(step)s…", step=view["step"])
+        return _("Working: %(step)s, %(percent)d%%…", step=view["step"], percent=view["percent"])
+    if view["state"] == "error":
+        return _("The action failed: %(error)s", error=view["error"]), "bad"
+    if view.get("verdict"):
+        return label("purge_verdict", view["verdict"]), (
+            "ok" if view["verdict"] == "verified erased" else "bad")
+    if view.get("wipe"):
+        return (_("Wiped: %(n)d memories soft-deleted.", n=view["wipe"]["memories_cleared"]),
+                "ok" if view["wipe"]["ok"] else "bad")
+    if "soft_deleted" in view:
+        return (_("Soft-deleted: the agent no longer sees it.") if view["soft_deleted"] else
+                (_("Nothing changed: the memory was not live."), "warn"))
+    return None
+
+
+def job_dict(job_) -> dict:
+    """A job as JSON: state, progress, and results without any erased text."""
+    out = {"id": job_.id, "kind": job_.kind, "stores": list(job_.stores), "state": job_.state,
+           "step": job_.step, "percent": job_.percent, "error": job_.error,
+           "url": url_for("forget.job", job_id=job_.id),
+           "report_url": url_for("forget.report", job_id=job_.id)}
+    res = job_.result or {}
+    if res.get("wipe") is not None:
+        out["wipe"] = res["wipe"].to_dict()
+    if "soft_deleted" in res:
+        out["soft_deleted"] = res["soft_deleted"]
+    if res.get("results"):
+        out["verdict"] = purge.overall(res["results"])
+        out["verdict_text"] = label("purge_verdict", out["verdict"])
+        out["results"] = [r.to_dict() for r in res["results"]]
+    if res.get("about"):
+        out["about"] = True   # "forget what is about me"
+    if res.get("memory"):
+        out["memory"] = res["memory"]   # which memory a one-memory purge erased (ids only)
+    out["store_names"] = {r.key: r.name for r in stores() if r.key in job_.stores}
+    return out
+
+

@@ -1,0 +1,217 @@
+"""Forgetting as a person asks for it (#21): one memory by its title, "what is about me", "everything"
+on screen only.  Every outcome is read back from the files and through agentao's own manager."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+from bs4 import BeautifulSoup
+
+from agentao_world import Agent, BrowserClient, file_digest, wait_for_job
+from dashboard import create_app
+from dashboard.views.forget_one import typeable
+from test_forget import files_of, naive_hits
+
+HTMX = {"HX-Request": "true"}
+JSON = {"Accept": "application/json"}
+CONTACT = "Support escalations go to sam.jones@example.com or +49 170 1234567 after hours."
+TALK = "Sam said the office number is +49 30 901820 and to mail sam.jones@example.com."
+
+
+def soup(response):
+    return BeautifulSoup(response.get_data(as_text=True), "html.parser")
+
+
+def rows(db, sql):
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return conn.execute(sql).fetchall()
+    finally:
+        conn.close()
+
+
+@pytest.fixture
+def world(seeded) -> Agent:
+    """The seeded corpus plus a project memory and a session summary holding personal data."""
+    seeded.contact = seeded.save("support contact", CONTACT, ["support"], scope="project")
+    seeded.summary(TALK, session_id="session-c")
+    [seeded.asked] = seeded.crystallize("We must never deploy on Fridays, call Sam on +49 170 7654321 first.")
+    return seeded
+
+
+@pytest.fixture
+def client(world):
+    return world.app().test_client()
+
+
+def test_about_me_dry_run_names_exactly_what_is_about_you(client, world):
+    plan = client.get("/forget/about.json").get_json()
+    by = {s["store"]: s for s in plan["stores"]}
+    user_ids = {r[0] for r in rows(world.user_db, "SELECT id FROM memories")}
+    assert {r["id"] for r in by["user"]["rows"] if r["kind"].startswith("memory")} == user_ids
+    project = {(r["kind"], r["why"]) for r in by["project"]["rows"] if r["kind"] != "event"}
+    assert ("memory", "personal") in project and ("summary", "personal") in project
+    assert ("review", "user_scope") in project          # "I prefer tabs" drawn from your words
+    reviews = {r["id"]: r["why"] for r in by["project"]["rows"] if r["kind"] == "review"}
+    assert reviews[world.asked.id] == "personal"        # a project rule, but your phone number in its evidence
+    memory_ids = {r["id"] for r in by["project"]["rows"] if r["kind"] == "memory"}
+    assert memory_ids == {world.contact.id}             # project facts are not about you
+    live_project = rows(world.project_db, "SELECT count(*) FROM memories WHERE deleted_at IS NULL")[0][0]
+    assert by["project"]["stays"]["memories"] == live_project - 1
+    assert by["project"]["stays"]["summaries"] == 2 and by["project"]["stays"]["reviews"] == 1
+    page = soup(client.get("/forget/about"))
+    assert page.select_one("#about-form [data-field=phrase]").text == plan["phrase"]
+    assert {s["data-store"] for s in page.select("section.about-store")} == {"project", "user"}
+
+
+def test_about_me_erases_verified_and_keeps_the_project_facts(client, world):
+    plan = client.get("/forget/about.json").get_json()
+    form = {"store": [], "confirm": plan["phrase"]}
+    for s in plan["stores"]:
+        form["store"].append(s["store"])
+        form[f"fingerprint-{s['store']}"] = s["fingerprint"]
+        form[f"cat-{s['store']}"] = s["categories"]
+    before = file_digest(world.project_db, world.user_db)
+    wrong = client.post("/forget/about", data={**form, "confirm": "project"}, headers=JSON)
+    assert wrong.status_code == 400 and plan["phrase"] in wrong.get_json()["message"]
+    assert file_digest(world.project_db, world.user_db) == before
+    user_texts = [r[0] for r in rows(world.user_db, "SELECT content FROM memories")]
+
+    r = client.post("/forget/about", data=form, headers=JSON)
+    assert r.status_code == 202, r.get_json()
+    job = wait_for_job(client, r.get_json()["url"], timeout=30.0)
+    assert job["verdict"] == "verified erased", job
+    assert {x["store"] for x in job["results"]} == {"project", "user"}
+    for table in ("memories", "memory_events", "memory_review_queue", "session_summaries"):
+        assert rows(world.user_db, f"SELECT count(*) FROM {table}") == [(0,)], table
+    titles = {m.title for m in world.manager.get_all_entries()}    # agentao's own listing
+    assert {"Package Manager", "database", "release process"} <= titles
+    assert "support contact" not in titles and "user_language" not in titles
+    assert [r[0] for r in rows(world.project_db, "SELECT title FROM memory_review_queue")] == \
+        ["Constraint: never push to main"]               # the project's own rule, no personal data
+    assert rows(world.project_db, "SELECT count(*) FROM session_summaries") == [(2,)]
+    assert naive_hits(files_of(world.project_db) + files_of(world.user_db),
+                      [CONTACT, TALK, *user_texts]) == []
+
+
+def test_about_me_refuses_when_a_confirmed_row_changed(client, world):
+    plan = client.get("/forget/about.json").get_json()
+    project = next(s for s in plan["stores"] if s["store"] == "project")
+    world.save("support contact", CONTACT + " Not on weekends.", ["support"], scope="project")
+    before = file_digest(world.project_db)
+    r = client.post("/forget/about", headers=JSON, data={
+        "store": "project", "fingerprint-project": project["fingerprint"], "confirm": plan["phrase"]})
+    assert r.status_code == 409 and "changed since the dry run" in r.get_json()["message"]
+    assert file_digest(world.project_db) == before
+
+
+def test_about_me_htmx_answer_replaces_the_dry_run_and_takes_focus(client, world):
+    plan = client.get("/forget/about.json").get_json()
+    user = next(s for s in plan["stores"] if s["store"] == "user")
+    answer = client.post("/forget/about", headers=HTMX, data={
+        "store": "user", "fingerprint-user": user["fingerprint"], "cat-user": user["categories"],
+        "confirm": plan["phrase"]})
+    page = soup(answer)
+    job = page.select_one(".job")
+    assert job is not None and page.find("html") is None
+    focused = page.select("[autofocus]")
+    assert len(focused) == 1 and focused[0].get("tabindex") == "-1"
+    assert page.select_one('[hx-swap-oob="innerHTML:#status"]')       # the result where the eye is
+    assert "user_language" not in answer.get_data(as_text=True)       # no erased title in view
+    wait_for_job(client, f"/forget/jobs/{job['data-job']}", timeout=30.0)
+    report = soup(client.get(f"/forget/jobs/{job['data-job']}", headers=HTMX))
+    assert "Facts about the project stay" in report.select_one("[data-field=gone]").text
+
+
+def test_one_memory_htmx_purge_shows_the_verdict_not_the_text(client, world):
+    contact = world.contact
+    page = soup(client.get(f"/forget/memory/project/{contact.id}"))
+    form = page.select_one("#purge-memory-form")
+    assert form["hx-target"] == "#forget-one" and page.select_one("#forget-one pre").text == CONTACT
+    assert form.select_one("[data-field=phrase]").text == "support contact"
+    refused = client.post(f"/forget/memory/project/{contact.id}", headers=HTMX,
+                          data={"mode": "purge", "confirm": "project"})
+    assert refused.headers["HX-Retarget"] == "#forget-result"          # beside the form, not over it
+    assert "“support contact”" in soup(refused).select_one("#forget-message").text
+    answer = client.post(f"/forget/memory/project/{contact.id}", headers=HTMX,
+                         data={"mode": "purge", "confirm": "support contact"})
+    job = soup(answer).select_one(".job")
+    done = wait_for_job(client, f"/forget/jobs/{job['data-job']}", timeout=30.0)
+    assert done["verdict"] == "verified erased" and done["memory"] == {"store": "project", "id": contact.id}
+    final = soup(client.get(f"/forget/jobs/{job['data-job']}", headers=HTMX))
+    verdict = final.select_one("[data-field=verdict]")
+    assert verdict.text == "Erased: no copy left in the file, its journal or side files"
+    assert verdict.has_attr("autofocus")
+    assert CONTACT not in str(final) and "support contact" not in str(final)
+    assert not final.select("form[action*='/forget/memory/']")         # no button for a gone memory
+    assert client.get(f"/forget/memory/project/{contact.id}").status_code == 404
+
+
+def test_a_title_no_one_can_type_is_confirmed_by_its_key(client, world):
+    odd = world.save("Note \u202ereversed\u200b x", "Hidden marks in the title.")
+    asked = client.get(f"/forget/memory/project/{odd.id}.json").get_json()["confirm"]
+    assert asked == {"asks": "key", "phrase": "note_reversed_x"}
+    page = soup(client.get(f"/forget/memory/project/{odd.id}"))
+    assert "confirmed by its key" in page.select_one("[data-field=untypeable]").text
+    r = client.post(f"/forget/memory/project/{odd.id}", headers=JSON,
+                    data={"mode": "purge", "confirm": "note_reversed_x"})
+    assert wait_for_job(client, r.get_json()["url"], timeout=30.0)["verdict"] == "verified erased"
+
+
+@pytest.mark.parametrize("text, ok", [("travel plan", True), ("回答语言 answer", True),
+                                      ("a\u202eb", False), ("zero\u200bwidth", False),
+                                      ("no\u00a0break", False), ("tab\there", False), ("", False),
+                                      ("e\u0301", False)])   # not NFC: a keyboard types é
+def test_typeable(text, ok):
+    assert typeable(text) is ok
+
+
+def test_forget_everything_names_and_spares_the_project_not_on_screen(tmp_path, world):
+    other = Agent(tmp_path / "second", with_user_store=False)
+    other.save("service port", "The service listens on port 8081.", ["infra"])
+    app = create_app({"PROJECT_DIR": [world.project_dir, other.project_dir], "USER_DB": world.user_db,
+                      "TESTING": True, "AUTH_TOKEN": False})
+    app.test_client_class = BrowserClient
+    client = app.test_client()
+    dry = client.get("/forget.json").get_json()["everything"]
+    assert [s["store"] for s in dry["stores"]] == ["project", "user"]
+    assert dry["stores"][0]["memories"] == len(rows(world.project_db, "SELECT id FROM memories"))
+    assert dry["untouched_projects"] == [{"name": "project (second)", "path": str(other.project_db)}]
+    page = soup(client.get("/forget"))
+    assert "Not touched: project (second)" in page.select_one("[data-field=untouched]").text
+    assert page.select_one("#everything-form label").text.startswith(
+        f"To erase project {dry['stores'][0]['name']} and your user store, type")
+    before = file_digest(other.project_db)
+    stale = client.post("/forget/everything", headers=JSON, data={
+        "confirm": "forget everything", "project": str(other.project_db)})
+    assert stale.status_code == 409                                   # not the project on screen
+    r = client.post("/forget/everything", headers=JSON, data={
+        "confirm": "forget everything", "project": dry["stores"][0]["path"]})
+    job = wait_for_job(client, r.get_json()["url"], timeout=30.0)
+    assert job["verdict"] == "verified erased" and {x["store"] for x in job["results"]} == {"project", "user"}
+    assert file_digest(other.project_db) == before
+    assert [m.title for m in other.manager.get_all_entries()] == ["service port"]
+
+
+def test_a_long_purge_shows_its_progress_in_the_status_region(client, world, monkeypatch):
+    import threading
+    from dashboard.store import purge as purge_sql
+    release, real = threading.Event(), purge_sql._vacuum
+    monkeypatch.setattr(purge_sql, "_vacuum", lambda conn: (release.wait(10), real(conn)))
+    try:
+        first = soup(client.post(f"/forget/memory/project/{world.contact.id}", headers=HTMX,
+                                 data={"mode": "purge", "confirm": "support contact"}))
+        line = first.select_one(".job [data-field=progress]")
+        assert line.has_attr("autofocus")                                 # focus on the work started
+        status = first.select_one('[hx-swap-oob="innerHTML:#status"]')
+        assert status.text.strip().startswith("Working")
+        job_id = first.select_one(".job")["data-job"]
+        polled = soup(client.get(f"/forget/jobs/{job_id}", headers=HTMX))
+        assert polled.select_one('[hx-swap-oob="innerHTML:#status"]').text.strip().startswith("Working")
+        assert not polled.select("[autofocus]")                           # a poll never steals focus
+    finally:
+        release.set()
+    wait_for_job(client, f"/forget/jobs/{job_id}", timeout=30.0)
+    done = soup(client.get(f"/forget/jobs/{job_id}", headers=HTMX))
+    assert done.select_one('[hx-swap-oob="innerHTML:#status"] .said-ok').text.startswith("Erased")
