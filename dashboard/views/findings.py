@@ -20,14 +20,18 @@ from datetime import datetime, timezone
 from typing import NamedTuple
 
 from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
+from flask_babel import gettext as _, ngettext
 
 from ..actions.jobs import Busy, Job, Jobs
 from ..engine import preview, tokenizer_for
 from ..findings.checks import signature_in, signed_here, valid_signature
+from ..findings.fixed import Fixed
 from ..findings.scan import CATEGORIES, REACH, Item, Report, scan
 from ..preview_source import snapshot
 from ..store import file_stamp
 from ..store.scan import SCANNED, scan_row
+from ..web import NAV_BADGES
+from ..words import label
 from ..web import page as page_
 from ..web import (number_arg, page_route, readable_refs, status_of, statuses, store_by_key, stores, twin,
                    wants_fragment)
@@ -52,35 +56,53 @@ class Action(NamedTuple):
     href: str
 
 
+# The memory detail page's edit form (id="edit") focuses the field ``?field=`` names;
+# a finding in the key or title is fixed by editing the value under it (the key is the title).
+_EDIT_FIELD = {"content": "content", "title": "title", "key_normalized": "title", "updated_at": "content"}
+
+
+def edit_href(store: str, row_id: str, field: str) -> str:
+    """The memory page's edit form, scrolled to and focused on the finding's field."""
+    return (url_for("memories.detail", fmt="html", store=store, memory_id=row_id)
+            + f"?field={_EDIT_FIELD.get(field, 'content')}#edit")
+
+
 def actions(item: Item) -> list[Action]:
     """The links an item offers; built when a page shows it (a scan flags tens of
     thousands of rows, every stale one; a page shows a hundred).  Each is a GET
-    page (curation on the memory page, forget, the review queue) whose form does the POST."""
+    page (curation on the memory page, forget, the review queue) whose form does the POST;
+    a fix link lands on the form it names."""
     store, row_id, state = item.store, item.row_id, item.state
     if item.table == "memories":
         page = url_for("memories.detail", fmt="html", store=store, memory_id=row_id)
-        out = [Action("view", "open", page)]
+        out = [Action("view", _("Open"), page)]
         if state == "live":
-            out += [Action("edit", "edit", page), Action("soft_delete", "soft delete", page)]
-        out.append(Action("hard_purge", "hard purge",
+            out += [Action("edit", _("Fix: edit it"), edit_href(store, row_id, item.finding.field)),
+                    Action("soft_delete", _("Delete it"), page + "#delete-form")]
+        out.append(Action("hard_purge", _("Erase it for good"),
                           url_for("forget.memory", fmt="html", key=store, memory_id=row_id)))
     elif item.table == "memory_review_queue":
-        out = [Action("view", "open", url_for("reviews.index", fmt="html", status=state))]
+        card = f"#review-{row_id}"
+        out = [Action("view", _("Open"), url_for("reviews.index", fmt="html", status=state) + card)]
         if state == "pending":
-            out.append(Action("reject", "reject the candidate",
-                              url_for("reviews.index", fmt="html", status="pending")))
-        out.append(Action("hard_purge", "hard purge (reject and erase)",
+            out.append(Action("reject", _("Reject the suggestion"),
+                              url_for("reviews.index", fmt="html", status="pending") + card))
+        out.append(Action("hard_purge", _("Reject and erase it"),
                           url_for("reviews.erase_confirm", ids=row_id)))
     else:
-        out = [Action("view", "open", url_for("summaries.index", fmt="html")),
-               Action("hard_purge", "hard purge",
+        out = [Action("view", _("Open"), url_for("summaries.index", fmt="html")),
+               Action("hard_purge", _("Erase the summaries"),
                       url_for("forget.plan", fmt="html", key=store, cat="summaries"))]
-    # The re-check carries a keyed digest of the flagged text, never the text.
-    signature = {"sig": item.finding.signature} if item.finding.signature else {}
-    out.append(Action("check", "re-check", url_for(
-        "findings.check", fmt="html", store=store, table=item.table, row_id=row_id,
-        rule=item.finding.rule, field=item.finding.field, label=item.label, **signature)))
+    out.append(Action("check", _("Re-check"), check_href(item)))
     return out
+
+
+def check_href(item: Item) -> str:
+    """The re-check of one finding; it carries a keyed digest of the flagged text, never the text."""
+    signature = {"sig": item.finding.signature} if item.finding.signature else {}
+    return url_for(
+        "findings.check", fmt="html", store=item.store, table=item.table, row_id=item.row_id,
+        rule=item.finding.rule, field=item.finding.field, label=item.label, **signature)
 
 
 def _shown(item: Item) -> dict:
@@ -130,8 +152,62 @@ def current_report(refs=None) -> tuple[Report, datetime, bool]:
             return held[2], held[3], True
         now = _now()
         report = scan(refs, now, time_limit=_time_limit())
-        current_app.extensions["findings"] = (key, time.monotonic(), report, now, False)
+        _hold(current_app, key, report, now, False)
         return report, now, False
+
+
+def _paths(key: tuple) -> dict[str, str]:
+    return {store: path for store, path, _stamp in key[0]}
+
+
+def _fixed(app) -> Fixed:
+    return app.extensions.setdefault("findings_fixed", Fixed())
+
+
+def _hold(app, key: tuple, report: Report, now: datetime, full: bool) -> None:
+    """Keep a new scan for the screens to share, and note what it no longer finds (under
+    ``_scanning``)."""
+    _fixed(app).update(report, _paths(key), now)
+    app.extensions["findings"] = (key, time.monotonic(), report, now, full)
+
+
+def fixed_now(refs=None) -> list:
+    """The findings fixed since the dashboard started, in the stores shown (newest first)."""
+    refs = readable_refs() if refs is None else refs
+    by_path = {str(r.path): r.key for r in refs}
+    out = []
+    for gone in _fixed(current_app).shown(by_path):
+        if gone.item.store == by_path[gone.path]:   # the same file under the same key
+            out.append(gone)
+    return out
+
+
+def nav_badge():
+    """The Findings tab's count: the risky findings (not size or age) of the scan already
+    held for the files as they are now, and no badge when there is none.
+
+    It never scans: a page's scan may take its whole time limit (2 s) on a large
+    store, and every page draws the tabs.  bench/bench_findings_badge.py has the figures.
+    """
+    held = current_app.extensions.get("findings")
+    if not held:
+        return None
+    refs = readable_refs()
+    if held[0] != _scan_key(refs):
+        return None   # a file moved since: the count could be wrong
+    report = held[2]
+    by = Counter(i.finding.category for i in report.items)
+    risky = sum(n for c, n in by.items() if c != "upkeep")
+    if not risky:
+        return None
+    parts = [f"{label('category', c)}: {by[c]}" for c in CATEGORIES if by.get(c)]
+    tip = ngettext("%(num)d finding to look at", "%(num)d findings to look at", risky)
+    if not report.complete:
+        tip = _("At least %(count)s (the last scan did not read every row)", count=tip)
+    return risky, f"{tip} — {'; '.join(parts)}"
+
+
+NAV_BADGES["findings.index"] = nav_badge
 
 
 def flags_by_row(report: Report) -> dict[tuple[str, str, str], list]:
@@ -163,9 +239,12 @@ def index(fmt: str):
     page = number_arg("page", 1, 10**6)
     per_page = number_arg("per_page", PER_PAGE, MAX_PER_PAGE)
     report, scanned_at, reused = current_report()
-    matching = [i for i in report.items
-                if all(v is None or v == (i.finding.category if k == "category" else getattr(i, k))
-                       for k, v in filters.items())]
+
+    def wanted(i: Item) -> bool:
+        return all(v is None or v == (i.finding.category if k == "category" else getattr(i, k))
+                   for k, v in filters.items())
+    matching = [i for i in report.items if wanted(i)]
+    fixed = [g for g in fixed_now() if wanted(g.item)]
     pages = max(1, -(-len(matching) // per_page))
     items = matching[(page - 1) * per_page:page * per_page]
     counts = {"category": Counter(i.finding.category for i in report.items),
@@ -179,7 +258,7 @@ def index(fmt: str):
                  per_page=per_page, counts=counts, categories=CATEGORIES, reaches=REACH,
                  report=report, actions=actions, scanned_at=scanned_at, reused=reused,
                  job=_running_job(), job_view=_job_dict, problems=problems,
-                 store_keys=[r.key for r in stores()])
+                 store_keys=[r.key for r in stores()], fixed=fixed, check_href=check_href)
 
 
 def _list_json(ctx) -> dict:
@@ -190,7 +269,9 @@ def _list_json(ctx) -> dict:
             "scanned": report.scanned, "scanned_at": ctx["scanned_at"].isoformat(),
             "reused": ctx["reused"], **_cut(report), "items": [_shown(i) for i in ctx["items"]],
             "full_scan": url_for("findings.full_scan"),
-            "job": _job_dict(job) if job else None, "problems": ctx["problems"]}
+            "job": _job_dict(job) if job else None, "problems": ctx["problems"],
+            "fixed": [{**g.item.to_dict(), "fixed_at": g.fixed_at.isoformat(),
+                       "check": check_href(g.item)} for g in ctx["fixed"]]}
 
 
 @bp.post("/findings/scan")
@@ -202,7 +283,7 @@ def full_scan():
     def work(job: Job) -> dict:
         report = scan(refs, now, progress=job.progress)
         with _scanning:
-            app.extensions["findings"] = (key, time.monotonic(), report, now, True)
+            _hold(app, key, report, now, True)
         return {"findings": len(report.items), **_cut(report)}
     try:
         job = _jobs().start("findings scan", ["findings"], work)
