@@ -75,8 +75,8 @@ def test_fix_links_land_on_the_form_they_name(client):
     data = client.get("/findings.json").get_json()
     npm = next(i for i in data["items"] if i["rule"] == "secret.npm_token")
     edit = next(a["href"] for a in npm["actions"] if a["code"] == "edit")
-    assert edit == f"/memories/{npm['store']}/{npm['row_id']}?field=content#edit"
-    assert client.get(edit.partition("#")[0]).status_code == 200
+    assert edit == f"/memories/{npm['store']}/{npm['row_id']}?field=content"
+    assert client.get(edit).status_code == 200
     evidence = next(i for i in data["items"] if i["field"] == "evidence")
     reject = next(a["href"] for a in evidence["actions"] if a["code"] == "reject")
     path, _, card = reject.partition("#")

@@ -56,15 +56,18 @@ class Action(NamedTuple):
     href: str
 
 
-# The memory detail page's edit form (id="edit") focuses the field ``?field=`` names;
+# The memory detail page's edit form (id="edit") autofocuses the field ``?field=`` names;
 # a finding in the key or title is fixed by editing the value under it (the key is the title).
 _EDIT_FIELD = {"content": "content", "title": "title", "key_normalized": "title", "updated_at": "content"}
 
 
 def edit_href(store: str, row_id: str, field: str) -> str:
-    """The memory page's edit form, scrolled to and focused on the finding's field."""
+    """The memory page's edit form, focused on the finding's field (the browser scrolls
+    a focused field into view).  No ``#edit`` fragment: Chromium skips autofocus on a
+    page whose URL has one ("Autofocus processing was blocked because a document's URL
+    has a fragment"), and so does htmx's boosted swap with one."""
     return (url_for("memories.detail", fmt="html", store=store, memory_id=row_id)
-            + f"?field={_EDIT_FIELD.get(field, 'content')}#edit")
+            + f"?field={_EDIT_FIELD.get(field, 'content')}")
 
 
 def actions(item: Item) -> list[Action]:
