@@ -16,6 +16,7 @@ proves nothing.  One that comes back (an undo) is dropped again.
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from datetime import datetime
 from typing import Iterable, NamedTuple
@@ -45,6 +46,7 @@ class Fixed:
     def __init__(self) -> None:
         self._gone: OrderedDict[tuple, Gone] = OrderedDict()
         self._last: dict[str, dict[tuple, object]] = {}   # file -> its findings, last complete scan
+        self._lock = threading.Lock()   # pages read while a background scan updates
 
     def update(self, report, paths: dict[str, str], when: datetime) -> None:
         """Take a new scan: ``paths`` maps each store key it was asked to read to its file.
@@ -54,9 +56,13 @@ class Fixed:
         """
         scanned = _scanned(report, paths)
         now = _keyed(report, scanned)
+        with self._lock:
+            self._update(scanned, now, report.timed_out, when)
+
+    def _update(self, scanned: dict[str, str], now: dict, timed_out: bool, when: datetime) -> None:
         for key in [k for k in self._gone if k in now]:
             del self._gone[key]   # it came back
-        if report.timed_out:
+        if timed_out:
             return   # rows were left unread: what is missing proves nothing
         for path in set(scanned.values()):
             found = {k: i for k, i in now.items() if k[0] == path}
@@ -71,7 +77,8 @@ class Fixed:
     def shown(self, paths: Iterable[str]) -> list[Gone]:
         """The fixes in these files, newest first."""
         wanted = set(paths)
-        return [g for g in reversed(self._gone.values()) if g.path in wanted]
+        with self._lock:
+            return [g for g in reversed(self._gone.values()) if g.path in wanted]
 
 
 def _scanned(report, paths: dict[str, str]) -> dict[str, str]:
