@@ -45,10 +45,12 @@ def actions(item: Item) -> list[Action]:
     store, row_id, state = item.store, item.row_id, item.state
     if item.table == "memories":
         page = url_for("memories.detail", fmt="html", store=store, memory_id=row_id)
-        out = [Action("view", _("Open"), page)]
-        if state == "live":
-            out += [Action("edit", _("Fix: edit it"), edit_href(store, row_id, item.finding.field)),
-                    Action("soft_delete", _("Delete it"), page + "#delete-form")]
+        view = Action("view", _("Open"), page)
+        if state == "live":   # the fix first
+            out = [Action("edit", _("Edit to fix"), edit_href(store, row_id, item.finding.field)),
+                   view, Action("soft_delete", _("Delete it"), page + "#delete-form")]
+        else:
+            out = [view]
         out.append(Action("hard_purge", _("Erase it for good"),
                           url_for("forget.memory", fmt="html", key=store, memory_id=row_id)))
     elif item.table == "memory_review_queue":
