@@ -43,6 +43,12 @@ def test_fix_a_flagged_secret(browser, size):
         [(before,)] = read_db(db, secret_row)
         assert "DEPLOY_API_KEY=sk_demo_" in before
         browser.get(server.url("/findings"))
+        # The list fits the window: no sideways scroll, no cell squeezed under 60 px.
+        assert browser.execute_script(
+            "return document.documentElement.scrollWidth <= window.innerWidth")
+        assert browser.execute_script(
+            "return [...document.querySelectorAll('#finding-list td')].filter(td =>"
+            " td.getBoundingClientRect().width < 60).length") == 0
         j = Journey(browser, "6 fix a flagged secret")
 
         row = css(browser, 'tr.finding[data-category="secret"]')
