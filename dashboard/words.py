@@ -90,6 +90,85 @@ LABELS: dict[str, dict[str, tuple]] = {
         "secret": (_l("holds a secret"), _l("A finding says it holds a password, key or token.")),
         "event": (_l("history of a memory that goes"), None),
     },
+    # Findings (dashboard/findings/rules.py, corpus.py): what each rule flags, in words.
+    "category": {
+        "secret": (_l("Secrets"), _l("Passwords, keys and tokens: anyone who reads the memory, "
+                                     "or the prompt, can use them.")),
+        "personal": (_l("Personal data"), _l("Phone numbers, e-mail addresses, ID and card "
+                                             "numbers: things about a person the agent does not need.")),
+        "instruction": (_l("Instructions to the agent"), _l("Text that tries to change what the "
+                                                            "agent does, stored where the agent "
+                                                            "reads it as a fact.")),
+        "conflict": (_l("Conflicts and duplicates"), _l("Memories that disagree with each other "
+                                                        "or say the same thing twice.")),
+        "upkeep": (_l("Too big or too old"), _l("Memories near the size limit, or not updated "
+                                                "for months.")),
+    },
+    "rule": {
+        **{f"secret.guard_{name}": (_l("Secret agentao now refuses"), _l(
+            "agentao refuses to save this kind of secret today; it got in through an older "
+            "version, a hand edit or a path the guard does not check."))
+           for name in ("pem_block", "private_key_unterminated", "private_key_header",
+                        "anthropic_key", "openai_key", "google_api_key", "google_oauth_secret",
+                        "aws_access_key", "github_token", "github_fine_grained_pat", "slack_token",
+                        "slack_app_token", "stripe_key", "stripe_webhook_secret", "jwt",
+                        "bearer_token", "authorization_header", "oauth_value", "key_value_secret")},
+        **{f"secret.{name}": (_l("Secret agentao misses"), _l(
+            "A credential in a format agentao's own secret check does not recognise, so it "
+            "was saved and reaches the model like any other text."))
+           for name in ("npm_token", "pypi_token", "gitlab_token", "huggingface_token",
+                        "sendgrid_key", "twilio_api_key", "azure_account_key",
+                        "azure_sas_signature", "digitalocean_token", "shopify_token",
+                        "slack_webhook", "telegram_bot_token")},
+        "secret.url_credentials": (_l("Password in a web address"), _l(
+            "A link of the form scheme://user:password@host carries a password in plain text.")),
+        "secret.labelled_secret": (_l("Labelled password or API key"), _l(
+            "Something like API_KEY=… or password: … followed by a value: a credential "
+            "agentao's secret check lets through.")),
+        "secret.stated_secret": (_l("Password or key in a sentence"), _l(
+            "A sentence such as \"the API key is …\" followed by a value that looks like a key.")),
+        "secret.key_hex_value": (_l("Key value"), _l(
+            "A long random-looking value after \"key:\" or \"key=\".")),
+        "secret.chinese_secret": (_l("Password written in Chinese"), _l(
+            "A value after 密码, 口令, 密钥 or a similar word: a credential written in Chinese.")),
+        "personal.email": (_l("E-mail address"), _l(
+            "Someone's e-mail address; agentao's secret check never looks for it.")),
+        "personal.phone": (_l("Phone number"), _l(
+            "A phone number with a country code, or a Chinese mobile number.")),
+        "personal.prc_id": (_l("Chinese resident ID number"), _l(
+            "An 18-digit resident ID (身份证号) whose region, birth date and check digit are valid.")),
+        "personal.card": (_l("Payment card number"), _l(
+            "A card number of a known issuer whose check digit is valid.")),
+        "personal.iban": (_l("Bank account number (IBAN)"), _l(
+            "An international bank account number whose check digits are valid.")),
+        "instruction.override": (_l("Tells the agent to skip its safeguards"), _l(
+            "Text such as \"ignore previous instructions\" or \"don't ask before deleting\": "
+            "the agent reads memory in every prompt, so this acts as an order.")),
+        "instruction.role_marker": (_l("Pretends to be a system message"), _l(
+            "Markers such as \"system:\", <|im_start|> or \"you are now\", which try to pass "
+            "stored text off as the agent's own instructions.")),
+        "instruction.block_tag": (_l("Breaks out of the memory block"), _l(
+            "A tag like </fact> or </memory-stable>, which could end the block the memory is "
+            "shown in and let the rest read as instructions.")),
+        "instruction.hidden_characters": (_l("Hidden or reordering characters"), _l(
+            "Invisible characters or right-to-left controls that hide or reorder what a reader "
+            "sees, while the model reads all of it.")),
+        "conflict.same_key": (_l("Same name about you and this project"), _l(
+            "A memory with the same name exists in your user store and in this project: the "
+            "agent sees both and two answers.")),
+        "conflict.duplicate": (_l("Near duplicate"), _l(
+            "Nearly the same words as another memory under another name: one of them is redundant.")),
+        "conflict.contradicted": (_l("Contradicting preferences"), _l(
+            "A preference on the same subject as an approved suggestion that says something "
+            "else: the agent sees both.")),
+        "upkeep.near_limit": (_l("Very long"), _l(
+            "Close to agentao's 4,000-character limit, probably a pasted document: only its "
+            "first 200 to 240 characters ever reach the model.")),
+        "upkeep.over_limit": (_l("Over the size limit"), _l(
+            "Longer than agentao's 4,000-character limit, so a hand edit or another tool wrote it.")),
+        "upkeep.stale": (_l("Not updated for months"), _l(
+            "Not changed for more than 90 days: recall ranks it lower, and it may no longer be true.")),
+    },
 }
 
 

@@ -1,0 +1,95 @@
+"""Journey 6 (#21): "Fix a flagged secret and see the re-check say fixed", on the demo.
+
+From the findings list: the secret's fix link, which lands on the memory's edit
+form with the value focused; the value edited so the key is gone; Save; back to
+the findings, where the finding is listed as fixed; its re-check says "fixed" in
+view.  On disk the live row no longer holds the key (read-only sqlite), and the
+clicks and keys it took are recorded.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+
+from .conftest import (DESKTOP, PHONE, Journey, Server, in_viewport, login, read_db,
+                       screenshot, set_size, wait_for)
+
+NEW_VALUE = "Staging deploys read the key from the team vault; run scripts/deploy.sh staging."
+MAX_CLICKS = 4   # fix link, Save, the Findings tab, Re-check
+
+
+def demo_db(server: Server) -> Path:
+    found = next(m for line in server.output if (m := re.search(r"Demo data: (\S+)", line)))
+    return Path(found.group(1)) / "demo-project" / ".agentao" / "memory.db"
+
+
+def css(driver, selector):
+    return driver.find_element(By.CSS_SELECTOR, selector)
+
+
+@pytest.mark.parametrize("size", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_fix_a_flagged_secret(browser, size):
+    server = Server([], None, extra=["--demo"])
+    try:
+        login(browser, server)
+        set_size(browser, size)
+        db = demo_db(server)
+        secret_row = "SELECT content FROM memories WHERE key_normalized = 'staging_deploy' AND deleted_at IS NULL"
+        [(before,)] = read_db(db, secret_row)
+        assert "DEPLOY_API_KEY=sk_demo_" in before
+        browser.get(server.url("/findings"))
+        # The list fits the window: no sideways scroll, no cell squeezed under 60 px.
+        assert browser.execute_script(
+            "return document.documentElement.scrollWidth <= window.innerWidth")
+        assert browser.execute_script(
+            "return [...document.querySelectorAll('#finding-list td')].filter(td =>"
+            " td.getBoundingClientRect().width < 60).length") == 0
+        j = Journey(browser, "6 fix a flagged secret")
+
+        row = css(browser, 'tr.finding[data-category="secret"]')
+        assert row.get_attribute("data-field") == "content"
+        j.click(row.find_element(By.CSS_SELECTOR, 'a[data-action="edit"]'))
+
+        # The edit form, its value field focused, in view.
+        field = wait_for(browser, lambda d: d.switch_to.active_element.tag_name == "textarea"
+                         and d.switch_to.active_element,
+                         lambda: f"the value is not focused: {browser.current_url}")
+        assert browser.current_url.endswith("?field=content")
+        assert field.find_elements(By.XPATH, "ancestor::*[@id='edit']"), "not in the edit form"
+        assert in_viewport(browser, field)
+        screenshot(browser, f"journey6-edit-{size[0]}", sizes=(size,), restore=False)
+
+        j.key(field, Keys.CONTROL, "a")
+        j.type(field, NEW_VALUE)
+        j.click(css(browser, '#edit button[data-action="edit"], #edit-form button[data-action="edit"]'))
+        wait_for(browser, lambda d: "DEPLOY_API_KEY" not in read_db(db, secret_row)[0][0],
+                 lambda: "the edit was not saved: " + css(browser, "#status").text)
+
+        j.click(css(browser, 'header a[data-tab="findings"]'))
+        fixed = wait_for(browser, lambda d: d.find_elements(
+            By.CSS_SELECTOR, '#findings-fixed li[data-fixed][data-rule^="secret."]'),
+            lambda: "no fixed finding listed: " + css(browser, "main").text[:600])[0]
+        assert "Fixed" in fixed.text
+        j.click(fixed.find_element(By.CSS_SELECTOR, 'a[data-action="check"]'))
+
+        verdict = wait_for(browser, lambda d: d.find_elements(
+            By.CSS_SELECTOR, '#finding-check[data-verdict="fixed"] [data-field="verdict"]'),
+            lambda: "the re-check does not say fixed: " + css(browser, "main").text[:600])[0]
+        assert verdict.text.startswith("Fixed")
+        assert in_viewport(browser, verdict)
+        screenshot(browser, f"journey6-fixed-{size[0]}", sizes=(size,), restore=False)
+        # On disk: the live row holds the new value, the key is gone from it.
+        [(after,)] = read_db(db, secret_row)
+        assert after == NEW_VALUE and "sk_demo_" not in after
+
+        record = j.done()
+        assert record["clicks"] <= MAX_CLICKS, record
+        assert record["keys"] == 2 + len(NEW_VALUE), record
+    finally:
+        server.stop()
+        set_size(browser, DESKTOP)

@@ -1,0 +1,73 @@
+"""The demo shows every headline feature on first run (issue 21): the findings scan
+reports each family, and the review queue warns before the approvals that would
+invert their evidence or push the user's own memories out of the always-on block.
+
+Both through the dashboard's real answers (/findings.json, /reviews.json), as the
+pages show them: nothing here lists what the demo holds.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from dashboard import create_app
+from dashboard.demo import build_demo
+from dashboard.findings.scan import CATEGORIES
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory):
+    project_dir, user_db = build_demo(tmp_path_factory.mktemp("demo"))
+    return create_app({"PROJECT_DIR": project_dir, "USER_DB": user_db, "TESTING": True,
+                       "AUTH_TOKEN": False}).test_client()
+
+
+@pytest.fixture(scope="module")
+def findings(client):
+    answer = client.get("/findings.json").get_json()
+    assert answer["complete"], answer["cut"]
+    return answer["items"]
+
+
+def test_every_finding_family_shows_up(findings):
+    found = {i["category"] for i in findings}
+    assert found == set(CATEGORIES)
+
+
+def test_a_secret_agentao_lets_through_reaches_the_model(findings):
+    secrets = [i for i in findings if i["category"] == "secret"]
+    assert secrets and all(i["reach"] != "disk" for i in secrets)
+    # Masked on the page: the value itself is never in the answer.
+    assert all("hidden" in i["excerpt"] for i in secrets)
+
+
+def test_personal_data_in_english_and_chinese(findings):
+    rules = {i["rule"] for i in findings if i["category"] == "personal"}
+    assert {"personal.email", "personal.phone", "personal.prc_id"} <= rules
+    phones = [i for i in findings if i["rule"] == "personal.phone"]
+    # One international number, one Chinese mobile number, in different memories.
+    assert len({i["row_id"] for i in phones}) >= 2
+    assert any(i["excerpt"].startswith("+") for i in phones)
+    assert any(not i["excerpt"].startswith("+") for i in phones)
+
+
+def test_an_injected_instruction_and_contradicting_preferences(findings):
+    rules = {i["rule"] for i in findings}
+    assert "instruction.override" in rules
+    assert "conflict.contradicted" in rules
+
+
+@pytest.fixture(scope="module")
+def warnings(client):
+    items = client.get("/reviews.json").get_json()["items"]
+    return {i["content"]: [w["code"] for w in i["plan"]["warnings"]] for i in items}
+
+
+def test_a_candidate_that_inverts_its_evidence(warnings):
+    assert any("contradicts_evidence" in codes for codes in warnings.values())
+
+
+def test_a_candidate_that_evicts_what_the_user_saved(warnings):
+    assert any("evicts_explicit" in codes for codes in warnings.values())
+    # And one candidate without the evidence warning: the warning is not on everything.
+    assert any("contradicts_evidence" not in codes for codes in warnings.values())
