@@ -90,3 +90,19 @@ def test_why_did_the_agent_bring_it_up(browser, server, size):
     screenshot(browser, f"journey-preview-{size[0]}", sizes=[size], restore=False)
     record = j.done()
     assert record["clicks"] == 1 and record["keys"] == len(MESSAGE), record
+
+
+@pytest.mark.parametrize("path", ["/summaries", "/export", "/export?include_invisible=1",
+                                  f"/preview?q={MESSAGE.replace(' ', '+')}&hide=x"])
+def test_summaries_export_and_preview_fit_a_phone(browser, server, path):
+    """No sideways scroll at 390 px and no cell narrower than 60 px (lists are cards there)."""
+    set_size(browser, PHONE)
+    browser.get(server.url(path))
+    wait_for(browser, htmx_settled)
+    width = browser.execute_script("return document.documentElement.scrollWidth")
+    assert width <= PHONE[0] + 2, (path, width)
+    narrow = browser.execute_script(NARROW_CELLS.replace("#preview-result ", "main "))
+    assert narrow == [], (path, narrow)
+    screenshot(browser, "phone" + path.split("?")[0].replace("/", "-"), sizes=[PHONE, DESKTOP],
+               restore=False)
+    set_size(browser, DESKTOP)
