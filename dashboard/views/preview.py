@@ -1,4 +1,5 @@
-"""Prompt preview: the exact memory blocks agentao would inject, and every score behind them.
+"""Prompt preview: the answer in words (preview_answer.py), then the exact memory blocks
+agentao would inject and every score behind them.
 
 GET parameters (page and JSON twin alike, or a JSON object POSTed to the
 twin): ``q`` the user's message; ``messages`` the recent messages, a JSON list
@@ -8,7 +9,8 @@ instead of the messages', as agentao's ``recall_candidates`` takes them;
 ``session`` the current session id (empty = a brand-new session); ``asof``
 the clock (ISO 8601; naive = UTC, default now); ``hide`` (repeated) memory ids
 to leave out as if deleted, which adds a before/after diff; ``candidates_page``
-and ``per_page`` page the twin's ranked candidates.  The tokenizer follows the
+and ``per_page`` page the twin's ranked candidates; ``go=1`` (sent by the Preview
+button, not by typing) gives the answer the keyboard focus.  The tokenizer follows the
 ``CJK`` setting (``--cjk``), which should match the agent's environment.
 """
 
@@ -24,7 +26,7 @@ from flask import Blueprint, abort, current_app, request
 from ..engine import preview, tokenizer_for
 from ..engine.results import EVICTED_SHOWN
 from ..engine.results import CANDIDATES_PER_PAGE
-from .preview_answer import BECAUSE, answer, because_text, why_text
+from .preview_answer import BECAUSE, Words, answer, why_text
 from ..pictures import candidate_scores
 from ..preview_source import snapshot
 from ..store.rows import whole_number
@@ -197,7 +199,7 @@ def index(fmt: str):
     return page(fmt, "preview/index.html", "preview/_result.html", to_json=_json,
                 ask=ask, p=after, what_if=what_if, problems=snap.problems,
                 cjk_setting=cjk, shown_candidates=SHOWN_CANDIDATES, shown_never=SHOWN_NEVER,
-                shown_evicted=EVICTED_SHOWN, answer=answer(after), because=because_text,
+                shown_evicted=EVICTED_SHOWN, answer=answer(after), say=Words(),
                 because_codes=BECAUSE,
                 score_picture=None if fmt == "json" else candidate_scores(after.candidates))
 

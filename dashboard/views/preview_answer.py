@@ -13,10 +13,11 @@ import re
 from dataclasses import dataclass
 
 from flask_babel import gettext as _, ngettext
+from markupsafe import Markup
 
 from ..engine import recall as rc
 from ..records import Memory
-from ..words import label
+from ..words import explain, label, term
 
 # The reasons that say why it matched; "explicit" (how it was saved) and "stale_penalty"
 # (what counts against it) are agentao's reasons too, listed in the ranking's table.
@@ -145,3 +146,34 @@ def answer(p) -> Answer:
                   missed_more=max(0, len(missed) - MISSED_SHOWN),
                   unmatched=0 if empty else len(p.never_recalled),
                   nothing="" if recalled else _nothing(p, p.query), empty=empty)
+
+
+class Words:
+    """Labels, terms and rules in words, each looked up once per page: the ranked table says
+    the same few words on hundreds of rows, and every lookup goes through gettext."""
+
+    def __init__(self):
+        self._memo: dict = {}
+
+    def _once(self, key, make):
+        found = self._memo.get(key)
+        if found is None:
+            found = self._memo[key] = make()
+        return found
+
+    def term(self, kind: str, code):
+        return self._once(("term", kind, code), lambda: term(kind, code))
+
+    def label(self, kind: str, code):
+        return self._once(("label", kind, code), lambda: label(kind, code))
+
+    def because(self, because: str):
+        return self._once(("because", because), lambda: because_text(because))
+
+    def reason_item(self, code: str):
+        """One reason as a list item: its words, its explanation and agentao's code on hover."""
+        def make():
+            why = explain("reason", code)
+            return Markup('<li data-reason="{}" title="{}">{}</li>').format(
+                code, f"{why} ({code})" if why else code, label("reason", code))
+        return self._once(("reason_item", code), make)
