@@ -169,6 +169,38 @@ LABELS: dict[str, dict[str, tuple]] = {
         "upkeep.stale": (_l("Not updated for months"), _l(
             "Not changed for more than 90 days: recall ranks it lower, and it may no longer be true.")),
     },
+    # -- preview: the seven terms of agentao's recall score (engine/recall.py), -----------
+    # the reasons it writes into <memory-context>, and what became of a candidate.
+    "term": {
+        "tag": (_l("tags"), _l("One of its tags is a word of your message (counts ×4 for a "
+                               "message of 3 or more words, less for shorter ones).")),
+        "title": (_l("title"), _l("Words of its title are in your message (counts ×3).")),
+        "keyword": (_l("keywords"), _l("Its keywords are words of your message (counts ×2).")),
+        "content": (_l("text"), _l("Words of its text are in your message (counts ×1).")),
+        "filepath_hint": (_l("file path"), _l("A file path in your recent messages matches "
+                                              "it (counts double).")),
+        "recency": (_l("recency"), _l("Newer memories score a little higher: 1 for today, "
+                                      "½ at 30 days.")),
+        "stale": (_l("stale"), _l("Not updated for over 90 days: counts 2 against it.")),
+    },
+    "reason": {
+        "tag_match": (_l("one of its tags is in your message"), None),
+        "title_overlap": (_l("words of its title are in your message"), None),
+        "keyword_match": (_l("its keywords are in your message"), None),
+        "content_match": (_l("words of its text are in your message"), None),
+        "filepath_hint": (_l("a file path in your message matches (counts double)"), None),
+        "stale_penalty": (_l("not updated for over 90 days (counts against it)"), None),
+        "explicit": (_l("you asked the agent to remember it"),
+                     _l("Saved on request; this does not change the score.")),
+    },
+    "recall_mark": {
+        "in_block": (_l("recalled"), _l("In the <memory-context> block sent with this message.")),
+        "cut_top5": (_l("below the cut"), _l("Only the 5 best scores are recalled.")),
+        "cut_context_budget": (_l("over the budget"), _l("Among the 5 best, but the "
+                                                         "1,200-character recall block was full.")),
+        "excluded_stable": (_l("always on already"), _l("In the always-on block already, so "
+                                                        "it is not recalled again.")),
+    },
 }
 
 

@@ -318,3 +318,19 @@ def test_a_store_gone_during_the_download_is_named_not_silently_cut(seeded, monk
     tail = text[text.index("## This export is incomplete"):]
     assert "could not be read and are missing from this file" in tail
     assert export.md_inline(str(seeded.user_db)) in tail
+
+
+def test_page_speaks_plain_words_and_becomes_cards_on_a_phone(client):
+    page = soup(client.get("/export"))
+    # What each download is for, next to it; the downloads come before the details.
+    links = {a["data-format"]: a.find_parent("li").get_text(" ", strip=True)
+             for a in page.select("#export-downloads a[data-format]")}
+    assert "spreadsheet" in links["csv"] and "programs" in links["json"]
+    html = str(page)
+    assert html.index('id="export-downloads"') < html.index('id="export-contents"')
+    table = page.select_one("#export-contents table.rows")
+    row = table.select_one('tr[data-store="project"]')
+    assert row.select_one("th.lead").get_text(" ", strip=True).startswith("Project ")
+    assert all(td.has_attr("data-label") for td in row.select("td"))
+    assert table.select_one('tr[data-store="user"] th.lead').get_text().startswith("Your user store")
+    assert "journal" not in page.get_text().lower()

@@ -105,3 +105,108 @@ def test_new_memory_shows_up_after_the_counter_moves(client, seeded):
     after = client.get("/preview.json?q=kubernetes").get_json()
     assert [c["title"] for c in after["candidates"]] == ["k8s"] or \
         "k8s" in after["stable_block"]
+
+
+# --------------------------------------------------------------------------- the answer first
+
+def _context_titles(block: str) -> set[str]:
+    """Titles of the facts in a <memory-context> block (agentao writes one 'title:' line each)."""
+    return {line[len("title: "):] for line in block.splitlines() if line.startswith("title: ")}
+
+
+def test_answer_in_words_comes_first_and_names_what_agentao_recalls(client, seeded):
+    # Four notes only recall brings in; at most 5 match, so agentao's order among equal
+    # scores (arbitrary) cannot change which of them it recalls.
+    for n in range(4):
+        seeded.save(f"service {n:02d}", f"Service {n:02d} listens on port {8000 + n}.", ["ports"])
+    query = "which port does service 01 use"
+    page = soup(client.get("/preview", query_string={"q": query, "asof": ASOF}))
+    stable, context = agentao_blocks(seeded, query, None, datetime(2031, 1, 1, tzinfo=timezone.utc))
+    answer = page.select_one("#preview-result > #answer")
+    assert answer is not None
+    # The answer precedes every number and every raw block in the page.
+    html = str(page)
+    assert html.index('id="answer"') < html.index('id="recall"') < html.index('id="stable-block"')
+    named = {li.select_one("a").get_text() for li in answer.select('[data-answer="recalled"] li[data-memory-id]')}
+    assert named and named == _context_titles(context)
+    shown = len(page.select('#stable-entries tr[data-shown="1"]'))
+    assert answer.select_one('[data-answer="always-on"]').get_text(" ", strip=True).startswith(
+        f"In the always-on block (every prompt): {shown} memor")
+    # Each reason is its own list item, in words; the codes agentao writes are not the text.
+    reasons = answer.select("ul.reasons > li")
+    assert reasons and all("_" not in li.get_text() and "," not in li.get_text() for li in reasons)
+    assert "words of its text are in your message" in [li.get_text() for li in reasons]
+
+
+def test_raw_blocks_sit_behind_disclosures_byte_exact(client, seeded):
+    page = soup(client.get("/preview", query_string={"q": "which package manager", "asof": ASOF}))
+    stable, context = agentao_blocks(seeded, "which package manager", None,
+                                     datetime(2031, 1, 1, tzinfo=timezone.utc))
+    for name, block in (("stable", stable), ("context", context)):
+        holder = page.select_one(f'details[data-prompt-block="{name}"]')
+        assert holder is not None and not holder.has_attr("open")
+        pre = holder.select_one("pre[data-prompt-block]")
+        assert (pre.text if pre else "") == block
+    assert page.select_one("#preview-form textarea#p-q") is not None   # the message box
+    assert page.select_one('label[for="p-q"]').get_text() == "A message to the agent"
+
+
+def test_not_recalled_says_why_below_the_cut_and_over_the_budget(tmp_path):
+    from agentao_world import Agent
+    agent = Agent(tmp_path)
+    for n in range(12):
+        agent.save(f"billing note {n:02d}", f"Billing retry rule number {n:02d}: " + "x" * 300,
+                   ["billing"])
+    client = agent.app().test_client()
+    data = client.get("/preview.json", query_string={"q": "billing retry rule", "asof": ASOF}).get_json()
+    marks = {c["title"]: c["mark"] for c in data["candidates"]}
+    assert {"cut_top5", "cut_context_budget", "in_block"} <= set(marks.values()), marks
+    page = soup(client.get("/preview", query_string={"q": "billing retry rule", "asof": ASOF}))
+    missed = {li.select_one("a").get_text(): li.get_text(" ", strip=True)
+              for li in page.select('#answer [data-answer="not-recalled"] li')}
+    for title, text in missed.items():
+        if marks[title] == "cut_context_budget":
+            assert "over the 1,200-character budget" in text
+        elif marks[title] == "cut_top5":
+            assert "score below the cut" in text and "only the 5 best" in text
+    assert {marks[t] for t in missed} >= {"cut_context_budget", "cut_top5"}
+    # The twin keeps its codes and numbers, and says the same in words beside them.
+    assert data["text"][1].startswith("Recalled for this message: ")
+    assert all(c["text"] for c in data["candidates"])
+    budget = next(c for c in data["candidates"] if c["mark"] == "cut_context_budget")
+    assert "over the 1,200-character budget" in budget["text"]
+
+
+def test_ranked_table_explains_each_term_in_words_and_rounds(client):
+    page = soup(client.get("/preview", query_string={"q": "which package manager pyproject",
+                                                      "asof": ASOF}))
+    table = page.select_one("table.recall.rows")
+    heads = {th["data-term"]: th.select_one(".term") for th in table.select("th[data-term]")}
+    assert heads["title"].get_text() == "title"
+    assert "Words of its title are in your message" in heads["title"]["title"]
+    assert "counts double" in heads["filepath_hint"]["title"]
+    row = table.select_one("tr.candidate")
+    score = row.select_one('td[data-label="Score"] strong')
+    assert score["title"] == row["data-score"] and len(score.get_text()) <= 5
+    assert row.select_one("td.lead a") and all(td.has_attr("data-label")
+                                               for td in row.select("td:not(.lead)"))
+
+
+def test_preview_button_moves_focus_to_the_answer(client):
+    typed = soup(client.get("/preview", query_string={"q": "uv"}))
+    assert typed.select_one("#p-q").has_attr("autofocus")
+    assert not typed.select_one("#answer-title").has_attr("autofocus")
+    asked = soup(client.get("/preview", query_string={"q": "uv", "go": "1"}, headers=HTMX))
+    heading = asked.select_one("#answer-title")
+    assert heading.has_attr("autofocus") and heading["tabindex"] == "-1"
+
+
+def test_plurals_in_the_answer(tmp_path):
+    from agentao_world import Agent
+    agent = Agent(tmp_path, with_user_store=False)
+    agent.save("kubernetes", "Manifests live in deploy/k8s.", ["infra"], type="note")
+    client = agent.app().test_client()
+    page = soup(client.get("/preview", query_string={"q": "kubernetes manifests", "asof": ASOF}))
+    text = page.select_one("#answer").get_text(" ", strip=True)
+    assert "1 memories" not in text
+    assert "(every prompt): 1 memory." in text or "(every prompt): 0 memories." in text

@@ -11,6 +11,7 @@ import re
 from datetime import datetime
 
 from flask import Blueprint, abort, current_app, request, url_for
+from flask_babel import lazy_gettext as _l
 
 from ..actions import export
 from ..store import StoreProblem
@@ -18,8 +19,10 @@ from ..store.export import outline
 from ..web import page, page_route, statuses
 
 bp = Blueprint("export", __name__)
-FORMAT_LABELS = {"json": "JSON", "csv": "CSV (UTF-8 with BOM, opens in Excel)",
-                 "md": "Markdown"}
+# format -> (the link's words, what the file is for)
+FORMAT_LABELS = {"json": (_l("JSON"), _l("for programs and scripts")),
+                 "csv": (_l("CSV"), _l("opens in a spreadsheet such as Excel (UTF-8)")),
+                 "md": (_l("Markdown"), _l("to read, or keep beside your notes"))}
 
 
 def _include_invisible() -> bool:

@@ -1,4 +1,5 @@
-"""Prompt preview: the exact memory blocks agentao would inject, and every score behind them.
+"""Prompt preview: the answer in words (preview_answer.py), then the exact memory blocks
+agentao would inject and every score behind them.
 
 GET parameters (page and JSON twin alike, or a JSON object POSTed to the
 twin): ``q`` the user's message; ``messages`` the recent messages, a JSON list
@@ -8,7 +9,8 @@ instead of the messages', as agentao's ``recall_candidates`` takes them;
 ``session`` the current session id (empty = a brand-new session); ``asof``
 the clock (ISO 8601; naive = UTC, default now); ``hide`` (repeated) memory ids
 to leave out as if deleted, which adds a before/after diff; ``candidates_page``
-and ``per_page`` page the twin's ranked candidates.  The tokenizer follows the
+and ``per_page`` page the twin's ranked candidates; ``go=1`` (sent by the Preview
+button, not by typing) gives the answer the keyboard focus.  The tokenizer follows the
 ``CJK`` setting (``--cjk``), which should match the agent's environment.
 """
 
@@ -24,6 +26,7 @@ from flask import Blueprint, abort, current_app, request
 from ..engine import preview, tokenizer_for
 from ..engine.results import EVICTED_SHOWN
 from ..engine.results import CANDIDATES_PER_PAGE
+from .preview_answer import BECAUSE, Words, answer, why_text
 from ..pictures import candidate_scores
 from ..preview_source import snapshot
 from ..store.rows import whole_number
@@ -55,6 +58,7 @@ class Question:
     page: int = 1
     per_page: int = CANDIDATES_PER_PAGE
     error: str = ""
+    go: bool = False           # asked with the Preview button: the answer takes the focus
 
 
 def _values():
@@ -155,7 +159,7 @@ def _question(values) -> Question:
                     session, asof, shown, hide,
                     page=_number(values, "candidates_page", 1, 10**6),
                     per_page=_number(values, "per_page", CANDIDATES_PER_PAGE, MAX_PER_PAGE),
-                    error=error)
+                    error=error, go=values.get("go") == "1")
 
 
 def _diff(before: str, after: str) -> list[tuple[str, str]]:
@@ -195,7 +199,8 @@ def index(fmt: str):
     return page(fmt, "preview/index.html", "preview/_result.html", to_json=_json,
                 ask=ask, p=after, what_if=what_if, problems=snap.problems,
                 cjk_setting=cjk, shown_candidates=SHOWN_CANDIDATES, shown_never=SHOWN_NEVER,
-                shown_evicted=EVICTED_SHOWN,
+                shown_evicted=EVICTED_SHOWN, answer=answer(after), say=Words(),
+                because_codes=BECAUSE,
                 score_picture=None if fmt == "json" else candidate_scores(after.candidates))
 
 
@@ -210,11 +215,15 @@ def _json(ctx) -> dict:
     """The twin: the same preview, bounded (see ``Preview.to_dict``) and paged."""
     ask, what_if = ctx["ask"], ctx["what_if"]
     data = ctx["p"].to_dict(page=ask.page, per_page=ask.per_page)
+    limit = data["budgets"]["context"]["limit"]
+    for c in data["candidates"]:   # the codes stay; the words are added beside them
+        c["text"] = why_text(c["mark"], c["reasons"], c["rank"], c["cost"], limit)
     data.update(
         session_id=ask.session or None, problems=ctx["problems"],
         cjk_setting=ctx["cjk_setting"], messages_format=ask.messages_format,
         messages_count=len(ask.messages),
         context_hints_from="request" if ask.context_hints is not None else "messages",
+        text=ctx["answer"].sentences(),
         what_if=None if what_if is None else {
             "stable_block_before": what_if["stable_before"],
             "context_block_before": what_if["context_before"],

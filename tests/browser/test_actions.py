@@ -81,8 +81,10 @@ def test_preview_updates_while_typing_debounced(browser, server):
     # The answer shown is the one for the whole message, even if the first request is slower.
     # (Service 03 is recalled into <memory-context>, or — when the saves straddled a second
     # and it is one of the 3 newest incidental facts — already shown in <memory-stable>.)
+    # (The raw blocks sit closed behind their disclosures: read their text, not what is drawn.)
     wait_for(browser, lambda d: "Service 03 listens on port 8003" in
-             d.find_element(By.ID, "context-block").text + d.find_element(By.ID, "stable-block").text,
+             d.find_element(By.ID, "context-block").get_attribute("textContent")
+             + d.find_element(By.ID, "stable-block").get_attribute("textContent"),
              lambda: "the context block never showed the match: " + browser.current_url
              + browser.find_element(By.ID, "preview-result").text[:2000])
     wait_for(browser, htmx_settled)

@@ -1,0 +1,179 @@
+"""The preview's answer in words, before any number: "why did the agent bring this up?"
+
+Three parts, in the order a person asks them: what is in the always-on block (every
+prompt, whatever the message), what this message recalls and why, and what matched but
+was not recalled and why not.  Built from the engine's result without changing a number
+of it; the page renders it with links and lists, the JSON twin adds its sentences as
+``text`` next to the codes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from flask_babel import gettext as _, ngettext
+from markupsafe import Markup
+
+from ..engine import recall as rc
+from ..records import Memory
+from ..words import explain, label, term
+
+# The reasons that say why it matched; "explicit" (how it was saved) and "stale_penalty"
+# (what counts against it) are agentao's reasons too, listed in the ranking's table.
+BECAUSE = ("tag_match", "title_overlap", "keyword_match", "content_match", "filepath_hint")
+MISSED_SHOWN = 5       # matches not recalled that the answer names; the table has them all
+
+
+@dataclass(frozen=True)
+class Why:
+    """One memory in the answer: what became of it (a recall mark) and why, in words."""
+
+    memory: Memory
+    mark: str
+    reasons: tuple[str, ...]   # agentao's reason codes, in agentao's order
+    why: str                   # why it was / was not recalled, one clause
+
+
+@dataclass(frozen=True)
+class Answer:
+    always_on: int             # memories shown in <memory-stable>
+    left_out: int              # selected for it, left out by the 2,000-character budget
+    summaries: bool            # the block carries the recent session summaries
+    recalled: tuple[Why, ...]
+    missed: tuple[Why, ...]    # the first MISSED_SHOWN matches not recalled
+    missed_more: int
+    unmatched: int             # memories sharing nothing with the message
+    nothing: str               # why nothing is recalled ("" when something is)
+    empty: bool                # no message typed yet
+
+    def sentences(self) -> list[str]:
+        """The answer as plain sentences, in reading order (the twin's ``text``)."""
+        out = [always_on_sentence(self)]
+        if self.recalled:
+            out.append(_("Recalled for this message: %(list)s.",
+                         list="; ".join(_("%(title)s (because: %(why)s)",
+                                          title=w.memory.title, why=w.why)
+                                        for w in self.recalled)))
+        else:
+            out.append(self.nothing)
+        if self.missed:
+            out.append(_("Not recalled: %(list)s.",
+                         list="; ".join(_("%(title)s — %(why)s", title=w.memory.title, why=w.why)
+                                        for w in self.missed)))
+        if self.unmatched and not self.empty:
+            out.append(unmatched_sentence(self.unmatched))
+        return out
+
+
+def always_on_sentence(a: Answer) -> str:
+    text = ngettext("In the always-on block (every prompt): %(num)d memory.",
+                    "In the always-on block (every prompt): %(num)d memories.", a.always_on)
+    if a.left_out:
+        text += " " + ngettext("%(num)d more is left out by its 2,000-character budget.",
+                               "%(num)d more are left out by its 2,000-character budget.",
+                               a.left_out)
+    return text
+
+
+def unmatched_sentence(n: int) -> str:
+    return ngettext("%(num)d other memory shares no word with your message.",
+                    "%(num)d other memories share no word with your message.", n)
+
+
+def reasons_text(reasons) -> str:
+    return "; ".join(label("reason", r) for r in reasons if r in BECAUSE)
+
+
+def why_text(mark: str, reasons, rank: int | None, cost: int | None, limit: int) -> str:
+    """Why a candidate was or was not recalled, from its twin fields (codes and numbers)."""
+    if mark == rc.IN_BLOCK:
+        return reasons_text(reasons)
+    if mark == rc.CUT_TOP_K:
+        return _("score below the cut: it ranks %(rank)d and only the 5 best are recalled",
+                 rank=rank or 0)
+    if mark == rc.CUT_BUDGET:
+        return _("over the %(limit)s-character budget: the recall block was full before it "
+                 "(it needs %(cost)s)", limit=f"{limit:,}", cost=f"{cost or 0:,}")
+    return _("already in the always-on block, so it is not recalled again")
+
+
+def because_text(because: str) -> str:
+    """The stable-selection rule (engine/stable.py ``because``) in words."""
+    if because == "user scope":
+        return _("it is about you (user store)")
+    found = re.fullmatch(r"type (\S+)", because)
+    if found:
+        return _("it is a %(type)s", type=label("type", found.group(1)))
+    found = re.fullmatch(r"recent incidental (\d+)/(\d+)", because)
+    if found:
+        return _("one of the %(num)s most recently updated other memories", num=found.group(2))
+    return because
+
+
+def _nothing(p, query: str) -> str:
+    if not query.strip():
+        return _("Nothing is recalled: type a message first.")
+    if p.recall_note:
+        return _("Nothing is recalled: your message has no word agentao can match.")
+    if p.recall.eligible:
+        return _("Nothing is recalled: the best match does not fit the %(limit)s-character "
+                 "budget.", limit=f"{p.context_budget.limit:,}")
+    if p.recall.excluded:
+        return _("Nothing new is recalled: every memory that matches is in the always-on "
+                 "block already.")
+    return _("Nothing is recalled: no memory shares a word with your message.")
+
+
+def _why(c, limit: int) -> Why:
+    return Why(c.memory, c.mark, c.reasons, why_text(c.mark, c.reasons, c.rank, c.cost, limit))
+
+
+def answer(p) -> Answer:
+    """The answer for one preview (an ``engine.Preview``)."""
+    limit = p.context_budget.limit
+    shown = sum(1 for s in p.stable_entries if s.shown)
+    cands = p.candidates
+    recalled = tuple(_why(c, limit) for c in cands if c.mark == rc.IN_BLOCK)
+    # Nearest misses first: the budget's, then the ranked ones, then those always on.
+    order = {rc.CUT_BUDGET: 0, rc.CUT_TOP_K: 1, rc.EXCLUDED_STABLE: 2}
+    missed = sorted((c for c in cands if c.mark != rc.IN_BLOCK),
+                    key=lambda c: order[c.mark])
+    empty = not p.query.strip()
+    return Answer(always_on=shown, left_out=len(p.stable_entries) - shown,
+                  summaries=bool(p.session_tail), recalled=recalled,
+                  missed=tuple(_why(c, limit) for c in missed[:MISSED_SHOWN]),
+                  missed_more=max(0, len(missed) - MISSED_SHOWN),
+                  unmatched=0 if empty else len(p.never_recalled),
+                  nothing="" if recalled else _nothing(p, p.query), empty=empty)
+
+
+class Words:
+    """Labels, terms and rules in words, each looked up once per page: the ranked table says
+    the same few words on hundreds of rows, and every lookup goes through gettext."""
+
+    def __init__(self):
+        self._memo: dict = {}
+
+    def _once(self, key, make):
+        found = self._memo.get(key)
+        if found is None:
+            found = self._memo[key] = make()
+        return found
+
+    def term(self, kind: str, code):
+        return self._once(("term", kind, code), lambda: term(kind, code))
+
+    def label(self, kind: str, code):
+        return self._once(("label", kind, code), lambda: label(kind, code))
+
+    def because(self, because: str):
+        return self._once(("because", because), lambda: because_text(because))
+
+    def reason_item(self, code: str):
+        """One reason as a list item: its words, its explanation and agentao's code on hover."""
+        def make():
+            why = explain("reason", code)
+            return Markup('<li data-reason="{}" title="{}">{}</li>').format(
+                code, f"{why} ({code})" if why else code, label("reason", code))
+        return self._once(("reason_item", code), make)
