@@ -106,6 +106,11 @@ def would_save(plan: PlannedSave, existing: Memory | None, stamp: str | None = N
         store=plan.store)
 
 
+def auto_cap_hides(snap: Snapshot, row: Memory) -> list[str]:
+    """The ids an auto save of ``row`` makes the write soft-delete (the auto cap)."""
+    return _over_auto_cap(snap.user if row.store == "user" else snap.project, row)
+
+
 def _over_auto_cap(rows: Iterable[Memory], row: Memory) -> list[str]:
     # An auto save makes the write soft-delete the oldest auto rows beyond the cap
     # (writes._enforce_auto_cap, as agentao does); the prediction hides the same ones.
@@ -138,11 +143,21 @@ def save_effect(snap: Snapshot, plan: PlannedSave, existing: Memory | None,
 
 def row_effect(snap: Snapshot, row: Memory, hide=()) -> BlockEffect:
     """Before/after for ``row`` live in its file (new, changed or restored), ``hide`` gone."""
+    return rows_effect(snap, [row], hide)
+
+
+def rows_effect(snap: Snapshot, saved: Iterable[Memory], hide=()) -> BlockEffect:
+    """Before/after for several rows saved at once (a bulk action), ``hide`` gone.
+
+    Each row is put in its file's place as ``row_effect`` puts one; the auto cap is
+    the caller's to add to ``hide`` (``auto_cap_hides``).
+    """
     project, user = snap.project, snap.user
-    if row.store == "user":
-        user = _saved_in(user, row)
-    else:
-        project = _saved_in(project, row)
+    for row in saved:
+        if row.store == "user":
+            user = _saved_in(user, row)
+        else:
+            project = _saved_in(project, row)
     hidden = frozenset(hide)
     tail = session_tail(snap.summaries, None)
     entries = [m for m in all_entries(project, user) if m.id not in hidden]
