@@ -66,6 +66,20 @@ def twins(tmp_path_factory):
     get("forget_plan", "/forget/plan/project.json", cat=["soft_deleted", "summaries"])
     get("forget_memory", f"/forget/memory/{first['store']}/{first['id']}.json")
     get("findings", "/findings.json")
+    # Bulk actions (last: Apply writes): dry runs, then Apply done, conflict and refused.
+    picks = [f"{m['store']}:{m['id']}" for m in out["memories"][0]["items"][:3]]
+    get("bulk_plan", "/memories/bulk/plan.json", action="purge", ids=picks)
+    get("bulk_plan", "/memories/bulk/plan.json", action="move-user", all="1")
+    tagging = get("bulk_plan", "/memories/bulk/plan.json", action="tag", add_tag="checked", ids=picks)
+    form = {"action": "tag", "add_tag": "checked", "effect": tagging["effect"]["token"],
+            "rows": [r["token"] for r in tagging["rows"] if r["changes"]]}
+    for status in (200, 409):
+        r = client.post("/memories/bulk.json", data=form, headers={"Sec-Fetch-Site": "same-origin"})
+        assert r.status_code == status, r.get_data(as_text=True)[:300]
+        out.setdefault("bulk", []).append(r.get_json())
+    r = client.post("/memories/bulk.json", data={"action": "delete"}, headers={"Sec-Fetch-Site": "same-origin"})
+    assert r.status_code == 400
+    out["bulk"].append(r.get_json())
     return out
 
 

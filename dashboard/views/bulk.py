@@ -114,8 +114,9 @@ def _answer_plan(ctx, status=200):
     if wants_json():
         data = ctx["plan"].to_dict() | {"purge": {s: {"fingerprint": f, "rows": len(ctx["runs"][s])}
                                                   for s, f in ctx["prints"].items()}}
-        if ctx["said"]:
-            data["message"] = ctx["said"][0]
+        data["message"] = ctx["said"][0] if ctx["said"] else None
+        if ctx.get("moved"):
+            data["moved"] = [{"store": s, "id": i, "why": w} for s, i, w in ctx["moved"]]
         return twin(data, status)
     fragment = wants_fragment()
     response = render("memories/bulk_plan.html", "memories/_bulk_plan.html", **ctx)
@@ -269,7 +270,11 @@ def _purge(values, posted):
         abort(409, str(busy))
     from .forget import job_dict
     if wants_json():
-        return twin(job_dict(job), 202 if job.state == "running" else 200)
+        return twin({"outcome": "started", "action": "purge", "count": len(posted),
+                     "job": job_dict(job), "message": ngettext(
+                         "Purging %(num)d memory; the job's page says when it is verified.",
+                         "Purging %(num)d memories; the job's page says when it is verified.",
+                         len(posted))}, 202 if job.state == "running" else 200)
     if wants_fragment():
         return render_template("forget/_job.html", job=job, view=job_dict(job))
     return redirect(url_for("forget.job", job_id=job.id), 303)
