@@ -308,3 +308,72 @@ def test_a_bulk_purge_asks_for_the_number_then_erases_verified(seeded):
         conn.close()
     assert seeded.manager.search("PostgreSQL") == [] and seeded.manager.search("Neovim") == []
     assert len(seeded.manager.get_all_entries()) == 4   # of the six live ones
+
+
+# -- races with real processes (the pattern of tests/test_races.py) ---------------------------
+
+from test_races import (FORK, WAIT, _agent_saves, _child, _join, _live, _movable,  # noqa: E402
+                        _no_leftover_process, _split_states)  # noqa: F401 - the fixture ends leftovers
+
+
+def _move_forms(client, ids):
+    return apply_form(review(client, "move-user", [f"project:{i}" for i in ids]))
+
+
+def test_bulk_moves_while_agentao_saves_leave_no_split(agent):
+    rounds, per = 8, 3
+    memories = _movable(agent, rounds * per)
+    client = agent.app().test_client()
+    barrier = FORK.Barrier(2)
+    proc = _child(_agent_saves, agent.project_db, agent.user_db, barrier, rounds, 6, "agent")
+    answers = []
+    for r in range(rounds):
+        form = _move_forms(client, [m.id for m in memories[r * per:(r + 1) * per]])
+        barrier.wait(WAIT)
+        answers.append(client.post("/memories/bulk.json", data=form, headers=JSON).get_json())
+        barrier.wait(WAIT)
+    assert _join(*proc) == rounds * 6
+    assert _split_states(agent, memories) == []
+    # The agent saved only other memories: no bulk move had a reason to be refused.
+    assert [a["outcome"] for a in answers] == ["done"] * rounds, answers
+    assert all(_live(agent.user_db, m.key_normalized) for m in memories)
+
+
+def _agent_deletes(project_db, user_db, barrier, ids):
+    from agentao.memory import MemoryManager, SQLiteMemoryStore
+    from test_races import _jitter
+    manager = MemoryManager(SQLiteMemoryStore.open(project_db), SQLiteMemoryStore.open(user_db))
+    out = []
+    for r, memory_id in enumerate(ids):
+        barrier.wait(WAIT)
+        import time
+        time.sleep(_jitter(r))
+        out.append(manager.delete(memory_id))
+        barrier.wait(WAIT)
+    return out
+
+
+def test_a_bulk_move_racing_agentaos_delete_of_one_row_moves_all_or_none(agent):
+    rounds, per = 10, 3
+    memories = _movable(agent, rounds * per)
+    client = agent.app().test_client()
+    barrier = FORK.Barrier(2)
+    # In each round agentao deletes the middle row of the three the dashboard moves.
+    proc = _child(_agent_deletes, agent.project_db, agent.user_db, barrier,
+                  [memories[r * per + 1].id for r in range(rounds)])
+    outcomes = []
+    for r in range(rounds):
+        form = _move_forms(client, [m.id for m in memories[r * per:(r + 1) * per]])
+        barrier.wait(WAIT)
+        outcomes.append(client.post("/memories/bulk.json", data=form, headers=JSON).get_json()["outcome"])
+        barrier.wait(WAIT)
+    deleted = _join(*proc)
+    for r, outcome in enumerate(outcomes):
+        group = memories[r * per:(r + 1) * per]
+        in_user = [bool(_live(agent.user_db, m.key_normalized)) for m in group]
+        in_project = [bool(_live(agent.project_db, m.key_normalized)) for m in group]
+        if outcome == "done":      # the dashboard went first: all three moved, agentao found it gone
+            assert in_user == [True] * 3 and in_project == [False] * 3 and deleted[r] is False
+        else:                      # agentao went first: nothing moved, the other two stay
+            assert outcome == "conflict" and deleted[r] is True
+            assert in_user == [False] * 3 and in_project == [True, False, True]
