@@ -25,6 +25,7 @@ prediction equals ``preview``'s block over the files after the real write.
 from __future__ import annotations
 
 import difflib
+import heapq
 from bisect import bisect_right
 import hashlib
 from dataclasses import dataclass, field
@@ -132,6 +133,16 @@ def _saved_in(rows: list[Memory], row: Memory) -> list[Memory]:
     return kept[:at] + [row] + kept[at:]
 
 
+def _all_saved_in(rows: list[Memory], saved: list[Memory]) -> list[Memory]:
+    """``_saved_in`` for several rows in one pass (a bulk action at 100,000 rows): the same
+    order as saving them one after another, each after its equals."""
+    if len(saved) <= 1:
+        return _saved_in(rows, saved[0]) if saved else rows
+    ids = {r.id for r in saved}
+    kept = [m for m in rows if m.id not in ids]
+    return list(heapq.merge(kept, sorted(saved, key=_place), key=_place))
+
+
 def save_effect(snap: Snapshot, plan: PlannedSave, existing: Memory | None,
                 hide=()) -> BlockEffect:
     """Before/after for a planned save (plus ids soft-deleted by the same action)."""
@@ -152,12 +163,9 @@ def rows_effect(snap: Snapshot, saved: Iterable[Memory], hide=()) -> BlockEffect
     Each row is put in its file's place as ``row_effect`` puts one; the auto cap is
     the caller's to add to ``hide`` (``auto_cap_hides``).
     """
-    project, user = snap.project, snap.user
-    for row in saved:
-        if row.store == "user":
-            user = _saved_in(user, row)
-        else:
-            project = _saved_in(project, row)
+    saved = list(saved)
+    project = _all_saved_in(snap.project, [r for r in saved if r.store != "user"])
+    user = _all_saved_in(snap.user, [r for r in saved if r.store == "user"])
     hidden = frozenset(hide)
     tail = session_tail(snap.summaries, None)
     entries = [m for m in all_entries(project, user) if m.id not in hidden]
