@@ -277,8 +277,12 @@ def test_read_only_refuses_apply(seeded):
     client = seeded.app(READ_ONLY=True).test_client()
     ids = ids_on_list(client)
     before = file_digest(seeded.project_db, seeded.user_db)
-    r = review(client, "delete", ids[:1])
-    r = client.post("/memories/bulk.json", data=apply_form(r), headers=JSON)
+    page = soup(review(client, "delete", ids[:1]))
+    # The dry run still says what would happen, and why it cannot: no Apply button.
+    assert page.select_one("#bulk-plan [data-readonly]") is not None and page.select_one("#bulk-apply") is None
+    plan = client.post("/memories/bulk/plan.json", data={"action": "delete", "ids": ids[:1]}).get_json()
+    r = client.post("/memories/bulk.json", headers=JSON,
+                    data={"action": "delete", "rows": [row["token"] for row in plan["rows"]]})
     assert r.status_code == 403 and "cannot be changed" in r.get_json()["message"]
     assert file_digest(seeded.project_db, seeded.user_db) == before
 
@@ -377,3 +381,23 @@ def test_a_bulk_move_racing_agentaos_delete_of_one_row_moves_all_or_none(agent):
         else:                      # agentao went first: nothing moved, the other two stay
             assert outcome == "conflict" and deleted[r] is True
             assert in_user == [False] * 3 and in_project == [True, False, True]
+
+
+def test_a_purge_through_htmx_and_json_starts_the_verified_job(seeded):
+    client = seeded.app().test_client()
+    one, two = (f"project:{by_key(seeded, k)}" for k in ("database", "release_process"))
+    r = review(client, "purge", [one], headers=HX)
+    assert soup(r).select_one("#bulk-apply")["hx-target"] == "#bulk-review"
+    form = MultiDict([*apply_form(r).items(multi=True), ("confirm", "1")])
+    page = soup(client.post("/memories/bulk", data=form, headers=HX))
+    assert page.select_one("[hx-swap-oob] [data-said]").get_text(strip=True) == \
+        "Purging 1 memory; the result shows here when it is verified."
+    assert page.select_one("[data-job]") is not None   # the job's card, polling itself while it runs
+    plan = client.post("/memories/bulk/plan.json", data={"action": "purge", "ids": [two]}).get_json()
+    body = client.post("/memories/bulk.json", headers=JSON, data={
+        "action": "purge", "rows": [row["token"] for row in plan["rows"]], "confirm": "1",
+        "fingerprint_project": plan["purge"]["project"]["fingerprint"]})
+    assert body.status_code in (200, 202) and body.get_json()["outcome"] == "started"
+    done = wait_for_job(client, body.get_json()["job"]["url"])
+    assert done["verdict"] == "verified erased"
+    assert seeded.manager.search("PostgreSQL") == [] and seeded.manager.search("CI builds") == []

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-from flask import abort, current_app, redirect, render_template, request, url_for
+from flask import abort, current_app, redirect, request, url_for
 from flask_babel import gettext as _, ngettext
 from werkzeug.datastructures import MultiDict
 from werkzeug.exceptions import HTTPException
@@ -52,7 +52,7 @@ def _values() -> MultiDict:
     out = MultiDict()
     for k, v in body.items():
         for item in (v if isinstance(v, list) else [v]):
-            out.add(k, item if isinstance(item, str) else str(item).lower() if isinstance(item, bool) else str(item))
+            out.add(k, str(item).lower() if isinstance(item, bool) else str(item))
     return out
 
 
@@ -102,10 +102,15 @@ def _plan(values):
     return bulk.plan(stores(), block_effects.snapshot(), action, chosen, total, tag, to)
 
 
-def _plan_context(p, values, said=None, status=200):
+def _plan_context(p, values, said=None):
     runs = bulk.purge_runs(stores(), p.changing) if p.action == "purge" else {}
     prints = {store: purge.fingerprint(run) for store, run in runs.items()}
-    return {"plan": p, "runs": runs, "prints": prints, "back": _query(values),
+    try:   # a read-only store: the dry run still shows what would happen, without Apply
+        require_writable(*{r.store for r in p.changing}, *([p.to] if p.to else []))
+        read_only = None
+    except Blocked as blocked:
+        read_only = str(blocked)
+    return {"plan": p, "runs": runs, "prints": prints, "back": _query(values), "read_only": read_only,
             "back_fields": [(k, v) for k, v in values.items(multi=True) if k in FILTER_FIELDS and v],
             "action_value": p.action + (f"-{p.to}" if p.to else ""), "said": said}
 
@@ -124,7 +129,7 @@ def _answer_plan(ctx, status=200):
     return response
 
 
-def review(fmt: str = "html"):
+def review(fmt: str = "html"):   # fmt: the route's; wants_json() reads the path
     """The dry run: what the action would do to each row, its block effect and warnings."""
     values = _values()
     try:
@@ -276,5 +281,7 @@ def _purge(values, posted):
                          "Purging %(num)d memories; the job's page says when it is verified.",
                          len(posted))}, 202 if job.state == "running" else 200)
     if wants_fragment():
-        return render_template("forget/_job.html", job=job, view=job_dict(job))
+        return render("forget/job.html", "forget/_job.html", job=job, view=job_dict(job), said=ngettext(
+            "Purging %(num)d memory; the result shows here when it is verified.",
+            "Purging %(num)d memories; the result shows here when it is verified.", len(posted)))
     return redirect(url_for("forget.job", job_id=job.id), 303)
