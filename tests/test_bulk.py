@@ -401,3 +401,10 @@ def test_a_purge_through_htmx_and_json_starts_the_verified_job(seeded):
     done = wait_for_job(client, body.get_json()["job"]["url"])
     assert done["verdict"] == "verified erased"
     assert seeded.manager.search("PostgreSQL") == [] and seeded.manager.search("CI builds") == []
+
+
+def test_visiting_the_dry_run_address_leads_to_the_list(seeded):
+    client = seeded.app().test_client()
+    r = client.get("/memories/bulk/plan")
+    assert r.status_code == 303 and r.headers["Location"].endswith("/memories")
+    assert client.get("/memories/bulk/plan.json").status_code == 400   # a script gets the reason

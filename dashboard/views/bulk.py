@@ -132,6 +132,8 @@ def _answer_plan(ctx, status=200):
 def review(fmt: str = "html"):   # fmt: the route's; wants_json() reads the path
     """The dry run: what the action would do to each row, its block effect and warnings."""
     values = _values()
+    if request.method == "GET" and not values and not wants_json():
+        return redirect(url_for("memories.index"), 303)   # a visit: the list is where rows are ticked
     try:
         return _answer_plan(_plan_context(_plan(values), values))
     except HTTPException as bad:
