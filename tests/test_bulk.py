@@ -403,8 +403,11 @@ def test_a_purge_through_htmx_and_json_starts_the_verified_job(seeded):
     assert seeded.manager.search("PostgreSQL") == [] and seeded.manager.search("CI builds") == []
 
 
-def test_visiting_the_dry_run_address_leads_to_the_list(seeded):
-    client = seeded.app().test_client()
-    r = client.get("/memories/bulk/plan")
-    assert r.status_code == 303 and r.headers["Location"].endswith("/memories")
-    assert client.get("/memories/bulk/plan.json").status_code == 400   # a script gets the reason
+def test_hidden_characters_in_a_title_are_named_on_the_dry_run(agent):
+    from test_invisible import raw_hidden
+    saved = agent.save("invoice \u202etxt.exe", "Pay the \u202einvoice\u202c today.", ["billing"], scope="project")
+    client = agent.app().test_client()
+    for action in ("delete", "tag", "move-user", "purge"):
+        html = review(client, action, [f"project:{saved.id}"], add_tag="x").get_data(as_text=True)
+        assert raw_hidden(html) == [], action
+        assert "U+202E" in html, action

@@ -68,9 +68,15 @@ def twins(tmp_path_factory):
     get("findings", "/findings.json")
     # Bulk actions (last: Apply writes): dry runs, then Apply done, conflict and refused.
     picks = [f"{m['store']}:{m['id']}" for m in out["memories"][0]["items"][:3]]
-    get("bulk_plan", "/memories/bulk/plan.json", action="purge", ids=picks)
-    get("bulk_plan", "/memories/bulk/plan.json", action="move-user", all="1")
-    tagging = get("bulk_plan", "/memories/bulk/plan.json", action="tag", add_tag="checked", ids=picks)
+
+    def plan(**form):
+        r = client.post("/memories/bulk/plan.json", data=form, headers={"Sec-Fetch-Site": "same-origin"})
+        assert r.status_code == 200, r.get_data(as_text=True)[:300]
+        out.setdefault("bulk_plan", []).append(r.get_json())
+        return r.get_json()
+    plan(action="purge", ids=picks)
+    plan(action="move-user", all="1")
+    tagging = plan(action="tag", add_tag="checked", ids=picks)
     form = {"action": "tag", "add_tag": "checked", "effect": tagging["effect"]["token"],
             "rows": [r["token"] for r in tagging["rows"] if r["changes"]]}
     for status in (200, 409):

@@ -2,8 +2,8 @@
 
 Part of the memories screen (``views.memories`` registers the routes):
 
-* ``/memories/bulk/plan`` (GET or POST, ``.json`` twin): the dry run, nothing
-  written.  The toolbar (``memories/_bulk_bar.html``) posts the checked rows
+* ``/memories/bulk/plan`` (POST, ``.json`` twin): the dry run, nothing
+  written (a POST because a selection can name 500 rows).  The toolbar (``memories/_bulk_bar.html``) posts the checked rows
   (``ids`` = ``store:id``, the checkboxes carry ``form="bulk"``) or ``all=1``
   with the list's filters, and the action (``delete``, ``move-user``,
   ``move-project``, ``tag`` with ``add_tag``, ``purge``).
@@ -43,9 +43,9 @@ FILTER_FIELDS = ("q", "scope", "type", "source", "confidence", "tag", "deleted",
 
 
 def _values() -> MultiDict:
-    """Form fields, a query string, or a JSON object body (lists for ``ids`` and ``rows``)."""
-    if request.form or request.args:
-        return MultiDict([*request.args.items(multi=True), *request.form.items(multi=True)])
+    """Form fields or a JSON object body (lists for ``ids`` and ``rows``)."""
+    if request.form:
+        return MultiDict(request.form.items(multi=True))
     body = request.get_json(silent=True)
     if not isinstance(body, dict):
         return MultiDict()
@@ -132,8 +132,6 @@ def _answer_plan(ctx, status=200):
 def review(fmt: str = "html"):   # fmt: the route's; wants_json() reads the path
     """The dry run: what the action would do to each row, its block effect and warnings."""
     values = _values()
-    if request.method == "GET" and not values and not wants_json():
-        return redirect(url_for("memories.index"), 303)   # a visit: the list is where rows are ticked
     try:
         return _answer_plan(_plan_context(_plan(values), values))
     except HTTPException as bad:

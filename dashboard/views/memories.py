@@ -23,7 +23,7 @@ bp.add_url_rule("/memories/new/plan", "plan_new", adding.plan, methods=["POST"])
 # Bulk actions from the list (views.bulk): the dry run and Apply, each with a .json twin.
 for _fmt, _tail in (("html", ""), ("json", ".json")):
     bp.add_url_rule("/memories/bulk/plan" + _tail, "bulk_plan", bulk.review, defaults={"fmt": _fmt},
-                    methods=["GET", "POST"])
+                    methods=["POST"])
     bp.add_url_rule("/memories/bulk" + _tail, "bulk", bulk.apply, defaults={"fmt": _fmt},
                     methods=["POST"])
 
