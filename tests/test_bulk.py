@@ -392,7 +392,8 @@ def test_a_purge_through_htmx_and_json_starts_the_verified_job(seeded):
     page = soup(client.post("/memories/bulk", data=form, headers=HX))
     assert page.select_one("[hx-swap-oob] [data-said]").get_text(strip=True) == \
         "Purging 1 memory; the result shows here when it is verified."
-    assert page.select_one("[data-job]") is not None   # the job's card, polling itself while it runs
+    card = page.select_one("[data-job]")   # the job's card, polling itself while it runs
+    assert wait_for_job(client, f"/forget/jobs/{card['data-job']}")["verdict"] == "verified erased"
     plan = client.post("/memories/bulk/plan.json", data={"action": "purge", "ids": [two]}).get_json()
     body = client.post("/memories/bulk.json", headers=JSON, data={
         "action": "purge", "rows": [row["token"] for row in plan["rows"]], "confirm": "1",

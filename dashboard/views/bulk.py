@@ -129,7 +129,7 @@ def _answer_plan(ctx, status=200):
     return response
 
 
-def review(fmt: str = "html"):   # fmt: the route's; wants_json() reads the path
+def review():
     """The dry run: what the action would do to each row, its block effect and warnings."""
     values = _values()
     try:
@@ -164,7 +164,7 @@ def _posted(values) -> list[bulk.Posted]:
     return out
 
 
-def apply(fmt: str = "html"):
+def apply():
     """Apply a reviewed bulk action; every row as the dry run saw it, or nothing."""
     values = _values()
     try:

@@ -21,11 +21,9 @@ page_route(bp, "/memories/new")(adding.new)
 bp.add_url_rule("/memories/new", "add", adding.add, methods=["POST"])
 bp.add_url_rule("/memories/new/plan", "plan_new", adding.plan, methods=["POST"])
 # Bulk actions from the list (views.bulk): the dry run and Apply, each with a .json twin.
-for _fmt, _tail in (("html", ""), ("json", ".json")):
-    bp.add_url_rule("/memories/bulk/plan" + _tail, "bulk_plan", bulk.review, defaults={"fmt": _fmt},
-                    methods=["POST"])
-    bp.add_url_rule("/memories/bulk" + _tail, "bulk", bulk.apply, defaults={"fmt": _fmt},
-                    methods=["POST"])
+for _tail in ("", ".json"):   # the .json twin answers JSON (web.wants_json reads the path)
+    bp.add_url_rule("/memories/bulk/plan" + _tail, "bulk_plan", bulk.review, methods=["POST"])
+    bp.add_url_rule("/memories/bulk" + _tail, "bulk", bulk.apply, methods=["POST"])
 
 MAX_FILTER_CHARS = 200
 _ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
