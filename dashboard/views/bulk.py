@@ -29,7 +29,7 @@ from flask_babel import gettext as _, ngettext
 from werkzeug.datastructures import MultiDict
 from werkzeug.exceptions import HTTPException
 
-from ..actions import bulk, purge
+from ..actions import bulk, bulk_apply, purge
 from ..actions.effects import block_token
 from ..actions.jobs import Busy
 from ..store import StoreProblem
@@ -103,7 +103,7 @@ def _plan(values):
 
 
 def _plan_context(p, values, said=None):
-    runs = bulk.purge_runs(stores(), p.changing) if p.action == "purge" else {}
+    runs = bulk_apply.purge_runs(stores(), p.changing) if p.action == "purge" else {}
     prints = {store: purge.fingerprint(run) for store, run in runs.items()}
     try:   # a read-only store: the dry run still shows what would happen, without Apply
         require_writable(*{r.store for r in p.changing}, *([p.to] if p.to else []))
@@ -150,13 +150,13 @@ def _refused(status: int, message: str):
     return response
 
 
-def _posted(values) -> list[bulk.Posted]:
+def _posted(values) -> list[bulk_apply.Posted]:
     out = []
     for raw in values.getlist("rows"):
         found = _TOKEN.fullmatch(str(raw))
         if not found:
             abort(400, _("'rows' must be the row tokens of the dry run, as its form gives them."))
-        out.append(bulk.Posted(*found.groups()))
+        out.append(bulk_apply.Posted(*found.groups()))
     if not out:
         abort(400, _("The dry run changes no memory; there is nothing to apply."))
     if len(out) > bulk.CAP:
@@ -180,7 +180,7 @@ def apply():
         shown = values.get("effect") or None
         if shown is not None and not _EFFECT.fullmatch(shown):
             abort(400, _("'effect' must be the effect token as the dry run gave it."))
-        done = bulk.apply(stores(), action, posted, tag, to)
+        done = bulk_apply.apply(stores(), action, posted, tag, to)
     except bulk.BulkConflict as moved:
         return _conflict(values, moved)
     except StoreProblem as problem:
