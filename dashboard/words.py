@@ -52,6 +52,13 @@ LABELS: dict[str, dict[str, tuple]] = {
         "approved": (_l("approved"), _l("Saved as a memory.")),
         "rejected": (_l("rejected"), _l("Not saved; kept in the queue's history.")),
     },
+    "bulk_action": {
+        "delete": (_l("Soft delete"), _l("agentao stops using them; each page can restore it.")),
+        "move-user": (_l("Move to the user store"), _l("Every project's agent sees them.")),
+        "move-project": (_l("Move to the project store"), _l("Only this project's agent sees them.")),
+        "tag": (_l("Add a tag"), _l("Saved again through agentao's save rules, with the tag.")),
+        "purge": (_l("Purge for good"), _l("Erased from the file and checked on disk; no undo.")),
+    },
     "event": {
         "create": (_l("saved"), None),
         "update": (_l("updated"), None),

@@ -209,6 +209,24 @@ def test_add_form_and_its_plan_render_hostile_text_inert(corpus, app):
             check_inert(r.get_data(as_text=True), f"/memories/new {name} {headers}")
 
 
+def test_bulk_dry_runs_render_hostile_text_inert(corpus, app):
+    """Every bulk action's dry run over all the hostile rows (titles, keys, warnings naming
+    them, the block diff), as a page and as the htmx fragment; nothing is written."""
+    agent, planted = corpus
+    before = file_digest(agent.project_db, agent.user_db)
+    client = app.test_client()
+    ids = [f"{store}:{memory_id}" for store, memory_id in planted.values()]
+    for action in ("delete", "move-user", "move-project", "tag", "purge"):
+        for headers in ({}, {"HX-Request": "true"}):
+            r = client.post("/memories/bulk/plan", data={"action": action, "ids": ids,
+                                                         "add_tag": HOSTILE["script"][:90]},
+                            headers=headers)
+            page = r.get_data(as_text=True)
+            assert r.status_code == 200 and 'id="bulk-plan"' in page, (action, r.status_code)
+            check_inert(page, f"bulk {action} {headers}")
+    assert file_digest(agent.project_db, agent.user_db) == before
+
+
 def test_restore_offer_renders_hostile_text_inert(corpus, app):
     """A soft-deleted hostile row's page, with the restore form and its effect (runs last:
     it deletes rows of the shared corpus)."""

@@ -26,6 +26,7 @@ NEVER_403 = {
     "projects.select": "it only remembers which project to show; no store is written",
     "preview.ask": "the preview twin for a POSTed JSON body: it only reads, like its GET",
     "memories.plan_new": "what adding would write, for values too long for a query string: it only reads",
+    "memories.bulk_plan": "a bulk action's dry run only reads; on a read-only store it says why, without Apply",
     "findings.full_scan": "the full findings scan only reads the stores, as the page does",
     "reviews.erase_retry": "only a report that found text left behind can be retried, and "
                            "its refusal is reviews.erase's own (_not_writable)",
@@ -91,7 +92,8 @@ def post_requests(app, client) -> list[tuple[str, str, dict]]:
              "reviews.erase": dict(review, confirm="1"), "forget.wipe": {"confirm": "yes"},
              "forget.everything": {"confirm": "forget everything"}, "forget.purge_store": purge,
              "forget.erase_about": about_me,
-             "forget.retry": {}, "memories.add": {"key": "hand note", "value": "x"}}
+             "forget.retry": {}, "memories.add": {"key": "hand note", "value": "x"},
+             "memories.bulk": {"action": "delete", "rows": f"project:{memory['id']}:none"}}
     actions = {"memories.curate": ["delete", "edit", "move", "restore"], "reviews.decide_one": ["approve", "reject"],
                "reviews.decide_many": ["approve", "reject"]}
     out = []

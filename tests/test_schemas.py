@@ -67,6 +67,26 @@ def twins(tmp_path_factory):
     get("forget_memory", f"/forget/memory/{first['store']}/{first['id']}.json")
     get("forget_about", "/forget/about.json")
     get("findings", "/findings.json")
+    # Bulk actions (last: Apply writes): dry runs, then Apply done, conflict and refused.
+    picks = [f"{m['store']}:{m['id']}" for m in out["memories"][0]["items"][:3]]
+
+    def plan(**form):
+        r = client.post("/memories/bulk/plan.json", data=form, headers={"Sec-Fetch-Site": "same-origin"})
+        assert r.status_code == 200, r.get_data(as_text=True)[:300]
+        out.setdefault("bulk_plan", []).append(r.get_json())
+        return r.get_json()
+    plan(action="purge", ids=picks)
+    plan(action="move-user", all="1")
+    tagging = plan(action="tag", add_tag="checked", ids=picks)
+    form = {"action": "tag", "add_tag": "checked", "effect": tagging["effect"]["token"],
+            "rows": [r["token"] for r in tagging["rows"] if r["changes"]]}
+    for status in (200, 409):
+        r = client.post("/memories/bulk.json", data=form, headers={"Sec-Fetch-Site": "same-origin"})
+        assert r.status_code == status, r.get_data(as_text=True)[:300]
+        out.setdefault("bulk", []).append(r.get_json())
+    r = client.post("/memories/bulk.json", data={"action": "delete"}, headers={"Sec-Fetch-Site": "same-origin"})
+    assert r.status_code == 400
+    out["bulk"].append(r.get_json())
     return out
 
 

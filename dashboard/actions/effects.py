@@ -25,6 +25,7 @@ prediction equals ``preview``'s block over the files after the real write.
 from __future__ import annotations
 
 import difflib
+import heapq
 from bisect import bisect_right
 import hashlib
 from dataclasses import dataclass, field
@@ -106,6 +107,11 @@ def would_save(plan: PlannedSave, existing: Memory | None, stamp: str | None = N
         store=plan.store)
 
 
+def auto_cap_hides(snap: Snapshot, row: Memory) -> list[str]:
+    """The ids an auto save of ``row`` makes the write soft-delete (the auto cap)."""
+    return _over_auto_cap(snap.user if row.store == "user" else snap.project, row)
+
+
 def _over_auto_cap(rows: Iterable[Memory], row: Memory) -> list[str]:
     # An auto save makes the write soft-delete the oldest auto rows beyond the cap
     # (writes._enforce_auto_cap, as agentao does); the prediction hides the same ones.
@@ -127,6 +133,16 @@ def _saved_in(rows: list[Memory], row: Memory) -> list[Memory]:
     return kept[:at] + [row] + kept[at:]
 
 
+def _all_saved_in(rows: list[Memory], saved: list[Memory]) -> list[Memory]:
+    """``_saved_in`` for several rows in one pass (a bulk action at 100,000 rows): the same
+    order as saving them one after another, each after its equals."""
+    if len(saved) <= 1:
+        return _saved_in(rows, saved[0]) if saved else rows
+    ids = {r.id for r in saved}
+    kept = [m for m in rows if m.id not in ids]
+    return list(heapq.merge(kept, sorted(saved, key=_place), key=_place))
+
+
 def save_effect(snap: Snapshot, plan: PlannedSave, existing: Memory | None,
                 hide=()) -> BlockEffect:
     """Before/after for a planned save (plus ids soft-deleted by the same action)."""
@@ -138,11 +154,18 @@ def save_effect(snap: Snapshot, plan: PlannedSave, existing: Memory | None,
 
 def row_effect(snap: Snapshot, row: Memory, hide=()) -> BlockEffect:
     """Before/after for ``row`` live in its file (new, changed or restored), ``hide`` gone."""
-    project, user = snap.project, snap.user
-    if row.store == "user":
-        user = _saved_in(user, row)
-    else:
-        project = _saved_in(project, row)
+    return rows_effect(snap, [row], hide)
+
+
+def rows_effect(snap: Snapshot, saved: Iterable[Memory], hide=()) -> BlockEffect:
+    """Before/after for several rows saved at once (a bulk action), ``hide`` gone.
+
+    Each row is put in its file's place as ``row_effect`` puts one; the auto cap is
+    the caller's to add to ``hide`` (``auto_cap_hides``).
+    """
+    saved = list(saved)
+    project = _all_saved_in(snap.project, [r for r in saved if r.store != "user"])
+    user = _all_saved_in(snap.user, [r for r in saved if r.store == "user"])
     hidden = frozenset(hide)
     tail = session_tail(snap.summaries, None)
     entries = [m for m in all_entries(project, user) if m.id not in hidden]

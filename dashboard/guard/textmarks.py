@@ -75,3 +75,6 @@ def init_app(app: Flask) -> None:
     app.jinja_env.finalize = finalize
     app.jinja_env.filters["shown"] = shown
     app.jinja_env.filters["as_stored"] = as_stored
+    # For a value put into a translated sentence (``_("Select %(title)s", title=x|marked)``):
+    # gettext's result is Markup, which ``finalize`` no longer marks.
+    app.jinja_env.filters["marked"] = lambda value: marked_plain(str(value))

@@ -6,7 +6,7 @@ import re
 
 from flask import Blueprint, abort, request, url_for
 
-from . import adding, curate
+from . import adding, bulk, curate
 from ..engine.reach import memory_reach
 from ..store import MAX_PER_PAGE, SORTS, MemoryFilters, get_memory, list_memories
 from ..web import page as page_
@@ -20,6 +20,10 @@ bp.add_url_rule("/memories/<store>/<memory_id>/effect", "edit_effect", curate.ef
 page_route(bp, "/memories/new")(adding.new)
 bp.add_url_rule("/memories/new", "add", adding.add, methods=["POST"])
 bp.add_url_rule("/memories/new/plan", "plan_new", adding.plan, methods=["POST"])
+# Bulk actions from the list (views.bulk): the dry run and Apply, each with a .json twin.
+for _tail in ("", ".json"):   # the .json twin answers JSON (web.wants_json reads the path)
+    bp.add_url_rule("/memories/bulk/plan" + _tail, "bulk_plan", bulk.review, methods=["POST"])
+    bp.add_url_rule("/memories/bulk" + _tail, "bulk", bulk.apply, methods=["POST"])
 
 MAX_FILTER_CHARS = 200
 _ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -63,13 +67,17 @@ def parse_filters(args) -> MemoryFilters:
 
 @page_route(bp, "/memories")
 def index(fmt: str):
-    filters = parse_filters(request.args)
-    refs = readable_refs()
-    page = list_memories(refs, filters,
-                         choices=() if fmt == "json" else ("type", "source", "confidence"))
     return page_(fmt, "memories/index.html", "memories/_list.html", to_json=_list_json,
-                 page=page, filters=filters, choices=page.choices, sorts=list(SORTS),
-                 problems=page.problems)
+                 **list_context(request.args, choices=fmt != "json"))
+
+
+def list_context(args, choices: bool = True) -> dict:
+    """The list's context for these query arguments (also the list a bulk action refreshes)."""
+    filters = parse_filters(args)
+    page = list_memories(readable_refs(), filters,
+                         choices=("type", "source", "confidence") if choices else ())
+    return dict(page=page, filters=filters, choices=page.choices, sorts=list(SORTS),
+                problems=page.problems)
 
 
 def _list_json(ctx) -> dict:

@@ -113,11 +113,13 @@ def test_keyboard_reaches_every_filter_and_then_the_results(browser, server):
         " #memory-filters button')].filter(e => e.type !== 'hidden')")
     browser.find_element(By.ID, "f-q").click()
     visited = [browser.switch_to.active_element]
-    for _ in range(len(form_controls) + 5):
+    # Past the filters come the list's own controls (the bulk toolbar, each row's checkbox),
+    # then a result's link.
+    for _ in range(len(form_controls) + 25):
         browser.switch_to.active_element.send_keys(Keys.TAB)
         here = browser.switch_to.active_element
         visited.append(here)
-        if browser.execute_script("return arguments[0].closest('#memory-list') !== null", here):
+        if browser.execute_script("return arguments[0].closest('#memory-list tr.memory a') !== null", here):
             break
     assert all(c in visited for c in form_controls), "a filter control is not reachable by Tab"
     result = visited[-1]

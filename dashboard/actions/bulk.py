@@ -1,0 +1,257 @@
+"""Bulk actions on memories: soft delete, move, tag or hard purge many rows at once.
+
+Each row is planned by the code that plans the same action on one row, and
+written by the statements that write it, so the files end up as agentao
+leaves them: a soft delete is ``/memory delete``'s (``deleted_at`` and
+``updated_at`` stamped, one ``soft_delete`` event); a move is
+``curation.move``'s save in the other store followed by that soft delete; a
+tag is a save of the row with one more tag through agentao's upsert path,
+as ``save_memory`` would (so the row becomes ``source='explicit'``, which
+the dry run says); a hard purge is the verified purge of ``actions.purge``.
+
+The writing is ``actions.bulk_apply``'s.
+
+Bounded: one request plans and writes at most ``CAP`` rows.  "All matching
+this filter" takes the first ``CAP`` rows of the filter that the action
+would change, and the dry run says how many there are in all; running it
+again takes the next ones (the done rows no longer qualify).
+
+A bulk action's writes happen under ``lockstep.write_all``: the lock of every
+file first, then every row is checked against the dry run (its fingerprint,
+and for a move the row at its target key), then everything is written.  One
+row that changed since the dry run refuses the whole action before a byte is
+written, and names the rows; the agent saving other rows meanwhile refuses
+nothing.  The two files of a move commit target first (see ``curation``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from flask_babel import gettext as _, ngettext
+
+from . import curation, effects
+from ..contract import SaveRefused
+from ..records import Memory
+from ..store import MemoryFilters, list_memories
+from ..store.registry import ref_for
+from ..store.snapshot import rows_of
+from ..store.writes import WriteConflict, fingerprint
+
+ACTIONS = ("delete", "move", "tag", "purge")
+CAP = 500            # rows one request plans and writes
+MAX_TAG_CHARS = 100
+NAMED = 5            # memories a warning names before "and N more"
+
+
+@dataclass(frozen=True)
+class RowPlan:
+    """What the action does to one selected row; ``code`` is the action's own when it changes it."""
+
+    store: str
+    id: str
+    memory: Memory | None
+    code: str            # delete | move | tag | purge, or: gone, already_deleted, already_there,
+    text: str            # already_tagged, refused
+    save: object = None           # the PlannedSave of a move or a tag
+    existing: Memory | None = None   # the live row a move replaces in the other store
+
+    @property
+    def changes(self) -> bool:
+        return self.code in ACTIONS
+
+    @property
+    def token(self) -> str:
+        """``store:id:fingerprint[:target fingerprint]``: what the Apply form sends back."""
+        parts = [self.store, self.id, fingerprint(self.memory)]
+        if self.code == "move":
+            parts.append(fingerprint(self.existing))
+        return ":".join(parts)
+
+    def to_dict(self) -> dict:
+        m = self.memory
+        return {"store": self.store, "id": self.id, "code": self.code, "text": self.text,
+                "changes": self.changes, "token": self.token if self.changes else None,
+                "key_normalized": m.key_normalized if m else None, "title": m.title if m else None,
+                "save": self.save.to_dict() if self.save is not None else None,
+                "replaces": self.existing.id if self.existing is not None else None}
+
+
+@dataclass
+class BulkPlan:
+    """The dry run of one bulk action: every row, the block effect, the warnings."""
+
+    action: str
+    rows: list[RowPlan]
+    total: int                     # rows the selection would change, beyond the cap too
+    tag: str | None = None
+    to: str | None = None
+    effect: effects.BlockEffect | None = None
+    warnings: list[dict] = field(default_factory=list)
+
+    @property
+    def changing(self) -> list[RowPlan]:
+        return [r for r in self.rows if r.changes]
+
+    def to_dict(self) -> dict:
+        return {"action": self.action, "tag": self.tag, "to": self.to, "total": self.total,
+                "count": len(self.changing), "cap": CAP, "capped": self.total > len(self.changing),
+                "rows": [r.to_dict() for r in self.rows],
+                "effect": self.effect.to_dict() if self.effect else None,
+                "warnings": self.warnings}
+
+
+class BulkConflict(WriteConflict):
+    """Rows changed since the dry run; nothing was written.  ``rows``: (store, id, why)."""
+
+    def __init__(self, rows: list[tuple[str, str, str]]):
+        super().__init__("changed", ngettext(
+            "%(num)d memory changed since the dry run; nothing was changed. Review the changes again.",
+            "%(num)d memories changed since the dry run; nothing was changed. Review the changes again.",
+            len(rows)))
+        self.rows = rows
+
+
+# -- which rows ------------------------------------------------------------------------
+
+def qualifies(action: str, memory: Memory, tag: str | None, to: str | None) -> bool:
+    """Whether the action would change this row at all (a cheap test, before planning)."""
+    if action == "purge":
+        return True
+    if not memory.live:
+        return False
+    return (action == "delete" or (action == "move" and memory.store != to)
+            or (action == "tag" and tag not in memory.tags))
+
+
+def named_rows(refs, picks: list[tuple[str, str]]) -> list[tuple[str, str, Memory | None]]:
+    """The rows the checkboxes named, from each file's snapshot (None: not there)."""
+    by_store = {}
+    for store in {s for s, _ in picks}:
+        ref = ref_for(refs, store)
+        by_store[store] = {m.id: m for m in rows_of(ref).rows} if ref is not None and ref.exists else {}
+    return [(s, i, by_store[s].get(i)) for s, i in picks]
+
+
+def matching_rows(refs, filters: MemoryFilters, action: str, tag=None, to=None):
+    """(the first CAP rows of the filter the action changes, how many it changes in all)."""
+    everything = list_memories(refs, replace(filters, page=1, per_page=10**9))
+    ready = [m for m in everything.items if qualifies(action, m, tag, to)]
+    return [(m.store, m.id, m) for m in ready[:CAP]], len(ready)
+
+
+# -- the dry run -------------------------------------------------------------------------
+
+def plan_row(refs, action: str, store: str, memory_id: str, m: Memory | None, tag, to) -> RowPlan:
+    if m is None:
+        return RowPlan(store, memory_id, None, "gone", _("Not in the %(store)s store (any more); "
+                       "left out.", store=store))
+    if action == "purge":
+        return RowPlan(store, m.id, m, "purge", _("Erased from the file with its history, "
+                       "then the disk is checked for its text. Cannot be undone."))
+    if not m.live:
+        return RowPlan(store, m.id, m, "already_deleted", _("Soft-deleted already; left as it is."))
+    if action == "delete":
+        return RowPlan(store, m.id, m, "delete", _("Soft-deleted: agentao stops using it; "
+                       "its page can restore it."))
+    if action == "tag":
+        if tag in m.tags:
+            return RowPlan(store, m.id, m, "already_tagged", _("Has the tag already; left as it is."))
+        try:
+            save = curation.plan_edit(refs, m, m.content, [*m.tags, tag], m.type)
+        except (SaveRefused, WriteConflict) as refused:
+            return RowPlan(store, m.id, m, "refused", _("Left as it is: %(why)s", why=str(refused)))
+        return RowPlan(store, m.id, m, "tag", _("Saved again with the tag added: %(tags)s.",
+                                                 tags=", ".join(save.tags)), save)
+    if m.store == to:
+        return RowPlan(store, m.id, m, "already_there", _("In the %(store)s store already; left as "
+                       "it is.", store=to))
+    move = curation.plan_move(refs, m)
+    if move.problem:
+        return RowPlan(store, m.id, m, "refused", _("Left as it is: %(why)s", why=move.problem))
+    if move.existing is not None:
+        text = _("Saved in the %(store)s store over its memory “%(title)s”, then soft-deleted here.",
+                 store=to, title=move.existing.title)
+    else:
+        text = _("Saved in the %(store)s store as a new memory, then soft-deleted here.", store=to)
+    return RowPlan(store, m.id, m, "move", text, move.save, move.existing)
+
+
+def plan(refs, snap, action: str, chosen, total: int | None = None, tag=None, to=None) -> BulkPlan:
+    """The dry run over ``chosen`` ((store, id, Memory|None) triples, at most CAP are planned)."""
+    rows = [plan_row(refs, action, s, i, m, tag, to) for s, i, m in chosen[:CAP]]
+    changing = [r for r in rows if r.changes]
+    total = len(changing) + sum(1 for s, i, m in chosen[CAP:] if m and qualifies(action, m, tag, to)) \
+        if total is None else total
+    out = BulkPlan(action, rows, total, tag, to)
+    if changing:
+        out.effect = _effect(snap, action, changing)
+    out.warnings = _warnings(out)
+    return out
+
+
+def _effect(snap, action: str, changing: list[RowPlan]) -> effects.BlockEffect:
+    ids = {r.id for r in changing}
+    if action in ("delete", "purge"):
+        return effects.rows_effect(snap, [], hide=ids)
+    saved, hide = [], set(ids) if action == "move" else set()
+    for n, r in enumerate(changing):
+        row = effects.would_save(r.save, r.existing if action == "move" else r.memory)
+        if row.id == effects.NEW_ID:
+            row = replace(row, id=f"{effects.NEW_ID}{n}")   # each new row its own stand-in
+        saved.append(row)
+        if row.source == "auto":
+            hide.update(effects.auto_cap_hides(snap, row))
+    return effects.rows_effect(snap, saved, hide=hide)
+
+
+def _names(memories) -> str:
+    shown = ", ".join(f"“{m.title}”" for m in memories[:NAMED])
+    more = len(memories) - NAMED
+    return shown if more <= 0 else _("%(names)s and %(num)d more", names=shown, num=more)
+
+
+def _warnings(p: BulkPlan) -> list[dict]:
+    out, changing = [], p.changing
+    if p.total > len(changing):
+        out.append({"code": "capped", "text": _(
+            "This handles the first %(num)d of %(total)d memories; run it again for the rest.",
+            num=len(changing), total=p.total)})
+    refused = [r for r in p.rows if r.code == "refused"]
+    if refused:
+        out.append({"code": "refused", "text": ngettext(
+            "%(num)d memory cannot be changed this way and is left as it is (see its row).",
+            "%(num)d memories cannot be changed this way and are left as they are (see their rows).",
+            len(refused))})
+    effect, acted = p.effect, {(r.store, r.id) for r in changing}
+    if effect is not None:
+        after = {(m.store, m.id) for m in effect.after_shown}
+        leaving = [m for m in effect.before_shown if (m.store, m.id) in acted and p.action != "tag"
+                   and p.action != "move"]
+        if leaving:
+            out.append({"code": "leaves_block", "text": ngettext(
+                "%(num)d of them is in every new session's prompt now and will not be: %(names)s.",
+                "%(num)d of them are in every new session's prompt now and will not be: %(names)s.",
+                len(leaving), names=_names(leaving))})
+        pushed = [m for m in effect.before_shown if m.source == "explicit"
+                  and (m.store, m.id) not in acted and (m.store, m.id) not in after]
+        if pushed:
+            out.append({"code": "evicts_explicit", "text": _(
+                "This pushes memories you saved yourself out of the always-on <memory-stable> "
+                "block: %(names)s.", names=_names(pushed))})
+    replaced = [r.existing for r in changing if r.existing is not None]
+    if replaced:
+        out.append({"code": "overwrites", "text": ngettext(
+            "Moving replaces %(num)d live memory in the %(store)s store: %(names)s.",
+            "Moving replaces %(num)d live memories in the %(store)s store: %(names)s.",
+            len(replaced), store=p.to, names=_names(replaced))})
+    if p.action == "tag":
+        becoming = [r.memory for r in changing if r.memory.source != "explicit"]
+        if becoming:
+            out.append({"code": "becomes_explicit", "text": _(
+                "Tagging saves each memory as agentao's save_memory does, so these then count as "
+                "saved by you (source explicit): %(names)s.", names=_names(becoming))})
+    if p.action == "purge" and changing:
+        out.append({"code": "irreversible", "text": _(
+            "A hard purge cannot be undone: the memories and their history leave the file for good.")})
+    return out

@@ -1,0 +1,102 @@
+"""Applying a reviewed bulk action (see ``actions.bulk`` for what each action writes, and why).
+
+Every row posted back is planned again against the files as they are, then,
+holding the lock of every file (``lockstep.write_all``), checked against the
+dry run (its fingerprint; for a move the row at its target key) and only
+then written.  One row that moved refuses everything: ``BulkConflict``
+names the rows and nothing is written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from flask_babel import gettext as _
+
+from .bulk import BulkConflict, RowPlan, named_rows, plan_row
+from ..store import writes
+from ..store.lockstep import write_all
+from ..store.registry import ref_for
+from ..store.writes import Expect, WriteConflict, fingerprint
+
+
+@dataclass(frozen=True)
+class Posted:
+    """One row of the Apply form: the row as the dry run saw it."""
+
+    store: str
+    id: str
+    row: str
+    target: str | None = None
+
+
+def _planned_again(refs, action, posted: list[Posted], tag, to):
+    """Each posted row planned against the files now; BulkConflict names those that moved."""
+    now = named_rows(refs, [(p.store, p.id) for p in posted])
+    stale, rows = [], []
+    for p, (_s, _i, m) in zip(posted, now):
+        r = plan_row(refs, action, p.store, p.id, m, tag, to)
+        if m is None or fingerprint(m) != p.row or not r.changes:
+            stale.append((p.store, p.id, r.text if not r.changes else _("changed since the dry run")))
+        elif action == "move" and fingerprint(r.existing) != p.target:
+            stale.append((p.store, p.id, _("its place in the %(store)s store changed", store=to)))
+        rows.append(r)
+    if stale:
+        raise BulkConflict(stale)
+    return rows
+
+
+def apply(refs, action: str, posted: list[Posted], tag=None, to=None) -> list[dict]:
+    """Write a bulk soft delete, move or tag; returns one ``{store, id, memory_id, event}`` per row.
+
+    Raises BulkConflict (nothing written) when a row is not as the dry run saw it.
+    """
+    assert action in ("delete", "move", "tag")
+    rows = _planned_again(refs, action, posted, tag, to)
+    stores = sorted({r.store for r in rows}, key=("project", "user").index)
+    paths = [ref_for(refs, s).path for s in stores]
+    if action == "move":
+        paths = [ref_for(refs, to).path] + paths   # the target commits first (see module doc)
+    done, stale = [], []
+    with write_all(paths) as conns:
+        checked = []
+        for r, p in zip(rows, posted):
+            conn = conns[ref_for(refs, r.store).path]
+            try:
+                writes.row_as_seen(conn, Expect(row_id=r.id, row=p.row), r.store)
+                target = None
+                if action == "move":
+                    target = writes.target_as_seen(conns[ref_for(refs, to).path], r.save,
+                                                   Expect(target=p.target))
+                elif action == "tag":
+                    target = writes.target_as_seen(conn, r.save, Expect(row_id=r.id))
+                checked.append((r, conn, target))
+            except WriteConflict as moved:
+                stale.append((r.store, r.id, str(moved)))
+        if stale:
+            raise BulkConflict(stale)   # inside write_all: every file rolls back
+        for r, conn, target in checked:
+            if action == "delete":
+                writes.delete_row(conn, r.id)
+                done.append({"store": r.store, "id": r.id, "memory_id": r.id, "event": "soft_delete"})
+                continue
+            saved = writes.put(conns[ref_for(refs, to).path] if action == "move" else conn,
+                               r.save, target)
+            if action == "move":
+                writes.delete_row(conn, r.id)
+            done.append({"store": r.store, "id": r.id, "memory_id": saved.memory_id,
+                         "event": saved.event, "memory_store": to or r.store})
+    return done
+
+
+def purge_runs(refs, rows: list[RowPlan]) -> dict:
+    """store -> the purge's DryRun of these rows (each memory with its events)."""
+    from . import purge
+    out = {}
+    for store in ("project", "user"):
+        ids = [r.id for r in rows if r.store == store and r.code == "purge"]
+        if ids:
+            out[store] = purge.plan(ref_for(refs, store), memory_ids=ids)
+    return out
+
+
