@@ -273,7 +273,7 @@ def _purge(values, posted):
         job = jobs.start("bulk purge", list(runs), work)
     except Busy as busy:
         abort(409, str(busy))
-    from .forget import job_dict
+    from .forget_jobs import job_dict
     if wants_json():
         return twin({"outcome": "started", "action": "purge", "count": len(posted),
                      "job": job_dict(job), "message": ngettext(
@@ -281,7 +281,7 @@ def _purge(values, posted):
                          "Purging %(num)d memories; the job's page says when it is verified.",
                          len(posted))}, 202 if job.state == "running" else 200)
     if wants_fragment():
-        return render("forget/job.html", "forget/_job.html", job=job, view=job_dict(job), said=ngettext(
+        return render("forget/job.html", "forget/_job.html", job=job, view=job_dict(job), first=True, said=ngettext(
             "Purging %(num)d memory; the result shows here when it is verified.",
             "Purging %(num)d memories; the result shows here when it is verified.", len(posted)))
     return redirect(url_for("forget.job", job_id=job.id), 303)
