@@ -17,6 +17,7 @@ DEFAULTS = {
     "AUTH_TOKEN": None,         # None = generate one; False or "" = no token (loopback only)
     "ALLOWED_HOSTS": None,      # Host header values; None = loopback names on any port
     "CJK": "auto",              # the agent's jieba: auto (if importable here), on, off
+    "LANG": None,               # the pages' language (words.LOCALES); None = the browser's choice
 }
 
 
@@ -35,6 +36,9 @@ def create_app(config: dict | None = None) -> Flask:
     from .engine.tokenize import CJK_SETTINGS
     if app.config["CJK"] not in CJK_SETTINGS:
         raise ValueError(f"CJK must be one of {', '.join(CJK_SETTINGS)}, not {app.config['CJK']!r}")
+    from .words import LOCALES
+    if app.config["LANG"] not in (None, *LOCALES):
+        raise ValueError(f"LANG must be one of {', '.join(LOCALES)}, not {app.config['LANG']!r}")
     projects = app.config["PROJECT_DIR"] or os.getcwd()
     if isinstance(projects, (str, os.PathLike)):
         projects = [projects]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 from flask import Flask, jsonify, make_response, render_template, request
+from flask_babel import gettext as _
 from werkzeug.exceptions import HTTPException
 
 from .store import StoreProblem
@@ -33,10 +34,10 @@ def init_app(app: Flask) -> None:
     @app.errorhandler(StoreProblem)
     def _store(exc: StoreProblem):
         status = 409 if exc.kind == "locked" else 503
-        return _respond(status, "Store unavailable", str(exc))
+        return _respond(status, _("Store unavailable"), str(exc))
 
     @app.errorhandler(Exception)
     def _unexpected(exc: Exception):
         log.exception("unexpected error on %s", request.path)
-        return _respond(500, "Internal error",
-                        "Something went wrong; nothing was changed. The details are in the server log.")
+        return _respond(500, _("Internal error"),
+                        _("Something went wrong; nothing was changed. The details are in the server log."))

@@ -26,6 +26,10 @@ LABELS: dict[str, dict[str, tuple]] = {
         "project": (_l("this project"), _l("Kept in this project's .agentao/memory.db and "
                                            "shown to the agent only here.")),
     },
+    "store": {
+        "project": (_l("Project store"), _l("This project's .agentao/memory.db.")),
+        "user": (_l("User store"), _l("Your ~/.agentao/memory.db, shared by every project.")),
+    },
     "type": {
         "preference": (_l("preference"), _l("How you like things done.")),
         "profile": (_l("profile"), _l("A fact about you.")),
@@ -232,6 +236,11 @@ def term(kind: str, code) -> Markup:
     return Markup('<span class="term" title="{}" data-code="{}">{}</span>').format(hint, code, text)
 
 
+def store_name(kind: str) -> str:
+    """"Project store" / "User store": what a page calls one of the two files."""
+    return str(LABELS["store"].get(kind, (kind,))[0])
+
+
 def parse_stamp(stamp) -> datetime | None:
     """agentao's stamps are local wall-clock ISO strings without a zone; None if not one."""
     try:
@@ -259,15 +268,38 @@ def rounded(x, places: int = 2) -> str:
         return str(x)
 
 
+# The locales with a complete catalog (dashboard/translations/), by the code a page names.
+LOCALES = {"en": "English", "zh_Hans_CN": "简体中文"}
+
+
+def language_cookie() -> str:
+    # One dashboard per port, like the project choice (web.project_cookie).
+    from flask import request
+    return f"agentao_memory_lang_{request.host.rpartition(':')[2] or 'default'}"
+
+
 def locale() -> str:
-    """The page's locale.  Only English ships today; the Chinese catalog (#23) adds a
-    choice from Accept-Language, the header switcher and ``--lang``."""
-    return "en"
+    """The page's locale: the header switcher's choice (a cookie signed by this process,
+    so a page on another port cannot set it), else ``--lang`` / the ``LANG`` config key,
+    else the browser's Accept-Language (any ``zh`` -> Simplified Chinese), else English."""
+    from flask import current_app, has_request_context, request
+    from .guard.security import verified_preferences
+    configured = current_app.config.get("LANG")
+    if not has_request_context():
+        return configured or "en"
+    chosen = set(verified_preferences(request.cookies.getlist(language_cookie()))) & set(LOCALES)
+    if len(chosen) == 1:
+        return chosen.pop()
+    if configured:
+        return configured
+    best = request.accept_languages.best_match(["en", "zh", "zh-CN", "zh-Hans", "zh-SG"])
+    return "zh_Hans_CN" if best and best.startswith("zh") else "en"
 
 
 def init_app(app) -> None:
     # Flask-Babel puts gettext / ngettext (as _ and ngettext) into every template.
     Babel(app, locale_selector=locale)
-    app.jinja_env.globals.update(label=label, explain=explain, term=term, when=when)
+    app.jinja_env.globals.update(label=label, explain=explain, term=term, when=when, store_name=store_name,
+                                 locales=LOCALES, page_locale=lambda: str(get_locale()))
     app.jinja_env.filters.update(when=when, rounded=rounded)
 

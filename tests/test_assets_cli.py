@@ -97,6 +97,8 @@ def test_installed_wheel_serves_pages_from_any_directory(tmp_path):
             "assert dashboard.__file__.startswith(sys.argv[1]);"
             "c = create_app({'PROJECT_DIR': '.', 'USER_DB': None, 'AUTH_TOKEN': False}).test_client();"
             "assert c.get('/overview').status_code == 200;"
+            "zh = c.get('/overview', headers={'Accept-Language': 'zh-CN'}).get_data(as_text=True);"
+            "assert 'lang=\"zh-Hans-CN\"' in zh and '概览' in zh, zh[:300];"
             "assert len(c.get('/static/htmx-2.0.11.min.js').data) > 40000; print('ok')")
     r = subprocess.run([sys.executable, "-c", code, str(target)], cwd=elsewhere,
                        env={"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin"},

@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Callable, Iterator, TypeVar
 from urllib.parse import quote
 
+from flask_babel import gettext as _
+
 from . import copies, full_disk, recovery
 from .descriptors import read_header  # noqa: F401 - status reads headers from here
 from .registry import obstacle
@@ -59,8 +61,8 @@ def not_there(path: Path) -> StoreProblem:
     """Why there is no store file to open at ``path``: nothing there yet, or something else."""
     reason = obstacle(Path(path))
     if reason is None:
-        return StoreProblem("missing", f"{path} does not exist.")
-    return StoreProblem("not_a_file", f"{path} {reason}.")
+        return StoreProblem("missing", _("%(path)s does not exist.", path=path))
+    return StoreProblem("not_a_file", _("%(path)s %(reason)s.", path=path, reason=reason))
 
 
 def describe_error(path: Path, exc: BaseException, writing: bool = False) -> StoreProblem:
@@ -72,20 +74,27 @@ def describe_error(path: Path, exc: BaseException, writing: bool = False) -> Sto
     text = str(exc)
     low = text.lower()
     if full_disk.is_disk_full(path, exc, writing):
-        return StoreProblem("disk_full", "The disk is full: nothing was changed, free space and "
-                            f"try again (writing {path}; SQLite: {text}).")
+        return StoreProblem("disk_full", _("The disk is full: nothing was changed, free space and "
+                                              "try again (writing %(path)s; SQLite: %(error)s).",
+                                              path=path, error=text))
     if "readonly" in low or "read-only" in low:
-        return StoreProblem("read_only", f"{path} cannot be written ({text}); nothing was changed.")
+        return StoreProblem("read_only", _("%(path)s cannot be written (%(error)s); nothing was changed.",
+                                              path=path, error=text))
     if "locked" in low or "busy" in low:
-        return StoreProblem("locked", f"{path} is locked by another process; try again in a moment.")
+        return StoreProblem("locked", _("%(path)s is locked by another process; try again in a moment.",
+                                           path=path))
     if "not a database" in low:
-        return StoreProblem("not_a_database", f"{path} is not an SQLite database.")
+        return StoreProblem("not_a_database", _("%(path)s is not an SQLite database.", path=path))
     if "malformed" in low or "corrupt" in low:
-        return StoreProblem("corrupt", f"{path} is damaged (SQLite: {text}). Nothing was changed.")
+        return StoreProblem("corrupt", _("%(path)s is damaged (SQLite: %(error)s). Nothing was changed.",
+                                            path=path, error=text))
     if isinstance(exc, PermissionError) or "unable to open" in low or "readonly" in low:
-        return StoreProblem("unreadable", f"{path} cannot be opened ({text}).")
-    verb = "written" if writing else "read"
-    return StoreProblem("unreadable", f"{path} could not be {verb} ({type(exc).__name__}: {text}).")
+        return StoreProblem("unreadable", _("%(path)s cannot be opened (%(error)s).", path=path, error=text))
+    if writing:
+        return StoreProblem("unreadable", _("%(path)s could not be written (%(error)s).", path=path,
+                                            error=f"{type(exc).__name__}: {text}"))
+    return StoreProblem("unreadable", _("%(path)s could not be read (%(error)s).", path=path,
+                                        error=f"{type(exc).__name__}: {text}"))
 
 
 def _decode_text(raw: bytes) -> str:
@@ -178,7 +187,7 @@ def read(path: Path, fn: Callable[[sqlite3.Connection], T],
         if _moved(files, plans, before):
             continue
         return result
-    raise StoreProblem("locked", f"{path} kept changing while it was read; try again.")
+    raise StoreProblem("locked", _("%(path)s kept changing while it was read; try again.", path=path))
 
 
 def _needs_rollback(exc: BaseException) -> bool:
@@ -199,8 +208,8 @@ def write(path: Path) -> Iterator[sqlite3.Connection]:
         raise not_there(path)
     if not folder_writable(path):
         # WAL needs to create side files in the folder, so check before SQLite half-tries.
-        raise StoreProblem("read_only", f"{path} or its folder is not writable; the dashboard "
-                           "is read-only there and nothing was changed.")
+        raise StoreProblem("read_only", _("%(path)s or its folder is not writable; the dashboard "
+                                          "is read-only there and nothing was changed.", path=path))
     before = side_files(path)
     try:
         conn = sqlite3.connect(f"file:{quote(str(path))}?mode=rw", uri=True,
@@ -261,8 +270,9 @@ def _check_schema(conn: sqlite3.Connection, path: Path) -> None:
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     missing = [t for t in REQUIRED_TABLES if t not in tables]
     if missing:
-        raise StoreProblem("missing_tables", f"{path} lacks table(s) {', '.join(missing)}; "
-                           "it is shown read-only and nothing was changed.")
+        raise StoreProblem("missing_tables", _("%(path)s lacks table(s) %(tables)s; it is shown "
+                                               "read-only and nothing was changed.",
+                                               path=path, tables=", ".join(missing)))
     row = conn.execute("SELECT value FROM schema_meta WHERE key = 'version'").fetchone()
     if row is None or str(row[0]) != SUPPORTED_SCHEMA:
         raise StoreProblem("schema", f"{path} has schema version {None if row is None else row[0]!r}, "

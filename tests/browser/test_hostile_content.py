@@ -18,8 +18,8 @@ from selenium.webdriver.common.by import By
 
 from hostile import plant
 
-from .conftest import Agent, Server, close_agent, console_problems, first_row, html_pages, \
-    htmx_settled, login, resource_urls, screenshot, wait_for
+from .conftest import PHONE, Agent, Server, axe_problems, close_agent, console_problems, first_row, \
+    html_pages, htmx_settled, layout_problems, login, resource_urls, screenshot, set_size, wait_for
 
 BROWSER_PAYLOADS = {
     "b_script": "<script>window.__pwned = 1; document.title = 'pwned'</script>",
@@ -95,7 +95,7 @@ def pages(corpus) -> list[str]:
 def test_no_payload_runs_and_no_request_fires_on_any_page(browser, server, corpus):
     urls = pages(corpus)
     assert len(urls) >= 25, urls
-    seen = []
+    seen, inaccessible = [], []
     for path in urls:
         browser.get(server.url(path))
         wait_for(browser, htmx_settled, f"htmx never settled on {path}")
@@ -111,6 +111,7 @@ def test_no_payload_runs_and_no_request_fires_on_any_page(browser, server, corpu
         problems = console_problems(browser)
         assert not problems, (path, problems)
         seen.append(state["text"])
+        inaccessible += [f"{path} @1280: {p}" for p in axe_problems(browser)]
     # The recorder does see htmx requests (a search), so silence above means none fired.
     browser.get(server.url("/memories"))
     wait_for(browser, htmx_settled)
@@ -121,6 +122,17 @@ def test_no_payload_runs_and_no_request_fires_on_any_page(browser, server, corpu
     shown = "\n".join(seen)
     for text in (BROWSER_PAYLOADS["b_script"], BROWSER_PAYLOADS["b_hx_load"]):
         assert text in shown, text
+    # Hostile text must not break the page for people either: axe-core (serious and
+    # critical WCAG 2.1 A/AA violations) at both widths, and the phone layout's measures.
+    set_size(browser, PHONE)
+    try:
+        for path in urls:
+            browser.get(server.url(path))
+            wait_for(browser, htmx_settled, f"htmx never settled on {path}")
+            inaccessible += [f"{path} @390: {p}" for p in axe_problems(browser) + layout_problems(browser)]
+    finally:
+        set_size(browser, (1280, 900))
+    assert not inaccessible, "\n".join(inaccessible)
 
 
 def test_boosted_navigation_through_hostile_pages_fires_nothing(browser, server):

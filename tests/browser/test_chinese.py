@@ -1,0 +1,65 @@
+"""Every demo page in Simplified Chinese at 1280×900 and 390×844 (#23): chosen with the
+header's switcher, no English UI word left in what a person reads, no text overflowing
+its box.  Memory text (``<bdi>``, what ``|shown`` renders), prompt blocks
+(``data-prompt-block``), code and the names of files, tools and products are left out:
+they are shown as stored, byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from selenium.webdriver.common.by import By
+
+from .conftest import DESKTOP, PHONE, htmx_settled, set_size, wait_for
+from .test_accessibility import demo, demo_pages  # noqa: F401  (the demo server fixture)
+
+# Words that stay as they are in a Chinese page: names, not UI words.
+NAMES = {"agentao", "sqlite", "json", "markdown", "jieba", "htmx", "cjk", "wal", "utc", "id",
+         "url", "ctrl", "vacuum", "uv", "pypi", "neovim", "lazyvim", "postgresql", "httpx", "ruff",
+         "memory", "stable", "context", "db", "md", "csv", "english"}
+VISIBLE_TEXT = """
+const root = document.body.cloneNode(true);
+root.querySelectorAll('bdi, code, pre, kbd, samp, script, style, [data-prompt-block], option[lang],'
+                      + ' .ctl, [hidden], .visually-hidden, #project-switch, #project-name').forEach(e => e.remove());
+return root.innerText;
+"""
+OVERFLOWING = """
+return [...document.querySelectorAll('button, label, th, td, a, .badge, .tag, summary, h1, h2, h3')]
+  .filter(e => e.offsetParent !== null && e.scrollWidth > e.clientWidth + 2
+               && getComputedStyle(e).overflowX === 'visible' && e.clientWidth > 0)
+  .slice(0, 5).map(e => e.tagName + ': ' + e.textContent.trim().slice(0, 30));
+"""
+
+
+def english_words(text: str) -> list[str]:
+    words = re.findall(r"[A-Za-z][A-Za-z'-]{2,}", text)
+    return sorted({w for w in words if w.lower() not in NAMES})
+
+
+def test_every_demo_page_reads_in_chinese(browser, demo):
+    browser.get(demo.url("/overview"))
+    switch = browser.find_element(By.ID, "language-switch")
+    switch.find_element(By.CSS_SELECTOR, "option[value='zh_Hans_CN']").click()
+    browser.find_element(By.CSS_SELECTOR, "#language-switcher button").click()
+    wait_for(browser, lambda d: d.find_element(By.TAG_NAME, "html").get_attribute("lang") == "zh-Hans-CN",
+             "the switcher did not switch the page to Chinese")
+    left, overflow = {}, {}
+    try:
+        for size in (DESKTOP, PHONE):
+            set_size(browser, size)
+            for path in demo_pages(demo):
+                browser.get(demo.url(path))
+                wait_for(browser, htmx_settled, f"htmx never settled on {path}")
+                assert browser.find_element(By.TAG_NAME, "html").get_attribute("lang") == "zh-Hans-CN"
+                words = english_words(browser.execute_script(VISIBLE_TEXT))
+                if words:
+                    left[path] = words[:15]
+                spill = browser.execute_script(OVERFLOWING)
+                if spill:
+                    overflow[f"{path} @{size[0]}"] = spill
+    finally:
+        set_size(browser, DESKTOP)
+    assert not left, "English left on Chinese pages:\n" + json.dumps(left, indent=1, ensure_ascii=False)
+    assert not overflow, "text overflowing its box:\n" + json.dumps(overflow, indent=1, ensure_ascii=False)

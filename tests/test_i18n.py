@@ -1,0 +1,142 @@
+"""The pages in Simplified Chinese (#23): every message translated, chosen by the browser,
+the header switcher or ``--lang``; JSON twins and prompt blocks stay as they are.
+
+The catalog is Flask-Babel's (dashboard/translations/zh_Hans_CN/LC_MESSAGES/messages.po,
+compiled to messages.mo); ``pybabel extract -F babel.cfg -k lazy_gettext`` reads what
+these tests read.
+"""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from babel.messages.extract import extract_from_dir
+from babel.messages.mofile import read_mo
+from babel.messages.pofile import read_po
+
+ROOT = Path(__file__).resolve().parents[1]
+CATALOG = ROOT / "dashboard" / "translations" / "zh_Hans_CN" / "LC_MESSAGES"
+METHODS = [("dashboard/**.py", "python"), ("templates/**.html", "jinja2")]
+KEYWORDS = {"_": None, "gettext": None, "ngettext": (1, 2), "lazy_gettext": None, "_l": None}
+
+
+def extracted() -> set:
+    """Every message the code and templates ask for, as pybabel extract sees them."""
+    from babel.messages.extract import DEFAULT_KEYWORDS
+    keywords = {**DEFAULT_KEYWORDS, "lazy_gettext": None, "_l": None}
+    found = set()
+    for _file, _line, message, _comments, _context in extract_from_dir(
+            str(ROOT), METHODS, keywords=keywords):
+        found.add(message if isinstance(message, str) else tuple(message))
+    return found
+
+
+def po():
+    with open(CATALOG / "messages.po", "rb") as f:
+        return read_po(f, locale="zh_Hans_CN")
+
+
+def test_every_message_has_a_chinese_translation():
+    catalog = po()
+    missing = []
+    for msgid in sorted(extracted(), key=str):
+        key = msgid if isinstance(msgid, str) else msgid[0]
+        entry = catalog.get(key)
+        strings = [] if entry is None else (
+            list(entry.string) if isinstance(entry.string, (tuple, list)) else [entry.string])
+        if entry is None or entry.fuzzy or not strings or not all(strings):
+            missing.append(key)
+    assert not missing, f"{len(missing)} messages lack a zh_Hans_CN translation: {missing[:20]}"
+
+
+def test_the_compiled_catalog_is_the_po_file():
+    def plain(messages):
+        return {(m.id if isinstance(m.id, str) else tuple(m.id)):
+                (m.string if isinstance(m.string, str) else tuple(m.string))
+                for m in messages if m.id and not m.fuzzy}
+    with open(CATALOG / "messages.mo", "rb") as f:
+        compiled = plain(read_mo(f))
+    written = plain(po())
+    assert compiled == written, "run: pybabel compile -d dashboard/translations"
+
+
+# -- no words a person reads outside a translation call ------------------------------------
+
+JINJA = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", re.S)
+WORD = re.compile(r"[A-Za-z]{2,}")
+READ_ATTRS = {"title", "aria-label", "placeholder", "alt", "value"}
+# Elements whose text is not UI words: code samples and machine tokens, shown as they are.
+RAW = {"code", "pre", "script", "style", "kbd", "samp"}
+
+
+class _Text(HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.raw, self.found = 0, []
+
+    def handle_starttag(self, tag, attrs):
+        if tag in RAW:
+            self.raw += 1
+        for name, value in attrs:
+            if name in READ_ATTRS and value and WORD.search(value) and not (
+                    name == "value" and tag in ("input", "option") and dict(attrs).get("type") != "submit"):
+                self.found.append(f"<{tag} {name}={value!r}>")
+
+    def handle_endtag(self, tag):
+        if tag in RAW:
+            self.raw = max(0, self.raw - 1)
+
+    def handle_data(self, data):
+        if not self.raw and WORD.search(data):
+            self.found.append(data.strip()[:60])
+
+
+def test_templates_say_nothing_outside_a_translation_call():
+    leftovers = {}
+    for path in sorted((ROOT / "templates").rglob("*.html")):
+        text = JINJA.sub(" ", path.read_text())
+        parser = _Text()
+        parser.feed(text)
+        if parser.found:
+            leftovers[str(path.relative_to(ROOT))] = parser.found[:5]
+    assert not leftovers, f"text outside _()/ngettext in {len(leftovers)} templates: {leftovers}"
+
+
+# -- choosing the language ------------------------------------------------------------------
+
+@pytest.fixture
+def app(agent):
+    return agent.app()
+
+
+def test_the_browser_asks_for_chinese(app):
+    c = app.test_client()
+    zh = c.get("/overview", headers={"Accept-Language": "zh-CN,zh;q=0.9,en;q=0.5"}).get_data(as_text=True)
+    en = c.get("/overview", headers={"Accept-Language": "en-US"}).get_data(as_text=True)
+    assert '<html lang="zh-Hans-CN">' in zh and "概览" in zh
+    assert '<html lang="en">' in en and "概览" not in en and "Overview" in en
+
+
+def test_the_switcher_remembers_the_choice_and_ignores_a_forged_cookie(app):
+    from dashboard.words import language_cookie  # noqa: F401  (named per port)
+    c = app.test_client()
+    r = c.post("/language", data={"lang": "zh_Hans_CN", "next": "/memories"})
+    assert r.status_code == 303 and r.headers["Location"].endswith("/memories")
+    assert "概览" in c.get("/overview", headers={"Accept-Language": "en"}).get_data(as_text=True)
+    assert c.post("/language", data={"lang": "klingon"}).status_code == 400
+    forged = app.test_client()
+    forged.set_cookie("agentao_memory_lang_default", "zh_Hans_CN")   # unsigned: from another port
+    assert "概览" not in forged.get("/overview").get_data(as_text=True)
+
+
+def test_lang_setting_and_json_twins(agent):
+    app = agent.app(LANG="zh_Hans_CN")
+    c = app.test_client()
+    assert "概览" in c.get("/overview").get_data(as_text=True)
+    twin = c.get("/reviews.json").get_json()
+    assert twin == agent.app().test_client().get("/reviews.json").get_json()
+    with pytest.raises(ValueError):
+        agent.app(LANG="fr")
