@@ -32,7 +32,7 @@ from ..contract import KNOWN_TYPES
 from ..store import get_memory
 from ..store import writes
 from ..store.writes import Expect
-from ..web import (raise_if_unreadable, status_of, store_by_key, statuses, stores, twin, wants_fragment, wants_json,
+from ..web import (raise_if_unreadable, render, status_of, store_by_key, statuses, stores, twin, wants_fragment, wants_json,
                    whole_number)
 from .outcomes import ID, Blocked, Outcome, failure, form_values, go_to, read_back, require_writable
 
@@ -43,8 +43,16 @@ _FINGERPRINT = re.compile(r"[0-9a-f]{16}")
 _TOKEN = re.compile(r"(\d{1,7})-[0-9a-f]{12}")
 
 
-def actions_for(memory) -> dict:
-    """What the actions partial needs: the tokens its forms carry and where a move would go."""
+def actions_for(memory, done: str | None = None, shown: int | None = None) -> dict:
+    """What the actions partial needs: the tokens its forms carry and where a move would go.
+
+    ``done`` (an action that just worked) and ``shown`` (the block size its form had
+    predicted) come from the query after a redirect (``?done=&shown=``), or from
+    the htmx answer that swaps the page in place.
+    """
+    if done is None:
+        done = request.args.get("done")
+        shown = whole_number(request.args.get("shown"))
     status = status_of(memory.store)
     live = memory.live and status.readable
     other = next((st.problem for st in statuses() if st.ref.key != memory.store
@@ -54,7 +62,7 @@ def actions_for(memory) -> dict:
     # A soft-deleted row offers a restore (an undo for delete) when nothing holds its key.
     back = (restoring.plan_restore(stores(), memory)
             if not memory.live and status.readable and status.writable else None)
-    shown = request.args.get("shown")
+    done = done if done in DONE else None
     return {
         "row": writes.fingerprint(memory),
         "writable": status.writable,
@@ -65,10 +73,10 @@ def actions_for(memory) -> dict:
         "restore_effect": (restoring.restore_effect(block_effects.snapshot(), back)
                            if back is not None and back.problem is None else None),
         "move_effect": block_effects.for_move(memory, move) if show else None,
-        "done": request.args.get("done") if request.args.get("done") in DONE else None,
-        "size_now": (block_effects.size_now() if request.args.get("done") in DONE else None),
+        "done": done,
+        "size_now": block_effects.size_now() if done else None,
         # The size the page predicted, when the block came out otherwise (see module doc).
-        "shown_chars": whole_number(shown),
+        "shown_chars": shown if done else None,
         "types": list(dict.fromkeys(list(KNOWN_TYPES) + [memory.type])),
         # Tags the comma-separated field cannot give back once edited (see _tags).
         "uneven_tags": [t for t in memory.tags if "," in t or t != t.strip() or not t],
@@ -173,11 +181,18 @@ def _run(store: str, memory_id: str, action: str) -> Outcome:
         return failure(memory_id, exc)
 
 
-def _answer(store: str, memory_id: str, outcome: Outcome):
+# Answered in place through htmx (the memory's page region swapped, the result and its
+# Undo in the status line); the others land on the memory's page, which a move changes.
+IN_PLACE = ("delete", "restore")
+
+
+def _answer(store: str, memory_id: str, outcome: Outcome, action: str = ""):
     read_back(outcome)
     shown = None if outcome.effect_as_shown in (None, True) else _TOKEN.fullmatch(outcome.shown_effect)[1]
     if wants_json():
         return twin(outcome.to_dict(), outcome.status)
+    if action in IN_PLACE and wants_fragment() and (outcome.ok or _exists(store, memory_id)):
+        return _in_place(store, memory_id, outcome, shown)
     if outcome.ok:
         # done= makes the actions partial report the block's size read back from the files;
         # shown= the size the page had predicted, when the block came out otherwise.
@@ -194,6 +209,24 @@ def _answer(store: str, memory_id: str, outcome: Outcome):
                            cur=_cur(memory), store=store, memory_id=memory_id), outcome.status
 
 
+def _exists(store: str, memory_id: str) -> bool:
+    ref = store_by_key(store)
+    return (ref is not None and ID.fullmatch(memory_id) is not None and ref.exists
+            and status_of(store).problem is None and get_memory(ref, memory_id)[0] is not None)
+
+
+def _in_place(store: str, memory_id: str, outcome: Outcome, shown: int | None):
+    """The memory's page region as it is now, for htmx to swap: the same words as the
+    page a form without JavaScript lands on (``?done=``), or the failure inside it."""
+    from .memories import detail_context
+    ctx = detail_context(store, outcome.memory_id if outcome.ok else memory_id,
+                         done=outcome.outcome if outcome.ok else "",
+                         shown=whole_number(shown) if shown is not None else None)
+    if not outcome.ok:
+        ctx["outcome"] = outcome   # said inside the actions, where the failed form was
+    return render("memories/detail.html", "memories/_page.html", **ctx)
+
+
 def _cur(memory):
     return actions_for(memory) if memory is not None else None
 
@@ -201,7 +234,7 @@ def _cur(memory):
 def act(store: str, memory_id: str, action: str):
     if action not in ("delete", "edit", "move", "restore"):
         abort(404)
-    return _answer(store, memory_id, _run(store, memory_id, action))
+    return _answer(store, memory_id, _run(store, memory_id, action), action)
 
 
 def effect(store: str, memory_id: str):

@@ -6,7 +6,7 @@ import re
 
 from flask import Blueprint, abort, request, url_for
 
-from . import adding, curate
+from . import adding, curate, memory_marks
 from ..engine.reach import memory_reach
 from ..store import MAX_PER_PAGE, SORTS, MemoryFilters, get_memory, list_memories
 from ..web import page as page_
@@ -67,9 +67,11 @@ def index(fmt: str):
     refs = readable_refs()
     page = list_memories(refs, filters,
                          choices=() if fmt == "json" else ("type", "source", "confidence"))
+    # The badges (in every prompt, findings) are for people; the twin keeps the rows as stored.
+    marks = {} if fmt == "json" else memory_marks.row_marks(page.items)
     return page_(fmt, "memories/index.html", "memories/_list.html", to_json=_list_json,
                  page=page, filters=filters, choices=page.choices, sorts=list(SORTS),
-                 problems=page.problems)
+                 problems=page.problems, marks=marks)
 
 
 def _list_json(ctx) -> dict:
@@ -93,16 +95,26 @@ def reach(memory, entry) -> dict:
 
 def _stable_entry(memory):
     """The engine's stable-selection entry for ``memory`` (None when not selected)."""
-    from ..engine import stable_view
-    from ..preview_source import snapshot
-    snap = snapshot(statuses())
-    _, fitted = stable_view(snap.project, snap.user, snap.summaries, cache=snap.cache,
-                            version=snap.version)
-    return fitted.find(memory)
+    return memory_marks.stable_fitted().find(memory)
 
 
 @page_route(bp, "/memories/<store>/<memory_id>")
 def detail(store: str, memory_id: str, fmt: str):
+    ctx = detail_context(store, memory_id, fmt)
+    return page_(fmt, "memories/detail.html", "memories/_page.html",
+                 to_json=lambda ctx: {"memory": ctx["memory"], "events": ctx["events"],
+                                      "reach": ctx["reach"],
+                                      "write": _write_fields(ctx["memory"], status_of(store))},
+                 **ctx)
+
+
+def detail_context(store: str, memory_id: str, fmt: str = "html", done: str | None = None,
+                   shown: int | None = None) -> dict:
+    """What a memory's page shows: the row, how it reaches the agent, its findings, its forms.
+
+    Also the context of the fragment a delete or restore answers htmx with
+    (views.curate), so the answer at the top of the page changes with the click.
+    """
     ref = store_by_key(store)
     if ref is None or not _ID.fullmatch(memory_id):
         abort(404, f"No memory '{memory_id}' in store '{store}'.")
@@ -112,14 +124,23 @@ def detail(store: str, memory_id: str, fmt: str):
     memory, events = get_memory(ref, memory_id)
     if memory is None:
         abort(404, f"No memory '{memory_id}' in store '{store}'.")
-    info = reach(memory, _stable_entry(memory) if memory.deleted_at is None else None)
+    entry = _stable_entry(memory) if memory.deleted_at is None else None
+    info = reach(memory, entry)
     if memory.store == "user":
         # The user store is shared: what it holds reaches every project's agent.
         info["projects"] = workspace().project_names()
-    return page_(fmt, "memories/detail.html", memory=memory, events=events, reach=info,
-                 to_json=lambda ctx: {"memory": ctx["memory"], "events": ctx["events"],
-                                      "reach": ctx["reach"], "write": _write_fields(ctx["memory"], status)},
-                 cur=None if fmt == "json" else curate.actions_for(memory))
+    if fmt == "json":
+        return {"memory": memory, "events": events, "reach": info}
+    cur = curate.actions_for(memory, done, shown)
+    return {"memory": memory, "events": events, "reach": info, "cur": cur,
+            "why_picked": memory_marks.why_picked(entry.because) if entry is not None else None,
+            "flags": memory_marks.flags(memory.store, memory.id),
+            "focus": request.args.get("field") if request.args.get("field") in FIELDS else None,
+            "said": memory_marks.said_after(cur["done"], memory, cur)}
+
+
+# ?field= names the edit form's field a "fix" link lands on (the findings' edit links).
+FIELDS = ("content", "title", "tags")
 
 
 def _write_fields(memory, status) -> dict:
