@@ -24,6 +24,7 @@ import json
 import re
 
 from flask import abort, render_template, request, url_for
+from flask_babel import gettext as _
 
 from ..actions import curation
 from ..actions import restore as restoring
@@ -32,7 +33,7 @@ from ..contract import KNOWN_TYPES
 from ..store import get_memory
 from ..store import writes
 from ..store.writes import Expect
-from ..web import (raise_if_unreadable, render, status_of, store_by_key, statuses, stores, twin, wants_fragment, wants_json,
+from ..web import (raise_if_unreadable, status_of, store_by_key, statuses, stores, twin, wants_fragment, wants_json,
                    whole_number)
 from .outcomes import ID, Blocked, Outcome, failure, form_values, go_to, read_back, require_writable
 
@@ -86,14 +87,14 @@ def actions_for(memory, done: str | None = None, shown: int | None = None) -> di
 def _expect(values) -> Expect:
     updated_at, row = values.get("updated_at"), values.get("row")
     if not updated_at or not isinstance(updated_at, str):
-        raise Blocked(400, "The form did not say which version you saw (missing 'updated_at'); "
-                      "reload the page.")
+        raise Blocked(400, _("The form did not say which version you saw (missing 'updated_at'); "
+                             "reload the page."))
     counter = values.get("change")
     if counter is not None and str(counter) != "none" and whole_number(str(counter)) is None:
-        raise Blocked(400, "'change' must be a store change counter (a number or 'none'); it is "
-                      "accepted from older scripts and not checked.")
+        raise Blocked(400, _("'change' must be a store change counter (a number or 'none'); it is "
+                             "accepted from older scripts and not checked."))
     if row is not None and not (isinstance(row, str) and _FINGERPRINT.fullmatch(row)):
-        raise Blocked(400, "'row' must be the row's fingerprint as the page gave it.")
+        raise Blocked(400, _("'row' must be the row's fingerprint as the page gave it."))
     return Expect(updated_at=updated_at, row=row)
 
 
@@ -103,7 +104,7 @@ def _shown(values) -> str | None:
     if token is None or token == "":
         return None
     if not (isinstance(token, str) and _TOKEN.fullmatch(token)):
-        raise Blocked(400, "'effect' must be the effect token as the page gave it.")
+        raise Blocked(400, _("'effect' must be the effect token as the page gave it."))
     return token
 
 
@@ -119,7 +120,7 @@ def _tags(values, current=()) -> list[str]:
     if isinstance(raw, list):  # a JSON body may send a list
         return [str(t) for t in raw]
     if len(raw) > MAX_TAGS_CHARS:
-        raise Blocked(400, f"Tags are longer than {MAX_TAGS_CHARS} characters.")
+        raise Blocked(400, _("Tags are longer than %(n)d characters.", n=MAX_TAGS_CHARS))
     if current and raw == ", ".join(current):
         return list(current)
     return [t.strip() for t in raw.split(",") if t.strip()]
@@ -133,7 +134,7 @@ def _edit_key(value: str, tags, type_: str) -> str:
 def _type(values) -> str | None:
     value = (values.get("type") or "").strip()
     if value and not _TYPE.fullmatch(value):
-        raise Blocked(400, "'type' must be letters, digits, '_' or '-' (at most 40).")
+        raise Blocked(400, _("'type' must be letters, digits, '_' or '-' (at most 40)."))
     return value or None
 
 
@@ -141,23 +142,23 @@ def _run(store: str, memory_id: str, action: str) -> Outcome:
     values = form_values()
     try:
         if store_by_key(store) is None or not ID.fullmatch(memory_id):
-            raise Blocked(404, f"No memory '{memory_id}' in store '{store}'.")
+            raise Blocked(404, _("No memory '%(id)s' in store '%(store)s'.", id=memory_id, store=store))
         expect, shown = _expect(values), _shown(values)
         require_writable(store)
         if action == "delete":
             curation.delete(stores(), store, memory_id, expect)
-            return Outcome(memory_id, "deleted", f"Deleted memory {memory_id} (soft delete).",
+            return Outcome(memory_id, "deleted", _("Deleted memory %(id)s (soft delete).", id=memory_id),
                            memory_id=memory_id, memory_store=store, event="soft_delete",
                            shown_effect=shown)
         if action == "restore":
             saved = restoring.restore(stores(), store, memory_id, expect)
-            return Outcome(memory_id, "restored", f"Restored memory {memory_id}: agentao sees it again.",
+            return Outcome(memory_id, "restored", _("Restored memory %(id)s: agentao sees it again.", id=memory_id),
                            memory_id=saved.memory_id, memory_store=store, event=saved.event,
                            shown_effect=shown)
         if action == "edit":
             value = values.get("value")
             if not isinstance(value, str):
-                raise Blocked(400, "'value' is required.")
+                raise Blocked(400, _("'value' is required."))
             # The row as the form showed it; a row changed since then fails the expect check.
             row = get_memory(store_by_key(store), memory_id)[0]
             tags, type_ = _tags(values, row.tags if row else ()), _type(values)
@@ -165,16 +166,17 @@ def _run(store: str, memory_id: str, action: str) -> Outcome:
                     None, _edit_key(value, tags, type_ or row.type)):
                 shown = None   # the effect shown was for other values than these
             saved = curation.edit(stores(), store, memory_id, value, tags, type_, expect)
-            return Outcome(memory_id, "edited", f"Saved memory {memory_id}.",
+            return Outcome(memory_id, "edited", _("Saved memory %(id)s.", id=memory_id),
                            memory_id=saved.memory_id, memory_store=store, event=saved.event,
                            shown_effect=shown)
         target = values.get("target")
         if not target:
-            raise Blocked(400, "The form did not say what the move would overwrite; reload the page.")
+            raise Blocked(400, _("The form did not say what the move would overwrite; reload the page."))
         to = "project" if store == "user" else "user"
         require_writable(to)
         saved = curation.move(stores(), store, memory_id, expect, target)
-        return Outcome(memory_id, "moved", f"Moved to the {to} store as memory {saved.memory_id}.",
+        return Outcome(memory_id, "moved", _("Moved to the %(store)s store as memory %(id)s.", store=to,
+                                                   id=saved.memory_id),
                        memory_id=saved.memory_id, memory_store=to, event=saved.event,
                        shown_effect=shown)
     except Exception as exc:  # noqa: BLE001 - failure() re-raises what it does not know
@@ -191,8 +193,11 @@ def _answer(store: str, memory_id: str, outcome: Outcome, action: str = ""):
     shown = None if outcome.effect_as_shown in (None, True) else _TOKEN.fullmatch(outcome.shown_effect)[1]
     if wants_json():
         return twin(outcome.to_dict(), outcome.status)
-    if action in IN_PLACE and wants_fragment() and (outcome.ok or _exists(store, memory_id)):
-        return _in_place(store, memory_id, outcome, shown)
+    if action in IN_PLACE and wants_fragment():
+        from .memories import page_in_place   # the memory's page region (views.memories)
+        answer = page_in_place(store, memory_id, outcome, shown)
+        if answer is not None:
+            return answer
     if outcome.ok:
         # done= makes the actions partial report the block's size read back from the files;
         # shown= the size the page had predicted, when the block came out otherwise.
@@ -209,24 +214,6 @@ def _answer(store: str, memory_id: str, outcome: Outcome, action: str = ""):
                            cur=_cur(memory), store=store, memory_id=memory_id), outcome.status
 
 
-def _exists(store: str, memory_id: str) -> bool:
-    ref = store_by_key(store)
-    return (ref is not None and ID.fullmatch(memory_id) is not None and ref.exists
-            and status_of(store).problem is None and get_memory(ref, memory_id)[0] is not None)
-
-
-def _in_place(store: str, memory_id: str, outcome: Outcome, shown: int | None):
-    """The memory's page region as it is now, for htmx to swap: the same words as the
-    page a form without JavaScript lands on (``?done=``), or the failure inside it."""
-    from .memories import detail_context
-    ctx = detail_context(store, outcome.memory_id if outcome.ok else memory_id,
-                         done=outcome.outcome if outcome.ok else "",
-                         shown=whole_number(shown) if shown is not None else None)
-    if not outcome.ok:
-        ctx["outcome"] = outcome   # said inside the actions, where the failed form was
-    return render("memories/detail.html", "memories/_page.html", **ctx)
-
-
 def _cur(memory):
     return actions_for(memory) if memory is not None else None
 
@@ -241,15 +228,15 @@ def effect(store: str, memory_id: str):
     """What saving the edit form's values would do to the stable block (nothing is written)."""
     ref = store_by_key(store)
     if ref is None or not ID.fullmatch(memory_id) or not ref.exists:
-        abort(404, f"No memory '{memory_id}' in store '{store}'.")
+        abort(404, _("No memory '%(id)s' in store '%(store)s'.", id=memory_id, store=store))
     raise_if_unreadable(store)
     memory = get_memory(ref, memory_id)[0]
     if memory is None or not memory.live:
-        abort(404, f"No live memory '{memory_id}' in store '{store}'.")
+        abort(404, _("No live memory '%(id)s' in store '%(store)s'.", id=memory_id, store=store))
     values = request.args
     value = values.get("value")
     if value is None:
-        abort(400, "'value' is required: the edit's new value.")
+        abort(400, _("'value' is required: the edit's new value."))
     try:
         tags, type_ = _tags(values, memory.tags), _type(values)
     except Blocked as bad:
