@@ -73,7 +73,7 @@ def index(fmt: str):
     marks = {} if fmt == "json" else memory_marks.row_marks(page.items)
     return page_(fmt, "memories/index.html", "memories/_list.html", to_json=_list_json,
                  page=page, filters=filters, choices=page.choices, sorts=list(SORTS),
-                 problems=page.problems, marks=marks)
+                 problems=page.problems, marks=marks, term=memory_marks.Terms())
 
 
 def _list_json(ctx) -> dict:

@@ -16,7 +16,7 @@ from ..engine import stable_view
 from ..findings.rows import CATEGORY_ORDER
 from ..preview_source import snapshot
 from ..web import statuses
-from ..words import label
+from ..words import label, term
 from .findings import current_report, flags_by_row
 
 
@@ -32,6 +32,21 @@ def in_every_prompt() -> set[tuple[str, str]]:
     return {(s.memory.store, s.memory.id) for s in stable_fitted().shown()}
 
 
+_held: tuple = (None, {})   # (report, its flags_by_row): the report is reused while no file changes
+
+
+def report_flags() -> dict:
+    """``flags_by_row`` of the current report, worked out once per report: a large store's
+    report holds a finding for most rows, and a page of fifty should not walk them all."""
+    global _held
+    report = current_report()[0]
+    held_report, by_row = _held
+    if held_report is not report:
+        by_row = flags_by_row(report)
+        _held = (report, by_row)
+    return by_row
+
+
 def flags(store: str, memory_id: str, by_row: dict | None = None) -> list[dict]:
     """The row's findings grouped by family, most serious first: one badge each.
 
@@ -39,7 +54,7 @@ def flags(store: str, memory_id: str, by_row: dict | None = None) -> list[dict]:
     narrowed to this family in this store, naming the row (``row=``).
     """
     if by_row is None:
-        by_row = flags_by_row(current_report()[0])
+        by_row = report_flags()
     found = by_row.get((store, "memories", memory_id), [])
     families: dict[str, dict] = {}
     for item in found:
@@ -56,7 +71,7 @@ def flags(store: str, memory_id: str, by_row: dict | None = None) -> list[dict]:
 def row_marks(items) -> dict[tuple[str, str], dict]:
     """For each listed memory: whether it is in every prompt, and its finding badges."""
     shown = in_every_prompt()
-    by_row = flags_by_row(current_report()[0])
+    by_row = report_flags()
     return {(m.store, m.id): {"in_prompt": m.deleted_at is None and (m.store, m.id) in shown,
                               "flags": flags(m.store, m.id, by_row)}
             for m in items}
@@ -108,3 +123,18 @@ def said_after(done: str | None, memory, cur: dict):
     if done == "added" and memory.live:
         return _("Saved '%(title)s'.", title=title)
     return None
+
+
+class Terms:
+    """``words.term`` remembered for one page: a list of fifty rows asks for the same few
+    (kind, code) pairs hundreds of times, and each asks gettext twice.  Handed to the
+    template as ``term``, in place of the global."""
+
+    def __init__(self):
+        self._held: dict = {}
+
+    def __call__(self, kind: str, code):
+        key = (kind, code)
+        if key not in self._held:
+            self._held[key] = term(kind, code)
+        return self._held[key]
