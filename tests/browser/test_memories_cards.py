@@ -61,6 +61,7 @@ def own(browser, tmp_path_factory):
     """A server of its own over an agentao corpus: this module deletes and restores."""
     agent = seed(Agent(tmp_path_factory.mktemp("cards")))
     agent.save("release contact", "Call Dana at +1 415 555 0134 about the release.", ["workflow"])
+    agent.save("x" * 120, "y" * 600, ["z" * 150])   # one long word everywhere a row has text
     close_agent(agent)
     server = Server([agent.project_dir], agent.user_db)
     server.agent = agent
@@ -113,3 +114,13 @@ def test_delete_then_undo_from_the_row(browser, own, size):
     assert browser.find_element(By.ID, "reach").get_attribute("data-reach") != "soft_deleted"
     record = j.done()
     assert (record["clicks"], record["keys"]) == (2, 1), record
+
+
+def test_one_long_word_never_widens_the_phone_page(browser, own):
+    set_size(browser, PHONE)
+    [(memory_id,)] = read_db(own.agent.project_db, "SELECT id FROM memories WHERE title LIKE 'xxxx%'")
+    sideways = "return document.documentElement.scrollWidth - window.innerWidth"
+    for path in ("/memories?q=yyyy", f"/memories/project/{memory_id}"):
+        browser.get(own.url(path))
+        wait_for(browser, htmx_settled, "htmx did not load")
+        assert browser.execute_script(sideways) <= 0, path
