@@ -212,6 +212,26 @@ LABELS: dict[str, dict[str, tuple]] = {
         "excluded_stable": (_l("always on already"), _l("In the always-on block already, so "
                                                         "it is not recalled again.")),
     },
+    # How one memory reaches the model (engine.reach codes): the answer a memory's page opens with.
+    "memory_reach": {
+        "stable": (_l("In every prompt"), _l("The agent sees it at the start of every session, in its "
+                                             "always-on block (<memory-stable>).")),
+        "stable_evicted": (_l("Recalled when relevant"), _l("Picked for the always-on block, but the block's "
+                                                            "2,000 characters are full: until room frees up, "
+                                                            "the agent sees it only when a message is about it.")),
+        "recall": (_l("Recalled when relevant"), _l("The agent sees it only when a message it gets is about "
+                                                    "it (<memory-context>).")),
+        "soft_deleted": (_l("Deleted: the agent no longer sees it, but its text is still on disk"),
+                         _l("A soft delete: the row stays in the file until it is forgotten for good.")),
+    },
+    # A finding's family as a badge on a memory's row and page (findings.rules categories).
+    "flag": {
+        "secret": (_l("secret"), _l("Looks like a password, key or token.")),
+        "personal": (_l("personal data"), _l("Holds a phone number, e-mail address, ID or card number.")),
+        "instruction": (_l("instruction"), _l("Reads like an order to the agent, which it may follow.")),
+        "conflict": (_l("conflict"), _l("Contradicts or repeats another memory.")),
+        "upkeep": (_l("needs upkeep"), _l("Oversized or not touched for a long time.")),
+    },
 }
 
 

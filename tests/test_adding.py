@@ -155,7 +155,8 @@ def test_htmx_and_json_paths(seeded):
     r = client.post("/memories/new", data=form, headers={"HX-Request": "true"})
     assert r.status_code == 200 and "/memories/project/" in r.headers["HX-Redirect"]
     shown = soup(client.get(r.headers["HX-Redirect"]))
-    assert "Done (added)" in shown.select_one("[data-field=done]").get_text()
+    assert shown.select_one("[data-field=done]")["data-done"] == "added"
+    assert shown.select_one("#status [data-said]").get_text() == "Saved 'lint'."
     # The effect the page showed is the block the save produced (one clock for both:
     # see test_restore's twin of this check).
     with mock.patch.object(writes, "now", lambda: LATER), \

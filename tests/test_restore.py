@@ -53,7 +53,8 @@ def test_a_restored_memory_is_listed_searched_and_rendered_by_agentao(seeded, cl
     r = client.post(f"/memories/project/{memory_id}/restore", data=form)
     assert r.status_code == 303 and r.headers["Location"].startswith(f"/memories/project/{memory_id}")
     page = soup(client.get(r.headers["Location"]))
-    assert "Done (restored)" in page.select_one("[data-field=done]").get_text()
+    assert page.select_one("[data-field=done]")["data-done"] == "restored"
+    assert page.select_one("#status [data-said]").get_text().startswith("Restored '")
     assert page.select_one("#edit-form") is not None      # an ordinary live memory's page now
 
     restored = seeded.manager.get_entry(memory_id)

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from flask_babel import gettext as _
+
 from ..contract import PlannedSave, plan_save
 from ..records import Memory
 from ..store import StoreRef, writes
@@ -54,9 +56,10 @@ def plan_add(refs: list[StoreRef], key: str, value: str, tags, scope: str | None
     target = ref_for(refs, save.store)
     if not target.exists:
         # agentao would create the file; the dashboard never creates a store.
-        return AddPlan(save, problem=f"There is no {save.store} store file yet ({target.path}); "
-                       "agentao creates it the first time it saves a memory there, and the "
-                       "dashboard never creates one.")
+        return AddPlan(save, problem=_("There is no %(store)s store file yet (%(path)s); "
+                                         "agentao creates it the first time it saves a memory "
+                                         "there, and the dashboard never creates one.",
+                                         store=save.store, path=target.path))
     existing, problem = writes.target_of(target.path, save)
     return AddPlan(save, existing, str(problem) if problem is not None else None)
 

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from flask_babel import gettext as _
+
 from ..contract import PlannedSave, SaveRefused, normalize_key, plan_save, title_for
 from ..records import Memory
 from ..store import StoreProblem, StoreRef, get_memory
@@ -47,8 +49,8 @@ def live_memory(refs: list[StoreRef], store: str, memory_id: str) -> Memory:
     ref = ref_for(refs, store)
     memory = get_memory(ref, memory_id)[0] if ref is not None and ref.exists else None
     if memory is None or not memory.live:
-        raise WriteConflict("gone", f"Memory {memory_id} is no longer live in the {store} store; "
-                            "nothing was changed.")
+        raise WriteConflict("gone", _("Memory %(id)s is no longer live in the %(store)s store; "
+                              "nothing was changed.", id=memory_id, store=store))
     return memory
 
 
@@ -74,8 +76,9 @@ def _as_seen(memory: Memory, expect: Expect) -> Expect:
     # The row must still be the one the page showed and the one the plan was made from.
     if (expect.updated_at is not None and memory.updated_at != expect.updated_at) or (
             expect.row is not None and fingerprint(memory) != expect.row):
-        raise WriteConflict("changed", f"Memory {memory.id} changed since you looked "
-                            f"(updated {memory.updated_at}); reload and decide again.")
+        raise WriteConflict("changed", _("Memory %(id)s changed since you looked "
+                              "(updated %(at)s); reload and decide again.", id=memory.id,
+                              at=memory.updated_at))
     return Expect(row_id=memory.id, updated_at=memory.updated_at, row=fingerprint(memory))
 
 
@@ -118,25 +121,29 @@ def plan_move(refs: list[StoreRef], memory: Memory,
     to_scope = "project" if memory.scope == "user" else "user"
     target = ref_for(refs, to_scope)
     if target is None:
-        return MovePlan(to_scope, problem="There is no user store, so agentao keeps every "
-                        "memory in the project store.")
+        return MovePlan(to_scope, problem=_("There is no user store, so agentao keeps every "
+                                                   "memory in the project store."))
     if target.obstacle:
-        return MovePlan(to_scope, problem=f"The {to_scope} store cannot be written: "
-                        f"{target.path} {target.obstacle}.")
+        return MovePlan(to_scope, problem=_("The %(store)s store cannot be written: %(path)s "
+                                                   "%(why)s.", store=to_scope, path=target.path,
+                                                   why=target.obstacle))
     if not target.exists:
-        return MovePlan(to_scope, problem=f"The {to_scope} store does not exist yet at {target.path}.")
+        return MovePlan(to_scope, problem=_("The %(store)s store does not exist yet at %(path)s.",
+                                                   store=to_scope, path=target.path))
     if target.key == memory.store:
-        return MovePlan(to_scope, problem="This row's scope does not match its file; move is unavailable.")
+        return MovePlan(to_scope, problem=_("This row's scope does not match its file; move is "
+                                                   "unavailable."))
     try:
         plan = plan_save(resave_key(memory), memory.content, memory.tags, scope=to_scope,
                          type_=memory.type, source=memory.source, has_user_store=True)
     except SaveRefused as refused:
-        return MovePlan(to_scope, problem=f"agentao would refuse this save: {refused}")
+        return MovePlan(to_scope, problem=_("agentao would refuse this save: %(why)s", why=refused))
     existing, problem = writes.target_of(target.path, plan, target_problem)
     if problem is not None:
         # A damaged target only takes the move offer away; the memory's page still works.
-        return MovePlan(to_scope, problem=f"The {to_scope} store cannot be read, so the memory "
-                        f"cannot be moved there: {problem}")
+        return MovePlan(to_scope, problem=_("The %(store)s store cannot be read, so the memory "
+                                                   "cannot be moved there: %(why)s", store=to_scope,
+                                                   why=problem))
     return MovePlan(to_scope, plan, existing)
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from flask_babel import gettext as _
+
 from . import effects
 from ..preview_source import Snapshot
 from ..records import Memory
@@ -39,7 +41,8 @@ def plan_restore(refs: list[StoreRef], memory: Memory) -> RestorePlan:
     try:
         return RestorePlan(memory, restore_obstacle(ref.path, memory))
     except StoreProblem as unreadable:
-        return RestorePlan(memory, f"The {memory.store} store cannot be read: {unreadable}")
+        return RestorePlan(memory, _("The %(store)s store cannot be read: %(why)s",
+                                             store=memory.store, why=unreadable))
 
 
 def restore_effect(snap: Snapshot, plan: RestorePlan) -> effects.BlockEffect:

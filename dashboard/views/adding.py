@@ -20,6 +20,7 @@ import hashlib
 import json
 
 from flask import abort, render_template, request, url_for
+from flask_babel import gettext as _
 
 from . import block_effects
 from ..actions import adding, effects
@@ -111,16 +112,18 @@ def _run(values) -> tuple[Outcome, dict]:
         planned, target, shown = values.get("planned"), values.get("target"), values.get("effect")
         for name, field in (("planned", planned), ("target", target), ("effect", shown)):
             if field is not None and not isinstance(field, str):
-                raise Blocked(400, f"'{name}' must be text, as the page gave it.")
+                raise Blocked(400, _("'%(name)s' must be text, as the page gave it.", name=name))
         if planned and planned != _digest(got):
-            raise Blocked(409, "The values changed after their plan was shown; show what they "
-                          "will write again, then save. Nothing was changed.")
+            raise Blocked(409, _("The values changed after their plan was shown; show what "
+                                 "they will write again, then save. Nothing was changed."))
         plan = _plan(got)
         require_writable(plan.save.store)
         saved = adding.add(stores(), plan, target or None)
-        verb = "Updated" if saved.event == "update" else "Saved"
-        return Outcome(plan.save.key_normalized, "added", f"{verb} memory {saved.memory_id} "
-                       f"('{plan.save.key_normalized}', {plan.save.scope} scope).",
+        said = (_("Updated memory %(id)s ('%(key)s', %(scope)s scope).", id=saved.memory_id,
+                  key=plan.save.key_normalized, scope=plan.save.scope) if saved.event == "update"
+                else _("Saved memory %(id)s ('%(key)s', %(scope)s scope).", id=saved.memory_id,
+                       key=plan.save.key_normalized, scope=plan.save.scope))
+        return Outcome(plan.save.key_normalized, "added", said,
                        memory_id=saved.memory_id, memory_store=plan.save.store, event=saved.event,
                        shown_effect=shown or None), got
     except Exception as exc:  # noqa: BLE001 - failure() re-raises what it does not know

@@ -24,6 +24,7 @@ import json
 import re
 
 from flask import abort, render_template, request, url_for
+from flask_babel import gettext as _
 
 from ..actions import curation
 from ..actions import restore as restoring
@@ -43,8 +44,16 @@ _FINGERPRINT = re.compile(r"[0-9a-f]{16}")
 _TOKEN = re.compile(r"(\d{1,7})-[0-9a-f]{12}")
 
 
-def actions_for(memory) -> dict:
-    """What the actions partial needs: the tokens its forms carry and where a move would go."""
+def actions_for(memory, done: str | None = None, shown: int | None = None) -> dict:
+    """What the actions partial needs: the tokens its forms carry and where a move would go.
+
+    ``done`` (an action that just worked) and ``shown`` (the block size its form had
+    predicted) come from the query after a redirect (``?done=&shown=``), or from
+    the htmx answer that swaps the page in place.
+    """
+    if done is None:
+        done = request.args.get("done")
+        shown = whole_number(request.args.get("shown"))
     status = status_of(memory.store)
     live = memory.live and status.readable
     other = next((st.problem for st in statuses() if st.ref.key != memory.store
@@ -54,7 +63,7 @@ def actions_for(memory) -> dict:
     # A soft-deleted row offers a restore (an undo for delete) when nothing holds its key.
     back = (restoring.plan_restore(stores(), memory)
             if not memory.live and status.readable and status.writable else None)
-    shown = request.args.get("shown")
+    done = done if done in DONE else None
     return {
         "row": writes.fingerprint(memory),
         "writable": status.writable,
@@ -65,10 +74,10 @@ def actions_for(memory) -> dict:
         "restore_effect": (restoring.restore_effect(block_effects.snapshot(), back)
                            if back is not None and back.problem is None else None),
         "move_effect": block_effects.for_move(memory, move) if show else None,
-        "done": request.args.get("done") if request.args.get("done") in DONE else None,
-        "size_now": (block_effects.size_now() if request.args.get("done") in DONE else None),
+        "done": done,
+        "size_now": block_effects.size_now() if done else None,
         # The size the page predicted, when the block came out otherwise (see module doc).
-        "shown_chars": whole_number(shown),
+        "shown_chars": shown if done else None,
         "types": list(dict.fromkeys(list(KNOWN_TYPES) + [memory.type])),
         # Tags the comma-separated field cannot give back once edited (see _tags).
         "uneven_tags": [t for t in memory.tags if "," in t or t != t.strip() or not t],
@@ -78,14 +87,14 @@ def actions_for(memory) -> dict:
 def _expect(values) -> Expect:
     updated_at, row = values.get("updated_at"), values.get("row")
     if not updated_at or not isinstance(updated_at, str):
-        raise Blocked(400, "The form did not say which version you saw (missing 'updated_at'); "
-                      "reload the page.")
+        raise Blocked(400, _("The form did not say which version you saw (missing 'updated_at'); "
+                             "reload the page."))
     counter = values.get("change")
     if counter is not None and str(counter) != "none" and whole_number(str(counter)) is None:
-        raise Blocked(400, "'change' must be a store change counter (a number or 'none'); it is "
-                      "accepted from older scripts and not checked.")
+        raise Blocked(400, _("'change' must be a store change counter (a number or 'none'); it is "
+                             "accepted from older scripts and not checked."))
     if row is not None and not (isinstance(row, str) and _FINGERPRINT.fullmatch(row)):
-        raise Blocked(400, "'row' must be the row's fingerprint as the page gave it.")
+        raise Blocked(400, _("'row' must be the row's fingerprint as the page gave it."))
     return Expect(updated_at=updated_at, row=row)
 
 
@@ -95,7 +104,7 @@ def _shown(values) -> str | None:
     if token is None or token == "":
         return None
     if not (isinstance(token, str) and _TOKEN.fullmatch(token)):
-        raise Blocked(400, "'effect' must be the effect token as the page gave it.")
+        raise Blocked(400, _("'effect' must be the effect token as the page gave it."))
     return token
 
 
@@ -111,7 +120,7 @@ def _tags(values, current=()) -> list[str]:
     if isinstance(raw, list):  # a JSON body may send a list
         return [str(t) for t in raw]
     if len(raw) > MAX_TAGS_CHARS:
-        raise Blocked(400, f"Tags are longer than {MAX_TAGS_CHARS} characters.")
+        raise Blocked(400, _("Tags are longer than %(n)d characters.", n=MAX_TAGS_CHARS))
     if current and raw == ", ".join(current):
         return list(current)
     return [t.strip() for t in raw.split(",") if t.strip()]
@@ -125,7 +134,7 @@ def _edit_key(value: str, tags, type_: str) -> str:
 def _type(values) -> str | None:
     value = (values.get("type") or "").strip()
     if value and not _TYPE.fullmatch(value):
-        raise Blocked(400, "'type' must be letters, digits, '_' or '-' (at most 40).")
+        raise Blocked(400, _("'type' must be letters, digits, '_' or '-' (at most 40)."))
     return value or None
 
 
@@ -133,23 +142,23 @@ def _run(store: str, memory_id: str, action: str) -> Outcome:
     values = form_values()
     try:
         if store_by_key(store) is None or not ID.fullmatch(memory_id):
-            raise Blocked(404, f"No memory '{memory_id}' in store '{store}'.")
+            raise Blocked(404, _("No memory '%(id)s' in store '%(store)s'.", id=memory_id, store=store))
         expect, shown = _expect(values), _shown(values)
         require_writable(store)
         if action == "delete":
             curation.delete(stores(), store, memory_id, expect)
-            return Outcome(memory_id, "deleted", f"Deleted memory {memory_id} (soft delete).",
+            return Outcome(memory_id, "deleted", _("Deleted memory %(id)s (soft delete).", id=memory_id),
                            memory_id=memory_id, memory_store=store, event="soft_delete",
                            shown_effect=shown)
         if action == "restore":
             saved = restoring.restore(stores(), store, memory_id, expect)
-            return Outcome(memory_id, "restored", f"Restored memory {memory_id}: agentao sees it again.",
+            return Outcome(memory_id, "restored", _("Restored memory %(id)s: agentao sees it again.", id=memory_id),
                            memory_id=saved.memory_id, memory_store=store, event=saved.event,
                            shown_effect=shown)
         if action == "edit":
             value = values.get("value")
             if not isinstance(value, str):
-                raise Blocked(400, "'value' is required.")
+                raise Blocked(400, _("'value' is required."))
             # The row as the form showed it; a row changed since then fails the expect check.
             row = get_memory(store_by_key(store), memory_id)[0]
             tags, type_ = _tags(values, row.tags if row else ()), _type(values)
@@ -157,27 +166,38 @@ def _run(store: str, memory_id: str, action: str) -> Outcome:
                     None, _edit_key(value, tags, type_ or row.type)):
                 shown = None   # the effect shown was for other values than these
             saved = curation.edit(stores(), store, memory_id, value, tags, type_, expect)
-            return Outcome(memory_id, "edited", f"Saved memory {memory_id}.",
+            return Outcome(memory_id, "edited", _("Saved memory %(id)s.", id=memory_id),
                            memory_id=saved.memory_id, memory_store=store, event=saved.event,
                            shown_effect=shown)
         target = values.get("target")
         if not target:
-            raise Blocked(400, "The form did not say what the move would overwrite; reload the page.")
+            raise Blocked(400, _("The form did not say what the move would overwrite; reload the page."))
         to = "project" if store == "user" else "user"
         require_writable(to)
         saved = curation.move(stores(), store, memory_id, expect, target)
-        return Outcome(memory_id, "moved", f"Moved to the {to} store as memory {saved.memory_id}.",
+        return Outcome(memory_id, "moved", _("Moved to the %(store)s store as memory %(id)s.", store=to,
+                                                   id=saved.memory_id),
                        memory_id=saved.memory_id, memory_store=to, event=saved.event,
                        shown_effect=shown)
     except Exception as exc:  # noqa: BLE001 - failure() re-raises what it does not know
         return failure(memory_id, exc)
 
 
-def _answer(store: str, memory_id: str, outcome: Outcome):
+# Answered in place through htmx (the memory's page region swapped, the result and its
+# Undo in the status line); the others land on the memory's page, which a move changes.
+IN_PLACE = ("delete", "restore")
+
+
+def _answer(store: str, memory_id: str, outcome: Outcome, action: str = ""):
     read_back(outcome)
     shown = None if outcome.effect_as_shown in (None, True) else _TOKEN.fullmatch(outcome.shown_effect)[1]
     if wants_json():
         return twin(outcome.to_dict(), outcome.status)
+    if action in IN_PLACE and wants_fragment():
+        from .memories import page_in_place   # the memory's page region (views.memories)
+        answer = page_in_place(store, memory_id, outcome, shown)
+        if answer is not None:
+            return answer
     if outcome.ok:
         # done= makes the actions partial report the block's size read back from the files;
         # shown= the size the page had predicted, when the block came out otherwise.
@@ -201,22 +221,22 @@ def _cur(memory):
 def act(store: str, memory_id: str, action: str):
     if action not in ("delete", "edit", "move", "restore"):
         abort(404)
-    return _answer(store, memory_id, _run(store, memory_id, action))
+    return _answer(store, memory_id, _run(store, memory_id, action), action)
 
 
 def effect(store: str, memory_id: str):
     """What saving the edit form's values would do to the stable block (nothing is written)."""
     ref = store_by_key(store)
     if ref is None or not ID.fullmatch(memory_id) or not ref.exists:
-        abort(404, f"No memory '{memory_id}' in store '{store}'.")
+        abort(404, _("No memory '%(id)s' in store '%(store)s'.", id=memory_id, store=store))
     raise_if_unreadable(store)
     memory = get_memory(ref, memory_id)[0]
     if memory is None or not memory.live:
-        abort(404, f"No live memory '{memory_id}' in store '{store}'.")
+        abort(404, _("No live memory '%(id)s' in store '%(store)s'.", id=memory_id, store=store))
     values = request.args
     value = values.get("value")
     if value is None:
-        abort(400, "'value' is required: the edit's new value.")
+        abort(400, _("'value' is required: the edit's new value."))
     try:
         tags, type_ = _tags(values, memory.tags), _type(values)
     except Blocked as bad:

@@ -5,12 +5,13 @@ from __future__ import annotations
 import re
 
 from flask import Blueprint, abort, request, url_for
+from flask_babel import gettext as _
 
-from . import adding, bulk, curate
+from . import adding, bulk, curate, memory_marks
 from ..engine.reach import memory_reach
 from ..store import MAX_PER_PAGE, SORTS, MemoryFilters, get_memory, list_memories
 from ..web import page as page_
-from ..web import page_route, workspace, readable_refs, status_of, store_by_key, statuses, stores, whole_number
+from ..web import page_route, render, workspace, readable_refs, status_of, store_by_key, statuses, stores, whole_number
 
 bp = Blueprint("memories", __name__)
 # Curating one memory is part of this screen (views.curate holds the handlers).
@@ -34,7 +35,7 @@ def parse_filters(args) -> MemoryFilters:
     def text(name):
         value = (args.get(name) or "").strip()
         if len(value) > MAX_FILTER_CHARS:
-            abort(400, f"'{name}' is longer than {MAX_FILTER_CHARS} characters.")
+            abort(400, _("'%(name)s' is longer than %(n)d characters.", name=name, n=MAX_FILTER_CHARS))
         return value or None
 
     def number(name, default, low, high):
@@ -43,21 +44,22 @@ def parse_filters(args) -> MemoryFilters:
             return default
         value = whole_number(raw)
         if value is None or not low <= value <= high:
-            abort(400, f"'{name}' must be a whole number from {low} to {high}.")
+            abort(400, _("'%(name)s' must be a whole number from %(low)d to %(high)d.", name=name,
+                             low=low, high=high))
         return value
 
     scope = text("scope")
     if scope not in (None, "user", "project"):
-        abort(400, "'scope' must be 'user' or 'project'.")
+        abort(400, _("'scope' must be 'user' or 'project'."))
     sort = args.get("sort") or "updated"
     if sort not in SORTS:
-        abort(400, f"'sort' must be one of: {', '.join(SORTS)}.")
+        abort(400, _("'sort' must be one of: %(sorts)s.", sorts=", ".join(SORTS)))
     order = args.get("order") or "desc"
     if order not in ("asc", "desc"):
-        abort(400, "'order' must be 'asc' or 'desc'.")
+        abort(400, _("'order' must be 'asc' or 'desc'."))
     deleted = args.get("deleted") or "0"
     if deleted not in ("0", "1"):
-        abort(400, "'deleted' must be 0 or 1.")
+        abort(400, _("'deleted' must be 0 or 1."))
     return MemoryFilters(
         scope=scope, type=text("type"), source=text("source"), confidence=text("confidence"),
         tag=text("tag"), q=text("q"), include_deleted=deleted == "1", sort=sort,
@@ -72,12 +74,14 @@ def index(fmt: str):
 
 
 def list_context(args, choices: bool = True) -> dict:
-    """The list's context for these query arguments (also the list a bulk action refreshes)."""
+    """The list's context for these query arguments (also the list a bulk action refreshes).
+    ``choices``: a page for people (filter choices, badges); the twin keeps the rows as stored."""
     filters = parse_filters(args)
     page = list_memories(readable_refs(), filters,
                          choices=("type", "source", "confidence") if choices else ())
+    marks = memory_marks.row_marks(page.items) if choices else {}
     return dict(page=page, filters=filters, choices=page.choices, sorts=list(SORTS),
-                problems=page.problems)
+                problems=page.problems, marks=marks, term=memory_marks.Terms())
 
 
 def _list_json(ctx) -> dict:
@@ -101,33 +105,72 @@ def reach(memory, entry) -> dict:
 
 def _stable_entry(memory):
     """The engine's stable-selection entry for ``memory`` (None when not selected)."""
-    from ..engine import stable_view
-    from ..preview_source import snapshot
-    snap = snapshot(statuses())
-    _, fitted = stable_view(snap.project, snap.user, snap.summaries, cache=snap.cache,
-                            version=snap.version)
-    return fitted.find(memory)
+    return memory_marks.stable_fitted().find(memory)
 
 
 @page_route(bp, "/memories/<store>/<memory_id>")
 def detail(store: str, memory_id: str, fmt: str):
+    ctx = detail_context(store, memory_id, fmt)
+    return page_(fmt, "memories/detail.html", "memories/_page.html",
+                 to_json=lambda ctx: {"memory": ctx["memory"], "events": ctx["events"],
+                                      "reach": ctx["reach"],
+                                      "write": _write_fields(ctx["memory"], status_of(store))},
+                 **ctx)
+
+
+def detail_context(store: str, memory_id: str, fmt: str = "html", done: str | None = None,
+                   shown: int | None = None) -> dict:
+    """What a memory's page shows: the row, how it reaches the agent, its findings, its forms.
+
+    Also the context of the fragment a delete or restore answers htmx with
+    (views.curate), so the answer at the top of the page changes with the click.
+    """
     ref = store_by_key(store)
     if ref is None or not _ID.fullmatch(memory_id):
-        abort(404, f"No memory '{memory_id}' in store '{store}'.")
+        abort(404, _("No memory '%(id)s' in store '%(store)s'.", id=memory_id, store=store))
     status = status_of(store)
     if status.problem:
         raise status.problem
     memory, events = get_memory(ref, memory_id)
     if memory is None:
-        abort(404, f"No memory '{memory_id}' in store '{store}'.")
-    info = reach(memory, _stable_entry(memory) if memory.deleted_at is None else None)
+        abort(404, _("No memory '%(id)s' in store '%(store)s'.", id=memory_id, store=store))
+    entry = _stable_entry(memory) if memory.deleted_at is None else None
+    info = reach(memory, entry)
     if memory.store == "user":
         # The user store is shared: what it holds reaches every project's agent.
         info["projects"] = workspace().project_names()
-    return page_(fmt, "memories/detail.html", memory=memory, events=events, reach=info,
-                 to_json=lambda ctx: {"memory": ctx["memory"], "events": ctx["events"],
-                                      "reach": ctx["reach"], "write": _write_fields(ctx["memory"], status)},
-                 cur=None if fmt == "json" else curate.actions_for(memory))
+    if fmt == "json":
+        return {"memory": memory, "events": events, "reach": info}
+    cur = curate.actions_for(memory, done, shown)
+    return {"memory": memory, "events": events, "reach": info, "cur": cur,
+            "why_picked": memory_marks.why_picked(entry.because) if entry is not None else None,
+            "flags": memory_marks.flags(memory.store, memory.id),
+            "focus": request.args.get("field") if request.args.get("field") in FIELDS else None,
+            "said": memory_marks.said_after(cur["done"], memory, cur)}
+
+
+# ?field= names the edit form's field a "fix" link lands on (the findings' edit links).
+FIELDS = ("content", "title", "tags")
+
+
+def _exists(store: str, memory_id: str) -> bool:
+    ref = store_by_key(store)
+    return (ref is not None and _ID.fullmatch(memory_id) is not None and ref.exists
+            and status_of(store).problem is None and get_memory(ref, memory_id)[0] is not None)
+
+
+def page_in_place(store: str, memory_id: str, outcome, shown: str | None):
+    """A delete's or restore's answer to htmx (views.curate): the memory's page region as it
+    is now, with the same words as the page a form without JavaScript lands on (``?done=``),
+    or the failure inside it.  None when there is no row to show (the caller answers)."""
+    if not (outcome.ok or _exists(store, memory_id)):
+        return None
+    ctx = detail_context(store, outcome.memory_id if outcome.ok else memory_id,
+                         done=outcome.outcome if outcome.ok else "",
+                         shown=whole_number(shown) if shown is not None else None)
+    if not outcome.ok:
+        ctx["outcome"] = outcome   # said inside the actions, where the failed form was
+    return render("memories/detail.html", "memories/_page.html", **ctx)
 
 
 def _write_fields(memory, status) -> dict:

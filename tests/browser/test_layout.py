@@ -89,7 +89,7 @@ return worst ? [Math.round(right), worst.tagName + (worst.id ? '#' + worst.id : 
 
 
 def listed_keys(browser) -> set[str]:
-    return {c.text for c in browser.find_elements(By.CSS_SELECTOR, "#memory-list tr.memory code")}
+    return {r.get_attribute("data-key") for r in browser.find_elements(By.CSS_SELECTOR, "#memory-list tr.memory")}
 
 
 def test_switching_projects_in_the_header(browser, server, two_projects):

@@ -32,7 +32,7 @@ def listed(browser) -> dict:
     return {"total": int(section.get_attribute("data-total")),
             "page": int(section.get_attribute("data-page")),
             "scopes": {r.get_attribute("data-scope") for r in rows},
-            "keys": [r.find_element(By.TAG_NAME, "code").text for r in rows]}
+            "keys": [r.get_attribute("data-key") for r in rows]}
 
 
 def _narrowed_to(shown: dict, keys: list[str]) -> bool:
@@ -96,11 +96,12 @@ def test_paging_forward_and_back(browser, server):
 
 def test_a_row_opens_its_detail_page(browser, server):
     open_memories(browser, server, "?q=PostgreSQL")
-    browser.find_element(By.CSS_SELECTOR, "#memory-list tr.memory a").click()
+    browser.find_element(By.CSS_SELECTOR, "#memory-list tr.memory a.title").click()
     detail = wait_for(browser, lambda d: d.find_elements(By.ID, "memory-detail"), "no detail page")[0]
     assert detail.find_element(By.CSS_SELECTOR, "[data-field=content]").text == \
         "PostgreSQL 16 in production, SQLite in tests."
-    assert detail.find_element(By.CSS_SELECTOR, "[data-field=type]").text == "project_fact"
+    kind = detail.find_element(By.CSS_SELECTOR, "[data-fact=type] .term")
+    assert (kind.text, kind.get_attribute("data-code")) == ("project fact", "project_fact")
     screenshot(browser, "memory-detail")
     browser.back()
     wait_for(browser, lambda d: listed(d)["keys"] == ["database"], "back did not return to the list")

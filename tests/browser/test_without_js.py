@@ -67,7 +67,7 @@ def test_filter_form_submits_as_a_get(browser, server):
     Select(browser.find_element(By.ID, "f-scope")).select_by_value("")
     follow(browser, browser.find_element(By.CSS_SELECTOR, "#memory-filters button[type=submit]"))
     assert "q=Neovim" in browser.current_url
-    keys = [c.text for c in browser.find_elements(By.CSS_SELECTOR, "#memory-list tr.memory code")]
+    keys = [r.get_attribute("data-key") for r in browser.find_elements(By.CSS_SELECTOR, "#memory-list tr.memory")]
     assert keys == ["editor"]
 
 
@@ -121,11 +121,11 @@ def test_project_switcher_posts_and_comes_back(browser, server):
     Select(browser.find_element(By.ID, "project-switch")).select_by_index(1)
     follow(browser, browser.find_element(By.CSS_SELECTOR, "#project-switcher button[type=submit]"))
     assert browser.current_url.endswith("/memories")
-    keys = {c.text for c in browser.find_elements(By.CSS_SELECTOR, "#memory-list tr.memory code")}
+    keys = {r.get_attribute("data-key") for r in browser.find_elements(By.CSS_SELECTOR, "#memory-list tr.memory")}
     assert "frontend_stack" in keys and "package_manager" not in keys
     Select(browser.find_element(By.ID, "project-switch")).select_by_index(0)
     follow(browser, browser.find_element(By.CSS_SELECTOR, "#project-switcher button[type=submit]"))
-    keys = {c.text for c in browser.find_elements(By.CSS_SELECTOR, "#memory-list tr.memory code")}
+    keys = {r.get_attribute("data-key") for r in browser.find_elements(By.CSS_SELECTOR, "#memory-list tr.memory")}
     assert "package_manager" in keys
 
 

@@ -1,0 +1,140 @@
+"""What the memories list and a memory's page mark on a row: in every prompt, and its findings.
+
+Both come from work another screen already does, so a list of fifty rows costs
+no more than one look: the always-on block's shown entries (bounded by its
+2,000 characters, the engine's cached selection) and the findings report every
+screen shares (``findings.current_report``, itself bounded in time and reused
+while the files are unchanged).  Nothing here scans a row again.
+"""
+
+from __future__ import annotations
+
+from flask import url_for
+from flask_babel import gettext as _
+
+from ..engine import stable_view
+from ..findings.rows import CATEGORY_ORDER
+from ..preview_source import snapshot
+from ..web import statuses
+from ..words import label, term
+from .findings import current_report, flags_by_row
+
+
+def stable_fitted():
+    """The engine's fitted stable selection for a new session, from the files as they are."""
+    snap = snapshot(statuses())
+    return stable_view(snap.project, snap.user, snap.summaries, cache=snap.cache,
+                       version=snap.version)[1]
+
+
+def in_every_prompt() -> set[tuple[str, str]]:
+    """(store, id) of the rows the always-on block shows now: a few dozen at most."""
+    return {(s.memory.store, s.memory.id) for s in stable_fitted().shown()}
+
+
+_held: tuple = (None, {})   # (report, its flags_by_row): the report is reused while no file changes
+
+
+def report_flags() -> dict:
+    """``flags_by_row`` of the current report, worked out once per report: a large store's
+    report holds a finding for most rows, and a page of fifty should not walk them all."""
+    global _held
+    report = current_report()[0]
+    held_report, by_row = _held
+    if held_report is not report:
+        by_row = flags_by_row(report)
+        _held = (report, by_row)
+    return by_row
+
+
+def flags(store: str, memory_id: str, by_row: dict | None = None) -> list[dict]:
+    """The row's findings grouped by family, most serious first: one badge each.
+
+    ``{"category", "rules", "why", "href"}``; ``href`` is the findings list
+    narrowed to this family in this store, naming the row (``row=``).
+    """
+    if by_row is None:
+        by_row = report_flags()
+    found = by_row.get((store, "memories", memory_id), [])
+    families: dict[str, dict] = {}
+    for item in found:
+        cat = item.finding.category
+        fam = families.setdefault(cat, {"category": cat, "rules": [], "why": [],
+                                        "href": url_for("findings.index", fmt="html", store=store,
+                                                        category=cat, row=memory_id)})
+        if item.finding.rule not in fam["rules"]:
+            fam["rules"].append(item.finding.rule)
+            fam["why"].append(item.finding.why)
+    return sorted(families.values(), key=lambda f: CATEGORY_ORDER.get(f["category"], 99))
+
+
+def row_marks(items) -> dict[tuple[str, str], dict]:
+    """For each listed memory: whether it is in every prompt, and its finding badges."""
+    shown = in_every_prompt()
+    by_row = report_flags()
+    return {(m.store, m.id): {"in_prompt": m.deleted_at is None and (m.store, m.id) in shown,
+                              "flags": flags(m.store, m.id, by_row)}
+            for m in items}
+
+
+def why_picked(because: str) -> str:
+    """The stable selection's rule (engine.stable.select's ``because``) as a reason in words."""
+    if because == "user scope":
+        return _("It is about you, and everything about you goes in.")
+    if because.startswith("type "):
+        return _("It is a %(kind)s, and every %(kind)s goes in.", kind=label("type", because[5:]))
+    kept = because.rpartition("/")[2]
+    if because.startswith("recent incidental") and kept.isdigit():
+        return _("It is one of the %(kept)s most recently changed notes.", kept=kept)
+    return because
+
+
+TITLE_SHOWN = 80   # of a title quoted in the status line
+
+
+def said_after(done: str | None, memory, cur: dict):
+    """The status line after an action, on the memory's page it lands on (?done=<code>).
+
+    Only a fixed code travels in the URL; the words come from the row as it is
+    now, and are said only when the row is in the state the code claims, so a
+    link from another site can neither put its own text here nor claim a
+    delete that did not happen.  After a delete, the status line offers the
+    undo (the restore form) when the row can be restored.
+    """
+    title = (memory.title or memory.key_normalized or "")[:TITLE_SHOWN]
+    if done == "deleted" and not memory.live:
+        text = _("Deleted '%(title)s'. The agent no longer sees it; its text stays on disk "
+                 "until you forget it for good.", title=title)
+        back = cur.get("restore")
+        if not cur.get("writable") or back is None or back.problem is not None:
+            return (text, "ok")
+        return (text, "ok", {"action": url_for("memories.curate", store=memory.store,
+                                               memory_id=memory.id, action="restore"),
+                             "fields": {"updated_at": memory.updated_at, "row": cur["row"]},
+                             "target": "memory-page", "label": _("Undo"),
+                             "name": "restore"})
+    if done == "restored" and memory.live:
+        return _("Restored '%(title)s'. The agent sees it again.", title=title)
+    if done == "edited" and memory.live:
+        return _("Saved your changes to '%(title)s'.", title=title)
+    if done == "moved" and memory.live:
+        return _("Moved '%(title)s': it is now kept in the %(store)s store.", title=title,
+                 store=memory.store)
+    if done == "added" and memory.live:
+        return _("Saved '%(title)s'.", title=title)
+    return None
+
+
+class Terms:
+    """``words.term`` remembered for one page: a list of fifty rows asks for the same few
+    (kind, code) pairs hundreds of times, and each asks gettext twice.  Handed to the
+    template as ``term``, in place of the global."""
+
+    def __init__(self):
+        self._held: dict = {}
+
+    def __call__(self, kind: str, code):
+        key = (kind, code)
+        if key not in self._held:
+            self._held[key] = term(kind, code)
+        return self._held[key]

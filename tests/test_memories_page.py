@@ -1,0 +1,205 @@
+"""The memories list and a memory's page as a person reads them (#21): the answer first, words
+for codes, findings on the rows, and a delete that says what happened and offers its undo.
+
+The rows are written by agentao; "in every prompt" is checked against agentao's own stable
+selection, and the delete and its undo against agentao's own listing and the file on disk.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+from agentao.memory import MemoryPromptRenderer
+from bs4 import BeautifulSoup
+
+from agentao_world import file_digest
+
+PHONE = "Call Dana at +1 415 555 0134 about the release."
+HX = {"HX-Request": "true"}
+
+
+def soup(response):
+    return BeautifulSoup(response.get_data(as_text=True), "html.parser")
+
+
+@pytest.fixture
+def world(seeded):
+    phone = seeded.save("release contact", PHONE, ["workflow"])
+    return seeded, phone
+
+
+def on_disk(agent, memory_id):
+    conn = sqlite3.connect(f"file:{agent.project_db}?mode=ro", uri=True)
+    try:
+        return conn.execute("SELECT deleted_at FROM memories WHERE id = ?", (memory_id,)).fetchone()
+    finally:
+        conn.close()
+
+
+def agentao_stable_ids(agent) -> set[str]:
+    mgr = agent.manager
+    shown = MemoryPromptRenderer().fit_stable_records(mgr.get_stable_entries(),
+                                                      session_tail=mgr.get_cross_session_tail())
+    return {r.id for r in shown}
+
+
+def test_the_list_reads_at_a_glance(world):
+    agent, phone = world
+    client = agent.app().test_client()
+    before = file_digest(agent.project_db, agent.user_db)
+    page = soup(client.get("/memories?deleted=1"))
+    rows = {r["data-memory-id"]: r for r in page.select("tr.memory")}
+    assert page.select_one("[data-field=summary]").get_text() == \
+        f"{len(rows)} memories, deleted ones included."
+    assert soup(client.get("/memories?q=Neovim")).select_one("[data-field=summary]").get_text() == "1 memory."
+
+    # The lead cell: the title links to the page, the value under it; whom it is about in words.
+    row = rows[phone.id]
+    lead = row.select_one("td.lead")
+    assert lead.select_one("a.title").get_text() == "release contact"
+    assert lead.select_one("a.title")["href"] == f"/memories/project/{phone.id}"
+    assert lead.select_one(".excerpt").get_text() == PHONE
+    assert row.select_one('[data-label="About"] .term[data-code=project]').get_text() == "this project"
+    assert all(td.has_attr("data-label") for td in row.select("td") if "lead" not in td.get("class", []))
+
+    # A phone number is a red "personal data" badge, linking to the findings of that row.
+    badge = row.select_one("a.badge.flag[data-category=personal]")
+    assert badge.get_text() == "personal data" and "phone" in badge["title"].lower()
+    link = urlparse(badge["href"])
+    assert link.path == "/findings" and parse_qs(link.query) == {
+        "store": ["project"], "category": ["personal"], "row": [phone.id]}
+    clean = next(r for i, r in rows.items() if "Neovim" in r.get_text())
+    assert not clean.select("a.badge.flag")
+
+    # "in every prompt" is exactly agentao's own always-on selection; a deleted row never is.
+    marked = {i for i, r in rows.items() if r.has_attr("data-in-prompt")}
+    assert marked == agentao_stable_ids(agent) and marked
+    for i, r in rows.items():
+        assert r.select_one("[data-badge]")["data-badge"] == (
+            "deleted" if r["data-deleted"] == "1" else "in-prompt" if i in marked else "recall")
+    assert file_digest(agent.project_db, agent.user_db) == before, "browsing wrote to a file"
+
+
+def test_a_memorys_page_answers_first(world):
+    agent, phone = world
+    client = agent.app().test_client()
+    stable = agentao_stable_ids(agent)
+    for m in agent.manager.get_all_entries():
+        page = soup(client.get(f"/memories/{m.scope if m.scope == 'user' else 'project'}/{m.id}"))
+        answer = page.select_one("#reach .answer").get_text()
+        assert answer == ("In every prompt" if m.id in stable else "Recalled when relevant"), m.title
+    page = soup(client.get(f"/memories/project/{phone.id}"))
+    # The facts in words; the raw fields folded behind "Details".
+    assert page.select_one("[data-fact=source] .term").get_text() == "saved on request"
+    assert page.select_one("[data-fact=created] time")["datetime"] == phone.created_at
+    raw = page.select_one("details#raw-fields")
+    assert raw.select_one("summary").get_text() == "Details"
+    for field in ("id", "key_normalized", "sensitivity", "keywords", "fingerprint"):
+        assert raw.select_one(f"[data-field={field}]") is not None, field
+    assert raw.select_one("[data-field=sensitivity]").get_text() == "normal"
+    # ... and the finding is said beside it, with its way to the findings page.
+    flag = page.select_one("#memory-flags a.badge[data-category=personal]")
+    assert flag is not None and "row=" + phone.id in flag["href"]
+
+    gone = soup(client.get("/memories/project/" + _deleted_id(agent)))
+    assert gone.select_one("#reach .answer").get_text() == \
+        "Deleted: the agent no longer sees it, but its text is still on disk"
+
+
+def _deleted_id(agent):
+    conn = sqlite3.connect(f"file:{agent.project_db}?mode=ro", uri=True)
+    try:
+        return conn.execute("SELECT id FROM memories WHERE deleted_at IS NOT NULL").fetchone()[0]
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("field, focused", [("content", "edit-value"), ("tags", "edit-tags"),
+                                            ("title", "edit-value"), ("nonsense", None), (None, None)])
+def test_a_fix_link_lands_on_the_field_it_names(world, field, focused):
+    agent, phone = world
+    query = f"?field={field}" if field else ""
+    page = soup(agent.app().test_client().get(f"/memories/project/{phone.id}{query}"))
+    assert page.select_one("#edit #edit-form") is not None
+    assert [e.get("id") for e in page.select("[autofocus]")] == ([focused] if focused else [])
+
+
+def _form(form) -> tuple[str, dict]:
+    return form["action"], {i["name"]: i.get("value", "") for i in form.select("input[type=hidden]")}
+
+
+def test_delete_says_what_happened_and_undo_brings_it_back_without_javascript(world):
+    agent, phone = world
+    client = agent.app().test_client()
+    action, fields = _form(soup(client.get(f"/memories/project/{phone.id}")).select_one("#delete-form"))
+    r = client.post(action, data=fields)
+    assert r.status_code == 303
+    assert r.headers["Location"] == f"/memories/project/{phone.id}?done=deleted"
+    assert on_disk(agent, phone.id)[0] is not None
+    assert phone.id not in {m.id for m in agent.manager.get_all_entries()}
+
+    page = soup(client.get(r.headers["Location"]))
+    said = page.select_one("#status [data-said]").get_text()
+    assert said == ("Deleted 'release contact'. The agent no longer sees it; its text stays on disk "
+                    "until you forget it for good.")
+    undo = page.select_one("#status form.said-undo")
+    assert undo.select_one("button").get_text() == "Undo" and undo.select_one("button").has_attr("autofocus")
+    action, fields = _form(undo)
+    r = client.post(action, data=fields)
+    assert r.status_code == 303 and r.headers["Location"] == f"/memories/project/{phone.id}?done=restored"
+    assert on_disk(agent, phone.id) == (None,)
+    assert phone.id in {m.id for m in agent.manager.get_all_entries()}
+    page = soup(client.get(r.headers["Location"]))
+    assert page.select_one("#status [data-said]").get_text() == \
+        "Restored 'release contact'. The agent sees it again."
+    assert page.select_one("#status form") is None
+
+
+def test_delete_and_undo_through_htmx_swap_the_page_in_place(world):
+    agent, phone = world
+    client = agent.app().test_client()
+    action, fields = _form(soup(client.get(f"/memories/project/{phone.id}")).select_one("#delete-form"))
+    r = client.post(action, data=fields, headers=HX)
+    assert r.status_code == 200 and "HX-Redirect" not in r.headers
+    answer = soup(r)
+    assert answer.find("html") is None
+    assert answer.select_one("#memory-page #reach")["data-reach"] == "soft_deleted"
+    assert answer.select_one("#memory-page #restore-form") is not None
+    status = answer.select_one('[hx-swap-oob="innerHTML:#status"]')
+    assert status.select_one("[data-said]").get_text().startswith("Deleted 'release contact'.")
+    # Focus goes to the Undo, the one autofocus of the answer.
+    assert [e.get("data-action") for e in answer.select("[autofocus]")] == ["restore"]
+    assert phone.id not in {m.id for m in agent.manager.get_all_entries()}
+
+    undo = status.select_one("form.said-undo")
+    assert undo["hx-target"] == "#memory-page"
+    action, fields = _form(undo)
+    r = client.post(action, data=fields, headers=HX)
+    answer = soup(r)
+    assert answer.select_one("#memory-page #reach")["data-reach"] != "soft_deleted"
+    assert [e.get("id") for e in answer.select("[autofocus]")] == ["reach"]
+    assert answer.select_one('[hx-swap-oob] [data-said]').get_text() == \
+        "Restored 'release contact'. The agent sees it again."
+    assert phone.id in {m.id for m in agent.manager.get_all_entries()}
+    # A second undo of the same delete is refused inside the page, and changes nothing.
+    again = soup(client.post(action, data=fields, headers=HX))
+    assert again.select_one("#memory-page #memory-actions [data-outcome=conflict]") is not None
+    assert on_disk(agent, phone.id) == (None,)
+
+
+def test_the_status_line_cannot_be_claimed_by_a_link(world):
+    agent, phone = world
+    client = agent.app().test_client()
+    live = f"/memories/project/{phone.id}"
+    # A delete that did not happen is not said; an unknown code says nothing.
+    for query in ("?done=deleted", "?done=<b>hi</b>", "?said=Hacked"):
+        assert soup(client.get(live + query)).select_one("#status").get_text().strip() == "", query
+    # Only the row's own words: a link cannot bring its text into the status line.
+    shown = soup(client.get(live + "?done=restored&said=Hacked&title=Hacked")).select_one("#status")
+    assert shown.get_text().strip() == "Restored 'release contact'. The agent sees it again."
+    gone = "/memories/project/" + _deleted_id(agent)
+    assert soup(client.get(gone + "?done=restored")).select_one("#status").get_text().strip() == ""
+    said = soup(client.get(gone + "?done=deleted")).select_one("#status [data-said]").get_text()
+    assert said.startswith("Deleted 'old api'.")
