@@ -10,15 +10,16 @@ row is re-rendered with the fresh plan so the person can decide again.
 from __future__ import annotations
 
 from flask import Blueprint, abort, redirect, render_template, request, url_for
+from flask_babel import ngettext
 
 from ..actions import approval, warnings
-from . import block_effects, review_edits, review_erase
-from .queue import STATUSES, project as _project
+from . import block_effects, review_edits, review_erase, review_words
+from .queue import EMPTY, STATUSES, TAB_NAMES, project as _project
 from ..store import list_review_items
 from ..store import writes
 from ..contract import SaveRefused
-from ..web import (number_arg, page, page_route, wants_json, status_of, statuses, stores, twin,
-                   wants_fragment, whole_number)
+from ..web import (NAV_BADGES, number_arg, page, page_route, render, wants_json, status_of,
+                   statuses, store_by_key, stores, twin, wants_fragment, whole_number)
 from .outcomes import ID, Blocked, Outcome, failure, form_values, overall_status, require_writable
 
 bp = Blueprint("reviews", __name__)
@@ -75,6 +76,8 @@ def _context(status: str, outcomes: dict | None = None, with_effects: bool = Tru
     return {"status": status, "items": items, "plans": plans, "effects": found,
             "counts": writes.review_counts(project.path), "outcomes": outcomes or {},
             "statuses": STATUSES, "read_only": not status_of("project").writable, **paged,
+            "tab_names": TAB_NAMES, "empty_words": EMPTY, "focus_first": False,
+            "consequences": review_words.consequences,
             "edit_form": lambda item: review_edits.form_defaults(
                 item, plans[item.id].edits if item.id in plans else None)}
 
@@ -93,13 +96,29 @@ def _tab() -> str:
 def index(fmt: str):
     status = _tab()
     ctx = _context(status)
-    done = request.args.get("done")
-    notice = None
-    if done in ("approved", "rejected") and whole_number(request.args.get("n")) is not None:
-        notice = f"{done.capitalize()} {request.args['n']} item(s)."
-    size = block_effects.size_now() if notice and done == "approved" else None
+    said, size = _said_after_redirect()
+    # After a decision the keyboard goes on with the first card (a page load honours autofocus).
+    ctx["focus_first"] = said is not None
     return page(fmt, "reviews/index.html", "reviews/_list.html", to_json=_list_json,
-                notice=notice, stable_after=size, **ctx)
+                said=said, stable_after=size, **ctx)
+
+
+def _said_after_redirect():
+    """(words for #status, the block's size now) on the page a no-JavaScript decision lands
+    on (``?done=approved&n=1&item=…&memory=store:id``); (None, None) on a plain visit."""
+    done, n = request.args.get("done"), whole_number(request.args.get("n"))
+    if done not in ("approved", "rejected") or n is None:
+        return None, None
+    block, shown = block_effects.shown_now() if done == "approved" else (None, None)
+    item_id = request.args.get("item") or ""
+    item = writes.review_item(_project().path, item_id) if ID.fullmatch(item_id) else None
+    if n != 1 or item is None or item.status != done:
+        return review_words.done_counted(done, n), None if block is None else len(block)
+    store, _sep, memory_id = (request.args.get("memory") or "").partition(":")
+    said = review_words.decided([Outcome(item.id, done, "", memory_id=memory_id or None,
+                                         memory_store=store or None)], {item.id: item.title},
+                                shown, edited=request.args.get("edited") == "1")
+    return said, None if block is None else len(block)
 
 
 def _plan_json(plan) -> dict:
@@ -112,6 +131,9 @@ def _list_json(ctx) -> dict:
             "pages": ctx["pages"], "per_page": ctx["per_page"], "total": ctx["total"],
             "items": [dict(i.to_dict(), plan=_plan_json(plans[i.id]) if i.id in plans else None,
                            stable_effect=effects.get(i.id),
+                           # the card's lines in words, beside the codes they come from
+                           consequences=review_words.to_json(review_words.consequences(
+                               plans[i.id], effects.get(i.id))) if i.id in plans else None,
                            # "plan": only the warnings the plan tells by itself; the rest come
                            # with the effect, from /reviews/effect.json?id=…
                            warnings_checked=None if i.id not in plans
@@ -199,31 +221,77 @@ def _decided(item_id: str) -> Outcome | None:
                    state=item.status)
 
 
-def _answer(outcomes: list[Outcome], single: bool, edits: dict | None = None):
+def _answer(outcomes: list[Outcome], single: bool, edits: dict | None = None, values=None):
     status = overall_status(outcomes)
+    shown = None
     if any(o.ok and o.outcome == "approved" for o in outcomes):
-        size = block_effects.size_now()   # read back from the files, not predicted
+        block, shown = block_effects.shown_now()   # read back from the files, not predicted
         for o in outcomes:
             if o.ok:
-                o.stable_block_chars = size
+                o.stable_block_chars = len(block)
     if wants_json():
         return twin({"ok": status == 200, "outcomes": [o.to_dict() for o in outcomes],
                      "counts": writes.review_counts(_project().path)}, status)
+    path, first = _project().path, outcomes[0]
+    item = writes.review_item(path, first.id) if single and ID.fullmatch(first.id) else None
+    said = review_words.decided(outcomes, {first.id: item.title} if item else {}, shown,
+                                edited=bool(edits) and first.ok)
     by_id = {o.id: o for o in outcomes}
     if wants_fragment():
         # htmx swaps only 2xx answers, so the failure travels in the row itself.
+        if single and first.ok and item is not None:
+            # The card becomes one line; the next waiting card comes along, re-planned
+            # (this decision may change what approving it does), with the focus.
+            nxt = _next_pending(values, first.id)
+            ctx = _context("pending", by_id, items=[nxt] if nxt else [])
+            return render("reviews/_done.html", "reviews/_done.html", item=item, outcome=first,
+                          next_item=nxt, done_text=said[0], said=said, **ctx)
         if single:
-            item = writes.review_item(_project().path, outcomes[0].id)
             ctx = _context("pending", by_id, items=[item] if item else [], edits=edits)
             if item is None:
-                return render_template("reviews/_gone.html", outcome=outcomes[0], **ctx)
-            return render_template("reviews/_item.html", item=item, oob_tabs=True, **ctx)
-        return render_template("reviews/_list.html", oob_tabs=True,
-                               **_context("pending", by_id))
+                return render("reviews/_gone.html", "reviews/_gone.html", outcome=first,
+                              said=said, **ctx)
+            return render("reviews/_item.html", "reviews/_item.html", item=item, oob_tabs=True,
+                          said=said, **ctx)
+        ctx = dict(_context("pending", by_id), focus_first=True)
+        return render("reviews/_list.html", "reviews/_list.html", oob_tabs=True, said=said, **ctx)
     if status == 200:
-        action = outcomes[0].outcome
-        return redirect(url_for("reviews.index", fmt="html", status="pending", done=action, n=len(outcomes)), 303)
-    return render_template("reviews/index.html", **_context("pending", by_id, edits=edits)), status
+        where = {"done": first.outcome, "n": len(outcomes)}
+        if single:
+            where.update(item=first.id, edited="1" if edits else None,
+                         memory=f"{first.memory_store}:{first.memory_id}" if first.memory_id else None)
+        return redirect(url_for("reviews.index", fmt="html", status="pending", **where), 303)
+    ctx = _context("pending", by_id, edits=edits)
+    return render_template("reviews/index.html", said=said, stable_after=None, **ctx), status
+
+
+def _next_pending(values, item_id: str):
+    """The waiting card after ``item_id`` on the page the person sees (its cards' ``shown``
+    fields, in order, wrapping round), or None: where the keyboard goes next."""
+    shown = [str(i) for i in values.getlist("shown")] if hasattr(values, "getlist") else []
+    if item_id not in shown:
+        return None
+    at = shown.index(item_id)
+    for other in (shown[at + 1:] + shown[:at])[:MAX_PER_PAGE]:
+        if ID.fullmatch(other):
+            found = writes.review_item(_project().path, other)
+            if found is not None and found.status == "pending":
+                return found
+    return None
+
+
+def _pending_badge():
+    """The Suggestions tab's count of waiting items (one COUNT per page), None when none."""
+    ref = store_by_key("project")
+    st = status_of("project")
+    if ref is None or not ref.exists or st is None or not st.readable:
+        return None
+    n = writes.review_counts(ref.path)["pending"]
+    return (n, ngettext("%(num)d suggestion waits for you", "%(num)d suggestions wait for you",
+                        n)) if n else None
+
+
+NAV_BADGES["reviews.index"] = _pending_badge
 
 
 @bp.post("/reviews/<item_id>/<action>")
@@ -243,7 +311,8 @@ def decide_one(item_id: str, action: str):
             except Blocked as bad:
                 return _answer([failure(item_id, bad)], single=True)
     kept = {item_id: edits} if edits is not None else None
-    return _answer([_decide(item_id, action, values, edits)], single=True, edits=kept)
+    return _answer([_decide(item_id, action, values, edits)], single=True, edits=kept,
+                   values=values)
 
 
 @bp.post("/reviews/<action>")
