@@ -233,7 +233,7 @@ def _answer(outcomes: list[Outcome], single: bool, edits: dict | None = None, va
         return twin({"ok": status == 200, "outcomes": [o.to_dict() for o in outcomes],
                      "counts": writes.review_counts(_project().path)}, status)
     path, first = _project().path, outcomes[0]
-    item = writes.review_item(path, first.id) if single and ID.fullmatch(first.id) else None
+    item = writes.review_item(path, first.id) if len(outcomes) == 1 and ID.fullmatch(first.id) else None
     said = review_words.decided(outcomes, {first.id: item.title} if item else {}, shown,
                                 edited=bool(edits) and first.ok)
     by_id = {o.id: o for o in outcomes}
