@@ -69,6 +69,10 @@ def test_first_line_says_where_the_memory_will_show(agent):
     assert card.select_one("[data-plan]").find_parent("details") is not None
     assert card.select_one("q[data-field=evidence]").text == "I prefer tabs over spaces."
     assert card.select_one(".meta .term[data-code=user]").text == "about you"
+    # Words, not markup: the block's name is never sent as a tag.
+    assert page.select("memory-stable") == []
+    assert card.select_one("[data-field=block-size]").text.startswith(
+        "The always-on block for a new session: ")
     secret = items["token=abcdefgh12345678 for the staging API"]
     assert secret["consequences"] == [{"code": "refused", "text": "Would be refused: it contains "
                                        "a secret (agentao never saves one)."}]
