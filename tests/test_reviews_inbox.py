@@ -7,6 +7,9 @@ lines are checked against what the approval then really does.
 
 from __future__ import annotations
 
+import time
+from datetime import datetime
+
 from bs4 import BeautifulSoup
 
 from agentao_world import Agent, agentao_blocks
@@ -80,9 +83,12 @@ def test_first_line_says_where_the_memory_will_show(agent):
 
 def test_no_room_in_the_block_says_recalled_and_the_status_agrees(agent):
     # An old memory under the candidate's key, then newer ones that fill the block: the
-    # overwritten row keeps its place (first in the file's order, created_at then key: the
-    # fillers' keys sort after it should the clock not tick), where no room is left.
+    # overwritten row keeps its created_at, so the fit (newest first) reaches it last, when
+    # no room is left.  agentao's stamps are whole seconds: the fillers come a second later.
     agent.save("preference_tabs_over_spaces", "Spaces, sometimes.", scope="user", type="preference")
+    saved = datetime.now().replace(microsecond=0)
+    while datetime.now().replace(microsecond=0) == saved:
+        time.sleep(0.02)
     for n in range(6):
         agent.save(f"zz note {n}", f"fact number {n}: " + "keep this always in mind " * 11, scope="user")
     agent.save("zz medium", "medium fact: " + "keep this " * 8, scope="user")
