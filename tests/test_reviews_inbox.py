@@ -121,7 +121,7 @@ def test_a_decision_hands_the_keyboard_to_the_next_card(agent):
     title = page.select_one(f"#review-{cards[0]} [data-field=title]").text
     assert said(frag) == (f"Rejected “{title}” — it will not be saved.", "ok")
     nxt = frag.select_one(f"article[data-item-id='{cards[1]}']")
-    assert nxt["hx-swap-oob"] == f"outerHTML:#review-form article.review[data-item-id='{cards[1]}']"
+    assert nxt["hx-swap-oob"] == "true" and nxt["id"] == f"review-{cards[1]}"
     focused = frag.select("[autofocus]")
     assert len(focused) == 1 and focused[0]["data-action"] in ("approve", "reject")
     assert focused[0].find_parent("article")["data-item-id"] == cards[1]
@@ -173,3 +173,20 @@ def test_tabs_and_header_count_in_words(agent):
             client.post(f"/reviews/{i['id']}/reject", data=form_of(soup(client.get("/reviews"))))
     assert soup(client.get("/memories")).select_one("header.top a[data-tab=reviews] .count") is None
     assert soup(client.get("/reviews")).select_one("[data-empty]").text == "No suggestions wait for you."
+
+
+def test_a_card_named_like_a_page_region_never_takes_the_swap(agent):
+    """Item ``list`` would be ``#review-list``: sent out of band it would replace the queue."""
+    import sqlite3
+    agent.crystallize("I prefer tabs over spaces.", "I prefer short commit messages.")
+    with sqlite3.connect(agent.project_db) as conn:
+        first = conn.execute("SELECT id FROM memory_review_queue ORDER BY created_at LIMIT 1").fetchone()[0]
+        conn.execute("UPDATE memory_review_queue SET id = 'list' WHERE id = ?", (first,))
+    client = agent.app().test_client()
+    page = soup(client.get("/reviews"))
+    cards = [a["data-item-id"] for a in page.select("#review-list article.review")]
+    other = next(c for c in cards if c != "list")
+    frag = soup(client.post(f"/reviews/{other}/reject", data=form_of(page), headers=HTMX))
+    assert frag.select("[hx-swap-oob=true]#review-list, article[hx-swap-oob]") == []
+    assert frag.select_one(f"#review-{other}").has_attr("autofocus")   # the focus stays in the line
+    assert said(frag)[0].startswith("Rejected “")
