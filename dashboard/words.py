@@ -63,6 +63,24 @@ LABELS: dict[str, dict[str, tuple]] = {
         "tag": (_l("Add a tag"), _l("Saved again through agentao's save rules, with the tag.")),
         "purge": (_l("Purge for good"), _l("Erased from the file and checked on disk; no undo.")),
     },
+    # Warnings before approving a suggestion (actions/warnings.py codes; the review cards).
+    "warning": {
+        "refused": (_l("would be refused"), _l("agentao would refuse to save it (a secret, or "
+                                              "too long), so approving cannot work.")),
+        "evicts_explicit": (_l("pushes out what you saved"), _l(
+            "Approving pushes memories you asked the agent to keep out of the always-on block "
+            "every new session starts with.")),
+        "contradicts_evidence": (_l("says the opposite of your words"), _l(
+            "A negation (never, don't, not, 不要, 别 …) stands in your words and not in the "
+            "suggestion, or the other way round.")),
+        "contradicts_memory": (_l("contradicts a memory"), _l(
+            "A live preference or rule on the same subject says something else.")),
+        "overwrites": (_l("replaces a memory"), _l(
+            "A live memory has the same key: approving replaces its content; the old text is "
+            "not kept.")),
+        "duplicates": (_l("nearly a duplicate"), _l(
+            "A live memory under another key says almost the same thing.")),
+    },
     "event": {
         "create": (_l("saved"), None),
         "update": (_l("updated"), None),

@@ -99,7 +99,11 @@ def test_approve_without_js_redirects_and_writes(queue):
     r = _one(client, item["id"], "approve")
     assert r.status_code == 303 and "/reviews?" in r.headers["Location"]
     page = soup(client.get(r.headers["Location"]))
-    assert page.select_one("#review-notice").text == "Approved 1 item(s)."
+    # The result in words in the pinned #status region: the suggestion's title, and that the
+    # memory really entered the always-on block (read back from the files).
+    said = page.select_one("#status [data-said]")
+    assert said["data-said"] == "ok"
+    assert said.text == f"Approved “{item['title']}” — it now enters every prompt."
     assert counts(page)["approved"] == 1 and page.select_one(f"#review-{item['id']}") is None
     [memory] = queue.manager.get_all_entries("user")
     assert (memory.key_normalized, memory.source) == ("preference_tabs_over_spaces", "crystallized")
@@ -113,7 +117,13 @@ def test_approve_with_htmx_swaps_row_and_counters(queue):
     frag = soup(r)
     row = frag.select_one(f"#review-{item['id']}")
     assert row["data-outcome"] == "approved" and row["data-status"] == "approved"
-    assert "memory 'constraint_never_push_to_main' (source=crystallized)" in row.select_one('[data-field="outcome"]').text
+    # The card became one line saying what happened, the same words as the #status region.
+    outcome = row.select_one('[data-field="outcome"]')
+    said = frag.select_one('[hx-swap-oob="innerHTML:#status"] [data-said]')
+    assert said.text.startswith(f"Approved “{item['title']}” — it ")
+    assert outcome.text.startswith(said.text) and row.select("h2, .decide, [data-plan]") == []
+    [memory] = [m for m in queue.manager.get_all_entries() if m.key_normalized == "constraint_never_push_to_main"]
+    assert outcome.select_one("a")["href"].endswith(f"/memories/project/{memory.id}")
     tabs = frag.select_one("#review-tabs")
     assert tabs["hx-swap-oob"] == "true" and counts(frag) == {"pending": 4, "approved": 1, "rejected": 0}
 

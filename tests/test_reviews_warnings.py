@@ -52,9 +52,11 @@ def test_a_dropped_never_is_pointed_at(agent):
     by = listing(agent)
     emojis, card = by["use emojis in commit messages"]
     assert codes(emojis) == ["contradicts_evidence"]
-    assert "opposite of its evidence" in shown(card)["contradicts_evidence"]
-    # Near the top: the first thing in the card's body, before the title.
-    assert card.select_one(".review-body > *").name == "ul"
+    # The card's first line says it in words, quoting what the user wrote, before the title.
+    first = card.select_one(".review-body > *")
+    assert first["data-consequence"] == "contradicts_evidence"
+    assert shown(card)["contradicts_evidence"] == \
+        "Contradicts its evidence: you wrote “please never use emojis in commit messages”."
     # The negation kept, and a negation in another clause: no warning.
     assert codes(by["not to use mocks in integration tests"][0]) == []
     assert codes(by["tabs over spaces"][0]) == []
@@ -96,7 +98,8 @@ def test_overwrites_names_the_live_memory(agent):
     assert card.select_one(f'[data-warning-memory="{live.id}"]')["href"].endswith(live.id)
     secret, card = by["token=abcdefgh12345678 for the staging API"]
     assert codes(secret) == ["refused"]
-    assert "sensitive credentials" in shown(card)["refused"]
+    assert shown(card)["refused"] == "Would be refused: it contains a secret (agentao never saves one)."
+    assert "sensitive credentials" in card.select_one('[data-warning-detail="refused"]').text
 
 
 # ------------------------------------------------------------ contradicts_memory, duplicates
@@ -156,7 +159,12 @@ def test_evicts_explicit_names_what_leaves_the_block(agent):
     for key in gone:
         assert any(f"fact number {key[-1]}:" in line for line in removed)
         assert f"fact number {key[-1]}:" not in after
-    assert "<memory-stable>" in shown(card)["evicts_explicit"]
+    said = shown(card)["evicts_explicit"]
+    memories = "memory" if len(gone) == 1 else "memories"
+    assert said.startswith(f"Pushes {len(gone)} {memories} you saved yourself out of the "
+                           "always-on block: “note")
+    assert card.select_one(".review-body > *")["data-consequence"] == "evicts_explicit"
+    assert "<memory-stable>" in card.select_one('[data-warning-detail="evicts_explicit"]').text
     client = agent.app().test_client()
     effect = client.get("/reviews/effect.json", query_string={"id": item["id"]}).get_json()
     assert [w["code"] for w in effect["plan"]["warnings"]] == ["evicts_explicit"]

@@ -12,6 +12,7 @@ from flask import g
 from ..actions import curation
 from ..actions import effects
 from ..contract import SaveRefused
+from ..engine import stable_view
 from ..preview_source import Snapshot, snapshot as snapshot_of
 from ..store.writes import WriteConflict
 from ..web import statuses, stores
@@ -32,6 +33,15 @@ def block_now() -> str:
 def size_now() -> int:
     """The stable block's real size, read back from the files after an action."""
     return len(block_now())
+
+
+def shown_now() -> tuple[str, frozenset]:
+    """The stable block read back from the files after an action, and the (store, id)
+    of the memories it shows: whether an approved memory really entered it."""
+    snap = snapshot(fresh=True)
+    block, fitted = stable_view(snap.project, snap.user, snap.summaries, cache=snap.cache,
+                                version=snap.version)
+    return block, frozenset((s.memory.store, s.memory.id) for s in fitted.shown())
 
 
 # Each card walks every live row with its own row put in (select, then fit: ~13 ms at

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 from flask import abort
+from flask_babel import lazy_gettext as _l
 
 from ..store import StoreRef
 from ..web import raise_if_unreadable, status_of, store_by_key
 
 STATUSES = ("pending", "approved", "rejected")
+# The tabs read as words ("Waiting (3)"); the query keeps agentao's status codes.
+TAB_NAMES = {"pending": _l("Waiting"), "approved": _l("Approved"), "rejected": _l("Rejected")}
+EMPTY = {"pending": _l("No suggestions wait for you."), "approved": _l("Nothing approved yet."),
+         "rejected": _l("Nothing rejected yet."), "all": _l("No suggestions yet.")}
 
 
 def project() -> StoreRef:

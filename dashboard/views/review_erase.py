@@ -18,7 +18,7 @@ from ..store import writes
 from ..store.writes import fingerprint
 from ..web import render, stores, twin, wants_fragment, wants_json
 from .outcomes import ID, Blocked, form_values, require_writable
-from .queue import STATUSES, project as _project
+from .queue import STATUSES, TAB_NAMES, project as _project
 
 MAX_IDS = 100   # each erase rewrites the whole file (VACUUM): keep one request bounded
 
@@ -94,7 +94,7 @@ def _answer(report: erasure.EraseReport):
 
 def _tabs() -> dict:
     return {"counts": writes.review_counts(_project().path), "statuses": STATUSES,
-            "status": None}
+            "status": None, "tab_names": TAB_NAMES}
 
 
 def _report(token: str) -> erasure.EraseReport:

@@ -77,8 +77,14 @@ def test_approve_posts_and_lands_back_on_the_queue(browser, server):
     button = next(b for b in browser.find_elements(By.CSS_SELECTOR, "button[data-action=approve]")
                   if b.is_enabled())
     item_id = button.find_element(By.XPATH, "ancestor::article").get_attribute("data-item-id")
+    title = browser.find_element(By.CSS_SELECTOR, f"#review-{item_id} [data-field=title]").text
     follow(browser, button)
-    assert heading(browser) == "Review queue", browser.page_source[:300]
+    assert heading(browser) == "Suggestions to review", browser.page_source[:300]
+    # The result in words at the top, and the keyboard on the next card's first decision.
+    said = browser.find_element(By.CSS_SELECTOR, "#status [data-said]").text
+    assert said.startswith(f"Approved “{title}” — it "), said
+    focused = browser.switch_to.active_element
+    assert focused.get_attribute("data-action") == "approve", focused.get_attribute("outerHTML")[:200]
     assert read_db(db, "SELECT status FROM memory_review_queue WHERE id = ?", item_id) == [("approved",)]
 
 
@@ -98,7 +104,8 @@ def test_approve_with_edits_previews_on_its_page_then_posts(browser, server):
     assert plan.find_element(By.CSS_SELECTOR, "[data-plan-field=store]").text.startswith("user store")
     assert read_db(db, "SELECT status FROM memory_review_queue WHERE id = ?", item_id) == [("pending",)]
     follow(browser, browser.find_element(By.CSS_SELECTOR, "button[data-action=approve-edited]"))
-    assert heading(browser) == "Review queue", browser.page_source[:300]
+    assert heading(browser) == "Suggestions to review", browser.page_source[:300]
+    assert "with your edits" in browser.find_element(By.CSS_SELECTOR, "#status [data-said]").text
     assert read_db(db, "SELECT status FROM memory_review_queue WHERE id = ?", item_id) == [("approved",)]
     assert read_db(server.agent.user_db, "SELECT scope, source FROM memories WHERE content = ?",
                    "Edited without JavaScript.") == [("user", "explicit")]

@@ -1,0 +1,171 @@
+"""Approve and reject, one card or the selected ones: the answers for a script (JSON),
+htmx (the card as one line, the next card with the focus) and a plain form (a redirect
+to the tab, whose page says what happened).
+
+Each form carries the item's fingerprint and that of the memory the plan would
+overwrite; if either moved before the click, the answer is a 409 and the card is
+drawn again with the fresh plan so the person can decide again.  Part of the
+reviews screen: ``views.reviews`` registers these handlers on its blueprint.
+"""
+
+from __future__ import annotations
+
+from flask import abort, redirect, render_template, request, url_for
+
+from ..actions import approval
+from ..store import writes
+from ..web import render, stores, twin, wants_fragment, wants_json
+from . import block_effects, review_edits, review_words
+from .outcomes import ID, Blocked, Outcome, failure, form_values, overall_status, require_writable
+from .queue import project as _project
+from .review_cards import MAX_PER_PAGE, context as _context
+
+ACTIONS = ("approve", "reject")
+# The reviews templates' own ids ``review-<name>``: a card id must never equal one.
+PAGE_REGIONS = frozenset({"list", "tabs", "form", "messages", "erase", "effect"})
+
+
+def _decide(item_id: str, action: str, values, edits=None) -> Outcome:
+    """Run one approve/reject with the tokens the page was rendered with.
+
+    ``edits``: approve with these values changed (``target`` is then the token
+    of the edited plan, as the preview gave it).
+    """
+    seen = values.get(f"seen-{item_id}") or values.get("seen")
+    target = values.get(f"target-{item_id}") or values.get("target")
+    try:
+        if not ID.fullmatch(item_id):
+            raise Blocked(400, f"'{item_id}' is not a review item id.")
+        if not seen or (action == "approve" and not target):
+            decided = _decided(item_id)   # nothing to confirm: say what it is now
+            if decided is not None:
+                return decided
+            raise Blocked(400, "The form did not say which version you saw (missing 'seen'"
+                          + (" or 'target'" if action == "approve" else "") + "); reload the page.")
+        require_writable("project")
+        if action == "reject":
+            approval.reject(stores(), item_id, seen)
+            return Outcome(item_id, "rejected", "Rejected")
+        plan, saved = approval.approve(stores(), item_id, seen, target, may_write=require_writable,
+                                       edits=edits)
+        return Outcome(item_id, "approved",
+                       f"Approved{' with edits' if plan.edits else ''} → memory "
+                       f"'{plan.save.title}' (source={plan.save.source})",
+                       memory_id=saved.memory_id, memory_store=plan.save.store, event=saved.event)
+    except Exception as exc:  # noqa: BLE001 - failure() re-raises what it does not know
+        out = failure(item_id, exc)
+        # Decided meanwhile (or by an earlier call): say what it is now, as without tokens.
+        return (_decided(item_id) or out) if out.outcome == "not_pending" else out
+
+
+def _decided(item_id: str) -> Outcome | None:
+    """The answer for an item that is no longer pending (None while it is pending).
+
+    A decision needs the versions the page showed only to check them; an item
+    already decided (or gone) has nothing left to check, so a script asking
+    again gets its current state instead of a demand for placeholder fields.
+    """
+    item = writes.review_item(_project().path, item_id)
+    if item is None:
+        return Outcome(item_id, "not_pending", f"There is no review item {item_id}; nothing was "
+                       "changed.", 404)
+    if item.status == "pending":
+        return None
+    return Outcome(item_id, "not_pending", f"Review item {item_id} is no longer pending (it is "
+                   f"{item.status}) since {item.updated_at}; nothing was changed.", 409,
+                   state=item.status)
+
+
+def _answer(outcomes: list[Outcome], single: bool, edits: dict | None = None, values=None):
+    status = overall_status(outcomes)
+    shown = None
+    if any(o.ok and o.outcome == "approved" for o in outcomes):
+        block, shown = block_effects.shown_now()   # read back from the files, not predicted
+        for o in outcomes:
+            if o.ok:
+                o.stable_block_chars = len(block)
+    if wants_json():
+        return twin({"ok": status == 200, "outcomes": [o.to_dict() for o in outcomes],
+                     "counts": writes.review_counts(_project().path)}, status)
+    path, first = _project().path, outcomes[0]
+    item = writes.review_item(path, first.id) if len(outcomes) == 1 and ID.fullmatch(first.id) else None
+    said = review_words.decided(outcomes, {first.id: item.title} if item else {}, shown,
+                                edited=bool(edits) and first.ok)
+    by_id = {o.id: o for o in outcomes}
+    if wants_fragment():
+        # htmx swaps only 2xx answers, so the failure travels in the row itself.
+        if single and first.ok and item is not None:
+            # The card becomes one line; the next waiting card comes along, re-planned
+            # (this decision may change what approving it does), with the focus.
+            nxt = _next_pending(values, first.id)
+            ctx = _context("pending", by_id, items=[nxt] if nxt else [])
+            return render("reviews/_done.html", "reviews/_done.html", item=item, outcome=first,
+                          next_item=nxt, done_text=said[0], said=said, **ctx)
+        if single:
+            ctx = _context("pending", by_id, items=[item] if item else [], edits=edits)
+            if item is None:
+                return render("reviews/_gone.html", "reviews/_gone.html", outcome=first,
+                              said=said, **ctx)
+            return render("reviews/_item.html", "reviews/_item.html", item=item, oob_tabs=True,
+                          said=said, **ctx)
+        ctx = dict(_context("pending", by_id), focus_first=True)
+        return render("reviews/_list.html", "reviews/_list.html", oob_tabs=True, said=said, **ctx)
+    if status == 200:
+        where = {"done": first.outcome, "n": len(outcomes)}
+        if single:
+            where.update(item=first.id, edited="1" if edits else None,
+                         memory=f"{first.memory_store}:{first.memory_id}" if first.memory_id else None)
+        return redirect(url_for("reviews.index", fmt="html", status="pending", **where), 303)
+    ctx = _context("pending", by_id, edits=edits)
+    return render_template("reviews/index.html", said=said, stable_after=None, **ctx), status
+
+
+def _next_pending(values, item_id: str):
+    """The waiting card after ``item_id`` on the page the person sees (its cards' ``shown``
+    fields, in order, wrapping round), or None: where the keyboard goes next.
+
+    That card is sent out of band by its element id (``review-<id>``, which htmx
+    CSS-escapes), so a card whose id would be one of the page's own regions
+    (item ``list`` -> ``#review-list``, the whole queue) is never the one sent."""
+    shown = [str(i) for i in values.getlist("shown")] if hasattr(values, "getlist") else []
+    if item_id not in shown:
+        return None
+    at = shown.index(item_id)
+    for other in (shown[at + 1:] + shown[:at])[:MAX_PER_PAGE]:
+        if ID.fullmatch(other) and other not in PAGE_REGIONS:
+            found = writes.review_item(_project().path, other)
+            if found is not None and found.status == "pending":
+                return found
+    return None
+
+
+def decide_one(item_id: str, action: str):
+    if action not in ACTIONS:
+        abort(404)
+    values = form_values()
+    edits = None
+    # The card's edit fields ride along with every button of the bulk form: only
+    # "Approve with edits" (?edits=1) uses them; a script's plain names always count.
+    if action == "approve" and (request.args.get("edits") == "1"
+                                or any(name in values for name in review_edits.FIELDS)):
+        item = writes.review_item(_project().path, item_id) if ID.fullmatch(item_id) else None
+        if item is not None and item.status == "pending":
+            try:
+                edits = review_edits.edits_from(values, item)
+            except Blocked as bad:
+                return _answer([failure(item_id, bad)], single=True)
+    kept = {item_id: edits} if edits is not None else None
+    return _answer([_decide(item_id, action, values, edits)], single=True, edits=kept,
+                   values=values)
+
+
+def decide_many(action: str):
+    if action not in ACTIONS:
+        abort(404)
+    values = form_values()
+    ids = values.getlist("ids") if hasattr(values, "getlist") else list(values.get("ids") or [])
+    if not ids:
+        abort(400, "Select at least one review item.")
+    if len(ids) > 500:
+        abort(400, "At most 500 items at a time.")
+    return _answer([_decide(i, action, values) for i in dict.fromkeys(ids)], single=False)
