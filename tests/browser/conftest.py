@@ -444,6 +444,15 @@ def layout_problems(driver) -> list[str]:
     width = driver.execute_script("return document.documentElement.scrollWidth")
     inner = driver.execute_script("return window.innerWidth")
     if width > inner + 2:
-        problems.append(f"scrolls sideways: {width}px wide in a {inner}px window")
+        widest = driver.execute_script("""
+          let worst = null, right = 0;
+          for (const e of document.querySelectorAll('body *')) {
+            const r = e.getBoundingClientRect().right;
+            if (r > right) { right = r; worst = e; } }
+          return worst ? worst.tagName + (worst.id ? '#' + worst.id : '')
+                         + (worst.className ? '.' + String(worst.className).split(' ').join('.') : '')
+                         + ' in ' + (worst.parentElement ? worst.parentElement.tagName + '.'
+                         + String(worst.parentElement.className) : '') : '';""")
+        problems.append(f"scrolls sideways: {width}px wide in a {inner}px window (widest: {widest})")
     problems += [f"narrow cell {c}" for c in driver.execute_script(NARROW_CELLS)]
     return problems
