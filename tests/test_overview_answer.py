@@ -138,3 +138,13 @@ def test_a_damaged_store_is_still_an_error(seeded):
     box = card.select_one('.problem-box[role="alert"]')
     assert box is not None and box["data-problem"] == "not_a_database"
     assert card.select_one(".empty-state") is None
+
+
+def test_the_composition_picture_says_1_memory(agent):
+    agent.save("editor", "Uses Neovim with LazyVim.", ["profile"], scope="user")
+    agent.save("build", "Run make before pushing.", ["workflow"], scope="project")
+    page = soup(agent.app().test_client().get("/overview"))
+    chart = page.select_one('svg[data-chart="composition"]')
+    titles = [t.text for t in chart.select("rect title")]
+    assert "scope: user 1 memory" in titles and not any("1 memories" in t for t in titles)
+    assert "(total 2 memories)" in chart.select_one("desc").text
