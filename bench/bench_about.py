@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_pages import ROOT, Server, build  # noqa: E402
 
-URLS = ["/overview", "/overview.json", "/about", "/about.json"]
+URLS = ["/overview", "/overview/risky", "/overview.json", "/about", "/about.json"]
 
 
 def main() -> int:
@@ -30,12 +30,13 @@ def main() -> int:
     ap.add_argument("--sizes", type=int, nargs="+", default=[100_000])
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--limit", type=float, default=120)
+    ap.add_argument("--tree", type=Path, default=ROOT, help="source tree to run (default: this repo)")
     args = ap.parse_args()
     for count in args.sizes:
         with tempfile.TemporaryDirectory(prefix="bench-about-") as tmp:
             root = Path(tmp)
             project, user, _ids = build(root, count)
-            server = Server(ROOT, project, user, root / "server.log")
+            server = Server(args.tree, project, user, root / "server.log")
             try:
                 print(f"{count:,} memories")
                 for url in URLS:

@@ -68,7 +68,11 @@ def test_risky_counts_the_rows_the_findings_scan_flags(agent):
     agent.save("build", "Run make before pushing.", ["workflow"], scope="project")
     client = agent.app().test_client()
     page = soup(client.get("/overview"))
-    risky = sentence(page, "risky")
+    # The first screen does not wait for the scan: the sentence asks for itself once shown.
+    later = sentence(page, "risky")
+    assert later.has_attr("data-later") and later["hx-trigger"] == "load"
+    risky = soup(client.get(later["hx-get"], headers={"HX-Request": "true"})).select_one(
+        '[data-sentence="risky"]')
     findings = client.get("/findings.json").get_json()
     flagged = {(i["store"], i["row_id"]) for i in findings["items"]
                if i["category"] in ("secret", "personal", "instruction")}

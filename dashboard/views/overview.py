@@ -22,7 +22,7 @@ from ..findings.scan import CATEGORIES
 from ..preview_source import snapshot
 from ..pictures import overview_pictures
 from ..store.timeline import timeline as read_timeline
-from ..web import page, page_route, statuses
+from ..web import page, page_route, render, statuses
 from .findings import current_report
 
 bp = Blueprint("overview", __name__)
@@ -40,6 +40,7 @@ class Sentence:
     html: Markup       # the same words with their links (the page's)
     href: str
     detail: str = ""   # more words after it, not part of the link
+    later: bool = False   # the page fetches it after loading (the findings scan): see risky()
 
     def to_dict(self) -> dict:
         return {"code": self.code, "count": self.count, "text": self.text, "href": self.href,
@@ -133,14 +134,22 @@ def _block(sts, snap) -> tuple[Sentence, dict]:
     return sentence, facts
 
 
-def _answer(sts, snap) -> tuple[list[Sentence], dict]:
+def _risky_later() -> tuple[Sentence, dict[str, int], bool]:
+    """The page's stand-in for "risky" until its own request answers it (``risky()``)."""
+    text = _("Looking for secrets, personal data and instructions to the agent…")
+    sentence = _sentence("risky", 0, text, url_for("findings.index"))
+    sentence.later = True
+    return sentence, {}, False
+
+
+def _answer(sts, snap, risky_now: bool = True) -> tuple[list[Sentence], dict]:
     knows = _knows(sts)
     pending = sum(st.pending_reviews for st in sts if st.readable)
     waiting = _sentence("pending", pending, ngettext(
         "%(num)d suggestion waits for you.", "%(num)d suggestions wait for you.", pending)
         if pending else _("No suggestion waits for you."),
         url_for("reviews.index", status="pending"))
-    risky, by_category, complete = _risky()
+    risky, by_category, complete = _risky() if risky_now else _risky_later()
     out = [knows, waiting, risky]
     deleted = sum(st.deleted for st in sts if st.readable)
     if deleted:
@@ -164,11 +173,21 @@ def index(fmt: str):
         if st.ref.key in problems:
             st.problem = problems[st.ref.key]   # the header reads, the rows do not
     snap = snapshot(sts)
-    sentences, counts = _answer(sts, snap)
+    # The findings scan (bounded, up to FINDINGS_TIME_LIMIT_MS on a large store) must not hold
+    # up the first screen: the page asks for its sentence once shown; the twin waits for it.
+    sentences, counts = _answer(sts, snap, risky_now=fmt == "json")
     return page(fmt, "overview/index.html", "overview/_body.html", to_json=_json,
                 statuses=sts, timeline=timeline, stable_block_chars=counts["block"]["chars"],
                 sentences=sentences, counts=counts, categories=CATEGORIES, risky=RISKY,
                 pictures=None if fmt == "json" else overview_pictures(sts, timeline))
+
+
+@bp.get("/overview/risky")
+def risky():
+    """The "risky" sentence alone, from the one findings scan (the overview loads it)."""
+    sentence, by_category, complete = _risky()
+    return render("overview/_risky.html", s=sentence, risky=RISKY, categories=CATEGORIES,
+                  counts={"risky_by_category": by_category, "risky_complete": complete})
 
 
 def _json(ctx) -> dict:

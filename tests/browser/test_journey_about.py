@@ -44,6 +44,10 @@ def test_what_does_the_agent_know_about_me(browser, demo, size):
     answer = browser.find_element("css selector", "#answer")
     assert in_viewport(browser, browser.find_element("css selector", '#answer [data-sentence="knows"]'))
     assert f"{count} about you" in answer.text
+    # The risky sentence arrives once the findings scan answers, in place.
+    risky = wait_for(browser, lambda d: d.find_elements(
+        "css selector", '#answer [data-sentence="risky"][data-count]'), "the risky count never came")[0]
+    assert "risky" in risky.text and not risky.get_attribute("data-later")
     screenshot(browser, f"journey-about-overview-{size[0]}", sizes=(size,), restore=False)
 
     tab = browser.find_element("css selector", 'nav.tabs a[data-tab="about"]')
