@@ -81,6 +81,9 @@ def test_risky_counts_the_rows_the_findings_scan_flags(agent):
     by = {a["data-category"]: a for a in risky.select(".by-category a")}
     assert set(by) == {"personal"} and by["personal"]["href"] == "/findings?category=personal"
     assert by["personal"].text == f"Personal data: {findings['counts']['category']['personal']}"
+    # Only htmx gets the bare sentence; a browser sent to it gets the whole overview.
+    r = client.get("/overview/risky")
+    assert r.status_code == 303 and r.headers["Location"].endswith("/overview")
 
 
 def test_a_scan_that_ran_out_of_time_says_at_least(agent):

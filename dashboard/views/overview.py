@@ -22,7 +22,7 @@ from ..findings.scan import CATEGORIES
 from ..preview_source import snapshot
 from ..pictures import overview_pictures
 from ..store.timeline import timeline as read_timeline
-from ..web import page, page_route, render, statuses
+from ..web import page, page_route, render, statuses, wants_fragment
 from .findings import current_report
 
 bp = Blueprint("overview", __name__)
@@ -184,7 +184,10 @@ def index(fmt: str):
 
 @bp.get("/overview/risky")
 def risky():
-    """The "risky" sentence alone, from the one findings scan (the overview loads it)."""
+    """The "risky" sentence alone, from the one findings scan (the overview loads it).
+    Only htmx asks for a fragment; a browser sent here gets the whole overview."""
+    if not wants_fragment():
+        return redirect(url_for("overview.index"), 303)
     sentence, by_category, complete = _risky()
     return render("overview/_risky.html", s=sentence, risky=RISKY, categories=CATEGORIES,
                   counts={"risky_by_category": by_category, "risky_complete": complete})
