@@ -289,7 +289,7 @@ def pages(ids: list[str], word: str) -> list[str]:
     detail = f"/memories/{ids[len(ids) // 2]}"
     q = quote(QUERY)
     out = []
-    for page in ["/overview", "/memories", f"/memories?q={word}", "/memories?tag=deploy", detail,
+    for page in ["/overview", "/about", "/memories", f"/memories?q={word}", "/memories?tag=deploy", detail,
                  "/summaries", "/reviews", f"/preview?q={q}", "/findings", "/forget", "/projects"]:
         path, _, query = page.partition("?")
         out += [page, path + ".json" + ("?" + query if query else "")]

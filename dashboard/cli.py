@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
+import signal
 import sys
 import threading
 from pathlib import Path
@@ -57,7 +59,8 @@ def config_from_args(args: argparse.Namespace, parser: argparse.ArgumentParser) 
     if args.demo:
         from .demo import build_demo
         project_dir, user_db = build_demo()
-        print(f"Demo data: {project_dir.parent}", flush=True)
+        args.demo_root = project_dir.parent   # ours (a fresh temp folder): main removes it
+        print(f"Demo data: {project_dir.parent} (deleted when the dashboard stops)", flush=True)
         projects = [project_dir] + sorted(p for p in project_dir.parent.iterdir()
                                           if p.is_dir() and p not in (project_dir, user_db.parent.parent)
                                           and (p / ".agentao").is_dir())
@@ -144,10 +147,33 @@ def start_url(app, host: str, port: int) -> str:
     return f"http://{host}:{port}{path}?{urlencode({'code': code})}"
 
 
+def _stop_on_sigterm() -> None:
+    """SIGTERM (a service manager, ``kill``) ends the server as Ctrl+C does, so the
+    ``finally`` that removes the demo folder runs; Python's default would just exit."""
+    def stop(_signum, _frame):
+        raise KeyboardInterrupt
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, stop)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     token = token_from_args(args, parser)
+    args.demo_root = None
+    _stop_on_sigterm()
+    try:
+        return _serve(args, parser, token)
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        # The throw-away demo is removed on every way out: a normal exit, Ctrl+C,
+        # SIGTERM, or a start-up error after it was built (a port already in use).
+        if args.demo_root is not None:
+            shutil.rmtree(args.demo_root, ignore_errors=True)
+
+
+def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser, token) -> int:
     config = config_from_args(args, parser)
     config["AUTH_TOKEN"] = token
     config["CJK"] = cjk_from_args(args, parser)
@@ -182,11 +208,12 @@ def main(argv: list[str] | None = None) -> int:
     host = args.host if args.host not in ("0.0.0.0", "::") else "127.0.0.1"
     host = f"[{host}]" if ":" in host else host
     print(f"agentao memory dashboard (waitress) on {start_url(app, host, port)}", flush=True)
+    print("Press Ctrl+C to stop.", flush=True)
     threading.Thread(target=warm_up, args=(app,), name="warm-up", daemon=True).start()
     try:
         server.run()
     except KeyboardInterrupt:
-        pass
+        pass   # waitress's run() stops its workers on Ctrl+C itself
     return 0
 
 

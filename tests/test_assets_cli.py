@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import re
+import signal
 import subprocess
 import sys
 import time
 import urllib.request
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 HTMX = ROOT / "static" / "htmx-2.0.11.min.js"
@@ -75,6 +78,57 @@ def test_demo_serves_every_screen(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def _start_demo(tmp_path):
+    """``--demo`` with its temp folder under ``tmp_path``; (process, printed lines, demo folder)."""
+    import os
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    proc = subprocess.Popen([sys.executable, "-m", "dashboard", "--demo", "--port", "0"], cwd=ROOT,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    import threading
+    lines: list[str] = []
+    threading.Thread(target=lambda: lines.extend(proc.stdout), daemon=True).start()
+    deadline = time.time() + 30
+    while time.time() < deadline and not any("http://127.0.0.1:" in line for line in lines):
+        time.sleep(0.05)
+    time.sleep(0.5)   # what it prints right after the link
+    folders = [p for p in tmp_path.iterdir() if p.name.startswith("agentao-memory-demo-")]
+    return proc, lines, folders
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["terminate", "ctrl-c"])
+def test_demo_says_how_to_stop_and_leaves_no_folder_behind(tmp_path, stop):
+    proc, lines, folders = _start_demo(tmp_path)
+    try:
+        text = "".join(lines)
+        assert "Press Ctrl+C to stop." in text, text
+        url_line = next(i for i, line in enumerate(lines) if "http://127.0.0.1:" in line)
+        assert "Ctrl+C" in "".join(lines[url_line + 1:url_line + 2])   # right under the link
+        assert len(folders) == 1 and (folders[0] / "demo-project" / ".agentao" / "memory.db").is_file()
+        assert str(folders[0]) in text
+    finally:
+        proc.send_signal(stop)
+        code = proc.wait(timeout=20)
+    assert code == 0
+    assert not folders[0].exists(), list(folders[0].rglob("*"))
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_demo_that_cannot_start_removes_its_folder(tmp_path):
+    import os
+    import socket
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen(1)
+    try:
+        r = subprocess.run([sys.executable, "-m", "dashboard", "--demo", "--port",
+                            str(taken.getsockname()[1])], cwd=ROOT, capture_output=True, text=True,
+                           timeout=60, env={**os.environ, "TMPDIR": str(tmp_path)})
+    finally:
+        taken.close()
+    assert r.returncode == 2 and "cannot listen" in r.stderr, r.stderr
+    assert "Demo data:" in r.stdout and list(tmp_path.iterdir()) == []
 
 
 def test_every_subpackage_ships_in_the_wheel():

@@ -33,6 +33,7 @@ def twins(tmp_path_factory):
         return out[name][-1]
 
     get("overview", "/overview.json")
+    get("about", "/about.json")
     first = get("memories", "/memories.json")["items"][0]
     gone = get("memories", "/memories.json", deleted="1", q="api")["items"][0]
     for m in (first, gone):

@@ -19,6 +19,11 @@ SCORE_TERMS = ("tag", "title", "keyword", "content", "filepath_hint", "recency",
 
 # -- overview ---------------------------------------------------------------------------
 
+def _memories(n: float) -> str:
+    # "1 memory", "2 memories" (#21: "1 memories" was a bug); #23 translates the pictures' words.
+    return "memory" if n == 1 else "memories"
+
+
 def composition(statuses) -> list[tuple[str, list[tuple[str, int]]]]:
     """Live memories of the readable stores counted by scope, type, source and confidence."""
     out = []
@@ -80,7 +85,7 @@ def overview_pictures(statuses, timeline: dict) -> dict:
     return {
         "composition_rows": comp,
         "composition": stacked_bars(comp, title="Live memories by scope, type, source and "
-                                    "confidence", chart_id="composition", unit="memories",
+                                    "confidence", chart_id="composition", unit=_memories,
                                     inline=True),
         "by": timeline["by"],
         "periods": periods,

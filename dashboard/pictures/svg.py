@@ -82,7 +82,14 @@ def _legend(colours: dict, y: int, width: int) -> tuple[list[str], int]:
     return out, y + 18
 
 
-def stacked_bars(bars, *, title: str, chart_id: str, unit: str = "", width: int = 480,
+def _unit(unit, value) -> str:
+    """`` memories``: ``unit`` is a word, or a function of the count giving the word in its
+    right plural ("1 memory", "2 memories"); "" adds nothing."""
+    word = unit(value) if callable(unit) else unit
+    return f" {word}" if word else ""
+
+
+def stacked_bars(bars, *, title: str, chart_id: str, unit="", width: int = 480,
                  order=None, colours: dict | None = None, inline: bool = False) -> Markup:
     """Horizontal stacked bars: ``bars`` is ``[(label, [(segment, value), ...]), ...]``.
 
@@ -123,14 +130,14 @@ def stacked_bars(bars, *, title: str, chart_id: str, unit: str = "", width: int 
             body.append(f'<rect class="seg" x="{x:.1f}" y="{y + 2}" width="{max(w, 0.5):.1f}" '
                         f'height="{BAR_H}" fill="{NEGATIVE if value < 0 else colours[name]}">'
                         f'<title>{clean(label)}: {clean(name)} {clean(number(value))}'
-                        f'{" " + clean(unit) if unit else ""}</title></rect>')
+                        f'{_unit(unit, value) and " " + clean(_unit(unit, value).strip())}</title></rect>')
             if inline and w >= 7 * len(name) + 8:  # the name fits inside its segment
                 body.append(f'<text class="seg-label" x="{x + 4:.1f}" y="{y + 14}" '
                             f'fill="{ink(colours[name])}">{clean(name, 40)}</text>')
         body.append(f'<text class="bar-value" x="{right + 4:.1f}" y="{y + 13}">'
                     f'{clean(number(total))}</text>')
         parts = ", ".join(f"{n} {number(v)}" for n, v in segs) or "nothing"
-        descs.append(f"{label}: {parts} (total {number(total)}{' ' + unit if unit else ''})")
+        descs.append(f"{label}: {parts} (total {number(total)}{_unit(unit, total)})")
     if low:
         body.append(f'<line class="zero" x1="{zero:.1f}" x2="{zero:.1f}" y1="0" '
                     f'y2="{len(bars) * ROW_H}" stroke="#1b1f24"/>')

@@ -1,0 +1,72 @@
+"""What the stores hold about the person: the reads behind the "About you" page.
+
+Each section is read as at most ``limit`` rows plus a count of all of them, so
+the page costs the same at 100 rows as at 100,000: it shows the first ones
+and says how many more there are, with a link to the full filtered list.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from . import rows
+from .connection import read
+from .registry import StoreRef
+
+LIMIT = 50
+
+
+@dataclass
+class Section:
+    """The first rows of one kind of thing about the person, and how many there are."""
+
+    items: list = field(default_factory=list)
+    total: int = 0
+
+    @property
+    def more(self) -> int:
+        return max(0, self.total - len(self.items))
+
+    def add(self, other: "Section", limit: int) -> None:
+        self.items = (self.items + other.items)[:limit]
+        self.total += other.total
+
+    def to_dict(self) -> dict:
+        return {"total": self.total, "shown": len(self.items), "more": self.more,
+                "items": self.items}
+
+
+def _section(conn, table: str, where: str, order: str, limit: int, make) -> Section:
+    total = conn.execute(f"SELECT COUNT(*) FROM {table} WHERE {where}").fetchone()[0]
+    found = conn.execute(f"SELECT * FROM {table} WHERE {where} ORDER BY {order} LIMIT ?", (limit,))
+    return Section([make(r) for r in found], total)
+
+
+def user_memories(ref: StoreRef, limit: int = LIMIT) -> tuple[Section, Section]:
+    """Memories with scope ``user`` in one file: (live, soft-deleted), newest change first.
+
+    Scope, not file: without a user store agentao keeps user-scope memories in the
+    project file, and the overview's "about you" count and link filter by scope too.
+    """
+    def run(conn):
+        make = lambda r: rows.memory(r, ref.key)   # noqa: E731
+        live = _section(conn, "memories", "scope = 'user' AND deleted_at IS NULL",
+                        "updated_at DESC, id", limit, make)
+        gone = _section(conn, "memories", "scope = 'user' AND deleted_at IS NOT NULL",
+                        "deleted_at DESC, id", limit, make)
+        return live, gone
+    return read(ref.path, run)
+
+
+def review_evidence(ref: StoreRef, limit: int = LIMIT) -> Section:
+    """Review items whose evidence (the person's own message) is kept: pending first."""
+    return read(ref.path, lambda conn: _section(
+        conn, "memory_review_queue", "evidence IS NOT NULL AND evidence != ''",
+        "status != 'pending', updated_at DESC, id", limit, lambda r: rows.review(r, ref.key)))
+
+
+def session_summaries(ref: StoreRef, limit: int = LIMIT) -> Section:
+    """The file's session summaries (what was said, in the agent's words), newest first."""
+    return read(ref.path, lambda conn: _section(
+        conn, "session_summaries", "1", "created_at DESC, id", limit,
+        lambda r: rows.summary(r, ref.key)))
