@@ -24,6 +24,7 @@ TOKEN = "refusals-token-0123456789"
 NEVER_403 = {
     "login.login": "it writes no store; a wrong token is refused by the visitor walk's check",
     "projects.select": "it only remembers which project to show; no store is written",
+    "language.choose": "it only remembers the pages' language; no store is written",
     "preview.ask": "the preview twin for a POSTed JSON body: it only reads, like its GET",
     "memories.plan_new": "what adding would write, for values too long for a query string: it only reads",
     "memories.bulk_plan": "a bulk action's dry run only reads; on a read-only store it says why, without Apply",

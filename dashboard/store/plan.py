@@ -43,7 +43,9 @@ class PlanRow:
 
     @property
     def bytes(self) -> int:
-        return sum(len(t.encode("utf-8")) for t in self.texts)
+        # A hand edit can leave a BLOB (bytes) or NULL where agentao writes text.
+        return sum(len(t) if isinstance(t, bytes) else len(str(t or "").encode("utf-8", "surrogatepass"))
+                   for t in self.texts)
 
 
 @dataclass(frozen=True)

@@ -143,14 +143,17 @@ def scoped_rows(ref: StoreRef) -> dict:
     """Every memory, review item and summary id with what a scoped forget picks by (read-only).
 
     ``memories``: (id, scope, live); ``reviews``: (id, scope); ``summaries``: ids; ``events``: a count.
+    Only rows whose id is text: agentao writes no other, and a purge names rows by their id in
+    its fingerprint (a hand-written BLOB id there would break the dry run).
     """
     def run(conn):
         return {"memories": [(r["id"], r["scope"], r["deleted_at"] is None) for r in conn.execute(
-                    "SELECT id, scope, deleted_at FROM memories ORDER BY rowid")],
+                    "SELECT id, scope, deleted_at FROM memories WHERE typeof(id) = 'text' ORDER BY rowid")],
                 "reviews": [(r["id"], r["scope"]) for r in conn.execute(
-                    "SELECT id, scope FROM memory_review_queue ORDER BY rowid")],
+                    "SELECT id, scope FROM memory_review_queue WHERE typeof(id) = 'text' ORDER BY rowid")],
                 "summaries": [r["id"] for r in conn.execute(
-                    "SELECT id FROM session_summaries ORDER BY rowid")],
+                    "SELECT id FROM session_summaries WHERE typeof(id) IN ('text', 'integer')"
+                    " ORDER BY rowid")],
                 "events": conn.execute("SELECT count(*) FROM memory_events").fetchone()[0]}
     return read(ref.path, run)
 

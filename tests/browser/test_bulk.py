@@ -27,7 +27,7 @@ def demo(browser):
     server = Server([], None, extra=["--demo"])
     try:
         login(browser, server)
-        root = next(re.search(r"Demo data: (.+)", line)[1].strip()
+        root = next(re.search(r"Demo data: (\S+)", line)[1]
                     for line in server.output if "Demo data:" in line)
         yield server, Path(root) / "demo-project" / ".agentao" / "memory.db", \
             Path(root) / "home" / ".agentao" / "memory.db"
