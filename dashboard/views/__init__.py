@@ -1,5 +1,7 @@
 """One blueprint per screen; the blueprint name is its URL prefix and template folder."""
 
+from .activity import bp as activity_bp
+from . import pulse  # noqa: F401  (the live pulse: routes on the activity blueprint)
 from .export import bp as export_bp
 from .findings import bp as findings_bp
 from .forget import bp as forget_bp
@@ -10,4 +12,5 @@ from .preview import bp as preview_bp
 from .reviews import bp as reviews_bp
 from .summaries import bp as summaries_bp
 
-ALL_BLUEPRINTS = [overview_bp, projects_bp, memories_bp, summaries_bp, findings_bp, reviews_bp, forget_bp, preview_bp, export_bp]
+ALL_BLUEPRINTS = [overview_bp, projects_bp, memories_bp, summaries_bp, findings_bp, reviews_bp, forget_bp, preview_bp, export_bp,
+                  activity_bp]
