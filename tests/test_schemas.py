@@ -66,6 +66,9 @@ def twins(tmp_path_factory):
     get("forget_plan", "/forget/plan/project.json", cat=["soft_deleted", "summaries"])
     get("forget_memory", f"/forget/memory/{first['store']}/{first['id']}.json")
     get("findings", "/findings.json")
+    get("activity", "/activity.json")
+    get("activity", "/activity.json", store="user", page=1)
+    get("activity", "/activity.json", changed="2000-01-01")
     return out
 
 

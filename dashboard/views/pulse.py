@@ -129,6 +129,7 @@ def pulse():
             regions.add("memories")
         if reviews:
             regions.add("reviews")
+    news.sort(key=lambda pair: str(pair[1]["timestamp"]), reverse=True)   # stable: by id within a file
     said = _said(news, reviews, cleared)
     token = encode(now)
     body = render_template("activity/_pulse.html", token=token)
