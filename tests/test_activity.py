@@ -104,6 +104,11 @@ def test_filters_by_store_and_date_and_refuses_a_bad_date(history):
     assert today_rows == [("restore", "project", "dashboard", ids["build"])]
     _, may = listed(client, **{"from": "2026-05-01", "to": "2026-05-01"})
     assert len(may) == 8 and ("restore", "project", "dashboard", ids["build"]) not in may
+    _, words = listed(client, q="BUILD")
+    assert words == [(k, "project", a, ids["build"]) for k, a in (
+        ("restore", "dashboard"), ("soft_delete", "agent"), ("update", "agent"), ("create", "agent"))]
+    _, cleared = listed(client, q="edit", store="user")
+    assert cleared == [("wiped", "user", "agent", 1), ("create", "user", "agent", cleared[1][3])]
     before = file_digest(agent.project_db, agent.user_db)
     bad = client.get("/activity?from=yesterday")
     assert bad.status_code == 400 and "must be a date" in bad.get_data(as_text=True)

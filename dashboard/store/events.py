@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from .connection import file_stamp, read
 from .registry import StoreRef
 from .rows import as_text, text_select
+from .search import ascii_lower
 
 _OWN_KEPT = 5000
 _own_lock = threading.Lock()
@@ -132,8 +133,12 @@ def news(ref: StoreRef, since: Mark, cap: int = 5) -> dict:
 
 
 # --------------------------------------------------------------------------- the feed
-def _window(column: str, since: str | None, until: str | None) -> tuple[str, list]:
+def _window(column: str, since: str | None, until: str | None, words: str = "",
+            title: str = "") -> tuple[str, list]:
     sql, args = [], []
+    if words and title:   # case-insensitive for ASCII, as agentao's own LIKE search
+        sql.append(f"instr(lower(CAST({title} AS TEXT)), ?) > 0")
+        args.append(ascii_lower(words))
     if since:
         sql.append(f"{column} >= ?")
         args.append(since)
@@ -143,8 +148,10 @@ def _window(column: str, since: str | None, until: str | None) -> tuple[str, lis
     return (" AND ".join(sql) or "1"), args
 
 
-def history(ref: StoreRef, since: str | None, until: str | None, limit: int) -> dict:
-    """The newest ``limit`` of each kind of entry in [since, until), and how many there are.
+def history(ref: StoreRef, since: str | None, until: str | None, limit: int,
+            words: str = "") -> dict:
+    """The newest ``limit`` of each kind of entry in [since, until) whose title holds
+    ``words`` (if given), and how many there are.
 
     ``events``: the log joined with its memory row (None columns: purged);
     ``reviews``: suggestions decided (status and updated_at);
@@ -154,14 +161,15 @@ def history(ref: StoreRef, since: str | None, until: str | None, limit: int) -> 
     def run(conn):
         conn.execute("BEGIN")
         try:
-            where, args = _window("e.timestamp", since, until)
+            where, args = _window("e.timestamp", since, until, words, "m.title")
             events = [dict(r) for r in conn.execute(
                 f"SELECT e.id, e.memory_id, e.event_type, e.timestamp, {_MEMORY}"
                 " FROM memory_events e LEFT JOIN memories m ON m.id = e.memory_id"
                 f" WHERE {where} ORDER BY e.id DESC LIMIT ?", (*args, limit))]
-            n_events = conn.execute(f"SELECT COUNT(*) FROM memory_events e WHERE {where}",
+            joined = " LEFT JOIN memories m ON m.id = e.memory_id" if words else ""
+            n_events = conn.execute(f"SELECT COUNT(*) FROM memory_events e{joined} WHERE {where}",
                                     args).fetchone()[0]
-            where, args = _window("updated_at", since, until)
+            where, args = _window("updated_at", since, until, words, "title")
             decided = f"status IN ('approved', 'rejected') AND {where}"
             reviews = [dict(r) for r in conn.execute(
                 f"SELECT id, status, {text_select(('title', 'key_normalized', 'scope', 'updated_at'))}"
@@ -169,7 +177,7 @@ def history(ref: StoreRef, since: str | None, until: str | None, limit: int) -> 
                 " ORDER BY updated_at DESC, id DESC LIMIT ?", (*args, limit))]
             n_reviews = conn.execute(f"SELECT COUNT(*) FROM memory_review_queue WHERE {decided}",
                                      args).fetchone()[0]
-            where, args = _window("m.deleted_at", since, until)
+            where, args = _window("m.deleted_at", since, until, words, "m.title")
             # LEFT JOIN, not NOT EXISTS: SQLite builds a transient index on the log for it.
             wiped = (" FROM memories m LEFT JOIN memory_events e ON e.memory_id = m.id"
                      " AND e.event_type = 'soft_delete' AND e.timestamp = m.deleted_at"

@@ -77,14 +77,15 @@ def index(fmt: str):
         changed_from = _day("changed")
     else:
         changed_from = None
-    found = activity_log.feed(refs, since, until, page_no, PER_PAGE)
+    words = request.args.get("q", "").strip()[:200]
+    found = activity_log.feed(refs, since, until, page_no, PER_PAGE, words)
     changes = activity_log.changed_since(refs, changed_from) if changed_from else None
     last_visit = (activity_log.changed_since(refs, baseline)["counts"]
                   if baseline and changes is None and fmt != "json" else None)
     response = page(fmt, "activity/index.html", "activity/_feed.html", to_json=_json,
                     items=found["items"], total=found["total"], page=page_no,
                     pages=max(1, ceil(found["total"] / PER_PAGE)), store=store,
-                    filters={"store": store or None, "from": since, "to": to},
+                    filters={"store": store or None, "from": since, "to": to, "q": words or None},
                     changes=changes, changed_arg=changed_arg, baseline=baseline,
                     last_visit=last_visit, stores=[r.key for r in refs])
     if not wants_fragment() and not wants_json():

@@ -96,11 +96,12 @@ def entries(store: str, found: dict, approvals: list[dict]) -> list[dict]:
     return out
 
 
-def feed(refs, since: str | None, until: str | None, page: int, per_page: int) -> dict:
+def feed(refs, since: str | None, until: str | None, page: int, per_page: int,
+         words: str = "") -> dict:
     """The page ``page`` of every readable store's entries, newest first, and the total."""
     merged, total = [], 0
     for ref in refs:
-        found = log.history(ref, since, until, page * per_page)
+        found = log.history(ref, since, until, page * per_page, words)
         stamps = [e["timestamp"] for e in found["events"] if e.get("source") is not None]
         review_file = next((r for r in refs if r.key == "project"), ref)
         approvals = log.approvals_near(review_file, stamps) if stamps else []
