@@ -148,6 +148,9 @@ def _window(column: str, since: str | None, until: str | None, words: str = "",
     return (" AND ".join(sql) or "1"), args
 
 
+_histories: dict[tuple, dict] = {}
+
+
 def history(ref: StoreRef, since: str | None, until: str | None, limit: int,
             words: str = "") -> dict:
     """The newest ``limit`` of each kind of entry in [since, until) whose title holds
@@ -182,12 +185,13 @@ def history(ref: StoreRef, since: str | None, until: str | None, limit: int,
             wiped = (" FROM memories m LEFT JOIN memory_events e ON e.memory_id = m.id"
                      " AND e.event_type = 'soft_delete' AND e.timestamp = m.deleted_at"
                      f" WHERE m.deleted_at IS NOT NULL AND e.id IS NULL AND {where}")
-            wipes = [dict(r) for r in conn.execute(
-                "SELECT CAST(m.deleted_at AS TEXT) AS deleted_at, COUNT(*) AS n,"
-                " json_group_array(CAST(m.title AS TEXT)) AS titles" + wiped +
-                " GROUP BY 1 ORDER BY 1 DESC LIMIT ?", (*args, limit))]
-            n_wipes = conn.execute("SELECT COUNT(DISTINCT m.deleted_at)" + wiped,
-                                   args).fetchone()[0]
+            groups = conn.execute("SELECT CAST(m.deleted_at AS TEXT) AS deleted_at, COUNT(*) AS n"
+                                  + wiped + " GROUP BY 1 ORDER BY 1 DESC", args).fetchall()
+            n_wipes, wipes = len(groups), [dict(r) for r in groups[:limit]]
+            for w in wipes:   # a few titles of each wipe shown
+                w["titles"] = [r[0] for r in conn.execute(
+                    "SELECT CAST(m.title AS TEXT)" + wiped + " AND m.deleted_at = ?"
+                    " ORDER BY 1 LIMIT 5", (*args, w["deleted_at"]))]
             ids = sorted({e["memory_id"] for e in events if e["event_type"] == "update"})
             prior: dict[str, list] = {}
             for start in range(0, len(ids), 500):
@@ -200,7 +204,13 @@ def history(ref: StoreRef, since: str | None, until: str | None, limit: int,
             conn.execute("COMMIT")
         return {"events": events, "reviews": reviews, "wipes": wipes, "prior": prior,
                 "total": n_events + n_reviews + n_wipes}
-    return read(ref.path, run)
+    key = (str(ref.path), file_stamp(ref.path), since, until, limit, words)
+    if key not in _histories:   # a reload, the live region's refresh: unchanged files, no SQL
+        found = read(ref.path, run)
+        if len(_histories) >= 16:
+            _histories.pop(next(iter(_histories)))
+        _histories[key] = found
+    return _histories[key]
 
 
 def approvals_near(ref: StoreRef, stamps: list[str]) -> list[dict]:

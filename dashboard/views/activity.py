@@ -80,7 +80,7 @@ def index(fmt: str):
     words = request.args.get("q", "").strip()[:200]
     found = activity_log.feed(refs, since, until, page_no, PER_PAGE, words)
     changes = activity_log.changed_since(refs, changed_from) if changed_from else None
-    last_visit = (activity_log.changed_since(refs, baseline)["counts"]
+    last_visit = (activity_log.changed_since(refs, baseline, limits=False)["counts"]
                   if baseline and changes is None and fmt != "json" else None)
     response = page(fmt, "activity/index.html", "activity/_feed.html", to_json=_json,
                     items=found["items"], total=found["total"], page=page_no,

@@ -19,11 +19,11 @@ row is today: ``live``, ``deleted`` or ``purged`` (gone from the file).
 
 from __future__ import annotations
 
-import json
 from datetime import datetime, timedelta
 
 from ..contract import normalize_key
 from ..store import events as log
+from ..store.connection import file_stamp
 from ..store.snapshot import rows_of
 
 _RANK = {"event": 0, "review": 1, "wipe": 2}   # order within one second: write, then mark
@@ -88,10 +88,10 @@ def entries(store: str, found: dict, approvals: list[dict]) -> list[dict]:
                     "scope": r["scope"], "event_id": None, "count": 1, "titles": [], "now": None,
                     "_rank": (r["updated_at"], _RANK["review"], 0)})
     for w in found["wipes"]:
-        titles = [t for t in json.loads(w["titles"]) if t is not None]
+        titles = [t for t in w["titles"] if t is not None]
         out.append({"store": store, "kind": "wiped", "at": w["deleted_at"], "actor": "agent",
                     "memory_id": None, "review_id": None, "title": None, "key_normalized": None,
-                    "scope": None, "event_id": None, "count": w["n"], "titles": sorted(titles)[:5],
+                    "scope": None, "event_id": None, "count": w["n"], "titles": titles,
                     "now": "deleted", "_rank": (w["deleted_at"], _RANK["wipe"], 0)})
     return out
 
@@ -117,7 +117,20 @@ def feed(refs, since: str | None, until: str | None, page: int, per_page: int,
 _LISTED = 50
 
 
-def changed_since(refs, since: str) -> dict:
+_diffs: dict[tuple, dict] = {}
+
+
+def changed_since(refs, since: str, limits: bool = True) -> dict:
+    """``_changed_since``, kept while the files' stamps hold (every reload of a visit asks)."""
+    key = (tuple((str(r.path), file_stamp(r.path)) for r in refs), since, limits)
+    if key not in _diffs:
+        if len(_diffs) >= 8:
+            _diffs.pop(next(iter(_diffs)))
+        _diffs[key] = _changed_since(refs, since, limits)
+    return _diffs[key]
+
+
+def _changed_since(refs, since: str, limits: bool) -> dict:
     """What the agent knew at ``since`` against what it knows now, from the rows today.
 
     ``added``: live now, created since; ``changed``: live then and now, written since
@@ -144,6 +157,8 @@ def changed_since(refs, since: str) -> dict:
                 out["counts"][group] += 1
                 if len(out[group]) < _LISTED:
                     out[group].append(m)
+        if not limits:   # the counts alone ("since your last visit"): no read of the log
+            continue
         reach = log.extent(ref)
         if reach["first"] is None or str(reach["first"]) > since:
             out["limits"].append({"code": "log_starts_later", "store": ref.key,
