@@ -159,6 +159,7 @@ def test_since_my_last_visit_is_remembered_per_port_in_a_signed_cookie(history):
     cookie = first.headers["Set-Cookie"]
     assert cookie.startswith("agentao_memory_activity_") and "HttpOnly" in cookie
     assert soup(first).select_one("[data-last-visit]") is None      # nothing to compare with yet
+    assert soup(client.get("/activity")).select_one("[data-last-visit]") is None   # same visit
     name = cookie.partition("=")[0]
     # A visit that ended two hours ago, signed by this dashboard: the next visit compares with it.
     two_hours = (datetime.now() - timedelta(hours=2)).strftime("%Y-%m-%dT%H:%M:%S")
@@ -173,6 +174,10 @@ def test_since_my_last_visit_is_remembered_per_port_in_a_signed_cookie(history):
     diff = soup(client.get("/activity?changed=last")).select_one("#activity-changes")
     assert "Since your last visit" in diff.get_text()
     assert [li["data-memory"] for li in diff.select("[data-group=changed] li[data-memory]")] == [_ids["build"]]
+    # A first visit that ended two hours ago (no baseline of its own): compared with its end.
+    with client.application.test_request_context():
+        client.set_cookie(name, sign_preference(f"|{two_hours}"))
+    assert soup(client.get("/activity")).select_one("[data-last-visit]")["data-last-visit"] == two_hours
     # The same value unsigned (a page on another port can set a cookie of this name): ignored.
     client.set_cookie(name, f"{two_hours}|{two_hours}")
     assert soup(client.get("/activity")).select_one("[data-last-visit]") is None

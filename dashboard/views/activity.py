@@ -37,17 +37,24 @@ def _stamp(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S")   # agentao's clock: local, whole seconds
 
 
-def _visits() -> tuple[str | None, str | None]:
-    """(the baseline "since my last visit" compares with, the last time this page was seen)."""
+def _visits() -> tuple[str | None, str]:
+    """(the moment "since your last visit" compares with, or None; this visit's stamp).
+
+    A visit is page views less than 30 minutes apart: reloads keep comparing with the
+    same moment, the next visit compares with the end of this one, and the very first
+    visit compares with nothing.  The cookie holds "baseline|last seen"."""
+    now = _stamp(datetime.now())
     values = set(verified_preferences(request.cookies.getlist(visit_cookie())))
     if len(values) != 1:
-        return None, None
+        return None, now
     baseline, _sep, seen = values.pop().partition("|")
     try:
-        datetime.fromisoformat(baseline), datetime.fromisoformat(seen)
+        ongoing = datetime.now() - datetime.fromisoformat(seen) < _SAME_VISIT
+        if baseline:
+            datetime.fromisoformat(baseline)
     except ValueError:
-        return None, None
-    return baseline, seen
+        return None, now
+    return (baseline or None) if ongoing else seen, now
 
 
 def _day(name: str) -> str | None:
@@ -69,7 +76,7 @@ def index(fmt: str):
     until = (date.fromisoformat(to) + timedelta(days=1)).isoformat() if to else None
     page_no = number_arg("page", 1, MAX_PAGE)
     refs = [r for r in readable_refs() if store in ("", r.key)]
-    baseline, seen = _visits()
+    baseline, now = _visits()
     changed_arg = request.args.get("changed", "").strip()
     if changed_arg == "last":
         changed_from = baseline
@@ -89,20 +96,12 @@ def index(fmt: str):
                     changes=changes, changed_arg=changed_arg, baseline=baseline,
                     last_visit=last_visit, stores=[r.key for r in refs])
     if not wants_fragment() and not wants_json():
-        _remember_visit(response, baseline, seen)
+        _remember_visit(response, baseline, now)
     return response
 
 
-def _remember_visit(response, baseline: str | None, seen: str | None) -> None:
-    """This visit's stamp; the baseline moves to the previous visit once a visit is over."""
-    now = datetime.now()
-    try:
-        ongoing = seen is not None and now - datetime.fromisoformat(seen) < _SAME_VISIT
-    except ValueError:
-        ongoing = False
-    if not ongoing:
-        baseline = seen or _stamp(now)
-    response.set_cookie(visit_cookie(), sign_preference(f"{baseline or _stamp(now)}|{_stamp(now)}"),
+def _remember_visit(response, baseline: str | None, now: str) -> None:
+    response.set_cookie(visit_cookie(), sign_preference(f"{baseline or ''}|{now}"),
                         httponly=True, samesite="Strict", max_age=60 * 60 * 24 * 365,
                         path=current_app.config["URL_PREFIX"] or "/")
 
