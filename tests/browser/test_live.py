@@ -117,3 +117,23 @@ def test_the_activity_page_on_a_phone(browser, live):
         assert cards[0].find_element(By.CSS_SELECTOR, "td.lead").size["width"] >= 60
     finally:
         set_size(browser, DESKTOP)
+
+
+def test_the_memories_list_and_the_suggestions_refresh_when_the_agent_writes(browser, live):
+    browser.get(live.url("/memories?per_page=100"))
+    wait_for(browser, htmx_settled, "htmx did not load")
+    browser.execute_script("window.__samePage = true")
+    agent_process(live, 'a.save("cache backend", "Redis 7 behind the API.", ["infra"], scope="project")')
+    wait_for(browser, lambda d: any("cache_backend" in r.get_attribute("data-memory-id") or
+                                    "cache backend" in r.text for r in d.find_elements(
+                                        By.CSS_SELECTOR, "#memory-list tr.memory")),
+             "the list did not show the new memory")
+    assert browser.find_element(By.CSS_SELECTOR, NOTICE).text == "The agent just saved 'cache backend'."
+    assert browser.execute_script("return window.__samePage") is True
+    browser.get(live.url("/reviews"))
+    wait_for(browser, htmx_settled, "htmx did not load")
+    before = len(browser.find_elements(By.CSS_SELECTOR, "#review-list [data-status=pending]"))
+    agent_process(live, 'a.crystallize("We decided to deploy on Fridays only.")')
+    wait_for(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#review-list [data-status=pending]"))
+             > before, "the suggestions did not refresh")
+    assert "The agent just suggested" in browser.find_element(By.CSS_SELECTOR, NOTICE).text
