@@ -188,10 +188,18 @@ def history(ref: StoreRef, since: str | None, until: str | None, limit: int,
             groups = conn.execute("SELECT CAST(m.deleted_at AS TEXT) AS deleted_at, COUNT(*) AS n"
                                   + wiped + " GROUP BY 1 ORDER BY 1 DESC", args).fetchall()
             n_wipes, wipes = len(groups), [dict(r) for r in groups[:limit]]
-            for w in wipes:   # a few titles of each wipe shown
-                w["titles"] = [r[0] for r in conn.execute(
-                    "SELECT CAST(m.title AS TEXT)" + wiped + " AND m.deleted_at = ?"
-                    " ORDER BY 1 LIMIT 5", (*args, w["deleted_at"]))]
+            titles: dict = {w["deleted_at"]: [] for w in wipes}
+            if wipes:   # up to 5 titles of each wipe shown, in one read (one transient index)
+                marks = ",".join("?" * len(wipes))
+                for stamp, title in conn.execute(
+                        "SELECT d, t FROM (SELECT CAST(m.deleted_at AS TEXT) AS d,"
+                        " CAST(m.title AS TEXT) AS t, ROW_NUMBER() OVER (PARTITION BY"
+                        " m.deleted_at ORDER BY CAST(m.title AS TEXT)) AS n" + wiped +
+                        f" AND CAST(m.deleted_at AS TEXT) IN ({marks})) WHERE n <= 5",
+                        (*args, *titles)):
+                    titles[stamp].append(title)
+            for w in wipes:
+                w["titles"] = titles[w["deleted_at"]]
             ids = sorted({e["memory_id"] for e in events if e["event_type"] == "update"})
             prior: dict[str, list] = {}
             for start in range(0, len(ids), 500):
