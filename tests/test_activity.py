@@ -232,6 +232,8 @@ def test_the_pulse_is_quiet_about_the_dashboards_own_writes_and_odd_tokens(histo
     odd = client.get("/activity/pulse?since=not-a-token", headers=HTMX)
     assert odd.status_code == 200 and soup(odd).select_one("[data-said]") is None
     assert soup(odd).select_one("#pulse")["hx-get"].startswith("/activity/pulse?since=")
+    opened = client.get(url)    # a person opening the address, not htmx: the Activity page
+    assert opened.status_code == 303 and opened.headers["Location"].endswith("/activity")
 
 
 def test_the_pulse_reads_no_rows_while_nothing_moved(agent, monkeypatch):

@@ -103,7 +103,10 @@ def _said(news: list[tuple[str, dict]], reviews: list[dict], cleared: int) -> st
 
 @bp.get("/activity/pulse")
 def pulse():
-    from flask import request
+    """The pulse's answer to a page; a person opening this address goes to the Activity page."""
+    from flask import redirect, request
+    if request.headers.get("HX-Request") != "true":
+        return redirect(url_for("activity.index"), code=303)
     then = decode(request.args.get("since", ""))
     now = _marks()
     if then == now:
