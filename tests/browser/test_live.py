@@ -53,6 +53,7 @@ def feed_titles(browser) -> list[str]:
 
 def test_the_notice_comes_within_two_seconds_and_typed_text_stays(browser, live):
     open_activity(browser, live)
+    browser.find_element(By.CSS_SELECTOR, "#activity-feed details.activity-forms summary").click()
     field = browser.find_element(By.CSS_SELECTOR, "#activity-feed input[name=q]")
     field.send_keys("half-typed filter")          # typed, never sent
     wrote = agent_process(live, 'a.save("deploy target", "Deploys go to fly.io.", ["infra"], '
@@ -137,3 +138,25 @@ def test_the_memories_list_and_the_suggestions_refresh_when_the_agent_writes(bro
     wait_for(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#review-list [data-status=pending]"))
              > before, "the suggestions did not refresh")
     assert "The agent just suggested" in browser.find_element(By.CSS_SELECTOR, NOTICE).text
+
+
+@pytest.mark.parametrize("size", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_journey_what_did_the_agent_just_do(browser, live, size):
+    """From any page, one click shows what the agent did last, and who did it."""
+    from .conftest import Journey
+    set_size(browser, size)
+    try:
+        browser.get(live.url("/overview"))
+        wait_for(browser, htmx_settled, "htmx did not load")
+        j = Journey(browser, "what the agent just did")
+        j.click(browser.find_element(By.CSS_SELECTOR, "nav.tabs a[data-tab=activity]"))
+        newest = wait_for(browser, lambda d: d.find_elements(
+            By.CSS_SELECTOR, "#activity-feed tbody tr"), "no activity listed")[0]
+        assert newest.get_attribute("data-actor") in {"agent", "approval", "review", "dashboard"}
+        assert newest.find_element(By.CSS_SELECTOR, "td.lead .term").text   # "saved", "deleted", …
+        browser.execute_script("window.scrollTo(0, 0)")
+        assert in_viewport(browser, newest)
+        record = j.done()
+        assert record["clicks"] == 1 and record["keys"] == 0
+    finally:
+        set_size(browser, DESKTOP)
