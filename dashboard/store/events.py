@@ -103,9 +103,10 @@ def mark_of(ref: StoreRef) -> Mark:
             count = 0
         return Mark(int(last or 0), count, str(rev or ""))
     found = read(ref.path, run)
-    if len(_marks) > 16:
-        _marks.clear()
+    _marks.pop(str(ref.path), None)
     _marks[str(ref.path)] = (stamp, found)
+    while len(_marks) > 16:   # the oldest first: never the other store of the same page
+        _marks.pop(next(iter(_marks)), None)
     return found
 
 
