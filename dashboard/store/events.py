@@ -45,6 +45,10 @@ _own_events: deque = deque(maxlen=_OWN_KEPT)     # (event id, memory id, kind, s
 _own_reviews: deque = deque(maxlen=_OWN_KEPT)    # (item id, status, stamp)
 
 _MEMORY = text_select(("title", "key_normalized", "scope", "source", "updated_at", "deleted_at"))
+# The log's own columns, a BLOB (a hand edit) read as TEXT like every other column.
+_EVENT = "e.id, " + ", ".join(
+    f"CASE WHEN typeof(e.{c}) = 'blob' THEN CAST(e.{c} AS TEXT) ELSE e.{c} END AS {c}"
+    for c in ("memory_id", "event_type", "timestamp"))
 
 
 def note_own_event(event_id, memory_id: str, kind: str, stamp: str) -> None:
@@ -118,13 +122,13 @@ def news(ref: StoreRef, since: Mark, cap: int = 5) -> dict:
         conn.execute("BEGIN")
         try:
             events = [dict(r) for r in conn.execute(
-                f"SELECT e.id, e.memory_id, e.event_type, e.timestamp, {_MEMORY}"
+                f"SELECT {_EVENT}, {_MEMORY}"
                 " FROM memory_events e LEFT JOIN memories m ON m.id = e.memory_id"
                 " WHERE e.id > ? ORDER BY e.id DESC LIMIT ?", (since.last_event, cap))]
             total = conn.execute("SELECT COUNT(*) FROM memory_events WHERE id > ?",
                                  (since.last_event,)).fetchone()[0]
             reviews = [dict(r) for r in conn.execute(
-                f"SELECT id, status, {text_select(('title', 'updated_at', 'created_at'))}"
+                f"SELECT {text_select(('id', 'status', 'title', 'updated_at', 'created_at'))}"
                 " FROM memory_review_queue WHERE CAST(updated_at AS TEXT) > ?"
                 " ORDER BY updated_at DESC LIMIT ?", (since.reviews, cap))]
         finally:
@@ -167,7 +171,7 @@ def history(ref: StoreRef, since: str | None, until: str | None, limit: int,
         try:
             where, args = _window("e.timestamp", since, until, words, "m.title")
             events = [dict(r) for r in conn.execute(
-                f"SELECT e.id, e.memory_id, e.event_type, e.timestamp, {_MEMORY}"
+                f"SELECT {_EVENT}, {_MEMORY}"
                 " FROM memory_events e LEFT JOIN memories m ON m.id = e.memory_id"
                 f" WHERE {where} ORDER BY e.id DESC LIMIT ?", (*args, limit))]
             joined = " LEFT JOIN memories m ON m.id = e.memory_id" if words else ""
@@ -176,7 +180,7 @@ def history(ref: StoreRef, since: str | None, until: str | None, limit: int,
             where, args = _window("updated_at", since, until, words, "title")
             decided = f"status IN ('approved', 'rejected') AND {where}"
             reviews = [dict(r) for r in conn.execute(
-                f"SELECT id, status, {text_select(('title', 'key_normalized', 'scope', 'updated_at'))}"
+                f"SELECT {text_select(('id', 'status', 'title', 'key_normalized', 'scope', 'updated_at'))}"
                 f" FROM memory_review_queue WHERE {decided}"
                 " ORDER BY updated_at DESC, id DESC LIMIT ?", (*args, limit))]
             n_reviews = conn.execute(f"SELECT COUNT(*) FROM memory_review_queue WHERE {decided}",
@@ -205,7 +209,8 @@ def history(ref: StoreRef, since: str | None, until: str | None, limit: int,
             prior: dict[str, list] = {}
             for start in range(0, len(ids), 500):
                 part = ids[start:start + 500]
-                for r in conn.execute("SELECT memory_id, id, event_type FROM memory_events"
+                for r in conn.execute("SELECT CAST(memory_id AS TEXT), id, CAST(event_type AS TEXT)"
+                                      " FROM memory_events"
                                       f" WHERE memory_id IN ({','.join('?' * len(part))})"
                                       " ORDER BY id", part):
                     prior.setdefault(r[0], []).append((r[1], r[2]))
@@ -231,7 +236,7 @@ def approvals_near(ref: StoreRef, stamps: list[str]) -> list[dict]:
 
     def run(conn):
         return [dict(r) for r in conn.execute(
-            f"SELECT id, {text_select(('scope', 'key_normalized', 'updated_at'))}"
+            f"SELECT {text_select(('id', 'scope', 'key_normalized', 'updated_at'))}"
             " FROM memory_review_queue WHERE status = 'approved'"
             " AND CAST(updated_at AS TEXT) >= ? AND CAST(updated_at AS TEXT) <= ?", (low, high))]
     return read(ref.path, run)
