@@ -82,10 +82,32 @@ LABELS: dict[str, dict[str, tuple]] = {
             "A live memory under another key says almost the same thing.")),
     },
     "event": {
-        "create": (_l("saved"), None),
-        "update": (_l("updated"), None),
+        "create": (_l("saved"), _l("A new memory was written (agentao's event 'create').")),
+        "update": (_l("updated"), _l("A memory was written again in place (agentao's event "
+                                     "'update').")),
         "delete": (_l("deleted"), None),
         "memory_deleted": (_l("deleted"), None),
+        "soft_delete": (_l("deleted"), _l("Marked deleted: the agent no longer sees it; the row "
+                                          "stays in the file until purged.")),
+        "restore": (_l("restored"), _l("A deleted memory made live again (logged by agentao's "
+                                       "event 'update' right after its delete).")),
+        "approved": (_l("approved"), _l("A suggestion was approved and saved as a memory.")),
+        "rejected": (_l("rejected"), _l("A suggestion was turned down; nothing was saved.")),
+        "wiped": (_l("cleared"), _l("Deleted all at once by agentao's /memory clear or /clear "
+                                    "(or the dashboard's Forget): no event is logged for these.")),
+    },
+    "actor": {
+        "agent": (_l("the agent"), _l("agentao: its save_memory tool, its /memory commands or "
+                                      "its limit of 50 auto-saved memories. An earlier run of "
+                                      "this dashboard writes the same and reads the same.")),
+        "approval": (_l("suggestion approved"), _l("A suggestion drawn from your messages, "
+                                                   "approved in agentao's /memory review or "
+                                                   "an earlier run of this dashboard.")),
+        "review": (_l("your review"), _l("Decided in agentao's /memory review or an earlier run "
+                                         "of this dashboard: the file does not say which.")),
+        "dashboard": (_l("this dashboard"), _l("Done here since the dashboard started (it "
+                                               "remembers its own writes until it stops), or "
+                                               "a restore, which only the dashboard makes.")),
     },
     # The forget screen: a hard purge's verdict, what a dry-run row is, why it is about you.
     "purge_verdict": {

@@ -222,7 +222,7 @@ def test_hostile_type_on_overview_is_text(agent):
     agent.save("x", "y", type=HOSTILE_LABEL)
     page = agent.app().test_client().get("/overview").get_data(as_text=True)
     soup = BeautifulSoup(page, "html.parser")
-    assert [s.get("src") for s in soup.find_all("script")] == ["/static/htmx-2.0.11.min.js"]
+    assert [s.get("src") for s in soup.find_all("script")] == ["/static/htmx-2.0.11.min.js", "/static/live.js"]
     chart = soup.select_one('svg[data-chart="composition"]')
     assert chart.find("script") is None and "type: " + HOSTILE_LABEL in chart.find("desc").text
     assert HOSTILE_LABEL in [r["data-value"] for r in soup.select('tr[data-dimension="type"]')]

@@ -68,6 +68,9 @@ def twins(tmp_path_factory):
     get("forget_memory", f"/forget/memory/{first['store']}/{first['id']}.json")
     get("forget_about", "/forget/about.json")
     get("findings", "/findings.json")
+    get("activity", "/activity.json")
+    get("activity", "/activity.json", store="user", page=1)
+    get("activity", "/activity.json", changed="2000-01-01")
     # Bulk actions (last: Apply writes): dry runs, then Apply done, conflict and refused.
     picks = [f"{m['store']}:{m['id']}" for m in out["memories"][0]["items"][:3]]
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Callable
 from urllib.parse import quote
 
+from . import events
 from .connection import (BUSY_TIMEOUT_S, StoreProblem, describe_error, read, rollback_quietly,
                          write)
 from .plan import (CATEGORIES, KINDS, REVIEW_STATUSES, Comparison, DryRun, PlanRow,  # noqa: F401
@@ -96,8 +97,9 @@ def soft_delete_memory(ref: StoreRef, memory_id: str, now: str) -> bool:
                                " WHERE id = ? AND deleted_at IS NULL",
                                (now, now, memory_id)).rowcount
         if changed:
-            conn.execute("INSERT INTO memory_events (memory_id, event_type, timestamp)"
-                         " VALUES (?, 'soft_delete', ?)", (memory_id, now))
+            logged = conn.execute("INSERT INTO memory_events (memory_id, event_type, timestamp)"
+                                  " VALUES (?, 'soft_delete', ?)", (memory_id, now))
+            events.note_own_event(logged.lastrowid, memory_id, "soft_delete", now)
         return bool(changed)
 
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from . import rows
+from . import events, rows
 from .connection import StoreProblem, read, write
 from ..contract import PlannedSave
 from ..records import Memory, ReviewItem
@@ -182,8 +182,9 @@ def pending_as_seen(conn, item_id: str, seen: str | None = None) -> ReviewItem:
 
 # --------------------------------------------------------------------------- writes (in a transaction)
 def _event(conn, memory_id: str, kind: str, stamp: str) -> None:
-    conn.execute("INSERT INTO memory_events (memory_id, event_type, timestamp) VALUES (?, ?, ?)",
-                 (memory_id, kind, stamp))
+    cursor = conn.execute("INSERT INTO memory_events (memory_id, event_type, timestamp)"
+                          " VALUES (?, ?, ?)", (memory_id, kind, stamp))
+    events.note_own_event(cursor.lastrowid, memory_id, kind, stamp)   # the feed's "this dashboard"
 
 
 def _soft_delete(conn, memory_id: str, stamp: str) -> bool:
@@ -252,6 +253,7 @@ def mark(conn, item_id: str, status: str) -> str:
     stamp = now()
     conn.execute("UPDATE memory_review_queue SET status = ?, updated_at = ? WHERE id = ?",
                  (status, stamp, item_id))
+    events.note_own_review(item_id, status, stamp)
     return stamp
 
 

@@ -1,0 +1,259 @@
+"""The event log of each store, read for the activity feed and the live pulse.
+
+What a file tells about who wrote (agentao 0.5.17, contract §2, §4.6, §5, §7;
+our ``writes.py``):
+
+* ``memory_events`` holds ``create`` / ``update`` / ``soft_delete``, the memory
+  id and the stamp; ``detail`` is always NULL.  agentao's ``save_memory`` tool,
+  its ``/memory`` commands, its cap of 50 auto-saved rows, the approval of a
+  suggestion and this dashboard all write the same rows: the file cannot say
+  which of them wrote one.
+* What can still be told: an ``update`` straight after a ``soft_delete`` of the
+  same row is a restore, which only a dashboard makes (agentao never brings a
+  row back); a write whose row still carries ``source='crystallized'`` and the
+  stamp of that write, or that lands within 2 s of a suggestion's approval, came
+  from approving a suggestion; and what *this* dashboard wrote since it was
+  started, which ``writes`` reports here as it writes (kept in memory only: the
+  file is never marked, so a restart forgets it and the older writes read as
+  the agent's).
+* Approving and rejecting write no event: the review row's ``status`` and
+  ``updated_at`` are all there is, and agentao's ``/memory review`` and a
+  dashboard write them alike.
+* ``/memory clear`` and ``/clear`` soft-delete without events: such rows are
+  found as deleted rows with no ``soft_delete`` event at their ``deleted_at``,
+  grouped by that stamp ("wiped").  The dashboard's Forget clears the same way.
+* A purge deletes rows with their events: the ``sqlite_sequence`` of the log
+  then runs ahead of what is left, which is how many changes are gone untold.
+
+Every read here is one short read-only transaction (``connection.read``).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from dataclasses import dataclass
+
+from .connection import file_stamp, read
+from .registry import StoreRef
+from .rows import as_text, text_select
+from .search import ascii_lower
+
+_OWN_KEPT = 5000
+_own_lock = threading.Lock()
+_own_events: deque = deque(maxlen=_OWN_KEPT)     # (event id, memory id, kind, stamp)
+_own_reviews: deque = deque(maxlen=_OWN_KEPT)    # (item id, status, stamp)
+
+_MEMORY = text_select(("title", "key_normalized", "scope", "source", "updated_at", "deleted_at"))
+# The log's own columns, a BLOB (a hand edit) read as TEXT like every other column.
+_EVENT = "e.id, " + ", ".join(
+    f"CASE WHEN typeof(e.{c}) = 'blob' THEN CAST(e.{c} AS TEXT) ELSE e.{c} END AS {c}"
+    for c in ("memory_id", "event_type", "timestamp"))
+
+
+def note_own_event(event_id, memory_id: str, kind: str, stamp: str) -> None:
+    """``writes`` tells us of each event it logged (checked again by every field on reading,
+    so a rolled-back write whose id the agent reused is never taken for ours)."""
+    with _own_lock:
+        _own_events.append((event_id, memory_id, kind, stamp))
+
+
+def note_own_review(item_id: str, status: str, stamp: str) -> None:
+    with _own_lock:
+        _own_reviews.append((item_id, status, stamp))
+
+
+def own_event(event_id, memory_id, kind, stamp) -> bool:
+    with _own_lock:
+        return (event_id, memory_id, kind, stamp) in _own_events
+
+
+def own_review(item_id, status, stamp) -> bool:
+    with _own_lock:
+        return (item_id, status, stamp) in _own_reviews
+
+
+# --------------------------------------------------------------------------- the pulse
+@dataclass(frozen=True)
+class Mark:
+    """Where a store's log stood: the newest event id, the change counter, the newest
+    review stamp.  The pulse compares two marks; each is O(1) to read but the review
+    stamp (the queue has no index on updated_at: a scan of the queue, which holds
+    suggestions, not memories)."""
+
+    last_event: int
+    counter: int
+    reviews: str
+
+
+_marks: dict[str, tuple[tuple, Mark]] = {}
+
+
+def mark_of(ref: StoreRef) -> Mark:
+    """The store's mark, read again only when its file stamp moved."""
+    stamp = file_stamp(ref.path)
+    held = _marks.get(str(ref.path))
+    if held is not None and held[0] == stamp:
+        return held[1]
+
+    def run(conn):
+        last = conn.execute("SELECT MAX(id) FROM memory_events").fetchone()[0]
+        counter = conn.execute("SELECT value FROM schema_meta"
+                               " WHERE key = 'memories_change'").fetchone()
+        rev = conn.execute("SELECT MAX(CAST(updated_at AS TEXT)) FROM memory_review_queue").fetchone()[0]
+        try:
+            count = int(as_text(counter[0])) if counter else 0
+        except (TypeError, ValueError):
+            count = 0
+        return Mark(int(last or 0), count, str(rev or ""))
+    found = read(ref.path, run)
+    _marks.pop(str(ref.path), None)
+    _marks[str(ref.path)] = (stamp, found)
+    while len(_marks) > 16:   # the oldest first: never the other store of the same page
+        _marks.pop(next(iter(_marks)), None)
+    return found
+
+
+def news(ref: StoreRef, since: Mark, cap: int = 5) -> dict:
+    """What moved in the store since ``since``: the newest ``cap`` events after its event id
+    (and how many there are), review rows changed after its review stamp, and whether the
+    change counter moved further than the events explain (a clear writes no event)."""
+    def run(conn):
+        conn.execute("BEGIN")
+        try:
+            events = [dict(r) for r in conn.execute(
+                f"SELECT {_EVENT}, {_MEMORY}"
+                " FROM memory_events e LEFT JOIN memories m ON m.id = e.memory_id"
+                " WHERE e.id > ? ORDER BY e.id DESC LIMIT ?", (since.last_event, cap))]
+            total = conn.execute("SELECT COUNT(*) FROM memory_events WHERE id > ?",
+                                 (since.last_event,)).fetchone()[0]
+            reviews = [dict(r) for r in conn.execute(
+                f"SELECT {text_select(('id', 'status', 'title', 'updated_at', 'created_at'))}"
+                " FROM memory_review_queue WHERE CAST(updated_at AS TEXT) > ?"
+                " ORDER BY updated_at DESC LIMIT ?", (since.reviews, cap))]
+        finally:
+            conn.execute("COMMIT")
+        return {"events": events, "total": total, "reviews": reviews}
+    return read(ref.path, run)
+
+
+# --------------------------------------------------------------------------- the feed
+def _window(column: str, since: str | None, until: str | None, words: str = "",
+            title: str = "") -> tuple[str, list]:
+    sql, args = [], []
+    if words and title:   # case-insensitive for ASCII, as agentao's own LIKE search
+        sql.append(f"instr(lower(CAST({title} AS TEXT)), ?) > 0")
+        args.append(ascii_lower(words))
+    if since:
+        sql.append(f"{column} >= ?")
+        args.append(since)
+    if until:
+        sql.append(f"{column} < ?")
+        args.append(until)
+    return (" AND ".join(sql) or "1"), args
+
+
+_histories: dict[tuple, dict] = {}
+
+
+def history(ref: StoreRef, since: str | None, until: str | None, limit: int,
+            words: str = "") -> dict:
+    """The newest ``limit`` of each kind of entry in [since, until) whose title holds
+    ``words`` (if given), and how many there are.
+
+    ``events``: the log joined with its memory row (None columns: purged);
+    ``reviews``: suggestions decided (status and updated_at);
+    ``wipes``: rows soft-deleted with no event at their stamp, grouped by stamp;
+    ``prior``: memory id -> the log's (id, event_type) of the rows listed, to find restores.
+    """
+    def run(conn):
+        conn.execute("BEGIN")
+        try:
+            where, args = _window("e.timestamp", since, until, words, "m.title")
+            events = [dict(r) for r in conn.execute(
+                f"SELECT {_EVENT}, {_MEMORY}"
+                " FROM memory_events e LEFT JOIN memories m ON m.id = e.memory_id"
+                f" WHERE {where} ORDER BY e.id DESC LIMIT ?", (*args, limit))]
+            joined = " LEFT JOIN memories m ON m.id = e.memory_id" if words else ""
+            n_events = conn.execute(f"SELECT COUNT(*) FROM memory_events e{joined} WHERE {where}",
+                                    args).fetchone()[0]
+            where, args = _window("updated_at", since, until, words, "title")
+            decided = f"status IN ('approved', 'rejected') AND {where}"
+            reviews = [dict(r) for r in conn.execute(
+                f"SELECT {text_select(('id', 'status', 'title', 'key_normalized', 'scope', 'updated_at'))}"
+                f" FROM memory_review_queue WHERE {decided}"
+                " ORDER BY updated_at DESC, id DESC LIMIT ?", (*args, limit))]
+            n_reviews = conn.execute(f"SELECT COUNT(*) FROM memory_review_queue WHERE {decided}",
+                                     args).fetchone()[0]
+            where, args = _window("m.deleted_at", since, until, words, "m.title")
+            # LEFT JOIN, not NOT EXISTS: SQLite builds a transient index on the log for it.
+            wiped = (" FROM memories m LEFT JOIN memory_events e ON e.memory_id = m.id"
+                     " AND e.event_type = 'soft_delete' AND e.timestamp = m.deleted_at"
+                     f" WHERE m.deleted_at IS NOT NULL AND e.id IS NULL AND {where}")
+            groups = conn.execute("SELECT CAST(m.deleted_at AS TEXT) AS deleted_at, COUNT(*) AS n"
+                                  + wiped + " GROUP BY 1 ORDER BY 1 DESC", args).fetchall()
+            n_wipes, wipes = len(groups), [dict(r) for r in groups[:limit]]
+            titles: dict = {w["deleted_at"]: [] for w in wipes}
+            if wipes:   # up to 5 titles of each wipe shown, in one read (one transient index)
+                marks = ",".join("?" * len(wipes))
+                for stamp, title in conn.execute(
+                        "SELECT d, t FROM (SELECT CAST(m.deleted_at AS TEXT) AS d,"
+                        " CAST(m.title AS TEXT) AS t, ROW_NUMBER() OVER (PARTITION BY"
+                        " m.deleted_at ORDER BY CAST(m.title AS TEXT)) AS n" + wiped +
+                        f" AND CAST(m.deleted_at AS TEXT) IN ({marks})) WHERE n <= 5",
+                        (*args, *titles)):
+                    titles[stamp].append(title)
+            for w in wipes:
+                w["titles"] = titles[w["deleted_at"]]
+            ids = sorted({e["memory_id"] for e in events if e["event_type"] == "update"})
+            prior: dict[str, list] = {}
+            for start in range(0, len(ids), 500):
+                part = ids[start:start + 500]
+                for r in conn.execute("SELECT CAST(memory_id AS TEXT), id, CAST(event_type AS TEXT)"
+                                      " FROM memory_events"
+                                      f" WHERE memory_id IN ({','.join('?' * len(part))})"
+                                      " ORDER BY id", part):
+                    prior.setdefault(r[0], []).append((r[1], r[2]))
+        finally:
+            conn.execute("COMMIT")
+        return {"events": events, "reviews": reviews, "wipes": wipes, "prior": prior,
+                "total": n_events + n_reviews + n_wipes}
+    key = (str(ref.path), file_stamp(ref.path), since, until, limit, words)
+    if key not in _histories:   # a reload, the live region's refresh: unchanged files, no SQL
+        found = read(ref.path, run)
+        if len(_histories) >= 16:
+            _histories.pop(next(iter(_histories)))
+        _histories[key] = found
+    return _histories[key]
+
+
+def approvals_near(ref: StoreRef, stamps: list[str]) -> list[dict]:
+    """Suggestions approved at the given stamps or up to 2 s after (approve saves the
+    memory, then marks the suggestion in a second transaction): id, scope, key, stamp."""
+    if not stamps:
+        return []
+    low, high = min(stamps), max(stamps)[:17] + "99"   # a bound past any second in that minute
+
+    def run(conn):
+        return [dict(r) for r in conn.execute(
+            f"SELECT {text_select(('id', 'scope', 'key_normalized', 'updated_at'))}"
+            " FROM memory_review_queue WHERE status = 'approved'"
+            " AND CAST(updated_at AS TEXT) >= ? AND CAST(updated_at AS TEXT) <= ?", (low, high))]
+    return read(ref.path, run)
+
+
+def extent(ref: StoreRef) -> dict:
+    """How far back the log reaches: its first stamp, how many events it holds, and how
+    many were logged but are gone (a purge deletes a row's events with it)."""
+    def run(conn):
+        first = conn.execute("SELECT CAST(timestamp AS TEXT) FROM memory_events"
+                             " ORDER BY id LIMIT 1").fetchone()
+        held = conn.execute("SELECT COUNT(*) FROM memory_events").fetchone()[0]
+        seq = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'memory_events'").fetchone()
+        unlogged = conn.execute(
+            "SELECT COUNT(*) FROM memories m LEFT JOIN memory_events e ON e.memory_id = m.id"
+            " WHERE e.id IS NULL").fetchone()[0]
+        return {"first": first[0] if first else None, "events": held,
+                "erased": max(0, int(seq[0] if seq else 0) - held) if seq else 0,
+                "unlogged": unlogged}
+    return read(ref.path, run)
