@@ -10,10 +10,12 @@
   function edited(field) {
     if (field.type === "checkbox" || field.type === "radio") return field.checked !== field.defaultChecked;
     if (field.tagName === "SELECT") {
+      // With no option marked selected in the markup, the browser shows the first one.
+      var initial = 0;
       for (var i = 0; i < field.options.length; i++) {
-        if (field.options[i].selected !== field.options[i].defaultSelected) return true;
+        if (field.options[i].defaultSelected) { initial = i; break; }
       }
-      return false;
+      return field.selectedIndex !== initial;
     }
     return field.value !== field.defaultValue;
   }
