@@ -358,8 +358,8 @@ class Journey:
         self.clicks = self.keys = 0
 
     def click(self, element):
-        self.clicks += 1
         element.click()
+        self.clicks += 1   # after it landed: a click on a replaced element is retried, not counted
         return element
 
     def type(self, element, text: str):

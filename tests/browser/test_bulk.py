@@ -55,7 +55,9 @@ def review_and_apply(driver, j: Journey, expect: str):
                        "no dry run appeared")[0]
     wait_for(driver, htmx_settled)
     # The dry run is where the eye is, with keyboard focus on its heading.
-    assert in_viewport(driver, heading) and driver.switch_to.active_element == heading
+    # (the focus scrolls it into view a moment after the swap settles)
+    wait_for(driver, lambda d: in_viewport(d, heading) and d.switch_to.active_element == heading,
+             "the dry run is not in view with focus on its heading")
     assert driver.find_element(By.CSS_SELECTOR, "[data-field=bulk-effect] [data-block-effect]")
     j.click(driver.find_element(By.CSS_SELECTOR, "#bulk-apply [data-action=bulk-apply]"))
     wait_for(driver, lambda d: expect in said(d), lambda: f"#status says {said(driver)!r}")

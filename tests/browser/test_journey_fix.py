@@ -16,7 +16,7 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from .conftest import (DESKTOP, PHONE, Journey, Server, in_viewport, login, read_db,
+from .conftest import (DESKTOP, PHONE, Journey, Server, htmx_settled, in_viewport, login, read_db,
                        screenshot, set_size, wait_for)
 
 NEW_VALUE = "Staging deploys read the key from the team vault; run scripts/deploy.sh staging."
@@ -70,7 +70,11 @@ def test_fix_a_flagged_secret(browser, size):
         wait_for(browser, lambda d: "DEPLOY_API_KEY" not in read_db(db, secret_row)[0][0],
                  lambda: "the edit was not saved: " + css(browser, "#status").text)
 
-        j.click(css(browser, 'header a[data-tab="findings"]'))
+        # The save answers with a new page: the tab is clicked once that page is in (a click
+        # on the old page's tab, replaced meanwhile, is retried, not counted twice).
+        wait_for(browser, htmx_settled)
+        wait_for(browser, lambda d: j.click(css(d, 'header a[data-tab="findings"]')) is not None,
+                 "the findings tab could not be clicked")
         fixed = wait_for(browser, lambda d: d.find_elements(
             By.CSS_SELECTOR, '#findings-fixed li[data-fixed][data-rule^="secret."]'),
             lambda: "no fixed finding listed: " + css(browser, "main").text[:600])[0]
