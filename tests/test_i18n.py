@@ -140,3 +140,29 @@ def test_lang_setting_and_json_twins(agent):
     assert twin == agent.app().test_client().get("/reviews.json").get_json()
     with pytest.raises(ValueError):
         agent.app(LANG="fr")
+
+
+def test_extraction_skips_no_f_string():
+    """pybabel skips a message built with an f-string (it prints a warning on stderr and the
+    text never reaches the catalog), so the page stays English in Chinese."""
+    import contextlib
+    import io
+    from babel.messages.extract import DEFAULT_KEYWORDS
+    keywords = {**DEFAULT_KEYWORDS, "lazy_gettext": None, "_l": None}
+    said = io.StringIO()
+    with contextlib.redirect_stderr(said):
+        for _found in extract_from_dir(str(ROOT), METHODS[:1], keywords=keywords):
+            pass
+    skipped = [line for line in said.getvalue().splitlines() if "Skipping f-string" in line]
+    assert not skipped, "messages pybabel cannot extract:\n" + "\n".join(skipped)
+
+
+def test_error_pages_title_through_the_catalog(app):
+    """werkzeug's ``exc.name`` is English only: the page title is our catalog's message (the
+    same English words), the JSON twin keeps werkzeug's name as its stable ``error``."""
+    messages = extracted()
+    c = app.test_client()
+    page = c.get("/no-such-page")
+    assert page.status_code == 404 and "<h1>Not Found</h1>" in page.get_data(as_text=True)
+    assert "Not Found" in messages and "Method Not Allowed" in messages
+    assert c.get("/no-such-page.json", headers={"Accept": "application/json"}).get_json()["error"] == "Not Found"

@@ -85,6 +85,11 @@ def reasons_text(reasons) -> str:
     return "; ".join(label("reason", r) for r in reasons if r in BECAUSE)
 
 
+def _thousands(n: int) -> str:
+    """A character count with thousands separators, as the meters above it print it."""
+    return "{:,}".format(n)
+
+
 def why_text(mark: str, reasons, rank: int | None, cost: int | None, limit: int) -> str:
     """Why a candidate was or was not recalled, from its twin fields (codes and numbers)."""
     if mark == rc.IN_BLOCK:
@@ -94,7 +99,7 @@ def why_text(mark: str, reasons, rank: int | None, cost: int | None, limit: int)
                  rank=rank or 0)
     if mark == rc.CUT_BUDGET:
         return _("over the %(limit)s-character budget: the recall block was full before it "
-                 "(it needs %(cost)s)", limit=f"{limit:,}", cost=f"{cost or 0:,}")
+                 "(it needs %(cost)s)", limit=_thousands(limit), cost=_thousands(cost or 0))
     return _("already in the always-on block, so it is not recalled again")
 
 
@@ -118,7 +123,7 @@ def _nothing(p, query: str) -> str:
         return _("Nothing is recalled: your message has no word agentao can match.")
     if p.recall.eligible:
         return _("Nothing is recalled: the best match does not fit the %(limit)s-character "
-                 "budget.", limit=f"{p.context_budget.limit:,}")
+                 "budget.", limit=_thousands(p.context_budget.limit))
     if p.recall.excluded:
         return _("Nothing new is recalled: every memory that matches is in the always-on "
                  "block already.")
