@@ -42,6 +42,7 @@ import ipaddress
 import secrets
 
 from flask import Flask, current_app, g, jsonify, render_template, request
+from flask_babel import gettext as _
 from werkzeug.exceptions import abort
 
 from ..web import wants_json
@@ -228,7 +229,7 @@ def _check_token():
         # send no cookie (and log the 403).  The icon tells a visitor no more than the
         # login page does, and its CORP header keeps other origins from loading it.
         return None
-    scheme, _, value = request.headers.get("Authorization", "").partition(" ")
+    scheme, _sep, value = request.headers.get("Authorization", "").partition(" ")
     if scheme.lower() in ("token", "bearer"):
         refused = check_token(value.strip())
         if refused is None:
@@ -254,14 +255,14 @@ def _guard():
     if refused is not None:
         return refused
     if request.method not in SAFE_METHODS and not _same_origin():
-        abort(403, "Refused: changes are only accepted from the dashboard's own pages "
-                   "(the request's Sec-Fetch-Site/Origin headers said it came from elsewhere).")
+        abort(403, _("Refused: changes are only accepted from the dashboard's own pages "
+                     "(the request's Sec-Fetch-Site/Origin headers said it came from elsewhere)."))
     limit = current_app.config["MAX_QUERY_LENGTH"]
     if len(request.query_string) > limit:
-        abort(414, f"The query string is longer than {limit} characters; shorten the filters.")
+        abort(414, _("The query string is longer than %(num)d characters; shorten the filters.", num=limit))
     body_limit = current_app.config.get("MAX_CONTENT_LENGTH")
     if body_limit is not None and (request.content_length or 0) > body_limit:
-        abort(413, f"The request body is larger than {body_limit} bytes; nothing was changed.")
+        abort(413, _("The request body is larger than %(num)d bytes; nothing was changed.", num=body_limit))
     return None
 
 

@@ -55,7 +55,7 @@ def parse_filters(args) -> dict:
     for name, values in allowed.items():
         value = (args.get(name) or "").strip()
         if value and value not in values:
-            abort(400, f"'{name}' must be one of: {', '.join(values)}.")
+            abort(400, _("'%(name)s' must be one of: %(values)s.", name=name, values=", ".join(values)))
         out[name] = value or None
     return out
 
@@ -251,7 +251,7 @@ def job(fmt: str):
     job_id = request.args.get("job")
     if job_id:
         found = _jobs().get(job_id) or abort(
-            404, "That scan is unknown (the dashboard may have restarted).")
+            404, _("That scan is unknown (the dashboard may have restarted)."))
     else:
         found = next(iter(_jobs().running()[-1:] or _jobs().finished()[-1:]), None)
     view = _job_dict(found) if found else None

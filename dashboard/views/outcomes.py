@@ -11,6 +11,7 @@ import re
 from dataclasses import asdict, dataclass
 
 from flask import abort, make_response, redirect, request
+from flask_babel import gettext as _
 
 from . import block_effects
 from ..actions import effects
@@ -61,7 +62,7 @@ def form_values() -> dict:
         return request.form
     body = request.get_json(silent=True)
     if body is None and request.is_json and request.get_data():
-        abort(400, "The JSON body cannot be read (not JSON, or nested too deeply); nothing was changed.")
+        abort(400, _("The JSON body cannot be read (not JSON, or nested too deeply); nothing was changed."))
     return body if isinstance(body, dict) else {}
 
 

@@ -11,6 +11,7 @@ reviews screen: ``views.reviews`` registers these handlers on its blueprint.
 from __future__ import annotations
 
 from flask import abort, redirect, render_template, request, url_for
+from flask_babel import gettext as _
 
 from ..actions import approval
 from ..store import writes
@@ -165,7 +166,7 @@ def decide_many(action: str):
     values = form_values()
     ids = values.getlist("ids") if hasattr(values, "getlist") else list(values.get("ids") or [])
     if not ids:
-        abort(400, "Select at least one review item.")
+        abort(400, _("Select at least one review item."))
     if len(ids) > 500:
-        abort(400, "At most 500 items at a time.")
+        abort(400, _("At most %(num)d items at a time.", num=500))
     return _answer([_decide(i, action, values) for i in dict.fromkeys(ids)], single=False)
