@@ -8,6 +8,8 @@ the budget leaves it out; any other live row only when a query recalls it.
 
 from __future__ import annotations
 
+from flask_babel import gettext as _
+
 from dashboard.records import Memory
 
 
@@ -20,13 +22,19 @@ def memory_reach(memory: Memory, because: str | None, shown: bool | None = None)
     """
     if memory.deleted_at is not None:
         return {"code": "soft_deleted",
-                "text": "soft-deleted: invisible to the agent, content still in the file"}
-    if because is not None and shown is not False:
+                "text": _("soft-deleted: invisible to the agent, content still in the file")}
+    if because is not None and shown:
         return {"code": "stable", "because": because,
-                "text": f"always in <memory-stable> ({because}), so never recalled"
-                        + ("" if shown else " (unless the 2000-character budget leaves it out)")}
+                "text": _("always in %(tag)s (%(because)s), so never recalled",
+                          tag="<memory-stable>", because=because)}
+    if because is not None and shown is None:
+        return {"code": "stable", "because": because,
+                "text": _("always in %(tag)s (%(because)s), so never recalled (unless the "
+                          "2000-character budget leaves it out)", tag="<memory-stable>", because=because)}
     if because is not None:
         return {"code": "stable_evicted", "because": because,
-                "text": f"selected for <memory-stable> ({because}) but the 2000-character "
-                        "budget leaves it out; recall only until room frees up"}
-    return {"code": "recall", "text": "recall only: in <memory-context> when a query scores it"}
+                "text": _("selected for %(tag)s (%(because)s) but the 2000-character budget "
+                          "leaves it out; recall only until room frees up",
+                          tag="<memory-stable>", because=because)}
+    return {"code": "recall", "text": _("recall only: in %(tag)s when a query scores it",
+                                        tag="<memory-context>")}
