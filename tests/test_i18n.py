@@ -166,3 +166,34 @@ def test_error_pages_title_through_the_catalog(app):
     assert page.status_code == 404 and "<h1>Not Found</h1>" in page.get_data(as_text=True)
     assert "Not Found" in messages and "Method Not Allowed" in messages
     assert c.get("/no-such-page.json", headers={"Accept": "application/json"}).get_json()["error"] == "Not Found"
+
+
+# -- Python-side text in the page's locale (a test catalog: the real one is the translator's) --
+
+def _test_catalog(tmp_path, messages: dict) -> str:
+    """A compiled zh_Hans_CN catalog holding ``messages``; its folder for BABEL_TRANSLATION_DIRECTORIES."""
+    from babel.messages.catalog import Catalog
+    from babel.messages.mofile import write_mo
+    catalog = Catalog(locale="zh_Hans_CN")
+    for msgid, msgstr in messages.items():
+        catalog.add(msgid, msgstr)
+    folder = tmp_path / "zh_Hans_CN" / "LC_MESSAGES"
+    folder.mkdir(parents=True)
+    with open(folder / "messages.mo", "wb") as f:
+        write_mo(f, catalog)
+    return str(tmp_path)
+
+
+def test_the_streamed_export_stays_in_the_page_locale(seeded, tmp_path, monkeypatch):
+    """Most of the Markdown file is written after the view returned (it is streamed), where
+    Flask-Babel alone would answer English: the headings and field names stay Chinese."""
+    monkeypatch.setattr("dashboard.actions.export_document.PIECE", 1)
+    folder = _test_catalog(tmp_path, {"What the agent knows": "智能体知道的", "Scope": "范围",
+                                      "Not Found": "找不到"})
+    app = seeded.app(LANG="zh_Hans_CN", BABEL_TRANSLATION_DIRECTORIES=folder)
+    c = app.test_client()
+    text = c.get("/export/memories.md").get_data(as_text=True)
+    assert text.startswith("# 智能体知道的") and "- **范围:**" in text and "- **Scope:**" not in text
+    assert "<h1>找不到</h1>" in c.get("/no-such-page").get_data(as_text=True)
+    english = seeded.app().test_client().get("/export/memories.md").get_data(as_text=True)
+    assert english.startswith("# What the agent knows") and "- **Scope:**" in english
