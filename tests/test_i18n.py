@@ -197,3 +197,28 @@ def test_the_streamed_export_stays_in_the_page_locale(seeded, tmp_path, monkeypa
     assert "<h1>找不到</h1>" in c.get("/no-such-page").get_data(as_text=True)
     english = seeded.app().test_client().get("/export/memories.md").get_data(as_text=True)
     assert english.startswith("# What the agent knows") and "- **Scope:**" in english
+
+
+def test_finding_whys_say_the_scan_words_in_english():
+    """findings.why re-says every finding's ``why`` through the catalog; in English it is the
+    scan's own sentence to the letter (so a reworded rule cannot drift from its message)."""
+    from datetime import datetime, timezone
+    from dashboard.findings import corpus, rules as r
+    from dashboard.findings.why import WHY, why_text
+    from dashboard.words import LABELS
+    text_rules = {x.id: x for v in vars(r).values() if isinstance(v, (list, tuple))
+                  for x in v if isinstance(x, r.TextRule)}
+    found = [r.Finding(x.id, x.category, "content", 0, 1, "", x.why) for x in text_rules.values()]
+    found += [r.Finding(rule, "secret", "content", 0, 1, "", r.GUARD_WHY.format(name=rule[13:])
+                        if rule.startswith("secret.guard_") else r.EXTRA_WHY.format(name=rule[7:]))
+              for rule in LABELS["rule"] if rule.startswith("secret.")]
+    found += [r.near_size_limit("x" * 3700, "content"), r.near_size_limit("x" * 4100, "content"),
+              r.stale("2020-01-01T00:00:00", datetime(2026, 1, 1, tzinfo=timezone.utc)),
+              r.stale("2020-01-01T00:00:00", datetime(2026, 1, 1, tzinfo=timezone.utc), stable=True)]
+    found += [r.Finding(rule, "conflict", "content", 0, 1, "", getattr(corpus, fn).__doc__.splitlines()[0])
+              for rule, fn in (("conflict.same_key", "same_key_both_scopes"),
+                               ("conflict.duplicate", "near_duplicates"),
+                               ("conflict.contradicted", "contradicted_preferences"))]
+    assert set(WHY) <= {f.rule for f in found} and len(found) > 30
+    for f in found:
+        assert why_text(f) == f.why, f.rule

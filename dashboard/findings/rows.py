@@ -18,6 +18,7 @@ from ..engine.render import EXCERPT_CHARS, VALUE_PREVIEW
 from ..engine.stable import TAIL_CHARS, TAIL_KEPT, TAIL_READ, TAIL_SEPARATOR
 from ..records import Memory
 from .gates import rows_to_scan
+from .why import why_text
 from .rules import (DIGIT_RULES, NEAR_LIMIT, Finding, Staleness, is_canonical_stamp, near_size_limit,
                     scan_text)
 
@@ -44,7 +45,8 @@ class Item:
 
     def to_dict(self) -> dict:
         return {"store": self.store, "table": self.table, "row_id": self.row_id,
-                "label": self.label, **self.finding.to_dict(), "reach": self.reach,
+                "label": self.label, **self.finding.to_dict(), "why": why_text(self.finding),
+                "reach": self.reach,
                 "reach_text": str(REACH[self.reach]), "reach_detail": str(self.reach_detail),
                 "state": self.state}
 

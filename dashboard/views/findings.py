@@ -23,6 +23,7 @@ from flask_babel import gettext as _, ngettext
 from ..actions.jobs import Busy, Job, Jobs
 from ..findings.fixed import Fixed
 from ..findings.scan import CATEGORIES, REACH, Item, Report, scan
+from ..findings.why import why_text
 from ..store import file_stamp
 from ..web import NAV_BADGES
 from ..web import page as page_
@@ -194,7 +195,8 @@ def index(fmt: str):
                  per_page=per_page, counts=counts, categories=CATEGORIES, reaches=REACH,
                  report=report, actions=actions, scanned_at=scanned_at, reused=reused,
                  job=_running_job(), job_view=_job_dict, problems=problems,
-                 store_keys=[r.key for r in stores()], fixed=fixed, check_href=check_href)
+                 store_keys=[r.key for r in stores()], fixed=fixed, check_href=check_href,
+                 why_text=why_text)
 
 
 def _list_json(ctx) -> dict:
