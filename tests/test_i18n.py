@@ -222,3 +222,23 @@ def test_finding_whys_say_the_scan_words_in_english():
     assert set(WHY) <= {f.rule for f in found} and len(found) > 30
     for f in found:
         assert why_text(f) == f.why, f.rule
+
+
+def test_kept_scan_words_and_pictures_follow_each_reader(seeded, tmp_path):
+    """A scan's reach words are said when read (the same kept object, two readers, two
+    languages); a picture's <title> comes from the catalog, plural rules included."""
+    from dashboard.findings.rows import Later
+    folder = _test_catalog(tmp_path, {
+        "recall only: in %(tag)s when a query scores it": "仅在查询给它打分时进入 %(tag)s",
+        ("Score of the first candidate, by term", "Score of the first %(num)d candidates, by term"):
+            ("前 %(num)d 个候选按项的分数",)})
+    app = seeded.app(BABEL_TRANSLATION_DIRECTORIES=folder)
+    kept = Later("recall")
+    with app.test_request_context(headers={"Accept-Language": "zh-CN"}):
+        assert str(kept) == "仅在查询给它打分时进入 <memory-context>"
+    with app.test_request_context(headers={"Accept-Language": "en"}):
+        assert str(kept) == "recall only: in <memory-context> when a query scores it"
+    zh = app.test_client().get("/preview?q=uv", headers={"Accept-Language": "zh-CN"})
+    assert ">前 1 个候选按项的分数</title>" in zh.get_data(as_text=True)
+    en = app.test_client().get("/preview?q=uv").get_data(as_text=True)
+    assert ">Score of the first candidate, by term</title>" in en
