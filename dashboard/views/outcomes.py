@@ -71,7 +71,8 @@ def require_writable(*store_keys: str) -> None:
     for st in statuses():
         if st.ref.key in store_keys and not st.writable:
             reason = st.read_only_reason or str(st.problem)
-            raise Blocked(403, f"The {st.ref.key} store cannot be changed: {reason}")
+            raise Blocked(403, _("The %(store)s store cannot be changed: %(reason)s",
+                                 store=st.ref.key, reason=reason))
 
 
 def failure(item_id: str, exc: Exception) -> Outcome:
