@@ -202,10 +202,11 @@ def check_token(given: str | None):
     if ok:
         return None
     if wait:
-        return _denied(f"Too many wrong access tokens: the dashboard checks none for {wait} s "
-                       "(a logged-in browser and the one-time link keep working).", 429, wait)
-    return _denied("That is not the access token of the running dashboard (a restart without "
-                   "--token makes a new one).")
+        return _denied(_("Too many wrong access tokens: the dashboard checks none for %(num)d s "
+                         "(a logged-in browser and the one-time link keep working).", num=wait),
+                       429, wait)
+    return _denied(_("That is not the access token of the running dashboard (a restart without "
+                     "%(option)s makes a new one).", option="--token"))
 
 
 def _check_token():
@@ -214,9 +215,10 @@ def _check_token():
         return None
     if "token" in request.args:
         # Not even checked: a URL stays in history, so the long-lived token never goes in one.
-        return _denied("The access token does not go in a URL (browsers keep URLs in their "
-                       "history). Open the one-time link the dashboard printed at start-up, "
-                       "or enter the token below; scripts send it as 'Authorization: token …'.")
+        return _denied(_("The access token does not go in a URL (browsers keep URLs in their "
+                         "history). Open the one-time link the dashboard printed at start-up, "
+                         "or enter the token below; scripts send it as %(header)s.",
+                         header="'Authorization: token …'"))
     age = cookie_age()
     if age is not None:
         g.renew_auth_cookie = age > RENEW_AFTER
@@ -235,9 +237,9 @@ def _check_token():
         if refused is None:
             request.environ["dashboard.token_header"] = True
         return refused
-    return _denied("This dashboard needs you to log in. Open the one-time link "
-                   "agentao-memory-dashboard printed when it started (…/login?code=…), "
-                   "or enter its access token below.")
+    return _denied(_("This dashboard needs you to log in. Open the one-time link %(command)s "
+                     "printed when it started (%(link)s), or enter its access token below.",
+                     command="agentao-memory-dashboard", link="…/login?code=…"))
 
 
 def _same_origin() -> bool:

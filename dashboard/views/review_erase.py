@@ -60,7 +60,8 @@ def erase():
     ids = _ids(values)
     if str(values.get("confirm")) not in ("1", "True", "true"):
         # Never erase on a bare POST: show (or tell) what confirming would remove.
-        message = "Erasing cannot be undone: confirm with confirm=1 after reading what goes."
+        message = _("Erasing cannot be undone: confirm with %(field)s after reading what goes.",
+                    field="confirm=1")
         if wants_json():
             return twin({"ok": False, "message": message}, 400)
         return render_template("reviews/erase.html", problem=message, **_confirm_context(ids)), 400
