@@ -153,6 +153,15 @@ def answer(p) -> Answer:
                   nothing="" if recalled else _nothing(p, p.query), empty=empty)
 
 
+def note_text(recall_note: str) -> str:
+    """Why recall did not run (engine.preview's notes), in the page's language."""
+    if recall_note == "empty query: agentao recalls nothing":
+        return _("empty query: agentao recalls nothing")
+    if recall_note == "no query or hint tokens":
+        return _("no query or hint tokens")
+    return recall_note
+
+
 class Words:
     """Labels, terms and rules in words, each looked up once per page: the ranked table says
     the same few words on hundreds of rows, and every lookup goes through gettext."""
@@ -168,6 +177,11 @@ class Words:
 
     def term(self, kind: str, code):
         return self._once(("term", kind, code), lambda: term(kind, code))
+
+    @staticmethod
+    def note(recall_note: str) -> str:
+        """The engine's ``recall_note`` (kept as it is in the JSON twin) in words."""
+        return note_text(recall_note)
 
     def label(self, kind: str, code):
         return self._once(("label", kind, code), lambda: label(kind, code))
