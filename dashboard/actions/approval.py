@@ -80,6 +80,11 @@ class ApprovalPlan:
     warnings: tuple[dict, ...] = ()         # what to know before approving (actions.warnings)
 
     @property
+    def refusal_words(self) -> str | None:
+        """``refusal`` (agentao's own words, as the twin keeps them) in the page's language."""
+        return warnings.refusal_text(self.refusal) if self.refusal else None
+
+    @property
     def approvable(self) -> bool:
         """Whether approving can write: a save agentao accepts, into a file that can take it."""
         return self.save is not None and not self.refusal and not self.blocked

@@ -24,12 +24,14 @@ A warning never blocks approval (only ``refused`` and ``blocked`` do, as before)
 from __future__ import annotations
 
 import math
+import re
 from bisect import bisect_right
 from dataclasses import replace
 from itertools import accumulate
 
 from flask_babel import gettext as _
 
+from ..contract import REFUSED_SECRET
 from ..findings.checks import jaccard, token_set
 from ..findings.corpus import Docs, contradicted_preferences, subject
 from ..findings.duplicates import DUPLICATE_THRESHOLD, MAX_RELATED, MIN_TOKENS
@@ -47,13 +49,30 @@ def _names(memories) -> str:
     return ", ".join(_("“%(title)s” (%(key)s)", title=m.title, key=m.key_normalized) for m in memories)
 
 
+def refusal_text(refusal: str) -> str:
+    """agentao's refusal (kept word for word in the plan and its twin) in the page's language."""
+    if refusal == REFUSED_SECRET:
+        return _("Refused to save: content appears to contain sensitive credentials")
+    if refusal == "Memory key is empty after normalization":
+        return _("Memory key is empty after normalization")
+    if refusal == "Memory key/title must be single-line":
+        return _("Memory key/title must be single-line")
+    if refusal == "Memory content is empty":
+        return _("Memory content is empty")
+    found = re.fullmatch(r"Memory content exceeds max length \((\d+) > (\d+)\)", refusal)
+    if found:
+        return _("Memory content exceeds max length (%(num)s > %(limit)s)",
+                 num=found.group(1), limit=found.group(2))
+    return refusal
+
+
 def of_plan(item, refusal: str | None, existing) -> tuple[dict, ...]:
     """The warnings the item and its plan tell by themselves."""
     out = []
     if refusal:
         out.append({"code": "refused", "text": _(
             "agentao would refuse to save this, so approving cannot work and the item stays "
-            "pending: %(why)s", why=refusal)})
+            "pending: %(why)s", why=refusal_text(refusal))})
     if contradicts(item.evidence, item.content):
         out.append({"code": "contradicts_evidence", "text": _(
             "The content may say the opposite of its evidence: a negation (%(words)s) stands on "
