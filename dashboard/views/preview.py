@@ -151,9 +151,10 @@ def _question(values) -> Question:
                 asof = asof.replace(tzinfo=timezone.utc)
             asof.astimezone(timezone.utc)   # 0001-01-01T00:00+01:00 is before year 1 in UTC
         except ValueError:
-            asof, error = now, f"“as of” is not a date and time: {raw!r}; using now."
+            asof, error = now, _("“as of” is not a date and time: %(value)s; using now.", value=repr(raw))
         except OverflowError:
-            asof, error = now, f"“as of” {raw!r} is outside the years 1 to 9999 in UTC; using now."
+            asof, error = now, _("“as of” %(value)s is outside the years 1 to 9999 in UTC; using now.",
+                                 value=repr(raw))
     shown = asof.astimezone(timezone.utc).replace(tzinfo=None).isoformat(timespec="seconds")
     return Question(q, text, messages, kind,
                     None if hints is None else tuple(h[:MAX_FIELD] for h in hints),
