@@ -166,7 +166,8 @@ def _running_job() -> Job | None:
 
 
 def cut_facts(report: Report) -> dict:
-    return {"complete": report.complete, "cut": report.cut, "rows_scanned": report.rows_scanned,
+    return {"complete": report.complete, "cut": [str(c) for c in report.cut],
+            "rows_scanned": report.rows_scanned,
             "rows_total": report.rows_total}
 
 
