@@ -242,3 +242,20 @@ def test_kept_scan_words_and_pictures_follow_each_reader(seeded, tmp_path):
     assert ">前 1 个候选按项的分数</title>" in zh.get_data(as_text=True)
     en = app.test_client().get("/preview?q=uv").get_data(as_text=True)
     assert ">Score of the first candidate, by term</title>" in en
+
+
+def test_a_background_job_speaks_the_language_of_who_started_it(seeded, tmp_path):
+    """A forget job runs in a thread, outside any request: its verdict is said in the
+    locale of the request that started it, not in English."""
+    import time
+    from flask_babel import gettext
+    from dashboard.actions.jobs import Jobs
+    folder = _test_catalog(tmp_path, {"There was nothing to erase.": "没有可抹除的内容。"})
+    app = seeded.app(BABEL_TRANSLATION_DIRECTORIES=folder)
+    jobs = Jobs()
+    with app.test_request_context(headers={"Accept-Language": "zh-CN"}):
+        job = jobs.start("purge", ["project"], lambda job: gettext("There was nothing to erase."))
+    deadline = time.monotonic() + 10
+    while job.state == "running" and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert job.state == "done" and job.result == "没有可抹除的内容。"
