@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 
 from flask import Flask, jsonify, make_response, render_template, request
-from flask_babel import gettext as _
+from flask_babel import gettext as _, lazy_gettext
 from werkzeug.exceptions import HTTPException
 
 from .store import StoreProblem
@@ -14,16 +14,59 @@ from .web import wants_json
 log = logging.getLogger(__name__)
 
 
-def _respond(status: int, title: str, message: str):
+# The page titles of the statuses the dashboard answers with, in werkzeug's English words
+# (``exc.name`` is English only). The JSON twin keeps werkzeug's name in ``error``: a stable
+# word scripts may match on.
+TITLES = {
+    400: lazy_gettext("Bad Request"),
+    403: lazy_gettext("Forbidden"),
+    404: lazy_gettext("Not Found"),
+    405: lazy_gettext("Method Not Allowed"),
+    409: lazy_gettext("Conflict"),
+    410: lazy_gettext("Gone"),
+    413: lazy_gettext("Request Entity Too Large"),
+    414: lazy_gettext("Request URI Too Large"),
+    415: lazy_gettext("Unsupported Media Type"),
+    422: lazy_gettext("Unprocessable Entity"),
+    429: lazy_gettext("Too Many Requests"),
+    500: lazy_gettext("Internal Server Error"),
+    503: lazy_gettext("Service Unavailable"),
+    507: lazy_gettext("Insufficient Storage"),
+}
+
+# werkzeug's default sentence for a bare ``abort(status)`` (same English, translatable).
+DESCRIPTIONS = {
+    400: lazy_gettext("The browser (or proxy) sent a request that this server could not understand."),
+    403: lazy_gettext("You don't have the permission to access the requested resource. It is either "
+                      "read-protected or not readable by the server."),
+    404: lazy_gettext("The requested URL was not found on the server. If you entered the URL manually "
+                      "please check your spelling and try again."),
+    405: lazy_gettext("The method is not allowed for the requested URL."),
+}
+
+
+def _respond(status: int, title: str, message: str, code: str | None = None):
     if wants_json():
-        return jsonify({"error": title, "message": message, "status": status}), status
+        return jsonify({"error": code or title, "message": message, "status": status}), status
     return render_template("error.html", status=status, title=title, message=message), status
+
+
+def _http_words(exc: HTTPException) -> tuple[str, str]:
+    """The translated title and sentence of an HTTP error (our own sentence passed to abort,
+    or ours in place of werkzeug's English default)."""
+    status = exc.code or 500
+    title = str(TITLES.get(status, exc.name))
+    default = type(exc).description
+    if exc.description and exc.description != default:
+        return title, exc.description
+    return title, str(DESCRIPTIONS.get(status, exc.description or title))
 
 
 def init_app(app: Flask) -> None:
     @app.errorhandler(HTTPException)
     def _http(exc: HTTPException):
-        response = make_response(_respond(exc.code or 500, exc.name, exc.description or exc.name))
+        title, message = _http_words(exc)
+        response = make_response(_respond(exc.code or 500, title, message, code=exc.name))
         # The exception's own headers say what the status needs: Allow on a 405
         # (RFC 9110 §15.5.6), WWW-Authenticate on a 401, Retry-After on a 503...
         for name, value in exc.get_headers():

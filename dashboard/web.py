@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flask import Flask, abort, current_app, jsonify, render_template, request
 from flask.json.provider import DefaultJSONProvider
-from flask_babel import get_locale, lazy_gettext as _l
+from flask_babel import gettext as _, get_locale, lazy_gettext as _l
 
 from .store import StoreRef, StoreStatus, inspect
 from .store.registry import ref_for
@@ -90,7 +90,7 @@ def number_arg(name: str, default: int, high: int) -> int:
         return default
     value = whole_number(raw)
     if value is None or not 1 <= value <= high:
-        abort(400, f"'{name}' must be a whole number from 1 to {high}.")
+        abort(400, _("'%(name)s' must be a whole number from 1 to %(high)d.", name=name, high=high))
     return value
 
 

@@ -139,7 +139,7 @@ def test_csv_rows_equal_the_data_and_parse_back(client, seeded):
         a = theirs[r["id"]]
         assert undo(r["content"]) == a.content and json.loads(r["tags"]) == a.tags
         assert r["visible_to_agent"] == "yes" and r["store_path"].endswith("memory.db")
-        assert r["events"].startswith("1 events (create 1)")
+        assert r["events"].startswith("1 event (create 1)")
     assert {r["section"] for r in rows} == {"memory", "soft_deleted", "review_item",
                                             "session_summary"}
     assert all(r["visible_to_agent"] == "no" for r in rows if r["section"] != "memory")
@@ -316,7 +316,7 @@ def test_a_store_gone_during_the_download_is_named_not_silently_cut(seeded, monk
     aside.rename(seeded.user_db)
     assert len(text) < len(full)
     tail = text[text.index("## This export is incomplete"):]
-    assert "could not be read and are missing from this file" in tail
+    assert "could not be read and is missing from this file" in tail   # one row: singular
     assert export.md_inline(str(seeded.user_db)) in tail
 
 

@@ -140,3 +140,122 @@ def test_lang_setting_and_json_twins(agent):
     assert twin == agent.app().test_client().get("/reviews.json").get_json()
     with pytest.raises(ValueError):
         agent.app(LANG="fr")
+
+
+def test_extraction_skips_no_f_string():
+    """pybabel skips a message built with an f-string (it prints a warning on stderr and the
+    text never reaches the catalog), so the page stays English in Chinese."""
+    import contextlib
+    import io
+    from babel.messages.extract import DEFAULT_KEYWORDS
+    keywords = {**DEFAULT_KEYWORDS, "lazy_gettext": None, "_l": None}
+    said = io.StringIO()
+    with contextlib.redirect_stderr(said):
+        for _found in extract_from_dir(str(ROOT), METHODS[:1], keywords=keywords):
+            pass
+    skipped = [line for line in said.getvalue().splitlines() if "Skipping f-string" in line]
+    assert not skipped, "messages pybabel cannot extract:\n" + "\n".join(skipped)
+
+
+def test_error_pages_title_through_the_catalog(app):
+    """werkzeug's ``exc.name`` is English only: the page title is our catalog's message (the
+    same English words), the JSON twin keeps werkzeug's name as its stable ``error``."""
+    messages = extracted()
+    c = app.test_client()
+    page = c.get("/no-such-page")
+    assert page.status_code == 404 and "<h1>Not Found</h1>" in page.get_data(as_text=True)
+    assert "Not Found" in messages and "Method Not Allowed" in messages
+    assert c.get("/no-such-page.json", headers={"Accept": "application/json"}).get_json()["error"] == "Not Found"
+
+
+# -- Python-side text in the page's locale (a test catalog: the real one is the translator's) --
+
+def _test_catalog(tmp_path, messages: dict) -> str:
+    """A compiled zh_Hans_CN catalog holding ``messages``; its folder for BABEL_TRANSLATION_DIRECTORIES."""
+    from babel.messages.catalog import Catalog
+    from babel.messages.mofile import write_mo
+    catalog = Catalog(locale="zh_Hans_CN")
+    for msgid, msgstr in messages.items():
+        catalog.add(msgid, msgstr)
+    folder = tmp_path / "zh_Hans_CN" / "LC_MESSAGES"
+    folder.mkdir(parents=True)
+    with open(folder / "messages.mo", "wb") as f:
+        write_mo(f, catalog)
+    return str(tmp_path)
+
+
+def test_the_streamed_export_stays_in_the_page_locale(seeded, tmp_path, monkeypatch):
+    """Most of the Markdown file is written after the view returned (it is streamed), where
+    Flask-Babel alone would answer English: the headings and field names stay Chinese."""
+    monkeypatch.setattr("dashboard.actions.export_document.PIECE", 1)
+    folder = _test_catalog(tmp_path, {"What the agent knows": "智能体知道的", "Scope": "范围",
+                                      "Not Found": "找不到"})
+    app = seeded.app(LANG="zh_Hans_CN", BABEL_TRANSLATION_DIRECTORIES=folder)
+    c = app.test_client()
+    text = c.get("/export/memories.md").get_data(as_text=True)
+    assert text.startswith("# 智能体知道的") and "- **范围:**" in text and "- **Scope:**" not in text
+    assert "<h1>找不到</h1>" in c.get("/no-such-page").get_data(as_text=True)
+    english = seeded.app().test_client().get("/export/memories.md").get_data(as_text=True)
+    assert english.startswith("# What the agent knows") and "- **Scope:**" in english
+
+
+def test_finding_whys_say_the_scan_words_in_english():
+    """findings.why re-says every finding's ``why`` through the catalog; in English it is the
+    scan's own sentence to the letter (so a reworded rule cannot drift from its message)."""
+    from datetime import datetime, timezone
+    from dashboard.findings import corpus, rules as r
+    from dashboard.findings.why import WHY, why_text
+    from dashboard.words import LABELS
+    text_rules = {x.id: x for v in vars(r).values() if isinstance(v, (list, tuple))
+                  for x in v if isinstance(x, r.TextRule)}
+    found = [r.Finding(x.id, x.category, "content", 0, 1, "", x.why) for x in text_rules.values()]
+    found += [r.Finding(rule, "secret", "content", 0, 1, "", r.GUARD_WHY.format(name=rule[13:])
+                        if rule.startswith("secret.guard_") else r.EXTRA_WHY.format(name=rule[7:]))
+              for rule in LABELS["rule"] if rule.startswith("secret.")]
+    found += [r.near_size_limit("x" * 3700, "content"), r.near_size_limit("x" * 4100, "content"),
+              r.stale("2020-01-01T00:00:00", datetime(2026, 1, 1, tzinfo=timezone.utc)),
+              r.stale("2020-01-01T00:00:00", datetime(2026, 1, 1, tzinfo=timezone.utc), stable=True)]
+    found += [r.Finding(rule, "conflict", "content", 0, 1, "", getattr(corpus, fn).__doc__.splitlines()[0])
+              for rule, fn in (("conflict.same_key", "same_key_both_scopes"),
+                               ("conflict.duplicate", "near_duplicates"),
+                               ("conflict.contradicted", "contradicted_preferences"))]
+    assert set(WHY) <= {f.rule for f in found} and len(found) > 30
+    for f in found:
+        assert why_text(f) == f.why, f.rule
+
+
+def test_kept_scan_words_and_pictures_follow_each_reader(seeded, tmp_path):
+    """A scan's reach words are said when read (the same kept object, two readers, two
+    languages); a picture's <title> comes from the catalog, plural rules included."""
+    from dashboard.findings.rows import Later
+    folder = _test_catalog(tmp_path, {
+        "recall only: in %(tag)s when a query scores it": "仅在查询给它打分时进入 %(tag)s",
+        ("Score of the first candidate, by term", "Score of the first %(num)d candidates, by term"):
+            ("前 %(num)d 个候选按项的分数",)})
+    app = seeded.app(BABEL_TRANSLATION_DIRECTORIES=folder)
+    kept = Later("recall")
+    with app.test_request_context(headers={"Accept-Language": "zh-CN"}):
+        assert str(kept) == "仅在查询给它打分时进入 <memory-context>"
+    with app.test_request_context(headers={"Accept-Language": "en"}):
+        assert str(kept) == "recall only: in <memory-context> when a query scores it"
+    zh = app.test_client().get("/preview?q=uv", headers={"Accept-Language": "zh-CN"})
+    assert ">前 1 个候选按项的分数</title>" in zh.get_data(as_text=True)
+    en = app.test_client().get("/preview?q=uv").get_data(as_text=True)
+    assert ">Score of the first candidate, by term</title>" in en
+
+
+def test_a_background_job_speaks_the_language_of_who_started_it(seeded, tmp_path):
+    """A forget job runs in a thread, outside any request: its verdict is said in the
+    locale of the request that started it, not in English."""
+    import time
+    from flask_babel import gettext
+    from dashboard.actions.jobs import Jobs
+    folder = _test_catalog(tmp_path, {"There was nothing to erase.": "没有可抹除的内容。"})
+    app = seeded.app(BABEL_TRANSLATION_DIRECTORIES=folder)
+    jobs = Jobs()
+    with app.test_request_context(headers={"Accept-Language": "zh-CN"}):
+        job = jobs.start("purge", ["project"], lambda job: gettext("There was nothing to erase."))
+    deadline = time.monotonic() + 10
+    while job.state == "running" and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert job.state == "done" and job.result == "没有可抹除的内容。"

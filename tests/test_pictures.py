@@ -15,6 +15,7 @@ from dashboard.engine.results import Budget
 from dashboard.pictures import (budget_meters, columns, fill_periods, meter, residue_rows,
                                 score_bars, stacked_bars)
 from dashboard.pictures.svg import number
+from dashboard.words import label
 
 HOSTILE_LABEL = "</text><script>alert('pwn')</script><text onload=\"x\">&amp;"
 HTMX = {"HX-Request": "true"}
@@ -254,7 +255,7 @@ def test_preview_shows_each_candidates_score_as_its_terms(client):
             terms = [(td["data-term"], float(td["data-contribution"]))
                      for td in row.select("td[data-term]") if float(td["data-contribution"])]
             for name, value in terms:
-                assert f"{name} {number(value)}" in desc
+                assert f"{label('term', name)} {number(value)}" in desc   # the table header's word
     empty = BeautifulSoup(client.get("/preview?q=zzzz-nothing-matches").data, "html.parser")
     assert empty.select_one('[data-picture="scores"]') is None
 

@@ -29,6 +29,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
 
+from flask_babel import gettext as _
+
 from ..contract import PlannedSave, SaveRefused, plan_save
 from ..records import Memory, ReviewItem
 from ..store import StoreProblem, StoreRef
@@ -76,6 +78,11 @@ class ApprovalPlan:
     blocked: str | None = None              # the dashboard cannot do it (file missing)
     edits: Edits | None = None              # approved with these edits (None: as proposed)
     warnings: tuple[dict, ...] = ()         # what to know before approving (actions.warnings)
+
+    @property
+    def refusal_words(self) -> str | None:
+        """``refusal`` (agentao's own words, as the twin keeps them) in the page's language."""
+        return warnings.refusal_text(self.refusal) if self.refusal else None
 
     @property
     def approvable(self) -> bool:
@@ -153,17 +160,20 @@ def _plan(refs, item, problems, edits) -> ApprovalPlan:
         return ApprovalPlan(item, None, str(refused))
     ref = ref_for(refs, save.store)
     if ref.obstacle:
-        return ApprovalPlan(item, save, None, blocked=f"The {save.store} store cannot be written: "
-                            f"{ref.path} {ref.obstacle}.")
+        return ApprovalPlan(item, save, None, blocked=_(
+            "The %(store)s store cannot be written: %(path)s %(reason)s.", store=save.store,
+            path=ref.path, reason=ref.obstacle))
     if not ref.exists:
         # agentao would create the file on open; the dashboard never creates files.
-        return ApprovalPlan(item, save, None, blocked=f"The {save.store} store does not exist yet "
-                            f"at {ref.path}; agentao creates it the first time it runs.")
+        return ApprovalPlan(item, save, None, blocked=_(
+            "The %(store)s store does not exist yet at %(path)s; agentao creates it the first "
+            "time it runs.", store=save.store, path=ref.path))
     existing, problem = writes.target_of(ref.path, save, (problems or {}).get(save.store))
     if problem is not None:
         # A damaged target blocks this item only; the rest of the queue stays usable.
-        return ApprovalPlan(item, save, None, blocked=f"The {save.store} store cannot be read, "
-                            f"so this item cannot be approved now: {problem}")
+        return ApprovalPlan(item, save, None, blocked=_(
+            "The %(store)s store cannot be read, so this item cannot be approved now: %(problem)s",
+            store=save.store, problem=problem))
     diff = []
     if existing is not None:
         for name in DIFF_FIELDS:
@@ -180,11 +190,14 @@ def _show(value) -> str:
 def _pending_item(refs: list[StoreRef], item_id: str, seen: str | None) -> ReviewItem:
     item = writes.review_item(ref_for(refs, "project").path, item_id)
     if item is None or item.status != "pending":
-        raise WriteConflict("not_pending", f"Review item {item_id} is no longer pending"
-                            + (f" (it is {item.status})." if item else " (it does not exist)."))
+        raise WriteConflict("not_pending", _(
+            "Review item %(id)s is no longer pending (it is %(status)s).", id=item_id,
+            status=item.status) if item else _(
+            "Review item %(id)s is no longer pending (it does not exist).", id=item_id))
     if seen is not None and fingerprint(item) != seen:
-        raise WriteConflict("changed", f"Review item {item_id} changed since you looked "
-                            "(the agent proposed it again); reload and decide again.")
+        raise WriteConflict("changed", _(
+            "Review item %(id)s changed since you looked (the agent proposed it again); reload "
+            "and decide again.", id=item_id))
     return item
 
 

@@ -237,8 +237,8 @@ def _warnings(p: BulkPlan) -> list[dict]:
                   and (m.store, m.id) not in acted and (m.store, m.id) not in after]
         if pushed:
             out.append({"code": "evicts_explicit", "text": _(
-                "This pushes memories you saved yourself out of the always-on <memory-stable> "
-                "block: %(names)s.", names=_names(pushed))})
+                "This pushes memories you saved yourself out of the always-on %(tag)s "
+                "block: %(names)s.", tag="<memory-stable>", names=_names(pushed))})
     replaced = [r.existing for r in changing if r.existing is not None]
     if replaced:
         out.append({"code": "overwrites", "text": ngettext(

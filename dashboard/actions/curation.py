@@ -58,9 +58,10 @@ def _lands_on(plan: PlannedSave, memory: Memory) -> None:
     # An edit must update this very row; agentao would otherwise create a new one.
     if (plan.store, plan.scope, plan.key_normalized) != (memory.store, memory.scope,
                                                           memory.key_normalized):
-        raise WriteConflict("blocked", "agentao's save rules would put this edit in another row "
-                            f"({plan.scope} scope, {plan.store} store, key '{plan.key_normalized}'), "
-                            "not this one; nothing was changed.")
+        raise WriteConflict("blocked", _(
+            "agentao's save rules would put this edit in another row (%(scope)s scope, %(store)s "
+            "store, key '%(key)s'), not this one; nothing was changed.", scope=plan.scope,
+            store=plan.store, key=plan.key_normalized))
 
 
 def plan_edit(refs: list[StoreRef], memory: Memory, value: str, tags,

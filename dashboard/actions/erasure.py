@@ -20,6 +20,8 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
+from flask_babel import gettext as _
+
 from . import approval, purge
 from ..store import StoreProblem, StoreRef
 from ..store import writes
@@ -109,13 +111,13 @@ def erase(refs: list[StoreRef], project: StoreRef, ids: list[str],
         done = ItemErasure(item_id, item.status if item else None)
         report.items.append(done)
         if item is None:
-            done.status, done.message = "not found", "No such review item; nothing was erased."
+            done.status, done.message = "not found", _("No such review item; nothing was erased.")
             continue
         if item.status == "pending":
             try:
                 approval.reject(refs, item_id, seen.get(item_id))
             except (WriteConflict, StoreProblem) as exc:
-                done.status, done.message = "conflict", f"{exc} Nothing was erased."
+                done.status, done.message = "conflict", _("%(error)s Nothing was erased.", error=exc)
                 continue
             done.rejected = True
         chosen.append(item_id)
@@ -155,24 +157,33 @@ def _judge(report: EraseReport, result: purge.PurgeResult, chosen: list[str]) ->
         done.saved_again = any(h.get("saved_again") for h in hits)
         if result.status == RETRY:
             done.status = RETRY
-            done.message = ("Erased from the table, but the agent (or another program) is reading "
-                            "the file, so the write-ahead log still holds the text. Retry when it is idle.")
+            done.message = _("Erased from the table, but the agent (or another program) is reading "
+                             "the file, so the write-ahead log still holds the text. Retry when it "
+                             "is idle.")
         elif result.status not in (ERASED, "found on disk"):
             done.status = result.status
             if done.rejected and result.status != "interrupted, retry":   # no delete committed
-                done.message = f"It was rejected, but not erased: {result.reason} Erase it again."
+                done.message = _("It was rejected, but not erased: %(reason)s Erase it again.",
+                                 reason=result.reason)
+            elif done.rejected:
+                done.message = _("It was rejected first. %(verdict)s", verdict=result.message)
             else:
-                done.message = ("It was rejected first. " if done.rejected else "") + result.message
+                done.message = result.message
         elif paths & own:
             done.status = "found on disk"
-            done.message = "Its text is still in SQLite's files; erase again."
+            done.message = _("Its text is still in SQLite's files; erase again.")
         else:
             done.status = ERASED
-            done.message = "Its content and evidence are no longer anywhere in the database or its side files."
+            done.message = _("Its content and evidence are no longer anywhere in the database or "
+                             "its side files.")
+        # Each further fact is a sentence of its own, added after the verdict.
         if done.copies and done.status == ERASED:
-            done.message += " Copies beside the database still hold it: " + ", ".join(done.copies) + "."
+            done.message += " " + _("Copies beside the database still hold it: %(files)s.",
+                                    files=", ".join(done.copies))
         if done.saved_again:
-            done.message += (" The agent saved the same text again while it was being erased: a "
-                             "live row holds it now, so it stays in the file (not residue).")
+            done.message += " " + _("The agent saved the same text again while it was being "
+                                    "erased: a live row holds it now, so it stays in the file (not "
+                                    "residue).")
         elif done.shared:
-            done.message += " Another review item still holds the same text, so it stays in the file."
+            done.message += " " + _("Another review item still holds the same text, so it stays in "
+                                    "the file.")

@@ -28,7 +28,7 @@ import re
 import unicodedata
 from typing import Iterator
 
-from .export_document import (INVISIBLE_NOTE, Document, Pieces, build_document,  # noqa: F401
+from .export_document import (INVISIBLE_NOTE, Document, Pieces, Words, build_document,  # noqa: F401
                               records)
 
 FORMATS = {"json": "application/json", "csv": "text/csv", "md": "text/markdown"}
@@ -61,12 +61,16 @@ def _chunks(parts: Iterator[str]) -> Iterator[str]:
         yield "".join(buffer)
 
 
-def events_text(events: dict | None) -> str:
+def events_text(events: dict | None, words: Words | None = None) -> str:
     """An event history summary in one line: '3 events (create 1, update 2), first …, last …'."""
+    words = words or Words()
+    _, ngettext = words.gettext, words.ngettext
     if not events or not events.get("count"):
-        return "no events"
-    kinds = ", ".join(f"{k} {n}" for k, n in sorted(events["by_type"].items()))
-    return f"{events['count']} events ({kinds}), first {events['first']}, last {events['last']}"
+        return _("no events")
+    kinds = ", ".join("%s %s" % (k, n) for k, n in sorted(events["by_type"].items()))
+    return ngettext("%(num)d event (%(kinds)s), first %(first)s, last %(last)s",
+                    "%(num)d events (%(kinds)s), first %(first)s, last %(last)s", events["count"],
+                    kinds=kinds, first=events["first"], last=events["last"])
 
 
 # -- JSON -------------------------------------------------------------------------------
@@ -133,11 +137,11 @@ def csv_cell(value) -> str:
     return "'" + text if unicodedata.normalize("NFKC", text[:1]).startswith(_FORMULA_START) else text
 
 
-def csv_row(section: str, record: dict) -> list[str]:
+def csv_row(section: str, record: dict, words: Words | None = None) -> list[str]:
     """The CSV cells of one record, in CSV_COLUMNS order."""
     values = dict(record, section=section, visible_to_agent="yes" if section == "memory" else "no")
     if "events" in record:
-        values["events"] = events_text(record["events"])
+        values["events"] = events_text(record["events"], words)
     return [csv_cell(values.get(column)) for column in CSV_COLUMNS]
 
 
@@ -161,7 +165,7 @@ def to_csv(doc: Document) -> Iterator[str]:
             yield row(csv_row("unreadable_store", {"store": st["store"], "store_path": st["path"],
                                                    "content": st["problem"]}))
     for section, record in records(doc.data):
-        yield row(csv_row(section, record))
+        yield row(csv_row(section, record, doc.words))
     for problem in doc.finish():
         yield row(csv_row("incomplete", {"content": problem}))
 
@@ -182,67 +186,82 @@ def md_block(text: str) -> str:
 
 
 def _md_fields(pairs) -> list[str]:
-    return [f"- **{label}:** {md_inline(value)}" for label, value in pairs]
+    return ["- **%s:** %s" % (label, md_inline(value)) for label, value in pairs]
 
 
-def _md_memory(m: dict) -> list[str]:
-    return [f"#### {md_inline(m['title'])}", "", *_md_fields([
-        ("ID", m["id"]), ("Key", m["key"]), ("Scope", m["scope"]), ("Type", m["type"]),
-        ("Store", f"{m['store']} ({m['store_path']})"), ("Source", m["source"]),
-        ("Confidence", m["confidence"]), ("Created", m["created_at"]),
-        ("Updated", m["updated_at"]), *([("Deleted", m["deleted_at"])] if m["deleted_at"] else []),
-        ("Tags", ", ".join(m["tags"]) or "none"), ("Keywords", ", ".join(m["keywords"]) or "none"),
-        ("History", events_text(m["events"]))]), "", md_block(m["content"]), ""]
+def _md_store(row: dict) -> str:
+    return "%s (%s)" % (row["store"], row["store_path"])
 
 
-def _md_review(r: dict) -> list[str]:
-    return [f"#### {md_inline(r['title'])}", "", *_md_fields([
-        ("ID", r["id"]), ("Status", r["status"]), ("Key", r["key"]), ("Scope", r["scope"]),
-        ("Type", r["type"]), ("Store", f"{r['store']} ({r['store_path']})"),
-        ("Occurrences", r["occurrences"]), ("Source session", r["source_session"]),
-        ("Created", r["created_at"]), ("Updated", r["updated_at"])]), "",
-        "Content:", "", md_block(r["content"]), "", "Evidence:", "", md_block(r["evidence"]), ""]
+def _md_memory(m: dict, words: Words) -> list[str]:
+    _ = words.gettext
+    return ["#### " + md_inline(m["title"]), "", *_md_fields([
+        (_("ID"), m["id"]), (_("Key"), m["key"]), (_("Scope"), m["scope"]), (_("Type"), m["type"]),
+        (_("Store"), _md_store(m)), (_("Source"), m["source"]),
+        (_("Confidence"), m["confidence"]), (_("Created"), m["created_at"]),
+        (_("Updated"), m["updated_at"]), *([(_("Deleted"), m["deleted_at"])] if m["deleted_at"] else []),
+        (_("Tags"), ", ".join(m["tags"]) or _("none")),
+        (_("Keywords"), ", ".join(m["keywords"]) or _("none")),
+        (_("History"), events_text(m["events"], words))]), "", md_block(m["content"]), ""]
 
 
-def _md_summary(s: dict) -> list[str]:
-    return [f"#### Session {md_inline(s['session_id'])}", "", *_md_fields([
-        ("ID", s["id"]), ("Store", f"{s['store']} ({s['store_path']})"),
-        ("Created", s["created_at"]), ("Tokens before", s["tokens_before"]),
-        ("Messages summarized", s["messages_summarized"])]), "", md_block(s["content"]), ""]
+def _md_review(r: dict, words: Words) -> list[str]:
+    _ = words.gettext
+    return ["#### " + md_inline(r["title"]), "", *_md_fields([
+        (_("ID"), r["id"]), (_("Status"), r["status"]), (_("Key"), r["key"]), (_("Scope"), r["scope"]),
+        (_("Type"), r["type"]), (_("Store"), _md_store(r)),
+        (_("Occurrences"), r["occurrences"]), (_("Source session"), r["source_session"]),
+        (_("Created"), r["created_at"]), (_("Updated"), r["updated_at"])]), "",
+        _("Content:"), "", md_block(r["content"]), "", _("Evidence:"), "", md_block(r["evidence"]), ""]
+
+
+def _md_summary(s: dict, words: Words) -> list[str]:
+    _ = words.gettext
+    return ["#### " + _("Session %(id)s", id=md_inline(s["session_id"])), "", *_md_fields([
+        (_("ID"), s["id"]), (_("Store"), _md_store(s)),
+        (_("Created"), s["created_at"]), (_("Tokens before"), s["tokens_before"]),
+        (_("Messages summarized"), s["messages_summarized"])]), "", md_block(s["content"]), ""]
 
 
 def _md_lines(doc: Document) -> Iterator[str]:
-    data = doc.data
-    yield from ["# What the agent knows", "", f"Exported {md_inline(data['generated_at'])} "
-                f"by the agentao memory dashboard: {data['live_count']} live memories.", ""]
+    data, words = doc.data, doc.words
+    _, ngettext = words.gettext, words.ngettext
+    yield from ["# " + _("What the agent knows"), "", ngettext(
+        "Exported %(stamp)s by the agentao memory dashboard: %(num)d live memory.",
+        "Exported %(stamp)s by the agentao memory dashboard: %(num)d live memories.",
+        data["live_count"], stamp=md_inline(data["generated_at"])), ""]
     for st in data["stores"]:
-        state = md_inline(st["problem"]) if st["problem"] else f"{st['live']} live memories"
-        yield f"- {md_inline(st['kind'])} store {md_inline(st['path'])}: {state}"
+        state = md_inline(st["problem"]) if st["problem"] else ngettext(
+            "%(num)d live memory", "%(num)d live memories", st["live"])
+        yield "- " + _("%(kind)s store %(path)s: %(state)s", kind=md_inline(st["kind"]),
+                       path=md_inline(st["path"]), state=state)
     yield ""
     scope = None
     for group in data["groups"]:
         if group["scope"] != scope:
             scope = group["scope"]
-            yield from [f"## Scope: {md_inline(scope)}", ""]
-        yield from [f"### Type: {md_inline(group['type'])} ({len(group['memories'])})", ""]
+            yield from ["## " + _("Scope: %(scope)s", scope=md_inline(scope)), ""]
+        yield from ["### " + _("Type: %(type)s (%(num)d)", type=md_inline(group["type"]),
+                               num=len(group["memories"])), ""]
         for m in group["memories"]:
-            yield from _md_memory(m)
+            yield from _md_memory(m, words)
     invisible = data.get("invisible")
     if invisible is not None:
-        yield from ["## Invisible to the agent, still in the files", "",
+        yield from ["## " + _("Invisible to the agent, still in the files"), "",
                     md_inline(invisible["note"]), "",
-                    f"### Soft-deleted memories ({len(invisible['soft_deleted'])})", ""]
+                    "### " + _("Soft-deleted memories (%(num)d)", num=len(invisible["soft_deleted"])), ""]
         for m in invisible["soft_deleted"]:
-            yield from _md_memory(m)
-        yield from [f"### Review-queue items with evidence ({len(invisible['review_queue'])})", ""]
+            yield from _md_memory(m, words)
+        yield from ["### " + _("Review-queue items with evidence (%(num)d)",
+                               num=len(invisible["review_queue"])), ""]
         for r in invisible["review_queue"]:
-            yield from _md_review(r)
-        yield from [f"### Session summaries ({len(invisible['session_summaries'])})", ""]
+            yield from _md_review(r, words)
+        yield from ["### " + _("Session summaries (%(num)d)", num=len(invisible["session_summaries"])), ""]
         for s in invisible["session_summaries"]:
-            yield from _md_summary(s)
+            yield from _md_summary(s, words)
     problems = doc.finish()
     if problems:
-        yield from ["## This export is incomplete", "", *(f"- {md_inline(p)}" for p in problems)]
+        yield from ["## " + _("This export is incomplete"), "", *("- " + md_inline(p) for p in problems)]
 
 
 def to_markdown(doc: Document) -> Iterator[str]:

@@ -15,13 +15,34 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
+from flask_babel import get_translations, lazy_gettext as _l
+
 from ..records import Memory, ReviewItem, Summary
 from ..store import StoreProblem
 from ..store import export as source
 
 PIECE = 500   # rows per read: 500 x 4,000 characters is 2 MB and some tens of ms of work
-INVISIBLE_NOTE = ("Still in the files but invisible to the agent: agentao never injects these "
-                  "into a prompt or lists them as memories.")
+INVISIBLE_NOTE = _l("Still in the files but invisible to the agent: agentao never injects these "
+                    "into a prompt or lists them as memories.")
+
+
+class Words:
+    """gettext and ngettext in the locale of the request that asked for the download.
+
+    The file is streamed: most of it is written after the view returned, outside its
+    request, where Flask-Babel would answer in English. The translations are taken
+    while the request is on and kept for the rest of the file."""
+
+    def __init__(self):
+        self.translations = get_translations()
+
+    def gettext(self, string: str, **variables) -> str:
+        text = self.translations.ugettext(string)
+        return text % variables if variables else text
+
+    def ngettext(self, singular: str, plural: str, num: int, **variables) -> str:
+        variables.setdefault("num", num)
+        return self.translations.ungettext(singular, plural, num) % variables
 
 
 def memory_record(m: Memory, path: str, events: dict) -> dict:
@@ -60,21 +81,26 @@ class Pieces:
     order: list[tuple[int, int]]
     fetch: Callable[[source.Outline, list[int]], dict]
     problems: list[str] = field(default_factory=list)
+    words: Words | None = None
 
     def __len__(self) -> int:
         return len(self.order)
 
     def __iter__(self) -> Iterator[dict]:
+        ngettext = (self.words or Words()).ngettext
         for start in range(0, len(self.order), PIECE):
             piece = self.order[start:start + PIECE]
             found: dict = {}
-            for index in dict.fromkeys(i for i, _ in piece):
+            for index in dict.fromkeys(i for i, _rowid in piece):
                 outline = self.outlines[index]
                 try:
                     got = self.fetch(outline, [rowid for i, rowid in piece if i == index])
                 except StoreProblem as problem:
-                    self.problems.append(f"{len(piece)} rows of {outline.ref.path} could not be "
-                                         f"read and are missing from this file: {problem}")
+                    self.problems.append(ngettext(
+                        "%(num)d row of %(path)s could not be read and is missing from this "
+                        "file: %(problem)s", "%(num)d rows of %(path)s could not be read and are "
+                        "missing from this file: %(problem)s", len(piece), path=outline.ref.path,
+                        problem=problem))
                     continue
                 found.update(((index, rowid), record) for rowid, record in got.items())
             yield from (found[k] for k in piece if k in found)
@@ -101,12 +127,15 @@ class Document:
 
     data: dict
     finish: Callable[[], list[str]]
+    words: Words = field(default_factory=Words)
 
 
 def build_document(outlines: list, problems: dict, include_invisible: bool,
                    generated_at: str) -> Document:
     """The export of these stores' outlines (project first); ``problems`` maps a store key to
     ``(ref, message)`` for stores that could not be read."""
+    words = Words()
+    _ = words.gettext
     stores, live = [], []
     for index, o in enumerate(outlines):
         stores.append({"store": o.ref.key, "kind": o.ref.kind, "name": o.ref.name,
@@ -118,7 +147,7 @@ def build_document(outlines: list, problems: dict, include_invisible: bool,
     groups: dict = {}
     for scope, type_, index, rowid in sorted(live, key=lambda m: m[:2]):  # stable: file order
         groups.setdefault((scope, type_), []).append((index, rowid))
-    lists = [Pieces(outlines, order, _memories) for order in groups.values()]
+    lists = [Pieces(outlines, order, _memories, words=words) for order in groups.values()]
     data = {"export": "agentao memory dashboard", "version": 1, "generated_at": generated_at,
             "include_invisible": include_invisible, "stores": stores, "live_count": len(live),
             "groups": [{"scope": s, "type": t, "memories": ms}
@@ -126,10 +155,10 @@ def build_document(outlines: list, problems: dict, include_invisible: bool,
     if include_invisible:
         every = lambda field_: [(i, r) for i, o in enumerate(outlines)  # noqa: E731
                                 for r in getattr(o, field_)]
-        lists += [Pieces(outlines, every("soft_deleted"), _memories),
-                  Pieces(outlines, every("reviews"), _reviews),
-                  Pieces(outlines, every("summaries"), _summaries)]
-        data["invisible"] = {"note": INVISIBLE_NOTE, "soft_deleted": lists[-3],
+        lists += [Pieces(outlines, every("soft_deleted"), _memories, words=words),
+                  Pieces(outlines, every("reviews"), _reviews, words=words),
+                  Pieces(outlines, every("summaries"), _summaries, words=words)]
+        data["invisible"] = {"note": str(INVISIBLE_NOTE), "soft_deleted": lists[-3],
                              "review_queue": lists[-2], "session_summaries": lists[-1]}
 
     def finish() -> list[str]:
@@ -138,13 +167,14 @@ def build_document(outlines: list, problems: dict, include_invisible: bool,
             try:
                 changed = source.version(o.ref) != o.version
             except StoreProblem as problem:
-                changed, out = False, out + [f"{o.ref.path} could not be read again: {problem}"]
+                changed, out = False, out + [_("%(path)s could not be read again: %(problem)s",
+                                               path=o.ref.path, problem=problem)]
             if changed:
-                out.append(f"{o.ref.path} changed while it was exported (something saved, "
-                           "edited or deleted meanwhile): rows written then may be missing or "
-                           "shown twice. Export again for a consistent copy.")
+                out.append(_("%(path)s changed while it was exported (something saved, edited or "
+                             "deleted meanwhile): rows written then may be missing or shown twice. "
+                             "Export again for a consistent copy.", path=o.ref.path))
         return out
-    return Document(data, finish)
+    return Document(data, finish, words)
 
 
 def records(doc: dict) -> Iterator[tuple[str, dict]]:

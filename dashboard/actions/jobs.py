@@ -11,7 +11,11 @@ import secrets
 import threading
 import time
 from dataclasses import dataclass, field
+from contextlib import ExitStack
 from typing import Callable
+
+from flask import current_app, has_app_context
+from flask_babel import force_locale, get_locale, gettext as _
 
 KEEP = 50   # finished jobs remembered; older ones are dropped
 
@@ -37,6 +41,13 @@ class Job:
     @property
     def percent(self) -> int | None:
         return None if self.fraction is None else int(self.fraction * 100)
+
+
+def _asked_in():
+    """(app, locale) of the current request, or (None, None) outside one."""
+    if not has_app_context():
+        return None, None
+    return current_app._get_current_object(), str(get_locale())
 
 
 class Busy(Exception):
@@ -70,7 +81,7 @@ class Jobs:
     def _check_idle(self, stores: set) -> None:
         running = {s for j in self._jobs.values() if j.state == "running" for s in j.stores}
         if running & stores:
-            raise Busy("A forget action is already running on this store; wait for it to finish.")
+            raise Busy(_("A forget action is already running on this store; wait for it to finish."))
 
     def start(self, kind: str, stores, work: Callable[[Job], object],
               background: bool = True) -> Job:
@@ -83,11 +94,21 @@ class Jobs:
             for old in [j for j in self._jobs.values() if j.state != "running"][:-KEEP]:
                 del self._jobs[old.id]
         if background:
-            threading.Thread(target=self._run, args=(job, work), daemon=True,
+            threading.Thread(target=self._run_in, args=(job, work, *_asked_in()), daemon=True,
                              name=f"forget-{job.id}").start()
         else:
             self._run(job, work)
         return job
+
+    @classmethod
+    def _run_in(cls, job: Job, work, app, locale) -> None:
+        """``_run`` in the app and locale of the request that started the job, so what the
+        job says (its verdicts) is in the language of the person who asked for it."""
+        with ExitStack() as stack:
+            if app is not None:
+                stack.enter_context(app.app_context())
+                stack.enter_context(force_locale(locale))
+            cls._run(job, work)
 
     @staticmethod
     def _run(job: Job, work) -> None:

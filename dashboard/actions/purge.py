@@ -12,17 +12,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import diskscan, dryrun, sidefiles, verdicts
+from flask_babel import lazy_gettext as _l
+
 from ..store import StoreProblem, StoreRef
 from ..store import purge as sql
 from ..store import writes
 
-UNREACHABLE = (
+UNREACHABLE = _l(
     "No program can reach further than these files. Earlier copies of them may survive in "
     "file-system blocks the operating system has released but not overwritten, in flash "
     "cells an SSD has retired by wear levelling, in snapshots, and in backups or synced "
     "copies kept elsewhere (Time Machine, cloud drives, copies you made by hand). Erasing "
     "those needs full-disk encryption, the disk's own secure-erase, or deleting the backups.")
-KNOWN_TEXTS_ONLY = (
+KNOWN_TEXTS_ONLY = _l(
     "The on-disk check can only look for texts it knows: the current text of each erased row. "
     "Older versions of a memory's text left by earlier updates are not in the database any more, "
     "so they cannot be searched for; the VACUUM rebuilds the file without its free pages, "
@@ -119,7 +121,7 @@ def residue_report(ref: StoreRef) -> dict:
         "files": files,
         "copies": [{"path": str(p), "size": sidefiles.size_of(p)}
                    for p in sidefiles.copies_beside(ref.path)],
-        "unreachable": UNREACHABLE,
+        "unreachable": str(UNREACHABLE),
     }
 
 
@@ -167,7 +169,7 @@ class PurgeResult:
             "earlier_texts_checked": self.earlier_texts if self.verification else 0,
             "verification": self.verification, "files_scanned": self.files_scanned,
             "copies_with_hits": self.copies_with_hits, "seconds": round(self.seconds, 3),
-            "limits": KNOWN_TEXTS_ONLY,
+            "limits": str(KNOWN_TEXTS_ONLY),
         }
 
 

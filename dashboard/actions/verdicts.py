@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import re
 
+from flask_babel import gettext as _, lazy_gettext as _l, ngettext
+
 from ..store import StoreProblem
 from ..store.purge import count_kinds
 
 # describe_error's sentences say "nothing was changed" for a single write; a
 # purge knows better whether its delete had committed, and says so itself.
 _NOTHING_CHANGED = re.compile(r"[;.]?\s*[^.;]*\bnothing was changed\b[^.]*\.?", re.IGNORECASE)
-LIST_GONE = ("the texts an earlier purge erased are kept only in the memory of the dashboard that "
-             "ran it, never on disk, so if it was interrupted and the dashboard restarted since, "
-             "that list is gone and they could not be looked for")
+LIST_GONE = _l("the texts an earlier purge erased are kept only in the memory of the dashboard "
+                "that ran it, never on disk, so if it was interrupted and the dashboard restarted "
+                "since, that list is gone and they could not be looked for")
 
 
 def reason(exc: StoreProblem) -> str:
@@ -31,17 +33,17 @@ def reason(exc: StoreProblem) -> str:
 def failure(exc: StoreProblem, committed: bool) -> str:
     """Why the purge stopped, and whether its delete had already committed."""
     if exc.kind == "changed":
-        return f"Nothing was erased: {exc} Look at the new dry run before purging."
+        return _("Nothing was erased: %(error)s Look at the new dry run before purging.", error=exc)
     if exc.kind == "disk_full":
         if committed:
-            return ("The rows were deleted, but the disk is full, so the file could not be "
-                    "compacted and its free pages may still hold their text: free space and run "
-                    "the purge again to finish it.")
-        return "The disk is full: nothing was changed, free space and try again."
+            return _("The rows were deleted, but the disk is full, so the file could not be "
+                     "compacted and its free pages may still hold their text: free space and run "
+                     "the purge again to finish it.")
+        return _("The disk is full: nothing was changed, free space and try again.")
     if committed:
-        return (f"The rows were deleted but the file was not compacted: {reason(exc)} "
-                "Run the purge again to finish it.")
-    return f"Nothing was changed: {reason(exc)}"
+        return _("The rows were deleted but the file was not compacted: %(reason)s Run the purge "
+                 "again to finish it.", reason=reason(exc))
+    return _("Nothing was changed: %(reason)s", reason=reason(exc))
 
 
 def scanned(result, copies_hit) -> str:
@@ -49,46 +51,61 @@ def scanned(result, copies_hit) -> str:
     parts = [_verdict(result)]
     again = sum(1 for v in result.verification if v.get("saved_again"))
     if again:
-        parts.append(f"{again} purged text{'s were' if again > 1 else ' was'} saved again by the "
-                     "agent during the purge: a live row holds it now, so it is in the file as "
-                     "that row's data, not as residue.")
+        parts.append(ngettext(
+            "%(num)d purged text was saved again by the agent during the purge: a live row holds "
+            "it now, so it is in the file as that row's data, not as residue.",
+            "%(num)d purged texts were saved again by the agent during the purge: a live row "
+            "holds it now, so it is in the file as that row's data, not as residue.", again))
     if result.kept:
-        parts.append(f"{len(result.kept)} row{'s' if len(result.kept) > 1 else ''} that arrived "
-                     f"after the dry run {'were' if len(result.kept) > 1 else 'was'} kept "
-                     f"({count_kinds(result.kept)}): not what you confirmed; a new dry run "
-                     "lists them.")
+        parts.append(ngettext(
+            "%(num)d row that arrived after the dry run was kept (%(kinds)s): not what you "
+            "confirmed; a new dry run lists them.",
+            "%(num)d rows that arrived after the dry run were kept (%(kinds)s): not what you "
+            "confirmed; a new dry run lists them.", len(result.kept), kinds=count_kinds(result.kept)))
     if result.skipped and result.verification:
-        parts.append(f"{len(result.skipped)} row{'s' if len(result.skipped) > 1 else ''} of the "
-                     f"dry run {'were' if len(result.skipped) > 1 else 'was'} already gone "
-                     f"({count_kinds(result.skipped)}).")
+        parts.append(ngettext(
+            "%(num)d row of the dry run was already gone (%(kinds)s).",
+            "%(num)d rows of the dry run were already gone (%(kinds)s).", len(result.skipped),
+            kinds=count_kinds(result.skipped)))
     if copies_hit:
-        parts.append("Copies beside the database still hold purged text: " +
-                     ", ".join(sorted(copies_hit)) + ". Delete them yourself if you no longer need them.")
+        parts.append(_("Copies beside the database still hold purged text: %(files)s. Delete them "
+                       "yourself if you no longer need them.", files=", ".join(sorted(copies_hit))))
     return " ".join(parts)
 
 
 def _verdict(result) -> str:
     if result.status == "pending, retry":
-        return ("Another program (probably the agent) is reading the file, so the write-ahead log "
-                "could not be emptied. Retry when it is idle.")
+        return _("Another program (probably the agent) is reading the file, so the write-ahead "
+                 "log could not be emptied. Retry when it is idle.")
     if result.status == "found on disk":
-        return "Some purged text is still in SQLite's files; run the purge again."
+        return _("Some purged text is still in SQLite's files; run the purge again.")
     n = len(result.verification)
+    if n and result.earlier_texts:
+        return ngettext(
+            "None of the %(num)d purged text searched for, including the %(earlier)s that an "
+            "earlier, unfinished run had erased, was found in the database or its side files.",
+            "None of the %(num)d purged texts searched for, including the %(earlier)s that an "
+            "earlier, unfinished run had erased, was found in the database or its side files.",
+            n, earlier=result.earlier_texts)
     if n:
-        earlier = (f", including the {result.earlier_texts} that an earlier, unfinished run had "
-                   "erased" if result.earlier_texts else "")
-        return (f"None of the {n} purged text{'s' if n > 1 else ''} searched for{earlier} was "
-                "found in the database or its side files.")
+        return ngettext("None of the %(num)d purged text searched for was found in the database "
+                        "or its side files.",
+                        "None of the %(num)d purged texts searched for was found in the database "
+                        "or its side files.", n)
     # Nothing to look for: say what was checked, and what could not be.
     if result.skipped:
-        what = (f"Nothing was left to erase: the {len(result.skipped)} rows of the dry run were "
-                f"already gone ({count_kinds(result.skipped)}).")
+        what = ngettext("Nothing was left to erase: the %(num)d row of the dry run was already "
+                        "gone (%(kinds)s).", "Nothing was left to erase: the %(num)d rows of the "
+                        "dry run were already gone (%(kinds)s).", len(result.skipped),
+                        kinds=count_kinds(result.skipped))
     elif result.deleted:
-        what = f"The rows erased ({count_kinds_of(result.deleted)}) hold no text of their own."
+        what = _("The rows erased (%(kinds)s) hold no text of their own.",
+                 kinds=count_kinds_of(result.deleted))
     else:
-        what = "There was nothing to erase."
-    return (f"{what} The file was compacted and its write-ahead log emptied, which removes what "
-            f"an interrupted purge leaves in free pages; but no text was searched for: {LIST_GONE}.")
+        what = _("There was nothing to erase.")
+    return _("%(what)s The file was compacted and its write-ahead log emptied, which removes what "
+             "an interrupted purge leaves in free pages; but no text was searched for: %(why)s.",
+             what=what, why=LIST_GONE)
 
 
 def count_kinds_of(counts: dict) -> str:

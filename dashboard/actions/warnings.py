@@ -24,10 +24,14 @@ A warning never blocks approval (only ``refused`` and ``blocked`` do, as before)
 from __future__ import annotations
 
 import math
+import re
 from bisect import bisect_right
 from dataclasses import replace
 from itertools import accumulate
 
+from flask_babel import gettext as _
+
+from ..contract import REFUSED_SECRET
 from ..findings.checks import jaccard, token_set
 from ..findings.corpus import Docs, contradicted_preferences, subject
 from ..findings.duplicates import DUPLICATE_THRESHOLD, MAX_RELATED, MIN_TOKENS
@@ -42,23 +46,43 @@ def _named(m) -> dict:
 
 
 def _names(memories) -> str:
-    return ", ".join(f"“{m.title}” ({m.key_normalized})" for m in memories)
+    return ", ".join(_("“%(title)s” (%(key)s)", title=m.title, key=m.key_normalized) for m in memories)
+
+
+def refusal_text(refusal: str) -> str:
+    """agentao's refusal (kept word for word in the plan and its twin) in the page's language."""
+    if refusal == REFUSED_SECRET:
+        return _("Refused to save: content appears to contain sensitive credentials")
+    if refusal == "Memory key is empty after normalization":
+        return _("Memory key is empty after normalization")
+    if refusal == "Memory key/title must be single-line":
+        return _("Memory key/title must be single-line")
+    if refusal == "Memory content is empty":
+        return _("Memory content is empty")
+    found = re.fullmatch(r"Memory content exceeds max length \((\d+) > (\d+)\)", refusal)
+    if found:
+        return _("Memory content exceeds max length (%(num)s > %(limit)s)",
+                 num=found.group(1), limit=found.group(2))
+    return refusal
 
 
 def of_plan(item, refusal: str | None, existing) -> tuple[dict, ...]:
     """The warnings the item and its plan tell by themselves."""
     out = []
     if refusal:
-        out.append({"code": "refused", "text": "agentao would refuse to save this, so approving "
-                    f"cannot work and the item stays pending: {refusal}"})
+        out.append({"code": "refused", "text": _(
+            "agentao would refuse to save this, so approving cannot work and the item stays "
+            "pending: %(why)s", why=refusal_text(refusal))})
     if contradicts(item.evidence, item.content):
-        out.append({"code": "contradicts_evidence", "text": "The content may say the opposite of "
-                    "its evidence: a negation (never, don't, not, 不要, 别 …) stands on one side "
-                    "and not on the other. Read the evidence before approving."})
+        out.append({"code": "contradicts_evidence", "text": _(
+            "The content may say the opposite of its evidence: a negation (%(words)s) stands on "
+            "one side and not on the other. Read the evidence before approving.",
+            words="never, don't, not, 不要, 别 …")})
     if existing is not None:
-        out.append({"code": "overwrites", "text": f"Approving replaces the live memory "
-                    f"{_names([existing])} in the {existing.store} store; its old content is "
-                    "not kept.", "memories": [_named(existing)]})
+        out.append({"code": "overwrites", "text": _(
+            "Approving replaces the live memory %(names)s in the %(store)s store; its old "
+            "content is not kept.", names=_names([existing]), store=existing.store),
+            "memories": [_named(existing)]})
     return tuple(out)
 
 
@@ -70,18 +94,19 @@ def with_store(plans: dict, block_effects: dict, snap) -> dict:
     live = [m for m in (*snap.project, *snap.user) if m.deleted_at is None]
     extra: dict[str, list[dict]] = {i: [] for i in ready}
     for i, names in _evicted(ready, block_effects, snap).items():
-        extra[i].append({"code": "evicts_explicit", "text": "Approving pushes memories you saved "
-                         "yourself out of the always-on <memory-stable> block, so a new session "
-                         f"no longer sees them: {_names(names)}.",
-                         "memories": [_named(m) for m in names]})
+        extra[i].append({"code": "evicts_explicit", "text": _(
+            "Approving pushes memories you saved yourself out of the always-on %(tag)s block, "
+            "so a new session no longer sees them: %(names)s.", tag="<memory-stable>",
+            names=_names(names)), "memories": [_named(m) for m in names]})
     for i, found in _contradicted(ready, live).items():
-        extra[i].append({"code": "contradicts_memory", "text": "It may contradict a live "
-                         f"preference or constraint on the same subject ({subject(ready[i].save.key_normalized)}"
-                         f"): {_names(found)}.", "memories": [_named(m) for m in found]})
+        extra[i].append({"code": "contradicts_memory", "text": _(
+            "It may contradict a live preference or constraint on the same subject "
+            "(%(subject)s): %(names)s.", subject=subject(ready[i].save.key_normalized),
+            names=_names(found)), "memories": [_named(m) for m in found]})
     for i, found in _duplicated(ready, live).items():
-        extra[i].append({"code": "duplicates", "text": "It is nearly the same as a live memory "
-                         f"under another key: {_names(found)}.",
-                         "memories": [_named(m) for m in found]})
+        extra[i].append({"code": "duplicates", "text": _(
+            "It is nearly the same as a live memory under another key: %(names)s.",
+            names=_names(found)), "memories": [_named(m) for m in found]})
     out = dict(plans)
     for i, more in extra.items():
         if more:

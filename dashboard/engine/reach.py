@@ -8,6 +8,8 @@ the budget leaves it out; any other live row only when a query recalls it.
 
 from __future__ import annotations
 
+from flask_babel import gettext as _
+
 from dashboard.records import Memory
 
 
@@ -19,14 +21,27 @@ def memory_reach(memory: Memory, because: str | None, shown: bool | None = None)
     None when not worked out.  Codes: soft_deleted, stable, stable_evicted, recall.
     """
     if memory.deleted_at is not None:
-        return {"code": "soft_deleted",
-                "text": "soft-deleted: invisible to the agent, content still in the file"}
+        return {"code": "soft_deleted", "text": reach_text("soft_deleted")}
     if because is not None and shown is not False:
-        return {"code": "stable", "because": because,
-                "text": f"always in <memory-stable> ({because}), so never recalled"
-                        + ("" if shown else " (unless the 2000-character budget leaves it out)")}
+        return {"code": "stable", "because": because, "text": reach_text("stable", because, shown)}
     if because is not None:
         return {"code": "stable_evicted", "because": because,
-                "text": f"selected for <memory-stable> ({because}) but the 2000-character "
-                        "budget leaves it out; recall only until room frees up"}
-    return {"code": "recall", "text": "recall only: in <memory-context> when a query scores it"}
+                "text": reach_text("stable_evicted", because)}
+    return {"code": "recall", "text": reach_text("recall")}
+
+
+def reach_text(code: str, because: str | None = None, shown: bool | None = None) -> str:
+    """The words for a reach ``code``, in the current locale (a scan kept across requests
+    asks again each time it is shown: ``findings.rows.Later``)."""
+    if code == "soft_deleted":
+        return _("soft-deleted: invisible to the agent, content still in the file")
+    if code == "stable" and shown:
+        return _("always in %(tag)s (%(because)s), so never recalled",
+                 tag="<memory-stable>", because=because)
+    if code == "stable":
+        return _("always in %(tag)s (%(because)s), so never recalled (unless the "
+                 "2000-character budget leaves it out)", tag="<memory-stable>", because=because)
+    if code == "stable_evicted":
+        return _("selected for %(tag)s (%(because)s) but the 2000-character budget leaves it "
+                 "out; recall only until room frees up", tag="<memory-stable>", because=because)
+    return _("recall only: in %(tag)s when a query scores it", tag="<memory-context>")

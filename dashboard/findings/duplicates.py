@@ -17,6 +17,10 @@ from __future__ import annotations
 import math
 import time
 from collections import Counter, defaultdict
+
+from flask_babel import gettext as _, ngettext
+
+from .said import Said
 from itertools import compress, count, repeat
 from operator import ne, sub
 from typing import Sequence
@@ -41,24 +45,29 @@ class Cut:
     def __bool__(self) -> bool:
         return bool(self.common_rows or self.capped_rows or self.stopped_at)
 
-    def notes(self) -> list[str]:
+    def notes(self) -> list[Said]:
         out = []
         if self.stopped_at:
             done, total = self.stopped_at
-            out.append(f"the near-duplicate check stopped at the time limit after {done:,} of "
-                       f"{total:,} long memories")
+            out.append(Said(lambda: _("the near-duplicate check stopped at the time limit after "
+                                      "%(done)s of %(total)s long memories",
+                                      done="{:,}".format(done), total="{:,}".format(total))))
         if self.common_rows:
-            out.append(f"the near-duplicate check skipped words found in more than {COMMON_ROWS:,} "
-                       f"memories (too common to tell duplicates apart): {_memories(self.common_rows)} "
-                       "compared on their rarer words only")
+            n = self.common_rows
+            out.append(Said(lambda: ngettext(
+                "the near-duplicate check skipped words found in more than %(common)s memories "
+                "(too common to tell duplicates apart): %(count)s memory was compared on its "
+                "rarer words only",
+                "the near-duplicate check skipped words found in more than %(common)s memories "
+                "(too common to tell duplicates apart): %(count)s memories were compared on their "
+                "rarer words only", n, common="{:,}".format(COMMON_ROWS), count="{:,}".format(n))))
         if self.capped_rows:
-            out.append(f"{_memories(self.capped_rows)} compared with only {MAX_VISITED:,} "
-                       "others each")
+            n = self.capped_rows
+            out.append(Said(lambda: ngettext(
+                "%(count)s memory was compared with only %(max)s others each",
+                "%(count)s memories were compared with only %(max)s others each", n,
+                count="{:,}".format(n), max="{:,}".format(MAX_VISITED))))
         return out
-
-
-def _memories(n: int) -> str:
-    return f"{n:,} memory was" if n == 1 else f"{n:,} memories were"
 
 
 def duplicate_pairs(keys: list[str], texts: list[str], threshold: float = DUPLICATE_THRESHOLD

@@ -11,19 +11,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from ..engine.reach import memory_reach
+from flask_babel import gettext as _, lazy_gettext as _l
+
+from ..engine.reach import memory_reach, reach_text
 from ..engine.render import EXCERPT_CHARS, VALUE_PREVIEW
 from ..engine.stable import TAIL_CHARS, TAIL_KEPT, TAIL_READ, TAIL_SEPARATOR
 from ..records import Memory
 from .gates import rows_to_scan
+from .why import why_text
 from .rules import (DIGIT_RULES, NEAR_LIMIT, Finding, Staleness, is_canonical_stamp, near_size_limit,
                     scan_text)
 
-CATEGORIES = {"secret": "Secrets", "personal": "Personal data",
-              "instruction": "Instruction-like content", "conflict": "Conflicts and duplicates",
-              "upkeep": "Oversized or stale"}
-REACH = {"stable": "stable block every turn", "recall": "recall only",
-         "disk": "invisible but still on disk"}
+CATEGORIES = {"secret": _l("Secrets"), "personal": _l("Personal data"),
+              "instruction": _l("Instruction-like content"), "conflict": _l("Conflicts and duplicates"),
+              "upkeep": _l("Oversized or stale")}
+REACH = {"stable": _l("stable block every turn"), "recall": _l("recall only"),
+         "disk": _l("invisible but still on disk")}
 _REACH_ORDER = {"stable": 0, "recall": 1, "disk": 2}
 CATEGORY_ORDER = {c: i for i, c in enumerate(CATEGORIES)}
 
@@ -37,27 +40,74 @@ class Item:
     label: str          # key or session id, to recognise the row
     finding: Finding
     reach: str
-    reach_detail: str
+    reach_detail: "Later"   # str() it: words in the reader's locale
     state: str          # what the fixes depend on: live | deleted | a review status | ""
 
     def to_dict(self) -> dict:
         return {"store": self.store, "table": self.table, "row_id": self.row_id,
-                "label": self.label, **self.finding.to_dict(), "reach": self.reach,
-                "reach_text": REACH[self.reach], "reach_detail": self.reach_detail,
+                "label": self.label, **self.finding.to_dict(), "why": why_text(self.finding),
+                "reach": self.reach,
+                "reach_text": str(REACH[self.reach]), "reach_detail": str(self.reach_detail),
                 "state": self.state}
 
 
-def memory_item_reach(m: Memory, because: str | None, f: Finding) -> tuple[str, str]:
+class Later:
+    """Words put together when they are read, not when the scan made them.
+
+    A scan is kept across requests (and may run in a job thread, outside any), so
+    its reach words are said in the locale of whoever reads them. Unlike
+    Flask-Babel's lazy strings this is not HTML: Jinja escapes it like any text."""
+
+    __slots__ = ("code", "args")
+
+    def __init__(self, code: str, *args):
+        self.code, self.args = code, args
+
+    def __str__(self) -> str:
+        if self.code == "soft_deleted":
+            return _("%(reach)s (since %(stamp)s)", reach=reach_text("soft_deleted"),
+                     stamp=self.args[0])
+        if self.code == "past_stable":
+            return _("past the first %(num)d characters, the only part of the value the stable "
+                     "block shows; still in the file", num=self.args[0])
+        if self.code == "past_recall":
+            return _("past the first %(num)d characters, the only part of the value recall "
+                     "shows; still in the file", num=self.args[0])
+        if self.code == "review_pending":
+            return _("review item (%(status)s): not in any prompt; becomes a memory if approved",
+                     status=self.args[0])
+        if self.code == "review_decided":
+            return _("review item (%(status)s): not in any prompt; kept in the queue forever "
+                     "after the decision", status=self.args[0])
+        if self.code == "summary_tail":
+            return _("in the session tail of %(tag)s every turn", tag="<memory-stable>")
+        if self.code == "summary_outside":
+            return _("summary outside the 800-character session tail: not in any prompt, still "
+                     "in the file")
+        return reach_text(self.code, *self.args)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Later) and (self.code, self.args) == (other.code, other.args)
+
+    def __hash__(self) -> int:
+        return hash((self.code, self.args))
+
+    def __repr__(self) -> str:
+        return f"Later({self.code!r}, *{self.args!r})"
+
+
+def memory_item_reach(m: Memory, because: str | None, f: Finding) -> tuple[str, Later]:
     """The finding's reach code (stable | recall | disk) and the words for it."""
     reach = memory_reach(m, because)
     if reach["code"] == "soft_deleted":
-        return "disk", f"{reach['text']} (since {m.deleted_at})"
+        return "disk", Later("soft_deleted", m.deleted_at)
     stable = reach["code"] == "stable"
     shown = VALUE_PREVIEW if stable else EXCERPT_CHARS
     if f.field == "content" and f.start >= shown and f.category != "conflict":
-        return "disk", (f"past the first {shown} characters, the only part of the value "
-                        f"{'the stable block' if stable else 'recall'} shows; still in the file")
-    return ("stable" if stable else "recall"), reach["text"]
+        return "disk", Later("past_stable" if stable else "past_recall", shown)
+    if stable:
+        return "stable", Later("stable", because)
+    return "recall", Later("recall")
 
 
 def tail_reach(rows) -> dict[str, int]:
@@ -119,9 +169,7 @@ def memory_findings(key: str, mems: list[Memory], because: dict, now: datetime,
 
 def review_findings(key: str, reviews, items: list[Item]) -> None:
     for r in reviews:
-        detail = (f"review item ({r.status}): not in any prompt"
-                  + ("; becomes a memory if approved" if r.status == "pending" else
-                     "; kept in the queue forever after the decision"))
+        detail = Later("review_pending" if r.status == "pending" else "review_decided", r.status)
         for name in ("title", "content", "evidence"):
             for f in scan_text(getattr(r, name), name):
                 items.append(Item(key, "memory_review_queue", r.id, r.key_normalized, f,
@@ -133,8 +181,7 @@ def summary_findings(key: str, summaries, in_tail: dict[str, int], items: list[I
         for f in scan_text(r.summary_text, "summary_text"):
             keep_from = in_tail.get(r.id)
             if keep_from is not None and f.end > keep_from:
-                reach, detail = "stable", "in the session tail of <memory-stable> every turn"
+                reach, detail = "stable", Later("summary_tail")
             else:
-                reach, detail = "disk", ("summary outside the 800-character session tail: "
-                                         "not in any prompt, still in the file")
+                reach, detail = "disk", Later("summary_outside")
             items.append(Item(key, "session_summaries", r.id, r.session_id, f, reach, detail, ""))

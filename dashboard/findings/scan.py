@@ -17,12 +17,15 @@ from datetime import datetime
 from itertools import repeat
 from typing import Callable, Iterable
 
+from flask_babel import gettext as _
+
 from ..engine.stable import TAIL_READ, all_entries, select
 from ..records import Memory
 from ..store import StoreProblem
 from ..store.registry import StoreRef
 from ..store.scan import batches, count_rows, stable_candidates, summary_tail
 from . import corpus
+from .said import Said
 from .checks import token_sets
 from .duplicates import pairs_of_sets
 from .rows import (CATEGORIES, CATEGORY_ORDER, REACH, Item, memory_findings, memory_item_reach,
@@ -46,7 +49,7 @@ class Report:
     problems: list[dict] = field(default_factory=list)
     rows_total: int = 0
     rows_scanned: int = 0
-    cut: list[str] = field(default_factory=list)   # what the bounds left out, plain sentences
+    cut: list = field(default_factory=list)   # what the bounds left out: sentences (findings.said.Said)
     timed_out: bool = False   # rows were left unread: a finding missing here may still exist
 
     @property
@@ -162,11 +165,16 @@ def scan(refs: Iterable[StoreRef], now: datetime, time_limit: float | None = Non
             break
     report.timed_out = out_of_time
     if out_of_time:
-        report.cut.append(f"scanned {report.rows_scanned:,} of {report.rows_total:,} rows in the "
-                          f"time allowed ({time_limit:g} s)")
+        scanned, total = report.rows_scanned, report.rows_total
+        report.cut.append(Said(lambda: _("scanned %(done)s of %(total)s rows in the time allowed "
+                                         "(%(limit)s s)", done="{:,}".format(scanned),
+                                         total="{:,}".format(total), limit="{:g}".format(time_limit))))
     if live.left_out:
-        report.cut.append(f"{live.left_out:,} memories took no part in the conflict and duplicate "
-                          f"checks (they hold more than {TOKENS_HELD:,} words together)")
+        left = live.left_out
+        report.cut.append(Said(lambda: _("%(num)s memories took no part in the conflict and "
+                                         "duplicate checks (they hold more than %(words)s words "
+                                         "together)", num="{:,}".format(left),
+                                         words="{:,}".format(TOKENS_HELD))))
     items.sort(key=order)
     # The corpus rules get what is left of the budget, and at least a tenth of it.
     join_by = None if deadline is None else max(started + time_limit,

@@ -9,6 +9,7 @@ body limits still apply to it.
 from __future__ import annotations
 
 from flask import Blueprint, current_app, redirect, render_template, request
+from flask_babel import gettext as _
 
 from . import security
 
@@ -52,7 +53,7 @@ def login():
     if security.cookie_age() is not None:
         return redirect(security.inside(_next()), 303)   # already in (a used link reopened)
     if code is not None:
-        return _page("This login link has already been used, or is from an earlier start of the "
-                     "dashboard: each printed link works once. Enter the access token below, "
-                     "or restart the dashboard for a new link.", 403)
+        return _page(_("This login link has already been used, or is from an earlier start of "
+                       "the dashboard: each printed link works once. Enter the access token below, "
+                       "or restart the dashboard for a new link."), 403)
     return _page(None, 200)

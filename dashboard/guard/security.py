@@ -42,6 +42,7 @@ import ipaddress
 import secrets
 
 from flask import Flask, current_app, g, jsonify, render_template, request
+from flask_babel import gettext as _
 from werkzeug.exceptions import abort
 
 from ..web import wants_json
@@ -201,10 +202,11 @@ def check_token(given: str | None):
     if ok:
         return None
     if wait:
-        return _denied(f"Too many wrong access tokens: the dashboard checks none for {wait} s "
-                       "(a logged-in browser and the one-time link keep working).", 429, wait)
-    return _denied("That is not the access token of the running dashboard (a restart without "
-                   "--token makes a new one).")
+        return _denied(_("Too many wrong access tokens: the dashboard checks none for %(num)d s "
+                         "(a logged-in browser and the one-time link keep working).", num=wait),
+                       429, wait)
+    return _denied(_("That is not the access token of the running dashboard (a restart without "
+                     "%(option)s makes a new one).", option="--token"))
 
 
 def _check_token():
@@ -213,9 +215,10 @@ def _check_token():
         return None
     if "token" in request.args:
         # Not even checked: a URL stays in history, so the long-lived token never goes in one.
-        return _denied("The access token does not go in a URL (browsers keep URLs in their "
-                       "history). Open the one-time link the dashboard printed at start-up, "
-                       "or enter the token below; scripts send it as 'Authorization: token …'.")
+        return _denied(_("The access token does not go in a URL (browsers keep URLs in their "
+                         "history). Open the one-time link the dashboard printed at start-up, "
+                         "or enter the token below; scripts send it as %(header)s.",
+                         header="'Authorization: token …'"))
     age = cookie_age()
     if age is not None:
         g.renew_auth_cookie = age > RENEW_AFTER
@@ -228,15 +231,15 @@ def _check_token():
         # send no cookie (and log the 403).  The icon tells a visitor no more than the
         # login page does, and its CORP header keeps other origins from loading it.
         return None
-    scheme, _, value = request.headers.get("Authorization", "").partition(" ")
+    scheme, _sep, value = request.headers.get("Authorization", "").partition(" ")
     if scheme.lower() in ("token", "bearer"):
         refused = check_token(value.strip())
         if refused is None:
             request.environ["dashboard.token_header"] = True
         return refused
-    return _denied("This dashboard needs you to log in. Open the one-time link "
-                   "agentao-memory-dashboard printed when it started (…/login?code=…), "
-                   "or enter its access token below.")
+    return _denied(_("This dashboard needs you to log in. Open the one-time link %(command)s "
+                     "printed when it started (%(link)s), or enter its access token below.",
+                     command="agentao-memory-dashboard", link="…/login?code=…"))
 
 
 def _same_origin() -> bool:
@@ -254,14 +257,14 @@ def _guard():
     if refused is not None:
         return refused
     if request.method not in SAFE_METHODS and not _same_origin():
-        abort(403, "Refused: changes are only accepted from the dashboard's own pages "
-                   "(the request's Sec-Fetch-Site/Origin headers said it came from elsewhere).")
+        abort(403, _("Refused: changes are only accepted from the dashboard's own pages "
+                     "(the request's Sec-Fetch-Site/Origin headers said it came from elsewhere)."))
     limit = current_app.config["MAX_QUERY_LENGTH"]
     if len(request.query_string) > limit:
-        abort(414, f"The query string is longer than {limit} characters; shorten the filters.")
+        abort(414, _("The query string is longer than %(num)d characters; shorten the filters.", num=limit))
     body_limit = current_app.config.get("MAX_CONTENT_LENGTH")
     if body_limit is not None and (request.content_length or 0) > body_limit:
-        abort(413, f"The request body is larger than {body_limit} bytes; nothing was changed.")
+        abort(413, _("The request body is larger than %(num)d bytes; nothing was changed.", num=body_limit))
     return None
 
 

@@ -1,6 +1,6 @@
 """The dashboard's pictures: what each screen draws, built from store and engine data.
 
-Pure functions (no Flask, no SQL): the views pass in what they read, these turn
+Pure functions (no SQL; the words through Flask-Babel, in the page's locale): the views pass in what they read, these turn
 it into the numbers a person reads in the table fallback and the SVG markup.
 """
 
@@ -9,20 +9,17 @@ from __future__ import annotations
 import re
 from datetime import date, timedelta
 
+from flask_babel import gettext as _, ngettext
 from markupsafe import Markup
 
-from .svg import PALETTE, columns, meter, stacked_bars
+from ..words import label
+from .svg import PALETTE, columns, meter, number, stacked_bars
 
 DIMENSIONS = ("scope", "type", "source", "confidence")
 SCORE_TERMS = ("tag", "title", "keyword", "content", "filepath_hint", "recency", "stale")
 
 
 # -- overview ---------------------------------------------------------------------------
-
-def _memories(n: float) -> str:
-    # "1 memory", "2 memories" (#21: "1 memories" was a bug); #23 translates the pictures' words.
-    return "memory" if n == 1 else "memories"
-
 
 def composition(statuses) -> list[tuple[str, list[tuple[str, int]]]]:
     """Live memories of the readable stores counted by scope, type, source and confidence."""
@@ -78,21 +75,34 @@ def _parses(label: str, by: str) -> bool:
     return bool(re.fullmatch(r"\d{4}-W([0-4]\d|5[0-3])", label or ""))
 
 
+def _memories(n: float) -> str:
+    return ngettext("%(count)s memory", "%(count)s memories", int(n), count=number(n))
+
+
+def _bytes(n: float) -> str:
+    return ngettext("%(count)s byte", "%(count)s bytes", int(n), count=number(n))
+
+
 def overview_pictures(statuses, timeline: dict) -> dict:
     """Composition bars and the created/updated timeline, with the numbers behind them."""
     comp = composition(statuses)
     periods = fill_periods(timeline["periods"], timeline["by"])
     return {
         "composition_rows": comp,
-        "composition": stacked_bars(comp, title="Live memories by scope, type, source and "
-                                    "confidence", chart_id="composition", unit=_memories,
-                                    inline=True),
+        "composition": stacked_bars(comp, title=_("Live memories by scope, type, source and "
+                                                  "confidence"), chart_id="composition",
+                                    unit=_memories, inline=True),
         "by": timeline["by"],
         "periods": periods,
         "timeline": columns([p["period"] for p in periods],
-                            {"created": [p["created"] for p in periods],
-                             "updated": [p["updated"] for p in periods]},
-                            title=f"Live memories created and last updated, per {timeline['by']}",
+                            {_("created"): [p["created"] for p in periods],
+                             _("updated"): [p["updated"] for p in periods]},
+                            title=_("Live memories created and last updated, per week")
+                            if timeline["by"] == "week" else
+                            _("Live memories created and last updated, per month")
+                            if timeline["by"] == "month" else
+                            _("Live memories created and last updated, per %(period)s",
+                              period=timeline["by"]),
                             chart_id="timeline"),
         "problems": timeline.get("problems", {}),
     }
@@ -100,15 +110,18 @@ def overview_pictures(statuses, timeline: dict) -> dict:
 
 # -- preview ----------------------------------------------------------------------------
 
-def score_bars(candidates, *, chart_id: str = "scores", title: str = "Score by term") -> Markup:
+def score_bars(candidates, *, chart_id: str = "scores", title: str | None = None) -> Markup:
     """Each candidate's score as stacked contributions of its terms (the stale penalty leftwards).
 
     ``candidates`` is ``[(label, [(term, contribution), ...]), ...]``; from the
     engine: ``[(s.memory.title, [(t.name, t.contribution) for t in s.terms]) for s in scored]``.
     """
-    colours = {t: PALETTE[n] for n, t in enumerate(SCORE_TERMS)}
-    return stacked_bars(candidates, title=title, chart_id=chart_id, order=SCORE_TERMS,
-                        colours=colours)
+    # The legend says the terms in the preview table's words (words.LABELS["term"]).
+    named = [label("term", t) for t in SCORE_TERMS]
+    colours = {t: PALETTE[n] for n, t in enumerate(named)}
+    candidates = [(row, [(label("term", t), v) for t, v in terms]) for row, terms in candidates]
+    return stacked_bars(candidates, title=title or _("Score by term"), chart_id=chart_id,
+                        order=named, colours=colours)
 
 
 def candidate_scores(candidates, limit: int = 12) -> Markup | None:
@@ -118,12 +131,14 @@ def candidate_scores(candidates, limit: int = 12) -> Markup | None:
     if not rows:
         return None
     return score_bars(rows, chart_id="recall-scores",
-                      title=f"Score of the first {len(rows)} candidates, by term")
+                      title=ngettext("Score of the first candidate, by term",
+                                     "Score of the first %(num)d candidates, by term", len(rows)))
 
 
 def budget_meters(budgets: dict) -> dict:
     """A meter per block budget: ``{"stable": Budget-like, "context": ...}`` -> Markup each."""
-    labels = {"stable": "<memory-stable> budget", "context": "<memory-context> budget"}
+    labels = {"stable": _("%(tag)s budget", tag="<memory-stable>"),
+              "context": _("%(tag)s budget", tag="<memory-context>")}
     return {name: meter(b.used, b.limit, label=labels.get(name, name), chart_id=f"budget-{name}")
             for name, b in budgets.items()}
 
@@ -134,15 +149,15 @@ def residue_rows(report: dict) -> list[tuple[str, list[tuple[str, int]]]]:
     """Per file, the bytes that may still hold forgotten text (from ``purge.residue_report``)."""
     reviews = sum(len(str(r.get(k) or "").encode()) for group in report["reviews"].values()
                   for r in group["items"] for k in ("title", "content", "evidence"))
-    rows = [("database", [("soft-deleted memories", report["soft_deleted"]["bytes"]),
-                          ("review queue", reviews),
-                          ("session summaries", report["summaries"].get("bytes", 0)),
-                          ("free pages", report["free_pages"]["bytes"])])]
+    rows = [(_("database"), [(_("soft-deleted memories"), report["soft_deleted"]["bytes"]),
+                             (_("review queue"), reviews),
+                             (_("session summaries"), report["summaries"].get("bytes", 0)),
+                             (_("free pages"), report["free_pages"]["bytes"])])]
     if report["wal"].get("exists"):
-        rows.append(("-wal", [("write-ahead log", report["wal"].get("size", 0))]))
+        rows.append(("-wal", [(_("write-ahead log"), report["wal"].get("size", 0))]))
     if report["journal"].get("exists"):
-        rows.append(("-journal", [("rollback journal", report["journal"]["size"])]))
-    rows += [(c["path"].rsplit("/", 1)[-1], [("copy beside the file", c["size"] or 0)])
+        rows.append(("-journal", [(_("rollback journal"), report["journal"]["size"])]))
+    rows += [(c["path"].rsplit("/", 1)[-1], [(_("copy beside the file"), c["size"] or 0)])
              for c in report["copies"]]
     return rows
 
@@ -152,5 +167,5 @@ def residue_bars(report: dict, *, chart_id: str | None = None) -> Markup | None:
     rows = residue_rows(report)
     if not any(value for _, parts in rows for _, value in parts):
         return None
-    return stacked_bars(rows, title="Where forgotten text may still sit, per file",
-                        chart_id=chart_id or f"residue-{report['store']}", unit="bytes")
+    return stacked_bars(rows, title=_("Where forgotten text may still sit, per file"),
+                        chart_id=chart_id or f"residue-{report['store']}", unit=_bytes)

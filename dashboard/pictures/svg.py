@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from flask_babel import gettext as _
 from markupsafe import Markup, escape
 
 # Okabe–Ito: distinguishable with the common colour-vision deficiencies.
@@ -53,6 +54,17 @@ def _ident(chart_id: str) -> str:
     return re.sub(r"[^a-z0-9-]", "-", chart_id.lower())
 
 
+def amount(value: float, unit) -> str:
+    """``value`` with its unit: ``unit`` is a word, or a function of the value (for a plural)."""
+    if callable(unit):
+        return unit(value)
+    return number(value) + (" " + unit if unit else "")
+
+
+def chars(value: float) -> str:
+    return _("%(num)s chars", num=number(value))
+
+
 def _svg(chart_id: str, kind: str, width: int, height: int, title: str, desc: str,
          body: list[str]) -> Markup:
     i = _ident(chart_id)
@@ -80,13 +92,6 @@ def _legend(colours: dict, y: int, width: int) -> tuple[list[str], int]:
                    f'fill="{colour}"/><text class="legend" x="{x + 16}" y="{y + 11}">{label}</text>')
         x += step
     return out, y + 18
-
-
-def _unit(unit, value) -> str:
-    """`` memories``: ``unit`` is a word, or a function of the count giving the word in its
-    right plural ("1 memory", "2 memories"); "" adds nothing."""
-    word = unit(value) if callable(unit) else unit
-    return f" {word}" if word else ""
 
 
 def stacked_bars(bars, *, title: str, chart_id: str, unit="", width: int = 480,
@@ -129,15 +134,16 @@ def stacked_bars(bars, *, title: str, chart_id: str, unit="", width: int = 480,
                 left -= w
             body.append(f'<rect class="seg" x="{x:.1f}" y="{y + 2}" width="{max(w, 0.5):.1f}" '
                         f'height="{BAR_H}" fill="{NEGATIVE if value < 0 else colours[name]}">'
-                        f'<title>{clean(label)}: {clean(name)} {clean(number(value))}'
-                        f'{_unit(unit, value) and " " + clean(_unit(unit, value).strip())}</title></rect>')
+                        f'<title>{clean(_("%(label)s: %(name)s %(amount)s", label=label, name=name, amount=amount(value, unit)))}'
+                        f'</title></rect>')
             if inline and w >= 7 * len(name) + 8:  # the name fits inside its segment
                 body.append(f'<text class="seg-label" x="{x + 4:.1f}" y="{y + 14}" '
                             f'fill="{ink(colours[name])}">{clean(name, 40)}</text>')
         body.append(f'<text class="bar-value" x="{right + 4:.1f}" y="{y + 13}">'
                     f'{clean(number(total))}</text>')
-        parts = ", ".join(f"{n} {number(v)}" for n, v in segs) or "nothing"
-        descs.append(f"{label}: {parts} (total {number(total)}{_unit(unit, total)})")
+        parts = ", ".join("%s %s" % (n, number(v)) for n, v in segs) or _("nothing")
+        descs.append(_("%(label)s: %(parts)s (total %(amount)s)", label=label, parts=parts,
+                       amount=amount(total, unit)))
     if low:
         body.append(f'<line class="zero" x1="{zero:.1f}" x2="{zero:.1f}" y1="0" '
                     f'y2="{len(bars) * ROW_H}" stroke="#1b1f24"/>')
@@ -169,13 +175,14 @@ def columns(periods, series: dict, *, title: str, chart_id: str, width: int = 48
                         f'<title>{clean(period)}: {clean(name)} {value}</title></rect>')
         if p % every == 0:
             body.append(f'<text class="axis" x="{x0:.1f}" y="{base + 14}">{clean(period, 10)}</text>')
-        descs.append(f"{period}: " + ", ".join(f"{n} {series[n][p]}" for n in names))
-    legend, _ = _legend(colours, height - 16, width)
-    desc = "; ".join(descs) + "." if descs else "No memories yet."
+        descs.append(_("%(period)s: %(values)s", period=period,
+                       values=", ".join("%s %s" % (n, series[n][p]) for n in names)))
+    legend, _height = _legend(colours, height - 16, width)
+    desc = "; ".join(descs) + "." if descs else _("No memories yet.")
     return _svg(chart_id, "columns", width, height + 2, title, desc, body + legend)
 
 
-def meter(used: float, limit: float, *, label: str, chart_id: str, unit: str = "chars",
+def meter(used: float, limit: float, *, label: str, chart_id: str, unit=None,
           width: int = 420) -> Markup:
     """A budget meter: the used part of ``limit``, an overflow shown past the limit line."""
     share = used / limit if limit else 0.0
@@ -190,6 +197,7 @@ def meter(used: float, limit: float, *, label: str, chart_id: str, unit: str = "
                     f'width="{track - limit_x:.1f}" height="14" fill="{NEGATIVE}"/>')
     body.append(f'<line class="meter-limit" x1="{limit_x:.1f}" x2="{limit_x:.1f}" y1="-2" '
                 f'y2="16" stroke="#1b1f24"/>')
-    text = f"{label}: {number(used)} of {number(limit)} {unit} ({share:.0%})"
+    text = _("%(label)s: %(used)s of %(limit)s (%(share)s)", label=label, used=number(used),
+             limit=amount(limit, unit or chars), share="{:.0%}".format(share))
     body.append(f'<text class="meter-text" x="0" y="30">{clean(text)}</text>')
     return _svg(chart_id, "meter", width, 36, label, text + ".", body)

@@ -90,11 +90,12 @@ def describe_error(path: Path, exc: BaseException, writing: bool = False) -> Sto
                                             path=path, error=text))
     if isinstance(exc, PermissionError) or "unable to open" in low or "readonly" in low:
         return StoreProblem("unreadable", _("%(path)s cannot be opened (%(error)s).", path=path, error=text))
+    error = "%s: %s" % (type(exc).__name__, text)   # the exception's own words, not translated
     if writing:
         return StoreProblem("unreadable", _("%(path)s could not be written (%(error)s).", path=path,
-                                            error=f"{type(exc).__name__}: {text}"))
+                                            error=error))
     return StoreProblem("unreadable", _("%(path)s could not be read (%(error)s).", path=path,
-                                        error=f"{type(exc).__name__}: {text}"))
+                                        error=error))
 
 
 def _decode_text(raw: bytes) -> str:

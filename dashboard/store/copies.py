@@ -27,6 +27,8 @@ import threading
 from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import dataclass
+
+from flask_babel import gettext as _
 from pathlib import Path
 from typing import Iterator
 
@@ -108,18 +110,20 @@ def _make(db: Path, sig: tuple, reason: str) -> _Copy | None:
     tmp = tempfile.gettempdir()
 
     def refuse(why: str) -> CannotCopy:
-        return CannotCopy(f"{happened(reason, db)} Reading it in place would change the files, "
-                          f"and {why}, so the store is not shown. {what_next(reason, 'this store')}")
+        return CannotCopy(_("%(happened)s Reading it in place would change the files, and "
+                            "%(why)s, so the store is not shown. %(next)s",
+                            happened=happened(reason, db), why=why,
+                            next=what_next(reason, "store")))
     if size > COPY_BUDGET_BYTES:
-        raise refuse(f"at {_mb(size)} it is larger than the {_mb(COPY_BUDGET_BYTES)} the "
-                     "dashboard copies to read a store")
+        raise refuse(_("at %(size)s it is larger than the %(budget)s the dashboard copies to "
+                       "read a store", size=_mb(size), budget=_mb(COPY_BUDGET_BYTES)))
     try:
         if shutil.disk_usage(tmp).free < 2 * size + COPY_BUDGET_BYTES // 8:
             raise OSError(f"{tmp} has too little free space")
         _sweep(tmp)
         folder = tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-")
     except OSError as exc:
-        raise refuse(f"no private copy could be made ({exc})") from None
+        raise refuse(_("no private copy could be made (%(error)s)", error=exc)) from None
     try:
         target = Path(folder) / "memory.db"
         copy_to(db, target)            # the main file through the kept descriptor (locks!)

@@ -18,6 +18,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from flask_babel import gettext as _
+
 from .connection import StoreProblem, describe_error, write
 
 
@@ -69,9 +71,10 @@ def write_all(paths: list[Path]) -> Iterator[dict[Path, sqlite3.Connection]]:
             if n == 0 or not isinstance(exc, StoreProblem):
                 raise
             written = ", ".join(str(files[k]) for k in keys[:n])
-            raise StoreProblem(exc.kind, f"{written} was written but {files[key]} was not: "
-                               f"{exc} Do the same action again to finish it; it will not "
-                               "be done twice.") from exc
+            raise StoreProblem(exc.kind, _(
+                "%(written)s was written but %(missed)s was not: %(error)s Do the same action "
+                "again to finish it; it will not be done twice.", written=written,
+                missed=files[key], error=exc)) from exc
 
 
 def _abandon(held) -> None:

@@ -15,6 +15,8 @@ import json
 import sqlite3
 from dataclasses import dataclass, field
 
+from flask_babel import gettext as _
+
 REVIEW_STATUSES = ("pending", "approved", "rejected")
 CATEGORIES = ("soft_deleted", *(f"review:{s}" for s in REVIEW_STATUSES), "summaries", "events")
 KINDS = ("memory_deleted", "memory", "review", "summary", "event")   # erase order: events last
@@ -95,11 +97,14 @@ def _row(kind: str, r: sqlite3.Row) -> PlanRow:
     if kind in ("memory_deleted", "memory"):
         return PlanRow(kind, r["id"], r["title"], (r["content"],), digest(r))
     if kind == "review":
-        return PlanRow(kind, r["id"], f"{r['status']}: {r['title']}", (r["content"], r["evidence"]),
-                       digest(r))
+        from ..words import label   # the human word for the status (words imports no store)
+        return PlanRow(kind, r["id"], _("%(status)s: %(title)s", status=label("review_status", r["status"]),
+                                        title=r["title"]), (r["content"], r["evidence"]), digest(r))
     if kind == "summary":
-        return PlanRow(kind, r["id"], f"session {r['session_id']}", (r["summary_text"],), digest(r))
-    return PlanRow(kind, str(r["id"]), f"{r['event_type']} of {r['memory_id']}", (), digest(r))
+        return PlanRow(kind, r["id"], _("session %(id)s", id=r["session_id"]), (r["summary_text"],),
+                       digest(r))
+    return PlanRow(kind, str(r["id"]), _("%(event)s of %(memory)s", event=r["event_type"],
+                                         memory=r["memory_id"]), (), digest(r))
 
 
 def rows_for(conn: sqlite3.Connection, selection: Selection) -> DryRun:

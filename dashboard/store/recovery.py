@@ -32,6 +32,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from flask_babel import gettext as _
+
 from .descriptors import LOCK_RANGE, PENDING_BYTE, RESERVED_BYTE, lock_held, read_header
 
 WAL_HEADER_BYTES = 32   # a -wal shorter than its header holds no frame
@@ -106,17 +108,29 @@ def plan(path: Path) -> Plan:
 def happened(reason: str, db: Path) -> str:
     """What left the files needing a repair, in a sentence."""
     if reason == "interrupted_write":
-        return (f"A program was interrupted while writing to this store: its unfinished change "
-                f"is still in {db.name}-journal.")
-    return (f"Saves to this store are still only in {db.name}-wal and no program has it open to "
-            "fold them into the file (agentao was stopped, or closed while the store was read).")
+        return _("A program was interrupted while writing to this store: its unfinished change "
+                 "is still in %(file)s.", file=db.name + "-journal")
+    return _("Saves to this store are still only in %(file)s and no program has it open to fold "
+             "them into the file (agentao was stopped, or closed while the store was read).",
+             file=db.name + "-wal")
 
 
-def what_next(reason: str, where: str) -> str:
-    """What agentao will do about it, and when."""
+def what_next(reason: str, kind: str) -> str:
+    """What agentao will do about it, and when (``kind``: project, user, or any other for
+    "this store")."""
     if reason == "interrupted_write":
-        return f"agentao will roll it back the next time it opens {where}."
-    return f"agentao folds them into the file the next time it opens {where}."
+        if kind == "project":
+            return _("agentao will roll it back the next time it opens the project.")
+        if kind == "user":
+            return _("agentao will roll it back the next time it opens the user store (every "
+                     "agentao session does).")
+        return _("agentao will roll it back the next time it opens this store.")
+    if kind == "project":
+        return _("agentao folds them into the file the next time it opens the project.")
+    if kind == "user":
+        return _("agentao folds them into the file the next time it opens the user store (every "
+                 "agentao session does).")
+    return _("agentao folds them into the file the next time it opens this store.")
 
 
 def notice(path: Path, kind: str) -> dict | None:
@@ -130,8 +144,8 @@ def notice(path: Path, kind: str) -> dict | None:
     found = plan(path)
     if found.reason != "interrupted_write":
         return None
-    where = "the project" if kind == "project" else "the user store (every agentao session does)"
     return {"kind": found.reason,
-            "message": f"{happened(found.reason, Path(path))} It is shown as it was before that "
-                       "change, read from a private copy: the files are not touched. "
-                       f"{what_next(found.reason, where)}"}
+            "message": _("%(happened)s It is shown as it was before that change, read from a "
+                         "private copy: the files are not touched. %(next)s",
+                         happened=happened(found.reason, Path(path)),
+                         next=what_next(found.reason, kind))}

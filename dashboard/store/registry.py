@@ -14,6 +14,8 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from flask_babel import gettext as _, lazy_gettext as _l
+
 # Folders never worth descending into when looking for projects.
 _SKIP = {".git", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".mypy_cache", "site-packages"}
 
@@ -48,8 +50,11 @@ class StoreRef:
         return obstacle(self.path)
 
 
-_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISSOCK, "a socket"), (stat.S_ISFIFO, "a named pipe"),
-          (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"))
+_KINDS = ((stat.S_ISDIR, _l("is a folder, not an SQLite file, so it is not a memory store")),
+          (stat.S_ISSOCK, _l("is a socket, not an SQLite file, so it is not a memory store")),
+          (stat.S_ISFIFO, _l("is a named pipe, not an SQLite file, so it is not a memory store")),
+          (stat.S_ISCHR, _l("is a device, not an SQLite file, so it is not a memory store")),
+          (stat.S_ISBLK, _l("is a device, not an SQLite file, so it is not a memory store")))
 
 
 def obstacle(path: Path) -> str | None:
@@ -69,19 +74,21 @@ def obstacle(path: Path) -> str | None:
             target = Path(os.path.join(path.parent, os.readlink(path)))
             if os.path.isdir(target.parent):
                 return None
-            return (f"is a symbolic link to {os.readlink(path)}, which does not exist and "
-                    "cannot be created there (no such folder); it is not a memory store")
+            return _("is a symbolic link to %(target)s, which does not exist and cannot be "
+                     "created there (no such folder); it is not a memory store",
+                     target=os.readlink(path))
         return _blocked_folder(path)
     except NotADirectoryError:
         return _blocked_folder(path)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            return "is a symbolic link that loops back on itself; it is not a memory store"
-        return f"cannot be looked at ({exc.strerror or exc})"
+            return _("is a symbolic link that loops back on itself; it is not a memory store")
+        return _("cannot be looked at (%(error)s)", error=exc.strerror or exc)
     if stat.S_ISREG(mode):
         return None
-    what = next((name for test, name in _KINDS if test(mode)), "something other than a file")
-    return f"is {what}, not an SQLite file, so it is not a memory store"
+    said = next((said for test, said in _KINDS if test(mode)), None)
+    return str(said) if said is not None else _(
+        "is something other than a file, not an SQLite file, so it is not a memory store")
 
 
 def _blocked_folder(path: Path) -> str | None:
@@ -90,8 +97,8 @@ def _blocked_folder(path: Path) -> str | None:
         if os.path.lexists(parent):
             if os.path.isdir(parent):
                 return None
-            return (f"cannot be created: {parent} is a file, not a folder, so agentao cannot "
-                    "keep a store there")
+            return _("cannot be created: %(parent)s is a file, not a folder, so agentao cannot "
+                     "keep a store there", parent=parent)
     return None
 
 

@@ -8,18 +8,20 @@ import sqlite3
 import threading
 from dataclasses import dataclass, field
 
+from flask_babel import gettext as _, lazy_gettext as _l
+
 from . import recovery
 from .connection import (REQUIRED_TABLES, SUPPORTED_SCHEMA, StoreProblem, file_stamp,
                          folder_writable, read, read_header, side_files)
 from .registry import StoreRef
 from .rows import text_select, whole_number
 
-_JOURNAL_BY_HEADER = {1: "delete (rollback journal)", 2: "wal"}
+_JOURNAL_BY_HEADER = {1: "delete (rollback journal)", 2: "wal"}   # journal_mode: a twin value
 _AGENTAO_THEN = {
-    "project": "agentao cannot open it either: it keeps this project's memories in a temporary "
-               "store, lost when it exits.",
-    "user": "agentao cannot open it either: it reads no user memories and saves user-scope "
-            "memories in the project store.",
+    "project": _l("agentao cannot open it either: it keeps this project's memories in a temporary "
+                  "store, lost when it exits."),
+    "user": _l("agentao cannot open it either: it reads no user memories and saves user-scope "
+               "memories in the project store."),
 }
 
 
@@ -75,7 +77,7 @@ def _journal_mode(path) -> str:
     header = read_header(path)  # never open()/close() a store: see read_header
     if len(header) < 100 or not header.startswith(b"SQLite format 3\x00"):
         return "unknown"
-    return _JOURNAL_BY_HEADER.get(header[18], f"unknown ({header[18]})")
+    return _JOURNAL_BY_HEADER.get(header[18], "unknown (%d)" % header[18])
 
 
 def _collect(conn: sqlite3.Connection, st: StoreStatus, deep: bool) -> None:
@@ -157,12 +159,13 @@ def inspect(ref: StoreRef, force_read_only: bool = False, deep: bool = True) -> 
         reason = ref.obstacle
         if reason is not None:
             st.problem = StoreProblem(
-                "not_a_file", f"{ref.path} {reason}. The dashboard shows nothing from it and "
-                f"changes nothing there; {_AGENTAO_THEN[ref.kind]} "
-                "Move it away and agentao creates its store there the next time it starts.")
+                "not_a_file", _("%(path)s %(reason)s. The dashboard shows nothing from it and "
+                                "changes nothing there; %(agentao)s Move it away and agentao "
+                                "creates its store there the next time it starts.", path=ref.path,
+                                reason=reason, agentao=_AGENTAO_THEN[ref.kind]))
         else:
-            st.problem = StoreProblem("missing", f"No store at {ref.path}: agentao creates it "
-                                      "there the first time it saves a memory.")
+            st.problem = StoreProblem("missing", _("No store at %(path)s: agentao creates it there "
+                                                   "the first time it saves a memory.", path=ref.path))
         return st
     try:
         st.size = ref.path.stat().st_size
@@ -174,17 +177,17 @@ def inspect(ref: StoreRef, force_read_only: bool = False, deep: bool = True) -> 
         st.problem = problem
         return st
     except OSError as exc:
-        st.problem = StoreProblem("unreadable", f"{ref.path} cannot be read ({exc}).")
+        st.problem = StoreProblem("unreadable", _("%(path)s cannot be read (%(error)s).", path=ref.path, error=exc))
         return st
     if st.missing_tables:
         st.problem = StoreProblem(
-            "missing_tables", f"{ref.path} is not an agentao memory store: missing table(s) "
-            + ", ".join(st.missing_tables) + ".")
+            "missing_tables", _("%(path)s is not an agentao memory store: missing table(s) "
+                                "%(tables)s.", path=ref.path, tables=", ".join(st.missing_tables)))
     elif st.schema_version != SUPPORTED_SCHEMA:
-        st.read_only_reason = (f"Schema version {st.schema_version!r} is not the version 3 this "
-                               "dashboard understands; it is shown read-only.")
+        st.read_only_reason = _("Schema version %(version)r is not the version 3 this dashboard "
+                                "understands; it is shown read-only.", version=st.schema_version)
     elif force_read_only:
-        st.read_only_reason = "The dashboard was started read-only."
+        st.read_only_reason = _("The dashboard was started read-only.")
     elif not folder_writable(ref.path):
-        st.read_only_reason = "The file or its folder is not writable; the dashboard is read-only here."
+        st.read_only_reason = _("The file or its folder is not writable; the dashboard is read-only here.")
     return st

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from flask_babel import gettext as _
+
 from . import rows, writes
 from .connection import read, write
 from .writes import AUTO_CAP, Expect, Saved, WriteConflict, _event, _live_at, fingerprint
@@ -32,20 +34,20 @@ from ..records import Memory
 def obstacle(conn, memory: Memory) -> str | None:
     """Why ``memory`` cannot be restored now, in words for a person; None when it can."""
     if find_secret(memory.content):
-        return ("Its content looks like it holds a credential, and agentao refuses to save such "
-                "content; it stays deleted (a purge removes it from the file). Nothing was changed.")
+        return _("Its content looks like it holds a credential, and agentao refuses to save such "
+                 "content; it stays deleted (a purge removes it from the file). Nothing was changed.")
     holder = _live_at(conn, memory.scope, memory.key_normalized, memory.store)
     if holder is not None:
-        return (f"The live memory {holder.id} already holds the key '{memory.key_normalized}' "
-                f"in the {memory.scope} scope, and agentao keeps one live memory per key; "
-                "delete or rename that one first. Nothing was changed.")
+        return _("The live memory %(id)s already holds the key '%(key)s' in the %(scope)s scope, "
+                 "and agentao keeps one live memory per key; delete or rename that one first. "
+                 "Nothing was changed.", id=holder.id, key=memory.key_normalized, scope=memory.scope)
     if memory.source == "auto":
         auto = conn.execute("SELECT COUNT(*) FROM memories WHERE scope = ? AND source = 'auto'"
                             " AND deleted_at IS NULL", (memory.scope,)).fetchone()[0]
         if auto >= AUTO_CAP:
-            return (f"The {memory.scope} scope already keeps {auto} auto-saved memories, "
-                    f"agentao's limit of {AUTO_CAP}: its next auto save would soft-delete the "
-                    "oldest of them to make room. Nothing was changed.")
+            return _("The %(scope)s scope already keeps %(num)d auto-saved memories, agentao's "
+                     "limit of %(cap)d: its next auto save would soft-delete the oldest of them to "
+                     "make room. Nothing was changed.", scope=memory.scope, num=auto, cap=AUTO_CAP)
     return None
 
 
@@ -57,15 +59,17 @@ def restore_obstacle(path: Path, memory: Memory) -> str | None:
 def _deleted_as_seen(conn, expect: Expect, store: str) -> Memory:
     row = conn.execute("SELECT * FROM memories WHERE id = ?", (expect.row_id,)).fetchone()
     if row is None:
-        raise WriteConflict("gone", f"Memory {expect.row_id} is no longer in the {store} store "
-                            "(purged); nothing was changed.")
+        raise WriteConflict("gone", _("Memory %(id)s is no longer in the %(store)s store (purged); "
+                                      "nothing was changed.", id=expect.row_id, store=store))
     memory = rows.memory(row, store)
     if memory.live:
-        raise WriteConflict("changed", f"Memory {memory.id} is live already; nothing was changed.")
+        raise WriteConflict("changed", _("Memory %(id)s is live already; nothing was changed.",
+                                         id=memory.id))
     if (expect.updated_at is not None and memory.updated_at != expect.updated_at) or (
             expect.row is not None and fingerprint(memory) != expect.row):
-        raise WriteConflict("changed", f"Memory {memory.id} changed since you looked "
-                            f"(updated {memory.updated_at}); reload and decide again.")
+        raise WriteConflict("changed", _("Memory %(id)s changed since you looked (updated "
+                                         "%(stamp)s); reload and decide again.", id=memory.id,
+                                         stamp=memory.updated_at))
     return memory
 
 

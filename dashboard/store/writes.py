@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from flask_babel import gettext as _
+
 from . import events, rows
 from .connection import StoreProblem, read, write
 from ..contract import PlannedSave
@@ -132,12 +134,14 @@ def row_as_seen(conn, expect: Expect, store: str = "project") -> Memory | None:
         return None
     row = conn.execute("SELECT * FROM memories WHERE id = ?", (expect.row_id,)).fetchone()
     if row is None or row["deleted_at"] is not None:
-        raise WriteConflict("gone", f"Memory {expect.row_id} is no longer live; nothing was changed.")
+        raise WriteConflict("gone", _("Memory %(id)s is no longer live; nothing was changed.",
+                                      id=expect.row_id))
     memory = rows.memory(row, store)
     if (expect.updated_at is not None and memory.updated_at != expect.updated_at) or (
             expect.row is not None and fingerprint(memory) != expect.row):
-        raise WriteConflict("changed", f"Memory {expect.row_id} changed since you looked "
-                            f"(updated {memory.updated_at}); reload and decide again.")
+        raise WriteConflict("changed", _("Memory %(id)s changed since you looked (updated "
+                                         "%(stamp)s); reload and decide again.", id=expect.row_id,
+                                         stamp=memory.updated_at))
     return memory
 
 
@@ -159,11 +163,12 @@ def target_as_seen(conn, plan: PlannedSave, expect: Expect = Expect()) -> Memory
     existing = _live_at(conn, plan.scope, plan.key_normalized, plan.store)
     if (expect.target is not None and fingerprint(existing) != expect.target
             and not (existing is not None and _holds(existing, plan))):
-        raise WriteConflict("changed", f"The memory '{plan.key_normalized}' in the "
-                            f"{plan.store} store changed since you looked; reload and decide again.")
+        raise WriteConflict("changed", _("The memory '%(key)s' in the %(store)s store changed "
+                                         "since you looked; reload and decide again.",
+                                         key=plan.key_normalized, store=plan.store))
     if expect.row_id is not None and (existing is None or existing.id != expect.row_id):
-        raise WriteConflict("changed", "This save would not land on the memory you were "
-                            "editing; nothing was changed.")
+        raise WriteConflict("changed", _("This save would not land on the memory you were "
+                                         "editing; nothing was changed."))
     return existing
 
 
@@ -171,12 +176,15 @@ def pending_as_seen(conn, item_id: str, seen: str | None = None) -> ReviewItem:
     """The review item, still pending and (if ``seen`` is given) unchanged, or WriteConflict."""
     row = conn.execute("SELECT * FROM memory_review_queue WHERE id = ?", (item_id,)).fetchone()
     if row is None or row["status"] != "pending":
-        raise WriteConflict("not_pending", f"Review item {item_id} is no longer pending"
-                            + (f" (it is {row['status']})." if row else " (it does not exist)."))
+        raise WriteConflict("not_pending", _(
+            "Review item %(id)s is no longer pending (it is %(status)s).", id=item_id,
+            status=row["status"]) if row else _(
+            "Review item %(id)s is no longer pending (it does not exist).", id=item_id))
     item = rows.review(row, "project")
     if seen is not None and fingerprint(item) != seen:
-        raise WriteConflict("changed", f"Review item {item_id} changed since you looked "
-                            "(the agent proposed it again); reload and decide again.")
+        raise WriteConflict("changed", _(
+            "Review item %(id)s changed since you looked (the agent proposed it again); reload "
+            "and decide again.", id=item_id))
     return item
 
 

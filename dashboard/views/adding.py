@@ -44,15 +44,15 @@ def _inputs(values) -> dict:
         if name == "tags" and isinstance(raw, list):
             raw = ", ".join(str(t) for t in raw)
         if raw is not None and not isinstance(raw, str):
-            raise Blocked(400, f"'{name}' must be text.")
+            raise Blocked(400, _("'%(name)s' must be text.", name=name))
         got[name] = raw or ""
     for name, limit in (("key", MAX_FIELD_CHARS), ("value", MAX_FIELD_CHARS), ("tags", MAX_TAGS_CHARS)):
         if len(got[name]) > limit:
-            raise Blocked(400, f"'{name}' is longer than {limit} characters.")
+            raise Blocked(400, _("'%(name)s' is longer than %(num)d characters.", name=name, num=limit))
     if got["scope"] not in ("", "user", "project"):
-        raise Blocked(400, "'scope' must be 'user', 'project' or empty (agentao infers it).")
+        raise Blocked(400, _("'scope' must be 'user', 'project' or empty (agentao infers it)."))
     if got["type"] and not _TYPE.fullmatch(got["type"]):
-        raise Blocked(400, "'type' must be letters, digits, '_' or '-' (at most 40).")
+        raise Blocked(400, _("'type' must be letters, digits, '_' or '-' (at most 40)."))
     return got
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from flask import abort, current_app, request
+from flask_babel import gettext as _
 
 from ..engine import preview, tokenizer_for
 from ..findings.checks import signature_in, signed_here, valid_signature
@@ -52,12 +53,12 @@ def _own_words(table: str, row) -> str:
 def check(store: str, table: str, row_id: str, fmt: str):
     ref = store_by_key(store)
     if ref is None or table not in SCANNED or len(row_id) > 200:
-        abort(404, f"No scanned table '{table}' in store '{store}'.")
+        abort(404, _("No scanned table '%(table)s' in store '%(store)s'.", table=table, store=store))
     rule, field, label, sig = (request.args.get(k, "") for k in ("rule", "field", "label", "sig"))
     if not _RULE.fullmatch(rule) or not _FIELD.fullmatch(field):
-        abort(400, "'rule' and 'field' must name a finding, as the findings list links it.")
+        abort(400, _("'rule' and 'field' must name a finding, as the findings list links it."))
     if sig and not valid_signature(sig):
-        abort(400, "'sig' is not a signature of flagged text; open the check from the findings list.")
+        abort(400, _("'sig' is not a signature of flagged text; open the check from the findings list."))
     status = status_of(store)
     if status.problem:
         raise status.problem

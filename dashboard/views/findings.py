@@ -23,6 +23,7 @@ from flask_babel import gettext as _, ngettext
 from ..actions.jobs import Busy, Job, Jobs
 from ..findings.fixed import Fixed
 from ..findings.scan import CATEGORIES, REACH, Item, Report, scan
+from ..findings.why import why_text
 from ..store import file_stamp
 from ..web import NAV_BADGES
 from ..web import page as page_
@@ -55,7 +56,7 @@ def parse_filters(args) -> dict:
     for name, values in allowed.items():
         value = (args.get(name) or "").strip()
         if value and value not in values:
-            abort(400, f"'{name}' must be one of: {', '.join(values)}.")
+            abort(400, _("'%(name)s' must be one of: %(values)s.", name=name, values=", ".join(values)))
         out[name] = value or None
     return out
 
@@ -165,7 +166,8 @@ def _running_job() -> Job | None:
 
 
 def cut_facts(report: Report) -> dict:
-    return {"complete": report.complete, "cut": report.cut, "rows_scanned": report.rows_scanned,
+    return {"complete": report.complete, "cut": [str(c) for c in report.cut],
+            "rows_scanned": report.rows_scanned,
             "rows_total": report.rows_total}
 
 
@@ -194,7 +196,8 @@ def index(fmt: str):
                  per_page=per_page, counts=counts, categories=CATEGORIES, reaches=REACH,
                  report=report, actions=actions, scanned_at=scanned_at, reused=reused,
                  job=_running_job(), job_view=_job_dict, problems=problems,
-                 store_keys=[r.key for r in stores()], fixed=fixed, check_href=check_href)
+                 store_keys=[r.key for r in stores()], fixed=fixed, check_href=check_href,
+                 why_text=why_text)
 
 
 def _list_json(ctx) -> dict:
@@ -251,7 +254,7 @@ def job(fmt: str):
     job_id = request.args.get("job")
     if job_id:
         found = _jobs().get(job_id) or abort(
-            404, "That scan is unknown (the dashboard may have restarted).")
+            404, _("That scan is unknown (the dashboard may have restarted)."))
     else:
         found = next(iter(_jobs().running()[-1:] or _jobs().finished()[-1:]), None)
     view = _job_dict(found) if found else None

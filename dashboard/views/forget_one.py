@@ -54,7 +54,7 @@ def memory(key: str, memory_id: str, fmt: str):
     raise_if_unreadable(key)
     mem, events = _memory_or_404(ref, memory_id)
     return page(fmt, "forget/memory.html", mem=mem, ref=ref, events=events,
-                limits=purge.KNOWN_TEXTS_ONLY, confirm=confirm_phrase(mem),
+                limits=str(purge.KNOWN_TEXTS_ONLY), confirm=confirm_phrase(mem),
                 to_json=lambda ctx: {"memory": ctx["mem"], "limits": ctx["limits"],
                                      "confirm": ctx["confirm"], "events": len(ctx["events"])})
 

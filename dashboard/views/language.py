@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from flask import Blueprint, abort, current_app, redirect, request, url_for
+from flask_babel import gettext as _
 
 from ..guard.localurl import local_url
 from ..guard.security import sign_preference
@@ -16,7 +17,7 @@ def choose():
     """Remember the language chosen in the header, then go back to the page it was on."""
     lang = request.form.get("lang", "")
     if lang not in LOCALES:
-        abort(400, "'lang' must be one of: " + ", ".join(LOCALES) + ".")
+        abort(400, _("'%(name)s' must be one of: %(values)s.", name="lang", values=", ".join(LOCALES)))
     # Never copied through: rebuilt by url_for from the route it names (see localurl).
     back = local_url(request.form.get("next")) or url_for("overview.index")
     response = redirect(back, code=303)

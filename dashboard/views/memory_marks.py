@@ -14,6 +14,7 @@ from flask_babel import gettext as _
 
 from ..engine import stable_view
 from ..findings.rows import CATEGORY_ORDER
+from ..findings.why import why_text
 from ..preview_source import snapshot
 from ..web import statuses
 from ..words import label, term
@@ -64,7 +65,7 @@ def flags(store: str, memory_id: str, by_row: dict | None = None) -> list[dict]:
                                                         category=cat, row=memory_id)})
         if item.finding.rule not in fam["rules"]:
             fam["rules"].append(item.finding.rule)
-            fam["why"].append(item.finding.why)
+            fam["why"].append(why_text(item.finding))
     return sorted(families.values(), key=lambda f: CATEGORY_ORDER.get(f["category"], 99))
 
 

@@ -11,6 +11,7 @@ import re
 from dataclasses import asdict, dataclass
 
 from flask import abort, make_response, redirect, request
+from flask_babel import gettext as _
 
 from . import block_effects
 from ..actions import effects
@@ -61,7 +62,7 @@ def form_values() -> dict:
         return request.form
     body = request.get_json(silent=True)
     if body is None and request.is_json and request.get_data():
-        abort(400, "The JSON body cannot be read (not JSON, or nested too deeply); nothing was changed.")
+        abort(400, _("The JSON body cannot be read (not JSON, or nested too deeply); nothing was changed."))
     return body if isinstance(body, dict) else {}
 
 
@@ -70,7 +71,8 @@ def require_writable(*store_keys: str) -> None:
     for st in statuses():
         if st.ref.key in store_keys and not st.writable:
             reason = st.read_only_reason or str(st.problem)
-            raise Blocked(403, f"The {st.ref.key} store cannot be changed: {reason}")
+            raise Blocked(403, _("The %(store)s store cannot be changed: %(reason)s",
+                                 store=st.ref.key, reason=reason))
 
 
 def failure(item_id: str, exc: Exception) -> Outcome:

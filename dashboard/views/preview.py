@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from flask import Blueprint, abort, current_app, request
+from flask_babel import gettext as _
 
 from ..engine import preview, tokenizer_for
 from ..engine.results import EVICTED_SHOWN
@@ -68,8 +69,8 @@ def _values():
         return request.args
     body = request.get_json(silent=True)
     if not isinstance(body, dict):
-        abort(400, 'POST a JSON object, e.g. {"q": "…", "messages": [{"role": "user", '
-                   '"content": "…"}]}; nothing else is read.')
+        abort(400, _('POST a JSON object, e.g. %(example)s; nothing else is read.',
+                     example='{"q": "…", "messages": [{"role": "user", "content": "…"}]}'))
     return body
 
 
@@ -81,7 +82,7 @@ def _list(values, name) -> list | None:
     if found is None:
         return None
     if not isinstance(found, list) or not all(isinstance(v, str) for v in found):
-        abort(400, f"'{name}' must be a list of strings.")
+        abort(400, _("'%(name)s' must be a list of strings.", name=name))
     return found
 
 
@@ -90,7 +91,7 @@ def _text(values, name, limit) -> str:
     if found is None:
         return ""
     if not isinstance(found, str):
-        abort(400, f"'{name}' must be a string.")
+        abort(400, _("'%(name)s' must be a string.", name=name))
     return found[:limit]
 
 
@@ -112,11 +113,11 @@ def _messages(values) -> tuple[str, tuple, str]:
             pass
     if isinstance(found, list):
         if len(found) > MAX_MESSAGES or not all(isinstance(m, dict) for m in found):
-            abort(400, f"'messages' as JSON must be a list of at most {MAX_MESSAGES} message "
-                       'objects like {"role": "user", "content": "…"}.')
+            abort(400, _("'messages' as JSON must be a list of at most %(num)d message objects "
+                         "like %(example)s.", num=MAX_MESSAGES, example='{"role": "user", "content": "…"}'))
         return text[:MAX_FIELD * 4], tuple(found), "json"
     if found is not None and not isinstance(found, str):
-        abort(400, "'messages' must be a JSON list of message objects or text, one message a line.")
+        abort(400, _("'messages' must be a JSON list of message objects or text, one message a line."))
     text = text[:MAX_FIELD * 4]
     return text, tuple(line for line in text.splitlines() if line.strip()), "lines"
 
@@ -127,7 +128,7 @@ def _number(values, name, default, high) -> int:
         return default
     value = whole_number(str(raw))
     if value is None or not 1 <= value <= high:
-        abort(400, f"'{name}' must be a whole number from 1 to {high}.")
+        abort(400, _("'%(name)s' must be a whole number from 1 to %(high)d.", name=name, high=high))
     return value
 
 
@@ -136,7 +137,7 @@ def _question(values) -> Question:
     text, messages, kind = _messages(values)
     hints = _list(values, "context_hints")
     if hints is not None and len(hints) > MAX_HINTS:
-        abort(400, f"At most {MAX_HINTS} 'context_hints'.")
+        abort(400, _("At most %(num)d 'context_hints'.", num=MAX_HINTS))
     session = _text(values, "session", 200).strip()
     hide = frozenset(h for h in (_list(values, "hide") or ()) if h)
     raw = _text(values, "asof", 100).strip()
@@ -150,9 +151,10 @@ def _question(values) -> Question:
                 asof = asof.replace(tzinfo=timezone.utc)
             asof.astimezone(timezone.utc)   # 0001-01-01T00:00+01:00 is before year 1 in UTC
         except ValueError:
-            asof, error = now, f"“as of” is not a date and time: {raw!r}; using now."
+            asof, error = now, _("“as of” is not a date and time: %(value)s; using now.", value=repr(raw))
         except OverflowError:
-            asof, error = now, f"“as of” {raw!r} is outside the years 1 to 9999 in UTC; using now."
+            asof, error = now, _("“as of” %(value)s is outside the years 1 to 9999 in UTC; using now.",
+                                 value=repr(raw))
     shown = asof.astimezone(timezone.utc).replace(tzinfo=None).isoformat(timespec="seconds")
     return Question(q, text, messages, kind,
                     None if hints is None else tuple(h[:MAX_FIELD] for h in hints),

@@ -85,6 +85,11 @@ def reasons_text(reasons) -> str:
     return "; ".join(label("reason", r) for r in reasons if r in BECAUSE)
 
 
+def _thousands(n: int) -> str:
+    """A character count with thousands separators, as the meters above it print it."""
+    return "{:,}".format(n)
+
+
 def why_text(mark: str, reasons, rank: int | None, cost: int | None, limit: int) -> str:
     """Why a candidate was or was not recalled, from its twin fields (codes and numbers)."""
     if mark == rc.IN_BLOCK:
@@ -94,7 +99,7 @@ def why_text(mark: str, reasons, rank: int | None, cost: int | None, limit: int)
                  rank=rank or 0)
     if mark == rc.CUT_BUDGET:
         return _("over the %(limit)s-character budget: the recall block was full before it "
-                 "(it needs %(cost)s)", limit=f"{limit:,}", cost=f"{cost or 0:,}")
+                 "(it needs %(cost)s)", limit=_thousands(limit), cost=_thousands(cost or 0))
     return _("already in the always-on block, so it is not recalled again")
 
 
@@ -118,7 +123,7 @@ def _nothing(p, query: str) -> str:
         return _("Nothing is recalled: your message has no word agentao can match.")
     if p.recall.eligible:
         return _("Nothing is recalled: the best match does not fit the %(limit)s-character "
-                 "budget.", limit=f"{p.context_budget.limit:,}")
+                 "budget.", limit=_thousands(p.context_budget.limit))
     if p.recall.excluded:
         return _("Nothing new is recalled: every memory that matches is in the always-on "
                  "block already.")
@@ -148,6 +153,15 @@ def answer(p) -> Answer:
                   nothing="" if recalled else _nothing(p, p.query), empty=empty)
 
 
+def note_text(recall_note: str) -> str:
+    """Why recall did not run (engine.preview's notes), in the page's language."""
+    if recall_note == "empty query: agentao recalls nothing":
+        return _("empty query: agentao recalls nothing")
+    if recall_note == "no query or hint tokens":
+        return _("no query or hint tokens")
+    return recall_note
+
+
 class Words:
     """Labels, terms and rules in words, each looked up once per page: the ranked table says
     the same few words on hundreds of rows, and every lookup goes through gettext."""
@@ -163,6 +177,11 @@ class Words:
 
     def term(self, kind: str, code):
         return self._once(("term", kind, code), lambda: term(kind, code))
+
+    @staticmethod
+    def note(recall_note: str) -> str:
+        """The engine's ``recall_note`` (kept as it is in the JSON twin) in words."""
+        return note_text(recall_note)
 
     def label(self, kind: str, code):
         return self._once(("label", kind, code), lambda: label(kind, code))

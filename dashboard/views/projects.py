@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from flask import Blueprint, abort, current_app, redirect, request, url_for
+from flask_babel import gettext as _
 
 from ..guard.localurl import local_url
 from ..guard.security import sign_preference
@@ -34,7 +35,7 @@ def select():
     raw = request.form.get("project", "")
     index = whole_number(raw)
     if index is None or index >= len(workspace().project_dirs):
-        abort(400, "'project' must be the number of a project from the list.")
+        abort(400, _("'project' must be the number of a project from the list."))
     # Never copied through: rebuilt by url_for from the route it names (see localurl).
     back = local_url(request.form.get("next")) or url_for("overview.index")
     response = redirect(back, code=303)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from flask import abort
-from flask_babel import lazy_gettext as _l
+from flask_babel import gettext as _, lazy_gettext as _l
 
 from ..store import StoreRef
 from ..web import raise_if_unreadable, status_of, store_by_key
@@ -21,6 +21,6 @@ def project() -> StoreRef:
     if not ref.exists:
         if not ref.missing:   # something else is there: say what, as the overview does
             raise status_of("project").problem
-        abort(404, f"No project store at {ref.path}: agentao creates it the first time it runs.")
+        abort(404, _("No project store at %(path)s: agentao creates it the first time it runs.", path=ref.path))
     raise_if_unreadable("project")
     return ref

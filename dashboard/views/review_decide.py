@@ -11,6 +11,7 @@ reviews screen: ``views.reviews`` registers these handlers on its blueprint.
 from __future__ import annotations
 
 from flask import abort, redirect, render_template, request, url_for
+from flask_babel import gettext as _
 
 from ..actions import approval
 from ..store import writes
@@ -35,22 +36,25 @@ def _decide(item_id: str, action: str, values, edits=None) -> Outcome:
     target = values.get(f"target-{item_id}") or values.get("target")
     try:
         if not ID.fullmatch(item_id):
-            raise Blocked(400, f"'{item_id}' is not a review item id.")
+            raise Blocked(400, _("'%(id)s' is not a review item id.", id=item_id))
         if not seen or (action == "approve" and not target):
             decided = _decided(item_id)   # nothing to confirm: say what it is now
             if decided is not None:
                 return decided
-            raise Blocked(400, "The form did not say which version you saw (missing 'seen'"
-                          + (" or 'target'" if action == "approve" else "") + "); reload the page.")
+            raise Blocked(400, _("The form did not say which version you saw (missing %(fields)s); "
+                                 "reload the page.", fields="'seen' or 'target'"
+                                 if action == "approve" else "'seen'"))
         require_writable("project")
         if action == "reject":
             approval.reject(stores(), item_id, seen)
-            return Outcome(item_id, "rejected", "Rejected")
+            return Outcome(item_id, "rejected", _("Rejected"))
         plan, saved = approval.approve(stores(), item_id, seen, target, may_write=require_writable,
                                        edits=edits)
         return Outcome(item_id, "approved",
-                       f"Approved{' with edits' if plan.edits else ''} → memory "
-                       f"'{plan.save.title}' (source={plan.save.source})",
+                       (_("Approved with edits → memory '%(title)s' (source=%(source)s)",
+                          title=plan.save.title, source=plan.save.source) if plan.edits else
+                        _("Approved → memory '%(title)s' (source=%(source)s)",
+                          title=plan.save.title, source=plan.save.source)),
                        memory_id=saved.memory_id, memory_store=plan.save.store, event=saved.event)
     except Exception as exc:  # noqa: BLE001 - failure() re-raises what it does not know
         out = failure(item_id, exc)
@@ -67,12 +71,13 @@ def _decided(item_id: str) -> Outcome | None:
     """
     item = writes.review_item(_project().path, item_id)
     if item is None:
-        return Outcome(item_id, "not_pending", f"There is no review item {item_id}; nothing was "
-                       "changed.", 404)
+        return Outcome(item_id, "not_pending", _("There is no review item %(id)s; nothing was "
+                                                 "changed.", id=item_id), 404)
     if item.status == "pending":
         return None
-    return Outcome(item_id, "not_pending", f"Review item {item_id} is no longer pending (it is "
-                   f"{item.status}) since {item.updated_at}; nothing was changed.", 409,
+    return Outcome(item_id, "not_pending", _("Review item %(id)s is no longer pending (it is "
+                                             "%(status)s) since %(stamp)s; nothing was changed.",
+                                             id=item_id, status=item.status, stamp=item.updated_at), 409,
                    state=item.status)
 
 
@@ -165,7 +170,7 @@ def decide_many(action: str):
     values = form_values()
     ids = values.getlist("ids") if hasattr(values, "getlist") else list(values.get("ids") or [])
     if not ids:
-        abort(400, "Select at least one review item.")
+        abort(400, _("Select at least one review item."))
     if len(ids) > 500:
-        abort(400, "At most 500 items at a time.")
+        abort(400, _("At most %(num)d items at a time.", num=500))
     return _answer([_decide(i, action, values) for i in dict.fromkeys(ids)], single=False)

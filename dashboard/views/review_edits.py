@@ -8,6 +8,8 @@ a script sends the plain names.  Tags follow the memory edit form's rule
 
 from __future__ import annotations
 
+from flask_babel import gettext as _
+
 from ..actions.approval import Edits
 from ..contract import KNOWN_TYPES
 from ..records import ReviewItem
@@ -38,15 +40,15 @@ def edits_from(values, item: ReviewItem) -> Edits | None:
         return None
     for name in ("value", "scope", "type"):
         if name in fields and not isinstance(fields[name], str):
-            raise Blocked(400, f"'{name}' must be text.")
+            raise Blocked(400, _("'%(name)s' must be text.", name=name))
     if not isinstance(fields.get("tags", ""), (str, list)):
-        raise Blocked(400, "'tags' must be text (comma-separated) or a list of texts.")
+        raise Blocked(400, _("'tags' must be text (comma-separated) or a list of texts."))
     value = fields.get("value")
     if value is not None and len(value) > MAX_VALUE_CHARS:
-        raise Blocked(400, f"The value is longer than {MAX_VALUE_CHARS} characters.")
+        raise Blocked(400, _("The value is longer than %(num)d characters.", num=MAX_VALUE_CHARS))
     scope = (fields.get("scope") or "").strip() or None
     if scope not in (None, *SCOPES):
-        raise Blocked(400, "'scope' must be 'project' or 'user'.")
+        raise Blocked(400, _("'scope' must be 'project' or 'user'."))
     tags = tuple(_tags(fields, item.tags)) if "tags" in fields else None
     return Edits(value=value, tags=tags, scope=scope, type=_type(fields))
 

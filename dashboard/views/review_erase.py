@@ -12,6 +12,7 @@ Part of the reviews screen: ``views.reviews`` registers these handlers on its bl
 from __future__ import annotations
 
 from flask import abort, current_app, redirect, render_template, request, url_for
+from flask_babel import gettext as _
 
 from ..actions import erasure
 from ..store import writes
@@ -27,12 +28,12 @@ def _ids(values) -> list[str]:
     ids = values.getlist("ids") if hasattr(values, "getlist") else list(values.get("ids") or [])
     ids = list(dict.fromkeys(str(i) for i in ids))
     if not ids:
-        abort(400, "Select at least one review item to erase.")
+        abort(400, _("Select at least one review item to erase."))
     if len(ids) > MAX_IDS:
-        abort(400, f"At most {MAX_IDS} items at a time: each erase rewrites the whole file.")
+        abort(400, _("At most %(num)d items at a time: each erase rewrites the whole file.", num=MAX_IDS))
     bad = [i for i in ids if not ID.fullmatch(i)]
     if bad:
-        abort(400, f"'{bad[0]}' is not a review item id.")
+        abort(400, _("'%(id)s' is not a review item id.", id=bad[0]))
     return ids
 
 
@@ -59,7 +60,8 @@ def erase():
     ids = _ids(values)
     if str(values.get("confirm")) not in ("1", "True", "true"):
         # Never erase on a bare POST: show (or tell) what confirming would remove.
-        message = "Erasing cannot be undone: confirm with confirm=1 after reading what goes."
+        message = _("Erasing cannot be undone: confirm with %(field)s after reading what goes.",
+                    field="confirm=1")
         if wants_json():
             return twin({"ok": False, "message": message}, 400)
         return render_template("reviews/erase.html", problem=message, **_confirm_context(ids)), 400
@@ -100,8 +102,8 @@ def _tabs() -> dict:
 def _report(token: str) -> erasure.EraseReport:
     report = erasure.reports_for(current_app.extensions).get(token)
     if report is None:
-        abort(404, "This erase report is no longer kept (the dashboard restarted or erased "
-                   "many times since). The review list shows what is left.")
+        abort(404, _("This erase report is no longer kept (the dashboard restarted or erased "
+                     "many times since). The review list shows what is left."))
     return report
 
 

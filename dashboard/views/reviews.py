@@ -10,7 +10,7 @@ registered here, on one blueprint (one URL prefix, one template folder).
 from __future__ import annotations
 
 from flask import Blueprint, abort, render_template, request
-from flask_babel import ngettext
+from flask_babel import gettext as _, ngettext
 
 from . import block_effects, review_decide, review_edits, review_erase, review_words
 from .queue import STATUSES, project as _project
@@ -36,7 +36,7 @@ bp.add_url_rule("/reviews/erased/<token>/retry", "erase_retry", review_erase.era
 def _tab() -> str:
     status = request.args.get("status") or "pending"
     if status not in (*STATUSES, ALL):
-        abort(400, "'status' must be one of: pending, approved, rejected, all.")
+        abort(400, _("'status' must be one of: %(values)s.", values="pending, approved, rejected, all"))
     return status
 
 
@@ -101,7 +101,7 @@ def effect(fmt: str):
     item_id = request.args.get("id") or ""
     item = writes.review_item(_project().path, item_id) if ID.fullmatch(item_id) else None
     if item is None or item.status != "pending":
-        abort(404, f"No pending review item '{item_id}'.")
+        abort(404, _("No pending review item '%(id)s'.", id=item_id))
     try:
         edits = review_edits.edits_from(request.args, item)
     except Blocked as bad:
