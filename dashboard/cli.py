@@ -17,40 +17,76 @@ DEFAULT_PORT = 8765
 TOKEN_ENV = "AGENTAO_DASHBOARD_TOKEN"
 
 
+def _(message: str, **values) -> str:
+    """The command line's own words in its language (``set_language``), like the pages'."""
+    text = _translations.gettext(message)
+    return text % values if values else text
+
+
+def set_language(argv) -> str:
+    """Pick the language of the help and start-up lines before argparse speaks: ``--lang``,
+    else the environment's (LANGUAGE / LC_ALL / LC_MESSAGES / LANG: any ``zh`` is Simplified
+    Chinese), else English.  The pages follow ``--lang`` too, or else the browser."""
+    global _translations
+    from babel.support import Translations
+    from . import PACKAGE_ROOT
+    from .words import LOCALES
+    wanted = None
+    for i, arg in enumerate(argv):
+        if arg == "--lang" and i + 1 < len(argv):
+            wanted = argv[i + 1]
+        elif arg.startswith("--lang="):
+            wanted = arg.partition("=")[2]
+    if wanted not in LOCALES:
+        env = next((os.environ[k] for k in ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG")
+                    if os.environ.get(k)), "")
+        wanted = "zh_Hans_CN" if env.lower().startswith("zh") else "en"
+    _translations = Translations.load(str(PACKAGE_ROOT / "translations"), [wanted])
+    return wanted
+
+
+_translations = None
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="agentao-memory-dashboard",
-        description="Local web dashboard over agentao's memory databases "
-                    "(<project>/.agentao/memory.db and ~/.agentao/memory.db).")
+        description=_("Local web dashboard over agentao's memory databases "
+                      "(<project>/.agentao/memory.db and ~/.agentao/memory.db)."))
     p.add_argument("--project", metavar="DIR", action="append", default=[],
-                   help="agentao project folder (default: the current directory); its store is "
-                        "DIR/.agentao/memory.db. Repeat to show several projects")
+                   help=_("agentao project folder (default: the current directory); its store is "
+                          "DIR/.agentao/memory.db. Repeat to show several projects"))
     p.add_argument("--scan", metavar="DIR", action="append", default=[],
-                   help="add every project below DIR that has a .agentao/memory.db (repeatable)")
+                   help=_("add every project below DIR that has a .agentao/memory.db (repeatable)"))
     users = p.add_mutually_exclusive_group()
     users.add_argument("--user-db", metavar="PATH", default=None,
-                       help=f"user store (default: {default_user_db()})")
-    users.add_argument("--no-user-db", action="store_true", help="show no user store")
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+                       help=_("user store (default: %(path)s)", path=default_user_db()))
+    users.add_argument("--no-user-db", action="store_true", help=_("show no user store"))
+    p.add_argument("--host", default="127.0.0.1", help=_("address to listen on (default 127.0.0.1)"))
     p.add_argument("--port", type=int, default=DEFAULT_PORT,
-                   help=f"port (default {DEFAULT_PORT}; 0 picks a free one)")
+                   help=_("port (default %(port)d; 0 picks a free one)", port=DEFAULT_PORT))
     p.add_argument("--demo", action="store_true",
-                   help="build a throw-away demo project in a temporary folder and show it")
-    p.add_argument("--read-only", action="store_true", help="never write to any store")
+                   help=_("build a throw-away demo project in a temporary folder and show it"))
+    p.add_argument("--read-only", action="store_true", help=_("never write to any store"))
     tokens = p.add_mutually_exclusive_group()
     tokens.add_argument("--token", default=os.environ.get(TOKEN_ENV) or None,
-                        help="access token for scripts (Authorization: token ...) and the login "
-                             "form (default: a fresh random one; the start-up URL carries a "
-                             f"one-time code instead; ${TOKEN_ENV} also sets it, without showing "
-                             "it in ps). At least 16 printable characters, about 64 bits or more")
+                        help=_("access token for scripts (Authorization: token ...) and the login "
+                               "form (default: a fresh random one; the start-up URL carries a "
+                               "one-time code instead; $%(env)s also sets it, without showing "
+                               "it in ps). At least 16 printable characters, about 64 bits or more",
+                               env=TOKEN_ENV))
     tokens.add_argument("--no-token", action="store_true",
-                        help="require no token (loopback addresses only; any local user can then "
-                             "read and erase memories)")
-    p.add_argument("--threads", type=int, default=8, help="waitress worker threads (default 8)")
+                        help=_("require no token (loopback addresses only; any local user can then "
+                               "read and erase memories)"))
+    p.add_argument("--threads", type=int, default=8, help=_("waitress worker threads (default 8)"))
     p.add_argument("--cjk", choices=("auto", "on", "off"), default="auto",
-                   help="tokenize Chinese/Japanese/Korean text as the AGENT does: 'on' with jieba "
-                        "(agentao[i18n]; required here), 'off' without it, 'auto' (default) with "
-                        "jieba when it can be imported here")
+                   help=_("tokenize Chinese/Japanese/Korean text as the AGENT does: 'on' with jieba "
+                          "(agentao[i18n]; required here), 'off' without it, 'auto' (default) with "
+                          "jieba when it can be imported here"))
+    from .words import LOCALES
+    p.add_argument("--lang", choices=list(LOCALES), default=None,
+                   help=_("the language of these lines and of the pages (default: the browser's "
+                          "choice for the pages, the environment's for these lines)"))
     return p
 
 
@@ -60,7 +96,9 @@ def config_from_args(args: argparse.Namespace, parser: argparse.ArgumentParser) 
         from .demo import build_demo
         project_dir, user_db = build_demo()
         args.demo_root = project_dir.parent   # ours (a fresh temp folder): main removes it
-        print(f"Demo data: {project_dir.parent} (deleted when the dashboard stops)", flush=True)
+        # "Demo data: <path>" starts the line in every language (scripts and tests read it).
+        print("Demo data: " + _("%(path)s (deleted when the dashboard stops)",
+                                path=project_dir.parent), flush=True)
         projects = [project_dir] + sorted(p for p in project_dir.parent.iterdir()
                                           if p.is_dir() and p not in (project_dir, user_db.parent.parent)
                                           and (p / ".agentao").is_dir())
@@ -157,6 +195,7 @@ def _stop_on_sigterm() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    set_language(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     args = parser.parse_args(argv)
     token = token_from_args(args, parser)
@@ -177,6 +216,7 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser, token) -> 
     config = config_from_args(args, parser)
     config["AUTH_TOKEN"] = token
     config["CJK"] = cjk_from_args(args, parser)
+    config["LANG"] = args.lang
 
     from waitress import create_server
 
@@ -207,8 +247,9 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser, token) -> 
     app.config.update(PORT=port, ALLOWED_HOSTS=allowed_hosts(args.host, port))
     host = args.host if args.host not in ("0.0.0.0", "::") else "127.0.0.1"
     host = f"[{host}]" if ":" in host else host
-    print(f"agentao memory dashboard (waitress) on {start_url(app, host, port)}", flush=True)
-    print("Press Ctrl+C to stop.", flush=True)
+    print(_("agentao memory dashboard (waitress) on %(url)s", url=start_url(app, host, port)),
+          flush=True)
+    print(_("Press Ctrl+C to stop."), flush=True)
     threading.Thread(target=warm_up, args=(app,), name="warm-up", daemon=True).start()
     try:
         server.run()

@@ -259,3 +259,19 @@ def test_a_background_job_speaks_the_language_of_who_started_it(seeded, tmp_path
     while job.state == "running" and time.monotonic() < deadline:
         time.sleep(0.01)
     assert job.state == "done" and job.result == "没有可抹除的内容。"
+
+
+def test_the_command_line_speaks_the_chosen_language():
+    import subprocess
+    import sys
+    zh = subprocess.run([sys.executable, "-m", "dashboard", "--lang", "zh_Hans_CN", "--help"],
+                        capture_output=True, text=True, timeout=60, cwd=ROOT)
+    en = subprocess.run([sys.executable, "-m", "dashboard", "--help"], capture_output=True,
+                        text=True, timeout=60, cwd=ROOT, env={"PATH": "/usr/bin:/bin", "LANG": "C"})
+    assert zh.returncode == en.returncode == 0, zh.stderr + en.stderr
+    assert "never write to any store" in en.stdout and "never write to any store" not in zh.stdout
+    assert re.search(r"[\u4e00-\u9fff]{4}", zh.stdout), zh.stdout[:400]
+    by_env = subprocess.run([sys.executable, "-m", "dashboard", "--help"], capture_output=True,
+                            text=True, timeout=60, cwd=ROOT,
+                            env={"PATH": "/usr/bin:/bin", "LANG": "zh_CN.UTF-8"})
+    assert by_env.stdout == zh.stdout
