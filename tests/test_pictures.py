@@ -201,7 +201,7 @@ def test_overview_shows_composition_and_timeline_with_numbers(client, seeded):
     assert counts[("scope", "project")] == 4 and counts[("scope", "user")] == 2
     assert counts[("source", "explicit")] == 6 and counts[("type", "project_fact")] == 1
     desc = section.select_one('svg[data-chart="composition"] desc').text
-    assert "scope: project 4, user 2 (total 6 memories)" in desc
+    assert "scope: this project 4, about you 2 (total 6 memories)" in desc
     timeline = client.get("/overview.json").get_json()["timeline"]
     assert sum(p["created"] for p in timeline["periods"]) == 6
     rows = section.select('[data-table="timeline"] tr[data-period]')
