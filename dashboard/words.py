@@ -279,6 +279,11 @@ LABELS: dict[str, dict[str, tuple]] = {
         "source": (_l("source"), None),
         "confidence": (_l("confidence"), None),
     },
+    # A store's name inside a sentence ("the %(store)s store"): the same word in English, translated.
+    "store_word": {
+        "project": (_l("project"), None),
+        "user": (_l("user"), None),
+    },
     # The overview's timeline: the length of one column.
     "period": {
         "week": (_l("week"), None),
