@@ -79,6 +79,16 @@ def test_stacked_bars_scale_stack_and_describe():
     assert [t.text for t in el.find_all("text", class_="legend")] == ["a", "b"]
 
 
+def test_chinese_labels_get_room_for_their_width():
+    """A Chinese character is drawn about twice as wide as a letter: the bar label is not
+    cut at the picture's left edge, and a segment name is drawn inside only when it fits."""
+    el = svg(stacked_bars([("作用域", [("本项目", 60), ("工作流程", 1)])], title="T",
+                          chart_id="zh", inline=True))
+    first = el.find("rect", class_="seg")
+    assert float(first["x"]) >= 3 * 13 + 6   # room for the three characters of 作用域
+    assert [t.text for t in el.find_all("text", class_="seg-label")] == ["本项目"]
+
+
 def test_negative_terms_go_left_of_the_zero_line():
     el = svg(score_bars([("m", [("title", 3.0), ("recency", 0.5), ("stale", -2.0)]),
                          ("n", [("tag", 1.5)])]))
