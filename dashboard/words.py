@@ -272,6 +272,23 @@ LABELS: dict[str, dict[str, tuple]] = {
         "conflict": (_l("conflict"), _l("Contradicts or repeats another memory.")),
         "upkeep": (_l("needs upkeep"), _l("Oversized or not touched for a long time.")),
     },
+    # The overview's composition picture: which column a bar counts by (#23: no raw code shown).
+    "dimension": {
+        "scope": (_l("scope"), None),
+        "type": (_l("type"), None),
+        "source": (_l("source"), None),
+        "confidence": (_l("confidence"), None),
+    },
+    # A store's name inside a sentence ("the %(store)s store"): the same word in English, translated.
+    "store_word": {
+        "project": (_l("project"), None),
+        "user": (_l("user"), None),
+    },
+    # The overview's timeline: the length of one column.
+    "period": {
+        "week": (_l("week"), None),
+        "month": (_l("month"), None),
+    },
 }
 
 

@@ -153,5 +153,5 @@ def test_the_composition_picture_says_1_memory(agent):
     page = soup(agent.app().test_client().get("/overview"))
     chart = page.select_one('svg[data-chart="composition"]')
     titles = [t.text for t in chart.select("rect title")]
-    assert "scope: user 1 memory" in titles and not any("1 memories" in t for t in titles)
+    assert "scope: about you 1 memory" in titles and not any("1 memories" in t for t in titles)
     assert "(total 2 memories)" in chart.select_one("desc").text

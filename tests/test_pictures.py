@@ -79,6 +79,16 @@ def test_stacked_bars_scale_stack_and_describe():
     assert [t.text for t in el.find_all("text", class_="legend")] == ["a", "b"]
 
 
+def test_chinese_labels_get_room_for_their_width():
+    """A Chinese character is drawn about twice as wide as a letter: the bar label is not
+    cut at the picture's left edge, and a segment name is drawn inside only when it fits."""
+    el = svg(stacked_bars([("作用域", [("本项目", 60), ("工作流程", 1)])], title="T",
+                          chart_id="zh", inline=True))
+    first = el.find("rect", class_="seg")
+    assert float(first["x"]) >= 3 * 13 + 6   # room for the three characters of 作用域
+    assert [t.text for t in el.find_all("text", class_="seg-label")] == ["本项目"]
+
+
 def test_negative_terms_go_left_of_the_zero_line():
     el = svg(score_bars([("m", [("title", 3.0), ("recency", 0.5), ("stale", -2.0)]),
                          ("n", [("tag", 1.5)])]))
@@ -201,7 +211,7 @@ def test_overview_shows_composition_and_timeline_with_numbers(client, seeded):
     assert counts[("scope", "project")] == 4 and counts[("scope", "user")] == 2
     assert counts[("source", "explicit")] == 6 and counts[("type", "project_fact")] == 1
     desc = section.select_one('svg[data-chart="composition"] desc').text
-    assert "scope: project 4, user 2 (total 6 memories)" in desc
+    assert "scope: this project 4, about you 2 (total 6 memories)" in desc
     timeline = client.get("/overview.json").get_json()["timeline"]
     assert sum(p["created"] for p in timeline["periods"]) == 6
     rows = section.select('[data-table="timeline"] tr[data-period]')

@@ -89,7 +89,9 @@ def overview_pictures(statuses, timeline: dict) -> dict:
     periods = fill_periods(timeline["periods"], timeline["by"])
     return {
         "composition_rows": comp,
-        "composition": stacked_bars(comp, title=_("Live memories by scope, type, source and "
+        "composition": stacked_bars(
+            [(label("dimension", dim), [(label(dim, code), n) for code, n in values])
+             for dim, values in comp], title=_("Live memories by scope, type, source and "
                                                   "confidence"), chart_id="composition",
                                     unit=_memories, inline=True),
         "by": timeline["by"],
@@ -102,7 +104,7 @@ def overview_pictures(statuses, timeline: dict) -> dict:
                             _("Live memories created and last updated, per month")
                             if timeline["by"] == "month" else
                             _("Live memories created and last updated, per %(period)s",
-                              period=timeline["by"]),
+                              period=label("period", timeline["by"])),
                             chart_id="timeline"),
         "problems": timeline.get("problems", {}),
     }
