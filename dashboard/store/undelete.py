@@ -26,7 +26,7 @@ from flask_babel import gettext as _
 
 from . import rows, writes
 from .connection import read, write
-from .writes import AUTO_CAP, Expect, Saved, WriteConflict, _event, _live_at, fingerprint
+from .writes import AUTO_CAP, Expect, Saved, WriteConflict, _event, _live_at
 from ..contract import find_secret
 from ..records import Memory
 
@@ -65,12 +65,7 @@ def _deleted_as_seen(conn, expect: Expect, store: str) -> Memory:
     if memory.live:
         raise WriteConflict("changed", _("Memory %(id)s is live already; nothing was changed.",
                                          id=memory.id))
-    if (expect.updated_at is not None and memory.updated_at != expect.updated_at) or (
-            expect.row is not None and fingerprint(memory) != expect.row):
-        raise WriteConflict("changed", _("Memory %(id)s changed since you looked (updated "
-                                         "%(stamp)s); reload and decide again.", id=memory.id,
-                                         stamp=memory.updated_at))
-    return memory
+    return writes.unchanged_since(memory, expect)
 
 
 def restore(path: Path, expect: Expect, store: str) -> Saved:

@@ -136,11 +136,16 @@ def row_as_seen(conn, expect: Expect, store: str = "project") -> Memory | None:
     if row is None or row["deleted_at"] is not None:
         raise WriteConflict("gone", _("Memory %(id)s is no longer live; nothing was changed.",
                                       id=expect.row_id))
-    memory = rows.memory(row, store)
+    return unchanged_since(rows.memory(row, store), expect)
+
+
+def unchanged_since(memory: Memory, expect: Expect) -> Memory:
+    """``memory`` if it is still as the page showed it (its stamp, its fingerprint); else the
+    conflict a person reads ("changed since you looked")."""
     if (expect.updated_at is not None and memory.updated_at != expect.updated_at) or (
             expect.row is not None and fingerprint(memory) != expect.row):
         raise WriteConflict("changed", _("Memory %(id)s changed since you looked (updated "
-                                         "%(stamp)s); reload and decide again.", id=expect.row_id,
+                                         "%(stamp)s); reload and decide again.", id=memory.id,
                                          stamp=memory.updated_at))
     return memory
 
