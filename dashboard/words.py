@@ -313,6 +313,19 @@ def term(kind: str, code) -> Markup:
     return Markup('<span class="term" title="{}" data-code="{}">{}</span>').format(hint, code, text)
 
 
+def listing(items) -> str:
+    """Names in a sentence, joined as the page's language joins them ("A, B, and C";
+    "A、B和C") by Babel's list patterns.  Markup items (``|shown``) stay markup."""
+    from babel.lists import format_list
+    from markupsafe import escape
+    items = list(items)
+    if not items:
+        return ""
+    if any(isinstance(i, Markup) for i in items):
+        return Markup(format_list([str(escape(i)) for i in items], locale=get_locale()))
+    return format_list([str(i) for i in items], locale=get_locale())
+
+
 def store_name(kind: str) -> str:
     """"Project store" / "User store": what a page calls one of the two files."""
     return str(LABELS["store"].get(kind, (kind,))[0])
@@ -378,5 +391,5 @@ def init_app(app) -> None:
     Babel(app, locale_selector=locale)
     app.jinja_env.globals.update(label=label, explain=explain, term=term, when=when, store_name=store_name,
                                  locales=LOCALES, page_locale=lambda: str(get_locale()))
-    app.jinja_env.filters.update(when=when, rounded=rounded)
+    app.jinja_env.filters.update(when=when, rounded=rounded, listing=listing)
 

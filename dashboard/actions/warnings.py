@@ -46,7 +46,8 @@ def _named(m) -> dict:
 
 
 def _names(memories) -> str:
-    return ", ".join(_("“%(title)s” (%(key)s)", title=m.title, key=m.key_normalized) for m in memories)
+    from ..words import listing
+    return listing(_("“%(title)s” (%(key)s)", title=m.title, key=m.key_normalized) for m in memories)
 
 
 def refusal_text(refusal: str) -> str:

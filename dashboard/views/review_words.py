@@ -14,6 +14,7 @@ from __future__ import annotations
 from flask_babel import gettext as _, ngettext
 
 from ..contract import SaveRefused
+from ..words import listing
 
 QUOTE_CHARS = 120   # a quoted evidence or title is cut here (the card shows it whole)
 TITLE_CHARS = 80
@@ -29,7 +30,7 @@ def short(text, limit: int = QUOTE_CHARS) -> str:
 
 
 def _names(memories) -> str:
-    return ", ".join(f"“{short(m['title'], TITLE_CHARS)}”" for m in memories)
+    return listing(f"“{short(m['title'], TITLE_CHARS)}”" for m in memories)
 
 
 def reach(plan, effect) -> str | None:
