@@ -55,6 +55,12 @@ class Server:
                                      stderr=subprocess.STDOUT, text=True, bufsize=1)
         self.output: list[str] = []
         self.link = self._wait_for_url()     # works once; login() spends it
+        # ``--demo`` prints its folder before the URL: its two stores, read-only, for the tests.
+        self.demo_root = next((Path(m.group(1)) for line in self.output
+                               if (m := re.search(r"Demo data: (\S+)", line))), None)
+        if self.demo_root is not None:
+            self.project_db = self.demo_root / "demo-project" / ".agentao" / "memory.db"
+            self.user_db = self.demo_root / "home" / ".agentao" / "memory.db"
         # Every page lives under the random path drawn at this start.
         self.base = self.link.split("?")[0].rpartition("/")[0]
         # Keep draining stdout so the server never blocks on a full pipe.

@@ -9,11 +9,8 @@ axe check in test_hostile_content.py.  axe-core 4.14.1 is vendored in tests/brow
 from __future__ import annotations
 
 import json
-import re
-from pathlib import Path
 
 import pytest
-from selenium.webdriver.common.by import By
 
 from .conftest import DESKTOP, PHONE, Server, axe_problems, first_row, html_pages, htmx_settled, \
     layout_problems, login, set_size, wait_for
@@ -23,9 +20,6 @@ from .conftest import DESKTOP, PHONE, Server, axe_problems, first_row, html_page
 def demo(browser):
     srv = Server([], None, extra=["--demo"])
     login(browser, srv)
-    root = Path(re.search(r"Demo data: (\S+)", "".join(srv.output)).group(1))
-    srv.project_db = root / "demo-project" / ".agentao" / "memory.db"
-    srv.user_db = root / "home" / ".agentao" / "memory.db"
     yield srv
     srv.stop()
 

@@ -9,7 +9,6 @@ refreshed, and the files changed as said (read read-only with sqlite3).
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 from pathlib import Path
 
@@ -27,10 +26,7 @@ def demo(browser):
     server = Server([], None, extra=["--demo"])
     try:
         login(browser, server)
-        root = next(re.search(r"Demo data: (\S+)", line)[1]
-                    for line in server.output if "Demo data:" in line)
-        yield server, Path(root) / "demo-project" / ".agentao" / "memory.db", \
-            Path(root) / "home" / ".agentao" / "memory.db"
+        yield server, server.project_db, server.user_db
     finally:
         server.stop()
 

@@ -3,8 +3,6 @@ About-you list in at most 2 clicks, on the demo, at 1280×900 and 390×844."""
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
 
 import pytest
 
@@ -15,9 +13,8 @@ from .conftest import DESKTOP, PHONE, Journey, Server, in_viewport, login, read_
 @pytest.fixture(scope="module")
 def demo():
     server = Server([], None, extra=["--demo"])
-    found = re.search(r"Demo data: (\S+)", "".join(server.output))
-    assert found, server.output
-    server.root = Path(found.group(1))
+    assert server.demo_root, server.output
+    server.root = server.demo_root
     yield server
     server.stop()
     assert not server.root.exists()   # the demo leaves nothing behind once stopped

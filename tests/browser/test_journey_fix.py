@@ -9,7 +9,6 @@ clicks and keys it took are recorded.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
@@ -24,8 +23,7 @@ MAX_CLICKS = 4   # fix link, Save, the Findings tab, Re-check
 
 
 def demo_db(server: Server) -> Path:
-    found = next(m for line in server.output if (m := re.search(r"Demo data: (\S+)", line)))
-    return Path(found.group(1)) / "demo-project" / ".agentao" / "memory.db"
+    return server.project_db
 
 
 def css(driver, selector):

@@ -10,7 +10,6 @@ the project facts are still there, the erased text is in no byte of the database
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
@@ -26,10 +25,6 @@ def demo(request, browser):
     """A fresh demo per window size: both journeys erase what they walk through."""
     server = Server([], None, extra=["--demo"])
     try:
-        root = next(Path(m.group(1)) for line in server.output
-                    if (m := re.search(r"Demo data: (\S+)", line)))
-        server.project_db = root / "demo-project" / ".agentao" / "memory.db"
-        server.user_db = root / "home" / ".agentao" / "memory.db"
         login(browser, server)
         set_size(browser, request.param)
         server.size = request.param
