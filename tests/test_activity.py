@@ -236,6 +236,23 @@ def test_the_pulse_is_quiet_about_the_dashboards_own_writes_and_odd_tokens(histo
     assert opened.status_code == 303 and opened.headers["Location"].endswith("/activity")
 
 
+def test_the_pulse_is_quiet_after_the_dashboards_own_purge_but_tells_the_agents_clear(agent):
+    # A hard purge deletes the memory with its events: the change counter moves with no
+    # event to explain it, as agentao's own `clear` does.  Only the agent's is news.
+    kept = agent.save("editor", "Uses Helix.", ["profile"], scope="project")
+    gone = agent.save("build tool", "Uses ninja.", ["tooling"], scope="project")
+    client = agent.app().test_client()
+    url = _pulse_url(client, "/overview")
+    ref = StoreRef("project", "project", agent.project_db, "project")
+    assert forget_memory(ref, gone.id).deleted.get("memory") == 1
+    own = client.get(url, headers=HTMX)
+    assert soup(own).select_one("[data-said]") is None and "HX-Trigger" not in own.headers
+    url = soup(own).select_one("#pulse")["hx-get"]
+    assert agent.manager.clear("project") == 1 and kept.id
+    told = soup(client.get(url, headers=HTMX)).select_one("[data-said=live]")
+    assert told is not None and "cleared or removed" in told.get_text()
+
+
 def test_the_pulse_reads_no_rows_while_nothing_moved(agent, monkeypatch):
     agent.save("editor", "Uses Helix.", ["profile"])
     client = agent.app().test_client()

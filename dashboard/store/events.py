@@ -30,6 +30,7 @@ Every read here is one short read-only transaction (``connection.read``).
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from collections import deque
 from dataclasses import dataclass
@@ -43,6 +44,7 @@ _OWN_KEPT = 5000
 _own_lock = threading.Lock()
 _own_events: deque = deque(maxlen=_OWN_KEPT)     # (event id, memory id, kind, stamp)
 _own_reviews: deque = deque(maxlen=_OWN_KEPT)    # (item id, status, stamp)
+_own_counters: deque = deque(maxlen=_OWN_KEPT)   # (file path, change counter after our write)
 
 _MEMORY = text_select(("title", "key_normalized", "scope", "source", "updated_at", "deleted_at"))
 # The log's own columns, a BLOB (a hand edit) read as TEXT like every other column.
@@ -61,6 +63,28 @@ def note_own_event(event_id, memory_id: str, kind: str, stamp: str) -> None:
 def note_own_review(item_id: str, status: str, stamp: str) -> None:
     with _own_lock:
         _own_reviews.append((item_id, status, stamp))
+
+
+def change_counter(conn) -> int:
+    """agentao's change counter of the memories (``schema_meta.memories_change``), 0 if odd."""
+    try:
+        row = conn.execute("SELECT value FROM schema_meta WHERE key = 'memories_change'").fetchone()
+        return int(as_text(row[0])) if row else 0
+    except (sqlite3.OperationalError, TypeError, ValueError):   # no such table: a foreign file
+        return 0
+
+
+def note_own_counter(path, conn) -> None:
+    """A write of ours that moves the counter without an event of its own (a hard purge,
+    a wipe): the counter it left, read on ``conn`` inside that write's transaction.  While
+    the file still holds that counter, the change is ours, not the agent's."""
+    with _own_lock:
+        _own_counters.append((str(path), change_counter(conn)))
+
+
+def own_counter(path, counter: int) -> bool:
+    with _own_lock:
+        return (str(path), counter) in _own_counters
 
 
 def own_event(event_id, memory_id, kind, stamp) -> bool:
@@ -98,14 +122,8 @@ def mark_of(ref: StoreRef) -> Mark:
 
     def run(conn):
         last = conn.execute("SELECT MAX(id) FROM memory_events").fetchone()[0]
-        counter = conn.execute("SELECT value FROM schema_meta"
-                               " WHERE key = 'memories_change'").fetchone()
         rev = conn.execute("SELECT MAX(CAST(updated_at AS TEXT)) FROM memory_review_queue").fetchone()[0]
-        try:
-            count = int(as_text(counter[0])) if counter else 0
-        except (TypeError, ValueError):
-            count = 0
-        return Mark(int(last or 0), count, str(rev or ""))
+        return Mark(int(last or 0), change_counter(conn), str(rev or ""))
     found = read(ref.path, run)
     _marks.pop(str(ref.path), None)
     _marks[str(ref.path)] = (stamp, found)

@@ -80,8 +80,10 @@ def count_kinds(rows) -> str:
 def clear_scope(ref: StoreRef, scope: str, now: str) -> int:
     """Soft-delete every live row of ``scope`` in one file, no events (agentao ``clear``)."""
     with write(ref.path) as conn:
-        return conn.execute("UPDATE memories SET deleted_at = ?, updated_at = ?"
-                            " WHERE scope = ? AND deleted_at IS NULL", (now, now, scope)).rowcount
+        cleared = conn.execute("UPDATE memories SET deleted_at = ?, updated_at = ?"
+                               " WHERE scope = ? AND deleted_at IS NULL", (now, now, scope)).rowcount
+        events.note_own_counter(ref.path, conn)   # no event to tell the pulse it was ours
+        return cleared
 
 
 def delete_all_summaries(ref: StoreRef) -> int:
@@ -245,6 +247,7 @@ def erase(ref: StoreRef, dry_run: DryRun, on_step: Callable[[str], None] = lambd
                 if now.changed:
                     raise RowsChanged(now.changed)
                 deleted, guarded = _delete(conn, now.matched)
+                events.note_own_counter(ref.path, conn)   # the live pulse: this change is ours
                 conn.execute("COMMIT")
             except BaseException:
                 rollback_quietly(conn)

@@ -127,6 +127,8 @@ def pulse():
         reviews += [r for r in moved["reviews"] if not log.own_review(r["id"], r["status"],
                                                                          r["updated_at"])]
         unexplained = (mark.counter - before[1].counter) - moved["total"]
+        if log.own_counter(ref.path, mark.counter):
+            unexplained = 0   # our own purge or wipe moved it last (store.events.note_own_counter)
         cleared += max(0, unexplained)
         if theirs or unexplained > 0:
             regions.add("memories")
