@@ -225,6 +225,10 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser, token) -> 
     # A random path per start; the cookie's Path is scoped to it (see security.py).
     config["URL_PREFIX"] = new_prefix() if token else ""
     app = create_app(config)
+    if not config.get("READ_ONLY"):
+        from .actions.twofile import recover
+        for report in recover(app):   # an action a kill stopped half way: finished first
+            print(report["text"], flush=True)
     # waitress reads a whole body before the app sees the request (and its Host and
     # token checks), spilling it to a temp file past inbuf_overflow.  Refuse a larger
     # body than the app takes while reading the headers (">=" in waitress, so +1),

@@ -199,7 +199,9 @@ def init_app(app: Flask) -> None:
     @app.context_processor
     def _inject():
         from .guard.localurl import here
+        from .actions.twofile import recovered
         return {"all_statuses": statuses, "workspace": workspace,
+                "recovered": lambda: recovered(stores()),
                 "current_project": current_project, "here": here, "nav_items": nav_items,
                 "html_lang": lambda: str(get_locale()).replace("_", "-")}
 

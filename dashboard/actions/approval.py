@@ -38,7 +38,7 @@ from ..store import writes
 from ..store.lockstep import write_all
 from ..store.registry import ref_for
 from ..store.writes import Expect, WriteConflict, fingerprint
-from . import warnings
+from . import twofile, warnings
 
 SAVE_FIELDS = tuple(f.name for f in fields(PlannedSave))
 DIFF_FIELDS = ("title", "content", "tags", "keywords", "type", "source", "confidence")
@@ -222,7 +222,8 @@ def approve(refs: list[StoreRef], item_id: str, seen: str | None = None,
     if plan.blocked:
         raise WriteConflict("blocked", plan.blocked)
     queue, dest = ref_for(refs, "project").path, ref_for(refs, plan.save.store).path
-    with write_all([dest, queue]) as conns:   # the memory commits first (see module doc)
+    intent = twofile.approve_intent(item, queue, dest, plan.save)
+    with write_all([dest, queue], intent) as conns:   # the memory commits first (see module doc)
         # The item first: if another decision got there, the target check must not
         # mistake that decision's memory for a retry of this one.
         writes.pending_as_seen(conns[queue], item_id, fingerprint(item))

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 
 from flask_babel import gettext as _
 
+from . import twofile
 from .bulk import BulkConflict, RowPlan, named_rows, plan_row
-from ..store import writes
+from ..store import intents, writes
 from ..store.lockstep import write_all
 from ..store.registry import ref_for
 from ..store.writes import Expect, WriteConflict, fingerprint
@@ -58,7 +59,10 @@ def apply(refs, action: str, posted: list[Posted], tag=None, to=None) -> list[di
     if action == "move":
         paths = [ref_for(refs, to).path] + paths   # the target commits first (see module doc)
     done, stale = [], []
-    with write_all(paths) as conns:
+    intent = None if action != "move" else twofile.move_intent(
+        [(r.store, ref_for(refs, r.store).path, r.memory, ref_for(refs, to).path, r.save)
+         for r in rows], to)
+    with write_all(paths, intent) as conns:
         checked = []
         for r, p in zip(rows, posted):
             conn = conns[ref_for(refs, r.store).path]
@@ -100,3 +104,28 @@ def purge_runs(refs, rows: list[RowPlan]) -> dict:
     return out
 
 
+
+
+def purge_all(refs: dict, runs: dict, job) -> list:
+    """The verified purge of each store's confirmed rows, one store after the other.
+
+    Across two stores the job is recorded first (``twofile.purge_intent``): a
+    dashboard stopped between the two purges finishes the second at its next
+    start or before its next write there, and the job's page answers again.
+    """
+    from . import purge
+    intent = twofile.purge_intent(job.id, runs, refs) if len(runs) > 1 else None
+    if intent is not None:
+        intent.record(refs[next(iter(runs))].path)
+    results = []
+    try:
+        for n, (store, run) in enumerate(runs.items()):
+            results.append(purge.purge(refs[store], run, progress=job.progress))
+            if intent is not None and n < len(runs) - 1:
+                intent.update(runs={**intent.data["runs"], store: {
+                    **intent.data["runs"][store], "done": True}})
+                intents.fault("between_commits")
+    finally:
+        if intent is not None:
+            intent.close(finished=True)
+    return results

@@ -32,6 +32,7 @@ from ..store import writes
 from ..store.lockstep import write_all
 from ..store.registry import ref_for
 from ..store.writes import Expect, WriteConflict, fingerprint
+from . import twofile
 
 
 def resave_key(memory: Memory) -> str:
@@ -157,7 +158,8 @@ def move(refs: list[StoreRef], store: str, memory_id: str, expect: Expect,
     if plan.problem:
         raise WriteConflict("blocked", plan.problem)
     source, dest = ref_for(refs, store).path, ref_for(refs, plan.save.store).path
-    with write_all([dest, source]) as conns:   # dest commits first (see module doc)
+    intent = twofile.move_intent([(store, source, memory, dest, plan.save)], plan.save.store)
+    with write_all([dest, source], intent) as conns:   # dest commits first (see module doc)
         writes.row_as_seen(conns[source], seen, store)
         existing = writes.target_as_seen(conns[dest], plan.save, Expect(target=target))
         saved = writes.put(conns[dest], plan.save, existing)

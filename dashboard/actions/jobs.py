@@ -100,6 +100,15 @@ class Jobs:
             self._run(job, work)
         return job
 
+    def add_done(self, job_id: str, kind: str, stores, result) -> Job:
+        """A job this process did not start but finished (one interrupted by a restart, see
+        ``actions.twofile``): its page answers again, with ``result``."""
+        job = Job(job_id, kind, tuple(stores), state="done", step="done", result=result,
+                  finished=time.time())
+        with self._lock:
+            self._jobs[job_id] = job
+        return job
+
     @classmethod
     def _run_in(cls, job: Job, work, app, locale) -> None:
         """``_run`` in the app and locale of the request that started the job, so what the

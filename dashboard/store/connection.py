@@ -24,7 +24,7 @@ from urllib.parse import quote
 
 from flask_babel import gettext as _
 
-from . import copies, full_disk, recovery
+from . import copies, full_disk, intents, recovery
 from .descriptors import read_header  # noqa: F401 - status reads headers from here
 from .registry import obstacle
 
@@ -197,16 +197,32 @@ def _needs_rollback(exc: BaseException) -> bool:
     return getattr(exc, "sqlite_errorname", "") == "SQLITE_READONLY_ROLLBACK"
 
 
+def settle(*paths) -> list[dict]:
+    """Finish a two-file action that stopped half way on these stores (``intents.settle``)
+    before anything else is written to them; StoreProblem("half_done") when it cannot be
+    finished now, saying what is half done and that this write was not made."""
+    try:
+        return intents.settle(*paths)
+    except intents.Unfinished as exc:
+        raise StoreProblem("half_done", _("%(what)s Nothing else is written to these stores "
+                                          "until it is finished, so this action was not done.",
+                                          what=exc)) from None
+
+
 @contextmanager
-def write(path: Path) -> Iterator[sqlite3.Connection]:
+def write(path: Path, settled: bool = False) -> Iterator[sqlite3.Connection]:
     """A short ``BEGIN IMMEDIATE`` transaction on an existing store, as agentao writes.
 
     Commits on success, rolls back on any error.  Never creates the file, and a
     failed write leaves no side file the store did not have (see full_disk).
+    A two-file action left half done on this store is finished first, unless
+    the caller did that already (``settled``).
     """
     path = Path(path)
     if not path.is_file():
         raise not_there(path)
+    if not settled:
+        settle(path)
     if not folder_writable(path):
         # WAL needs to create side files in the folder, so check before SQLite half-tries.
         raise StoreProblem("read_only", _("%(path)s or its folder is not writable; the dashboard "

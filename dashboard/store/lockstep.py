@@ -6,6 +6,10 @@ What it can do is hold both write locks at once: take the lock of every
 file, check every expectation while nobody else can write, and only then
 write.  A refusal then happens before the first byte is written.
 
+Between the two commits the action is recorded (``intents``): if the second
+commit fails or the process dies there, the record names what is half done,
+and the next write to these stores (or the next start) finishes it first.
+
 Each file's transaction is ``connection.write`` itself (same checks, same
 error messages), entered and left by hand so that the locks can be taken in
 one order and the commits made in another.
@@ -20,7 +24,8 @@ from typing import Iterator
 
 from flask_babel import gettext as _
 
-from .connection import StoreProblem, describe_error, write
+from . import intents
+from .connection import StoreProblem, describe_error, settle, write
 
 
 class _Abandon(Exception):
@@ -28,7 +33,8 @@ class _Abandon(Exception):
 
 
 @contextmanager
-def write_all(paths: list[Path]) -> Iterator[dict[Path, sqlite3.Connection]]:
+def write_all(paths: list[Path], intent: intents.Intent | None = None
+              ) -> Iterator[dict[Path, sqlite3.Connection]]:
     """One ``write`` transaction on every distinct file in ``paths``, all held at once.
 
     The locks are taken in one fixed order, by resolved path, so two
@@ -40,16 +46,22 @@ def write_all(paths: list[Path]) -> Iterator[dict[Path, sqlite3.Connection]]:
     put first the file whose half can be done again (the memory, saved by an
     upsert), so a crash between two commits leaves a state that repeating the
     action completes without a duplicate.  Any error before the first commit
-    rolls every file back.  If a later commit fails, the error says which
-    file was written and that doing the action again finishes it.
+    rolls every file back.
+
+    ``intent``, for an action on two files, is recorded (durably, beside the
+    first file) after every statement ran and before the first commit; a
+    record that cannot be written refuses the action with nothing written.
+    If a later commit fails, the record stays and ``StoreProblem("half_done")``
+    says, in the intent's words, what was written and what was not.
     """
     files: dict[str, Path] = {}
     for p in paths:
         files.setdefault(str(Path(p).resolve()), Path(p))
+    settle(*files.values())   # an earlier action stopped half way is finished first
     held: dict[str, tuple] = {}
     try:
         for key in sorted(files):
-            cm = write(files[key])
+            cm = write(files[key], settled=True)
             held[key] = (cm, cm.__enter__())
     except BaseException:
         _abandon(held.values())
@@ -63,18 +75,42 @@ def write_all(paths: list[Path]) -> Iterator[dict[Path, sqlite3.Connection]]:
         _abandon(held.values())
         raise
     keys = list(files)   # commit order: as given
+    if len(keys) < 2:
+        intent = None
+    if intent is not None:
+        try:
+            intent.record(files[keys[0]])
+        except OSError as exc:
+            _abandon(held.values())
+            raise describe_error(files[keys[0]].parent, exc, writing=True) from exc
     for n, key in enumerate(keys):
         try:
             held[key][0].__exit__(None, None, None)   # write() commits
         except BaseException as exc:
             _abandon(held[k] for k in keys[n + 1:])
+            if intent is not None:
+                intent.close(finished=n == 0)
             if n == 0 or not isinstance(exc, StoreProblem):
                 raise
-            written = ", ".join(str(files[k]) for k in keys[:n])
-            raise StoreProblem(exc.kind, _(
-                "%(written)s was written but %(missed)s was not: %(error)s Do the same action "
-                "again to finish it; it will not be done twice.", written=written,
-                missed=files[key], error=exc)) from exc
+            if intent is not None:
+                raise StoreProblem("half_done", intent.half(reason(exc))) from exc
+            raise StoreProblem("half_done", _(
+                "%(written)s was written but %(missed)s was not: %(error)s",
+                written=", ".join(str(files[k]) for k in keys[:n]), missed=files[key],
+                error=reason(exc))) from exc
+        if n == 0:
+            intents.fault("between_commits")
+    if intent is not None:
+        intent.close(finished=True)
+
+
+def reason(problem: StoreProblem) -> str:
+    """Why a file could not be written, without the "nothing was changed" of a whole refusal."""
+    cause = problem.__cause__
+    error = str(cause) if cause is not None else str(problem)
+    if problem.kind == "disk_full":
+        return _("its disk is full (SQLite: %(error)s)", error=error)
+    return _("it could not be written (%(error)s)", error=error)
 
 
 def _abandon(held) -> None:

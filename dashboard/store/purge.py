@@ -18,7 +18,7 @@ from urllib.parse import quote
 
 from . import events
 from .connection import (BUSY_TIMEOUT_S, StoreProblem, describe_error, read, rollback_quietly,
-                         write)
+                         settle, write)
 from .plan import (CATEGORIES, KINDS, REVIEW_STATUSES, Comparison, DryRun, PlanRow,  # noqa: F401
                    Selection, compare, rows_for)
 from .registry import StoreRef
@@ -237,6 +237,7 @@ def erase(ref: StoreRef, dry_run: DryRun, on_step: Callable[[str], None] = lambd
     is how a purge interrupted after its DELETE is finished by running it again.
     """
     outcome = outcome if outcome is not None else EraseOutcome()
+    settle(ref.path)   # a two-file action left half done on this store is finished first
     conn = _open_rw(ref.path)
     try:
         try:

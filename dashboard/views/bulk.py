@@ -268,7 +268,7 @@ def _purge(values, posted):
     jobs = current_app.extensions["forget_jobs"]
 
     def work(job):
-        return {"results": [purge.purge(refs[s], run, progress=job.progress) for s, run in runs.items()]}
+        return {"results": bulk_apply.purge_all(refs, runs, job)}
     try:
         job = jobs.start("bulk purge", list(runs), work)
     except Busy as busy:

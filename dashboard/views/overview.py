@@ -22,7 +22,8 @@ from ..findings.scan import CATEGORIES
 from ..preview_source import snapshot
 from ..pictures import overview_pictures
 from ..store.timeline import timeline as read_timeline
-from ..web import page, page_route, render, statuses, wants_fragment
+from ..actions.twofile import recovered
+from ..web import page, page_route, render, statuses, stores, wants_fragment
 from .findings import current_report
 
 bp = Blueprint("overview", __name__)
@@ -196,7 +197,8 @@ def risky():
 def _json(ctx) -> dict:
     return {"stores": ctx["statuses"], "timeline": ctx["timeline"],
             "stable_block_chars": ctx["stable_block_chars"],
-            "sentences": ctx["sentences"], "counts": ctx["counts"]}
+            "sentences": ctx["sentences"], "counts": ctx["counts"],
+            "recovered": recovered(stores())}
 
 
 @bp.record_once

@@ -1,0 +1,231 @@
+"""A two-file action written down before its first commit, so that it is never left half done.
+
+agentao's files are in WAL mode, and SQLite commits two WAL files one after
+the other, never atomically.  An action that writes both stores (a move, an
+approval whose memory lands in the user file, a bulk purge of both) can
+therefore stop between its two commits: the dashboard killed, the second
+file's disk full.  So before the first commit the action is recorded in an
+*intent file* the dashboard owns, and the record goes only after the last
+commit.  A record that is still there names an action that stopped half way.
+
+Where: beside the file the action commits first, as
+``dashboard-intent-<id>.json`` (``<project>/.agentao/`` or ``~/.agentao/``).
+agentao opens only ``memory.db`` and its side files, and the residue report
+does not take the name for a copy of the database.  The record holds ids,
+paths and digests, never a memory's text.  It is written to a temporary
+name, flushed to disk and renamed, and held under an exclusive ``flock``
+while its action runs, so that a live action (of this or another dashboard)
+is never taken for a stopped one; the lock dies with the process.
+
+Finishing (``settle``): at the next start, and before any other write to
+the stores it names, each stopped record is handed to the finisher of its
+action (``FINISHERS``, filled by ``actions.twofile``), which completes the
+second half where the first is in the file (or does nothing when the first
+never committed) and says what it did in a sentence.  ``reports`` keeps
+those sentences for the pages.  A record that cannot be finished yet (the
+disk is still full) stays, and the write that asked is refused with the
+reason: nothing is written on top of a half-done action.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import secrets
+import signal
+import threading
+from pathlib import Path
+from typing import Callable
+
+PREFIX, SUFFIX = "dashboard-intent-", ".json"
+FAULT_ENV = "AGENTAO_DASHBOARD_FAULT"   # a test build's fault hook (see ``fault``)
+KEEP = 20   # reports remembered for the pages
+
+FINISHERS: dict[str, Callable[[dict], dict]] = {}   # action -> finish(record) -> report
+
+_folders: dict[str, Path] = {}
+_reports: list[dict] = []
+_lock = threading.RLock()
+_local = threading.local()
+
+
+class Unfinished(Exception):
+    """A stopped action could not be finished now; ``report`` says what is half done."""
+
+    def __init__(self, report: dict):
+        super().__init__(report["text"])
+        self.report = report
+
+
+def fault(point: str) -> None:
+    """Die here, as ``kill -9`` would, when the test build armed this point (``FAULT_ENV``)."""
+    if os.environ.get(FAULT_ENV) == point:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def digest(*values) -> str:
+    """A short digest of plain values (no text kept): what a record checks a row against."""
+    return hashlib.sha256(json.dumps(values, sort_keys=True, default=list).encode()).hexdigest()[:16]
+
+
+def watch(*paths) -> None:
+    """Remember the folders of these store files: their records are looked for before writes."""
+    for p in paths:
+        if p is not None:
+            folder = Path(p).parent
+            _folders.setdefault(str(folder), folder)
+
+
+def _same(a, b) -> bool:
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+class Intent:
+    """One recorded action: ``record`` before the first commit, ``update`` between, ``close`` after."""
+
+    def __init__(self, action: str, stores: list, data: dict, half: Callable[[str], str]):
+        # ``half(reason)``: what is done and what is not, when the second commit fails.
+        self.action, self.stores, self.data, self.half = action, [str(p) for p in stores], data, half
+        self.id = secrets.token_hex(8)
+        self.path: Path | None = None
+        self._fd: int | None = None
+
+    def content(self) -> dict:
+        from .writes import now
+        return {"version": 1, "id": self.id, "action": self.action, "stores": self.stores,
+                "started": self.data.get("started") or now(), **self.data}
+
+    def record(self, beside: Path) -> None:
+        """Write the record durably beside ``beside`` and hold its lock (OSError: not written)."""
+        watch(beside)
+        self.data["started"] = self.content()["started"]
+        self.path = Path(beside).parent / f"{PREFIX}{self.id}{SUFFIX}"
+        self._write()
+
+    def update(self, **changes) -> None:
+        self.data.update(changes)
+        self._write()
+
+    def _write(self) -> None:
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            os.write(fd, json.dumps(self.content()).encode())
+            os.fsync(fd)
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            os.replace(tmp, self.path)
+            _sync_folder(self.path.parent)
+        except BaseException:
+            os.close(fd)
+            tmp.unlink(missing_ok=True)
+            raise
+        old, self._fd = self._fd, fd
+        if old is not None:
+            os.close(old)
+
+    def close(self, finished: bool) -> None:
+        """Remove the record (``finished``) or leave it for ``settle``; release its lock."""
+        if self.path is not None and finished:
+            self.path.unlink(missing_ok=True)
+            _sync_folder(self.path.parent)
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+def _sync_folder(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _records() -> list[Path]:
+    found = []
+    for folder in list(_folders.values()):
+        try:
+            with os.scandir(folder) as entries:
+                found += [Path(e.path) for e in entries
+                          if e.name.startswith(PREFIX) and e.name.endswith(SUFFIX)]
+        except OSError:
+            continue
+    return sorted(found)
+
+
+def settle(*paths) -> list[dict]:
+    """Finish every stopped action on any of ``paths`` (all stores when none is given).
+
+    Returns the reports of what was finished; raises ``Unfinished`` when one
+    could not be finished now (it stays recorded).  Records of live actions
+    (their lock is held) are left alone.  Re-entrant calls (a finisher's own
+    writes) do nothing.
+    """
+    if getattr(_local, "busy", False):
+        return []
+    watch(*paths)
+    records = _records()
+    if not records:
+        return []
+    done = []
+    with _lock:
+        _local.busy = True
+        try:
+            for record in records:
+                report = _settle_one(record, paths)
+                if report is not None:
+                    done.append(report)
+        finally:
+            _local.busy = False
+    return done
+
+
+def _settle_one(record: Path, paths) -> dict | None:
+    try:
+        fd = os.open(record, os.O_RDONLY)
+    except OSError:
+        return None   # finished meanwhile
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return None   # its action is still running
+        if not record.exists():
+            return None   # finished between our listing and our lock
+        try:
+            data = json.loads(record.read_bytes())
+        except (OSError, ValueError):
+            data = None
+        if not FINISHERS:
+            import importlib   # the finishers are the actions' (actions.twofile)
+            importlib.import_module("dashboard.actions.twofile")
+        if not isinstance(data, dict) or data.get("action") not in FINISHERS:
+            return None   # not ours to read (a newer dashboard's, or damaged): left as it is
+        if paths and not any(_same(p, s) for p in paths for s in data.get("stores", ())):
+            return None
+        report = FINISHERS[data["action"]](data)
+        report = {"id": data.get("id"), "action": data["action"], "started": data.get("started"),
+                  "stores": data.get("stores"), "finished": True, **report}
+        note(report)
+        if not report["finished"]:
+            raise Unfinished(report)
+        record.unlink(missing_ok=True)
+        _sync_folder(record.parent)
+        return report
+    finally:
+        os.close(fd)
+
+
+def note(report: dict) -> None:
+    """Keep what a recovery did, for the pages (newest last)."""
+    with _lock:
+        _reports[:] = [r for r in _reports if r.get("id") != report.get("id")]
+        _reports.append(report)
+        del _reports[:-KEEP]
+
+
+def reports() -> list[dict]:
+    with _lock:
+        return list(_reports)
