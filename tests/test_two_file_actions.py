@@ -1,0 +1,271 @@
+"""Actions that write both stores, stopped between their two commits (issue 28, items 1 and 2).
+
+A bulk move, an approval with edits of a user-scope suggestion and a bulk
+purge of both stores commit the two files one after the other.  Stopped in
+between — the dashboard killed (``kill -9``, from the test build's fault hook
+right after the first commit) or the second file's disk full (a real small
+tmpfs) — the dashboard must say what was written, never "nothing was
+changed", and finish the action at its next start or before its next write
+to those stores, saying what it completed.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import re
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+
+from agentao_world import Agent
+from dashboard import create_app
+from dashboard.actions import twofile
+from dashboard.store import intents
+from test_full_disk import HOLD, fill, small_disk
+
+FORK = mp.get_context("fork")
+JSON = {"Accept": "application/json"}
+N = 40
+
+
+def _live(db: Path, key: str) -> int:
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return conn.execute("SELECT COUNT(*) FROM memories WHERE key_normalized = ?"
+                            " AND deleted_at IS NULL", (key,)).fetchone()[0]
+    finally:
+        conn.close()
+
+
+def _status(db: Path, item_id: str) -> str:
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return conn.execute("SELECT status FROM memory_review_queue WHERE id = ?",
+                            (item_id,)).fetchone()[0]
+    finally:
+        conn.close()
+
+
+def _memories(agent: Agent, n: int = N) -> list:
+    return [agent.save(f"fact number {i:02d}", f"Project fact {i} worth keeping.", ["moving"],
+                       scope="project") for i in range(n)]
+
+
+def _bulk_move(client, memories, to="user"):
+    plan = client.post("/memories/bulk/plan.json", headers=JSON, json={
+        "action": f"move-{to}", "ids": [f"{m.scope}:{m.id}" for m in memories]}).get_json()
+    return client.post("/memories/bulk", headers=JSON, json={
+        "action": f"move-{to}", "rows": [r["token"] for r in plan["rows"] if r["changes"]]})
+
+
+def _user_item(agent: Agent):
+    agent.crystallize("I prefer tabs over spaces for indentation.")
+    return next(i for i in agent.manager.list_review_items() if i.scope == "user")
+
+
+def _approve_edited(client, item_id: str, value: str):
+    effect = client.get("/reviews/effect.json", query_string={"id": item_id, "value": value})
+    plan = effect.get_json()["plan"]
+    return client.post(f"/reviews/{item_id}/approve?edits=1", headers=JSON, data={
+        "value": value, "seen": plan["item_fingerprint"], "target": plan["target_fingerprint"]})
+
+
+def _bulk_purge(client, memories):
+    ids = [f"{m.scope}:{m.id}" for m in memories]
+    plan = client.post("/memories/bulk/plan.json", headers=JSON,
+                       json={"action": "purge", "ids": ids}).get_json()
+    body = {"action": "purge", "rows": [r["token"] for r in plan["rows"] if r["changes"]],
+            "confirm": str(len(ids)),
+            **{f"fingerprint_{s}": p["fingerprint"] for s, p in plan["purge"].items()}}
+    answer = client.post("/memories/bulk", headers=JSON, json=body)
+    job = answer.get_json()["job"]["id"]
+    while client.get(f"/forget/jobs/{job}.json").get_json()["state"] == "running":
+        time.sleep(0.05)
+    return job
+
+
+def _intents(*dbs) -> list[str]:
+    return sorted(p.name for db in dbs for p in Path(db).parent.iterdir()
+                  if p.name.startswith(intents.PREFIX))
+
+
+# --------------------------------------------------------------------------- kill -9 between the commits
+def _killed(target, *args) -> int:
+    """Run ``target`` in a forked dashboard armed to die right after its first commit."""
+    def main():
+        os.environ[intents.FAULT_ENV] = "between_commits"
+        target(*args)
+        os._exit(0)
+    proc = FORK.Process(target=main)
+    proc.start()
+    proc.join(60)
+    return proc.exitcode
+
+
+def _split_move(agent):
+    memories = _memories(agent)
+    code = _killed(lambda: _bulk_move(agent.app().test_client(), memories))
+    keys = [m.key_normalized for m in memories]
+    return code, keys, lambda: [(_live(agent.project_db, k), _live(agent.user_db, k)) for k in keys]
+
+
+def _split_approve(agent):
+    item = _user_item(agent)
+    code = _killed(lambda: _approve_edited(agent.app().test_client(), item.id,
+                                           "Tabs, never spaces, in every file."))
+    return code, [item.key_normalized], lambda: [
+        (_status(agent.project_db, item.id), _live(agent.user_db, item.key_normalized))]
+
+
+def _split_purge(agent):
+    project = _memories(agent, 3)
+    user = [agent.save(f"user fact {i}", f"A fact about me, {i}.", scope="user") for i in range(3)]
+    both = project + user
+    code = _killed(lambda: _bulk_purge(agent.app().test_client(), both))
+    return code, [m.key_normalized for m in both], lambda: [
+        (_live(agent.project_db, m.key_normalized) if m.scope == "project"
+         else _live(agent.user_db, m.key_normalized)) for m in both]
+
+
+SPLITS = {"move": (_split_move, (1, 1), (0, 1)),
+          "approve": (_split_approve, ("pending", 1), ("approved", 1)),
+          "purge": (_split_purge, None, 0)}
+
+
+@pytest.mark.parametrize("action", list(SPLITS))
+def test_a_kill_between_the_two_commits_is_finished_at_the_next_start_and_said(agent, action):
+    split, half, whole = SPLITS[action]
+    code, keys, state = split(agent)
+    assert code == -signal.SIGKILL   # the fault hook fired: killed after the first commit
+    now = state()
+    if action == "purge":
+        assert now == [0, 0, 0, 1, 1, 1], now   # the project part erased, the user part not
+    else:
+        assert set(now) == {half}, now
+    assert _intents(agent.project_db, agent.user_db), "nothing recorded what was half done"
+
+    app = agent.app()
+    reports = twofile.recover(app)   # what the command line does before it serves
+    assert [r["action"] for r in reports] == [action]
+    assert set(state()) == {whole}, state()
+    assert _intents(agent.project_db, agent.user_db) == []
+
+    client = app.test_client()
+    said = client.get("/overview.json").get_json()["recovered"]
+    assert [r["id"] for r in said] == [reports[0]["id"]] and said[0]["finished"]
+    assert "interrupted" in said[0]["text"] and "nothing was changed" not in said[0]["text"]
+    banner = BeautifulSoup(client.get("/memories").get_data(as_text=True), "html.parser")
+    assert said[0]["text"] in banner.select_one(f"[data-recovered={action}]").get_text()
+    if action == "purge":
+        # The job's page answers again (it was a 404 after the restart), with the finish.
+        job = client.get(f"/forget/jobs/{reports[0]['job']}.json")
+        assert job.status_code == 200 and job.get_json()["state"] == "done"
+
+
+def test_the_next_write_finishes_a_half_done_move_before_anything_else(agent):
+    code, keys, state = _split_move(agent)
+    assert code == -signal.SIGKILL and set(state()) == {(1, 1)}
+    client = agent.app().test_client()   # no restart: the same process keeps serving
+    other = agent.save("unrelated", "Another fact.", scope="user")
+    assert client.post(f"/memories/user/{other.id}/delete", headers=JSON, data={
+        "updated_at": other.updated_at}).status_code == 200
+    assert set(state()) == {(0, 1)}
+
+
+def test_the_command_line_finishes_it_before_serving_and_prints_what_it_did(agent):
+    code, keys, state = _split_move(agent)
+    assert code == -signal.SIGKILL
+    proc = subprocess.Popen([sys.executable, "-m", "dashboard", "--project", str(agent.project_dir),
+                             "--user-db", str(agent.user_db), "--port", "0", "--no-token"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        lines = []
+        while not any("Ctrl+C" in line for line in lines):
+            line = proc.stdout.readline()
+            assert line, "".join(lines)
+            lines.append(line)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(20)
+    assert any(re.search(rf"interrupted .* after {N} memories", line) for line in lines), lines
+    assert set(state()) == {(0, 1)}
+
+
+# --------------------------------------------------------------------------- a full disk under one store
+@pytest.fixture
+def project_on_a_full_disk(agent):
+    """The project store on a small tmpfs an agent holds open; the user store elsewhere."""
+    memories = _memories(agent, N + 1)   # the last one is not moved
+    item = _user_item(agent)
+    with small_disk("2m") as disk:
+        project = disk / "project"
+        (project / ".agentao").mkdir(parents=True)
+        db = project / ".agentao" / "memory.db"
+        shutil.copyfile(agent.project_db, db)
+        holder = subprocess.Popen([sys.executable, "-c", HOLD, str(db)], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True)
+        try:
+            assert holder.stdout.readline().strip() == "holding"
+            app = create_app({"PROJECT_DIR": project, "USER_DB": agent.user_db, "TESTING": True,
+                              "AUTH_TOKEN": False})
+            client = app.test_client()
+            client.environ_base["HTTP_SEC_FETCH_SITE"] = "same-origin"
+            yield disk, db, client, memories, item
+        finally:
+            holder.stdin.close()
+            holder.wait(10)
+
+
+@pytest.mark.parametrize("action", ["bulk move", "move", "approve with edits"])
+def test_a_full_disk_under_the_second_store_is_said_as_it_is_and_finished_later(
+        project_on_a_full_disk, agent, action):
+    disk, db, client, memories, item = project_on_a_full_disk
+    chosen = memories[:N] if action == "bulk move" else memories[:1]
+    fill(disk, 0)
+    if action == "approve with edits":
+        r = _approve_edited(client, item.id, "Tabs, never spaces, in every file.")
+    elif action == "move":
+        m = chosen[0]
+        page = client.get(f"/memories/project/{m.id}.json").get_json()["write"]
+        r = client.post(f"/memories/project/{m.id}/move", headers=JSON,
+                        data={"updated_at": page["updated_at"], "row": page["row"],
+                              "target": page["target"]})
+    else:
+        r = _bulk_move(client, chosen)
+    message = r.get_json().get("message") or r.get_json()["outcomes"][0]["message"]
+    assert r.status_code == 503, message
+    assert "nothing was changed" not in message.lower(), message
+    if action == "approve with edits":
+        assert (_status(db, item.id), _live(agent.user_db, item.key_normalized)) == ("pending", 1)
+        assert "half way" in message and "still shows as waiting" in message
+    else:
+        assert [(_live(db, m.key_normalized), _live(agent.user_db, m.key_normalized))
+                for m in chosen] == [(1, 1)] * len(chosen)
+        assert "half way" in message and "both stores" in message
+
+    # Still full: another write is refused, saying why, and writes nothing.
+    other = memories[-1]
+    page = client.get(f"/memories/project/{other.id}.json").get_json()["write"]
+    r = client.post(f"/memories/project/{other.id}/delete", headers=JSON,
+                    data={"updated_at": page["updated_at"]})
+    assert r.status_code == 503 and "half way" in r.get_json()["message"]
+
+    (disk / "filler").unlink()
+    r = client.post(f"/memories/project/{other.id}/delete", headers=JSON,
+                    data={"updated_at": page["updated_at"]})
+    assert r.status_code == 200, r.get_json()
+    if action == "approve with edits":
+        assert _status(db, item.id) == "approved"
+    else:
+        assert [(_live(db, m.key_normalized), _live(agent.user_db, m.key_normalized))
+                for m in chosen] == [(0, 1)] * len(chosen)
+    said = client.get("/overview.json").get_json()["recovered"]
+    assert said and said[-1]["finished"] and "finished" in said[-1]["text"]
