@@ -269,3 +269,68 @@ def test_a_full_disk_under_the_second_store_is_said_as_it_is_and_finished_later(
                 for m in chosen] == [(0, 1)] * len(chosen)
     said = client.get("/overview.json").get_json()["recovered"]
     assert said and said[-1]["finished"] and "finished" in said[-1]["text"]
+
+
+# --------------------------------------------------------------------------- the agent re-saving a selected row
+def _agent_resaves(project_db, user_db, key, saves, stop):
+    from agentao.memory import MemoryManager, SQLiteMemoryStore
+    from agentao.memory.models import SaveMemoryRequest
+    manager = MemoryManager(SQLiteMemoryStore.open(project_db), SQLiteMemoryStore.open(user_db))
+    n = 0
+    while not stop.is_set():
+        n += 1
+        manager.upsert(SaveMemoryRequest(key=key, value=f"Re-saved by the agent, take {n}.",
+                                         scope="project"))
+        with saves.get_lock():
+            saves.value += 1
+        time.sleep(0.05)
+
+
+def test_a_bulk_apply_while_the_agent_resaves_one_row_offers_the_others_in_one_click(agent):
+    memories = _memories(agent, 10)
+    busy = memories[3]
+    ids = [f"project:{m.id}" for m in memories]
+    saves, stop = FORK.Value("i", 0), FORK.Event()
+    proc = FORK.Process(target=_agent_resaves, args=(agent.project_db, agent.user_db,
+                                                     busy.key_normalized, saves, stop))
+    proc.start()
+    try:
+        client = agent.app().test_client()
+        for page in (False, True):
+            plan = client.post("/memories/bulk/plan.json", headers=JSON,
+                               json={"action": "tag", "add_tag": f"t{page}", "ids": ids}).get_json()
+            seen = saves.value
+            while saves.value < seen + 2:   # the agent re-saved the busy row since the dry run
+                time.sleep(0.01)
+            body = {"action": "tag", "add_tag": f"t{page}",
+                    "rows": [r["token"] for r in plan["rows"] if r["changes"]]}
+            if not page:
+                r = client.post("/memories/bulk", headers=JSON, json=body)
+                assert r.status_code == 409 and r.get_json()["unchanged"] == 9, r.get_json()
+                r = client.post("/memories/bulk", headers=JSON, json={**body, "partial": "1"})
+                data = r.get_json()
+                assert r.status_code == 200 and data["outcome"] == "partly_done", data
+            else:
+                conflict = BeautifulSoup(client.post("/memories/bulk", data=body).get_data(
+                    as_text=True), "html.parser")
+                form = conflict.select_one("form#bulk-apply-unchanged")
+                assert "9 memories that did not change" in form.get_text()
+                fields = [(i["name"], i["value"]) for i in form.select("input[type=hidden]")]
+                from werkzeug.datastructures import MultiDict
+                answer = client.post(form["action"], data=MultiDict(fields))
+                assert answer.status_code == 200
+                shown = BeautifulSoup(answer.get_data(as_text=True), "html.parser")
+                assert "Added the tag" in shown.select_one("#status").get_text()
+                # the changed row is planned again, with an Apply of its own
+                assert shown.select_one(f'#bulk-plan tr[data-memory-id="{busy.id}"]') is not None
+                assert shown.select_one("form#bulk-apply") is not None
+                data = {"rows": [{"id": m.id} for m in memories if m.id != busy.id],
+                        "moved": [{"id": busy.id}]}
+            assert sorted(x["id"] for x in data["rows"]) == sorted(m.id for m in memories
+                                                                   if m.id != busy.id)
+            assert [x["id"] for x in data["moved"]] == [busy.id]
+        tagged = client.get("/memories.json", query_string={"tag": "tTrue", "per_page": 50})
+        assert len(tagged.get_json()["items"]) == 9
+    finally:
+        stop.set()
+        proc.join(20)

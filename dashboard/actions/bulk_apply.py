@@ -4,7 +4,10 @@ Every row posted back is planned again against the files as they are, then,
 holding the lock of every file (``lockstep.write_all``), checked against the
 dry run (its fingerprint; for a move the row at its target key) and only
 then written.  One row that moved refuses everything: ``BulkConflict``
-names the rows and nothing is written.
+names the rows and nothing is written.  ``apply_unchanged`` is the offer made
+with that refusal (an agent re-saving one row every half second would refuse
+every Apply): it writes the rows still as the dry run saw them and leaves
+out, and names, the ones that moved, to be planned again.
 """
 
 from __future__ import annotations
@@ -31,8 +34,9 @@ class Posted:
     target: str | None = None
 
 
-def _planned_again(refs, action, posted: list[Posted], tag, to):
-    """Each posted row planned against the files now; BulkConflict names those that moved."""
+def _planned_again(refs, action, posted: list[Posted], tag, to, partial=False):
+    """Each posted row planned against the files now; BulkConflict names those that moved
+    (``partial``: (rows and posted still as seen, the stale ones) instead)."""
     now = named_rows(refs, [(p.store, p.id) for p in posted])
     stale, rows = [], []
     for p, (_s, _i, m) in zip(posted, now):
@@ -42,6 +46,10 @@ def _planned_again(refs, action, posted: list[Posted], tag, to):
         elif action == "move" and fingerprint(r.existing) != p.target:
             stale.append((p.store, p.id, _("its place in the %(store)s store changed", store=to)))
         rows.append(r)
+    if partial:
+        named = {(s, i) for s, i, _w in stale}
+        keep = [(r, p) for r, p in zip(rows, posted) if (p.store, p.id) not in named]
+        return [r for r, _p in keep], [p for _r, p in keep], stale
     if stale:
         raise BulkConflict(stale)
     return rows
@@ -52,8 +60,23 @@ def apply(refs, action: str, posted: list[Posted], tag=None, to=None) -> list[di
 
     Raises BulkConflict (nothing written) when a row is not as the dry run saw it.
     """
+    return _apply(refs, action, posted, tag, to, partial=False)[0]
+
+
+def apply_unchanged(refs, action: str, posted: list[Posted], tag=None, to=None):
+    """Write the rows still as the dry run saw them; (what ``apply`` returns, the rows
+    left out because they moved: (store, id, why))."""
+    return _apply(refs, action, posted, tag, to, partial=True)
+
+
+def _apply(refs, action, posted, tag, to, partial):
     assert action in ("delete", "move", "tag")
-    rows = _planned_again(refs, action, posted, tag, to)
+    if partial:
+        rows, posted, left = _planned_again(refs, action, posted, tag, to, partial=True)
+        if not rows:
+            return [], left
+    else:
+        rows, left = _planned_again(refs, action, posted, tag, to), []
     stores = sorted({r.store for r in rows}, key=("project", "user").index)
     paths = [ref_for(refs, s).path for s in stores]
     if action == "move":
@@ -77,8 +100,12 @@ def apply(refs, action: str, posted: list[Posted], tag=None, to=None) -> list[di
                 checked.append((r, conn, target))
             except WriteConflict as moved:
                 stale.append((r.store, r.id, str(moved)))
-        if stale:
+        if stale and not partial:
             raise BulkConflict(stale)   # inside write_all: every file rolls back
+        left += stale
+        if intent is not None and stale:   # the record names the rows written only
+            kept = {r.id for r, _c, _t in checked}
+            intent.data["rows"] = [x for x in intent.data["rows"] if x["id"] in kept]
         for r, conn, target in checked:
             if action == "delete":
                 writes.delete_row(conn, r.id)
@@ -90,7 +117,7 @@ def apply(refs, action: str, posted: list[Posted], tag=None, to=None) -> list[di
                 writes.delete_row(conn, r.id)
             done.append({"store": r.store, "id": r.id, "memory_id": saved.memory_id,
                          "event": saved.event, "memory_store": to or r.store})
-    return done
+    return done, left
 
 
 def purge_runs(refs, rows: list[RowPlan]) -> dict:

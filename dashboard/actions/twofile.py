@@ -67,7 +67,7 @@ def move_intent(moves, to: str) -> intents.Intent:
             "store could not be written: %(reason)s. So the originals are still live there: both "
             "stores hold them for now. The dashboard finishes the move (soft-deletes the "
             "originals) before its next write to these stores, and at its next start.",
-            len(moves), to=to, reason=reason, **{"from": source})
+            len(data["rows"]), to=to, reason=reason, **{"from": source})
     return intents.Intent("move", stores, data, half)
 
 

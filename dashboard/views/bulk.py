@@ -180,7 +180,12 @@ def apply():
         shown = values.get("effect") or None
         if shown is not None and not _EFFECT.fullmatch(shown):
             abort(400, _("'effect' must be the effect token as the dry run gave it."))
-        done = bulk_apply.apply(stores(), action, posted, tag, to)
+        if values.get("partial") in ("1", "true"):
+            done, left = bulk_apply.apply_unchanged(stores(), action, posted, tag, to)
+            if left:
+                return _partly(values, action, tag, to, done, left)
+        else:
+            done = bulk_apply.apply(stores(), action, posted, tag, to)
     except bulk.BulkConflict as moved:
         return _conflict(values, moved)
     except StoreProblem as problem:
@@ -224,9 +229,12 @@ def _done(values, action, tag, to, done, shown):
 
 def _conflict(values, moved: bulk.BulkConflict):
     message = str(moved)
+    changed = {(s, i) for s, i, _w in moved.rows}
+    unchanged = [v for v in values.getlist("rows") if tuple(v.split(":")[:2]) not in changed]
     if wants_json():
         return twin({"outcome": "conflict", "message": message,
-                     "rows": [{"store": s, "id": i, "why": w} for s, i, w in moved.rows]}, 409)
+                     "rows": [{"store": s, "id": i, "why": w} for s, i, w in moved.rows],
+                     "unchanged": len(unchanged)}, 409)
     # The dry run again, as the files are now, with the rows that moved named.
     try:
         fresh = bulk.plan(stores(), block_effects.snapshot(fresh=True), *_replan_args(values))
@@ -234,7 +242,27 @@ def _conflict(values, moved: bulk.BulkConflict):
         return _refused(bad.code, bad.description)
     ctx = _plan_context(fresh, values, said=(message, "bad"))
     ctx["moved"] = moved.rows
+    # The offer: the same Apply with ``partial``, for the rows that did not change.
+    ctx["partial"] = {"rows": values.getlist("rows"), "unchanged": len(unchanged),
+                      "effect": values.get("effect")} if unchanged else None
     return _answer_plan(ctx, 409)
+
+
+def _partly(values, action, tag, to, done, left):
+    """Applied to the rows that did not change; the dry run again for those that did."""
+    said = _said(action, len(done), tag, to) + " " + ngettext(
+        "%(num)d memory changed meanwhile and was left as it is: here is its dry run again.",
+        "%(num)d memories changed meanwhile and were left as they are: here is their dry run again.",
+        len(left))
+    fresh = bulk.plan(stores(), block_effects.snapshot(fresh=True), action,
+                      bulk.named_rows(stores(), [(s, i) for s, i, _w in left]), None, tag, to)
+    ctx = _plan_context(fresh, values, said=(said, "warn"))
+    ctx["moved"] = left
+    if wants_json():
+        return twin({"outcome": "partly_done", "action": action, "count": len(done), "rows": done,
+                     "message": said, "replan": fresh.to_dict(),
+                     "moved": [{"store": s, "id": i, "why": w} for s, i, w in left]})
+    return _answer_plan(ctx)
 
 
 def _replan_args(values):
