@@ -331,20 +331,21 @@ def test_bulk_approve_against_agentaos_reject_leaves_no_memory_for_a_rejected_it
     for item_id in ours:
         key, db = _memory_key(item_id, agent)
         status, live = _status(agent.project_db, item_id), _live(db, key)
-        if ours[item_id] != "approved":
+        if ours[item_id] == "overridden":
+            # agentao read "pending", waited for our lock, and set "rejected" after our
+            # commit without looking again (its reject is a read and an unconditional
+            # UPDATE in two transactions).  Read back after the write, the answer says so (tests/test_two_file_actions.py checks its words and fix).
+            agentaos_own.append(item_id)
+            if (status, len(live), _events(db, key)) != ("rejected", 1, ["create"]):
+                wrong.append(f"{item_id} overridden: {status}, {len(live)} live")
+        elif ours[item_id] != "approved":
             # Told "no longer pending": it must have written nothing at all.
             if live or _events(db, key):
                 wrong.append(f"{item_id} {ours[item_id]} but {key} is live, status {status}")
-        elif theirs[item_id]:
-            # agentao read "pending", waited for our lock, and set "rejected" after our
-            # commit without looking again: its reject is a read and an unconditional
-            # UPDATE in two transactions.  That overwrite is agentao's; ours was whole.
-            agentaos_own.append(item_id)
-            if (status, len(live), _events(db, key)) != ("rejected", 1, ["create"]):
-                wrong.append(f"{item_id} approved, then rejected by agentao: {status}, {len(live)} live")
         elif status != "approved" or len(live) != 1:
             wrong.append(f"{item_id} approved but status {status}, {len(live)} live")
     assert wrong == []
+    assert all(theirs[i] for i in agentaos_own)
     print(f"{len(agentaos_own)} of {len(ours)} items approved by us, then overwritten by "
           "agentao's reject_review_item (agentao checks and updates in two transactions)")
 

@@ -334,3 +334,61 @@ def test_a_bulk_apply_while_the_agent_resaves_one_row_offers_the_others_in_one_c
     finally:
         stop.set()
         proc.join(20)
+
+
+# --------------------------------------------------------------------------- agentao's reject racing approve-with-edits
+def _agent_rejects_each(project_db, user_db, barrier, ids, delays):
+    from agentao.memory import MemoryManager, SQLiteMemoryStore
+    manager = MemoryManager(SQLiteMemoryStore.open(project_db), SQLiteMemoryStore.open(user_db))
+    claimed = {}
+    for item_id, delay in zip(ids, delays):
+        barrier.wait(30)
+        time.sleep(delay)
+        claimed[item_id] = manager.reject_review_item(item_id)
+        barrier.wait(30)
+    return claimed
+
+
+def test_approve_with_edits_racing_agentaos_reject_says_what_really_happened(agent):
+    words = ["".join(p) for p in __import__("itertools").product("bcdfghjklm", repeat=2)][:24]
+    agent.crystallize(*[f"I prefer {w} tabs." for w in words])
+    items = [i for i in agent.manager.list_review_items() if i.scope == "user"]
+    client = agent.app().test_client()
+    plans = {i.id: client.get("/reviews/effect.json", query_string={
+        "id": i.id, "value": f"Edited: {i.content}"}).get_json()["plan"] for i in items}
+    ids = [i.id for i in items]
+    # agentao starts its reject from 0 to 57.5 ms after the dashboard's approval starts
+    delays = [(r * 5 % 24) * 0.0025 for r in range(len(ids))]
+    barrier = FORK.Barrier(2)
+    proc = FORK.Process(target=_agent_rejects_each,
+                        args=(agent.project_db, agent.user_db, barrier, ids, delays), daemon=True)
+    proc.start()
+    told = {}
+    try:
+        for item in items:
+            barrier.wait(30)
+            r = client.post(f"/reviews/{item.id}/approve?edits=1", headers=JSON, data={
+                "value": f"Edited: {item.content}", "seen": plans[item.id]["item_fingerprint"],
+                "target": plans[item.id]["target_fingerprint"]})
+            told[item.id] = r.get_json()["outcomes"][0]
+            barrier.wait(30)
+    finally:
+        proc.join(30)
+    wrong, overridden = [], []
+    for item in items:
+        status, live = _status(agent.project_db, item.id), _live(agent.user_db, item.key_normalized)
+        said = told[item.id]
+        if said["outcome"] == "approved" and (status, live) != ("approved", 1):
+            wrong.append(f"{item.id}: told approved, but {status} with {live} live")
+        if (status, live) == ("rejected", 1):
+            overridden.append(item.id)
+            if said["outcome"] != "overridden" or not said["fix"]:
+                wrong.append(f"{item.id}: rejected with its memory live, told {said['outcome']}")
+    print(f"{len(overridden)} of {len(items)} approvals undone at once by agentao's reject")
+    assert wrong == []
+    assert overridden, "the race was never hit: no round had agentao's reject land after ours"
+    # The fix is one click: the soft delete the answer names.
+    fix = told[overridden[0]]["fix"]
+    assert client.post(fix["action"], headers=JSON, data=fix["fields"]).status_code == 200
+    key = next(i.key_normalized for i in items if i.id == overridden[0])
+    assert (_status(agent.project_db, overridden[0]), _live(agent.user_db, key)) == ("rejected", 0)

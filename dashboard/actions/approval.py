@@ -27,13 +27,14 @@ unedited text would block an edit made precisely to fix it.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field, fields, replace
 
 from flask_babel import gettext as _
 
 from ..contract import PlannedSave, SaveRefused, plan_save
 from ..records import Memory, ReviewItem
-from ..store import StoreProblem, StoreRef
+from ..store import StoreProblem, StoreRef, get_memory
 from ..store import writes
 from ..store.lockstep import write_all
 from ..store.registry import ref_for
@@ -237,3 +238,37 @@ def reject(refs: list[StoreRef], item_id: str, seen: str | None = None) -> str:
     """Reject one pending item (status only, no event, no memory write)."""
     _pending_item(refs, item_id, seen)
     return writes.set_review_status(ref_for(refs, "project").path, item_id, "rejected", seen)
+
+
+# agentao's reject_review_item reads the status, then writes "rejected" in a second
+# transaction without looking again: started before an approval committed, its write
+# lands right after (within its busy wait, a few tens of milliseconds) and undoes the
+# decision the person was just told of.  Approvals are read back after this long.
+READ_BACK_S = 0.2
+
+
+@dataclass(frozen=True)
+class Overridden:
+    """An approval another program undid at once: the item's status now and its live memory."""
+
+    item_id: str
+    status: str
+    memory: Memory
+
+
+def read_back(refs: list[StoreRef], approved: list[tuple[str, str, str]]) -> list[Overridden]:
+    """The approvals (item id, memory store, memory id) that are no longer approved once
+    agentao's reject has had time to land, each with the memory the approval left live."""
+    if not approved:
+        return []
+    time.sleep(READ_BACK_S)
+    out = []
+    for item_id, store, memory_id in approved:
+        try:
+            item = writes.review_item(ref_for(refs, "project").path, item_id)
+            memory = get_memory(ref_for(refs, store), memory_id)[0]
+        except StoreProblem:
+            continue   # unreadable now: the banner says so; nothing to claim either way
+        if item is not None and item.status != "approved" and memory is not None and memory.live:
+            out.append(Overridden(item_id, item.status, memory))
+    return out

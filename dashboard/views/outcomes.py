@@ -39,6 +39,7 @@ class Outcome:
     effect_as_shown: bool | None = None     # whether the block came out as shown; None: none shown
     error_type: str | None = None           # a refusal: agentao's exception (SensitiveMemoryError, ValueError)
     state: str | None = None                # a review item no longer pending: its status now
+    fix: dict | None = None                 # one POST that repairs what happened (said.html's form)
 
     @property
     def ok(self) -> bool:

@@ -15,6 +15,8 @@ from flask_babel import gettext as _
 
 from ..actions import approval
 from ..store import writes
+from ..store.writes import fingerprint
+from ..words import label
 from ..web import render, stores, twin, wants_fragment, wants_json
 from . import block_effects, review_edits, review_words
 from .outcomes import ID, Blocked, Outcome, failure, form_values, overall_status, require_writable
@@ -81,7 +83,28 @@ def _decided(item_id: str) -> Outcome | None:
                    state=item.status)
 
 
+def _read_back(outcomes: list[Outcome]) -> None:
+    """Approvals read back (``approval.read_back``): one agentao's reject undid at once is
+    said as it is, with the soft delete of the memory it left live one click away."""
+    by_id = {o.id: o for o in outcomes}
+    for found in approval.read_back(stores(), [(o.id, o.memory_store, o.memory_id) for o in outcomes
+                                               if o.ok and o.outcome == "approved" and o.memory_id]):
+        o, m = by_id[found.item_id], found.memory
+        o.outcome, o.status, o.state = "overridden", 409, found.status
+        o.message = _("Not approved after all: another program (agentao) marked this suggestion "
+                      "%(status)s just after the dashboard approved it, so it is %(status)s now, "
+                      "but the memory “%(title)s” the approval saved is live. Soft-delete the "
+                      "memory to keep the rejection, or keep it as a memory of its own.",
+                      status=label("review_status", found.status), title=m.title)
+        o.fix = {"action": url_for("memories.curate", store=m.store, memory_id=m.id,
+                                   action="delete"),
+                 "fields": {"updated_at": m.updated_at, "row": fingerprint(m)},
+                 "label": _("Soft-delete “%(title)s”", title=m.title), "name": "fix-overridden",
+                 "target": None}
+
+
 def _answer(outcomes: list[Outcome], single: bool, edits: dict | None = None, values=None):
+    _read_back(outcomes)
     status = overall_status(outcomes)
     shown = None
     if any(o.ok and o.outcome == "approved" for o in outcomes):
@@ -96,6 +119,8 @@ def _answer(outcomes: list[Outcome], single: bool, edits: dict | None = None, va
     item = writes.review_item(path, first.id) if len(outcomes) == 1 and ID.fullmatch(first.id) else None
     said = review_words.decided(outcomes, {first.id: item.title} if item else {}, shown,
                                 edited=bool(edits) and first.ok)
+    if single and first.fix:
+        said = (first.message, "bad", first.fix)
     by_id = {o.id: o for o in outcomes}
     if wants_fragment():
         # htmx swaps only 2xx answers, so the failure travels in the row itself.
