@@ -392,3 +392,18 @@ def test_approve_with_edits_racing_agentaos_reject_says_what_really_happened(age
     assert client.post(fix["action"], headers=JSON, data=fix["fields"]).status_code == 200
     key = next(i.key_normalized for i in items if i.id == overridden[0])
     assert (_status(agent.project_db, overridden[0]), _live(agent.user_db, key)) == ("rejected", 0)
+
+
+def test_a_record_whose_store_is_gone_does_not_block_writes_for_ever(agent):
+    code, keys, state = _split_move(agent)
+    assert code == -signal.SIGKILL
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(agent.user_db) + suffix).unlink(missing_ok=True)   # the user store removed
+    app = agent.app()
+    [report] = twofile.recover(app)
+    assert report["finished"] and "could not be finished" in report["text"]
+    assert _intents(agent.project_db, agent.user_db) == []
+    other = agent.save("unrelated", "Another fact.", scope="project")
+    r = app.test_client().post(f"/memories/project/{other.id}/delete", headers=JSON,
+                               data={"updated_at": other.updated_at})
+    assert r.status_code == 200, r.get_json()

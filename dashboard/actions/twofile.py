@@ -33,6 +33,12 @@ from ..store.registry import StoreRef
 from ..store.writes import fingerprint
 
 
+# Problems that pass (space freed, a lock let go): the record waits for them.  Any other
+# (the store gone, damaged, replaced) cannot be waited out: the finisher says what is
+# left half done and the record goes, so that it does not block every write for ever.
+TRANSIENT = ("disk_full", "locked", "read_only", "half_done")
+
+
 def _holds(saved) -> str:
     """What a save writes, as a digest a row is checked against (``writes._holds``'s fields)."""
     return intents.digest(saved.title, saved.content, list(saved.tags), list(saved.keywords),
@@ -72,13 +78,14 @@ def move_intent(moves, to: str) -> intents.Intent:
 
 
 def _finish_move(data: dict) -> dict:
-    rows_ = data["rows"]
-    landed = [r for r in rows_ if _landed(r["dest"], r["scope"], r["key"], data["to"], r["holds"])]
+    rows_, landed = data["rows"], []
     deleted, already, changed = [], [], []
-    by_source: dict = {}
-    for r in landed:
-        by_source.setdefault(r["source"], []).append(r)
     try:
+        landed = [r for r in rows_
+                  if _landed(r["dest"], r["scope"], r["key"], data["to"], r["holds"])]
+        by_source: dict = {}
+        for r in landed:
+            by_source.setdefault(r["source"], []).append(r)
         for source, mine in by_source.items():
             with write(Path(source), settled=True) as conn:
                 for r in mine:
@@ -91,12 +98,12 @@ def _finish_move(data: dict) -> dict:
                         writes.delete_row(conn, r["id"])
                         deleted.append(r["id"])
     except StoreProblem as problem:
-        return {"finished": False, "text": ngettext(
+        return {"finished": problem.kind not in TRANSIENT, "text": ngettext(
             "A move of %(num)d memory to the %(to)s store stopped half way (%(when)s): it is "
             "saved there and still live where it was. It could not be finished now: %(why)s",
             "A move of %(num)d memories to the %(to)s store stopped half way (%(when)s): they "
             "are saved there and still live where they were. It could not be finished now: "
-            "%(why)s", len(landed), to=data["to"], when=data.get("started"), why=problem)}
+            "%(why)s", len(landed or rows_), to=data["to"], when=data.get("started"), why=problem)}
     if not landed:
         text = _("A move to the %(to)s store was interrupted (%(when)s) before anything was "
                  "written: nothing was changed.", to=data["to"], when=data.get("started"))
@@ -133,7 +140,12 @@ def approve_intent(item, queue: Path, dest: Path, save) -> intents.Intent:
 
 
 def _finish_approve(data: dict) -> dict:
-    memory = _landed(data["dest"], data["scope"], data["key"], data["store"], data["holds"])
+    try:
+        memory = _landed(data["dest"], data["scope"], data["key"], data["store"], data["holds"])
+    except StoreProblem as problem:
+        return {"finished": problem.kind not in TRANSIENT, "text": _(
+            "An approval stopped half way (%(when)s) and its memory's store cannot be read now: "
+            "%(why)s", when=data.get("started"), why=problem)}
     base = {"item": data["item"], "memory": None if memory is None else
             {"store": data["store"], "id": memory.id}}
     if memory is None:
@@ -149,7 +161,7 @@ def _finish_approve(data: dict) -> dict:
                 writes.mark(conn, data["item"], "approved")
                 status = "done"
     except StoreProblem as problem:
-        return base | {"finished": False, "text": _(
+        return base | {"finished": problem.kind not in TRANSIENT, "text": _(
             "An approval stopped half way (%(when)s): its memory “%(title)s” is saved, the "
             "suggestion still waits. It could not be finished now: %(why)s",
             when=data.get("started"), title=memory.title, why=problem)}
@@ -183,8 +195,7 @@ def _finish_purge(data: dict) -> dict:
             continue
         ref = StoreRef(store, store, Path(run["path"]), store)
         result = purge.purge(ref, purge.confirmed(run["token"], ()))
-        if result.status in ("interrupted, retry", "locked", "disk_full") or not (
-                result.deleted or result.skipped or result.verification or result.verified):
+        if result.status in ("interrupted, retry", *TRANSIENT):
             return {"finished": False, "text": _(
                 "A bulk purge stopped half way (%(when)s); the %(store)s store's part could not "
                 "be finished now: %(why)s", when=data.get("started"), store=store,
