@@ -407,3 +407,15 @@ def test_a_record_whose_store_is_gone_does_not_block_writes_for_ever(agent):
     r = app.test_client().post(f"/memories/project/{other.id}/delete", headers=JSON,
                                data={"updated_at": other.updated_at})
     assert r.status_code == 200, r.get_json()
+
+
+def test_reject_after_a_killed_approval_finishes_the_approval_first(agent):
+    code, keys, state = _split_approve(agent)
+    assert code == -signal.SIGKILL and state() == [("pending", 1)]
+    client = agent.app().test_client()   # no restart
+    item = next(i for i in agent.manager.list_review_items(status=None) if i.scope == "user")
+    seen = client.get("/reviews.json").get_json()["items"][0]["plan"]["item_fingerprint"]
+    r = client.post(f"/reviews/{item.id}/reject", headers=JSON, data={"seen": seen})
+    outcome = r.get_json()["outcomes"][0]
+    assert r.status_code == 409 and outcome["state"] == "approved", outcome
+    assert state() == [("approved", 1)]   # never a rejected item with its memory live
