@@ -45,7 +45,7 @@ KEEP = 20   # reports remembered for the pages
 
 FINISHERS: dict[str, Callable[[dict], dict]] = {}   # action -> finish(record) -> report
 
-_folders: dict[str, Path] = {}
+_partners: dict[str, set[str]] = {}   # a store folder -> the folders of the stores shown with it
 _reports: list[dict] = []
 _lock = threading.RLock()
 _local = threading.local()
@@ -71,11 +71,11 @@ def digest(*values) -> str:
 
 
 def watch(*paths) -> None:
-    """Remember the folders of these store files: their records are looked for before writes."""
-    for p in paths:
-        if p is not None:
-            folder = Path(p).parent
-            _folders.setdefault(str(folder), folder)
+    """Remember that these stores go together (one workspace, one action): a write to one
+    looks for records beside each of them."""
+    folders = {str(Path(p).parent) for p in paths if p is not None}
+    for folder in folders:
+        _partners.setdefault(folder, set()).update(folders)
 
 
 def _same(a, b) -> bool:
@@ -143,9 +143,14 @@ def _sync_folder(folder: Path) -> None:
         os.close(fd)
 
 
-def _records() -> list[Path]:
+def _records(paths) -> list[Path]:
+    folders = set()
+    for p in paths:
+        folders |= _partners.get(str(Path(p).parent), set())
+    if not paths:
+        folders = set(_partners)
     found = []
-    for folder in list(_folders.values()):
+    for folder in sorted(folders):
         try:
             with os.scandir(folder) as entries:
                 found += [Path(e.path) for e in entries
@@ -166,7 +171,7 @@ def settle(*paths) -> list[dict]:
     if getattr(_local, "busy", False):
         return []
     watch(*paths)
-    records = _records()
+    records = _records(paths)
     if not records:
         return []
     done = []
