@@ -243,8 +243,8 @@ def _conflict(values, moved: bulk.BulkConflict):
     ctx = _plan_context(fresh, values, said=(message, "bad"))
     ctx["moved"] = moved.rows
     # The offer: the same Apply with ``partial``, for the rows that did not change.
-    ctx["partial"] = {"rows": values.getlist("rows"), "unchanged": len(unchanged),
-                      "effect": values.get("effect")} if unchanged else None
+    ctx["partial"] = {"rows": values.getlist("rows"),
+                      "unchanged": len(unchanged)} if unchanged else None
     return _answer_plan(ctx, 409)
 
 
