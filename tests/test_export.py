@@ -6,13 +6,14 @@ import csv
 import io
 import json
 import re
+import sqlite3
 
 import pytest
 from bs4 import BeautifulSoup
 
 from agentao_world import Agent, file_digest
 from dashboard.actions import export
-from hostile import HOSTILE, plant
+from hostile import HOSTILE, LONE_SURROGATE, plant
 
 HTMX = {"HX-Request": "true"}
 BOOSTED = {"HX-Request": "true", "HX-Boosted": "true"}
@@ -227,6 +228,28 @@ def test_hostile_text_round_trips_in_json_and_csv(hostile_client):
     assert typed["type"] == HOSTILE["hx_get"] and typed["tags"] == ['["unterminated']
     for r in rows.values():  # no cell can start a formula
         assert not any(v.startswith(("=", "+", "-", "@", "\t", "\r")) for v in r.values())
+
+
+def test_a_lone_surrogate_in_a_tag_leaves_every_export_whole(hostile_client):
+    """No UTF-8 holds a lone surrogate: each format writes it as its JSON escape and goes on,
+    so the file ends as it should and holds every row (before: a 200 cut off at that row)."""
+    agent, planted, client = hostile_client
+    memory_id = planted["lone_surrogate"][1]
+    live = set()   # from the files (agentao itself cannot read a store holding invalid UTF-8)
+    for db in (agent.project_db, agent.user_db):
+        conn = sqlite3.connect(db)
+        live |= {r[0] for r in conn.execute("SELECT id FROM memories WHERE deleted_at IS NULL")}
+        conn.close()
+    doc = json.loads(download(client, "json").get_data(as_text=True))
+    assert doc["groups"] and "incomplete" not in doc
+    by_id = {m["id"]: m for g in doc["groups"] for m in g["memories"]}
+    assert set(by_id) == live and LONE_SURROGATE in by_id[memory_id]["tags"]
+    rows = {r["id"]: r for r in parse_csv(download(client, "csv").get_data(as_text=True))
+            if r["section"] == "memory"}
+    assert set(rows) == live
+    assert LONE_SURROGATE in json.loads(rows[memory_id]["tags"])
+    md = download(client, "md").get_data(as_text=True)
+    assert "half\\ud800pair" in md and md.count("\n#### ") == len(live)
 
 
 def test_formula_cells_are_defused():

@@ -279,6 +279,15 @@ def to_markdown(doc: Document) -> Iterator[str]:
     yield "\n"
 
 
+def encoded(chunks: Iterator[str]) -> Iterator[bytes]:
+    """The chunks as UTF-8.  A lone surrogate (agentao stores one in a tag from a model's
+    tool call, as the JSON escape) has no UTF-8: it is written as that escape, ``\\ud800``,
+    which in the JSON file (and the CSV's JSON lists) is the stored value exactly, so the
+    file is whole instead of cut off at that row."""
+    for chunk in chunks:
+        yield chunk.encode("utf-8", "backslashreplace")
+
+
 def render(doc: Document, fmt: str) -> Iterator[str]:
     """The document in one of FORMATS, as chunks of text to send one after the other."""
     return _chunks({"json": to_json, "csv": to_csv, "md": to_markdown}[fmt](doc))
