@@ -273,6 +273,15 @@ def test_hostile_text_cannot_break_the_markdown(hostile_client):
     assert text.count("<script>alert('pwn')</script>") >= 1  # inside fences, literal
 
 
+def test_formula_cells_behind_invisible_characters_are_defused():
+    """A spreadsheet skips NUL, a zero-width space, a BOM... before a formula: so does the rule."""
+    for lead in ("\x00", "\u200b", "\ufeff", "\u2060", "\u202e", "\x00\u200b\ufeff"):
+        for start in ("=1+1", "+1", "-2", "@SUM(A1)", "＝1"):
+            assert export.csv_cell(lead + start) == "'" + lead + start, repr(lead + start)
+    for value in ("\u200bplain", "\x00x", "\ufeff部署", "a\u200b=b"):
+        assert export.csv_cell(value) == value
+
+
 def test_a_fence_inside_content_does_not_close_the_block():
     content = "before\n```\n# not a heading\n````\n<script>x</script>"
     block = export.md_block(content)

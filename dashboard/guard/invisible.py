@@ -111,6 +111,13 @@ def holds_surrogate(value) -> bool:
     return False
 
 
+def hidden_prefix(text: str) -> int:
+    """How many characters at the start of ``text`` show nothing or reorder (every kind
+    ``hidden_spans`` knows, honest or not): a spreadsheet skips them before a formula."""
+    found = _RUNS[True].match(text)
+    return found.end() if found else 0
+
+
 def hidden_chars(text: str, controls: bool = True) -> Iterator[int]:
     """The index of each character ``hidden_spans`` covers."""
     for start, end in hidden_spans(text, controls):
