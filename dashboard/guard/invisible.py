@@ -118,6 +118,20 @@ def hidden_prefix(text: str) -> int:
     return found.end() if found else 0
 
 
+def escaped(text) -> str:
+    """``text`` for a terminal: each character that is not printable or that hides or
+    reorders text (ESC, BEL, a line break, U+202E, a surrogate from an undecodable file
+    name...) written as its Python escape (``\\x1b``, ``\\n``, ``\\u202e``), so a name
+    cannot retitle the terminal, colour it or forge a line of its own."""
+    text = str(text)
+    if text.isascii() and text.isprintable():
+        return text
+    hidden = set(hidden_chars(text))
+    return "".join(ch.encode("unicode_escape").decode("ascii")
+                   if i in hidden or not (ch.isprintable() or ch == " ") else ch
+                   for i, ch in enumerate(text))
+
+
 def hidden_chars(text: str, controls: bool = True) -> Iterator[int]:
     """The index of each character ``hidden_spans`` covers."""
     for start, end in hidden_spans(text, controls):
