@@ -254,6 +254,53 @@ def test_crafted_pulse_tokens_and_the_last_day_answer_without_an_error(history):
     assert last.status_code == 200 and last.get_json()["total"] == everything
 
 
+_AGENTAO = """
+import sys
+from unittest import mock
+from agentao.memory import MemoryManager, SQLiteMemoryStore
+stamp = lambda: sys.argv[3]
+with mock.patch("agentao.memory.storage._now_iso", stamp), \\
+        mock.patch("agentao.memory.crystallizer._now_iso", stamp), \\
+        mock.patch("agentao.memory.manager._now", stamp):
+    manager = MemoryManager(SQLiteMemoryStore.open(sys.argv[1]), SQLiteMemoryStore.open(sys.argv[2]))
+    exec(sys.argv[4])
+"""
+
+
+def agentao_process(agent, at: str, code: str) -> None:
+    """``code`` run by agentao in a process of its own (``manager`` at hand), its clock at ``at``."""
+    import subprocess
+    import sys
+    subprocess.run([sys.executable, "-c", _AGENTAO, str(agent.project_db), str(agent.user_db), at, code],
+                   check=True, timeout=60)
+
+
+def test_the_pulse_tells_a_suggestion_made_in_the_same_second_as_the_one_before(agent):
+    """The agent suggests, the page learns it, and a second suggestion lands in the same
+    second: the pulse still tells it (it compared one-second stamps: 204, and 204 again)."""
+    at = "2026-05-01T10:00:00"
+    crystallize = "manager.crystallize_user_messages([{'role': 'user', 'content': %r}])"
+    agentao_process(agent, at, crystallize % "I prefer tabs over spaces.")
+    client = agent.app().test_client()
+    url = _pulse_url(client, "/overview")
+    assert client.get(url, headers=HTMX).status_code == 204
+    agentao_process(agent, at, crystallize % "We must never push to main.")
+    told = client.get(url, headers=HTMX)
+    assert told.status_code == 200, "the second suggestion went unnoticed"
+    said = soup(told).select_one("[data-said=live]").get_text()
+    assert said.startswith("The agent just suggested") and "main" in said and "more" not in said
+    assert "reviews" in told.headers["HX-Trigger"]
+    fresh = soup(told).select_one("#pulse")["hx-get"]
+    assert client.get(fresh, headers=HTMX).status_code == 204
+    # The agent rejects that suggestion in the same second: told too.
+    item = next(i for i in agent.manager.project_store.list_review_items(status="pending")
+                if "main" in i.content)
+    agentao_process(agent, at, f"manager.reject_review_item({item.id!r})")
+    again = client.get(fresh, headers=HTMX)
+    assert again.status_code == 200
+    assert "was just rejected" in soup(again).select_one("[data-said=live]").get_text()
+
+
 def test_the_pulse_is_quiet_after_the_dashboards_own_purge_but_tells_the_agents_clear(agent):
     # A hard purge deletes the memory with its events: the change counter moves with no
     # event to explain it, as agentao's own `clear` does.  Only the agent's is news.
