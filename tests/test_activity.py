@@ -7,6 +7,7 @@ its writes is in the stamps themselves; the dashboard's own writes use the real 
 from __future__ import annotations
 
 import re
+import sqlite3
 from datetime import datetime, timedelta
 from unittest import mock
 
@@ -137,7 +138,8 @@ def test_what_changed_since_a_date_and_what_cannot_be_told(history):
     assert [m["id"] for m in data["added"]] == [ids["build"]]
     assert data["counts"] == {"added": 1, "changed": 0, "removed": 0} and data["passing"] == 2
     later = client.get("/activity.json", query_string={"changed": "2026-05-02"}).get_json()["changed"]
-    assert [m["id"] for m in later["changed"]] == [ids["build"]]   # restored today
+    # Deleted on 2026-05-01, restored today: new to the agent since 2026-05-02, not changed.
+    assert [m["id"] for m in later["added"]] == [ids["build"]] and later["changed"] == []
     assert {(l["code"], l["store"]) for l in later["limits"]} == set()
     # Purge the approved memory (with its events): the log now misses what happened to it.
     forget_memory(StoreRef("user", "user", agent.user_db, "user"), ids["approved"])
@@ -170,10 +172,10 @@ def test_since_my_last_visit_is_remembered_per_port_in_a_signed_cookie(history):
     page = soup(client.get("/activity"))
     said = page.select_one("[data-last-visit]")
     assert said["data-last-visit"] == two_hours
-    assert "1 changed" in said.get_text()        # the restore, done just now
+    assert "1 new memory, 0 changed" in said.get_text()   # the restore: deleted at that visit
     diff = soup(client.get("/activity?changed=last")).select_one("#activity-changes")
     assert "Since your last visit" in diff.get_text()
-    assert [li["data-memory"] for li in diff.select("[data-group=changed] li[data-memory]")] == [_ids["build"]]
+    assert [li["data-memory"] for li in diff.select("[data-group=added] li[data-memory]")] == [_ids["build"]]
     # A first visit that ended two hours ago (no baseline of its own): compared with its end.
     with client.application.test_request_context():
         client.set_cookie(name, sign_preference(f"|{two_hours}"))
@@ -258,6 +260,7 @@ _AGENTAO = """
 import sys
 from unittest import mock
 from agentao.memory import MemoryManager, SQLiteMemoryStore
+from agentao.memory.models import SaveMemoryRequest
 stamp = lambda: sys.argv[3]
 with mock.patch("agentao.memory.storage._now_iso", stamp), \\
         mock.patch("agentao.memory.crystallizer._now_iso", stamp), \\
@@ -299,6 +302,37 @@ def test_the_pulse_tells_a_suggestion_made_in_the_same_second_as_the_one_before(
     again = client.get(fresh, headers=HTMX)
     assert again.status_code == 200
     assert "was just rejected" in soup(again).select_one("[data-said=live]").get_text()
+
+
+def _restore(client, memory_id):
+    page = soup(client.get(f"/memories/project/{memory_id}"))
+    form = {i["name"]: i.get("value", "") for i in page.select("#restore-form input")}
+    assert client.post(f"/memories/project/{memory_id}/restore", data=form).status_code == 303
+
+
+def test_what_changed_today_knows_what_the_agent_had_this_morning(agent):
+    """Deleted yesterday and restored today: new to the agent today (not 'changed');
+    restored and deleted again today: it had none of it this morning (not 'removed')."""
+    from datetime import date
+    today = date.today()
+    yesterday = (datetime.now() - timedelta(days=1)).strftime("%Y-%m-%dT09:00:00")
+    agentao_process(agent, yesterday, """
+for key in ("back", "again", "kept"):
+    record = manager.upsert(SaveMemoryRequest(key=key, value="v", scope="project"))
+    if key != "kept":
+        manager.delete(record.id)
+""")
+    conn = sqlite3.connect(agent.project_db)
+    rows = dict(conn.execute("SELECT key_normalized, id FROM memories"))
+    conn.close()
+    client = agent.app().test_client()
+    _restore(client, rows["back"])
+    _restore(client, rows["again"])
+    agentao_process(agent, datetime.now().strftime("%Y-%m-%dT%H:%M:%S"),
+                    f"manager.delete({rows['again']!r})")
+    data = client.get("/activity.json", query_string={"changed": today.isoformat()}).get_json()["changed"]
+    assert [m["id"] for m in data["added"]] == [rows["back"]]
+    assert data["changed"] == [] and data["removed"] == [] and data["passing"] == 1
 
 
 def test_the_pulse_is_quiet_after_the_dashboards_own_purge_but_tells_the_agents_clear(agent):

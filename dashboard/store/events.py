@@ -272,6 +272,27 @@ def history(ref: StoreRef, since: str | None, until: str | None, limit: int,
     return _histories[key]
 
 
+def deleted_then(ref: StoreRef, ids, moment: str) -> set[str]:
+    """Which of ``ids`` were deleted at ``moment``: their last logged event before it is a
+    ``soft_delete`` (a row brought back since, by a restore, still says so in the log)."""
+    ids = sorted(set(ids))
+    if not ids:
+        return set()
+
+    def run(conn):
+        gone = set()
+        for start in range(0, len(ids), 500):
+            part = ids[start:start + 500]
+            gone.update(r[0] for r in conn.execute(
+                "SELECT m FROM (SELECT CAST(memory_id AS TEXT) AS m, CAST(event_type AS TEXT) AS k,"
+                " ROW_NUMBER() OVER (PARTITION BY memory_id ORDER BY id DESC) AS n"
+                f" FROM memory_events WHERE memory_id IN ({','.join('?' * len(part))})"
+                " AND CAST(timestamp AS TEXT) < ?) WHERE n = 1 AND k = 'soft_delete'",
+                (*part, moment)))
+        return gone
+    return read(ref.path, run)
+
+
 def approvals_near(ref: StoreRef, stamps: list[str]) -> list[dict]:
     """Suggestions approved at the given stamps or up to 2 s after (approve saves the
     memory, then marks the suggestion in a second transaction): id, scope, key, stamp."""
