@@ -252,7 +252,7 @@ def _purge(values, posted):
     runs, refs = {}, {r.key: r for r in stores()}
     for store in sorted({p.store for p in posted}):
         try:
-            runs[store] = purge.confirmed(values.get(f"fingerprint_{store}") or "", ())
+            runs[store] = purge.confirmed(refs[store], values.get(f"fingerprint_{store}") or "", ())
         except ValueError:
             abort(400, _("The dry run's fingerprint is missing or damaged: review the changes "
                          "again. Nothing was changed."))
