@@ -120,7 +120,8 @@ def pulse():
     from flask import abort, redirect, request
     if request.headers.get("HX-Request") != "true":
         return redirect(url_for("activity.index"), code=303)
-    then = decode(request.args.get("since", ""))
+    since = request.args.get("since", "")
+    then = decode(since) if since else {}   # no token yet: the current one, nothing to tell
     if then is None:
         abort(400, _("'since' must be the token the page was given; reload the page."))
     now = _marks()
