@@ -10,6 +10,7 @@ import sys
 import threading
 from pathlib import Path
 
+from .guard.invisible import escaped
 from .store import default_user_db
 from .store.registry import scan_projects
 
@@ -107,21 +108,21 @@ def config_from_args(args: argparse.Namespace, parser: argparse.ArgumentParser) 
     projects = [Path(p) for p in args.project]
     for project_dir in projects:
         if not project_dir.is_dir():
-            parser.exit(2, f"agentao-memory-dashboard: error: project folder {project_dir} does not exist\n")
+            parser.exit(2, f"agentao-memory-dashboard: error: project folder {escaped(project_dir)} does not exist\n")
     for root in map(Path, args.scan):
         if not root.is_dir():
-            parser.exit(2, f"agentao-memory-dashboard: error: --scan folder {root} does not exist\n")
+            parser.exit(2, f"agentao-memory-dashboard: error: --scan folder {escaped(root)} does not exist\n")
         refused: list = []
         found = scan_projects(root, refused=refused)
         for _folder, reason in refused:
-            print(f"agentao-memory-dashboard: --scan left out {reason}", file=sys.stderr)
+            print(f"agentao-memory-dashboard: --scan left out {escaped(reason)}", file=sys.stderr)
         if not found:
-            parser.exit(2, f"agentao-memory-dashboard: error: no .agentao/memory.db below {root}\n")
+            parser.exit(2, f"agentao-memory-dashboard: error: no .agentao/memory.db below {escaped(root)}\n")
         projects.extend(found)
     projects = list(dict.fromkeys(p.resolve() for p in projects)) or [Path.cwd()]
     user_db = None if args.no_user_db else Path(args.user_db) if args.user_db else default_user_db()
     if user_db is not None and user_db.is_dir():
-        parser.exit(2, f"agentao-memory-dashboard: error: user store {user_db} is a directory, not a file\n")
+        parser.exit(2, f"agentao-memory-dashboard: error: user store {escaped(user_db)} is a directory, not a file\n")
     if not 0 <= args.port <= 65535:
         parser.exit(2, f"agentao-memory-dashboard: error: port {args.port} is out of range\n")
     return {"PROJECT_DIR": projects, "USER_DB": user_db, "READ_ONLY": args.read_only}

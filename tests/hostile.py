@@ -37,6 +37,10 @@ HOSTILE = {
     "long": ("<b>pwn</b>" * 400)[:4000],
 }
 
+# A lone surrogate: agentao 0.5.17 stores one in a tag (as the JSON escape "\ud800") when a
+# model's tool call carries it; it reads back as a str no UTF-8 can encode.
+LONE_SURROGATE = "half\ud800pair"
+
 # Written with raw SQL: bytes that are not UTF-8, and JSON columns that are not JSON.
 INVALID_UTF8 = b"caf\xe9 \xff\xfe <script>pwn</script> \xc3\x28"
 BAD_JSON = ['["unterminated', '{"a": "<script>pwn</script>"}', "not json at all <b>pwn</b>",
@@ -58,6 +62,8 @@ def plant(agent) -> dict:
     agent.summary(HOSTILE["jinja"], session_id="<b>pwn</b>")
     agent.crystallize("I prefer " + HOSTILE["script"] + " over spaces.",
                       "We must never " + HOSTILE["hx_get"])
+    half = agent.save("lone surrogate", "a tag no UTF-8 can hold", tags=[LONE_SURROGATE, "surrogate"])
+    planted["lone_surrogate"] = ("project", half.id)
     agent.save("raw bytes", "placeholder for invalid utf-8")
     raw = agent.save("raw json", "placeholder for invalid json")
     with sqlite3.connect(agent.project_db) as conn:

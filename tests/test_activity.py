@@ -7,6 +7,7 @@ its writes is in the stamps themselves; the dashboard's own writes use the real 
 from __future__ import annotations
 
 import re
+import sqlite3
 from datetime import datetime, timedelta
 from unittest import mock
 
@@ -137,7 +138,8 @@ def test_what_changed_since_a_date_and_what_cannot_be_told(history):
     assert [m["id"] for m in data["added"]] == [ids["build"]]
     assert data["counts"] == {"added": 1, "changed": 0, "removed": 0} and data["passing"] == 2
     later = client.get("/activity.json", query_string={"changed": "2026-05-02"}).get_json()["changed"]
-    assert [m["id"] for m in later["changed"]] == [ids["build"]]   # restored today
+    # Deleted on 2026-05-01, restored today: new to the agent since 2026-05-02, not changed.
+    assert [m["id"] for m in later["added"]] == [ids["build"]] and later["changed"] == []
     assert {(l["code"], l["store"]) for l in later["limits"]} == set()
     # Purge the approved memory (with its events): the log now misses what happened to it.
     forget_memory(StoreRef("user", "user", agent.user_db, "user"), ids["approved"])
@@ -170,10 +172,10 @@ def test_since_my_last_visit_is_remembered_per_port_in_a_signed_cookie(history):
     page = soup(client.get("/activity"))
     said = page.select_one("[data-last-visit]")
     assert said["data-last-visit"] == two_hours
-    assert "1 changed" in said.get_text()        # the restore, done just now
+    assert "1 new memory, 0 changed" in said.get_text()   # the restore: deleted at that visit
     diff = soup(client.get("/activity?changed=last")).select_one("#activity-changes")
     assert "Since your last visit" in diff.get_text()
-    assert [li["data-memory"] for li in diff.select("[data-group=changed] li[data-memory]")] == [_ids["build"]]
+    assert [li["data-memory"] for li in diff.select("[data-group=added] li[data-memory]")] == [_ids["build"]]
     # A first visit that ended two hours ago (no baseline of its own): compared with its end.
     with client.application.test_request_context():
         client.set_cookie(name, sign_preference(f"|{two_hours}"))
@@ -230,10 +232,107 @@ def test_the_pulse_is_quiet_about_the_dashboards_own_writes_and_odd_tokens(histo
     assert own.status_code == 200 and soup(own).select_one("[data-said]") is None
     assert "HX-Trigger" not in own.headers
     odd = client.get("/activity/pulse?since=not-a-token", headers=HTMX)
-    assert odd.status_code == 200 and soup(odd).select_one("[data-said]") is None
-    assert soup(odd).select_one("#pulse")["hx-get"].startswith("/activity/pulse?since=")
+    assert odd.status_code == 400 and "the token the page was given" in odd.get_data(as_text=True)
     opened = client.get(url)    # a person opening the address, not htmx: the Activity page
     assert opened.status_code == 303 and opened.headers["Location"].endswith("/activity")
+
+
+def test_crafted_pulse_tokens_and_the_last_day_answer_without_an_error(history):
+    """A token nested 2,900 deep, or holding numbers past SQLite's, is refused with a
+    message (it was a 500); the last day there is, as 'to', lists everything."""
+    import base64
+    import json
+    agent, client, ids = history
+
+    def token(text):
+        return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+    pid = json.loads(base64.urlsafe_b64decode(_pulse_url(client).split("since=")[1] + "==="))["project"][0]
+    for crafted in ("[" * 2900, json.dumps({"project": [pid, 10 ** 30, 0, ""]}),
+                    json.dumps({"project": [pid, 0, -1, ""]}), json.dumps({"project": [pid, True, 0, ""]})):
+        r = client.get("/activity/pulse", query_string={"since": token(crafted)}, headers=HTMX)
+        assert r.status_code == 400 and "token" in r.get_data(as_text=True), crafted[:40]
+    everything = client.get("/activity.json").get_json()["total"]
+    last = client.get("/activity.json?to=9999-12-31")
+    assert last.status_code == 200 and last.get_json()["total"] == everything
+
+
+_AGENTAO = """
+import sys
+from unittest import mock
+from agentao.memory import MemoryManager, SQLiteMemoryStore
+from agentao.memory.models import SaveMemoryRequest
+stamp = lambda: sys.argv[3]
+with mock.patch("agentao.memory.storage._now_iso", stamp), \\
+        mock.patch("agentao.memory.crystallizer._now_iso", stamp), \\
+        mock.patch("agentao.memory.manager._now", stamp):
+    manager = MemoryManager(SQLiteMemoryStore.open(sys.argv[1]), SQLiteMemoryStore.open(sys.argv[2]))
+    exec(sys.argv[4])
+"""
+
+
+def agentao_process(agent, at: str, code: str) -> None:
+    """``code`` run by agentao in a process of its own (``manager`` at hand), its clock at ``at``."""
+    import subprocess
+    import sys
+    subprocess.run([sys.executable, "-c", _AGENTAO, str(agent.project_db), str(agent.user_db), at, code],
+                   check=True, timeout=60)
+
+
+def test_the_pulse_tells_a_suggestion_made_in_the_same_second_as_the_one_before(agent):
+    """The agent suggests, the page learns it, and a second suggestion lands in the same
+    second: the pulse still tells it (it compared one-second stamps: 204, and 204 again)."""
+    at = "2026-05-01T10:00:00"
+    crystallize = "manager.crystallize_user_messages([{'role': 'user', 'content': %r}])"
+    agentao_process(agent, at, crystallize % "I prefer tabs over spaces.")
+    client = agent.app().test_client()
+    url = _pulse_url(client, "/overview")
+    assert client.get(url, headers=HTMX).status_code == 204
+    agentao_process(agent, at, crystallize % "We must never push to main.")
+    told = client.get(url, headers=HTMX)
+    assert told.status_code == 200, "the second suggestion went unnoticed"
+    said = soup(told).select_one("[data-said=live]").get_text()
+    assert said.startswith("The agent just suggested") and "main" in said and "more" not in said
+    assert "reviews" in told.headers["HX-Trigger"]
+    fresh = soup(told).select_one("#pulse")["hx-get"]
+    assert client.get(fresh, headers=HTMX).status_code == 204
+    # The agent rejects that suggestion in the same second: told too.
+    item = next(i for i in agent.manager.project_store.list_review_items(status="pending")
+                if "main" in i.content)
+    agentao_process(agent, at, f"manager.reject_review_item({item.id!r})")
+    again = client.get(fresh, headers=HTMX)
+    assert again.status_code == 200
+    assert "was just rejected" in soup(again).select_one("[data-said=live]").get_text()
+
+
+def _restore(client, memory_id):
+    page = soup(client.get(f"/memories/project/{memory_id}"))
+    form = {i["name"]: i.get("value", "") for i in page.select("#restore-form input")}
+    assert client.post(f"/memories/project/{memory_id}/restore", data=form).status_code == 303
+
+
+def test_what_changed_today_knows_what_the_agent_had_this_morning(agent):
+    """Deleted yesterday and restored today: new to the agent today (not 'changed');
+    restored and deleted again today: it had none of it this morning (not 'removed')."""
+    from datetime import date
+    today = date.today()
+    yesterday = (datetime.now() - timedelta(days=1)).strftime("%Y-%m-%dT09:00:00")
+    agentao_process(agent, yesterday, """
+for key in ("back", "again", "kept"):
+    record = manager.upsert(SaveMemoryRequest(key=key, value="v", scope="project"))
+    if key != "kept":
+        manager.delete(record.id)
+""")
+    conn = sqlite3.connect(agent.project_db)
+    rows = dict(conn.execute("SELECT key_normalized, id FROM memories"))
+    conn.close()
+    client = agent.app().test_client()
+    _restore(client, rows["back"])
+    _restore(client, rows["again"])
+    agentao_process(agent, datetime.now().strftime("%Y-%m-%dT%H:%M:%S"),
+                    f"manager.delete({rows['again']!r})")
+    data = client.get("/activity.json", query_string={"changed": today.isoformat()}).get_json()["changed"]
+    assert [m["id"] for m in data["added"]] == [rows["back"]]
+    assert data["changed"] == [] and data["removed"] == [] and data["passing"] == 1
 
 
 def test_the_pulse_is_quiet_after_the_dashboards_own_purge_but_tells_the_agents_clear(agent):

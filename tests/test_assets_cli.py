@@ -52,6 +52,20 @@ def test_missing_project_dir_exits_2(tmp_path):
     assert "does not exist" in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
+def test_scan_prints_refused_folder_names_escaped(tmp_path):
+    """A folder name with an escape sequence and a line break cannot retitle the terminal
+    or forge a line: --scan names it with both written as escapes."""
+    evil = "x\x1b]0;pwned\x07\nagentao-memory-dashboard: forged \u202eline"
+    (tmp_path / "tree" / evil / ".agentao").mkdir(parents=True)
+    (tmp_path / "elsewhere.db").write_bytes(b"")
+    (tmp_path / "tree" / evil / ".agentao" / "memory.db").symlink_to(tmp_path / "elsewhere.db")
+    r = run_cli("--scan", str(tmp_path / "tree"))
+    assert r.returncode == 2 and "left out" in r.stderr
+    assert "\x1b" not in r.stderr and "\x07" not in r.stderr and "\u202e" not in r.stderr
+    assert not any(line.startswith("agentao-memory-dashboard: forged") for line in r.stderr.splitlines())
+    assert "x\\x1b]0;pwned\\x07\\nagentao-memory-dashboard: forged \\u202eline" in r.stderr
+
+
 def test_user_db_that_is_a_directory_exits_2(tmp_path):
     r = run_cli("--project", str(tmp_path), "--user-db", str(tmp_path))
     assert r.returncode == 2 and "is a directory" in r.stderr

@@ -228,6 +228,41 @@ def test_a_row_changed_since_the_dry_run_refuses_everything(seeded):
     assert file_digest(seeded.project_db, seeded.user_db) == before
 
 
+def _events(db, memory_id):
+    conn = sqlite3.connect(db)
+    try:
+        return [r[0] for r in conn.execute("SELECT event_type FROM memory_events WHERE memory_id = ?"
+                                           " ORDER BY id", (memory_id,))]
+    finally:
+        conn.close()
+
+
+def test_a_row_named_twice_is_changed_once_and_the_answer_says_so(seeded):
+    """The same row token twice (a script, a doubled form field): tag writes once, move moves
+    once (it answered count 2, and 503 'both stores could not be read')."""
+    client = seeded.app().test_client()
+    project = [i for i in ids_on_list(client) if i.startswith("project:")]
+    for action, row in (("tag", project[0]), ("move-user", project[1])):
+        form = apply_form(review(client, action, [row], add_tag="twice"))
+        form.setlist("rows", form.getlist("rows") * 2)
+        r = client.post("/memories/bulk.json", data=form, headers=JSON)
+        body = r.get_json()
+        assert r.status_code == 200 and body["count"] == 1 and body["named_twice"] == 1, body
+        assert "named twice in the form: it was changed once" in body["message"]
+        assert _events(seeded.project_db, row.split(":")[1])[-1] == ("update" if action == "tag"
+                                                                    else "soft_delete")
+        assert _events(seeded.project_db, row.split(":")[1]).count("update") <= (1 if action == "tag" else 0)
+    # The same row as two different states: refused, nothing written.
+    form = apply_form(review(client, "delete", [project[2]]))
+    token = form["rows"]
+    other = token.rsplit(":", 1)[0] + ":" + ("0" * 16 if not token.endswith("0" * 16) else "1" * 16)
+    form.setlist("rows", [token, other])
+    before = file_digest(seeded.project_db, seeded.user_db)
+    r = client.post("/memories/bulk.json", data=form, headers=JSON)
+    assert r.status_code == 400 and "named twice" in r.get_json()["message"]
+    assert file_digest(seeded.project_db, seeded.user_db) == before
+
+
 def test_the_agent_saving_other_rows_meanwhile_refuses_nothing(seeded):
     client = seeded.app().test_client()
     ids = ids_on_list(client)

@@ -6,13 +6,14 @@ import csv
 import io
 import json
 import re
+import sqlite3
 
 import pytest
 from bs4 import BeautifulSoup
 
 from agentao_world import Agent, file_digest
 from dashboard.actions import export
-from hostile import HOSTILE, plant
+from hostile import HOSTILE, LONE_SURROGATE, plant
 
 HTMX = {"HX-Request": "true"}
 BOOSTED = {"HX-Request": "true", "HX-Boosted": "true"}
@@ -229,6 +230,28 @@ def test_hostile_text_round_trips_in_json_and_csv(hostile_client):
         assert not any(v.startswith(("=", "+", "-", "@", "\t", "\r")) for v in r.values())
 
 
+def test_a_lone_surrogate_in_a_tag_leaves_every_export_whole(hostile_client):
+    """No UTF-8 holds a lone surrogate: each format writes it as its JSON escape and goes on,
+    so the file ends as it should and holds every row (before: a 200 cut off at that row)."""
+    agent, planted, client = hostile_client
+    memory_id = planted["lone_surrogate"][1]
+    live = set()   # from the files (agentao itself cannot read a store holding invalid UTF-8)
+    for db in (agent.project_db, agent.user_db):
+        conn = sqlite3.connect(db)
+        live |= {r[0] for r in conn.execute("SELECT id FROM memories WHERE deleted_at IS NULL")}
+        conn.close()
+    doc = json.loads(download(client, "json").get_data(as_text=True))
+    assert doc["groups"] and "incomplete" not in doc
+    by_id = {m["id"]: m for g in doc["groups"] for m in g["memories"]}
+    assert set(by_id) == live and LONE_SURROGATE in by_id[memory_id]["tags"]
+    rows = {r["id"]: r for r in parse_csv(download(client, "csv").get_data(as_text=True))
+            if r["section"] == "memory"}
+    assert set(rows) == live
+    assert LONE_SURROGATE in json.loads(rows[memory_id]["tags"])
+    md = download(client, "md").get_data(as_text=True)
+    assert "half\\ud800pair" in md and md.count("\n#### ") == len(live)
+
+
 def test_formula_cells_are_defused():
     for value in ("=1+1", "+1", "-2", "@SUM(A1)", "\tx", "\rx", "'quoted", '=HYPERLINK("x")',
                   "＝1+1", "＋1", "－2", "＠SUM(A1)", '＝HYPERLINK("x")', "﹦1", "﹢1", "﹣1", "﹫x", "＇q"):
@@ -248,6 +271,15 @@ def test_hostile_text_cannot_break_the_markdown(hostile_client):
     for line in outside:  # raw HTML, links and code spans need an unescaped < [ `
         assert not re.search(r"(?<!\\)[<\[`]", line), line
     assert text.count("<script>alert('pwn')</script>") >= 1  # inside fences, literal
+
+
+def test_formula_cells_behind_invisible_characters_are_defused():
+    """A spreadsheet skips NUL, a zero-width space, a BOM... before a formula: so does the rule."""
+    for lead in ("\x00", "\u200b", "\ufeff", "\u2060", "\u202e", "\x00\u200b\ufeff"):
+        for start in ("=1+1", "+1", "-2", "@SUM(A1)", "＝1"):
+            assert export.csv_cell(lead + start) == "'" + lead + start, repr(lead + start)
+    for value in ("\u200bplain", "\x00x", "\ufeff部署", "a\u200b=b"):
+        assert export.csv_cell(value) == value
 
 
 def test_a_fence_inside_content_does_not_close_the_block():

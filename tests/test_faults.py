@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -191,6 +193,27 @@ def test_missing_tables_are_shown_as_a_problem_and_never_written(seeded):
     assert err.value.kind == "missing_tables"
     assert client.get("/summaries").status_code == 200
 
+
+
+def test_an_empty_memory_db_is_shown_as_what_agentao_will_make_of_it(seeded):
+    """agentao opens a zero-byte memory.db as an empty store (it creates its tables in it):
+    the dashboard says so instead of 'not an agentao memory store', and writes nothing."""
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(seeded.project_db) + suffix).unlink(missing_ok=True)
+    seeded.project_db.write_bytes(b"")
+    before = file_digest(seeded.project_db, seeded.user_db)
+    client = seeded.app().test_client()
+    pages = visit_all(client)
+    problem = project_problem(client)
+    assert "not an agentao memory store" not in problem["message"]
+    assert "agentao opens it as an empty store" in problem["message"]
+    assert "opens it as an empty store" in soup(pages["/overview"]).get_text()
+    assert file_digest(seeded.project_db, seeded.user_db) == before
+    # What agentao does with it, in a process of its own: an empty store, its tables made.
+    subprocess.run([sys.executable, "-c", "import sys; from agentao.memory import SQLiteMemoryStore;"
+                    " assert SQLiteMemoryStore.open(sys.argv[1]).list_memories() == []",
+                    str(seeded.project_db)], check=True, timeout=60)
+    assert seeded.project_db.stat().st_size > 0
 
 
 def test_disk_full_during_a_write_changes_nothing(big):

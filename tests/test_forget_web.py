@@ -125,6 +125,32 @@ def test_missing_or_damaged_fingerprint_is_a_400_that_changes_nothing(client, ri
     assert file_digest(rich.project_db) == before
 
 
+def test_a_fingerprint_naming_more_rows_than_the_store_holds_is_refused_before_it_is_built(client, rich):
+    """2 KiB of fingerprint can name a million events (deltas of 1 compress to nothing): it is
+    refused with the damaged-fingerprint message, without building the rows (243 MiB before)."""
+    import base64
+    import json
+    import tracemalloc
+    import zlib
+    from dashboard.actions import dryrun
+    body = json.dumps({"rows": {}, "events": [1] * 1_000_000}, separators=(",", ":")).encode()
+    token = dryrun.VERSION + base64.urlsafe_b64encode(zlib.compress(body, 9)).decode()
+    assert len(token) < 4096
+    before = file_digest(rich.project_db)
+    tracemalloc.start()
+    try:
+        r = client.post("/forget/purge/project", headers=JSON, data={
+            "cat": "events", "fingerprint": token, "confirm": "project"})
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert r.status_code == 400 and "fingerprint" in r.get_json()["message"]
+    assert peak < 16 * 2 ** 20, f"{peak / 2 ** 20:.0f} MiB allocated for a refused fingerprint"
+    assert file_digest(rich.project_db) == before
+    with pytest.raises(ValueError):
+        dryrun.rows_of(token, most=999_999)
+
+
 def test_a_dry_run_too_large_for_one_form_says_so(client, rich, monkeypatch):
     from dashboard.actions import dryrun
     monkeypatch.setattr(dryrun, "MAX_TOKEN", 40)

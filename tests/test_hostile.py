@@ -15,7 +15,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 from agentao_world import file_digest
-from hostile import HOSTILE, INVALID_UTF8, MARK, get_routes, plant, shown_text
+from hostile import HOSTILE, INVALID_UTF8, LONE_SURROGATE, MARK, get_routes, plant, shown_text
 
 HTMX_SRC = "/static/htmx-2.0.11.min.js"
 OUR_SCRIPTS = {HTMX_SRC, "/static/live.js"}   # htmx, and the live pulse's few lines (views/pulse.py)
@@ -196,6 +196,36 @@ def test_control_and_bidi_characters_survive_escaped(corpus, app):
         raw = client.get(f"/memories/{store}/{memory_id}.json").data
         assert json.loads(raw)["memory"]["content"] == HOSTILE[name]
         assert b"\x00" not in raw  # JSON escapes NUL as \u0000
+
+
+def test_a_lone_surrogate_in_a_tag_is_shown_marked_on_every_page(corpus, app):
+    """agentao stores a lone surrogate in a tag (a model's tool call); no page can carry it
+    as UTF-8, so each shows it as a named mark, and the add form's plan over that row works."""
+    agent, planted = corpus
+    store, memory_id = planted["lone_surrogate"]
+    client = app.test_client()
+    for url in (f"/memories/{store}/{memory_id}", "/memories?q=surrogate", "/preview?q=surrogate+tag",
+                "/memories/new?key=lone+surrogate&value=x"):
+        r = client.get(url)
+        assert r.status_code == 200, (url, r.status_code)
+        marks = BeautifulSoup(r.data, "html.parser").select('span.ctl[title^="U+D800"]')
+        assert marks or "/preview" in url or "/new" in url, url
+    page = BeautifulSoup(client.get(f"/memories/{store}/{memory_id}").data, "html.parser")
+    assert LONE_SURROGATE in [shown_text(t) for t in page.select('[data-field="tags"] bdi')]
+    data = client.get(f"/memories/{store}/{memory_id}.json").get_json()
+    assert LONE_SURROGATE in data["memory"]["tags"]
+
+
+def test_a_json_body_with_a_lone_surrogate_is_refused_with_a_message(corpus, app):
+    agent, planted = corpus
+    before = file_digest(agent.project_db, agent.user_db)
+    client = app.test_client()
+    body = '{"key": "k", "value": "v", "tags": ["x\\ud800"]}'
+    for url in ("/memories/new/plan", "/memories/new"):
+        r = client.post(url, data=body, content_type="application/json",
+                        headers={"Accept": "application/json"})
+        assert r.status_code == 400 and "lone surrogate" in r.get_json()["message"], url
+    assert file_digest(agent.project_db, agent.user_db) == before
 
 
 def test_add_form_and_its_plan_render_hostile_text_inert(corpus, app):

@@ -128,3 +128,53 @@ def test_waitress_own_error_answers_carry_the_security_headers(seeded):
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_slow_headers_from_110_connections_do_not_make_the_dashboard_unreachable(seeded):
+    """waitress serves 100 connections and waits 120 s after each byte: 110 local connections
+    trickling a header byte at a time held every slot.  A connection whose headers are not in
+    within HEADER_SECONDS is closed, so a real request gets its answer (a real server)."""
+    import re
+    import socket
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+    proc = subprocess.Popen([sys.executable, "-m", "dashboard", "--port", "0", "--project",
+                             str(seeded.project_dir), "--user-db", str(seeded.user_db)],
+                            cwd=Path(__file__).resolve().parents[1], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    slow = []
+    try:
+        deadline, port = time.time() + 30, None
+        while port is None and time.time() < deadline:
+            m = re.search(r"http://127\.0\.0\.1:(\d+)/", proc.stdout.readline())
+            port = int(m.group(1)) if m else None
+        assert port, "the server did not print its address"
+        for _ in range(110):
+            s = socket.create_connection(("127.0.0.1", port), timeout=5)
+            s.sendall(b"GET / HTTP/1.1\r\n")
+            slow.append(s)
+        asked = socket.create_connection(("127.0.0.1", port), timeout=60)
+        asked.sendall(f"GET /static/app.css HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                      "Connection: close\r\n\r\n".encode())
+        answer = b""
+        give_up = time.time() + 60
+        while not answer.startswith(b"HTTP/1.1 ") and time.time() < give_up:
+            for s in slow:   # a header byte each, as a slow client sends them
+                try:
+                    s.sendall(b"X")
+                except OSError:
+                    pass
+            asked.settimeout(1)
+            try:
+                answer += asked.recv(65536)
+            except socket.timeout:
+                pass
+        assert answer.startswith(b"HTTP/1.1 "), "no answer while slow connections held the server"
+        asked.close()
+    finally:
+        for s in slow:
+            s.close()
+        proc.terminate()
+        proc.wait(timeout=10)

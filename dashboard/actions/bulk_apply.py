@@ -34,6 +34,16 @@ class Posted:
     target: str | None = None
 
 
+def distinct(posted: list[Posted]) -> list[Posted]:
+    """The rows once each, in the order first posted (a form or a script may name a row
+    twice: it is written once).  ValueError when one row is posted as two different states."""
+    seen: dict = {}
+    for p in posted:
+        if seen.setdefault((p.store, p.id), p) != p:
+            raise ValueError(f"{p.store}:{p.id}")
+    return list(seen.values())
+
+
 def _planned_again(refs, action, posted: list[Posted], tag, to, partial=False):
     """Each posted row planned against the files now; BulkConflict names those that moved
     (``partial``: (rows and posted still as seen, the stale ones) instead)."""

@@ -44,20 +44,31 @@ def fingerprint(rows) -> str:
     return VERSION + base64.urlsafe_b64encode(zlib.compress(raw, 9)).decode("ascii")
 
 
-def rows_of(token: str) -> list[PlanRow]:
-    """The rows a token names, without texts; ValueError when it is not one of ours."""
+_JSON_PER_ROW = 48   # a named row takes about 30 characters of JSON, an event 2 or more
+
+
+def rows_of(token: str, most: int | None = None) -> list[PlanRow]:
+    """The rows a token names, without texts; ValueError when it is not one of ours, or when
+    it names more than ``most`` rows (what the store can hold: ``store.purge.most_rows``).
+    Sizes are checked before anything is built: its JSON may not inflate past what ``most``
+    rows take, and the rows are counted before one is made (a 2 KiB token can name a
+    million events)."""
     if not isinstance(token, str) or not token.startswith(VERSION) or len(token) > MAX_TOKEN:
         raise ValueError("not a dry run's fingerprint")
+    limit = MAX_JSON if most is None else min(MAX_JSON, 1024 + _JSON_PER_ROW * most)
     try:
         packed = base64.urlsafe_b64decode(token[len(VERSION):].encode("ascii"))
         inflate = zlib.decompressobj()
-        raw = inflate.decompress(packed, MAX_JSON)
+        raw = inflate.decompress(packed, limit)
         if inflate.unconsumed_tail:
             raise ValueError("too large")
         body = json.loads(raw.decode("utf-8", "surrogatepass"))
     except (binascii.Error, zlib.error, UnicodeError, ValueError) as exc:
         raise ValueError("not a dry run's fingerprint") from exc
     try:
+        named = sum(len(v) for v in body["rows"].values()) + len(body["events"])
+        if most is not None and named > most:
+            raise ValueError("it names more rows than the store holds")
         rows = [PlanRow(kind, i, digest=d) for kind in KINDS for i, d in body["rows"].get(kind, [])
                 if isinstance(i, str) and isinstance(d, str) and (d == "" or _DIGEST.fullmatch(d))]
         if sum(len(v) for v in body["rows"].values()) != len(rows) or set(body["rows"]) - set(KINDS):

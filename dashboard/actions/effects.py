@@ -85,7 +85,7 @@ class BlockEffect:
 
 def block_token(block: str) -> str:
     """``<chars>-<12 hex>``: a block's size and a digest of its text."""
-    return f"{len(block)}-{hashlib.sha256(block.encode()).hexdigest()[:12]}"
+    return f"{len(block)}-{hashlib.sha256(block.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}"
 
 
 def current_block(snap: Snapshot, hidden=frozenset()) -> str:

@@ -8,7 +8,8 @@ Safety of each format (memory text is hostile, see STYLE.md §9):
   injection: a cell whose text starts with ``= + - @`` (or their full-width and
   small forms ``＝ ＋ － ＠ ﹦ ﹢ ﹣ ﹫``, which spreadsheets read as the ASCII ones),
   TAB or CR is prefixed with one apostrophe, so a spreadsheet shows it as text
-  instead of running it.
+  instead of running it; so is one that starts with them after characters that show
+  nothing (NUL, a zero-width space, a byte-order mark, a bidi mark...).
   A cell that already starts with an apostrophe gets one too, which makes the
   rule reversible: to recover the stored text, drop one leading ``'``.
 * Markdown: memory text (content, evidence, summaries) goes in a fenced block
@@ -28,6 +29,7 @@ import re
 import unicodedata
 from typing import Iterator
 
+from ..guard.invisible import hidden_prefix
 from .export_document import (INVISIBLE_NOTE, Document, Pieces, Words, build_document,  # noqa: F401
                               records)
 
@@ -134,7 +136,9 @@ def csv_cell(value) -> str:
     text = str(value)
     # NFKC makes each full-width or small form its ASCII self (and "＇" an apostrophe,
     # which keeps "drop one leading '" the exact reverse).
-    return "'" + text if unicodedata.normalize("NFKC", text[:1]).startswith(_FORMULA_START) else text
+    skip = hidden_prefix(text) if text and not text[0].isalnum() else 0
+    first = unicodedata.normalize("NFKC", text[skip:skip + 1])
+    return "'" + text if first.startswith(_FORMULA_START) else text
 
 
 def csv_row(section: str, record: dict, words: Words | None = None) -> list[str]:
@@ -277,6 +281,15 @@ def to_markdown(doc: Document) -> Iterator[str]:
         else:
             blank += 1
     yield "\n"
+
+
+def encoded(chunks: Iterator[str]) -> Iterator[bytes]:
+    """The chunks as UTF-8.  A lone surrogate (agentao stores one in a tag from a model's
+    tool call, as the JSON escape) has no UTF-8: it is written as that escape, ``\\ud800``,
+    which in the JSON file (and the CSV's JSON lists) is the stored value exactly, so the
+    file is whole instead of cut off at that row."""
+    for chunk in chunks:
+        yield chunk.encode("utf-8", "backslashreplace")
 
 
 def render(doc: Document, fmt: str) -> Iterator[str]:

@@ -190,15 +190,16 @@ def fingerprint(rows) -> str:
     return dryrun.fingerprint(rows)
 
 
-def confirmed(token: str, categories) -> sql.DryRun:
-    """The dry run a posted fingerprint names, for ``purge``; ValueError when it is damaged."""
-    return sql.DryRun(dryrun.rows_of(token), sql.Selection(tuple(categories)))
+def confirmed(ref: StoreRef, token: str, categories) -> sql.DryRun:
+    """The dry run a posted fingerprint names for ``ref``, for ``purge``; ValueError when it
+    is damaged or names more rows than the store holds."""
+    return sql.DryRun(dryrun.rows_of(token, sql.most_rows(ref)), sql.Selection(tuple(categories)))
 
 
-def confirmed_by_id(token: str, categories=()) -> sql.DryRun:
+def confirmed_by_id(ref: StoreRef, token: str, categories=()) -> sql.DryRun:
     """Like ``confirmed``, for a dry run that named rows by id (a scoped forget): the same ids
     again, so a confirmed row the agent changed meanwhile still stops the purge."""
-    rows = dryrun.rows_of(token)
+    rows = dryrun.rows_of(token, sql.most_rows(ref))
     ids = {kind: tuple(r.id for r in rows if r.kind == kind) for kind in ("memory", "review", "summary")}
     return sql.DryRun(rows, sql.Selection(tuple(categories), ids["memory"], ids["review"], ids["summary"]))
 

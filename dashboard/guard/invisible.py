@@ -31,8 +31,10 @@ INVISIBLE = ("\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180e\u200b\u2028\u2029\u2060
 JOINERS = "\u200c\u200d"
 SELECTORS = "\ufe00-\ufe0f\U000e0100-\U000e01ef"
 # C0 and C1 controls but TAB, LF and CR: shown marked, not a finding (ANSI colour codes
-# pasted from a terminal are common and harmless in a prompt).
-CONTROLS = "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f"
+# pasted from a terminal are common and harmless in a prompt).  And lone surrogates: not
+# characters at all, so no UTF-8 can carry them, yet agentao stores one from a model's tool
+# call as the JSON escape "\ud800" (in tags, keywords), which reads back as that str.
+CONTROLS = "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff"
 
 _SELECTOR = re.compile(f"[{SELECTORS}]")   # .match(ch): is ch one
 _JOINER = frozenset("\u200c\u200d")
@@ -89,6 +91,47 @@ def may_hide(text: str) -> bool:
     return _RUNS[True].search(text) is not None
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def holds_surrogate(value) -> bool:
+    """Whether a parsed JSON value (a request body) holds a lone surrogate in any key or
+    string: ``"\\ud800"`` parses to one, and no UTF-8 text (no file, no page) can hold it."""
+    stack = [value]
+    while stack:   # a loop, not recursion: the body may nest as deep as the parser allowed
+        item = stack.pop()
+        if isinstance(item, str):
+            if not item.isascii() and _SURROGATE.search(item):
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
+def hidden_prefix(text: str) -> int:
+    """How many characters at the start of ``text`` show nothing or reorder (every kind
+    ``hidden_spans`` knows, honest or not): a spreadsheet skips them before a formula."""
+    found = _RUNS[True].match(text)
+    return found.end() if found else 0
+
+
+def escaped(text) -> str:
+    """``text`` for a terminal: each character that is not printable or that hides or
+    reorders text (ESC, BEL, a line break, U+202E, a surrogate from an undecodable file
+    name...) written as its Python escape (``\\x1b``, ``\\n``, ``\\u202e``), so a name
+    cannot retitle the terminal, colour it or forge a line of its own."""
+    text = str(text)
+    if text.isascii() and text.isprintable():
+        return text
+    hidden = set(hidden_chars(text))
+    return "".join(ch.encode("unicode_escape").decode("ascii")
+                   if i in hidden or not (ch.isprintable() or ch == " ") else ch
+                   for i, ch in enumerate(text))
+
+
 def hidden_chars(text: str, controls: bool = True) -> Iterator[int]:
     """The index of each character ``hidden_spans`` covers."""
     for start, end in hidden_spans(text, controls):
@@ -98,6 +141,8 @@ def hidden_chars(text: str, controls: bool = True) -> Iterator[int]:
 def describe(ch: str) -> str:
     """``U+202E RIGHT-TO-LEFT OVERRIDE``: the code point and its Unicode name."""
     code = ord(ch)
+    if 0xD800 <= code <= 0xDFFF:
+        return f"U+{code:04X} LONE SURROGATE"
     name = unicodedata.name(ch, "") or _CONTROL_NAMES.get(code, "CONTROL CHARACTER")
     return f"U+{code:04X} {name}"
 

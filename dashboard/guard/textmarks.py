@@ -17,10 +17,13 @@ Three ways out, for the three places text lands in a template:
   that forgets ``|shown`` still shows no raw control character.
 * ``{{ value|as_stored }}`` for form fields that must send the stored value
   back unchanged (the edit box, a filter echo): escaped, not marked; NUL only
-  becomes U+FFFD, as every browser's parser would make it anyway.
+  becomes U+FFFD, as every browser's parser would make it anyway, and so does a
+  lone surrogate (no page can carry one, no browser can send one back).
 """
 
 from __future__ import annotations
+
+import re
 
 from flask import Flask
 from markupsafe import Markup, escape
@@ -29,6 +32,7 @@ from .invisible import code_point, describe, hidden_spans, may_hide
 
 _MARK = Markup('<span class="ctl" title="{}">⟨{}⟩</span>')
 _BDI = Markup("<bdi>%s</bdi>")   # % escapes a str argument, keeps a Markup one
+_SURROGATES = re.compile("[\ud800-\udfff]")
 
 
 def _pieces(text: str, mark) -> list:
@@ -60,7 +64,10 @@ def marked_plain(text: str) -> str:
 
 def as_stored(value) -> Markup:
     """``value`` escaped for a form field that must send it back as stored (see the module)."""
-    return escape(str(value).replace("\x00", "\ufffd"))
+    text = str(value).replace("\x00", "\ufffd")
+    if not text.isascii():
+        text = _SURROGATES.sub("\ufffd", text)
+    return escape(text)
 
 
 def finalize(value):

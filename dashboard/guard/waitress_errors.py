@@ -14,9 +14,20 @@ that add ``security.HEADERS`` and ``Cache-Control: no-store``.
 These are undocumented attributes of waitress's internals; ``harden`` checks
 they are there and says so when they are not, and tests/test_odd_input.py
 sends a malformed request to a real server to prove the headers arrive.
+
+The same connection class bounds how long a request line and its headers may
+take to arrive (``HEADER_SECONDS``).  waitress serves at most 100 connections
+(``connection_limit``) and closes one only after ``channel_timeout`` (120 s)
+without a byte, so 110 local connections sending a header byte every 5 s kept
+it from answering anyone.  A connection still short of the end of its headers
+that long after their first byte (or after it opened, if nothing came) is
+closed; its main loop asks each connection ``readable()`` at least once a
+second (``asyncore_loop_timeout``), which is where it is checked.
 """
 
 from __future__ import annotations
+
+import time
 
 from waitress.channel import HTTPChannel
 from waitress.task import ErrorTask
@@ -36,8 +47,31 @@ class SecureErrorTask(ErrorTask):
         super().execute()
 
 
+HEADER_SECONDS = 10
+
+
 class SecureChannel(HTTPChannel):
     error_task_class = SecureErrorTask
+    headers_since: float | None = None   # the first byte of headers still arriving
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.headers_since = self.creation_time   # a new connection owes its first request
+
+    def received(self, data):
+        before = self.request
+        done = super().received(data)
+        if self.request is None or self.request.headers_finished:
+            self.headers_since = None   # between requests (keep-alive), or reading a body
+        elif self.request is not before or self.headers_since is None:
+            self.headers_since = time.time()   # a new request's first bytes
+        return done
+
+    def readable(self):
+        if (self.headers_since is not None and not self.will_close
+                and time.time() - self.headers_since > HEADER_SECONDS):
+            self.will_close = True   # written out by waitress's own close path
+        return super().readable()
 
 
 def harden(server) -> bool:

@@ -100,9 +100,12 @@ def own_review(item_id, status, stamp) -> bool:
 # --------------------------------------------------------------------------- the pulse
 @dataclass(frozen=True)
 class Mark:
-    """Where a store's log stood: the newest event id, the change counter, the newest
-    review stamp.  The pulse compares two marks; each is O(1) to read but the review
-    stamp (the queue has no index on updated_at: a scan of the queue, which holds
+    """Where a store's log stood: the newest event id, the change counter, and where the
+    review queue stood (``reviews``: its newest stamp, newest rowid, row count, pending
+    count and occurrences, "|"-joined).  agentao's stamps are whole seconds, so the stamp
+    alone missed a suggestion, an occurrence or a decision in the same second as the one
+    before; the rowid, the counts and the sum each move with one.  The pulse compares two
+    marks; each is O(1) to read but the review part (a scan of the queue, which holds
     suggestions, not memories)."""
 
     last_event: int
@@ -111,6 +114,13 @@ class Mark:
 
 
 _marks: dict[str, tuple[tuple, Mark]] = {}
+
+
+def _review_mark(conn) -> str:
+    found = conn.execute("SELECT MAX(CAST(updated_at AS TEXT)), MAX(rowid), COUNT(*),"
+                         " TOTAL(status = 'pending'), TOTAL(occurrences)"
+                         " FROM memory_review_queue").fetchone()
+    return "|".join(str(v if v is not None else "") for v in found)
 
 
 def mark_of(ref: StoreRef) -> Mark:
@@ -122,8 +132,7 @@ def mark_of(ref: StoreRef) -> Mark:
 
     def run(conn):
         last = conn.execute("SELECT MAX(id) FROM memory_events").fetchone()[0]
-        rev = conn.execute("SELECT MAX(CAST(updated_at AS TEXT)) FROM memory_review_queue").fetchone()[0]
-        return Mark(int(last or 0), change_counter(conn), str(rev or ""))
+        return Mark(int(last or 0), change_counter(conn), _review_mark(conn))
     found = read(ref.path, run)
     _marks.pop(str(ref.path), None)
     _marks[str(ref.path)] = (stamp, found)
@@ -145,14 +154,32 @@ def news(ref: StoreRef, since: Mark, cap: int = 5) -> dict:
                 " WHERE e.id > ? ORDER BY e.id DESC LIMIT ?", (since.last_event, cap))]
             total = conn.execute("SELECT COUNT(*) FROM memory_events WHERE id > ?",
                                  (since.last_event,)).fetchone()[0]
-            reviews = [dict(r) for r in conn.execute(
-                f"SELECT {text_select(('id', 'status', 'title', 'updated_at', 'created_at'))}"
-                " FROM memory_review_queue WHERE CAST(updated_at AS TEXT) > ?"
-                " ORDER BY updated_at DESC LIMIT ?", (since.reviews, cap))]
+            reviews = (_reviews_since(conn, since.reviews, cap)
+                       if _review_mark(conn) != since.reviews else [])
         finally:
             conn.execute("COMMIT")
         return {"events": events, "total": total, "reviews": reviews}
     return read(ref.path, run)
+
+
+def _reviews_since(conn, mark: str, cap: int) -> list[dict]:
+    """Review rows written after a mark: a newer stamp or a newer row; failing both (the
+    queue moved within the mark's second: a decision, an occurrence), the rows of that
+    second."""
+    stamp, _sep, rest = mark.partition("|")
+    top = rest.partition("|")[0]
+    # A mark with no rowid (a page from before rowids were kept): the stamp alone.
+    newest = int(top) if top.isdigit() and len(top) <= 18 else 2 ** 63 - 1 if not top else 0
+    columns = text_select(("id", "status", "title", "updated_at", "created_at"))
+    found = [dict(r) for r in conn.execute(
+        f"SELECT {columns} FROM memory_review_queue WHERE CAST(updated_at AS TEXT) > ?"
+        " OR rowid > ? ORDER BY CAST(updated_at AS TEXT) DESC, rowid DESC LIMIT ?",
+        (stamp, newest, cap))]
+    if not found and stamp:
+        found = [dict(r) for r in conn.execute(
+            f"SELECT {columns} FROM memory_review_queue WHERE CAST(updated_at AS TEXT) = ?"
+            " ORDER BY rowid DESC LIMIT ?", (stamp, cap))]
+    return found
 
 
 # --------------------------------------------------------------------------- the feed
@@ -243,6 +270,27 @@ def history(ref: StoreRef, since: str | None, until: str | None, limit: int,
             _histories.pop(next(iter(_histories)))
         _histories[key] = found
     return _histories[key]
+
+
+def deleted_then(ref: StoreRef, ids, moment: str) -> set[str]:
+    """Which of ``ids`` were deleted at ``moment``: their last logged event before it is a
+    ``soft_delete`` (a row brought back since, by a restore, still says so in the log)."""
+    ids = sorted(set(ids))
+    if not ids:
+        return set()
+
+    def run(conn):
+        gone = set()
+        for start in range(0, len(ids), 500):
+            part = ids[start:start + 500]
+            gone.update(r[0] for r in conn.execute(
+                "SELECT m FROM (SELECT CAST(memory_id AS TEXT) AS m, CAST(event_type AS TEXT) AS k,"
+                " ROW_NUMBER() OVER (PARTITION BY memory_id ORDER BY id DESC) AS n"
+                f" FROM memory_events WHERE memory_id IN ({','.join('?' * len(part))})"
+                " AND CAST(timestamp AS TEXT) < ?) WHERE n = 1 AND k = 'soft_delete'",
+                (*part, moment)))
+        return gone
+    return read(ref.path, run)
 
 
 def approvals_near(ref: StoreRef, stamps: list[str]) -> list[dict]:

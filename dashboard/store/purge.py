@@ -168,6 +168,23 @@ def plan_rows(ref: StoreRef, categories=(), memory_ids=(), review_ids=(), summar
     return read(ref.path, lambda conn: rows_for(conn, selection))
 
 
+def most_rows(ref: StoreRef) -> int:
+    """The most rows a dry run of this store can name: the rows it holds, plus its highest
+    event id (events are named by id, and each id once).  A fingerprint naming more is
+    refused before its rows are built."""
+    def run(conn):
+        held = sum(conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
+                   for t in ("memories", "memory_review_queue", "session_summaries"))
+        seq = conn.execute("SELECT MAX(id) FROM memory_events").fetchone()[0] or 0
+        try:
+            seq = max(seq, int(conn.execute("SELECT seq FROM sqlite_sequence WHERE name ="
+                                            " 'memory_events'").fetchone()[0]))
+        except (TypeError, ValueError, sqlite3.OperationalError):
+            pass
+        return held + seq
+    return read(ref.path, run)
+
+
 def check(ref: StoreRef, dry_run: DryRun) -> Comparison:
     """The dry run against the file now, read-only: what a purge would erase, skip and keep."""
     return read(ref.path, lambda conn: compare(conn, dry_run))

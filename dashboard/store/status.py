@@ -170,6 +170,15 @@ def inspect(ref: StoreRef, force_read_only: bool = False, deep: bool = True) -> 
     try:
         st.size = ref.path.stat().st_size
         st.side_files = side_files(ref.path)
+        if st.size == 0 and not any(os.path.getsize(str(ref.path) + x) for x in ("-wal", "-journal")
+                                    if os.path.exists(str(ref.path) + x)):
+            # SQLite reads an empty file as an empty database, and agentao opens it so: it
+            # creates its tables there when it starts.  Nothing to show, nothing wrong.
+            st.problem = StoreProblem("missing", _(
+                "%(path)s is an empty file (0 bytes): agentao opens it as an empty store and "
+                "creates its tables in it the next time it starts. The dashboard never writes "
+                "to it.", path=ref.path))
+            return st
         st.journal_mode = _journal_mode(ref.path)
         _contents(ref, st, deep)
         st.notice = recovery.notice(ref.path, ref.kind)

@@ -73,7 +73,8 @@ def index(fmt: str):
     if store not in ("", "project", "user"):
         abort(400, _("'store' must be 'project', 'user' or empty for both."))
     since, to = _day("from"), _day("to")
-    until = (date.fromisoformat(to) + timedelta(days=1)).isoformat() if to else None
+    # The day after ``to``; the last day there is (9999-12-31) has none: no end then.
+    until = (date.fromisoformat(to) + timedelta(days=1)).isoformat() if to and to < date.max.isoformat() else None
     page_no = number_arg("page", 1, MAX_PAGE)
     refs = [r for r in readable_refs() if store in ("", r.key)]
     baseline, now = _visits()

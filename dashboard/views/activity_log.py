@@ -133,10 +133,12 @@ def changed_since(refs, since: str, limits: bool = True) -> dict:
 def _changed_since(refs, since: str, limits: bool) -> dict:
     """What the agent knew at ``since`` against what it knows now, from the rows today.
 
-    ``added``: live now, created since; ``changed``: live then and now, written since
-    (agentao keeps only the newest text, so what it said then cannot be shown);
-    ``removed``: live then, deleted since (with or without an event: a clear counts);
-    ``passing``: created and deleted since (never known for long).  ``limits`` says
+    ``added``: live now, not then (created since, or deleted then and restored since);
+    ``changed``: live then and now, written since (agentao keeps only the newest text, so
+    what it said then cannot be shown); ``removed``: live then, deleted since (with or
+    without an event: a clear counts); ``passing``: not live then nor now, live for a while
+    since (created, or restored, and deleted since).  Whether a row older than ``since``
+    was live then is its last logged event before ``since`` (``events.deleted_then``).  ``limits`` says
     what cannot be told: the log starting after ``since``, changes erased by a purge,
     rows with no event at all.
     """
@@ -144,13 +146,16 @@ def _changed_since(refs, since: str, limits: bool) -> dict:
            "counts": {"added": 0, "changed": 0, "removed": 0}, "limits": []}
     for ref in refs:
         snap = rows_of(ref)
+        # Rows older than ``since`` written since: were they live at ``since``?
+        gone = log.deleted_then(ref, [m.id for m in snap.rows if str(m.created_at) < since and (
+            str(m.deleted_at if m.deleted_at is not None else m.updated_at) >= since)], since)
         for m in snap.rows:
-            born = str(m.created_at) >= since
+            then = str(m.created_at) < since and m.id not in gone
             if m.deleted_at is None:
-                group = "added" if born else ("changed" if str(m.updated_at) >= since else None)
+                group = "changed" if then and str(m.updated_at) >= since else None if then else "added"
             elif str(m.deleted_at) >= since:
-                group = None if born else "removed"
-                out["passing"] += born
+                group = "removed" if then else None
+                out["passing"] += not then
             else:
                 group = None
             if group:

@@ -157,6 +157,11 @@ def _posted(values) -> list[bulk_apply.Posted]:
         if not found:
             abort(400, _("'rows' must be the row tokens of the dry run, as its form gives them."))
         out.append(bulk_apply.Posted(*found.groups()))
+    try:
+        out = bulk_apply.distinct(out)
+    except ValueError as twice:
+        abort(400, _("The row %(row)s is named twice, as two different states: review the "
+                     "changes again. Nothing was changed.", row=str(twice)))
     if not out:
         abort(400, _("The dry run changes no memory; there is nothing to apply."))
     if len(out) > bulk.CAP:
@@ -210,12 +215,17 @@ def _done(values, action, tag, to, done, shown):
     block = block_effects.block_now()
     as_shown = None if shown is None else shown == block_token(block)
     said = _said(action, len(done), tag, to)
+    twice = len(values.getlist("rows")) - len(set(values.getlist("rows")))
+    if twice:
+        said += " " + ngettext("%(num)d row was named twice in the form: it was changed once.",
+                               "%(num)d rows were named twice in the form: each was changed once.", twice)
     if as_shown is False:
         said = (said + " " + _("The prompt block came out otherwise than the dry run showed "
                                "(the agent wrote meanwhile): it is now %(num)d characters.",
                                num=len(block)), "warn")
     if wants_json():
         return twin({"outcome": "done", "action": action, "count": len(done), "rows": done,
+                     "named_twice": twice,
                      "stable_block_chars": len(block), "effect_as_shown": as_shown,
                      "message": said if isinstance(said, str) else said[0]})
     back = _query(values)
@@ -280,7 +290,7 @@ def _purge(values, posted):
     runs, refs = {}, {r.key: r for r in stores()}
     for store in sorted({p.store for p in posted}):
         try:
-            runs[store] = purge.confirmed(values.get(f"fingerprint_{store}") or "", ())
+            runs[store] = purge.confirmed(refs[store], values.get(f"fingerprint_{store}") or "", ())
         except ValueError:
             abort(400, _("The dry run's fingerprint is missing or damaged: review the changes "
                          "again. Nothing was changed."))

@@ -82,8 +82,7 @@ def download(fmt: str):
                                 now.isoformat(timespec="seconds"))
     # A generator: each piece of rows is read, rendered and sent before the next is read,
     # so memory stays bounded and no step holds the other requests' GIL for long.
-    response = current_app.response_class((chunk.encode("utf-8") for chunk in
-                                           export.render(doc, fmt)),
+    response = current_app.response_class(export.encoded(export.render(doc, fmt)),
                                           content_type=f"{export.FORMATS[fmt]}; charset=utf-8")
     response.headers["Content-Disposition"] = (
         f'attachment; filename="{_filename(fmt, include_invisible, now)}"')

@@ -191,7 +191,7 @@ def purge_store(key: str):
     try:
         # The rows the user saw: only they go.  Rows that arrived since are kept
         # (and reported); a confirmed row that changed is a reason to look again.
-        dry_run = purge.confirmed(request.form.get("fingerprint") or "", cats)
+        dry_run = purge.confirmed(ref, request.form.get("fingerprint") or "", cats)
     except ValueError:
         abort(400, _("The dry run's fingerprint is missing or damaged: look at the dry run "
                      "again. Nothing was changed."))

@@ -63,7 +63,7 @@ def erase_about():
         ref = refs[key]
         cats = [c for c in request.form.getlist(f"cat-{key}") if c in purge.ALL_CATEGORIES]
         try:
-            dry_run = purge.confirmed_by_id(request.form.get(f"fingerprint-{key}") or "", cats)
+            dry_run = purge.confirmed_by_id(ref, request.form.get(f"fingerprint-{key}") or "", cats)
         except ValueError:
             abort(400, _("The dry run's fingerprint is missing or damaged: look at the dry run "
                          "again. Nothing was changed."))

@@ -16,6 +16,7 @@ from flask_babel import gettext as _
 from . import block_effects
 from ..actions import effects
 from ..contract import SaveRefused
+from ..guard.invisible import holds_surrogate
 from ..store import StoreProblem
 from ..store.writes import WriteConflict
 from ..web import statuses
@@ -64,6 +65,9 @@ def form_values() -> dict:
     body = request.get_json(silent=True)
     if body is None and request.is_json and request.get_data():
         abort(400, _("The JSON body cannot be read (not JSON, or nested too deeply); nothing was changed."))
+    if holds_surrogate(body):
+        abort(400, _("The JSON body holds a lone surrogate (an escape such as \\ud800 without its "
+                     "pair), which is not a character and cannot be stored as text; nothing was changed."))
     return body if isinstance(body, dict) else {}
 
 

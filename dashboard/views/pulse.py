@@ -60,13 +60,26 @@ def encode(marks: dict) -> str:
     return base64.urlsafe_b64encode(json.dumps(data, sort_keys=True).encode()).decode().rstrip("=")
 
 
+_TOKEN_CHARS = 1024   # two stores' marks take about 250
+_BIGGEST = 2 ** 63 - 1   # SQLite's largest integer: an event id or a counter is never more
+
+
+def _whole(value) -> int:
+    if type(value) is not int or not 0 <= value <= _BIGGEST:
+        raise ValueError("not a mark")
+    return value
+
+
 def decode(token: str) -> dict | None:
-    """The marks a token holds, or None when it is not one of ours (then nothing is said)."""
+    """The marks a token holds, or None when it is not one of ours.  Its size is checked
+    before it is parsed, and each number before it reaches SQLite."""
+    if len(token) > _TOKEN_CHARS:
+        return None
     try:
         raw = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
-        return {k: (str(v[0]), log.Mark(int(v[1]), int(v[2]), str(v[3])))
+        return {k: (str(v[0]), log.Mark(_whole(v[1]), _whole(v[2]), str(v[3])))
                 for k, v in raw.items() if k in ("project", "user")}
-    except (ValueError, TypeError, KeyError, IndexError, AttributeError):
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError):
         return None
 
 
@@ -104,10 +117,13 @@ def _said(news: list[tuple[str, dict]], reviews: list[dict], cleared: int) -> st
 @bp.get("/activity/pulse")
 def pulse():
     """The pulse's answer to a page; a person opening this address goes to the Activity page."""
-    from flask import redirect, request
+    from flask import abort, redirect, request
     if request.headers.get("HX-Request") != "true":
         return redirect(url_for("activity.index"), code=303)
-    then = decode(request.args.get("since", ""))
+    since = request.args.get("since", "")
+    then = decode(since) if since else {}   # no token yet: the current one, nothing to tell
+    if then is None:
+        abort(400, _("'since' must be the token the page was given; reload the page."))
     now = _marks()
     if then == now:
         return "", 204
