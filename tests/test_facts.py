@@ -68,6 +68,10 @@ def agree(client, project_db) -> dict:
     reviews = client.get("/reviews.json").get_json()["counts"]
     assert overview["pending"] == reviews["pending"] == pending
     assert badge(findings_page, "reviews") == (pending or None)
+    # What the agent knows and what is deleted: the Memories list says the same.
+    assert client.get("/memories.json").get_json()["total"] == overview["knows"]
+    assert (client.get("/memories.json?deleted=1").get_json()["total"]
+            == overview["knows"] + overview["deleted"])
     return {"risky": risky, "pending": pending}
 
 
@@ -125,6 +129,21 @@ def test_a_hard_purge_leaves_no_stale_findings_count(demo):
     assert final.select_one("nav#tabs[hx-swap-oob]") is not None
     assert badge(final, "findings") is None
     assert agree(client, project_db)["risky"] == before["risky"] - 1
+
+
+def test_a_scan_out_of_time_says_at_least_everywhere(tmp_path):
+    project_dir, user_db = build_demo(tmp_path)
+    client = create_app({"PROJECT_DIR": project_dir, "USER_DB": user_db, "TESTING": True,
+                         "AUTH_TOKEN": False, "FINDINGS_TIME_LIMIT_MS": 0}).test_client()
+    client.environ_base["HTTP_SEC_FETCH_SITE"] = "same-origin"
+    twin = client.get("/findings.json").get_json()
+    assert not twin["complete"] and twin["risky"]["text"].startswith("At least ")
+    overview = client.get("/overview.json").get_json()
+    sentence = next(s for s in overview["sentences"] if s["code"] == "risky")
+    assert sentence["text"] == twin["risky"]["text"] and not overview["counts"]["risky_complete"]
+    count = soup(client.get("/summaries")).select_one('nav#tabs a[data-tab="findings"] .count')
+    assert count.has_attr("data-at-least") and count.text == f"{twin['risky']['count']}+"
+    assert count["title"] == twin["risky"]["text"]
 
 
 def _item(row_id, category, rule="r"):
