@@ -19,8 +19,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import NamedTuple
+from urllib.parse import urlsplit
 
-from flask import Flask, g, render_template
+from flask import Flask, current_app, g, render_template, request
+from werkzeug.exceptions import HTTPException
 from flask_babel import format_number, gettext as _, ngettext
 
 from . import web
@@ -172,6 +174,20 @@ def _refresh_statuses() -> None:
     g.pop("stores", None)
 
 
+def _page_shown() -> str | None:
+    """The endpoint of the page the browser shows (htmx's ``HX-Current-URL``): the tab to
+    keep marked current, whatever URL the fragment came from (the live pulse, a job)."""
+    path = urlsplit(request.headers.get("HX-Current-URL", "")).path
+    root = request.script_root
+    if root and not path.startswith(root + "/"):
+        return None
+    try:
+        return current_app.url_map.bind("", script_name=root or None).match(
+            path[len(root):], method="GET")[0]
+    except HTTPException:
+        return None
+
+
 def _tabs_out_of_band(response):
     """Every htmx fragment answer also redraws the header's tabs, so their counts follow
     the action (or the agent's write) it answers."""
@@ -180,6 +196,7 @@ def _tabs_out_of_band(response):
             or response.status_code == 204):
         return response
     _refresh_statuses()
+    g.nav_here = _page_shown()
     response.set_data(response.get_data() + render_template("partials/tabs.html", oob=True)
                       .encode())
     return response

@@ -218,7 +218,8 @@ NAV_BADGES: dict = {}
 
 def nav_items():
     """The tabs this app has: (endpoint, label, badge or None, is this page's tab)."""
-    here = request.endpoint or ""
+    from flask import g
+    here = g.get("nav_here") or request.endpoint or ""   # facts: the page shown, for a fragment
     items = []
     for endpoint, text in NAV:
         if endpoint not in current_app.view_functions:

@@ -131,6 +131,18 @@ def test_a_hard_purge_leaves_no_stale_findings_count(demo):
     assert agree(client, project_db)["risky"] == before["risky"] - 1
 
 
+def test_a_fragment_keeps_the_tab_of_the_page_it_lands_on(demo):
+    """The live pulse or a region's refresh answers from another URL than the page shown:
+    the redrawn header still marks the page's own tab."""
+    client, _project_db, _user_db = demo
+    answer = soup(client.get("/overview/risky", headers={
+        **HTMX, "HX-Current-URL": "http://localhost/memories?scope=user"}))
+    assert [a["data-tab"] for a in answer.select("nav#tabs a[aria-current]")] == ["memories"]
+    assert badge(answer, "findings") == 4   # the sentence's own scan, held now
+    unknown = soup(client.get("/overview/risky", headers=HTMX))
+    assert [a["data-tab"] for a in unknown.select("nav#tabs a[aria-current]")] == ["overview"]
+
+
 def test_a_scan_out_of_time_says_at_least_everywhere(tmp_path):
     project_dir, user_db = build_demo(tmp_path)
     client = create_app({"PROJECT_DIR": project_dir, "USER_DB": user_db, "TESTING": True,
