@@ -22,8 +22,8 @@ from typing import NamedTuple
 from urllib.parse import urlsplit
 
 from flask import Flask, current_app, g, render_template, request
-from werkzeug.exceptions import HTTPException
 from flask_babel import format_number, gettext as _, ngettext
+from werkzeug.exceptions import HTTPException
 
 from . import web
 from .engine import stable_view

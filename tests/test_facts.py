@@ -68,6 +68,9 @@ def agree(client, project_db) -> dict:
     reviews = client.get("/reviews.json").get_json()["counts"]
     assert overview["pending"] == reviews["pending"] == pending
     assert badge(findings_page, "reviews") == (pending or None)
+    # The block's characters: the preview's own reading of the same block.
+    assert (client.get("/preview.json").get_json()["budgets"]["stable"]["used"]
+            == overview["block"]["chars"])
     # What the agent knows and what is deleted: the Memories list says the same.
     assert client.get("/memories.json").get_json()["total"] == overview["knows"]
     assert (client.get("/memories.json?deleted=1").get_json()["total"]

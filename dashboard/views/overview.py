@@ -26,6 +26,7 @@ from .findings import current_report
 
 bp = Blueprint("overview", __name__)
 
+
 @dataclass
 class Sentence:
     """One line of the answer: its code and count for scripts, its words and link for people."""
@@ -80,7 +81,8 @@ def _knows(sts) -> Sentence:
 
 
 def _risky() -> tuple[Sentence, dict[str, int], bool]:
-    """Entries holding a secret, personal data or an instruction (facts.risky)."""
+    """Entries holding a secret, personal data or an instruction (facts.risky_in), from the
+    findings screen's current report."""
     found = facts.risky_in(current_report()[0])
     return (_sentence("risky", found.count, found.text, url_for("findings.index")),
             found.by_category, found.complete)
