@@ -96,6 +96,14 @@ def test_approve_and_reject_redraw_the_header_counts(demo):
         assert tabs is not None, verb
         assert badge(answer, "reviews") == pending_in_file(project_db)
         agree(client, project_db)
+    # In bulk: the two left, approved together.
+    page = soup(client.get("/reviews"))
+    form = {i["name"]: i["value"] for i in page.select("#review-form input[type=hidden]")}
+    answer = soup(client.post("/reviews/approve", headers=HTMX,
+                              data=dict(form, ids=[i["id"] for i in items[2:4]])))
+    assert pending_in_file(project_db) == 0
+    assert answer.select_one("nav#tabs[hx-swap-oob]") and badge(answer, "reviews") is None
+    agree(client, project_db)
 
 
 def test_forget_about_me_redraws_the_header_when_its_job_ends(demo):
@@ -159,6 +167,29 @@ def test_a_scan_out_of_time_says_at_least_everywhere(tmp_path):
     count = soup(client.get("/summaries")).select_one('nav#tabs a[data-tab="findings"] .count')
     assert count.has_attr("data-at-least") and count.text == f"{twin['risky']['count']}+"
     assert count["title"] == twin["risky"]["text"]
+
+
+def test_delete_and_restore_redraw_the_header_and_the_counts_follow(demo):
+    """A soft-deleted secret is still in the file: still risky, now also deleted-on-disk."""
+    client, project_db, _user_db = demo
+    agree(client, project_db)
+    before = client.get("/overview.json").get_json()["counts"]
+    secret = next(i for i in client.get("/findings.json").get_json()["items"]
+                  if i["category"] == "secret")
+    page = f"/memories/{secret['store']}/{secret['row_id']}"
+    for form_id, deleted in (("#delete-form", before["deleted"] + 1),
+                             ("#restore-form", before["deleted"])):
+        form = soup(client.get(page)).select_one(form_id)
+        fields = {i["name"]: i.get("value", "") for i in form.select("input[type=hidden]")}
+        answer = soup(client.post(form["action"], data=fields, headers=HTMX))
+        assert answer.select_one("nav#tabs[hx-swap-oob]") is not None, form_id
+        risky = agree(client, project_db)["risky"]
+        assert risky == before["risky"]
+        # The memory's page marks its findings from a scan of the files after the write.
+        assert badge(answer, "findings") == risky
+        now = client.get("/overview.json").get_json()["counts"]
+        assert (now["deleted"], now["knows"]) == (deleted, before["knows"] + before["deleted"]
+                                                  - deleted)
 
 
 def _item(row_id, category, rule="r"):
