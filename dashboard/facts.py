@@ -11,19 +11,17 @@ once however many findings it holds.  Conflicts and size/age findings are upkeep
 listed on the Findings page but not risky.  When the findings scan ran out of time,
 every place says "at least".
 
-The header is drawn again after every action: each htmx fragment answer carries the
-tabs out of band (``hx-swap-oob``), rendered from these same functions.
+The header's counts follow every action: each htmx fragment answer carries the counted
+tabs' insides out of band (``hx-swap-oob``), rendered from these same functions.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import NamedTuple
-from urllib.parse import urlsplit
 
-from flask import Flask, current_app, g, render_template, request
+from flask import Flask, g, render_template
 from flask_babel import format_number, gettext as _, ngettext
-from werkzeug.exceptions import HTTPException
 
 from . import web
 from .engine import stable_view
@@ -174,31 +172,16 @@ def _refresh_statuses() -> None:
     g.pop("stores", None)
 
 
-def _page_shown() -> str | None:
-    """The endpoint of the page the browser shows (htmx's ``HX-Current-URL``): the tab to
-    keep marked current, whatever URL the fragment came from (the live pulse, a job)."""
-    path = urlsplit(request.headers.get("HX-Current-URL", "")).path
-    root = request.script_root
-    if root and not path.startswith(root + "/"):
-        return None
-    try:
-        return current_app.url_map.bind("", script_name=root or None).match(
-            path[len(root):], method="GET")[0]
-    except HTTPException:
-        return None
-
-
 def _tabs_out_of_band(response):
-    """Every htmx fragment answer also redraws the header's tabs, so their counts follow
-    the action (or the agent's write) it answers."""
+    """Every htmx fragment answer also redraws the counts beside the header's tabs, so they
+    follow the action (or the agent's write) it answers."""
     if (not web.wants_fragment() or response.mimetype != "text/html"
             or response.direct_passthrough or not 200 <= response.status_code < 300
             or response.status_code == 204):
         return response
     _refresh_statuses()
-    g.nav_here = _page_shown()
-    response.set_data(response.get_data() + render_template("partials/tabs.html", oob=True)
-                      .encode())
+    response.set_data(response.get_data() + render_template(
+        "partials/tabs.html", oob=True, counted=web.NAV_BADGES).encode())
     return response
 
 

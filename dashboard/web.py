@@ -212,14 +212,13 @@ NAV = [("overview.index", _l("Overview")), ("about.index", _l("About you")),
        ("export.index", _l("Export")), ("forget.index", _l("Forget"))]
 
 # endpoint -> function() giving a small count to show beside its tab (a facts.Badge, or
-# None).  dashboard/facts.py puts them here (the risky entries, the pending suggestions).
+# None).  A screen registers its own, from dashboard/facts.py, and keeps it cheap.
 NAV_BADGES: dict = {}
 
 
 def nav_items():
     """The tabs this app has: (endpoint, label, badge or None, is this page's tab)."""
-    from flask import g
-    here = g.get("nav_here") or request.endpoint or ""   # facts: the page shown, for a fragment
+    here = request.endpoint or ""
     items = []
     for endpoint, text in NAV:
         if endpoint not in current_app.view_functions:

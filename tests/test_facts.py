@@ -34,9 +34,16 @@ def demo(tmp_path):
     return app.test_client(), project_dir / ".agentao" / "memory.db", user_db
 
 
+def oob(answer, tab):
+    """What a fragment answer puts inside a tab of the header, out of band (None: nothing)."""
+    return answer.select_one(f'[hx-swap-oob="innerHTML:#tabs a[data-tab={tab}]"]')
+
+
 def badge(page, tab):
-    """The count beside a tab as a number, None when there is none."""
-    count = page.select_one(f'nav#tabs a[data-tab="{tab}"] .count')
+    """The count beside a tab as a number (a page's header, or a fragment's out-of-band
+    redraw of it), None when there is none."""
+    inside = page.select_one(f'nav#tabs a[data-tab="{tab}"]') or oob(page, tab)
+    count = inside.select_one(".count")
     return None if count is None else int(count["data-count"])
 
 
@@ -92,8 +99,7 @@ def test_approve_and_reject_redraw_the_header_counts(demo):
         page = soup(client.get("/reviews"))
         form = {i["name"]: i["value"] for i in page.select("#review-form input[type=hidden]")}
         answer = soup(client.post(f"/reviews/{item['id']}/{verb}", data=form, headers=HTMX))
-        tabs = answer.select_one("nav#tabs[hx-swap-oob]")
-        assert tabs is not None, verb
+        assert oob(answer, "reviews") and oob(answer, "findings"), verb
         assert badge(answer, "reviews") == pending_in_file(project_db)
         agree(client, project_db)
     # In bulk: the two left, approved together.
@@ -102,7 +108,7 @@ def test_approve_and_reject_redraw_the_header_counts(demo):
     answer = soup(client.post("/reviews/approve", headers=HTMX,
                               data=dict(form, ids=[i["id"] for i in items[2:4]])))
     assert pending_in_file(project_db) == 0
-    assert answer.select_one("nav#tabs[hx-swap-oob]") and badge(answer, "reviews") is None
+    assert oob(answer, "reviews") and badge(answer, "reviews") is None
     agree(client, project_db)
 
 
@@ -118,7 +124,7 @@ def test_forget_about_me_redraws_the_header_when_its_job_ends(demo):
     assert wait_for_job(client, f"/forget/jobs/{job}")["state"] == "done"
     final = soup(client.get(f"/forget/jobs/{job}", headers=HTMX))   # the page's last poll
     after = pending_in_file(project_db)
-    assert final.select_one("nav#tabs[hx-swap-oob]") is not None
+    assert oob(final, "reviews") is not None
     assert badge(final, "reviews") == (after or None)
     # The files changed after the last scan: no findings count rather than a stale one.
     assert badge(final, "findings") is None
@@ -137,21 +143,21 @@ def test_a_hard_purge_leaves_no_stale_findings_count(demo):
     job = answer.select_one(".job")["data-job"]
     assert wait_for_job(client, f"/forget/jobs/{job}")["verdict"] == "verified erased"
     final = soup(client.get(f"/forget/jobs/{job}", headers=HTMX))
-    assert final.select_one("nav#tabs[hx-swap-oob]") is not None
+    assert oob(final, "reviews") is not None
     assert badge(final, "findings") is None
     assert agree(client, project_db)["risky"] == before["risky"] - 1
 
 
-def test_a_fragment_keeps_the_tab_of_the_page_it_lands_on(demo):
-    """The live pulse or a region's refresh answers from another URL than the page shown:
-    the redrawn header still marks the page's own tab."""
+def test_a_fragment_redraws_only_the_counts_not_the_tabs(demo):
+    """The live pulse or a region's refresh answers from another URL than the page shown: the
+    tabs stay (which is current, where the focus is); only the counted tabs' insides change."""
     client, _project_db, _user_db = demo
-    answer = soup(client.get("/overview/risky", headers={
-        **HTMX, "HX-Current-URL": "http://localhost/memories?scope=user"}))
-    assert [a["data-tab"] for a in answer.select("nav#tabs a[aria-current]")] == ["memories"]
+    answer = soup(client.get("/overview/risky", headers=HTMX))
+    assert answer.select_one("nav") is None
+    assert sorted(e["hx-swap-oob"] for e in answer.select("[hx-swap-oob^='innerHTML:#tabs']")) == [
+        "innerHTML:#tabs a[data-tab=findings]", "innerHTML:#tabs a[data-tab=reviews]"]
     assert badge(answer, "findings") == 4   # the sentence's own scan, held now
-    unknown = soup(client.get("/overview/risky", headers=HTMX))
-    assert [a["data-tab"] for a in unknown.select("nav#tabs a[aria-current]")] == ["overview"]
+    assert oob(answer, "reviews").text.split() == ["Suggestions", "4"]
 
 
 def test_a_scan_out_of_time_says_at_least_everywhere(tmp_path):
@@ -182,7 +188,7 @@ def test_delete_and_restore_redraw_the_header_and_the_counts_follow(demo):
         form = soup(client.get(page)).select_one(form_id)
         fields = {i["name"]: i.get("value", "") for i in form.select("input[type=hidden]")}
         answer = soup(client.post(form["action"], data=fields, headers=HTMX))
-        assert answer.select_one("nav#tabs[hx-swap-oob]") is not None, form_id
+        assert oob(answer, "findings") is not None, form_id
         risky = agree(client, project_db)["risky"]
         assert risky == before["risky"]
         # The memory's page marks its findings from a scan of the files after the write.
