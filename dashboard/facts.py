@@ -176,7 +176,7 @@ def _tabs_out_of_band(response):
     """Every htmx fragment answer also redraws the counts beside the header's tabs, so they
     follow the action (or the agent's write) it answers."""
     if (not web.wants_fragment() or response.mimetype != "text/html"
-            or response.direct_passthrough or not 200 <= response.status_code < 300
+            or response.is_streamed or not 200 <= response.status_code < 300
             or response.status_code == 204):
         return response
     _refresh_statuses()
