@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_findings import build_store  # noqa: E402
 from dashboard import create_app  # noqa: E402
+from dashboard.web import NAV_BADGES  # noqa: E402
 from dashboard.views import findings  # noqa: E402
 
 
@@ -72,8 +73,8 @@ def measure(n: int, runs: int) -> dict:
         report, _at, _reused = findings.current_report()
     held_page = ms(get, runs)
     with app.test_request_context(page):
-        badge_alone = ms(findings.nav_badge, runs)
-        badge = findings.nav_badge()
+        badge_alone = ms(NAV_BADGES["findings.index"], runs)
+        badge = NAV_BADGES["findings.index"]()
     return {"n": n, "findings": len(report.items), "complete": report.complete,
             "badge": badge[0] if badge else None, "page_no_scan": no_scan,
             "page_held": held_page, "badge_alone": badge_alone, "scan": scan_ms}

@@ -23,7 +23,7 @@ DEFAULTS = {
 
 def create_app(config: dict | None = None) -> Flask:
     """Build the dashboard app.  Importing this package opens no file; this does neither."""
-    from . import errors, web
+    from . import errors, facts, web
     from .guard import security
     from .store import default_user_db
     from .store.registry import Workspace
@@ -54,6 +54,7 @@ def create_app(config: dict | None = None) -> Flask:
 
     security.init_app(app)
     web.init_app(app)
+    facts.init_app(app)
     errors.init_app(app)
     for blueprint in ALL_BLUEPRINTS:
         app.register_blueprint(blueprint)

@@ -213,8 +213,8 @@ NAV = [("overview.index", _l("Overview")), ("about.index", _l("About you")),
        ("activity.index", _l("Activity")), ("summaries.index", _l("Summaries")),
        ("export.index", _l("Export")), ("forget.index", _l("Forget"))]
 
-# endpoint -> function() giving a small count to show beside its tab (or None).  A screen
-# puts its own here (the findings count, the pending suggestions) and keeps it cheap.
+# endpoint -> function() giving a small count to show beside its tab (a facts.Badge, or
+# None).  A screen registers its own, from dashboard/facts.py, and keeps it cheap.
 NAV_BADGES: dict = {}
 
 

@@ -166,7 +166,7 @@ def test_tabs_and_header_count_in_words(agent):
     assert badge.text == "4" and badge["title"] == "4 suggestions wait for you"
     item_id = page.select_one("#review-list article.review")["data-item-id"]
     frag = soup(client.post(f"/reviews/{item_id}/reject", data=form_of(page), headers=HTMX))
-    oob = frag.select_one('[hx-swap-oob="innerHTML:header.top a[data-tab=reviews]"]')
+    oob = frag.select_one('[hx-swap-oob="innerHTML:#tabs a[data-tab=reviews]"]')
     assert oob.text.split() == ["Suggestions", "3"]
     for i in listing(client).values():
         if i["status"] == "pending":

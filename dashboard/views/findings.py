@@ -18,8 +18,9 @@ import time
 from collections import Counter
 from datetime import datetime, timezone
 from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
-from flask_babel import gettext as _, ngettext
+from flask_babel import gettext as _
 
+from .. import facts
 from ..actions.jobs import Busy, Job, Jobs
 from ..findings.fixed import Fixed
 from ..findings.scan import CATEGORIES, REACH, Item, Report, scan
@@ -28,7 +29,6 @@ from ..store import file_stamp
 from ..web import NAV_BADGES
 from ..web import page as page_
 from ..web import number_arg, page_route, readable_refs, statuses, stores, twin, wants_fragment
-from ..words import label
 from .finding_links import actions, check_href, shown
 
 bp = Blueprint("findings", __name__)
@@ -116,35 +116,22 @@ def fixed_now(refs=None) -> list:
     return out
 
 
-def nav_badge():
-    """The Findings tab's count: the risky findings (not size or age) of the scan already
-    held for the files as they are now, and no badge when there is none.
+def held_report(refs=None) -> Report | None:
+    """The scan already held for the files as they are now, or None; never scans.
 
-    It never scans: every page draws the tabs, and a fresh scan costs 60-90 ms at
-    1,000 memories and 0.3-0.6 s at 10,000 (up to its 2 s limit on larger stores),
-    paid by the first page after every write; reading the held scan costs 0.1-0.4 ms
-    (bench/bench_findings_badge.py, bench/results/findings-badge.txt).  The findings
-    page, and every screen that marks flagged rows, makes the scan the count is read from.
+    For what every page draws (the Findings tab's count, dashboard/facts.py): a fresh
+    scan costs 60-90 ms at 1,000 memories and 0.3-0.6 s at 10,000 (up to its 2 s limit
+    on larger stores), paid by the first page after every write; reading the held scan
+    costs 0.1-0.4 ms (bench/bench_findings_badge.py, bench/results/findings-badge.txt).
+    Any write moves a file's stamp, and a scan of files that have changed is never read.
     """
     held = current_app.extensions.get("findings")
-    if not held:
+    if not held or held[0] != _scan_key(readable_refs() if refs is None else refs):
         return None
-    refs = readable_refs()
-    if held[0] != _scan_key(refs):
-        return None   # a file moved since: the count could be wrong
-    report = held[2]
-    by = Counter(i.finding.category for i in report.items)
-    risky = sum(n for c, n in by.items() if c != "upkeep")
-    if not risky:
-        return None
-    parts = [f"{label('category', c)}: {by[c]}" for c in CATEGORIES if by.get(c)]
-    tip = ngettext("%(num)d finding to look at", "%(num)d findings to look at", risky)
-    if not report.complete:
-        tip = _("At least %(count)s (the last scan did not read every row)", count=tip)
-    return risky, f"{tip} — {'; '.join(parts)}"
+    return held[2]
 
 
-NAV_BADGES["findings.index"] = nav_badge
+NAV_BADGES["findings.index"] = lambda: facts.risky_badge(held_report())
 
 
 def flags_by_row(report: Report) -> dict[tuple[str, str, str], list]:
@@ -197,12 +184,13 @@ def index(fmt: str):
                  report=report, actions=actions, scanned_at=scanned_at, reused=reused,
                  job=_running_job(), job_view=_job_dict, problems=problems,
                  store_keys=[r.key for r in stores()], fixed=fixed, check_href=check_href,
-                 why_text=why_text)
+                 why_text=why_text, risky=facts.risky_in(report))
 
 
 def _list_json(ctx) -> dict:
     report, job = ctx["report"], ctx["job"]
-    return {"filters": ctx["filters"], "total": ctx["total"], "all": len(report.items),
+    return {"risky": ctx["risky"].to_dict(),
+            "filters": ctx["filters"], "total": ctx["total"], "all": len(report.items),
             "page": ctx["page"], "pages": ctx["pages"], "per_page": ctx["per_page"],
             "counts": {k: dict(v) for k, v in ctx["counts"].items()},
             "scanned": report.scanned, "scanned_at": ctx["scanned_at"].isoformat(),

@@ -13,11 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from flask import Blueprint, redirect, url_for
-from flask_babel import format_number, gettext as _, ngettext
+from flask_babel import gettext as _, ngettext
 from markupsafe import Markup, escape
 
-from ..engine import stable_view
-from ..engine.render import STABLE_BUDGET
+from .. import facts
 from ..findings.scan import CATEGORIES
 from ..preview_source import snapshot
 from ..pictures import overview_pictures
@@ -27,8 +26,6 @@ from ..web import page, page_route, render, statuses, stores, wants_fragment
 from .findings import current_report
 
 bp = Blueprint("overview", __name__)
-
-RISKY = ("secret", "personal", "instruction")   # what a person should look at first
 
 
 @dataclass
@@ -68,71 +65,36 @@ def _sentence(code: str, count: int, text: str, href: str) -> Sentence:
 
 
 def _knows(sts) -> Sentence:
-    live = [c for st in sts if st.readable for c in st.counts if not c["deleted"]]
-    you = sum(c["n"] for c in live if c["scope"] == "user")
-    here = sum(c["n"] for c in live if c["scope"] == "project")
-    total = sum(c["n"] for c in live)
+    n = facts.knows(sts)
     everything = url_for("memories.index")
-    if not total:
+    if not n["total"]:
         return _sentence("knows", 0, _("The agent knows nothing yet: no memory is saved."), everything)
     # The parts' places are given back as themselves, to be filled by _linked.
     template = ngettext("The agent knows %(num)d thing: %(you)s, %(here)s.",
-                        "The agent knows %(num)d things: %(you)s, %(here)s.", total,
+                        "The agent knows %(num)d things: %(you)s, %(here)s.", n["total"],
                         you="%(you)s", here="%(here)s")
     text, html = _linked(template, {
-        "you": (ngettext("%(num)d about you", "%(num)d about you", you),
+        "you": (ngettext("%(num)d about you", "%(num)d about you", n["user"]),
                 url_for("memories.index", scope="user")),
-        "here": (ngettext("%(num)d about this project", "%(num)d about this project", here),
+        "here": (ngettext("%(num)d about this project", "%(num)d about this project", n["project"]),
                  url_for("memories.index", scope="project"))})
-    return Sentence("knows", total, text, html, everything)
+    return Sentence("knows", n["total"], text, html, everything)
 
 
 def _risky() -> tuple[Sentence, dict[str, int], bool]:
-    """Rows holding a secret, personal data or an instruction, from the one findings scan."""
-    report, _at, _reused = current_report()
-    rows: set = set()
-    by_category = dict.fromkeys(RISKY, 0)
-    for item in report.items:
-        if item.finding.category in by_category:
-            by_category[item.finding.category] += 1
-            rows.add((item.store, item.table, item.row_id))
-    n, href = len(rows), url_for("findings.index")
-    if report.complete:
-        text = (ngettext("%(num)d entry looks risky: it holds a secret, personal data or an "
-                         "instruction to the agent.",
-                         "%(num)d entries look risky: they hold secrets, personal data or "
-                         "instructions to the agent.", n)
-                if n else _("Nothing looks risky: no secret, personal data or instruction to "
-                            "the agent was found."))
-    else:
-        text = ngettext("At least %(num)d entry looks risky (the scan ran out of time before "
-                        "it read every row).",
-                        "At least %(num)d entries look risky (the scan ran out of time before "
-                        "it read every row).", n)
-    return _sentence("risky", n, text, href), by_category, report.complete
+    """Entries holding a secret, personal data or an instruction (facts.risky_in), from the
+    findings screen's current report."""
+    found = facts.risky_in(current_report()[0])
+    return (_sentence("risky", found.count, found.text, url_for("findings.index")),
+            found.by_category, found.complete)
 
 
-def _block(sts, snap) -> tuple[Sentence, dict]:
-    block, fitted = stable_view(snap.project, snap.user, snap.summaries, cache=snap.cache,
-                                version=snap.version)
-    shown = len(fitted.shown())
-    left_out = len(fitted) - shown
-    used = len(block)
-    facts = {"chars": used, "budget": STABLE_BUDGET, "shown": shown, "evicted": left_out}
-    href = url_for("preview.index")
-    if not used:
-        return _sentence("block", 0, _("A new session gets no always-on block: nothing is "
-                                       "selected for it."), href), facts
-    text = _("%(used)s of %(budget)s characters of the always-on block are used.",
-             used=format_number(used), budget=format_number(STABLE_BUDGET))
-    detail = [ngettext("It puts %(num)d memory into every prompt of a new session.",
-                       "It puts %(num)d memories into every prompt of a new session.", shown)]
-    if left_out:
-        detail.append(ngettext("%(num)d more was picked for it but does not fit.",
-                               "%(num)d more were picked for it but do not fit.", left_out))
-    sentence = _sentence("block", used, text, href)
-    sentence.detail = " ".join(detail)   # whole sentences, each translated on its own
-    return sentence, facts
+def _block(snap) -> tuple[Sentence, dict]:
+    counts = facts.block(snap)
+    text, detail = facts.block_words(counts)
+    sentence = _sentence("block", counts["chars"], text, url_for("preview.index"))
+    sentence.detail = detail
+    return sentence, counts
 
 
 def _risky_later() -> tuple[Sentence, dict[str, int], bool]:
@@ -145,24 +107,22 @@ def _risky_later() -> tuple[Sentence, dict[str, int], bool]:
 
 def _answer(sts, snap, risky_now: bool = True) -> tuple[list[Sentence], dict]:
     knows = _knows(sts)
-    pending = sum(st.pending_reviews for st in sts if st.readable)
-    waiting = _sentence("pending", pending, ngettext(
-        "%(num)d suggestion waits for you.", "%(num)d suggestions wait for you.", pending)
-        if pending else _("No suggestion waits for you."),
-        url_for("reviews.index", status="pending"))
+    pending = facts.pending()
+    waiting = _sentence("pending", pending, facts.pending_words(pending),
+                        url_for("reviews.index", status="pending"))
     risky, by_category, complete = _risky() if risky_now else _risky_later()
     out = [knows, waiting, risky]
-    deleted = sum(st.deleted for st in sts if st.readable)
+    deleted = facts.deleted(sts)
     if deleted:
         out.append(_sentence("deleted", deleted, ngettext(
             "%(num)d deleted memory is invisible to the agent but still on disk.",
             "%(num)d deleted memories are invisible to the agent but still on disk.", deleted),
             url_for("memories.index", deleted=1)))
-    block, facts = _block(sts, snap)
+    block, block_counts = _block(snap)
     out.append(block)
     counts = {s.code: s.count for s in out} | {
         "deleted": deleted, "risky_complete": complete, "risky_by_category": by_category,
-        "block": facts}
+        "block": block_counts}
     return out, counts
 
 
@@ -179,7 +139,7 @@ def index(fmt: str):
     sentences, counts = _answer(sts, snap, risky_now=fmt == "json")
     return page(fmt, "overview/index.html", "overview/_body.html", to_json=_json,
                 statuses=sts, timeline=timeline, stable_block_chars=counts["block"]["chars"],
-                sentences=sentences, counts=counts, categories=CATEGORIES, risky=RISKY,
+                sentences=sentences, counts=counts, categories=CATEGORIES, risky=facts.RISKY,
                 pictures=None if fmt == "json" else overview_pictures(sts, timeline))
 
 
@@ -190,7 +150,7 @@ def risky():
     if not wants_fragment():
         return redirect(url_for("overview.index"), 303)
     sentence, by_category, complete = _risky()
-    return render("overview/_risky.html", s=sentence, risky=RISKY, categories=CATEGORIES,
+    return render("overview/_risky.html", s=sentence, risky=facts.RISKY, categories=CATEGORIES,
                   counts={"risky_by_category": by_category, "risky_complete": complete})
 
 

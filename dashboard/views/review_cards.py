@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..actions import approval, warnings
 from ..store import list_review_items
-from ..store import writes
+from .. import facts
 from ..web import number_arg, status_of, statuses, stores
 from . import block_effects, review_edits, review_words
 from .queue import EMPTY, STATUSES, TAB_NAMES, project as _project
@@ -58,7 +58,7 @@ def context(status: str, outcomes: dict | None = None, with_effects: bool = True
     found = block_effects.for_approvals(plans) if with_effects else {}
     plans = warned(plans, found)
     return {"status": status, "items": items, "plans": plans, "effects": found,
-            "counts": writes.review_counts(project.path), "outcomes": outcomes or {},
+            "counts": facts.suggestions(), "outcomes": outcomes or {},
             "statuses": STATUSES, "read_only": not status_of("project").writable, **paged,
             "tab_names": TAB_NAMES, "empty_words": EMPTY, "focus_first": False,
             "consequences": review_words.consequences,

@@ -14,6 +14,7 @@ from flask import abort, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 
 from ..actions import approval
+from .. import facts
 from ..store import writes
 from ..store.writes import fingerprint
 from ..words import label
@@ -114,7 +115,7 @@ def _answer(outcomes: list[Outcome], single: bool, edits: dict | None = None, va
                 o.stable_block_chars = len(block)
     if wants_json():
         return twin({"ok": status == 200, "outcomes": [o.to_dict() for o in outcomes],
-                     "counts": writes.review_counts(_project().path)}, status)
+                     "counts": facts.suggestions()}, status)
     path, first = _project().path, outcomes[0]
     item = writes.review_item(path, first.id) if len(outcomes) == 1 and ID.fullmatch(first.id) else None
     said = review_words.decided(outcomes, {first.id: item.title} if item else {}, shown,

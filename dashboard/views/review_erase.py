@@ -15,6 +15,7 @@ from flask import abort, current_app, redirect, render_template, request, url_fo
 from flask_babel import gettext as _
 
 from ..actions import erasure
+from .. import facts
 from ..store import writes
 from ..store.writes import fingerprint
 from ..web import render, stores, twin, wants_fragment, wants_json
@@ -95,7 +96,7 @@ def _answer(report: erasure.EraseReport):
 
 
 def _tabs() -> dict:
-    return {"counts": writes.review_counts(_project().path), "statuses": STATUSES,
+    return {"counts": facts.suggestions(), "statuses": STATUSES,
             "status": None, "tab_names": TAB_NAMES}
 
 

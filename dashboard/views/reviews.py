@@ -10,13 +10,14 @@ registered here, on one blueprint (one URL prefix, one template folder).
 from __future__ import annotations
 
 from flask import Blueprint, abort, render_template, request
-from flask_babel import gettext as _, ngettext
+from flask_babel import gettext as _
 
+from .. import facts
 from . import block_effects, review_decide, review_edits, review_erase, review_words
 from .queue import STATUSES, project as _project
 from ..store import writes
 from ..contract import SaveRefused
-from ..web import NAV_BADGES, page, page_route, status_of, store_by_key, wants_fragment, whole_number
+from ..web import NAV_BADGES, page, page_route, wants_fragment, whole_number
 from .outcomes import ID, Blocked, Outcome
 from .review_cards import ALL, context as _context
 
@@ -118,15 +119,4 @@ def effect(fmt: str):
                                      "stable_effect": ctx["effect"]})
 
 
-def _pending_badge():
-    """The Suggestions tab's count of waiting items (one COUNT per page), None when none."""
-    ref = store_by_key("project")
-    st = status_of("project")
-    if ref is None or not ref.exists or st is None or not st.readable:
-        return None
-    n = writes.review_counts(ref.path)["pending"]
-    return (n, ngettext("%(num)d suggestion waits for you", "%(num)d suggestions wait for you",
-                        n)) if n else None
-
-
-NAV_BADGES["reviews.index"] = _pending_badge
+NAV_BADGES["reviews.index"] = facts.pending_badge

@@ -1,0 +1,189 @@
+"""Every count a person sees, one function each.
+
+What the agent knows (live memories by scope), the suggestions waiting, the risky
+entries, the deleted memories still on disk and the characters of ``<memory-stable>``
+are read here and nowhere else: the overview's sentences, the header's badges, the
+list pages' headings and the JSON twins all call these, so they cannot disagree.
+
+"Risky" has one meaning everywhere: an entry (a memory, a suggestion or a session
+summary) holding a secret, personal data or an instruction to the agent, counted
+once however many findings it holds.  Conflicts and size/age findings are upkeep,
+listed on the Findings page but not risky.  When the findings scan ran out of time,
+every place says "at least".
+
+The header's counts follow every action: each htmx fragment answer carries the counted
+tabs' insides out of band (``hx-swap-oob``), rendered from these same functions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from flask import Flask, g, render_template
+from flask_babel import format_number, gettext as _, ngettext
+
+from . import web
+from .engine import stable_view
+from .engine.render import STABLE_BUDGET
+from .store import writes
+
+RISKY = ("secret", "personal", "instruction")   # what a person should look at first
+
+
+class Badge(NamedTuple):
+    """A count beside a tab: the number, its words (the tooltip), and "at least" or exact."""
+
+    count: int
+    title: str
+    at_least: bool = False
+
+
+# -- what the agent knows, what is deleted: the stores' own tally (store.status) -----------
+
+def _readable(sts=None):
+    return [st for st in (web.statuses(deep=True) if sts is None else sts) if st.readable]
+
+
+def knows(sts=None) -> dict[str, int]:
+    """Live memories: about you (user scope), about this project, and in all."""
+    live = [c for st in _readable(sts) for c in st.counts if not c["deleted"]]
+    return {"user": sum(c["n"] for c in live if c["scope"] == "user"),
+            "project": sum(c["n"] for c in live if c["scope"] == "project"),
+            "total": sum(c["n"] for c in live)}
+
+
+def deleted(sts=None) -> int:
+    """Soft-deleted memories: invisible to the agent, still in the files."""
+    return sum(st.deleted for st in _readable(sts))
+
+
+# -- suggestions: the review queue lives in the project store (contract §2) ---------------
+
+def suggestions() -> dict[str, int]:
+    """Review items per status (pending, approved, rejected), read fresh from the project
+    store; all zero when it is missing or unreadable."""
+    ref, st = web.store_by_key("project"), web.status_of("project")
+    if ref is None or not ref.exists or st is None or not st.readable:
+        return {"pending": 0, "approved": 0, "rejected": 0}
+    return writes.review_counts(ref.path)
+
+
+def pending() -> int:
+    """Suggestions waiting for a decision."""
+    return suggestions()["pending"]
+
+
+def pending_words(n: int) -> str:
+    return (ngettext("%(num)d suggestion waits for you.", "%(num)d suggestions wait for you.", n)
+            if n else _("No suggestion waits for you."))
+
+
+# -- risky entries: from the one findings scan --------------------------------------------
+
+@dataclass(frozen=True)
+class Risky:
+    """Entries holding a secret, personal data or an instruction, in one findings report."""
+
+    count: int
+    complete: bool
+    by_category: dict[str, int] = field(default_factory=dict)   # findings, not entries
+
+    @property
+    def text(self) -> str:
+        n = self.count
+        if not self.complete:
+            return ngettext("At least %(num)d entry looks risky (the scan ran out of time "
+                            "before it read every row).",
+                            "At least %(num)d entries look risky (the scan ran out of time "
+                            "before it read every row).", n)
+        if not n:
+            return _("Nothing looks risky: no secret, personal data or instruction to the "
+                     "agent was found.")
+        return ngettext("%(num)d entry looks risky: it holds a secret, personal data or an "
+                        "instruction to the agent.",
+                        "%(num)d entries look risky: they hold secrets, personal data or "
+                        "instructions to the agent.", n)
+
+    def to_dict(self) -> dict:
+        return {"count": self.count, "complete": self.complete,
+                "by_category": self.by_category, "text": self.text}
+
+
+def risky_in(report) -> Risky:
+    """The risky entries of one findings report."""
+    rows: set = set()
+    by_category = dict.fromkeys(RISKY, 0)
+    for item in report.items:
+        if item.finding.category in by_category:
+            by_category[item.finding.category] += 1
+            rows.add((item.store, item.table, item.row_id))
+    return Risky(len(rows), report.complete, by_category)
+
+
+# -- <memory-stable> -----------------------------------------------------------------------
+
+def block(snap) -> dict:
+    """The always-on block of a new session: characters used of the budget, and how many
+    memories it shows and leaves out (``engine.stable_view``, the preview's own code)."""
+    text, fitted = stable_view(snap.project, snap.user, snap.summaries, cache=snap.cache,
+                               version=snap.version)
+    shown = len(fitted.shown())
+    return {"chars": len(text), "budget": STABLE_BUDGET, "shown": shown,
+            "evicted": len(fitted) - shown}
+
+
+def block_words(facts: dict) -> tuple[str, str]:
+    """The block's sentence and its detail."""
+    if not facts["chars"]:
+        return _("A new session gets no always-on block: nothing is selected for it."), ""
+    text = _("%(used)s of %(budget)s characters of the always-on block are used.",
+             used=format_number(facts["chars"]), budget=format_number(facts["budget"]))
+    detail = [ngettext("It puts %(num)d memory into every prompt of a new session.",
+                       "It puts %(num)d memories into every prompt of a new session.",
+                       facts["shown"])]
+    if facts["evicted"]:
+        detail.append(ngettext("%(num)d more was picked for it but does not fit.",
+                               "%(num)d more were picked for it but do not fit.",
+                               facts["evicted"]))
+    return text, " ".join(detail)   # whole sentences, each translated on its own
+
+
+# -- the header's badges -------------------------------------------------------------------
+
+def pending_badge() -> Badge | None:
+    n = pending()
+    return Badge(n, ngettext("%(num)d suggestion waits for you",
+                             "%(num)d suggestions wait for you", n)) if n else None
+
+
+def risky_badge(report) -> Badge | None:
+    """The Findings tab: the risky entries of ``report``, the scan held for the files as
+    they are (None when the files changed since it ran: then no badge, never a stale one)."""
+    found = None if report is None else risky_in(report)
+    if found is None or not found.count:
+        return None
+    return Badge(found.count, found.text, not found.complete)
+
+
+def _refresh_statuses() -> None:
+    """Forget this request's reading of the stores: an action may have written them since."""
+    g.pop("store_statuses", None)
+    g.pop("stores", None)
+
+
+def _tabs_out_of_band(response):
+    """Every htmx fragment answer also redraws the counts beside the header's tabs, so they
+    follow the action (or the agent's write) it answers."""
+    if (not web.wants_fragment() or response.mimetype != "text/html"
+            or response.is_streamed or not 200 <= response.status_code < 300
+            or response.status_code == 204):
+        return response
+    _refresh_statuses()
+    response.set_data(response.get_data() + render_template(
+        "partials/tabs.html", oob=True, counted=web.NAV_BADGES).encode())
+    return response
+
+
+def init_app(app: Flask) -> None:
+    app.after_request(_tabs_out_of_band)
