@@ -194,7 +194,7 @@ def _finish_purge(data: dict) -> dict:
         if run["done"]:
             continue
         ref = StoreRef(store, store, Path(run["path"]), store)
-        result = purge.purge(ref, purge.confirmed(run["token"], ()))
+        result = purge.purge(ref, purge.confirmed(ref, run["token"], ()))
         if result.status in ("interrupted, retry", *TRANSIENT):
             return {"finished": False, "text": _(
                 "A bulk purge stopped half way (%(when)s); the %(store)s store's part could not "
