@@ -16,11 +16,12 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
-from datetime import datetime, timezone
+from datetime import datetime
 from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
 from flask_babel import gettext as _, ngettext
 
 from ..actions.jobs import Busy, Job, Jobs
+from ..clock import now as now_utc
 from ..findings.fixed import Fixed
 from ..findings.scan import CATEGORIES, REACH, Item, Report, scan
 from ..findings.why import why_text
@@ -44,8 +45,7 @@ _scanning = threading.Lock()   # one scan at a time: two at once only share the 
 
 
 def clock() -> datetime:
-    # FINDINGS_NOW lets tests and demos pin the clock used for staleness.
-    return current_app.config.get("FINDINGS_NOW") or datetime.now(timezone.utc)
+    return now_utc()   # the app's one clock (CLOCK): staleness is measured from it
 
 
 def parse_filters(args) -> dict:
@@ -67,8 +67,7 @@ def _time_limit() -> float:
 
 def _scan_key(refs) -> tuple:
     # The files' stamps, taken before a scan: a write during it makes the next view scan again.
-    return (tuple((r.key, str(r.path), file_stamp(r.path)) for r in refs),
-            current_app.config.get("FINDINGS_NOW"))
+    return (tuple((r.key, str(r.path), file_stamp(r.path)) for r in refs),)
 
 
 def current_report(refs=None) -> tuple[Report, datetime, bool]:
