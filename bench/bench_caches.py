@@ -1,0 +1,113 @@
+"""Caches: each process-wide cache's pages, timed through the running server with and without it.
+
+For 1,000 and 10,000 memories (stores made as bench/bench_pages.py makes them),
+the server is started once with every cache (``none`` switched off), once with
+each cache switched off alone (bench/without.py, which edits no source), and
+once with all of them off.  Per run: the p50 of ``--repeat`` requests per page
+(one keep-alive connection, after one warm-up request), the static stylesheet
+as the floor, and agentao's own prompt path for one message over the same
+store (both blocks, as bench_pages.agentao_turn), measured in this process in
+the same run.  Printed per page: p50 in ms and its ratio to agentao's prompt
+path, against the budgets of the performance issue: at 1,000 memories every
+screen <= 1.0x agentao; at 10,000 every screen <= 0.1x, the preview <= 0.7x.
+
+    python bench/bench_caches.py                        # 1,000 and 10,000
+    python bench/bench_caches.py --sizes 1000 --switch none snapshot
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime
+from pathlib import Path
+from urllib.parse import quote
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_pages import QUERY, ROOT, Server, agentao_times, build, vocabulary  # noqa: E402
+from without import SWITCHES  # noqa: E402
+
+BUDGET = {1_000: (1.0, 1.0), 10_000: (0.1, 0.7)}   # (every screen, the preview) x agentao
+
+
+def urls(ids: list[str], word: str) -> list[str]:
+    q = quote(QUERY)
+    return ["/overview", "/memories", f"/memories?q={word}", f"/memories?q=%25{word[:3]}%25_",
+            f"/memories/{ids[len(ids) // 2]}", "/summaries", "/reviews", f"/preview?q={q}",
+            f"/preview.json?q={q}", "/preview", "/findings", "/activity",
+            "/activity?changed=2025-03-01", "/forget/residue/project", "/about"]
+
+
+def run(tree: Path, project: Path, user: Path, log: Path, switch: str, pages: list[str],
+        repeat: int, limit: float) -> dict:
+    server = Server(tree, project, user, log, launch=(str(ROOT / "bench" / "without.py"), switch, "--"))
+    try:
+        out = {}
+        for url in ["/static/app.css", *pages]:
+            server.get(url, limit)   # warm-up: the first request after a change pays for the read
+            times, status = [], None
+            for _ in range(repeat):
+                dt, status, _body = server.get(url, limit)
+                times.append(dt)
+                if status != 200:
+                    break
+            out[url] = (statistics.median(times), status)
+        return out
+    finally:
+        server.stop()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tree", type=Path, default=ROOT)
+    ap.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000])
+    ap.add_argument("--switch", nargs="+", default=["none", *SWITCHES, "all"],
+                    help="caches to switch off, one run each ('a,b' switches off two at once)")
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--limit", type=float, default=60)
+    args = ap.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="bench-caches-"))
+    commit = subprocess.run(["git", "-C", str(args.tree), "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip()
+    print(f"bench_caches: tree {args.tree} ({commit}); python {sys.version.split()[0]}; "
+          f"{datetime.now():%Y-%m-%d %H:%M}; load {Path('/proc/loadavg').read_text().split()[:3]}")
+    words, _ = vocabulary()
+    word = words[len(words) // 20]
+    for count in args.sizes:
+        folder = root / str(count)
+        project, user, ids = build(folder, count)
+        pages = urls(ids, word)
+        theirs = statistics.median(agentao_times(project / ".agentao" / "memory.db", user,
+                                                 args.repeat)[0])
+        every, preview = BUDGET.get(count, (0.1, 0.7))
+        print(f"\n== {count:,} memories; agentao's prompt path for one message: {theirs * 1000:.1f} ms; "
+              f"budget {every:g}x (screens), {preview:g}x (preview)")
+        runs = {}
+        for switch in args.switch:
+            t = time.perf_counter()
+            runs[switch] = run(args.tree, project, user, folder / f"{switch}.log", switch, pages,
+                               args.repeat, args.limit)
+            print(f"  [{switch}: {time.perf_counter() - t:.0f} s]", file=sys.stderr, flush=True)
+        print(f"{'p50 ms (x agentao) without ->':<34}" + "".join(f"{s[:11]:>13}" for s in runs))
+        for url in ["/static/app.css", *pages]:
+            limit = preview if url.startswith("/preview") else every
+            cells = []
+            for switch, found in runs.items():
+                dt, status = found[url]
+                ratio = dt / theirs
+                mark = "" if url.startswith("/static") or ratio <= limit else "!"
+                cells.append(f"{dt * 1000:7.1f}" + (f"({ratio:.2f}{mark})" if status == 200
+                                                    else f"[{status}]"))
+            shown = url if len(url) <= 33 else url[:30] + "..."
+            print(f"{shown:<34}" + "".join(f"{c:>13}" for c in cells))
+        print("('!': over the budget; 'none': every cache on; a name: that cache off; 'all': all off)")
+        sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
