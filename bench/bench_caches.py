@@ -1,10 +1,12 @@
 """Caches: each process-wide cache's pages, timed through the running server with and without it.
 
 For 1,000 and 10,000 memories (stores made as bench/bench_pages.py makes them),
-the server is started once with every cache (``none`` switched off), once with
-each cache switched off alone (bench/without.py, which edits no source), and
-once with all of them off.  Per run: the p50 of ``--repeat`` requests per page
-(one keep-alive connection, after one warm-up request), the static stylesheet
+a server is started with every cache (``none`` switched off), one with each
+cache switched off alone (bench/without.py, which edits no source), and one
+with all of them off, side by side: each request goes to every server in turn,
+so a busy machine slows every variant alike.  Per server: the p50 of
+``--repeat`` requests per page (one keep-alive connection, after one warm-up
+request), the static stylesheet
 as the floor, and agentao's own prompt path for one message over the same
 store (both blocks, as bench_pages.agentao_turn), measured in this process in
 the same run.  Printed per page: p50 in ms and its ratio to agentao's prompt
@@ -42,23 +44,45 @@ def urls(ids: list[str], word: str) -> list[str]:
             "/activity?changed=2025-03-01", "/forget/residue/project", "/about"]
 
 
-def run(tree: Path, project: Path, user: Path, log: Path, switch: str, pages: list[str],
-        repeat: int, limit: float) -> dict:
-    server = Server(tree, project, user, log, launch=(str(ROOT / "bench" / "without.py"), switch, "--"))
+def run(tree: Path, project: Path, user: Path, folder: Path, switches: list[str],
+        pages: list[str], repeat: int, limit: float) -> dict:
+    """One server per switch, all at once; each request goes to every server in turn, so
+    a busy machine slows every variant alike.  switch -> url -> (p50 s, last status)."""
+    servers = {}
     try:
-        out = {}
+        for switch in switches:
+            servers[switch] = Server(tree, project, user, folder / f"{switch}.log",
+                                     launch=(str(ROOT / "bench" / "without.py"), switch, "--"))
+        out: dict = {switch: {} for switch in switches}
         for url in ["/static/app.css", *pages]:
-            server.get(url, limit)   # warm-up: the first request after a change pays for the read
-            times, status = [], None
+            times: dict = {switch: [] for switch in switches}
+            status: dict = {}
+            for server in servers.values():
+                server.get(url, limit)   # warm-up: the first request after a change pays for it
             for _ in range(repeat):
-                dt, status, _body = server.get(url, limit)
-                times.append(dt)
-                if status != 200:
-                    break
-            out[url] = (statistics.median(times), status)
+                for switch, server in servers.items():
+                    dt, status[switch], _body = server.get(url, limit)
+                    times[switch].append(dt)
+            for switch in switches:
+                out[switch][url] = (statistics.median(times[switch]), status[switch])
         return out
     finally:
-        server.stop()
+        for server in servers.values():
+            server.stop()
+
+
+def agentao_search(project: Path, user: Path, queries: list[str], repeat: int) -> dict:
+    from agentao.memory import MemoryManager, SQLiteMemoryStore
+    mgr = MemoryManager(SQLiteMemoryStore.open(project), SQLiteMemoryStore.open(user))
+    out = {}
+    for q in queries:
+        times = []
+        for _ in range(repeat + 1):
+            t = time.perf_counter()
+            mgr.search(q)
+            times.append(time.perf_counter() - t)
+        out[q] = statistics.median(times[1:])
+    return out
 
 
 def main() -> int:
@@ -83,15 +107,14 @@ def main() -> int:
         pages = urls(ids, word)
         theirs = statistics.median(agentao_times(project / ".agentao" / "memory.db", user,
                                                  args.repeat)[0])
+        searched = agentao_search(project / ".agentao" / "memory.db", user,
+                                  [word, f"%{word[:3]}%_"], args.repeat)
         every, preview = BUDGET.get(count, (0.1, 0.7))
         print(f"\n== {count:,} memories; agentao's prompt path for one message: {theirs * 1000:.1f} ms; "
               f"budget {every:g}x (screens), {preview:g}x (preview)")
-        runs = {}
-        for switch in args.switch:
-            t = time.perf_counter()
-            runs[switch] = run(args.tree, project, user, folder / f"{switch}.log", switch, pages,
-                               args.repeat, args.limit)
-            print(f"  [{switch}: {time.perf_counter() - t:.0f} s]", file=sys.stderr, flush=True)
+        t = time.perf_counter()
+        runs = run(args.tree, project, user, folder, args.switch, pages, args.repeat, args.limit)
+        print(f"  [{count}: {time.perf_counter() - t:.0f} s]", file=sys.stderr, flush=True)
         print(f"{'p50 ms (x agentao) without ->':<34}" + "".join(f"{s[:11]:>13}" for s in runs))
         for url in ["/static/app.css", *pages]:
             limit = preview if url.startswith("/preview") else every
@@ -104,6 +127,9 @@ def main() -> int:
                                                     else f"[{status}]"))
             shown = url if len(url) <= 33 else url[:30] + "..."
             print(f"{shown:<34}" + "".join(f"{c:>13}" for c in cells))
+        print("agentao's own /memory search (SQL LIKE on the files: what /memories?q= costs "
+              "without store/search.py and store/like.py): "
+              + ", ".join(f"{q!r} {dt * 1000:.1f} ms ({dt / theirs:.2f}x)" for q, dt in searched.items()))
         print("('!': over the budget; 'none': every cache on; a name: that cache off; 'all': all off)")
         sys.stdout.flush()
     return 0
