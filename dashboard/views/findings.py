@@ -13,6 +13,7 @@ progress, and whose report the list then shows.
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from collections import Counter
@@ -25,7 +26,7 @@ from ..clock import now as now_utc
 from ..findings.fixed import Fixed
 from ..findings.scan import CATEGORIES, REACH, Item, Report, scan
 from ..findings.why import why_text
-from ..store import file_stamp
+from ..store import held
 from ..web import NAV_BADGES
 from ..web import page as page_
 from ..web import number_arg, page_route, readable_refs, statuses, stores, twin, wants_fragment
@@ -42,6 +43,7 @@ REUSE_S = 60
 FULL_REUSE_S = 3600   # a background job's full report: minutes of work, kept while no file changes
 TIME_LIMIT_MS = 2000  # a page's scan, unless the FINDINGS_TIME_LIMIT_MS config key says otherwise
 _scanning = threading.Lock()   # one scan at a time: two at once only share the CPU
+_apps = itertools.count()      # each app's scans are held apart (tests run several apps)
 
 
 def clock() -> datetime:
@@ -65,9 +67,11 @@ def _time_limit() -> float:
     return current_app.config.get("FINDINGS_TIME_LIMIT_MS", TIME_LIMIT_MS) / 1000
 
 
-def _scan_key(refs) -> tuple:
-    # The files' stamps, taken before a scan: a write during it makes the next view scan again.
-    return (tuple((r.key, str(r.path), file_stamp(r.path)) for r in refs),)
+def _scan_key(refs, app=None) -> tuple:
+    """Where the scan is held (``store.held``: kept while no file moves): the files, and per app."""
+    app = app or current_app._get_current_object()
+    return [r.path for r in refs], (tuple(r.key for r in refs),
+                                    app.extensions.setdefault("findings_held", next(_apps)))
 
 
 def current_report(refs=None) -> tuple[Report, datetime, bool]:
@@ -77,31 +81,29 @@ def current_report(refs=None) -> tuple[Report, datetime, bool]:
     background job's full report is shown instead while no file has changed.
     """
     refs = readable_refs() if refs is None else refs
-    key = _scan_key(refs)
+    paths, key = _scan_key(refs)
+    stamp = held.stamps(paths)   # before the scan: a write during it makes the next view scan again
     with _scanning:
-        held = current_app.extensions.get("findings")
-        if (held and held[0] == key and request.args.get("rescan") != "1"
-                and time.monotonic() - held[1] < (FULL_REUSE_S if held[4] else REUSE_S)):
-            return held[2], held[3], True
+        found = held.peek("findings", paths, key, stamp)
+        if (found and request.args.get("rescan") != "1"
+                and time.monotonic() - found[0] < (FULL_REUSE_S if found[3] else REUSE_S)):
+            return found[1], found[2], True
         now = clock()
         report = scan(refs, now, time_limit=_time_limit())
-        _hold(current_app, key, report, now, False)
+        _hold(current_app, refs, stamp, report, now, False)
         return report, now, False
-
-
-def _paths(key: tuple) -> dict[str, str]:
-    return {store: path for store, path, _stamp in key[0]}
 
 
 def _fixed(app) -> Fixed:
     return app.extensions.setdefault("findings_fixed", Fixed())
 
 
-def _hold(app, key: tuple, report: Report, now: datetime, full: bool) -> None:
+def _hold(app, refs, stamp: tuple, report: Report, now: datetime, full: bool) -> None:
     """Keep a new scan for the screens to share, and note what it no longer finds (under
     ``_scanning``)."""
-    _fixed(app).update(report, _paths(key), now)
-    app.extensions["findings"] = (key, time.monotonic(), report, now, full)
+    _fixed(app).update(report, {r.key: str(r.path) for r in refs}, now)
+    paths, key = _scan_key(refs, app)
+    held.keep("findings", paths, (time.monotonic(), report, now, full), key, stamp)
 
 
 def fixed_now(refs=None) -> list:
@@ -125,13 +127,10 @@ def nav_badge():
     (bench/bench_findings_badge.py, bench/results/findings-badge.txt).  The findings
     page, and every screen that marks flagged rows, makes the scan the count is read from.
     """
-    held = current_app.extensions.get("findings")
-    if not held:
-        return None
-    refs = readable_refs()
-    if held[0] != _scan_key(refs):
-        return None   # a file moved since: the count could be wrong
-    report = held[2]
+    found = held.peek("findings", *_scan_key(readable_refs()))
+    if not found:
+        return None   # none yet, or a file moved since: the count could be wrong
+    report = found[1]
     by = Counter(i.finding.category for i in report.items)
     risky = sum(n for c, n in by.items() if c != "upkeep")
     if not risky:
@@ -216,12 +215,12 @@ def _list_json(ctx) -> dict:
 def full_scan():
     """Start the full scan in the background (one at a time); answer its job."""
     app, refs, now = current_app._get_current_object(), readable_refs(), clock()
-    key = _scan_key(refs)
+    stamp = held.stamps(r.path for r in refs)
 
     def work(job: Job) -> dict:
         report = scan(refs, now, progress=job.progress)
         with _scanning:
-            _hold(app, key, report, now, True)
+            _hold(app, refs, stamp, report, now, True)
         return {"findings": len(report.items), **cut_facts(report)}
     try:
         job = _jobs().start("findings scan", ["findings"], work)
