@@ -40,7 +40,7 @@ def urls(ids: list[str], word: str) -> list[str]:
     q = quote(QUERY)
     return ["/overview", "/memories", f"/memories?q={word}", f"/memories?q=%25{word[:3]}%25_",
             f"/memories/{ids[len(ids) // 2]}", "/summaries", "/reviews", f"/preview?q={q}",
-            f"/preview.json?q={q}", "/preview", "/findings", "/activity",
+            f"/preview.json?q={q}", "/preview", "/findings", "/findings.json?rescan=1", "/activity",
             "/activity?changed=2025-03-01", "/forget/residue/project", "/about"]
 
 

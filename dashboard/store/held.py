@@ -10,8 +10,10 @@ request works it out again.
 Only what a page misses its budget without is kept here
 (bench/bench_caches.py, figures in bench/results/caches.txt):
 ``rows`` (each file's snapshot, store/snapshot.py), ``engine`` (the engine's
-token index and stable selection over both snapshots, preview_source.py) and
-``findings`` (the scan every screen shares, views/findings.py).
+token index and stable selection over both snapshots, preview_source.py),
+``findings`` (the scan every screen shares, views/findings.py), and ``mark``
+(where a store's log stands, store/events.py: every open page's live pulse
+asks for it every 2 s, and a quiet store is left alone).
 
 The lock guards the table only; a value is worked out outside it, one at a
 time per name, so a request needing another name never waits for that work.
