@@ -25,9 +25,21 @@ class Forgetful(dict):
         return False
 
 
+def _miss(name: str) -> bool:
+    """In a tree with store/held.py (one table for what is kept): that name always misses."""
+    try:
+        from dashboard.store import held
+    except ImportError:
+        return False
+    real = held.peek
+    held.peek = lambda n, *args, **kwargs: None if n == name else real(n, *args, **kwargs)
+    return True
+
+
 def _snapshot():
     from dashboard.store import snapshot
-    snapshot._held = Forgetful()
+    if not _miss("rows"):
+        snapshot._held = Forgetful()
 
 
 def _status():
@@ -38,6 +50,8 @@ def _status():
 def _engine():
     # The engine's token index and stable selection (engine/cache.py), held across
     # requests by preview_source._last: built again on every request.
+    if _miss("engine"):
+        return
     from dashboard import preview_source
     real = preview_source.snapshot
 
@@ -49,8 +63,9 @@ def _engine():
 
 def _events():
     from dashboard.store import events
-    events._marks = Forgetful()
-    events._histories = Forgetful()
+    if not _miss("mark"):
+        events._marks = Forgetful()
+    events._histories = Forgetful()   # absent once removed: then nothing to switch off
 
 
 def _diffs():
@@ -71,7 +86,8 @@ def _marks():
 def _findings():
     # The findings scan held for the screens to share: every page scans again.
     from dashboard.views import findings
-    findings.REUSE_S = findings.FULL_REUSE_S = 0
+    if not _miss("findings"):
+        findings.REUSE_S = findings.FULL_REUSE_S = 0
 
 
 def _gates():
