@@ -44,7 +44,8 @@ def _snapshot():
 
 def _status():
     from dashboard.store import status
-    status._read_at = Forgetful()
+    if not _miss("status"):
+        status._read_at = Forgetful()
 
 
 def _engine():

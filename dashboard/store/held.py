@@ -11,7 +11,8 @@ Only what a page misses its budget without is kept here
 (bench/bench_caches.py, figures in bench/results/caches.txt):
 ``rows`` (each file's snapshot, store/snapshot.py), ``engine`` (the engine's
 token index and stable selection over both snapshots, preview_source.py),
-``findings`` (the scan every screen shares, views/findings.py), and ``mark``
+``findings`` (the scan every screen shares, views/findings.py), ``status``
+(each file's health and counts, shown on every page, store/status.py) and ``mark``
 (where a store's log stands, store/events.py: every open page's live pulse
 asks for it every 2 s, and a quiet store is left alone).
 
