@@ -45,14 +45,16 @@ def urls(ids: list[str], word: str) -> list[str]:
 
 
 def run(tree: Path, project: Path, user: Path, folder: Path, switches: list[str],
-        pages: list[str], repeat: int, limit: float) -> dict:
+        pages: list[str], repeat: int, limit: float, other: Path | None = None) -> dict:
     """One server per switch, all at once; each request goes to every server in turn, so
     a busy machine slows every variant alike.  switch -> url -> (p50 s, last status)."""
     servers = {}
     try:
         for switch in switches:
-            servers[switch] = Server(tree, project, user, folder / f"{switch}.log",
-                                     launch=(str(ROOT / "bench" / "without.py"), switch, "--"))
+            servers[switch] = Server(other if switch == "other" else tree, project, user,
+                                     folder / f"{switch}.log",
+                                     launch=(str(ROOT / "bench" / "without.py"),
+                                             "none" if switch == "other" else switch, "--"))
         out: dict = {switch: {} for switch in switches}
         for url in ["/static/app.css", *pages]:
             times: dict = {switch: [] for switch in switches}
@@ -92,8 +94,11 @@ def main() -> int:
     ap.add_argument("--switch", nargs="+", default=["none", *SWITCHES, "all"],
                     help="caches to switch off, one run each ('a,b' switches off two at once)")
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--other", type=Path, help="another source tree, run beside the others as "
+                    "'other' with every cache on (e.g. a checkout from before a change)")
     ap.add_argument("--limit", type=float, default=60)
     args = ap.parse_args()
+    args.tree = args.tree.resolve()
     root = Path(tempfile.mkdtemp(prefix="bench-caches-"))
     commit = subprocess.run(["git", "-C", str(args.tree), "rev-parse", "--short", "HEAD"],
                             capture_output=True, text=True).stdout.strip()
@@ -105,16 +110,22 @@ def main() -> int:
         folder = root / str(count)
         project, user, ids = build(folder, count)
         pages = urls(ids, word)
-        theirs = statistics.median(agentao_times(project / ".agentao" / "memory.db", user,
-                                                 args.repeat)[0])
+        db = project / ".agentao" / "memory.db"
+        before = agentao_times(db, user, args.repeat)[0]
         searched = agentao_search(project / ".agentao" / "memory.db", user,
                                   [word, f"%{word[:3]}%_"], args.repeat)
         every, preview = BUDGET.get(count, (0.1, 0.7))
-        print(f"\n== {count:,} memories; agentao's prompt path for one message: {theirs * 1000:.1f} ms; "
-              f"budget {every:g}x (screens), {preview:g}x (preview)")
         t = time.perf_counter()
-        runs = run(args.tree, project, user, folder, args.switch, pages, args.repeat, args.limit)
+        switches = args.switch + (["other"] if args.other else [])
+        runs = run(args.tree, project, user, folder, switches, pages, args.repeat, args.limit,
+                   args.other)
         print(f"  [{count}: {time.perf_counter() - t:.0f} s]", file=sys.stderr, flush=True)
+        after = agentao_times(db, user, args.repeat)[0]   # again: the machine's load drifts
+        theirs = statistics.median(before + after)
+        print(f"\n== {count:,} memories; agentao's prompt path for one message: {theirs * 1000:.1f} ms "
+              f"(median of {statistics.median(before) * 1000:.0f} ms before the pages and "
+              f"{statistics.median(after) * 1000:.0f} ms after); "
+              f"budget {every:g}x (screens), {preview:g}x (preview)")
         print(f"{'p50 ms (x agentao) without ->':<34}" + "".join(f"{s[:11]:>13}" for s in runs))
         for url in ["/static/app.css", *pages]:
             limit = preview if url.startswith("/preview") else every
