@@ -222,7 +222,9 @@ def history(ref: StoreRef, since: str | None, until: str | None, limit: int,
             conn.execute("COMMIT")
         return {"events": events, "reviews": reviews, "wipes": wipes, "prior": prior,
                 "total": n_events + n_reviews + n_wipes}
-    return read(ref.path, run)
+    # Held (``held``): a reload, the live region's refresh: unchanged files, no SQL.
+    return held("history", (ref.path,), lambda _stamp: read(ref.path, run),
+                key=(since, until, limit, words))
 
 
 def approvals_near(ref: StoreRef, stamps: list[str]) -> list[dict]:

@@ -8,11 +8,13 @@ A write during the work leaves the old stamp with the value, so the next
 request works it out again.
 
 Only what a page misses its budget without is kept here
-(bench/bench_caches.py, figures in bench/results/caches.txt):
+(bench/bench_caches.py, figures in bench/results/caches-*.txt):
 ``rows`` (each file's snapshot, store/snapshot.py), ``engine`` (the engine's
 token index and stable selection over both snapshots, preview_source.py),
 ``findings`` (the scan every screen shares, views/findings.py), ``status``
-(each file's health and counts, shown on every page, store/status.py) and ``mark``
+(each file's health and counts, shown on every page, store/status.py),
+``history`` and ``changed`` (the activity feed and what changed since a moment,
+store/events.py, views/activity_log.py) and ``mark``
 (where a store's log stands, store/events.py: every open page's live pulse
 asks for it every 2 s, and a quiet store is left alone).
 
@@ -29,7 +31,7 @@ from typing import Callable, Hashable, Iterable, TypeVar
 from .connection import file_stamp
 
 T = TypeVar("T")
-KEPT = 16   # values held, the least recently used dropped first: both files and a switch or two
+KEPT = 24   # values held, the least recently used dropped first: both files and a switch or two
 
 _lock = threading.Lock()
 _table: OrderedDict[tuple, tuple[tuple, object]] = OrderedDict()

@@ -23,6 +23,7 @@ from datetime import datetime, timedelta
 
 from ..contract import normalize_key
 from ..store import events as log
+from ..store.held import held
 from ..store.snapshot import rows_of
 
 _RANK = {"event": 0, "review": 1, "wipe": 2}   # order within one second: write, then mark
@@ -117,6 +118,13 @@ _LISTED = 50
 
 
 def changed_since(refs, since: str, limits: bool = True) -> dict:
+    """``_changed_since``, held while the files' stamps hold (``store.held``): every reload of
+    a visit asks, and at 10,000 memories the page misses its budget without it."""
+    return held("changed", [r.path for r in refs], lambda _stamp: _changed_since(refs, since, limits),
+                key=(tuple(r.key for r in refs), since, limits))
+
+
+def _changed_since(refs, since: str, limits: bool) -> dict:
     """What the agent knew at ``since`` against what it knows now, from the rows today.
 
     ``added``: live now, created since; ``changed``: live then and now, written since
