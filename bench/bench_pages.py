@@ -175,12 +175,14 @@ def build(folder: Path, count: int, seed: int = 7) -> tuple[Path, Path, list[str
 class Server:
     """The dashboard's command line on port 0, from ``tree``, with a token of ours."""
 
-    def __init__(self, tree: Path, project: Path, user: Path, log: Path):
+    def __init__(self, tree: Path, project: Path, user: Path, log: Path,
+                 launch: tuple[str, ...] = ("-m", "dashboard"), env: dict | None = None):
         self.token = secrets.token_urlsafe(32)
-        env = {**os.environ, "PYTHONPATH": str(tree), "AGENTAO_DASHBOARD_TOKEN": self.token}
+        env = {**os.environ, "PYTHONPATH": str(tree), "AGENTAO_DASHBOARD_TOKEN": self.token,
+               **(env or {})}
         self.started = time.perf_counter()
         # The token goes in the environment, which is what --token defaults to (not in ps).
-        self.proc = subprocess.Popen([sys.executable, "-m", "dashboard", "--project", str(project),
+        self.proc = subprocess.Popen([sys.executable, *launch, "--project", str(project),
                                       "--user-db", str(user), "--port", "0"], cwd=tree, env=env,
                                      stdout=subprocess.PIPE, stderr=open(log, "w"), text=True)
         self.port = None

@@ -18,6 +18,7 @@ DEFAULTS = {
     "ALLOWED_HOSTS": None,      # Host header values; None = loopback names on any port
     "CJK": "auto",              # the agent's jieba: auto (if importable here), on, off
     "LANG": None,               # the pages' language (words.LOCALES); None = the browser's choice
+    "CLOCK": None,              # a callable giving an aware datetime: now (clock.py); None = system
 }
 
 
@@ -52,6 +53,9 @@ def create_app(config: dict | None = None) -> Flask:
     intents.watch(*[r.path for r in app.extensions["workspace"].project_refs()],
                   app.config["USER_DB"])
 
+    from . import clock
+    clock.use(app.config["CLOCK"])   # code without Flask reads it; every request sets it again
+    app.before_request(lambda: clock.use(app.config["CLOCK"]))
     security.init_app(app)
     web.init_app(app)
     facts.init_app(app)

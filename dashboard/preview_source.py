@@ -2,19 +2,19 @@
 
 Rows come from ``store.snapshot`` (one immutable snapshot per file, read again
 whole when the file moves).  The engine's token index and stable selection
-are built on the pair of snapshots, once (``EngineCache`` keyed on the pair),
-and dropped with it: while neither file moves, every preview, reach and
-effect reuses them; when one moves, they are built again from the new rows.
+are built on the pair of snapshots, once (an ``EngineCache`` held for the pair,
+``store.held``): while neither file moves, every preview, reach and effect
+reuses them; when one moves, they are built again from the new rows.
 """
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass, field
 
 from .engine import EngineCache
 from .records import Memory, Summary
 from .store import StoreProblem
+from .store.held import held
 from .store.snapshot import FileRows, rows_of
 from .store.status import StoreStatus
 
@@ -31,13 +31,8 @@ class Snapshot:
     problems: dict[str, str] = field(default_factory=dict)  # store key -> message
 
 
-_lock = threading.Lock()
-_last: tuple | None = None   # (version, EngineCache) of the latest pair
-
-
 def snapshot(statuses: list[StoreStatus]) -> Snapshot:
     """Rows of the readable stores; an unreadable one counts as empty, as in agentao."""
-    global _last
     problems: dict[str, str] = {}
     files: dict[str, FileRows] = {}
     for st in statuses:
@@ -51,9 +46,7 @@ def snapshot(statuses: list[StoreStatus]) -> Snapshot:
             problems[st.ref.key] = str(problem)
     project, user = files.get("project"), files.get("user")
     version = tuple((f.path, f.stamp, f.counter) if f else None for f in (project, user))
-    with _lock:
-        if _last is None or _last[0] != version:
-            _last = (version, EngineCache())
-        cache = _last[1]
+    # Held per pair of files (the cache itself rebuilds when ``version`` moves).
+    cache = held("engine", [f.path for f in (project, user) if f], lambda _stamp: EngineCache())
     return Snapshot(project.live if project else [], user.live if user else [],
                     list(project.summaries) if project else [], version, cache, problems)

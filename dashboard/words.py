@@ -18,6 +18,8 @@ from babel.dates import format_datetime
 from flask_babel import Babel, format_timedelta, get_locale, lazy_gettext as _l
 from markupsafe import Markup
 
+from . import clock
+
 # kind -> code -> (label, explanation).  Screens add their own kinds here (one home).
 LABELS: dict[str, dict[str, tuple]] = {
     "scope": {
@@ -344,7 +346,7 @@ def when(stamp, now: datetime | None = None) -> Markup:
     moment = parse_stamp(stamp)
     if moment is None:
         return Markup("<span>{}</span>").format(stamp if stamp else "—")
-    reference = now or datetime.now(moment.tzinfo)
+    reference = now or (clock.now().astimezone(moment.tzinfo) if moment.tzinfo else clock.local())
     relative = format_timedelta(moment - reference, add_direction=True, threshold=1)
     exact = format_datetime(moment, "medium", locale=get_locale())
     return Markup('<time datetime="{}" title="{}">{}</time>').format(stamp, exact, relative)

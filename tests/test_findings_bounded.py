@@ -42,7 +42,7 @@ def many(agent):
 def test_a_page_out_of_time_answers_with_what_it_read_and_says_so(many, monkeypatch):
     monkeypatch.setattr(store_scan, "BATCH", 5)
     before = file_digest(many.project_db, many.user_db)
-    client = many.app(FINDINGS_NOW=NOW, FINDINGS_TIME_LIMIT_MS=0).test_client()
+    client = many.app(CLOCK=lambda: NOW, FINDINGS_TIME_LIMIT_MS=0).test_client()
     data = client.get("/findings.json").get_json()
     assert data["complete"] is False and data["rows_scanned"] == 5 < data["rows_total"]
     assert data["cut"][0].startswith(f"scanned 5 of {data['rows_total']} rows in the time allowed")
@@ -59,7 +59,7 @@ def test_a_page_out_of_time_answers_with_what_it_read_and_says_so(many, monkeypa
     full = client.get("/findings.json?per_page=1000").get_json()
     assert full["complete"] and full["reused"] and full["cut"] == []
     assert not BeautifulSoup(client.get("/findings").data, "html.parser").select('[data-field="cut"]')
-    exact = many.app(FINDINGS_NOW=NOW).test_client().get("/findings.json?per_page=1000").get_json()
+    exact = many.app(CLOCK=lambda: NOW).test_client().get("/findings.json?per_page=1000").get_json()
     assert exact["complete"] and full["items"] == exact["items"] and exact["all"] > data["all"]
     assert "conflict.duplicate" in {i["rule"] for i in full["items"]}
     # The page's order (kept from the forked-join test it replaces): category, then reach.
@@ -80,7 +80,7 @@ def test_a_running_full_scan_is_shown_polling_on_the_list(many, monkeypatch):
         gate.wait(10)
         yield from real(*args, **kwargs)
     monkeypatch.setattr("dashboard.findings.scan.batches", slow)
-    client = many.app(FINDINGS_NOW=NOW).test_client()
+    client = many.app(CLOCK=lambda: NOW).test_client()
     job = client.post("/findings/scan", headers=JSON).get_json()
     assert job["state"] == "running"
     again = client.post("/findings/scan", headers=JSON).get_json()
@@ -187,12 +187,12 @@ def test_a_full_scan_in_the_background_leaves_the_server_answering(agent):
 
 
 def test_a_recheck_on_a_cut_scan_does_not_call_an_unread_row_fixed(many, monkeypatch):
-    exact = many.app(FINDINGS_NOW=NOW).test_client().get("/findings.json?per_page=1000").get_json()
+    exact = many.app(CLOCK=lambda: NOW).test_client().get("/findings.json?per_page=1000").get_json()
     item = next(i for i in exact["items"] if i["label"] == "billing_mail")
     assert item["reach"] == "disk" and item["state"] == "deleted"
     check = next(a["href"] for a in item["actions"] if a["code"] == "check")
     monkeypatch.setattr(store_scan, "BATCH", 5)
-    client = many.app(FINDINGS_NOW=NOW, FINDINGS_TIME_LIMIT_MS=0).test_client()
+    client = many.app(CLOCK=lambda: NOW, FINDINGS_TIME_LIMIT_MS=0).test_client()
     data = client.get(check.replace("?", ".json?", 1)).get_json()
     assert data["complete"] is False and data["verdict"] == "unknown" and not data["held_elsewhere"]
     assert "ran out of time" in data["verdict_text"]

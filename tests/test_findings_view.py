@@ -66,7 +66,7 @@ def corpus(agent, monkeypatch):
 
 @pytest.fixture
 def client(corpus):
-    return corpus.app(FINDINGS_NOW=NOW).test_client()
+    return corpus.app(CLOCK=lambda: NOW).test_client()
 
 
 def by_rule(data, rule):
@@ -180,7 +180,7 @@ def test_missing_user_store_is_not_an_error(tmp_path):
     from agentao_world import Agent
     agent = Agent(tmp_path, with_user_store=False)
     agent.save("contact", "mail carol@corp.cn")
-    data = agent.app(FINDINGS_NOW=NOW).test_client().get("/findings.json").get_json()
+    data = agent.app(CLOCK=lambda: NOW).test_client().get("/findings.json").get_json()
     assert data["total"] == 1 and data["items"][0]["reach"] == "stable"
 
 
@@ -191,7 +191,7 @@ def test_invalid_utf8_row_is_still_scanned(agent):
     conn.execute("UPDATE memories SET title = CAST(X'ff6f6f' AS TEXT)")
     conn.commit()
     conn.close()
-    data = agent.app(FINDINGS_NOW=NOW).test_client().get("/findings.json").get_json()
+    data = agent.app(CLOCK=lambda: NOW).test_client().get("/findings.json").get_json()
     assert data["problems"] == [] and [i["rule"] for i in data["items"]] == ["personal.email"]
 
 
@@ -262,7 +262,7 @@ def in_agentao_blocks(agent, key, text):
 
 
 def test_soft_delete_takes_the_text_out_of_both_blocks_but_not_off_disk(corpus):
-    client = corpus.app(FINDINGS_NOW=NOW).test_client()
+    client = corpus.app(CLOCK=lambda: NOW).test_client()
     href, item = check_of(client, "instruction.override")
     before = json_of(client, href)
     assert item["reach"] == "stable" and before["verdict"] == "reaches"
@@ -282,7 +282,7 @@ def test_soft_delete_takes_the_text_out_of_both_blocks_but_not_off_disk(corpus):
 
 
 def test_editing_the_secret_out_fixes_the_finding(corpus):
-    client = corpus.app(FINDINGS_NOW=NOW).test_client()
+    client = corpus.app(CLOCK=lambda: NOW).test_client()
     href, item = check_of(client, "secret.npm_token")
     before = json_of(client, href)
     # Recall only: the row's own words recall it, and its value carries the token.
@@ -303,7 +303,7 @@ def test_editing_the_secret_out_fixes_the_finding(corpus):
 
 
 def test_the_same_text_in_another_row_still_reaches(corpus):
-    client = corpus.app(FINDINGS_NOW=NOW).test_client()
+    client = corpus.app(CLOCK=lambda: NOW).test_client()
     corpus.save("billing mail", "Send invoices to alice.smith@acme-corp.io monthly.", ["billing"])
     href, _item = check_of(client, "personal.email", key="billing_mail")
     target = next(m for m in corpus.manager.get_all_entries() if m.key_normalized == "billing_mail")
@@ -317,7 +317,7 @@ def test_the_same_text_in_another_row_still_reaches(corpus):
 
 
 def test_a_link_from_before_a_restart_says_so(corpus, monkeypatch):
-    client = corpus.app(FINDINGS_NOW=NOW).test_client()
+    client = corpus.app(CLOCK=lambda: NOW).test_client()
     href, _item = check_of(client, "instruction.override")
     monkeypatch.setattr(checks, "_SIGNER", "0" * 8)
     monkeypatch.setattr(checks, "_SIGNING_KEY", b"k" * 32)
@@ -330,7 +330,7 @@ def test_a_link_from_before_a_restart_says_so(corpus, monkeypatch):
 
 
 def test_bad_checks_are_refused_and_nothing_is_written(corpus):
-    client = corpus.app(FINDINGS_NOW=NOW).test_client()
+    client = corpus.app(CLOCK=lambda: NOW).test_client()
     before = file_digest(corpus.project_db, corpus.user_db)
     href, _item = check_of(client, "secret.npm_token")
     path, _, query = href.partition("?")
@@ -346,7 +346,7 @@ def test_bad_checks_are_refused_and_nothing_is_written(corpus):
 
 
 def test_rules_without_a_text_span_check_the_row_only(corpus):
-    client = corpus.app(FINDINGS_NOW=NOW).test_client()
+    client = corpus.app(CLOCK=lambda: NOW).test_client()
     href, item = check_of(client, "upkeep.stale")
     data = json_of(client, href)
     assert "sig=" not in href and not data["text_looked_for"] and not data["signature_expired"]
@@ -355,7 +355,7 @@ def test_rules_without_a_text_span_check_the_row_only(corpus):
 
 
 def test_summaries_and_review_items_are_rechecked_where_they_live(corpus):
-    client = corpus.app(FINDINGS_NOW=NOW).test_client()
+    client = corpus.app(CLOCK=lambda: NOW).test_client()
     data = client.get("/findings.json?category=personal").get_json()
     summary, = [i for i in data["items"] if i["table"] == "session_summaries"]
     tail = json_of(client, next(a["href"] for a in summary["actions"] if a["code"] == "check"))

@@ -108,7 +108,7 @@ def test_a_fixed_finding_stays_listed_with_its_recheck(client, corpus):
 
 
 def test_a_scan_cut_short_proves_nothing_fixed(corpus):
-    app = corpus.app(FINDINGS_NOW=NOW)
+    app = corpus.app(CLOCK=lambda: NOW)
     client = app.test_client()
     client.get("/findings.json")
     app.config["FINDINGS_TIME_LIMIT_MS"] = 0   # every scan now stops after its first batch

@@ -42,6 +42,11 @@ BUSY_TIMEOUT_S = 2.0
 # keeping the page waiting (the memories copy reads in short pieces for this).
 READ_ATTEMPTS = 24
 READ_RETRY_S = 3.0
+# As Datasette's sql_time_limit_ms: SQLite calls back every READ_STEPS virtual machine
+# steps and a read past READ_TIME_LIMIT_S is stopped there, so no request holds a
+# thread however large the file (the pages say the answer was cut).
+READ_TIME_LIMIT_S = 5.0
+READ_STEPS = 10_000
 
 
 class StoreProblem(Exception):
@@ -173,6 +178,8 @@ def read(path: Path, fn: Callable[[sqlite3.Connection], T],
                 try:
                     conn.row_factory = sqlite3.Row
                     conn.text_factory = _decode_text
+                    deadline = time.monotonic() + READ_TIME_LIMIT_S
+                    conn.set_progress_handler(lambda: time.monotonic() > deadline, READ_STEPS)
                     for alias, p in files.items():
                         current = p
                         if alias != "main":
@@ -182,6 +189,11 @@ def read(path: Path, fn: Callable[[sqlite3.Connection], T],
                 finally:
                     conn.close()
         except (sqlite3.Error, OSError) as exc:
+            if isinstance(exc, sqlite3.OperationalError) and str(exc) == "interrupted":
+                raise StoreProblem("time_limit", _(
+                    "Reading %(path)s took longer than %(seconds)s s and was stopped: this answer "
+                    "is cut short. Narrow what you asked for, or try again.",
+                    path=current or path, seconds=READ_TIME_LIMIT_S)) from exc
             if _moved(files, plans, before) or _needs_rollback(exc):
                 continue  # a torn read while the agent wrote, not damage: read again
             raise describe_error(current or files["main"], exc) from exc

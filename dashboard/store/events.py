@@ -35,7 +35,8 @@ import threading
 from collections import deque
 from dataclasses import dataclass
 
-from .connection import file_stamp, read
+from .connection import read
+from .held import held
 from .registry import StoreRef
 from .rows import as_text, text_select
 from .search import ascii_lower
@@ -113,9 +114,6 @@ class Mark:
     reviews: str
 
 
-_marks: dict[str, tuple[tuple, Mark]] = {}
-
-
 def _review_mark(conn) -> str:
     found = conn.execute("SELECT MAX(CAST(updated_at AS TEXT)), MAX(rowid), COUNT(*),"
                          " TOTAL(status = 'pending'), TOTAL(occurrences)"
@@ -124,21 +122,12 @@ def _review_mark(conn) -> str:
 
 
 def mark_of(ref: StoreRef) -> Mark:
-    """The store's mark, read again only when its file stamp moved."""
-    stamp = file_stamp(ref.path)
-    held = _marks.get(str(ref.path))
-    if held is not None and held[0] == stamp:
-        return held[1]
-
+    """The store's mark, read again only when its file stamp moved (``held``): every open
+    page's pulse asks every 2 s, and a quiet store should be left alone."""
     def run(conn):
         last = conn.execute("SELECT MAX(id) FROM memory_events").fetchone()[0]
         return Mark(int(last or 0), change_counter(conn), _review_mark(conn))
-    found = read(ref.path, run)
-    _marks.pop(str(ref.path), None)
-    _marks[str(ref.path)] = (stamp, found)
-    while len(_marks) > 16:   # the oldest first: never the other store of the same page
-        _marks.pop(next(iter(_marks)), None)
-    return found
+    return held("mark", (ref.path,), lambda _stamp: read(ref.path, run))
 
 
 def news(ref: StoreRef, since: Mark, cap: int = 5) -> dict:
@@ -196,9 +185,6 @@ def _window(column: str, since: str | None, until: str | None, words: str = "",
         sql.append(f"{column} < ?")
         args.append(until)
     return (" AND ".join(sql) or "1"), args
-
-
-_histories: dict[tuple, dict] = {}
 
 
 def history(ref: StoreRef, since: str | None, until: str | None, limit: int,
@@ -263,13 +249,9 @@ def history(ref: StoreRef, since: str | None, until: str | None, limit: int,
             conn.execute("COMMIT")
         return {"events": events, "reviews": reviews, "wipes": wipes, "prior": prior,
                 "total": n_events + n_reviews + n_wipes}
-    key = (str(ref.path), file_stamp(ref.path), since, until, limit, words)
-    if key not in _histories:   # a reload, the live region's refresh: unchanged files, no SQL
-        found = read(ref.path, run)
-        if len(_histories) >= 16:
-            _histories.pop(next(iter(_histories)))
-        _histories[key] = found
-    return _histories[key]
+    # Held (``held``): a reload, the live region's refresh: unchanged files, no SQL.
+    return held("history", (ref.path,), lambda _stamp: read(ref.path, run),
+                key=(since, until, limit, words))
 
 
 def deleted_then(ref: StoreRef, ids, moment: str) -> set[str]:

@@ -5,9 +5,8 @@ reach, an action's effect) reads them from here.  A snapshot holds every row
 of ``memories`` as :class:`records.Memory` (live and soft-deleted), the 10
 newest session summaries and the change counter, all read in one read
 transaction, so they agree with each other.  It is kept while the file's
-stamp (``connection.file_stamp``: size, mtime and inode of the file, its
-``-wal`` and ``-journal``; every commit moves one) holds, and read again whole
-when it moves: never patched, so there is nothing to get out of step.  At
+stamp holds (``held``: one rule for everything kept between requests), and
+read again whole when it moves: never patched, so there is nothing to get out of step.  At
 10,000 rows the whole read takes tens of milliseconds.
 
 Rows are in agentao's listing order, ``ORDER BY created_at``: SQLite answers
@@ -22,7 +21,6 @@ to show, and the other file's snapshot is unaffected.
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass, field
 from functools import cached_property
 from operator import attrgetter
@@ -30,7 +28,8 @@ from operator import attrgetter
 from ..engine.stable import TAIL_READ   # summaries agentao reads for the tail (contract §8)
 from ..records import Memory, Summary
 from . import rows as rowmod
-from .connection import file_stamp, read
+from .connection import read
+from .held import held
 from .registry import StoreRef
 from .rows import text_select, whole_number
 from .search import haystack, json_strings
@@ -39,7 +38,6 @@ COLUMNS = ("id", "scope", "type", "key_normalized", "title", "content", "tags_js
            "keywords_json", "source", "confidence", "sensitivity", "created_at", "updated_at",
            "deleted_at")
 SEARCHED = ("title", "content", "key_normalized", "tags_json", "keywords_json")
-_HELD_FILES = 4  # snapshots kept: the current project, the user store and a switch or two
 
 
 @dataclass(frozen=True, eq=False)
@@ -97,27 +95,10 @@ class FileRows:
                 for i, m in enumerate(self.rows)]
 
 
-_lock = threading.Lock()
-_held: dict[str, FileRows] = {}
-
-
 def rows_of(ref: StoreRef) -> FileRows:
-    """The file's snapshot, read again whole if its stamp moved; raises StoreProblem."""
-    path = str(ref.path)
-    stamp = file_stamp(ref.path)
-    held = _held.get(path)
-    if held is not None and held.stamp == stamp and held.key == ref.key:
-        return held
-    with _lock:   # one re-read per change, however many threads notice it
-        held = _held.get(path)
-        if held is not None and held.stamp == stamp and held.key == ref.key:
-            return held
-        fresh = read(ref.path, lambda conn: _read(conn, ref, stamp))
-        _held.pop(path, None)
-        _held[path] = fresh
-        while len(_held) > _HELD_FILES:
-            _held.pop(next(iter(_held)))
-        return fresh
+    """The file's snapshot, read again whole if its stamp moved (``held``); raises StoreProblem."""
+    return held("rows", (ref.path,), key=ref.key,
+                work=lambda stamp: read(ref.path, lambda conn: _read(conn, ref, stamp[0])))
 
 
 def _read(conn, ref: StoreRef, stamp: tuple) -> FileRows:

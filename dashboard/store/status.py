@@ -5,13 +5,12 @@ from __future__ import annotations
 import copy
 import os
 import sqlite3
-import threading
 from dataclasses import dataclass, field
 
 from flask_babel import gettext as _, lazy_gettext as _l
 
-from . import recovery
-from .connection import (REQUIRED_TABLES, SUPPORTED_SCHEMA, StoreProblem, file_stamp,
+from . import held, recovery
+from .connection import (REQUIRED_TABLES, SUPPORTED_SCHEMA, StoreProblem,
                          folder_writable, read, read_header, side_files)
 from .registry import StoreRef
 from .rows import text_select, whole_number
@@ -110,37 +109,33 @@ def _collect(conn: sqlite3.Connection, st: StoreStatus, deep: bool) -> None:
         st.latest_summary_chars = latest[0] if latest else 0
 
 
-# What _collect read, per (path, deep), with the file stamp it was read at.
+# What _collect reads: what a held reading gives back.
 _READ_FIELDS = ("missing_tables", "page_size", "page_count", "freelist_count", "schema_version",
                 "change_counter", "counts", "live", "deleted", "pending_reviews",
                 "reviews_by_status", "summaries", "sessions", "latest_summary_chars")
-_lock = threading.Lock()
-_read_at: dict[tuple[str, bool], tuple[tuple, dict]] = {}
-_HELD = 16
 
 
 def _contents(ref: StoreRef, st: StoreStatus, deep: bool) -> None:
-    """Fill what ``_collect`` reads, reusing the last reading while the file stamp holds.
+    """Fill what ``_collect`` reads, held while the file stamp holds (``held``).
 
-    Every page shows every store's health, and opening both files on every
-    request was a fifth of the server's time in a mixed browse; every commit
-    moves the stamp (``connection.file_stamp``), so a held reading is current.
-    Whether this process may read the file is asked every time: a changed mode
-    or owner moves no stamp.
+    Every page shows every store's health, and at 10,000 memories reading it
+    on every request put the preview and the search over their budgets
+    (bench/results/caches-10k.txt).  Whether this process may read the file is
+    asked every time: a changed mode or owner moves no stamp.  A deep reading
+    (with the counts) also answers a shallow one.
     """
-    stamp = (file_stamp(ref.path), os.geteuid(), _may_read(ref.path))
-    for key in ((str(ref.path), deep), (str(ref.path), True)):
-        held = _read_at.get(key)
-        if held is not None and held[0] == stamp:
-            for name, value in held[1].items():
-                setattr(st, name, copy.copy(value))
-            return
+    access = (os.geteuid(), _may_read(ref.path))
+    found = held.peek("status", (ref.path,), (True, access))
+    if found is None:
+        found = held.held("status", (ref.path,), lambda _stamp: _reading(ref, deep), key=(deep, access))
+    for name, value in found.items():
+        setattr(st, name, copy.copy(value))
+
+
+def _reading(ref: StoreRef, deep: bool) -> dict:
+    st = StoreStatus(ref)
     read(ref.path, lambda conn: _collect(conn, st, deep))
-    with _lock:
-        _read_at.pop((str(ref.path), deep), None)
-        _read_at[(str(ref.path), deep)] = (stamp, {n: copy.copy(getattr(st, n)) for n in _READ_FIELDS})
-        while len(_read_at) > _HELD:
-            _read_at.pop(next(iter(_read_at)))
+    return {name: getattr(st, name) for name in _READ_FIELDS}
 
 
 def _may_read(path) -> bool:

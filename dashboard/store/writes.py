@@ -29,13 +29,13 @@ import hashlib
 import json
 import uuid
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 
 from flask_babel import gettext as _
 
 from . import events, rows
 from .connection import StoreProblem, read, write
+from .. import clock
 from ..contract import PlannedSave
 from ..records import Memory, ReviewItem
 
@@ -74,8 +74,8 @@ class Saved:
 
 
 def now() -> str:
-    """agentao's clock: local wall-clock time, whole seconds, no zone."""
-    return datetime.now().strftime("%Y-%m-%dT%H:%M:%S")
+    """agentao's stamp for now, from the dashboard's one clock (``clock.stamp``)."""
+    return clock.stamp()
 
 
 def fingerprint(record: Memory | ReviewItem | None) -> str:

@@ -18,6 +18,7 @@ from math import ceil
 from flask import Blueprint, abort, current_app, request
 from flask_babel import gettext as _
 
+from .. import clock
 from ..guard.security import sign_preference, verified_preferences
 from ..web import number_arg, page, page_route, readable_refs, wants_fragment, wants_json
 from . import activity_log
@@ -33,8 +34,6 @@ def visit_cookie() -> str:
     return f"agentao_memory_activity_{request.host.rpartition(':')[2] or 'default'}"
 
 
-def _stamp(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%dT%H:%M:%S")   # agentao's clock: local, whole seconds
 
 
 def _visits() -> tuple[str | None, str]:
@@ -43,13 +42,13 @@ def _visits() -> tuple[str | None, str]:
     A visit is page views less than 30 minutes apart: reloads keep comparing with the
     same moment, the next visit compares with the end of this one, and the very first
     visit compares with nothing.  The cookie holds "baseline|last seen"."""
-    now = _stamp(datetime.now())
+    now = clock.stamp()
     values = set(verified_preferences(request.cookies.getlist(visit_cookie())))
     if len(values) != 1:
         return None, now
     baseline, _sep, seen = values.pop().partition("|")
     try:
-        ongoing = datetime.now() - datetime.fromisoformat(seen) < _SAME_VISIT
+        ongoing = clock.local() - datetime.fromisoformat(seen) < _SAME_VISIT
         if baseline:
             datetime.fromisoformat(baseline)
     except ValueError:

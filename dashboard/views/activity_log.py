@@ -23,7 +23,7 @@ from datetime import datetime, timedelta
 
 from ..contract import normalize_key
 from ..store import events as log
-from ..store.connection import file_stamp
+from ..store.held import held
 from ..store.snapshot import rows_of
 
 _RANK = {"event": 0, "review": 1, "wipe": 2}   # order within one second: write, then mark
@@ -117,17 +117,11 @@ def feed(refs, since: str | None, until: str | None, page: int, per_page: int,
 _LISTED = 50
 
 
-_diffs: dict[tuple, dict] = {}
-
-
 def changed_since(refs, since: str, limits: bool = True) -> dict:
-    """``_changed_since``, kept while the files' stamps hold (every reload of a visit asks)."""
-    key = (tuple((str(r.path), file_stamp(r.path)) for r in refs), since, limits)
-    if key not in _diffs:
-        if len(_diffs) >= 8:
-            _diffs.pop(next(iter(_diffs)))
-        _diffs[key] = _changed_since(refs, since, limits)
-    return _diffs[key]
+    """``_changed_since``, held while the files' stamps hold (``store.held``): every reload of
+    a visit asks, and at 10,000 memories the page misses its budget without it."""
+    return held("changed", [r.path for r in refs], lambda _stamp: _changed_since(refs, since, limits),
+                key=(tuple(r.key for r in refs), since, limits))
 
 
 def _changed_since(refs, since: str, limits: bool) -> dict:

@@ -13,6 +13,7 @@ from datetime import datetime
 from flask import Blueprint, abort, current_app, request, url_for
 from flask_babel import lazy_gettext as _l
 
+from .. import clock
 from ..actions import export
 from ..store import StoreProblem
 from ..store.export import outline
@@ -77,7 +78,7 @@ def download(fmt: str):
             outlines.append(outline(st.ref, include_invisible))
         except StoreProblem as problem:
             problems[st.ref.key] = (st.ref, str(problem))
-    now = datetime.now()
+    now = clock.local()
     doc = export.build_document(outlines, problems, include_invisible,
                                 now.isoformat(timespec="seconds"))
     # A generator: each piece of rows is read, rendered and sent before the next is read,

@@ -13,19 +13,21 @@ progress, and whose report the list then shows.
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from collections import Counter
-from datetime import datetime, timezone
+from datetime import datetime
 from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 
 from .. import facts
 from ..actions.jobs import Busy, Job, Jobs
+from ..clock import now as now_utc
 from ..findings.fixed import Fixed
 from ..findings.scan import CATEGORIES, REACH, Item, Report, scan
 from ..findings.why import why_text
-from ..store import file_stamp
+from ..store import held
 from ..web import NAV_BADGES
 from ..web import page as page_
 from ..web import number_arg, page_route, readable_refs, statuses, stores, twin, wants_fragment
@@ -41,11 +43,11 @@ REUSE_S = 60
 FULL_REUSE_S = 3600   # a background job's full report: minutes of work, kept while no file changes
 TIME_LIMIT_MS = 2000  # a page's scan, unless the FINDINGS_TIME_LIMIT_MS config key says otherwise
 _scanning = threading.Lock()   # one scan at a time: two at once only share the CPU
+_apps = itertools.count()      # each app's scans are held apart (tests run several apps)
 
 
 def clock() -> datetime:
-    # FINDINGS_NOW lets tests and demos pin the clock used for staleness.
-    return current_app.config.get("FINDINGS_NOW") or datetime.now(timezone.utc)
+    return now_utc()   # the app's one clock (CLOCK): staleness is measured from it
 
 
 def parse_filters(args) -> dict:
@@ -65,10 +67,11 @@ def _time_limit() -> float:
     return current_app.config.get("FINDINGS_TIME_LIMIT_MS", TIME_LIMIT_MS) / 1000
 
 
-def _scan_key(refs) -> tuple:
-    # The files' stamps, taken before a scan: a write during it makes the next view scan again.
-    return (tuple((r.key, str(r.path), file_stamp(r.path)) for r in refs),
-            current_app.config.get("FINDINGS_NOW"))
+def _scan_key(refs, app=None) -> tuple:
+    """Where the scan is held (``store.held``: kept while no file moves): the files, and per app."""
+    app = app or current_app._get_current_object()
+    return [r.path for r in refs], (tuple(r.key for r in refs),
+                                    app.extensions.setdefault("findings_held", next(_apps)))
 
 
 def current_report(refs=None) -> tuple[Report, datetime, bool]:
@@ -78,31 +81,29 @@ def current_report(refs=None) -> tuple[Report, datetime, bool]:
     background job's full report is shown instead while no file has changed.
     """
     refs = readable_refs() if refs is None else refs
-    key = _scan_key(refs)
+    paths, key = _scan_key(refs)
+    stamp = held.stamps(paths)   # before the scan: a write during it makes the next view scan again
     with _scanning:
-        held = current_app.extensions.get("findings")
-        if (held and held[0] == key and request.args.get("rescan") != "1"
-                and time.monotonic() - held[1] < (FULL_REUSE_S if held[4] else REUSE_S)):
-            return held[2], held[3], True
+        found = held.peek("findings", paths, key, stamp)
+        if (found and request.args.get("rescan") != "1"
+                and time.monotonic() - found[0] < (FULL_REUSE_S if found[3] else REUSE_S)):
+            return found[1], found[2], True
         now = clock()
         report = scan(refs, now, time_limit=_time_limit())
-        _hold(current_app, key, report, now, False)
+        _hold(current_app, refs, stamp, report, now, False)
         return report, now, False
-
-
-def _paths(key: tuple) -> dict[str, str]:
-    return {store: path for store, path, _stamp in key[0]}
 
 
 def _fixed(app) -> Fixed:
     return app.extensions.setdefault("findings_fixed", Fixed())
 
 
-def _hold(app, key: tuple, report: Report, now: datetime, full: bool) -> None:
+def _hold(app, refs, stamp: tuple, report: Report, now: datetime, full: bool) -> None:
     """Keep a new scan for the screens to share, and note what it no longer finds (under
     ``_scanning``)."""
-    _fixed(app).update(report, _paths(key), now)
-    app.extensions["findings"] = (key, time.monotonic(), report, now, full)
+    _fixed(app).update(report, {r.key: str(r.path) for r in refs}, now)
+    paths, key = _scan_key(refs, app)
+    held.keep("findings", paths, (time.monotonic(), report, now, full), key, stamp)
 
 
 def fixed_now(refs=None) -> list:
@@ -125,10 +126,8 @@ def held_report(refs=None) -> Report | None:
     costs 0.1-0.4 ms (bench/bench_findings_badge.py, bench/results/findings-badge.txt).
     Any write moves a file's stamp, and a scan of files that have changed is never read.
     """
-    held = current_app.extensions.get("findings")
-    if not held or held[0] != _scan_key(readable_refs() if refs is None else refs):
-        return None
-    return held[2]
+    found = held.peek("findings", *_scan_key(readable_refs() if refs is None else refs))
+    return found[1] if found else None   # none yet, or a file moved since
 
 
 NAV_BADGES["findings.index"] = lambda: facts.risky_badge(held_report())
@@ -205,12 +204,12 @@ def _list_json(ctx) -> dict:
 def full_scan():
     """Start the full scan in the background (one at a time); answer its job."""
     app, refs, now = current_app._get_current_object(), readable_refs(), clock()
-    key = _scan_key(refs)
+    stamp = held.stamps(r.path for r in refs)
 
     def work(job: Job) -> dict:
         report = scan(refs, now, progress=job.progress)
         with _scanning:
-            _hold(app, key, report, now, True)
+            _hold(app, refs, stamp, report, now, True)
         return {"findings": len(report.items), **cut_facts(report)}
     try:
         job = _jobs().start("findings scan", ["findings"], work)

@@ -7,12 +7,12 @@ another thread and could move on between two reads.
 
 from __future__ import annotations
 
-from datetime import datetime
 
 from flask import abort, redirect, url_for
 from flask_babel import gettext as _
 
 from . import forget
+from .. import clock
 from ..actions import purge
 from ..actions.jobs import Busy
 from ..words import label
@@ -36,7 +36,7 @@ def report(job_id: str):
     if found.state == "running":
         abort(409, _("The action is still running; the report is ready when it ends."))
     response = twin({"report": "agentao memory forget report",
-                     "created": datetime.now().isoformat(timespec="seconds"), **job_dict(found)})
+                     "created": clock.stamp(), **job_dict(found)})
     response.headers["Content-Disposition"] = f'attachment; filename="forget-{job_id}.json"'
     return response
 

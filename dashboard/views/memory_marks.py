@@ -33,19 +33,9 @@ def in_every_prompt() -> set[tuple[str, str]]:
     return {(s.memory.store, s.memory.id) for s in stable_fitted().shown()}
 
 
-_held: tuple = (None, {})   # (report, its flags_by_row): the report is reused while no file changes
-
-
 def report_flags() -> dict:
-    """``flags_by_row`` of the current report, worked out once per report: a large store's
-    report holds a finding for most rows, and a page of fifty should not walk them all."""
-    global _held
-    report = current_report()[0]
-    held_report, by_row = _held
-    if held_report is not report:
-        by_row = flags_by_row(report)
-        _held = (report, by_row)
-    return by_row
+    """``flags_by_row`` of the current report."""
+    return flags_by_row(current_report()[0])
 
 
 def flags(store: str, memory_id: str, by_row: dict | None = None) -> list[dict]:

@@ -24,6 +24,7 @@ from datetime import datetime, timezone
 from flask import Blueprint, abort, current_app, request
 from flask_babel import gettext as _
 
+from .. import clock
 from ..engine import preview, tokenizer_for
 from ..engine.results import EVICTED_SHOWN
 from ..engine.results import CANDIDATES_PER_PAGE
@@ -141,7 +142,7 @@ def _question(values) -> Question:
     session = _text(values, "session", 200).strip()
     hide = frozenset(h for h in (_list(values, "hide") or ()) if h)
     raw = _text(values, "asof", 100).strip()
-    now = datetime.now(timezone.utc).replace(microsecond=0)
+    now = clock.now().replace(microsecond=0)
     error = ""
     asof = now
     if raw:

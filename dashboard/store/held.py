@@ -1,0 +1,81 @@
+"""What the dashboard keeps between requests: one table, one rule, one lock.
+
+A value is worked out from store files and kept while every one of those files
+keeps the stamp it had before the work began (``connection.file_stamp``: size,
+mtime and inode of the file, its ``-wal`` and ``-journal``; every commit moves
+one).  When a stamp moves the value is worked out again whole, never patched.
+A write during the work leaves the old stamp with the value, so the next
+request works it out again.
+
+Only what a page misses its budget without is kept here
+(bench/bench_caches.py, figures in bench/results/caches-*.txt):
+``rows`` (each file's snapshot, store/snapshot.py), ``engine`` (the engine's
+token index and stable selection over both snapshots, preview_source.py),
+``findings`` (the scan every screen shares, views/findings.py), ``status``
+(each file's health and counts, shown on every page, store/status.py),
+``history`` and ``changed`` (the activity feed and what changed since a moment,
+store/events.py, views/activity_log.py) and ``mark``
+(where a store's log stands, store/events.py: every open page's live pulse
+asks for it every 2 s, and a quiet store is left alone).
+
+The lock guards the table only; a value is worked out outside it, one at a
+time per name, so a request needing another name never waits for that work.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Callable, Hashable, Iterable, TypeVar
+
+from .connection import file_stamp
+
+T = TypeVar("T")
+KEPT = 24   # values held, the least recently used dropped first: both files and a switch or two
+
+_lock = threading.Lock()
+_table: OrderedDict[tuple, tuple[tuple, object]] = OrderedDict()
+_working: dict[str, threading.Lock] = {}
+
+
+def stamps(paths: Iterable) -> tuple:
+    return tuple(file_stamp(p) for p in paths)
+
+
+def peek(name: str, paths: Iterable, key: Hashable = (), stamp: tuple | None = None):
+    """The value held for ``name`` over ``paths`` (and ``key``), if the files have not moved."""
+    paths = tuple(map(str, paths))
+    stamp = stamps(paths) if stamp is None else stamp
+    with _lock:
+        found = _table.get((name, paths, key))
+        if found is not None and found[0] == stamp:
+            _table.move_to_end((name, paths, key))
+            return found[1]
+    return None
+
+
+def keep(name: str, paths: Iterable, value, key: Hashable = (), stamp: tuple | None = None) -> None:
+    """Hold ``value`` for the files as they were at ``stamp`` (taken before the work)."""
+    paths = tuple(map(str, paths))
+    with _lock:
+        _table[(name, paths, key)] = (stamps(paths) if stamp is None else stamp, value)
+        _table.move_to_end((name, paths, key))
+        while len(_table) > KEPT:
+            _table.popitem(last=False)
+
+
+def held(name: str, paths: Iterable, work: Callable[[tuple], T], key: Hashable = ()) -> T:
+    """The value held, or ``work(stamps)`` done once however many threads ask at once."""
+    paths = tuple(map(str, paths))
+    found = peek(name, paths, key)
+    if found is not None:
+        return found
+    with _lock:
+        gate = _working.setdefault(name, threading.Lock())
+    with gate:
+        stamp = stamps(paths)   # again: another thread may have done the work meanwhile
+        found = peek(name, paths, key, stamp)
+        if found is None:
+            found = work(stamp)
+            keep(name, paths, found, key, stamp)
+        return found
