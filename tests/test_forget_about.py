@@ -10,7 +10,7 @@ from bs4 import BeautifulSoup
 
 from agentao_world import Agent, BrowserClient, file_digest, wait_for_job
 from dashboard import create_app
-from dashboard.views.forget_one import typeable
+from dashboard.views.forget.one import typeable
 from test_forget import files_of, naive_hits
 
 HTMX = {"HX-Request": "true"}

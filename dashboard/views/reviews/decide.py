@@ -13,13 +13,14 @@ from __future__ import annotations
 from flask import abort, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 
-from ..actions import approval
-from ..store import writes
-from ..web import render, stores, twin, wants_fragment, wants_json
-from . import block_effects, review_edits, review_words
-from .outcomes import ID, Blocked, Outcome, failure, form_values, overall_status, require_writable
+from ...actions import approval
+from ...store import writes
+from ...web import render, stores, twin, wants_fragment, wants_json
+from .. import block_effects
+from . import edits as review_edits, said as review_words
+from ..outcomes import ID, Blocked, Outcome, failure, form_values, overall_status, require_writable
 from .queue import project as _project
-from .review_cards import MAX_PER_PAGE, context as _context
+from .cards import MAX_PER_PAGE, context as _context
 
 ACTIONS = ("approve", "reject")
 # The reviews templates' own ids ``review-<name>``: a card id must never equal one.

@@ -20,16 +20,16 @@ from datetime import datetime, timezone
 from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
 from flask_babel import gettext as _, ngettext
 
-from ..actions.jobs import Busy, Job, Jobs
-from ..findings.fixed import Fixed
-from ..findings.scan import CATEGORIES, REACH, Item, Report, scan
-from ..findings.why import why_text
-from ..store import file_stamp
-from ..web import NAV_BADGES
-from ..web import page as page_
-from ..web import number_arg, page_route, readable_refs, statuses, stores, twin, wants_fragment
-from ..words import label
-from .finding_links import actions, check_href, shown
+from ...actions.jobs import Busy, Job, Jobs
+from ...findings.fixed import Fixed
+from ...findings.scan import CATEGORIES, REACH, Item, Report, scan
+from ...findings.why import why_text
+from ...store import file_stamp
+from ...web import NAV_BADGES
+from ...web import page as page_
+from ...web import number_arg, page_route, readable_refs, statuses, stores, twin, wants_fragment
+from ...words import label
+from .links import actions, check_href, shown
 
 bp = Blueprint("findings", __name__)
 
@@ -264,6 +264,6 @@ def job(fmt: str):
 
 
 # The re-check of one finding (its own module; the endpoint stays findings.check).
-from . import finding_check  # noqa: E402  (it uses current_report, defined above)
+from . import check as finding_check  # noqa: E402  (it uses current_report, defined above)
 
 page_route(bp, "/findings/check/<store>/<table>/<row_id>")(finding_check.check)

@@ -14,14 +14,14 @@ from flask import Blueprint, abort, current_app, request
 from flask_babel import gettext as _, lazy_gettext as _l
 from werkzeug.exceptions import HTTPException
 
-from ..actions import dryrun
-from ..actions import purge
-from ..actions.jobs import Busy, Jobs
-from ..pictures import residue_bars
-from ..store import StoreProblem
-from ..store import purge as purge_sql
-from ..store.purge import count_kinds
-from ..web import (current_project, wants_json, workspace, page, page_route, raise_if_unreadable,
+from ...actions import dryrun
+from ...actions import purge
+from ...actions.jobs import Busy, Jobs
+from ...pictures import residue_bars
+from ...store import StoreProblem
+from ...store import purge as purge_sql
+from ...store.purge import count_kinds
+from ...web import (current_project, wants_json, workspace, page, page_route, raise_if_unreadable,
                    render, statuses, store_by_key, stores, wants_fragment)
 
 bp = Blueprint("forget", __name__)
@@ -258,5 +258,5 @@ def everything():
 
 
 # The other forget pages register on this blueprint (after it and its helpers exist).
-from .forget_jobs import start  # noqa: E402  (it needs this module's helpers)
-from . import forget_about, forget_one  # noqa: E402,F401
+from .jobs import start  # noqa: E402  (it needs this module's helpers)
+from . import about as forget_about, one as forget_one  # noqa: E402,F401

@@ -29,13 +29,13 @@ from flask_babel import gettext as _, ngettext
 from werkzeug.datastructures import MultiDict
 from werkzeug.exceptions import HTTPException
 
-from ..actions import bulk, bulk_apply, purge
-from ..actions.effects import block_token
-from ..actions.jobs import Busy
-from ..store import StoreProblem
-from ..web import readable_refs, render, stores, twin, wants_fragment, wants_json
-from . import block_effects
-from .outcomes import ID, Blocked, require_writable
+from ...actions import bulk, bulk_apply, purge
+from ...actions.effects import block_token
+from ...actions.jobs import Busy
+from ...store import StoreProblem
+from ...web import readable_refs, render, stores, twin, wants_fragment, wants_json
+from .. import block_effects
+from ..outcomes import ID, Blocked, require_writable
 
 _TOKEN = re.compile(r"(project|user):([A-Za-z0-9_-]{1,64}):([0-9a-f]{16}|none)(?::([0-9a-f]{16}|none))?")
 _EFFECT = re.compile(r"\d{1,7}-[0-9a-f]{12}")
@@ -76,7 +76,7 @@ def _action(values) -> tuple[str, str | None, str | None]:
 def _chosen(values, action, tag, to):
     """The rows the toolbar names and how many the action would change in all."""
     if values.get("all") in ("1", "true"):
-        from .memories import parse_filters
+        from . import parse_filters
         filters = parse_filters(MultiDict([(k, v) for k, v in values.items(multi=True)
                                            if k in FILTER_FIELDS]))
         return bulk.matching_rows(readable_refs(), filters, action, tag, to)
@@ -215,7 +215,7 @@ def _done(values, action, tag, to, done, shown):
                      "message": said if isinstance(said, str) else said[0]})
     back = _query(values)
     if wants_fragment():
-        from .memories import list_context
+        from . import list_context
         return render("memories/index.html", "memories/_list.html", said=said, bulk_done=said,
                       **list_context(MultiDict([(k, v) for k, v in values.items(multi=True)
                                                 if k in FILTER_FIELDS])))
@@ -273,7 +273,7 @@ def _purge(values, posted):
         job = jobs.start("bulk purge", list(runs), work)
     except Busy as busy:
         abort(409, str(busy))
-    from .forget_jobs import job_dict
+    from ..forget.jobs import job_dict
     if wants_json():
         return twin({"outcome": "started", "action": "purge", "count": len(posted),
                      "job": job_dict(job), "message": ngettext(

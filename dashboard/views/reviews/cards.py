@@ -7,11 +7,12 @@ re-plans the cards it answers with, so every card is drawn from the same steps.
 
 from __future__ import annotations
 
-from ..actions import approval, warnings
-from ..store import list_review_items
-from ..store import writes
-from ..web import number_arg, status_of, statuses, stores
-from . import block_effects, review_edits, review_words
+from ...actions import approval, warnings
+from ...store import list_review_items
+from ...store import writes
+from ...web import number_arg, status_of, statuses, stores
+from .. import block_effects
+from . import edits as review_edits, said as review_words
 from .queue import EMPTY, STATUSES, TAB_NAMES, project as _project
 
 ALL = "all"   # every item, newest first: agentao's list_review_items(status=None) order

@@ -12,13 +12,14 @@ from __future__ import annotations
 from flask import abort, request
 from flask_babel import gettext as _, lazy_gettext as _l
 
-from . import forget, forget_jobs
-from ..actions import about as scope
-from ..actions import purge
-from ..store import StoreProblem
-from ..store.purge import count_kinds
-from ..web import page, page_route, statuses, stores
-from .findings import current_report, flags_by_row
+from .. import forget
+from . import jobs as forget_jobs
+from ...actions import about as scope
+from ...actions import purge
+from ...store import StoreProblem
+from ...store.purge import count_kinds
+from ...web import page, page_route, statuses, stores
+from ..findings import current_report, flags_by_row
 
 bp = forget.bp
 ABOUT_PHRASE = _l("forget me")

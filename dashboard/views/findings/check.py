@@ -12,15 +12,15 @@ import re
 from flask import abort, current_app, request
 from flask_babel import gettext as _
 
-from ..engine import preview, tokenizer_for
-from ..findings.checks import signature_in, signed_here, valid_signature
-from ..findings.scan import CATEGORIES, REACH
-from ..preview_source import snapshot
-from ..store.scan import SCANNED, scan_row
-from ..web import page as page_
-from ..web import status_of, statuses, store_by_key
-from .finding_links import actions, shown
-from .findings import clock, current_report, cut_facts
+from ...engine import preview, tokenizer_for
+from ...findings.checks import signature_in, signed_here, valid_signature
+from ...findings.scan import CATEGORIES, REACH
+from ...preview_source import snapshot
+from ...store.scan import SCANNED, scan_row
+from ...web import page as page_
+from ...web import status_of, statuses, store_by_key
+from .links import actions, shown
+from . import clock, current_report, cut_facts
 
 
 _RULE = re.compile(r"[a-z]{1,20}\.[a-z0-9_]{1,60}")

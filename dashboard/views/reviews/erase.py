@@ -14,11 +14,11 @@ from __future__ import annotations
 from flask import abort, current_app, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 
-from ..actions import erasure
-from ..store import writes
-from ..store.writes import fingerprint
-from ..web import render, stores, twin, wants_fragment, wants_json
-from .outcomes import ID, Blocked, form_values, require_writable
+from ...actions import erasure
+from ...store import writes
+from ...store.writes import fingerprint
+from ...web import render, stores, twin, wants_fragment, wants_json
+from ..outcomes import ID, Blocked, form_values, require_writable
 from .queue import STATUSES, TAB_NAMES, project as _project
 
 MAX_IDS = 100   # each erase rewrites the whole file (VACUUM): keep one request bounded

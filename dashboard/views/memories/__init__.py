@@ -7,11 +7,11 @@ import re
 from flask import Blueprint, abort, request, url_for
 from flask_babel import gettext as _
 
-from . import adding, bulk, curate, memory_marks
-from ..engine.reach import memory_reach
-from ..store import MAX_PER_PAGE, SORTS, MemoryFilters, get_memory, list_memories
-from ..web import page as page_
-from ..web import page_route, render, workspace, readable_refs, status_of, store_by_key, statuses, stores, whole_number
+from . import adding, bulk, curate, marks as memory_marks
+from ...engine.reach import memory_reach
+from ...store import MAX_PER_PAGE, SORTS, MemoryFilters, get_memory, list_memories
+from ...web import page as page_
+from ...web import page_route, render, workspace, readable_refs, status_of, store_by_key, statuses, stores, whole_number
 
 bp = Blueprint("memories", __name__)
 # Curating one memory is part of this screen (views.curate holds the handlers).
@@ -181,9 +181,9 @@ def _write_fields(memory, status) -> dict:
     meanwhile refuses nothing (see views/curate.py).  A move also sends
     ``target``, the fingerprint of the row it would overwrite (the move form's).
     """
-    from ..actions.curation import plan_move
-    from ..store.writes import fingerprint
-    from ..actions.restore import plan_restore
+    from ...actions.curation import plan_move
+    from ...store.writes import fingerprint
+    from ...actions.restore import plan_restore
     move = plan_move(stores(), memory) if memory.live else None
     back = plan_restore(stores(), memory) if not memory.live else None
     return {"updated_at": memory.updated_at, "row": fingerprint(memory),

@@ -12,13 +12,14 @@ from __future__ import annotations
 from flask import Blueprint, abort, render_template, request
 from flask_babel import gettext as _, ngettext
 
-from . import block_effects, review_decide, review_edits, review_erase, review_words
+from .. import block_effects
+from . import decide as review_decide, edits as review_edits, erase as review_erase, said as review_words
 from .queue import STATUSES, project as _project
-from ..store import writes
-from ..contract import SaveRefused
-from ..web import NAV_BADGES, page, page_route, status_of, store_by_key, wants_fragment, whole_number
-from .outcomes import ID, Blocked, Outcome
-from .review_cards import ALL, context as _context
+from ...store import writes
+from ...contract import SaveRefused
+from ...web import NAV_BADGES, page, page_route, status_of, store_by_key, wants_fragment, whole_number
+from ..outcomes import ID, Blocked, Outcome
+from .cards import ALL, context as _context
 
 bp = Blueprint("reviews", __name__)
 

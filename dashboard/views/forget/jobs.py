@@ -12,11 +12,11 @@ from datetime import datetime
 from flask import abort, redirect, url_for
 from flask_babel import gettext as _
 
-from . import forget
-from ..actions import purge
-from ..actions.jobs import Busy
-from ..words import label
-from ..web import page, page_route, render, stores, twin, wants_fragment, wants_json
+from .. import forget
+from ...actions import purge
+from ...actions.jobs import Busy
+from ...words import label
+from ...web import page, page_route, render, stores, twin, wants_fragment, wants_json
 
 bp = forget.bp
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from flask_babel import gettext as _
 
-from ..actions.approval import Edits
-from ..contract import KNOWN_TYPES
-from ..records import ReviewItem
-from .curate import _tags, _type
-from .outcomes import Blocked
+from ...actions.approval import Edits
+from ...contract import KNOWN_TYPES
+from ...records import ReviewItem
+from ..memories.curate import _tags, _type
+from ..outcomes import Blocked
 
 FIELDS = ("value", "tags", "scope", "type")
 SCOPES = ("project", "user")

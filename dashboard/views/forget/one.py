@@ -13,10 +13,11 @@ import unicodedata
 from flask import abort, request
 from flask_babel import gettext as _
 
-from . import forget, forget_jobs
-from ..actions import purge
-from ..store import get_memory
-from ..web import page, page_route, raise_if_unreadable, store_by_key
+from .. import forget
+from . import jobs as forget_jobs
+from ...actions import purge
+from ...store import get_memory
+from ...web import page, page_route, raise_if_unreadable, store_by_key
 
 bp = forget.bp
 # Control, format (bidi marks, zero-width), private, unassigned, line/paragraph separators.

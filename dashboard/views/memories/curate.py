@@ -26,16 +26,16 @@ import re
 from flask import abort, render_template, request, url_for
 from flask_babel import gettext as _
 
-from ..actions import curation
-from ..actions import restore as restoring
-from . import block_effects
-from ..contract import KNOWN_TYPES
-from ..store import get_memory
-from ..store import writes
-from ..store.writes import Expect
-from ..web import (raise_if_unreadable, status_of, store_by_key, statuses, stores, twin, wants_fragment, wants_json,
-                   whole_number)
-from .outcomes import ID, Blocked, Outcome, failure, form_values, go_to, read_back, require_writable
+from ...actions import curation
+from ...actions import restore as restoring
+from .. import block_effects
+from ...contract import KNOWN_TYPES
+from ...store import get_memory
+from ...store import writes
+from ...store.writes import Expect
+from ...web import (raise_if_unreadable, status_of, store_by_key, statuses, stores, twin, wants_fragment, wants_json,
+                    whole_number)
+from ..outcomes import ID, Blocked, Outcome, failure, form_values, go_to, read_back, require_writable
 
 MAX_TAGS_CHARS = 2000
 DONE = ("deleted", "edited", "moved", "added", "restored")
@@ -194,7 +194,7 @@ def _answer(store: str, memory_id: str, outcome: Outcome, action: str = ""):
     if wants_json():
         return twin(outcome.to_dict(), outcome.status)
     if action in IN_PLACE and wants_fragment():
-        from .memories import page_in_place   # the memory's page region (views.memories)
+        from . import page_in_place   # the memory's page region (views.memories)
         answer = page_in_place(store, memory_id, outcome, shown)
         if answer is not None:
             return answer
