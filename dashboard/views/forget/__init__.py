@@ -16,13 +16,16 @@ from werkzeug.exceptions import HTTPException
 
 from ...actions import dryrun
 from ...actions import purge
-from ...actions.jobs import Busy, Jobs
+from ...actions.jobs import Jobs
 from ...pictures import residue_bars
 from ...store import StoreProblem
 from ...store import purge as purge_sql
 from ...store.purge import count_kinds
 from ...web import (current_project, wants_json, workspace, page, page_route, raise_if_unreadable,
                    render, statuses, store_by_key, stores, wants_fragment)
+
+from . import about as forget_about, jobs as forget_jobs, one as forget_one
+from .jobs import looked_for, start, unverified, writable_store
 
 bp = Blueprint("forget", __name__)
 EVERYTHING_PHRASE = "forget everything"
@@ -56,28 +59,6 @@ def action(rule: str):
                 return answer
         return bp.post(rule)(wrapper)
     return decorate
-
-
-def _jobs() -> Jobs:
-    return current_app.extensions["forget_jobs"]
-
-
-def writable_store(key: str):
-    """The store, if it may be changed now; otherwise a 404, 403 or 409 with the reason."""
-    try:
-        _jobs().check_idle([key])
-    except Busy as exc:
-        abort(409, str(exc))
-    ref = store_by_key(key)
-    if ref is None:
-        abort(404, _("There is no store called '%(key)s'.", key=key))
-    st = next(s for s in statuses() if s.ref.key == key)
-    if current_app.config["READ_ONLY"] or not st.writable:
-        # The reasons are sentences already: one full stop, not two.
-        reason = str(st.problem or st.read_only_reason or _("the dashboard runs read-only"))
-        abort(403, _("The %(kind)s store cannot be changed: %(reason)s.", kind=ref.kind,
-                     reason=reason.rstrip(".")))
-    return ref
 
 
 def _categories() -> list[str]:
@@ -210,23 +191,6 @@ def purge_store(key: str):
     return start("purge", [key], work)
 
 
-def unverified(ref) -> list:
-    """Earlier purges of this file whose erased texts were never verified gone.
-
-    Their texts are kept in this process only (never on disk), so the next
-    purge of the file can look for them again: a rerun that finds the rows
-    already deleted still checks what the first run erased.
-    """
-    return [r for j in _jobs().finished() for r in (j.result or {}).get("results") or ()
-            if r.path == str(ref.path) and not r.verified and r.texts]
-
-
-def looked_for(earlier: list, result) -> None:
-    if result.verified:
-        for r in earlier:
-            r.texts = ()   # searched for and not found: no reason to keep them in memory
-
-
 @action("/forget/everything")
 def everything():
     """Wipe and erase the stores on screen (this project's and the user store), verified.
@@ -257,6 +221,11 @@ def everything():
     return start("forget everything", [r.key for r in refs], run)
 
 
-# The other forget pages register on this blueprint (after it and its helpers exist).
-from .jobs import start  # noqa: E402  (it needs this module's helpers)
-from . import about as forget_about, one as forget_one  # noqa: E402,F401
+# The other forget pages: their views live beside this module, their routes here.
+page_route(bp, "/forget/jobs/<job_id>")(forget_jobs.job)
+bp.get("/forget/jobs/<job_id>/report.json")(forget_jobs.report)
+action("/forget/jobs/<job_id>/retry")(forget_jobs.retry)
+page_route(bp, "/forget/about")(forget_about.about)
+action("/forget/about")(forget_about.erase_about)
+page_route(bp, "/forget/memory/<key>/<memory_id>")(forget_one.memory)
+action("/forget/memory/<key>/<memory_id>")(forget_one.forget_memory)

@@ -12,16 +12,14 @@ from __future__ import annotations
 from flask import abort, request
 from flask_babel import gettext as _, lazy_gettext as _l
 
-from .. import forget
 from . import jobs as forget_jobs
 from ...actions import about as scope
 from ...actions import purge
 from ...store import StoreProblem
 from ...store.purge import count_kinds
-from ...web import page, page_route, statuses, stores
+from ...web import page, statuses, stores
 from ..findings import current_report, flags_by_row
 
-bp = forget.bp
 ABOUT_PHRASE = _l("forget me")
 
 
@@ -35,7 +33,6 @@ def _parts():
     return scope.plan(refs, flags_by_row(report)), report, unread
 
 
-@page_route(bp, "/forget/about")
 def about(fmt: str):
     parts, report, unread = _parts()
     data = {"stores": [p.to_dict() for p in parts], "unreadable": unread, "phrase": str(ABOUT_PHRASE),
@@ -48,14 +45,13 @@ def about(fmt: str):
                 total=total, events=events, items=total - events, fits=all(p.fits for p in parts), to_json=lambda ctx: ctx["about"])
 
 
-@forget.action("/forget/about")
 def erase_about():
     refs = {r.key: r for r in stores() if r.exists}
     keys = request.form.getlist("store")
     for key in keys:   # a store that cannot change says so first, whatever else is wrong
         if key not in refs:
             abort(404, _("There is no store called '%(key)s'.", key=key))
-        forget.writable_store(key)
+        forget_jobs.writable_store(key)
     if (request.form.get("confirm") or "").strip() != str(ABOUT_PHRASE):
         abort(400, _("To confirm, type “%(phrase)s” exactly. Nothing was changed.",
                      phrase=ABOUT_PHRASE))
@@ -76,7 +72,7 @@ def erase_about():
             abort(409, _("%(n)d of the rows you confirmed changed since the dry run (%(what)s). "
                          "Look at the new dry run. Nothing was changed.",
                          n=len(changed), what=count_kinds(changed)))
-        runs.append((ref, dry_run, forget.unverified(ref)))
+        runs.append((ref, dry_run, forget_jobs.unverified(ref)))
     if not runs:
         abort(400, _("The dry run names no store. Nothing was changed."))
 
@@ -87,7 +83,7 @@ def erase_about():
             result = purge.purge(ref, dry_run, verify_texts=[t for r in earlier for t in r.texts],
                                  progress=lambda s, f=None, k=ref.key, n=n: job.progress(
                                      f"{k}: {s}", None if f is None else (n + f) / len(runs)))
-            forget.looked_for(earlier, result)
+            forget_jobs.looked_for(earlier, result)
             results.append(result)
         return {"results": results, "about": True}
     return forget_jobs.start("forget about me", [run[0].key for run in runs], work)

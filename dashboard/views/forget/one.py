@@ -13,13 +13,11 @@ import unicodedata
 from flask import abort, request
 from flask_babel import gettext as _
 
-from .. import forget
 from . import jobs as forget_jobs
 from ...actions import purge
 from ...store import get_memory
-from ...web import page, page_route, raise_if_unreadable, store_by_key
+from ...web import page, raise_if_unreadable, store_by_key
 
-bp = forget.bp
 # Control, format (bidi marks, zero-width), private, unassigned, line/paragraph separators.
 _UNTYPEABLE = {"Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp"}
 
@@ -49,7 +47,6 @@ def _memory_or_404(ref, memory_id: str):
     return mem, events
 
 
-@page_route(bp, "/forget/memory/<key>/<memory_id>")
 def memory(key: str, memory_id: str, fmt: str):
     ref = store_by_key(key) or abort(404, _("There is no store called '%(key)s'.", key=key))
     raise_if_unreadable(key)
@@ -60,9 +57,8 @@ def memory(key: str, memory_id: str, fmt: str):
                                      "confirm": ctx["confirm"], "events": len(ctx["events"])})
 
 
-@forget.action("/forget/memory/<key>/<memory_id>")
 def forget_memory(key: str, memory_id: str):
-    ref = forget.writable_store(key)
+    ref = forget_jobs.writable_store(key)
     mode = request.form.get("mode")
     if mode == "soft":
         return forget_jobs.start("soft delete", [key], lambda job: {
