@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 
-from flask import Blueprint, abort, current_app, request
+from flask import Blueprint, abort, request
 from flask_babel import gettext as _, lazy_gettext as _l
 from werkzeug.exceptions import HTTPException
 

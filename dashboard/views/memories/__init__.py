@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import re
+from flask import Blueprint, request
 
-from flask import Blueprint, abort, request, url_for
-from flask_babel import gettext as _
-
-from . import adding, bulk, curate, marks as memory_marks
-from ...engine.reach import memory_reach
-from ...store import MAX_PER_PAGE, SORTS, MemoryFilters, get_memory, list_memories
+from . import adding, bulk, curate
+from .page import detail_context, list_context, list_json, write_fields
 from ...web import page as page_
-from ...web import page_route, render, workspace, readable_refs, status_of, store_by_key, statuses, stores, whole_number
+from ...web import page_route, status_of
 
 bp = Blueprint("memories", __name__)
 # Curating one memory is part of this screen (views.curate holds the handlers).
@@ -26,86 +22,11 @@ for _tail in ("", ".json"):   # the .json twin answers JSON (web.wants_json read
     bp.add_url_rule("/memories/bulk/plan" + _tail, "bulk_plan", bulk.review, methods=["POST"])
     bp.add_url_rule("/memories/bulk" + _tail, "bulk", bulk.apply, methods=["POST"])
 
-MAX_FILTER_CHARS = 200
-_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
-
-
-def parse_filters(args) -> MemoryFilters:
-    """Query string -> filters; a bad value is a 400 with the reason."""
-    def text(name):
-        value = (args.get(name) or "").strip()
-        if len(value) > MAX_FILTER_CHARS:
-            abort(400, _("'%(name)s' is longer than %(n)d characters.", name=name, n=MAX_FILTER_CHARS))
-        return value or None
-
-    def number(name, default, low, high):
-        raw = args.get(name)
-        if raw in (None, ""):
-            return default
-        value = whole_number(raw)
-        if value is None or not low <= value <= high:
-            abort(400, _("'%(name)s' must be a whole number from %(low)d to %(high)d.", name=name,
-                             low=low, high=high))
-        return value
-
-    scope = text("scope")
-    if scope not in (None, "user", "project"):
-        abort(400, _("'scope' must be 'user' or 'project'."))
-    sort = args.get("sort") or "updated"
-    if sort not in SORTS:
-        abort(400, _("'sort' must be one of: %(sorts)s.", sorts=", ".join(SORTS)))
-    order = args.get("order") or "desc"
-    if order not in ("asc", "desc"):
-        abort(400, _("'order' must be 'asc' or 'desc'."))
-    deleted = args.get("deleted") or "0"
-    if deleted not in ("0", "1"):
-        abort(400, _("'deleted' must be 0 or 1."))
-    return MemoryFilters(
-        scope=scope, type=text("type"), source=text("source"), confidence=text("confidence"),
-        tag=text("tag"), q=text("q"), include_deleted=deleted == "1", sort=sort,
-        descending=order == "desc", page=number("page", 1, 1, 10**6),
-        per_page=number("per_page", 50, 1, MAX_PER_PAGE))
-
 
 @page_route(bp, "/memories")
 def index(fmt: str):
-    return page_(fmt, "memories/index.html", "memories/_list.html", to_json=_list_json,
+    return page_(fmt, "memories/index.html", "memories/_list.html", to_json=list_json,
                  **list_context(request.args, choices=fmt != "json"))
-
-
-def list_context(args, choices: bool = True) -> dict:
-    """The list's context for these query arguments (also the list a bulk action refreshes).
-    ``choices``: a page for people (filter choices, badges); the twin keeps the rows as stored."""
-    filters = parse_filters(args)
-    page = list_memories(readable_refs(), filters,
-                         choices=("type", "source", "confidence") if choices else ())
-    marks = memory_marks.row_marks(page.items) if choices else {}
-    return dict(page=page, filters=filters, choices=page.choices, sorts=list(SORTS),
-                problems=page.problems, marks=marks, term=memory_marks.Terms())
-
-
-def _list_json(ctx) -> dict:
-    page = ctx["page"]
-    # The banners' problems (every page shows them) beside the ones this list met.
-    problems = {st.ref.key: st.problem for st in statuses() if st.problem} | ctx["problems"]
-    return {"filters": ctx["filters"].__dict__, "total": page.total, "page": page.page,
-            "pages": page.pages, "per_page": page.per_page, "items": page.items,
-            "problems": [{"store": key, "kind": p.kind, "message": str(p)}
-                         for key, p in problems.items()]}
-
-
-def reach(memory, entry) -> dict:
-    """How a row reaches the model, from the engine's stable selection for a new session.
-
-    ``entry`` is the row's :class:`engine.Selected` when the stable rules picked
-    it, else None.
-    """
-    return memory_reach(memory, entry and entry.because, entry and entry.shown)
-
-
-def _stable_entry(memory):
-    """The engine's stable-selection entry for ``memory`` (None when not selected)."""
-    return memory_marks.stable_fitted().find(memory)
 
 
 @page_route(bp, "/memories/<store>/<memory_id>")
@@ -114,82 +35,5 @@ def detail(store: str, memory_id: str, fmt: str):
     return page_(fmt, "memories/detail.html", "memories/_page.html",
                  to_json=lambda ctx: {"memory": ctx["memory"], "events": ctx["events"],
                                       "reach": ctx["reach"],
-                                      "write": _write_fields(ctx["memory"], status_of(store))},
+                                      "write": write_fields(ctx["memory"], status_of(store))},
                  **ctx)
-
-
-def detail_context(store: str, memory_id: str, fmt: str = "html", done: str | None = None,
-                   shown: int | None = None) -> dict:
-    """What a memory's page shows: the row, how it reaches the agent, its findings, its forms.
-
-    Also the context of the fragment a delete or restore answers htmx with
-    (views.curate), so the answer at the top of the page changes with the click.
-    """
-    ref = store_by_key(store)
-    if ref is None or not _ID.fullmatch(memory_id):
-        abort(404, _("No memory '%(id)s' in store '%(store)s'.", id=memory_id, store=store))
-    status = status_of(store)
-    if status.problem:
-        raise status.problem
-    memory, events = get_memory(ref, memory_id)
-    if memory is None:
-        abort(404, _("No memory '%(id)s' in store '%(store)s'.", id=memory_id, store=store))
-    entry = _stable_entry(memory) if memory.deleted_at is None else None
-    info = reach(memory, entry)
-    if memory.store == "user":
-        # The user store is shared: what it holds reaches every project's agent.
-        info["projects"] = workspace().project_names()
-    if fmt == "json":
-        return {"memory": memory, "events": events, "reach": info}
-    cur = curate.actions_for(memory, done, shown)
-    return {"memory": memory, "events": events, "reach": info, "cur": cur,
-            "why_picked": memory_marks.why_picked(entry.because) if entry is not None else None,
-            "flags": memory_marks.flags(memory.store, memory.id),
-            "focus": request.args.get("field") if request.args.get("field") in FIELDS else None,
-            "said": memory_marks.said_after(cur["done"], memory, cur)}
-
-
-# ?field= names the edit form's field a "fix" link lands on (the findings' edit links).
-FIELDS = ("content", "title", "tags")
-
-
-def _exists(store: str, memory_id: str) -> bool:
-    ref = store_by_key(store)
-    return (ref is not None and _ID.fullmatch(memory_id) is not None and ref.exists
-            and status_of(store).problem is None and get_memory(ref, memory_id)[0] is not None)
-
-
-def page_in_place(store: str, memory_id: str, outcome, shown: str | None):
-    """A delete's or restore's answer to htmx (views.curate): the memory's page region as it
-    is now, with the same words as the page a form without JavaScript lands on (``?done=``),
-    or the failure inside it.  None when there is no row to show (the caller answers)."""
-    if not (outcome.ok or _exists(store, memory_id)):
-        return None
-    ctx = detail_context(store, outcome.memory_id if outcome.ok else memory_id,
-                         done=outcome.outcome if outcome.ok else "",
-                         shown=whole_number(shown) if shown is not None else None)
-    if not outcome.ok:
-        ctx["outcome"] = outcome   # said inside the actions, where the failed form was
-    return render("memories/detail.html", "memories/_page.html", **ctx)
-
-
-def _write_fields(memory, status) -> dict:
-    """What an edit, delete or move POST of this row sends back: the version the page saw.
-
-    ``updated_at`` and ``row`` are checked by the write; ``change`` (the store's
-    change counter) is accepted and not checked, so an agent saving other rows
-    meanwhile refuses nothing (see views/curate.py).  A move also sends
-    ``target``, the fingerprint of the row it would overwrite (the move form's).
-    """
-    from ...actions.curation import plan_move
-    from ...store.writes import fingerprint
-    from ...actions.restore import plan_restore
-    move = plan_move(stores(), memory) if memory.live else None
-    back = plan_restore(stores(), memory) if not memory.live else None
-    return {"updated_at": memory.updated_at, "row": fingerprint(memory),
-            "change": status.change_counter, "writable": status.writable and memory.live,
-            "target": move.target_fingerprint if move is not None and move.problem is None else None,
-            "move_problem": move.problem if move is not None else None,
-            "restore_problem": back.problem if back is not None else None,
-            "actions": {a: url_for("memories.curate", store=memory.store, memory_id=memory.id, action=a)
-                        for a in ("edit", "delete", "move", "restore")}}

@@ -35,6 +35,7 @@ from ...actions.jobs import Busy
 from ...store import StoreProblem
 from ...web import readable_refs, render, stores, twin, wants_fragment, wants_json
 from .. import block_effects
+from .page import list_context, parse_filters
 from ..outcomes import ID, Blocked, require_writable
 
 _TOKEN = re.compile(r"(project|user):([A-Za-z0-9_-]{1,64}):([0-9a-f]{16}|none)(?::([0-9a-f]{16}|none))?")
@@ -76,7 +77,6 @@ def _action(values) -> tuple[str, str | None, str | None]:
 def _chosen(values, action, tag, to):
     """The rows the toolbar names and how many the action would change in all."""
     if values.get("all") in ("1", "true"):
-        from . import parse_filters
         filters = parse_filters(MultiDict([(k, v) for k, v in values.items(multi=True)
                                            if k in FILTER_FIELDS]))
         return bulk.matching_rows(readable_refs(), filters, action, tag, to)
@@ -215,7 +215,6 @@ def _done(values, action, tag, to, done, shown):
                      "message": said if isinstance(said, str) else said[0]})
     back = _query(values)
     if wants_fragment():
-        from . import list_context
         return render("memories/index.html", "memories/_list.html", said=said, bulk_done=said,
                       **list_context(MultiDict([(k, v) for k, v in values.items(multi=True)
                                                 if k in FILTER_FIELDS])))
