@@ -24,7 +24,7 @@ DEFAULTS = {
 def create_app(config: dict | None = None) -> Flask:
     """Build the dashboard app.  Importing this package opens no file; this does neither."""
     from . import errors, web
-    from .guard import security
+    from .guard import login, security
     from .store import default_user_db
     from .store.registry import Workspace
     from .views import ALL_BLUEPRINTS
@@ -50,6 +50,7 @@ def create_app(config: dict | None = None) -> Flask:
     app.extensions["workspace"] = Workspace(tuple(Path(p) for p in projects), app.config["USER_DB"])
 
     security.init_app(app)
+    app.register_blueprint(login.bp)
     web.init_app(app)
     errors.init_app(app)
     for blueprint in ALL_BLUEPRINTS:

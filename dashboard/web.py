@@ -24,11 +24,11 @@ def project_cookie() -> str:
 def current_project() -> int:
     """Index of the project shown, from the switcher's cookie (0 when absent or stale).
 
-    The value is signed by this process (``security.sign_preference``): a page on
+    The value is signed by this process (``guard.access.sign_preference``): a page on
     another 127.0.0.1 port can set a cookie of the same name, and one with a
     narrower Path would be sent first.  Unsigned or disagreeing copies are ignored.
     """
-    from .guard.security import verified_preferences
+    from .guard.access import verified_preferences
     values = set(verified_preferences(request.cookies.getlist(project_cookie())))
     raw = values.pop() if len(values) == 1 else "0"
     index = whole_number(raw)

@@ -18,7 +18,7 @@ from math import ceil
 from flask import Blueprint, abort, current_app, request
 from flask_babel import gettext as _
 
-from ...guard.security import sign_preference, verified_preferences
+from ...guard.access import sign_preference, verified_preferences
 from ...web import number_arg, page, page_route, readable_refs, wants_fragment, wants_json
 from . import log as activity_log
 
