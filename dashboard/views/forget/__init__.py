@@ -3,16 +3,14 @@
 Every state change is a POST: without JavaScript it answers 303 to the job's
 page, with htmx the job fragment (which polls itself while the job runs),
 with ``Accept: application/json`` the job as JSON.  One memory's page is in
-``forget_one``, "forget what is about me" in ``forget_about``.
+``forget/one.py``, "forget what is about me" in ``forget/about.py``, the jobs in ``forget/jobs.py``;
+their routes are registered here.  A refusal is answered by ``errors.py`` (for htmx: in #status).
 """
 
 from __future__ import annotations
 
-import functools
-
 from flask import Blueprint, abort, request
 from flask_babel import gettext as _, lazy_gettext as _l
-from werkzeug.exceptions import HTTPException
 
 from ...actions import dryrun
 from ...actions import purge
@@ -21,8 +19,8 @@ from ...pictures import residue_bars
 from ...store import StoreProblem
 from ...store import purge as purge_sql
 from ...store.purge import count_kinds
-from ...web import (current_project, wants_json, workspace, page, page_route, raise_if_unreadable,
-                   render, statuses, store_by_key, stores, wants_fragment)
+from ...web import (current_project, workspace, page, page_route, raise_if_unreadable, statuses, store_by_key,
+                   stores)
 
 from . import about as forget_about, jobs as forget_jobs, one as forget_one
 from .jobs import looked_for, start, unverified, writable_store
@@ -39,26 +37,6 @@ CATEGORY_LABELS = {"soft_deleted": _l("Soft-deleted memories"),
 @bp.record_once
 def _init(state):
     state.app.extensions["forget_jobs"] = Jobs()
-
-
-def action(rule: str):
-    """A POST route; htmx does not swap error responses, so a refused htmx POST
-    gets its message as a fragment.  Pages, no-JS forms and JSON keep the status."""
-    def decorate(view):
-        @functools.wraps(view)
-        def wrapper(*args, **kwargs):
-            try:
-                return view(*args, **kwargs)
-            except HTTPException as exc:
-                if not wants_fragment() or wants_json():
-                    raise
-                answer = render("forget/_message.html", "forget/_message.html", status=exc.code,
-                                message=exc.description, said=(exc.description, "bad"))
-                # A form may swap its own card on success; a refusal goes beside it instead.
-                answer.headers["HX-Retarget"], answer.headers["HX-Reswap"] = "#forget-result", "innerHTML"
-                return answer
-        return bp.post(rule)(wrapper)
-    return decorate
 
 
 def _categories() -> list[str]:
@@ -152,7 +130,7 @@ def plan(key: str, fmt: str):
                 labels=CATEGORY_LABELS, to_json=lambda ctx: ctx["plan"])
 
 
-@action("/forget/wipe")
+@bp.post("/forget/wipe")
 def wipe():
     for ref in stores():
         if not ref.missing:   # a folder or a socket at the path is refused with its reason
@@ -164,7 +142,7 @@ def wipe():
                   background=False)
 
 
-@action("/forget/purge/<key>")
+@bp.post("/forget/purge/<key>")
 def purge_store(key: str):
     ref = writable_store(key)
     cats = _categories()
@@ -191,7 +169,7 @@ def purge_store(key: str):
     return start("purge", [key], work)
 
 
-@action("/forget/everything")
+@bp.post("/forget/everything")
 def everything():
     """Wipe and erase the stores on screen (this project's and the user store), verified.
 
@@ -224,8 +202,8 @@ def everything():
 # The other forget pages: their views live beside this module, their routes here.
 page_route(bp, "/forget/jobs/<job_id>")(forget_jobs.job)
 bp.get("/forget/jobs/<job_id>/report.json")(forget_jobs.report)
-action("/forget/jobs/<job_id>/retry")(forget_jobs.retry)
+bp.post("/forget/jobs/<job_id>/retry")(forget_jobs.retry)
 page_route(bp, "/forget/about")(forget_about.about)
-action("/forget/about")(forget_about.erase_about)
+bp.post("/forget/about")(forget_about.erase_about)
 page_route(bp, "/forget/memory/<key>/<memory_id>")(forget_one.memory)
-action("/forget/memory/<key>/<memory_id>")(forget_one.forget_memory)
+bp.post("/forget/memory/<key>/<memory_id>")(forget_one.forget_memory)

@@ -143,6 +143,5 @@ def add():
     context = {"form": got, "types": KNOWN_TYPES, "plan": None, "refusal": None, "error_type": None,
                "effect": None, "planned": None, "outcome": outcome}
     if wants_fragment():
-        # htmx swaps only 2xx answers, so the failure travels inside the partial.
-        return render_template("memories/_new.html", **context)
+        return render_template("memories/_new.html", **context), outcome.status
     return render_template("memories/new.html", **context), outcome.status

@@ -16,8 +16,8 @@ No JavaScript: the dry run is a page, Apply answers a result page (a purge
 303s to its job page, which polls itself).  htmx: the dry run lands in
 ``#bulk-review`` above the table; Apply swaps the whole list (refreshed, with
 the result said in #status) or, for a purge, the job fragment into
-``#bulk-review``.  A refusal with htmx answers 200 with the message inside
-the fragment, because htmx swaps only 2xx answers.
+``#bulk-review``.  A refusal keeps its status (htmx swaps 4xx answers too: base.html's
+htmx-config).
 """
 
 from __future__ import annotations
@@ -123,9 +123,8 @@ def _answer_plan(ctx, status=200):
         if ctx.get("moved"):
             data["moved"] = [{"store": s, "id": i, "why": w} for s, i, w in ctx["moved"]]
         return twin(data, status)
-    fragment = wants_fragment()
     response = render("memories/bulk_plan.html", "memories/_bulk_plan.html", **ctx)
-    response.status_code = 200 if fragment else status
+    response.status_code = status
     return response
 
 
@@ -141,11 +140,8 @@ def review():
 def _refused(status: int, message: str):
     if wants_json():
         return twin({"outcome": "refused", "message": message}, status)
-    if wants_fragment():
-        return render("memories/bulk_message.html", "memories/_bulk_message.html", message=message,
+    response = render("memories/bulk_message.html", "memories/_bulk_message.html", message=message,
                       status=status, said=(message, "bad"))
-    response = render("memories/bulk_message.html", None, message=message, status=status,
-                      said=(message, "bad"))
     response.status_code = status
     return response
 

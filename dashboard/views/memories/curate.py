@@ -153,6 +153,7 @@ def _answer(store: str, memory_id: str, outcome: Outcome, action: str = ""):
     if action in IN_PLACE and wants_fragment():
         answer = page_in_place(store, memory_id, outcome, shown)
         if answer is not None:
+            answer.status_code = outcome.status   # a failure is said inside; htmx swaps it
             return answer
     if outcome.ok:
         # done= makes the actions partial report the block's size read back from the files;
@@ -163,9 +164,8 @@ def _answer(store: str, memory_id: str, outcome: Outcome, action: str = ""):
     ref = store_by_key(store)
     memory = get_memory(ref, memory_id)[0] if ref is not None and ref.exists else None
     if wants_fragment():
-        # htmx swaps only 2xx answers, so the failure travels inside the partial.
         return render_template("memories/_actions.html", memory=memory, outcome=outcome,
-                               cur=_cur(memory))
+                               cur=_cur(memory)), outcome.status
     return render_template("memories/action_result.html", memory=memory, outcome=outcome,
                            cur=_cur(memory), store=store, memory_id=memory_id), outcome.status
 
