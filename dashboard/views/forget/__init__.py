@@ -18,10 +18,9 @@ from ...actions.jobs import Jobs
 from ...pictures import residue_bars
 from ...store import StoreProblem
 from ...store import purge as purge_sql
-from ...store.purge import count_kinds
-from ...web import (current_project, workspace, page, page_route, raise_if_unreadable, statuses, store_by_key,
-                   stores)
+from ...web import current_project, page, page_route, statuses, stores, workspace
 
+from .. import resolve
 from . import about as forget_about, jobs as forget_jobs, one as forget_one
 from .jobs import looked_for, start, unverified, writable_store
 
@@ -48,11 +47,6 @@ def _categories() -> list[str]:
         abort(400, _("Pick at least one of: %(names)s, everything.",
                      names=", ".join(purge.ALL_CATEGORIES)))
     return picked
-
-
-def _confirmed(expected: str) -> None:
-    if (request.form.get("confirm") or "").strip() != expected:
-        abort(400, _("To confirm, type “%(phrase)s” exactly. Nothing was changed.", phrase=expected))
 
 
 # -- pages -----------------------------------------------------------------------------
@@ -102,8 +96,7 @@ def everything_dry_run() -> dict:
 
 @page_route(bp, "/forget/residue/<key>")
 def residue(key: str, fmt: str):
-    ref = store_by_key(key) or abort(404, _("There is no store called '%(key)s'.", key=key))
-    raise_if_unreadable(key)
+    ref = resolve.store(key)
     report = purge.residue_report(ref)
     return page(fmt, "forget/residue.html", "forget/_residue.html", report=report, ref=ref,
                 residue_picture=None if fmt == "json" else residue_bars(report),
@@ -112,8 +105,7 @@ def residue(key: str, fmt: str):
 
 @page_route(bp, "/forget/plan/<key>")
 def plan(key: str, fmt: str):
-    ref = store_by_key(key) or abort(404, _("There is no store called '%(key)s'.", key=key))
-    raise_if_unreadable(key)
+    ref = resolve.store(key)
     cats = _categories()
     rows = purge.plan(ref, cats)
     token = purge.fingerprint(rows)
@@ -146,19 +138,10 @@ def wipe():
 def purge_store(key: str):
     ref = writable_store(key)
     cats = _categories()
-    _confirmed(ref.name)
-    try:
-        # The rows the user saw: only they go.  Rows that arrived since are kept
-        # (and reported); a confirmed row that changed is a reason to look again.
-        dry_run = purge.confirmed(request.form.get("fingerprint") or "", cats)
-    except ValueError:
-        abort(400, _("The dry run's fingerprint is missing or damaged: look at the dry run "
-                     "again. Nothing was changed."))
-    changed = purge.check(ref, dry_run).changed
-    if changed:
-        abort(409, _("%(n)d of the rows you confirmed changed since the dry run (%(what)s). "
-                     "Look at the new dry run before purging. Nothing was changed.",
-                     n=len(changed), what=count_kinds(changed)))
+    resolve.typed(request.form.get("confirm"), ref.name)
+    # The rows the user saw: only they go.  Rows that arrived since are kept
+    # (and reported); a confirmed row that changed is a reason to look again.
+    dry_run = resolve.dry_run(ref, request.form.get("fingerprint"), cats)
     earlier = unverified(ref)
 
     def work(job):
@@ -184,7 +167,7 @@ def everything():
     if shown is not None and shown != str(every[0].path):
         abort(409, _("The project on screen changed since this page was shown (another tab?). "
                      "Look at the forget page again. Nothing was changed."))
-    _confirmed(EVERYTHING_PHRASE)
+    resolve.typed(request.form.get("confirm"), EVERYTHING_PHRASE)
     refs = [r for r in every if r.exists]
     earlier = {str(r.path): unverified(r) for r in every}
 

@@ -12,11 +12,10 @@ from __future__ import annotations
 from flask import abort, request
 from flask_babel import gettext as _, lazy_gettext as _l
 
+from .. import resolve
 from . import jobs as forget_jobs
 from ...actions import about as scope
 from ...actions import purge
-from ...store import StoreProblem
-from ...store.purge import count_kinds
 from ...web import page, statuses, stores
 from ..findings import current_report, flags_by_row
 
@@ -52,26 +51,12 @@ def erase_about():
         if key not in refs:
             abort(404, _("There is no store called '%(key)s'.", key=key))
         forget_jobs.writable_store(key)
-    if (request.form.get("confirm") or "").strip() != str(ABOUT_PHRASE):
-        abort(400, _("To confirm, type “%(phrase)s” exactly. Nothing was changed.",
-                     phrase=ABOUT_PHRASE))
+    resolve.typed(request.form.get("confirm"), ABOUT_PHRASE)
     runs = []
     for key in keys:
         ref = refs[key]
         cats = [c for c in request.form.getlist(f"cat-{key}") if c in purge.ALL_CATEGORIES]
-        try:
-            dry_run = purge.confirmed_by_id(request.form.get(f"fingerprint-{key}") or "", cats)
-        except ValueError:
-            abort(400, _("The dry run's fingerprint is missing or damaged: look at the dry run "
-                         "again. Nothing was changed."))
-        try:
-            changed = purge.check(ref, dry_run).changed
-        except StoreProblem as exc:
-            abort(409, str(exc))
-        if changed:
-            abort(409, _("%(n)d of the rows you confirmed changed since the dry run (%(what)s). "
-                         "Look at the new dry run. Nothing was changed.",
-                         n=len(changed), what=count_kinds(changed)))
+        dry_run = resolve.dry_run(ref, request.form.get(f"fingerprint-{key}"), cats, by_id=True)
         runs.append((ref, dry_run, forget_jobs.unverified(ref)))
     if not runs:
         abort(400, _("The dry run names no store. Nothing was changed."))

@@ -15,18 +15,18 @@ from flask_babel import gettext as _
 from ...actions import purge
 from ...actions.jobs import Busy, Jobs
 from ...words import label
-from ...web import page, render, statuses, store_by_key, stores, twin, wants_fragment, wants_json
+from .. import resolve
+from ...web import page, render, stores, twin, wants_fragment, wants_json
 
 def job(job_id: str, fmt: str):
-    found = _jobs().get(job_id) or abort(404, _(
-        "That forget action is unknown (the dashboard may have restarted)."))
+    found = _job(job_id)
     view = job_dict(found)
     return page(fmt, "forget/job.html", "forget/_job.html", job=found, view=view,
                 first=not wants_fragment(), said=job_said(view), to_json=lambda ctx: ctx["view"])
 
 
 def report(job_id: str):
-    found = _jobs().get(job_id) or abort(404, _("That forget action is unknown."))
+    found = _job(job_id)
     if found.state == "running":
         abort(409, _("The action is still running; the report is ready when it ends."))
     response = twin({"report": "agentao memory forget report",
@@ -38,7 +38,7 @@ def report(job_id: str):
 # -- actions -----------------------------------------------------------------------------
 
 def retry(job_id: str):
-    old = _jobs().get(job_id) or abort(404, _("That forget action is unknown."))
+    old = _job(job_id)
     results = (old.result or {}).get("results") if old.state == "done" else None
     if not results:
         abort(400, _("Only a finished purge can be retried."))
@@ -58,22 +58,19 @@ def _jobs() -> Jobs:
     return current_app.extensions["forget_jobs"]
 
 
+def _job(job_id: str):
+    """The forget job with this id; a 404 when this process does not know it."""
+    return _jobs().get(job_id) or abort(404, _(
+        "That forget action is unknown (the dashboard may have restarted)."))
+
+
 def writable_store(key: str):
     """The store, if it may be changed now; otherwise a 404, 403 or 409 with the reason."""
     try:
         _jobs().check_idle([key])
     except Busy as exc:
         abort(409, str(exc))
-    ref = store_by_key(key)
-    if ref is None:
-        abort(404, _("There is no store called '%(key)s'.", key=key))
-    st = next(s for s in statuses() if s.ref.key == key)
-    if current_app.config["READ_ONLY"] or not st.writable:
-        # The reasons are sentences already: one full stop, not two.
-        reason = str(st.problem or st.read_only_reason or _("the dashboard runs read-only"))
-        abort(403, _("The %(kind)s store cannot be changed: %(reason)s.", kind=ref.kind,
-                     reason=reason.rstrip(".")))
-    return ref
+    return resolve.writable(key)
 
 
 def unverified(ref) -> list:

@@ -28,10 +28,10 @@ from flask_babel import gettext as _
 
 from ...actions import curation
 from ...actions import restore as restoring
-from .. import block_effects
+from .. import block_effects, resolve
 from ...store import get_memory
 from ...store.writes import Expect
-from ...web import raise_if_unreadable, store_by_key, stores, twin, wants_fragment, wants_json, whole_number
+from ...web import store_by_key, stores, twin, wants_fragment, wants_json, whole_number
 from .page import actions_for, page_in_place
 from ..outcomes import ID, Blocked, Outcome, failure, form_values, go_to, read_back, require_writable
 
@@ -182,13 +182,7 @@ def act(store: str, memory_id: str, action: str):
 
 def effect(store: str, memory_id: str):
     """What saving the edit form's values would do to the stable block (nothing is written)."""
-    ref = store_by_key(store)
-    if ref is None or not ID.fullmatch(memory_id) or not ref.exists:
-        abort(404, _("No memory '%(id)s' in store '%(store)s'.", id=memory_id, store=store))
-    raise_if_unreadable(store)
-    memory = get_memory(ref, memory_id)[0]
-    if memory is None or not memory.live:
-        abort(404, _("No live memory '%(id)s' in store '%(store)s'.", id=memory_id, store=store))
+    _ref, memory, _events = resolve.memory(store, memory_id, live=True)
     values = request.args
     value = values.get("value")
     if value is None:

@@ -9,7 +9,7 @@ import re
 from flask import abort, request, url_for
 from flask_babel import gettext as _
 
-from .. import block_effects
+from .. import block_effects, resolve
 from . import marks as memory_marks
 from ...actions import curation
 from ...actions import restore as restoring
@@ -105,15 +105,7 @@ def detail_context(store: str, memory_id: str, fmt: str = "html", done: str | No
     Also the context of the fragment a delete or restore answers htmx with
     (views.curate), so the answer at the top of the page changes with the click.
     """
-    ref = store_by_key(store)
-    if ref is None or not _ID.fullmatch(memory_id):
-        abort(404, _("No memory '%(id)s' in store '%(store)s'.", id=memory_id, store=store))
-    status = status_of(store)
-    if status.problem:
-        raise status.problem
-    memory, events = get_memory(ref, memory_id)
-    if memory is None:
-        abort(404, _("No memory '%(id)s' in store '%(store)s'.", id=memory_id, store=store))
+    _ref, memory, events = resolve.memory(store, memory_id)
     entry = _stable_entry(memory) if memory.deleted_at is None else None
     info = reach(memory, entry)
     if memory.store == "user":
