@@ -101,9 +101,13 @@ def wants_json() -> bool:
             or request.accept_mimetypes.best == "application/json")
 
 
-def render(page_template: str, fragment: str | None = None, **context):
-    """Render the full page, or only its fragment when htmx asks for one."""
+def render(page_template: str | None, fragment: str | None = None, **context):
+    """Render the full page, or only its fragment when htmx asks for one.  With no page
+    template of its own the page is ``page.html`` around the fragment (context: ``title``,
+    optional ``heading`` and ``back`` = (url, words))."""
     partial = bool(fragment and wants_fragment())
+    if page_template is None:
+        page_template, context["fragment_template"] = "page.html", fragment
     body = render_template(fragment if partial else page_template, **context)
     if partial and context.get("said"):
         # The result in words, into the pinned #status region wherever the fragment lands.
@@ -114,7 +118,7 @@ def render(page_template: str, fragment: str | None = None, **context):
     return response
 
 
-def page(fmt: str, page_template: str, fragment: str | None = None, *, to_json=None,
+def page(fmt: str, page_template: str | None, fragment: str | None = None, *, to_json=None,
          **context):
     """One context, two renderings (datasette's renderers): the HTML page (or its
     fragment), or for ``fmt == "json"`` the context itself as the JSON twin.

@@ -263,7 +263,7 @@ def job(fmt: str):
     else:
         found = next(iter(_jobs().running()[-1:] or _jobs().finished()[-1:]), None)
     view = _job_dict(found) if found else None
-    return page_(fmt, "findings/job_page.html", "findings/job.html", view=view,
+    return page_(fmt, None, "findings/job.html", title=_("Findings: full scan"), view=view,
                  to_json=lambda ctx: ctx["view"] or {"state": "none",
                                                      "full_scan": url_for("findings.full_scan")})
 

@@ -9,7 +9,7 @@ their routes are registered here.  A refusal is answered by ``errors.py`` (for h
 
 from __future__ import annotations
 
-from flask import Blueprint, abort, request
+from flask import Blueprint, abort, request, url_for
 from flask_babel import gettext as _, lazy_gettext as _l
 
 from ...actions import dryrun
@@ -98,7 +98,10 @@ def everything_dry_run() -> dict:
 def residue(key: str, fmt: str):
     ref = resolve.store(key)
     report = purge.residue_report(ref)
-    return page(fmt, "forget/residue.html", "forget/_residue.html", report=report, ref=ref,
+    return page(fmt, None, "forget/_residue.html", report=report, ref=ref,
+                title=(_("What is left in your user store") if ref.kind == "user"
+                       else _("What is left in this project's store")),
+                back=(url_for("forget.index"), _("Back to Forget")),
                 residue_picture=None if fmt == "json" else residue_bars(report),
                 to_json=lambda ctx: ctx["report"])
 
@@ -118,7 +121,11 @@ def plan(key: str, fmt: str):
     kinds: dict = {}
     for r in rows:
         kinds[r.kind] = kinds.get(r.kind, 0) + 1
-    return page(fmt, "forget/plan.html", "forget/_plan.html", plan=data, ref=ref, kinds=kinds,
+    user = ref.kind == "user"
+    return page(fmt, None, "forget/_plan.html", plan=data, ref=ref, kinds=kinds,
+                title=_("Dry run: your user store") if user else _("Dry run: this project's store"),
+                heading=(_("Dry run: erase from your user store") if user
+                         else _("Dry run: erase from this project's store")),
                 labels=CATEGORY_LABELS, to_json=lambda ctx: ctx["plan"])
 
 

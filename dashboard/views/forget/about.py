@@ -40,7 +40,7 @@ def about(fmt: str):
             "finding_categories": list(scope.ABOUT_CATEGORIES)}
     total = sum(len(p.rows) for p in parts)
     events = sum(p.goes().get("event", 0) for p in parts)
-    return page(fmt, "forget/about.html", "forget/_about_plan.html", about=data, parts=parts,
+    return page(fmt, None, "forget/_about_plan.html", title=_("Forget what is about you"), heading=None, about=data, parts=parts,
                 total=total, events=events, items=total - events, fits=all(p.fits for p in parts), to_json=lambda ctx: ctx["about"])
 
 

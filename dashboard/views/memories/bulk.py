@@ -140,8 +140,9 @@ def review():
 def _refused(status: int, message: str):
     if wants_json():
         return twin({"outcome": "refused", "message": message}, status)
-    response = render("memories/bulk_message.html", "memories/_bulk_message.html", message=message,
-                      status=status, said=(message, "bad"))
+    response = render(None, "memories/_bulk_message.html", message=message, status=status,
+                      said=(message, "bad"), title=_("Review changes"),
+                      back=(url_for("memories.index"), _("Back to the memories")))
     response.status_code = status
     return response
 
