@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flask import Flask, abort, current_app, jsonify, render_template, request
+from flask import Flask, abort, current_app, jsonify, redirect, render_template, request
 from flask.json.provider import DefaultJSONProvider
 from flask_babel import gettext as _, get_locale, lazy_gettext as _l
 
@@ -132,6 +132,21 @@ def page(fmt: str, page_template: str | None, fragment: str | None = None, *, to
     if fmt == "json":
         return twin(to_json(context) if to_json is not None else context)
     return render(page_template, fragment, **context)
+
+
+def answer(data, code: int = 200, *, page: str | None = None, fragment: str | None = None,
+           to: str | None = None, **context):
+    """The one answer to a request that acts: ``data`` as JSON for scripts (a function is
+    called only then); for htmx the fragment; without JavaScript a 303 to ``to`` when given
+    (post/redirect/get), else the page (``page.html`` around the fragment when ``page`` is
+    None).  Every rendering keeps the status ``code``: htmx swaps 4xx answers too (base.html)."""
+    if wants_json():
+        return twin(data() if callable(data) else data, code)
+    if to is not None and not (fragment and wants_fragment()):
+        return redirect(to, 303)
+    response = render(page, fragment, **context)
+    response.status_code = code
+    return response
 
 
 def page_route(bp, rule: str):

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from flask import abort, current_app, redirect, url_for
+from flask import abort, current_app, url_for
 from flask_babel import gettext as _
 
 from ...actions import purge
 from ...actions.jobs import Busy, Jobs
 from ...words import label
 from .. import resolve
-from ...web import page, render, stores, twin, wants_fragment, wants_json
+from ...web import answer, page, stores, twin, wants_fragment
 
 def job(job_id: str, fmt: str):
     found = _job(job_id)
@@ -95,13 +95,10 @@ def start(kind, keys, work, background=True):
         job_ = _jobs().start(kind, keys, work, background=background)
     except Busy as exc:
         abort(409, str(exc))
-    if wants_json():
-        return twin(job_dict(job_), 202 if job_.state == "running" else 200)
-    if wants_fragment():
-        view = job_dict(job_)
-        return render("forget/job.html", "forget/_job.html", job=job_, view=view, first=True,
-                      said=job_said(view))
-    return redirect(url_for("forget.job", job_id=job_.id), 303)
+    view = job_dict(job_)   # one snapshot: the job runs on in another thread
+    return answer(view, 202 if view["state"] == "running" else 200, fragment="forget/_job.html",
+                  to=url_for("forget.job", job_id=job_.id), job=job_, view=view, first=True,
+                  said=job_said(view))
 
 
 def job_said(view: dict):

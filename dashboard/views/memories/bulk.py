@@ -33,7 +33,7 @@ from ...actions import bulk, bulk_apply, purge
 from ...actions.effects import block_token
 from ...actions.jobs import Busy
 from ...store import StoreProblem
-from ...web import readable_refs, render, stores, twin, wants_fragment, wants_json
+from ...web import answer, readable_refs, render, stores, twin, wants_fragment, wants_json
 from .. import block_effects
 from .page import list_context, parse_filters
 from ..outcomes import ID, Blocked, require_writable
@@ -138,13 +138,9 @@ def review():
 
 
 def _refused(status: int, message: str):
-    if wants_json():
-        return twin({"outcome": "refused", "message": message}, status)
-    response = render(None, "memories/_bulk_message.html", message=message, status=status,
-                      said=(message, "bad"), title=_("Review changes"),
-                      back=(url_for("memories.index"), _("Back to the memories")))
-    response.status_code = status
-    return response
+    return answer({"outcome": "refused", "message": message}, status, fragment="memories/_bulk_message.html",
+                  message=message, status=status, said=(message, "bad"), title=_("Review changes"),
+                  back=(url_for("memories.index"), _("Back to the memories")))
 
 
 def _posted(values) -> list[bulk_apply.Posted]:
