@@ -6,7 +6,7 @@ rejected / cleared) and who did it, as far as the files can tell (see
 ``?changed=<date>`` adds what the agent knows now that it did not know then, and
 says where that cannot be reconstructed.  "Your last visit" is remembered per port
 in a signed cookie, like the project choice: a page on another port cannot set it.
-The page's feed is a ``data-live`` region: the live pulse (``views.pulse``)
+The page's feed is a ``data-live`` region: the live pulse (``activity/pulse.py``)
 refreshes it when the agent writes.
 """
 

@@ -10,14 +10,14 @@ from ...web import page as page_
 from ...web import page_route, status_of
 
 bp = Blueprint("memories", __name__)
-# Curating one memory is part of this screen (views.curate holds the handlers).
+# Curating one memory is part of this screen (curate.py holds the handlers).
 bp.add_url_rule("/memories/<store>/<memory_id>/<action>", "curate", curate.act, methods=["POST"])
 bp.add_url_rule("/memories/<store>/<memory_id>/effect", "edit_effect", curate.effect, methods=["GET"])
-# Adding one by hand (views.adding): the form and its plan, and the save.
+# Adding one by hand (adding.py): the form and its plan, and the save.
 page_route(bp, "/memories/new")(adding.new)
 bp.add_url_rule("/memories/new", "add", adding.add, methods=["POST"])
 bp.add_url_rule("/memories/new/plan", "plan_new", adding.plan, methods=["POST"])
-# Bulk actions from the list (views.bulk): the dry run and Apply, each with a .json twin.
+# Bulk actions from the list (bulk.py): the dry run and Apply, each with a .json twin.
 for _tail in ("", ".json"):   # the .json twin answers JSON (web.wants_json reads the path)
     bp.add_url_rule("/memories/bulk/plan" + _tail, "bulk_plan", bulk.review, methods=["POST"])
     bp.add_url_rule("/memories/bulk" + _tail, "bulk", bulk.apply, methods=["POST"])

@@ -2,8 +2,8 @@
 
 Every waiting card shows the ``ApprovalPlan`` (dashboard.actions.approval) its
 Approve button executes, and says first, in words, what that plan does
-(views.review_words).  The cards' context is views.review_cards; approving and
-rejecting are views.review_decide, reject-and-erase views.review_erase: all
+(reviews/said.py).  The cards' context is reviews/cards.py; approving and
+rejecting are reviews/decide.py, reject-and-erase reviews/erase.py: all
 registered here, on one blueprint (one URL prefix, one template folder).
 """
 
@@ -26,7 +26,7 @@ bp = Blueprint("reviews", __name__)
 bp.add_url_rule("/reviews/<item_id>/<action>", "decide_one", review_decide.decide_one,
                 methods=["POST"])
 bp.add_url_rule("/reviews/<action>", "decide_many", review_decide.decide_many, methods=["POST"])
-# Reject-and-erase is part of this screen (views.review_erase holds the handlers).
+# Reject-and-erase is part of this screen (reviews/erase.py holds the handlers).
 bp.add_url_rule("/reviews/erase", "erase_confirm", review_erase.erase_confirm, methods=["GET"])
 bp.add_url_rule("/reviews/erase", "erase", review_erase.erase, methods=["POST"])
 bp.add_url_rule("/reviews/erased", "erased", review_erase.erased, methods=["GET"])

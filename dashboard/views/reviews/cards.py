@@ -1,7 +1,7 @@
 """The review cards' context: each pending item with the plan that approves it, its
 block effect and the warnings that need the store, for the page, a fragment or a twin.
 
-Shared by the list (views.reviews) and the decisions (views.review_decide), which
+Shared by the list (views.reviews) and the decisions (reviews/decide.py), which
 re-plans the cards it answers with, so every card is drawn from the same steps.
 """
 

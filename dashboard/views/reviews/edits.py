@@ -3,7 +3,7 @@
 The card names its fields per item (``value-<id>``, ``tags-<id>``,
 ``scope-<id>``, ``type-<id>``) because every card sits in the one bulk form;
 a script sends the plain names.  Tags follow the memory edit form's rule
-(views.curate): the proposal's tags sent back as shown mean "keep them".
+(memories/curate.py): the proposal's tags sent back as shown mean "keep them".
 """
 
 from __future__ import annotations
