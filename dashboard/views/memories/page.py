@@ -103,7 +103,7 @@ def detail_context(store: str, memory_id: str, fmt: str = "html", done: str | No
     """What a memory's page shows: the row, how it reaches the agent, its findings, its forms.
 
     Also the context of the fragment a delete or restore answers htmx with
-    (views.curate), so the answer at the top of the page changes with the click.
+    (curate.py), so the answer at the top of the page changes with the click.
     """
     _ref, memory, events = resolve.memory(store, memory_id)
     entry = _stable_entry(memory) if memory.deleted_at is None else None
@@ -132,7 +132,7 @@ def _exists(store: str, memory_id: str) -> bool:
 
 
 def page_in_place(store: str, memory_id: str, outcome, shown: str | None):
-    """A delete's or restore's answer to htmx (views.curate): the memory's page region as it
+    """A delete's or restore's answer to htmx (curate.py): the memory's page region as it
     is now, with the same words as the page a form without JavaScript lands on (``?done=``),
     or the failure inside it.  None when there is no row to show (the caller answers)."""
     if not (outcome.ok or _exists(store, memory_id)):
