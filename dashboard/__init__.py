@@ -25,7 +25,7 @@ DEFAULTS = {
 def create_app(config: dict | None = None) -> Flask:
     """Build the dashboard app.  Importing this package opens no file; this does neither."""
     from . import errors, facts, web
-    from .guard import security
+    from .guard import login, security
     from .store import default_user_db
     from .store.registry import Workspace
     from .views import ALL_BLUEPRINTS
@@ -57,6 +57,7 @@ def create_app(config: dict | None = None) -> Flask:
     clock.use(app.config["CLOCK"])   # code without Flask reads it; every request sets it again
     app.before_request(lambda: clock.use(app.config["CLOCK"]))
     security.init_app(app)
+    app.register_blueprint(login.bp)
     web.init_app(app)
     facts.init_app(app)
     errors.init_app(app)

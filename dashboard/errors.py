@@ -9,7 +9,7 @@ from flask_babel import gettext as _, lazy_gettext
 from werkzeug.exceptions import HTTPException
 
 from .store import StoreProblem
-from .web import wants_json
+from .web import wants_fragment, wants_json
 
 log = logging.getLogger(__name__)
 
@@ -46,8 +46,15 @@ DESCRIPTIONS = {
 
 
 def _respond(status: int, title: str, message: str, code: str | None = None):
+    """Every refusal answered in one place: JSON for scripts, for htmx the sentence in the
+    pinned #status region (the form stays as it was, to be corrected), else the page."""
     if wants_json():
         return jsonify({"error": code or title, "message": message, "status": status}), status
+    if wants_fragment():
+        response = make_response(render_template("partials/error.html", status=status,
+                                                 message=message), status)
+        response.headers["HX-Reswap"] = "none"   # only its out-of-band #status is swapped
+        return response
     return render_template("error.html", status=status, title=title, message=message), status
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flask import Flask, abort, current_app, jsonify, render_template, request
+from flask import Flask, abort, current_app, jsonify, redirect, render_template, request
 from flask.json.provider import DefaultJSONProvider
 from flask_babel import gettext as _, get_locale, lazy_gettext as _l
 
@@ -24,11 +24,11 @@ def project_cookie() -> str:
 def current_project() -> int:
     """Index of the project shown, from the switcher's cookie (0 when absent or stale).
 
-    The value is signed by this process (``security.sign_preference``): a page on
+    The value is signed by this process (``guard.access.sign_preference``): a page on
     another 127.0.0.1 port can set a cookie of the same name, and one with a
     narrower Path would be sent first.  Unsigned or disagreeing copies are ignored.
     """
-    from .guard.security import verified_preferences
+    from .guard.access import verified_preferences
     values = set(verified_preferences(request.cookies.getlist(project_cookie())))
     raw = values.pop() if len(values) == 1 else "0"
     index = whole_number(raw)
@@ -101,9 +101,13 @@ def wants_json() -> bool:
             or request.accept_mimetypes.best == "application/json")
 
 
-def render(page_template: str, fragment: str | None = None, **context):
-    """Render the full page, or only its fragment when htmx asks for one."""
+def render(page_template: str | None, fragment: str | None = None, **context):
+    """Render the full page, or only its fragment when htmx asks for one.  With no page
+    template of its own the page is ``page.html`` around the fragment (context: ``title``,
+    optional ``heading`` and ``back`` = (url, words))."""
     partial = bool(fragment and wants_fragment())
+    if page_template is None:
+        page_template, context["fragment_template"] = "page.html", fragment
     body = render_template(fragment if partial else page_template, **context)
     if partial and context.get("said"):
         # The result in words, into the pinned #status region wherever the fragment lands.
@@ -114,7 +118,7 @@ def render(page_template: str, fragment: str | None = None, **context):
     return response
 
 
-def page(fmt: str, page_template: str, fragment: str | None = None, *, to_json=None,
+def page(fmt: str, page_template: str | None, fragment: str | None = None, *, to_json=None,
          **context):
     """One context, two renderings (datasette's renderers): the HTML page (or its
     fragment), or for ``fmt == "json"`` the context itself as the JSON twin.
@@ -128,6 +132,21 @@ def page(fmt: str, page_template: str, fragment: str | None = None, *, to_json=N
     if fmt == "json":
         return twin(to_json(context) if to_json is not None else context)
     return render(page_template, fragment, **context)
+
+
+def answer(data, code: int = 200, *, page: str | None = None, fragment: str | None = None,
+           to: str | None = None, **context):
+    """The one answer to a request that acts: ``data`` as JSON for scripts (a function is
+    called only then); for htmx the fragment; without JavaScript a 303 to ``to`` when given
+    (post/redirect/get), else the page (``page.html`` around the fragment when ``page`` is
+    None).  Every rendering keeps the status ``code``: htmx swaps 4xx answers too (base.html)."""
+    if wants_json():
+        return twin(data() if callable(data) else data, code)
+    if to is not None and not (fragment and wants_fragment()):
+        return redirect(to, 303)
+    response = render(page, fragment, **context)
+    response.status_code = code
+    return response
 
 
 def page_route(bp, rule: str):

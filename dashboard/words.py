@@ -375,7 +375,7 @@ def locale() -> str:
     so a page on another port cannot set it), else ``--lang`` / the ``LANG`` config key,
     else the browser's Accept-Language (any ``zh`` -> Simplified Chinese), else English."""
     from flask import current_app, has_request_context, request
-    from .guard.security import verified_preferences
+    from .guard.access import verified_preferences
     configured = current_app.config.get("LANG")
     if not has_request_context():
         return configured or "en"

@@ -166,7 +166,7 @@ def test_since_my_last_visit_is_remembered_per_port_in_a_signed_cookie(history):
     # A visit that ended two hours ago, signed by this dashboard: the next visit compares with it.
     two_hours = (datetime.now() - timedelta(hours=2)).strftime("%Y-%m-%dT%H:%M:%S")
     with client.application.test_request_context():
-        from dashboard.guard.security import sign_preference
+        from dashboard.guard.access import sign_preference
         signed = sign_preference(f"{two_hours}|{two_hours}")
     client.set_cookie(name, signed)
     page = soup(client.get("/activity"))

@@ -165,9 +165,9 @@ def test_htmx_and_json_paths(seeded):
         r = client.post("/memories/new", data=form, headers=JSON)
     body = r.get_json()
     assert (r.status_code, body["event"], body["effect_as_shown"]) == (200, "update", True)
-    # A failure answers inside the fragment (htmx swaps only 2xx).
+    # A failure answers inside the fragment, with its status (htmx swaps a 422: base.html).
     r = client.post("/memories/new", data={"key": "k", "value": "  "}, headers={"HX-Request": "true"})
-    assert r.status_code == 200 and soup(r).select_one("#memory-new [data-outcome=refused]")
+    assert r.status_code == 422 and soup(r).select_one("#memory-new [data-outcome=refused]")
 
 
 def test_read_only_stores_refuse_and_write_nothing(seeded):

@@ -10,7 +10,7 @@ from bs4 import BeautifulSoup
 
 from agentao_world import Agent, BrowserClient, file_digest, wait_for_job
 from dashboard import create_app
-from dashboard.views.forget_one import typeable
+from dashboard.views.forget.one import typeable
 from test_forget import files_of, naive_hits
 
 HTMX = {"HX-Request": "true"}
@@ -132,8 +132,8 @@ def test_one_memory_htmx_purge_shows_the_verdict_not_the_text(client, world):
     assert form.select_one("[data-field=phrase]").text == "support contact"
     refused = client.post(f"/forget/memory/project/{contact.id}", headers=HTMX,
                           data={"mode": "purge", "confirm": "project"})
-    assert refused.headers["HX-Retarget"] == "#forget-result"          # beside the form, not over it
-    assert "“support contact”" in soup(refused).select_one("#forget-message").text
+    assert refused.headers["HX-Reswap"] == "none"                     # the form stays, to be corrected
+    assert "“support contact”" in soup(refused).select_one('[hx-swap-oob="innerHTML:#status"] .error-message').text
     answer = client.post(f"/forget/memory/project/{contact.id}", headers=HTMX,
                          data={"mode": "purge", "confirm": "support contact"})
     job = soup(answer).select_one(".job")

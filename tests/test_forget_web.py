@@ -271,7 +271,8 @@ def test_templates_have_no_inline_script(client):
 
 
 def test_refused_htmx_post_gets_a_message_fragment(client, rich):
-    fragment = soup(client.post("/forget/everything", data={"confirm": "no"}, headers=HTMX))
-    message = fragment.select_one("#forget-message")
+    answer = client.post("/forget/everything", data={"confirm": "no"}, headers=HTMX)
+    message = soup(answer).select_one('[hx-swap-oob="innerHTML:#status"] .error-message')
+    assert answer.status_code == 400 and answer.headers["HX-Reswap"] == "none"
     assert message["data-status"] == "400" and "forget everything" in message.text
     assert len(rich.manager.get_all_entries()) == 8

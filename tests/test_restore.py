@@ -109,9 +109,9 @@ def test_refused_when_the_row_changed_since_the_page(seeded, client):
     before = file_digest(seeded.project_db)
     r = client.post(f"/memories/project/{memory_id}/restore", data=form, headers=JSON)
     assert r.status_code == 409 and "changed since you looked" in r.get_json()["message"]
-    # htmx: the refusal travels inside the partial (htmx swaps only 2xx).
+    # htmx: the refusal is said inside the partial, with its status (htmx swaps a 409: base.html).
     r = client.post(f"/memories/project/{memory_id}/restore", data=form, headers={"HX-Request": "true"})
-    assert r.status_code == 200 and soup(r).select_one("#memory-actions [data-outcome=conflict]")
+    assert r.status_code == 409 and soup(r).select_one("#memory-actions [data-outcome=conflict]")
     assert file_digest(seeded.project_db) == before
     # Restoring a live row is refused too: the same click twice restores once.
     _, fresh = restore_form(client, memory_id)

@@ -30,6 +30,8 @@ import threading
 import time
 from collections import Counter
 
+from flask import current_app
+
 COOKIE_LIFETIME = 12 * 3600     # seconds a cookie stays good without use
 RENEW_AFTER = 10 * 60           # a cookie in use older than this is re-issued
 FREE_FAILURES = 5               # wrong tokens allowed before the pauses start
@@ -166,3 +168,13 @@ class Access:
             self._failures += 1
             self._last_failure = now
             return False, 0
+
+
+def sign_preference(value: str) -> str:
+    """A preference cookie's value, signed so that one tossed in from another port is ignored."""
+    return current_app.extensions["access"].sign(value)
+
+
+def verified_preferences(values) -> list[str]:
+    """The values of a preference cookie's copies that this process signed."""
+    return current_app.extensions["access"].verified(values)

@@ -181,15 +181,6 @@ def cookie_age() -> float | None:
     return access().cookie_age(request.cookies.getlist(cookie_name(_port())))
 
 
-def sign_preference(value: str) -> str:
-    """A preference cookie's value, signed so that one tossed in from another port is ignored."""
-    return access().sign(value)
-
-
-def verified_preferences(values) -> list[str]:
-    return access().verified(values)
-
-
 def set_auth_cookie(response) -> None:
     response.set_cookie(cookie_name(_port()), access().cookie_value(), max_age=COOKIE_LIFETIME,
                         httponly=True, samesite="Strict", secure=request.is_secure,
@@ -279,7 +270,6 @@ def _after(response):
 
 def init_app(app: Flask) -> None:
     """Install the checks; AUTH_TOKEN None means "make one" (read it back from app.config)."""
-    from . import login
     app.config.setdefault("ALLOWED_HOSTS", None)
     app.config.setdefault("MAX_QUERY_LENGTH", MAX_QUERY_LENGTH)
     app.config.setdefault("URL_PREFIX", "")
@@ -291,4 +281,3 @@ def init_app(app: Flask) -> None:
     app.wsgi_app = HostGuard(app.wsgi_app, app)
     app.before_request(_guard)
     app.after_request(_after)
-    app.register_blueprint(login.bp)

@@ -2,7 +2,7 @@
 
 from .about import bp as about_bp
 from .activity import bp as activity_bp
-from . import pulse  # noqa: F401  (the live pulse: routes on the activity blueprint)
+from .activity import pulse  # noqa: F401  (the live pulse: routes on the activity blueprint)
 from .export import bp as export_bp
 from .findings import bp as findings_bp
 from .forget import bp as forget_bp

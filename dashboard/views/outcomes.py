@@ -7,7 +7,6 @@ into the same outcome codes and HTTP statuses.
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass
 
 from flask import abort, make_response, redirect, request
@@ -20,8 +19,8 @@ from ..guard.invisible import holds_surrogate
 from ..store import StoreProblem
 from ..store.writes import WriteConflict
 from ..web import statuses
+from .resolve import ID, cannot_change  # noqa: F401  (ID: the views import it from here)
 
-ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 @dataclass
@@ -74,10 +73,9 @@ def form_values() -> dict:
 def require_writable(*store_keys: str) -> None:
     """Raise Blocked(403) unless every named store can be written."""
     for st in statuses():
-        if st.ref.key in store_keys and not st.writable:
-            reason = st.read_only_reason or str(st.problem)
-            raise Blocked(403, _("The %(store)s store cannot be changed: %(reason)s",
-                                 store=st.ref.key, reason=reason))
+        why = cannot_change(st.ref.key) if st.ref.key in store_keys else None
+        if why:
+            raise Blocked(403, why)
 
 
 def failure(item_id: str, exc: Exception) -> Outcome:

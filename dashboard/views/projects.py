@@ -6,7 +6,7 @@ from flask import Blueprint, abort, current_app, redirect, request, url_for
 from flask_babel import gettext as _
 
 from ..guard.localurl import local_url
-from ..guard.security import sign_preference
+from ..guard.access import sign_preference
 from ..store import inspect
 from ..web import (current_project, page, page_route, project_cookie, wants_fragment, whole_number,
                    workspace)

@@ -6,6 +6,7 @@ separate read-only connection after the browser shows the result.
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from urllib.parse import parse_qs, urlparse
 
@@ -122,7 +123,7 @@ def test_hard_purge_through_its_typed_confirmation(browser, server):
     form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
     # A wrong name changes nothing (the server refuses; the row is still in the file).
     wait_for(browser, htmx_settled)
-    refusal = wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#forget-result [role=alert]"),
+    refusal = wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#status [role=alert]"),
                        "the refusal was not shown")[0]
     assert f"type “{name}” exactly" in refusal.text and "Nothing was changed" in refusal.text
     assert read_db(db, "SELECT count(*) FROM memories WHERE deleted_at IS NOT NULL") == [(1,)]
@@ -287,3 +288,26 @@ def test_approve_with_edits_previews_then_writes_the_edit(browser, server):
                      "Edited in the browser before approving.")
              for p in (db, server.agent.user_db) if p is not None]
     assert sum(found, []) == [("explicit",)]
+
+
+def test_a_row_changed_behind_the_page_is_said_in_place_with_its_409(browser, server):
+    """htmx swaps a 409 like a 200 (base.html's htmx-config, responseHandling): the refused
+    delete's answer lands where the form was, saying why, and nothing is written."""
+    db = server.agent.project_db
+    mid, stamp = read_db(db, "SELECT id, updated_at FROM memories WHERE deleted_at IS NULL ORDER BY id LIMIT 1")[0]
+    open_page(browser, server, f"/memories/project/{mid}")
+    conn = sqlite3.connect(db)   # another writer touches the row after the page was shown
+    conn.execute("UPDATE memories SET updated_at = ? WHERE id = ?", (stamp + "1", mid))
+    conn.commit()
+    conn.close()
+    browser.console_allows.append("status of 409")   # the conflict, provoked on purpose
+    browser.find_element(By.CSS_SELECTOR, "#delete-form button[data-action=delete]").click()
+    said = wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#memory-page [data-outcome=conflict]"),
+                    "the conflict was not shown")[0]
+    assert said.get_attribute("data-http-status") == "409" and said.text
+    assert browser.execute_script("return window.__samePage === true"), "the answer reloaded the page"
+    assert read_db(db, f"SELECT deleted_at FROM memories WHERE id = '{mid}'") == [(None,)]
+    conn = sqlite3.connect(db)
+    conn.execute("UPDATE memories SET updated_at = ? WHERE id = ?", (stamp, mid))
+    conn.commit()
+    conn.close()

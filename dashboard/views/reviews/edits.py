@@ -3,18 +3,18 @@
 The card names its fields per item (``value-<id>``, ``tags-<id>``,
 ``scope-<id>``, ``type-<id>``) because every card sits in the one bulk form;
 a script sends the plain names.  Tags follow the memory edit form's rule
-(views.curate): the proposal's tags sent back as shown mean "keep them".
+(memories/curate.py): the proposal's tags sent back as shown mean "keep them".
 """
 
 from __future__ import annotations
 
 from flask_babel import gettext as _
 
-from ..actions.approval import Edits
-from ..contract import KNOWN_TYPES
-from ..records import ReviewItem
-from .curate import _tags, _type
-from .outcomes import Blocked
+from ...actions.approval import Edits
+from ...contract import KNOWN_TYPES
+from ...records import ReviewItem
+from ..memories.curate import _tags, _type
+from ..outcomes import Blocked
 
 FIELDS = ("value", "tags", "scope", "type")
 SCOPES = ("project", "user")

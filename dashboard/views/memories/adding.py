@@ -22,13 +22,13 @@ import json
 from flask import abort, render_template, request, url_for
 from flask_babel import gettext as _
 
-from . import block_effects
-from ..actions import adding, effects
-from ..contract import KNOWN_TYPES, SaveRefused
-from ..web import page as page_
-from ..web import stores, twin, wants_fragment, wants_json
+from .. import block_effects
+from ...actions import adding, effects
+from ...contract import KNOWN_TYPES, SaveRefused
+from ...web import page as page_
+from ...web import stores, twin, wants_fragment, wants_json
 from .curate import MAX_TAGS_CHARS, _TYPE
-from .outcomes import Blocked, Outcome, failure, form_values, go_to, read_back, require_writable
+from ..outcomes import Blocked, Outcome, failure, form_values, go_to, read_back, require_writable
 
 FIELDS = ("key", "value", "tags", "scope", "type")
 # agentao cuts a key to 80 characters and refuses a value past 4000 with its own
@@ -143,6 +143,5 @@ def add():
     context = {"form": got, "types": KNOWN_TYPES, "plan": None, "refusal": None, "error_type": None,
                "effect": None, "planned": None, "outcome": outcome}
     if wants_fragment():
-        # htmx swaps only 2xx answers, so the failure travels inside the partial.
-        return render_template("memories/_new.html", **context)
+        return render_template("memories/_new.html", **context), outcome.status
     return render_template("memories/new.html", **context), outcome.status

@@ -3,26 +3,26 @@
 Every state change is a POST: without JavaScript it answers 303 to the job's
 page, with htmx the job fragment (which polls itself while the job runs),
 with ``Accept: application/json`` the job as JSON.  One memory's page is in
-``forget_one``, "forget what is about me" in ``forget_about``.
+``forget/one.py``, "forget what is about me" in ``forget/about.py``, the jobs in ``forget/jobs.py``;
+their routes are registered here.  A refusal is answered by ``errors.py`` (for htmx: in #status).
 """
 
 from __future__ import annotations
 
-import functools
-
-from flask import Blueprint, abort, current_app, request
+from flask import Blueprint, abort, request, url_for
 from flask_babel import gettext as _, lazy_gettext as _l
-from werkzeug.exceptions import HTTPException
 
-from ..actions import dryrun
-from ..actions import purge
-from ..actions.jobs import Busy, Jobs
-from ..pictures import residue_bars
-from ..store import StoreProblem
-from ..store import purge as purge_sql
-from ..store.purge import count_kinds
-from ..web import (current_project, wants_json, workspace, page, page_route, raise_if_unreadable,
-                   render, statuses, store_by_key, stores, wants_fragment)
+from ...actions import dryrun
+from ...actions import purge
+from ...actions.jobs import Jobs
+from ...pictures import residue_bars
+from ...store import StoreProblem
+from ...store import purge as purge_sql
+from ...web import current_project, page, page_route, statuses, stores, workspace
+
+from .. import resolve
+from . import about as forget_about, jobs as forget_jobs, one as forget_one
+from .jobs import looked_for, start, unverified, writable_store
 
 bp = Blueprint("forget", __name__)
 EVERYTHING_PHRASE = "forget everything"
@@ -38,48 +38,6 @@ def _init(state):
     state.app.extensions["forget_jobs"] = Jobs()
 
 
-def action(rule: str):
-    """A POST route; htmx does not swap error responses, so a refused htmx POST
-    gets its message as a fragment.  Pages, no-JS forms and JSON keep the status."""
-    def decorate(view):
-        @functools.wraps(view)
-        def wrapper(*args, **kwargs):
-            try:
-                return view(*args, **kwargs)
-            except HTTPException as exc:
-                if not wants_fragment() or wants_json():
-                    raise
-                answer = render("forget/_message.html", "forget/_message.html", status=exc.code,
-                                message=exc.description, said=(exc.description, "bad"))
-                # A form may swap its own card on success; a refusal goes beside it instead.
-                answer.headers["HX-Retarget"], answer.headers["HX-Reswap"] = "#forget-result", "innerHTML"
-                return answer
-        return bp.post(rule)(wrapper)
-    return decorate
-
-
-def _jobs() -> Jobs:
-    return current_app.extensions["forget_jobs"]
-
-
-def writable_store(key: str):
-    """The store, if it may be changed now; otherwise a 404, 403 or 409 with the reason."""
-    try:
-        _jobs().check_idle([key])
-    except Busy as exc:
-        abort(409, str(exc))
-    ref = store_by_key(key)
-    if ref is None:
-        abort(404, _("There is no store called '%(key)s'.", key=key))
-    st = next(s for s in statuses() if s.ref.key == key)
-    if current_app.config["READ_ONLY"] or not st.writable:
-        # The reasons are sentences already: one full stop, not two.
-        reason = str(st.problem or st.read_only_reason or _("the dashboard runs read-only"))
-        abort(403, _("The %(kind)s store cannot be changed: %(reason)s.", kind=ref.kind,
-                     reason=reason.rstrip(".")))
-    return ref
-
-
 def _categories() -> list[str]:
     picked = request.values.getlist("cat")
     if "everything" in picked:
@@ -89,11 +47,6 @@ def _categories() -> list[str]:
         abort(400, _("Pick at least one of: %(names)s, everything.",
                      names=", ".join(purge.ALL_CATEGORIES)))
     return picked
-
-
-def _confirmed(expected: str) -> None:
-    if (request.form.get("confirm") or "").strip() != expected:
-        abort(400, _("To confirm, type “%(phrase)s” exactly. Nothing was changed.", phrase=expected))
 
 
 # -- pages -----------------------------------------------------------------------------
@@ -143,18 +96,19 @@ def everything_dry_run() -> dict:
 
 @page_route(bp, "/forget/residue/<key>")
 def residue(key: str, fmt: str):
-    ref = store_by_key(key) or abort(404, _("There is no store called '%(key)s'.", key=key))
-    raise_if_unreadable(key)
+    ref = resolve.store(key)
     report = purge.residue_report(ref)
-    return page(fmt, "forget/residue.html", "forget/_residue.html", report=report, ref=ref,
+    return page(fmt, None, "forget/_residue.html", report=report, ref=ref,
+                title=(_("What is left in your user store") if ref.kind == "user"
+                       else _("What is left in this project's store")),
+                back=(url_for("forget.index"), _("Back to Forget")),
                 residue_picture=None if fmt == "json" else residue_bars(report),
                 to_json=lambda ctx: ctx["report"])
 
 
 @page_route(bp, "/forget/plan/<key>")
 def plan(key: str, fmt: str):
-    ref = store_by_key(key) or abort(404, _("There is no store called '%(key)s'.", key=key))
-    raise_if_unreadable(key)
+    ref = resolve.store(key)
     cats = _categories()
     rows = purge.plan(ref, cats)
     token = purge.fingerprint(rows)
@@ -167,11 +121,15 @@ def plan(key: str, fmt: str):
     kinds: dict = {}
     for r in rows:
         kinds[r.kind] = kinds.get(r.kind, 0) + 1
-    return page(fmt, "forget/plan.html", "forget/_plan.html", plan=data, ref=ref, kinds=kinds,
+    user = ref.kind == "user"
+    return page(fmt, None, "forget/_plan.html", plan=data, ref=ref, kinds=kinds,
+                title=_("Dry run: your user store") if user else _("Dry run: this project's store"),
+                heading=(_("Dry run: erase from your user store") if user
+                         else _("Dry run: erase from this project's store")),
                 labels=CATEGORY_LABELS, to_json=lambda ctx: ctx["plan"])
 
 
-@action("/forget/wipe")
+@bp.post("/forget/wipe")
 def wipe():
     for ref in stores():
         if not ref.missing:   # a folder or a socket at the path is refused with its reason
@@ -183,23 +141,14 @@ def wipe():
                   background=False)
 
 
-@action("/forget/purge/<key>")
+@bp.post("/forget/purge/<key>")
 def purge_store(key: str):
     ref = writable_store(key)
     cats = _categories()
-    _confirmed(ref.name)
-    try:
-        # The rows the user saw: only they go.  Rows that arrived since are kept
-        # (and reported); a confirmed row that changed is a reason to look again.
-        dry_run = purge.confirmed(ref, request.form.get("fingerprint") or "", cats)
-    except ValueError:
-        abort(400, _("The dry run's fingerprint is missing or damaged: look at the dry run "
-                     "again. Nothing was changed."))
-    changed = purge.check(ref, dry_run).changed
-    if changed:
-        abort(409, _("%(n)d of the rows you confirmed changed since the dry run (%(what)s). "
-                     "Look at the new dry run before purging. Nothing was changed.",
-                     n=len(changed), what=count_kinds(changed)))
+    resolve.typed(request.form.get("confirm"), ref.name)
+    # The rows the user saw: only they go.  Rows that arrived since are kept
+    # (and reported); a confirmed row that changed is a reason to look again.
+    dry_run = resolve.dry_run(ref, request.form.get("fingerprint"), cats)
     earlier = unverified(ref)
 
     def work(job):
@@ -210,24 +159,7 @@ def purge_store(key: str):
     return start("purge", [key], work)
 
 
-def unverified(ref) -> list:
-    """Earlier purges of this file whose erased texts were never verified gone.
-
-    Their texts are kept in this process only (never on disk), so the next
-    purge of the file can look for them again: a rerun that finds the rows
-    already deleted still checks what the first run erased.
-    """
-    return [r for j in _jobs().finished() for r in (j.result or {}).get("results") or ()
-            if r.path == str(ref.path) and not r.verified and r.texts]
-
-
-def looked_for(earlier: list, result) -> None:
-    if result.verified:
-        for r in earlier:
-            r.texts = ()   # searched for and not found: no reason to keep them in memory
-
-
-@action("/forget/everything")
+@bp.post("/forget/everything")
 def everything():
     """Wipe and erase the stores on screen (this project's and the user store), verified.
 
@@ -242,7 +174,7 @@ def everything():
     if shown is not None and shown != str(every[0].path):
         abort(409, _("The project on screen changed since this page was shown (another tab?). "
                      "Look at the forget page again. Nothing was changed."))
-    _confirmed(EVERYTHING_PHRASE)
+    resolve.typed(request.form.get("confirm"), EVERYTHING_PHRASE)
     refs = [r for r in every if r.exists]
     earlier = {str(r.path): unverified(r) for r in every}
 
@@ -257,6 +189,11 @@ def everything():
     return start("forget everything", [r.key for r in refs], run)
 
 
-# The other forget pages register on this blueprint (after it and its helpers exist).
-from .forget_jobs import start  # noqa: E402  (it needs this module's helpers)
-from . import forget_about, forget_one  # noqa: E402,F401
+# The other forget pages: their views live beside this module, their routes here.
+page_route(bp, "/forget/jobs/<job_id>")(forget_jobs.job)
+bp.get("/forget/jobs/<job_id>/report.json")(forget_jobs.report)
+bp.post("/forget/jobs/<job_id>/retry")(forget_jobs.retry)
+page_route(bp, "/forget/about")(forget_about.about)
+bp.post("/forget/about")(forget_about.erase_about)
+page_route(bp, "/forget/memory/<key>/<memory_id>")(forget_one.memory)
+bp.post("/forget/memory/<key>/<memory_id>")(forget_one.forget_memory)

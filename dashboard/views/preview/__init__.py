@@ -24,15 +24,15 @@ from datetime import datetime, timezone
 from flask import Blueprint, abort, current_app, request
 from flask_babel import gettext as _
 
-from .. import clock
-from ..engine import preview, tokenizer_for
-from ..engine.results import EVICTED_SHOWN
-from ..engine.results import CANDIDATES_PER_PAGE
-from .preview_answer import BECAUSE, Words, answer, why_text
-from ..pictures import candidate_scores
-from ..preview_source import snapshot
-from ..store.rows import whole_number
-from ..web import page, page_route, statuses, twin
+from ... import clock
+from ...engine import preview, tokenizer_for
+from ...engine.results import EVICTED_SHOWN
+from ...engine.results import CANDIDATES_PER_PAGE
+from .answer import BECAUSE, Words, answer, why_text
+from ...pictures import candidate_scores
+from ...preview_source import snapshot
+from ...store.rows import whole_number
+from ...web import page, page_route, statuses, twin
 
 bp = Blueprint("preview", __name__)
 

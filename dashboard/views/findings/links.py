@@ -12,7 +12,7 @@ from typing import NamedTuple
 from flask import url_for
 from flask_babel import gettext as _
 
-from ..findings.scan import Item
+from ...findings.scan import Item
 
 
 class Action(NamedTuple):

@@ -33,10 +33,10 @@ import json
 from flask import current_app, render_template, url_for
 from flask_babel import gettext as _, ngettext
 
-from ..store import events as log
-from ..store.connection import StoreProblem
-from ..web import readable_refs
-from .activity import bp
+from ...store import events as log
+from ...store.connection import StoreProblem
+from ...web import readable_refs
+from . import bp
 
 _CAP = 5
 

@@ -13,12 +13,11 @@ import unicodedata
 from flask import abort, request
 from flask_babel import gettext as _
 
-from . import forget, forget_jobs
-from ..actions import purge
-from ..store import get_memory
-from ..web import page, page_route, raise_if_unreadable, store_by_key
+from .. import resolve
+from . import jobs as forget_jobs
+from ...actions import purge
+from ...web import page
 
-bp = forget.bp
 # Control, format (bidi marks, zero-width), private, unassigned, line/paragraph separators.
 _UNTYPEABLE = {"Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp"}
 
@@ -40,39 +39,24 @@ def confirm_phrase(mem) -> dict:
     return {"asks": "id", "phrase": mem.id}
 
 
-def _memory_or_404(ref, memory_id: str):
-    mem, events = get_memory(ref, memory_id)
-    if mem is None:
-        abort(404, _("There is no memory %(id)s in the %(store)s store: it may have been erased "
-                     "already.", id=memory_id, store=ref.key))
-    return mem, events
-
-
-@page_route(bp, "/forget/memory/<key>/<memory_id>")
 def memory(key: str, memory_id: str, fmt: str):
-    ref = store_by_key(key) or abort(404, _("There is no store called '%(key)s'.", key=key))
-    raise_if_unreadable(key)
-    mem, events = _memory_or_404(ref, memory_id)
+    ref, mem, events = resolve.memory(key, memory_id)
     return page(fmt, "forget/memory.html", mem=mem, ref=ref, events=events,
                 limits=str(purge.KNOWN_TEXTS_ONLY), confirm=confirm_phrase(mem),
                 to_json=lambda ctx: {"memory": ctx["mem"], "limits": ctx["limits"],
                                      "confirm": ctx["confirm"], "events": len(ctx["events"])})
 
 
-@forget.action("/forget/memory/<key>/<memory_id>")
 def forget_memory(key: str, memory_id: str):
-    ref = forget.writable_store(key)
+    ref = forget_jobs.writable_store(key)
     mode = request.form.get("mode")
     if mode == "soft":
         return forget_jobs.start("soft delete", [key], lambda job: {
             "soft_deleted": purge.soft_forget(ref, memory_id)}, background=False)
     if mode != "purge":
         abort(400, _("'mode' must be 'soft' or 'purge'."))
-    mem, _events = _memory_or_404(ref, memory_id)
-    asked = confirm_phrase(mem)
-    if (request.form.get("confirm") or "").strip() != asked["phrase"]:
-        abort(400, _("To confirm, type “%(phrase)s” exactly. Nothing was changed.",
-                     phrase=asked["phrase"]))
+    _ref, mem, _events = resolve.memory(key, memory_id)
+    resolve.typed(request.form.get("confirm"), confirm_phrase(mem)["phrase"])
     return forget_jobs.start("memory purge", [key], lambda job: {
         "results": [purge.forget_memory(ref, memory_id, progress=job.progress)],
         "memory": {"store": key, "id": memory_id}})

@@ -12,15 +12,13 @@ from __future__ import annotations
 from flask import abort, request
 from flask_babel import gettext as _, lazy_gettext as _l
 
-from . import forget, forget_jobs
-from ..actions import about as scope
-from ..actions import purge
-from ..store import StoreProblem
-from ..store.purge import count_kinds
-from ..web import page, page_route, statuses, stores
-from .findings import current_report, flags_by_row
+from .. import resolve
+from . import jobs as forget_jobs
+from ...actions import about as scope
+from ...actions import purge
+from ...web import page, statuses, stores
+from ..findings import current_report, flags_by_row
 
-bp = forget.bp
 ABOUT_PHRASE = _l("forget me")
 
 
@@ -34,7 +32,6 @@ def _parts():
     return scope.plan(refs, flags_by_row(report)), report, unread
 
 
-@page_route(bp, "/forget/about")
 def about(fmt: str):
     parts, report, unread = _parts()
     data = {"stores": [p.to_dict() for p in parts], "unreadable": unread, "phrase": str(ABOUT_PHRASE),
@@ -43,39 +40,24 @@ def about(fmt: str):
             "finding_categories": list(scope.ABOUT_CATEGORIES)}
     total = sum(len(p.rows) for p in parts)
     events = sum(p.goes().get("event", 0) for p in parts)
-    return page(fmt, "forget/about.html", "forget/_about_plan.html", about=data, parts=parts,
+    return page(fmt, None, "forget/_about_plan.html", title=_("Forget what is about you"), heading=None, about=data, parts=parts,
                 total=total, events=events, items=total - events, fits=all(p.fits for p in parts), to_json=lambda ctx: ctx["about"])
 
 
-@forget.action("/forget/about")
 def erase_about():
     refs = {r.key: r for r in stores() if r.exists}
     keys = request.form.getlist("store")
     for key in keys:   # a store that cannot change says so first, whatever else is wrong
         if key not in refs:
             abort(404, _("There is no store called '%(key)s'.", key=key))
-        forget.writable_store(key)
-    if (request.form.get("confirm") or "").strip() != str(ABOUT_PHRASE):
-        abort(400, _("To confirm, type “%(phrase)s” exactly. Nothing was changed.",
-                     phrase=ABOUT_PHRASE))
+        forget_jobs.writable_store(key)
+    resolve.typed(request.form.get("confirm"), ABOUT_PHRASE)
     runs = []
     for key in keys:
         ref = refs[key]
         cats = [c for c in request.form.getlist(f"cat-{key}") if c in purge.ALL_CATEGORIES]
-        try:
-            dry_run = purge.confirmed_by_id(ref, request.form.get(f"fingerprint-{key}") or "", cats)
-        except ValueError:
-            abort(400, _("The dry run's fingerprint is missing or damaged: look at the dry run "
-                         "again. Nothing was changed."))
-        try:
-            changed = purge.check(ref, dry_run).changed
-        except StoreProblem as exc:
-            abort(409, str(exc))
-        if changed:
-            abort(409, _("%(n)d of the rows you confirmed changed since the dry run (%(what)s). "
-                         "Look at the new dry run. Nothing was changed.",
-                         n=len(changed), what=count_kinds(changed)))
-        runs.append((ref, dry_run, forget.unverified(ref)))
+        dry_run = resolve.dry_run(ref, request.form.get(f"fingerprint-{key}"), cats, by_id=True)
+        runs.append((ref, dry_run, forget_jobs.unverified(ref)))
     if not runs:
         abort(400, _("The dry run names no store. Nothing was changed."))
 
@@ -86,7 +68,7 @@ def erase_about():
             result = purge.purge(ref, dry_run, verify_texts=[t for r in earlier for t in r.texts],
                                  progress=lambda s, f=None, k=ref.key, n=n: job.progress(
                                      f"{k}: {s}", None if f is None else (n + f) / len(runs)))
-            forget.looked_for(earlier, result)
+            forget_jobs.looked_for(earlier, result)
             results.append(result)
         return {"results": results, "about": True}
     return forget_jobs.start("forget about me", [run[0].key for run in runs], work)

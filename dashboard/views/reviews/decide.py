@@ -13,16 +13,17 @@ from __future__ import annotations
 from flask import abort, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 
-from ..actions import approval
-from .. import facts
-from ..store import writes
-from ..store.writes import fingerprint
-from ..words import label
-from ..web import render, stores, twin, wants_fragment, wants_json
-from . import block_effects, review_edits, review_words
-from .outcomes import ID, Blocked, Outcome, failure, form_values, overall_status, require_writable
+from ...actions import approval
+from ... import facts
+from ...store import writes
+from ...store.writes import fingerprint
+from ...words import label
+from ...web import render, stores, twin, wants_fragment, wants_json
+from .. import block_effects
+from . import edits as review_edits, said as review_words
+from ..outcomes import ID, Blocked, Outcome, failure, form_values, overall_status, require_writable
 from .queue import project as _project
-from .review_cards import MAX_PER_PAGE, context as _context
+from .cards import MAX_PER_PAGE, context as _context
 
 ACTIONS = ("approve", "reject")
 # The reviews templates' own ids ``review-<name>``: a card id must never equal one.
@@ -124,23 +125,9 @@ def _answer(outcomes: list[Outcome], single: bool, edits: dict | None = None, va
         said = (first.message, "bad", first.fix)
     by_id = {o.id: o for o in outcomes}
     if wants_fragment():
-        # htmx swaps only 2xx answers, so the failure travels in the row itself.
-        if single and first.ok and item is not None:
-            # The card becomes one line; the next waiting card comes along, re-planned
-            # (this decision may change what approving it does), with the focus.
-            nxt = _next_pending(values, first.id)
-            ctx = _context("pending", by_id, items=[nxt] if nxt else [])
-            return render("reviews/_done.html", "reviews/_done.html", item=item, outcome=first,
-                          next_item=nxt, done_text=said[0], said=said, **ctx)
-        if single:
-            ctx = _context("pending", by_id, items=[item] if item else [], edits=edits)
-            if item is None:
-                return render("reviews/_gone.html", "reviews/_gone.html", outcome=first,
-                              said=said, **ctx)
-            return render("reviews/_item.html", "reviews/_item.html", item=item, oob_tabs=True,
-                          said=said, **ctx)
-        ctx = dict(_context("pending", by_id), focus_first=True)
-        return render("reviews/_list.html", "reviews/_list.html", oob_tabs=True, said=said, **ctx)
+        answer = _fragment(outcomes, single, first, item, said, by_id, edits, values)
+        answer.status_code = status   # a failure is said in the row; htmx swaps 409/422 too
+        return answer
     if status == 200:
         where = {"done": first.outcome, "n": len(outcomes)}
         if single:
@@ -149,6 +136,26 @@ def _answer(outcomes: list[Outcome], single: bool, edits: dict | None = None, va
         return redirect(url_for("reviews.index", fmt="html", status="pending", **where), 303)
     ctx = _context("pending", by_id, edits=edits)
     return render_template("reviews/index.html", said=said, stable_after=None, **ctx), status
+
+
+def _fragment(outcomes, single, first, item, said, by_id, edits, values):
+    """The htmx answer: the card as it is now (or one line, and the next card), or the list."""
+    if single and first.ok and item is not None:
+        # The card becomes one line; the next waiting card comes along, re-planned
+        # (this decision may change what approving it does), with the focus.
+        nxt = _next_pending(values, first.id)
+        ctx = _context("pending", by_id, items=[nxt] if nxt else [])
+        return render("reviews/_done.html", "reviews/_done.html", item=item, outcome=first,
+                      next_item=nxt, done_text=said[0], said=said, **ctx)
+    if single:
+        ctx = _context("pending", by_id, items=[item] if item else [], edits=edits)
+        if item is None:
+            return render("reviews/_gone.html", "reviews/_gone.html", outcome=first,
+                          said=said, **ctx)
+        return render("reviews/_item.html", "reviews/_item.html", item=item, oob_tabs=True,
+                      said=said, **ctx)
+    ctx = dict(_context("pending", by_id), focus_first=True)
+    return render("reviews/_list.html", "reviews/_list.html", oob_tabs=True, said=said, **ctx)
 
 
 def _next_pending(values, item_id: str):

@@ -16,8 +16,8 @@ No JavaScript: the dry run is a page, Apply answers a result page (a purge
 303s to its job page, which polls itself).  htmx: the dry run lands in
 ``#bulk-review`` above the table; Apply swaps the whole list (refreshed, with
 the result said in #status) or, for a purge, the job fragment into
-``#bulk-review``.  A refusal with htmx answers 200 with the message inside
-the fragment, because htmx swaps only 2xx answers.
+``#bulk-review``.  A refusal keeps its status (htmx swaps 4xx answers too: base.html's
+htmx-config).
 """
 
 from __future__ import annotations
@@ -29,13 +29,14 @@ from flask_babel import gettext as _, ngettext
 from werkzeug.datastructures import MultiDict
 from werkzeug.exceptions import HTTPException
 
-from ..actions import bulk, bulk_apply, purge
-from ..actions.effects import block_token
-from ..actions.jobs import Busy
-from ..store import StoreProblem
-from ..web import readable_refs, render, stores, twin, wants_fragment, wants_json
-from . import block_effects
-from .outcomes import ID, Blocked, require_writable
+from ...actions import bulk, bulk_apply, purge
+from ...actions.effects import block_token
+from ...actions.jobs import Busy
+from ...store import StoreProblem
+from ...web import answer, readable_refs, render, stores, twin, wants_fragment, wants_json
+from .. import block_effects
+from .page import list_context, parse_filters
+from ..outcomes import ID, Blocked, require_writable
 
 _TOKEN = re.compile(r"(project|user):([A-Za-z0-9_-]{1,64}):([0-9a-f]{16}|none)(?::([0-9a-f]{16}|none))?")
 _EFFECT = re.compile(r"\d{1,7}-[0-9a-f]{12}")
@@ -76,7 +77,6 @@ def _action(values) -> tuple[str, str | None, str | None]:
 def _chosen(values, action, tag, to):
     """The rows the toolbar names and how many the action would change in all."""
     if values.get("all") in ("1", "true"):
-        from .memories import parse_filters
         filters = parse_filters(MultiDict([(k, v) for k, v in values.items(multi=True)
                                            if k in FILTER_FIELDS]))
         return bulk.matching_rows(readable_refs(), filters, action, tag, to)
@@ -123,9 +123,8 @@ def _answer_plan(ctx, status=200):
         if ctx.get("moved"):
             data["moved"] = [{"store": s, "id": i, "why": w} for s, i, w in ctx["moved"]]
         return twin(data, status)
-    fragment = wants_fragment()
     response = render("memories/bulk_plan.html", "memories/_bulk_plan.html", **ctx)
-    response.status_code = 200 if fragment else status
+    response.status_code = status
     return response
 
 
@@ -139,15 +138,9 @@ def review():
 
 
 def _refused(status: int, message: str):
-    if wants_json():
-        return twin({"outcome": "refused", "message": message}, status)
-    if wants_fragment():
-        return render("memories/bulk_message.html", "memories/_bulk_message.html", message=message,
-                      status=status, said=(message, "bad"))
-    response = render("memories/bulk_message.html", None, message=message, status=status,
-                      said=(message, "bad"))
-    response.status_code = status
-    return response
+    return answer({"outcome": "refused", "message": message}, status, fragment="memories/_bulk_message.html",
+                  message=message, status=status, said=(message, "bad"), title=_("Review changes"),
+                  back=(url_for("memories.index"), _("Back to the memories")))
 
 
 def _posted(values) -> list[bulk_apply.Posted]:
@@ -230,7 +223,6 @@ def _done(values, action, tag, to, done, shown):
                      "message": said if isinstance(said, str) else said[0]})
     back = _query(values)
     if wants_fragment():
-        from .memories import list_context
         return render("memories/index.html", "memories/_list.html", said=said, bulk_done=said,
                       **list_context(MultiDict([(k, v) for k, v in values.items(multi=True)
                                                 if k in FILTER_FIELDS])))
@@ -311,7 +303,7 @@ def _purge(values, posted):
         job = jobs.start("bulk purge", list(runs), work)
     except Busy as busy:
         abort(409, str(busy))
-    from .forget_jobs import job_dict
+    from ..forget.jobs import job_dict
     if wants_json():
         return twin({"outcome": "started", "action": "purge", "count": len(posted),
                      "job": job_dict(job), "message": ngettext(

@@ -1,17 +1,18 @@
 """The review cards' context: each pending item with the plan that approves it, its
 block effect and the warnings that need the store, for the page, a fragment or a twin.
 
-Shared by the list (views.reviews) and the decisions (views.review_decide), which
+Shared by the list (views.reviews) and the decisions (reviews/decide.py), which
 re-plans the cards it answers with, so every card is drawn from the same steps.
 """
 
 from __future__ import annotations
 
-from ..actions import approval, warnings
-from ..store import list_review_items
-from .. import facts
-from ..web import number_arg, status_of, statuses, stores
-from . import block_effects, review_edits, review_words
+from ...actions import approval, warnings
+from ...store import list_review_items
+from ... import facts
+from ...web import number_arg, status_of, statuses, stores
+from .. import block_effects
+from . import edits as review_edits, said as review_words
 from .queue import EMPTY, STATUSES, TAB_NAMES, project as _project
 
 ALL = "all"   # every item, newest first: agentao's list_review_items(status=None) order

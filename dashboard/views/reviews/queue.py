@@ -5,8 +5,8 @@ from __future__ import annotations
 from flask import abort
 from flask_babel import gettext as _, lazy_gettext as _l
 
-from ..store import StoreRef
-from ..web import raise_if_unreadable, status_of, store_by_key
+from ...store import StoreRef
+from ...web import raise_if_unreadable, status_of, store_by_key
 
 STATUSES = ("pending", "approved", "rejected")
 # The tabs read as words ("Waiting (3)"); the query keeps agentao's status codes.

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from flask_babel import gettext as _, ngettext
 from markupsafe import Markup
 
-from ..engine import recall as rc
-from ..records import Memory
-from ..words import explain, label, term
+from ...engine import recall as rc
+from ...records import Memory
+from ...words import explain, label, term
 
 # The reasons that say why it matched; "explicit" (how it was saved) and "stale_penalty"
 # (what counts against it) are agentao's reasons too, listed in the ranking's table.

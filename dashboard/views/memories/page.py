@@ -1,31 +1,27 @@
-"""Memories: both stores merged, filtered and paged; one memory in full."""
+"""The memories screen's contexts: the list (its filters, also the list a bulk action
+refreshes) and one memory's page (also what a delete or restore swaps in place), with the
+forms its actions partial shows.  The routes are in ``views.memories``."""
 
 from __future__ import annotations
 
 import re
 
-from flask import Blueprint, abort, request, url_for
+from flask import abort, request, url_for
 from flask_babel import gettext as _
 
-from . import adding, bulk, curate, memory_marks
-from ..engine.reach import memory_reach
-from ..store import MAX_PER_PAGE, SORTS, MemoryFilters, get_memory, list_memories
-from ..web import page as page_
-from ..web import page_route, render, workspace, readable_refs, status_of, store_by_key, statuses, stores, whole_number
+from .. import block_effects, resolve
+from . import marks as memory_marks
+from ...actions import curation
+from ...actions import restore as restoring
+from ...contract import KNOWN_TYPES
+from ...engine.reach import memory_reach
+from ...store import SORTS, MemoryFilters, get_memory, list_memories
+from ...store import writes
+from ...web import (readable_refs, render, status_of, statuses, store_by_key, stores, whole_number,
+                    workspace)
+from ...store import MAX_PER_PAGE
 
-bp = Blueprint("memories", __name__)
-# Curating one memory is part of this screen (views.curate holds the handlers).
-bp.add_url_rule("/memories/<store>/<memory_id>/<action>", "curate", curate.act, methods=["POST"])
-bp.add_url_rule("/memories/<store>/<memory_id>/effect", "edit_effect", curate.effect, methods=["GET"])
-# Adding one by hand (views.adding): the form and its plan, and the save.
-page_route(bp, "/memories/new")(adding.new)
-bp.add_url_rule("/memories/new", "add", adding.add, methods=["POST"])
-bp.add_url_rule("/memories/new/plan", "plan_new", adding.plan, methods=["POST"])
-# Bulk actions from the list (views.bulk): the dry run and Apply, each with a .json twin.
-for _tail in ("", ".json"):   # the .json twin answers JSON (web.wants_json reads the path)
-    bp.add_url_rule("/memories/bulk/plan" + _tail, "bulk_plan", bulk.review, methods=["POST"])
-    bp.add_url_rule("/memories/bulk" + _tail, "bulk", bulk.apply, methods=["POST"])
-
+DONE = ("deleted", "edited", "moved", "added", "restored")
 MAX_FILTER_CHARS = 200
 _ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
@@ -67,12 +63,6 @@ def parse_filters(args) -> MemoryFilters:
         per_page=number("per_page", 50, 1, MAX_PER_PAGE))
 
 
-@page_route(bp, "/memories")
-def index(fmt: str):
-    return page_(fmt, "memories/index.html", "memories/_list.html", to_json=_list_json,
-                 **list_context(request.args, choices=fmt != "json"))
-
-
 def list_context(args, choices: bool = True) -> dict:
     """The list's context for these query arguments (also the list a bulk action refreshes).
     ``choices``: a page for people (filter choices, badges); the twin keeps the rows as stored."""
@@ -84,7 +74,7 @@ def list_context(args, choices: bool = True) -> dict:
                 problems=page.problems, marks=marks, term=memory_marks.Terms())
 
 
-def _list_json(ctx) -> dict:
+def list_json(ctx) -> dict:
     page = ctx["page"]
     # The banners' problems (every page shows them) beside the ones this list met.
     problems = {st.ref.key: st.problem for st in statuses() if st.problem} | ctx["problems"]
@@ -108,32 +98,14 @@ def _stable_entry(memory):
     return memory_marks.stable_fitted().find(memory)
 
 
-@page_route(bp, "/memories/<store>/<memory_id>")
-def detail(store: str, memory_id: str, fmt: str):
-    ctx = detail_context(store, memory_id, fmt)
-    return page_(fmt, "memories/detail.html", "memories/_page.html",
-                 to_json=lambda ctx: {"memory": ctx["memory"], "events": ctx["events"],
-                                      "reach": ctx["reach"],
-                                      "write": _write_fields(ctx["memory"], status_of(store))},
-                 **ctx)
-
-
 def detail_context(store: str, memory_id: str, fmt: str = "html", done: str | None = None,
                    shown: int | None = None) -> dict:
     """What a memory's page shows: the row, how it reaches the agent, its findings, its forms.
 
     Also the context of the fragment a delete or restore answers htmx with
-    (views.curate), so the answer at the top of the page changes with the click.
+    (curate.py), so the answer at the top of the page changes with the click.
     """
-    ref = store_by_key(store)
-    if ref is None or not _ID.fullmatch(memory_id):
-        abort(404, _("No memory '%(id)s' in store '%(store)s'.", id=memory_id, store=store))
-    status = status_of(store)
-    if status.problem:
-        raise status.problem
-    memory, events = get_memory(ref, memory_id)
-    if memory is None:
-        abort(404, _("No memory '%(id)s' in store '%(store)s'.", id=memory_id, store=store))
+    _ref, memory, events = resolve.memory(store, memory_id)
     entry = _stable_entry(memory) if memory.deleted_at is None else None
     info = reach(memory, entry)
     if memory.store == "user":
@@ -141,7 +113,7 @@ def detail_context(store: str, memory_id: str, fmt: str = "html", done: str | No
         info["projects"] = workspace().project_names()
     if fmt == "json":
         return {"memory": memory, "events": events, "reach": info}
-    cur = curate.actions_for(memory, done, shown)
+    cur = actions_for(memory, done, shown)
     return {"memory": memory, "events": events, "reach": info, "cur": cur,
             "why_picked": memory_marks.why_picked(entry.because) if entry is not None else None,
             "flags": memory_marks.flags(memory.store, memory.id),
@@ -160,7 +132,7 @@ def _exists(store: str, memory_id: str) -> bool:
 
 
 def page_in_place(store: str, memory_id: str, outcome, shown: str | None):
-    """A delete's or restore's answer to htmx (views.curate): the memory's page region as it
+    """A delete's or restore's answer to htmx (curate.py): the memory's page region as it
     is now, with the same words as the page a form without JavaScript lands on (``?done=``),
     or the failure inside it.  None when there is no row to show (the caller answers)."""
     if not (outcome.ok or _exists(store, memory_id)):
@@ -173,7 +145,7 @@ def page_in_place(store: str, memory_id: str, outcome, shown: str | None):
     return render("memories/detail.html", "memories/_page.html", **ctx)
 
 
-def _write_fields(memory, status) -> dict:
+def write_fields(memory, status) -> dict:
     """What an edit, delete or move POST of this row sends back: the version the page saw.
 
     ``updated_at`` and ``row`` are checked by the write; ``change`` (the store's
@@ -181,9 +153,9 @@ def _write_fields(memory, status) -> dict:
     meanwhile refuses nothing (see views/curate.py).  A move also sends
     ``target``, the fingerprint of the row it would overwrite (the move form's).
     """
-    from ..actions.curation import plan_move
-    from ..store.writes import fingerprint
-    from ..actions.restore import plan_restore
+    from ...actions.curation import plan_move
+    from ...store.writes import fingerprint
+    from ...actions.restore import plan_restore
     move = plan_move(stores(), memory) if memory.live else None
     back = plan_restore(stores(), memory) if not memory.live else None
     return {"updated_at": memory.updated_at, "row": fingerprint(memory),
@@ -193,3 +165,43 @@ def _write_fields(memory, status) -> dict:
             "restore_problem": back.problem if back is not None else None,
             "actions": {a: url_for("memories.curate", store=memory.store, memory_id=memory.id, action=a)
                         for a in ("edit", "delete", "move", "restore")}}
+
+
+def actions_for(memory, done: str | None = None, shown: int | None = None) -> dict:
+    """What the actions partial needs: the tokens its forms carry and where a move would go.
+
+    ``done`` (an action that just worked) and ``shown`` (the block size its form had
+    predicted) come from the query after a redirect (``?done=&shown=``), or from
+    the htmx answer that swaps the page in place.
+    """
+    if done is None:
+        done = request.args.get("done")
+        shown = whole_number(request.args.get("shown"))
+    status = status_of(memory.store)
+    live = memory.live and status.readable
+    other = next((st.problem for st in statuses() if st.ref.key != memory.store
+                  and st.problem is not None and st.problem.kind != "missing"), None)
+    move = curation.plan_move(stores(), memory, other) if live else None
+    show = live and status.writable   # the effects sit next to the forms, shown only with them
+    # A soft-deleted row offers a restore (an undo for delete) when nothing holds its key.
+    back = (restoring.plan_restore(stores(), memory)
+            if not memory.live and status.readable and status.writable else None)
+    done = done if done in DONE else None
+    return {
+        "row": writes.fingerprint(memory),
+        "writable": status.writable,
+        "read_only_reason": status.read_only_reason or (str(status.problem) if status.problem else None),
+        "move": move,
+        "delete_effect": block_effects.for_delete(memory) if show else None,
+        "restore": back,
+        "restore_effect": (restoring.restore_effect(block_effects.snapshot(), back)
+                           if back is not None and back.problem is None else None),
+        "move_effect": block_effects.for_move(memory, move) if show else None,
+        "done": done,
+        "size_now": block_effects.size_now() if done else None,
+        # The size the page predicted, when the block came out otherwise (see module doc).
+        "shown_chars": shown if done else None,
+        "types": list(dict.fromkeys(list(KNOWN_TYPES) + [memory.type])),
+        # Tags the comma-separated field cannot give back once edited (see _tags).
+        "uneven_tags": [t for t in memory.tags if "," in t or t != t.strip() or not t],
+    }

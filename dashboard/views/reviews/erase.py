@@ -11,15 +11,15 @@ Part of the reviews screen: ``views.reviews`` registers these handlers on its bl
 
 from __future__ import annotations
 
-from flask import abort, current_app, redirect, render_template, request, url_for
+from flask import abort, current_app, request, url_for
 from flask_babel import gettext as _
 
-from ..actions import erasure
-from .. import facts
-from ..store import writes
-from ..store.writes import fingerprint
-from ..web import render, stores, twin, wants_fragment, wants_json
-from .outcomes import ID, Blocked, form_values, require_writable
+from ...actions import erasure
+from ... import facts
+from ...store import writes
+from ...store.writes import fingerprint
+from ...web import answer, render, stores, twin, wants_json
+from ..outcomes import ID, Blocked, form_values, require_writable
 from .queue import STATUSES, TAB_NAMES, project as _project
 
 MAX_IDS = 100   # each erase rewrites the whole file (VACUUM): keep one request bounded
@@ -49,11 +49,10 @@ def _confirm_context(ids: list[str]) -> dict:
 def erase_confirm():
     """What "reject and erase" would remove, item by item, with the confirming form."""
     ctx = _confirm_context(_ids(request.args))
-    if wants_json():
-        return twin({"items": [dict(i.to_dict(), seen=ctx["fingerprints"][i.id]) for i in ctx["items"]],
-                     "missing": ctx["missing"]})
     # The tabs are on the page so the report's out-of-band counter swap has a target.
-    return render("reviews/erase.html", "reviews/_erase_confirm.html", **ctx, **_tabs())
+    return answer(lambda: {"items": [dict(i.to_dict(), seen=ctx["fingerprints"][i.id]) for i in ctx["items"]],
+                           "missing": ctx["missing"]},
+                  page="reviews/erase.html", fragment="reviews/_erase_confirm.html", **ctx, **_tabs())
 
 
 def erase():
@@ -63,9 +62,8 @@ def erase():
         # Never erase on a bare POST: show (or tell) what confirming would remove.
         message = _("Erasing cannot be undone: confirm with %(field)s after reading what goes.",
                     field="confirm=1")
-        if wants_json():
-            return twin({"ok": False, "message": message}, 400)
-        return render_template("reviews/erase.html", problem=message, **_confirm_context(ids)), 400
+        return answer({"ok": False, "message": message}, 400, page="reviews/erase.html", problem=message,
+                      **_confirm_context(ids))
     refused = _not_writable()
     if refused is not None:
         return refused
@@ -86,13 +84,10 @@ def _not_writable():
 
 
 def _answer(report: erasure.EraseReport):
-    if wants_json():
-        failed = any(i.status in ("conflict", "not found") for i in report.items)
-        return twin(dict(report.to_dict(), ok=not failed), 409 if failed else 200)
-    if wants_fragment():
-        return render_template("reviews/_erase_report.html", report=report, oob_tabs=True,
-                               **_tabs())
-    return redirect(url_for("reviews.erased", report=report.token), 303)
+    failed = any(i.status in ("conflict", "not found") for i in report.items)
+    return answer(lambda: dict(report.to_dict(), ok=not failed), 409 if failed else 200,
+                  fragment="reviews/_erase_report.html", to=url_for("reviews.erased", report=report.token),
+                  report=report, oob_tabs=True, **_tabs())
 
 
 def _tabs() -> dict:
@@ -122,9 +117,7 @@ def erased():
 def erase_retry(token: str):
     report = _report(token)
     if not report.retryable:
-        if wants_json():
-            return twin(dict(report.to_dict(), ok=True))
-        return redirect(url_for("reviews.erased", report=token), 303)
+        return answer(lambda: dict(report.to_dict(), ok=True), to=url_for("reviews.erased", report=token))
     refused = _not_writable()
     if refused is not None:
         return refused

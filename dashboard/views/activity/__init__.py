@@ -6,7 +6,7 @@ rejected / cleared) and who did it, as far as the files can tell (see
 ``?changed=<date>`` adds what the agent knows now that it did not know then, and
 says where that cannot be reconstructed.  "Your last visit" is remembered per port
 in a signed cookie, like the project choice: a page on another port cannot set it.
-The page's feed is a ``data-live`` region: the live pulse (``views.pulse``)
+The page's feed is a ``data-live`` region: the live pulse (``activity/pulse.py``)
 refreshes it when the agent writes.
 """
 
@@ -18,10 +18,10 @@ from math import ceil
 from flask import Blueprint, abort, current_app, request
 from flask_babel import gettext as _
 
-from .. import clock
-from ..guard.security import sign_preference, verified_preferences
-from ..web import number_arg, page, page_route, readable_refs, wants_fragment, wants_json
-from . import activity_log
+from ... import clock
+from ...guard.access import sign_preference, verified_preferences
+from ...web import number_arg, page, page_route, readable_refs, wants_fragment, wants_json
+from . import log as activity_log
 
 bp = Blueprint("activity", __name__)
 

@@ -12,13 +12,13 @@ from __future__ import annotations
 from flask import url_for
 from flask_babel import gettext as _
 
-from ..engine import stable_view
-from ..findings.rows import CATEGORY_ORDER
-from ..findings.why import why_text
-from ..preview_source import snapshot
-from ..web import statuses
-from ..words import label, term
-from .findings import current_report, flags_by_row
+from ...engine import stable_view
+from ...findings.rows import CATEGORY_ORDER
+from ...findings.why import why_text
+from ...preview_source import snapshot
+from ...web import statuses
+from ...words import label, term
+from ..findings import current_report, flags_by_row
 
 
 def stable_fitted():

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from ..contract import normalize_key
-from ..store import events as log
-from ..store.held import held
-from ..store.snapshot import rows_of
+from ...contract import normalize_key
+from ...store import events as log
+from ...store.held import held
+from ...store.snapshot import rows_of
 
 _RANK = {"event": 0, "review": 1, "wipe": 2}   # order within one second: write, then mark
 _APPROVAL_S = 2

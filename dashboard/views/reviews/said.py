@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from flask_babel import gettext as _, ngettext
 
-from ..contract import SaveRefused
-from ..words import listing
+from ...contract import SaveRefused
+from ...words import listing
 
 QUOTE_CHARS = 120   # a quoted evidence or title is cut here (the card shows it whole)
 TITLE_CHARS = 80

@@ -8,31 +8,25 @@ another thread and could move on between two reads.
 from __future__ import annotations
 
 
-from flask import abort, redirect, url_for
+from flask import abort, current_app, url_for
 from flask_babel import gettext as _
 
-from . import forget
-from .. import clock
-from ..actions import purge
-from ..actions.jobs import Busy
-from ..words import label
-from ..web import page, page_route, render, stores, twin, wants_fragment, wants_json
+from ... import clock
+from ...actions import purge
+from ...actions.jobs import Busy, Jobs
+from ...words import label
+from .. import resolve
+from ...web import answer, page, stores, twin, wants_fragment
 
-bp = forget.bp
-
-
-@page_route(bp, "/forget/jobs/<job_id>")
 def job(job_id: str, fmt: str):
-    found = forget._jobs().get(job_id) or abort(404, _(
-        "That forget action is unknown (the dashboard may have restarted)."))
+    found = _job(job_id)
     view = job_dict(found)
     return page(fmt, "forget/job.html", "forget/_job.html", job=found, view=view,
                 first=not wants_fragment(), said=job_said(view), to_json=lambda ctx: ctx["view"])
 
 
-@bp.get("/forget/jobs/<job_id>/report.json")
 def report(job_id: str):
-    found = forget._jobs().get(job_id) or abort(404, _("That forget action is unknown."))
+    found = _job(job_id)
     if found.state == "running":
         abort(409, _("The action is still running; the report is ready when it ends."))
     response = twin({"report": "agentao memory forget report",
@@ -43,15 +37,14 @@ def report(job_id: str):
 
 # -- actions -----------------------------------------------------------------------------
 
-@forget.action("/forget/jobs/<job_id>/retry")
 def retry(job_id: str):
-    old = forget._jobs().get(job_id) or abort(404, _("That forget action is unknown."))
+    old = _job(job_id)
     results = (old.result or {}).get("results") if old.state == "done" else None
     if not results:
         abort(400, _("Only a finished purge can be retried."))
     refs = {r.key: r for r in stores()}
     for r in results:
-        forget.writable_store(r.store)
+        writable_store(r.store)
 
     def work(job):
         # Same rows again (already gone rows are skipped), and the texts of the
@@ -61,18 +54,51 @@ def retry(job_id: str):
     return start("retry", [r.store for r in results], work)
 
 
-def start(kind, keys, work, background=True):
+def _jobs() -> Jobs:
+    return current_app.extensions["forget_jobs"]
+
+
+def _job(job_id: str):
+    """The forget job with this id; a 404 when this process does not know it."""
+    return _jobs().get(job_id) or abort(404, _(
+        "That forget action is unknown (the dashboard may have restarted)."))
+
+
+def writable_store(key: str):
+    """The store, if it may be changed now; otherwise a 404, 403 or 409 with the reason."""
     try:
-        job_ = forget._jobs().start(kind, keys, work, background=background)
+        _jobs().check_idle([key])
     except Busy as exc:
         abort(409, str(exc))
-    if wants_json():
-        return twin(job_dict(job_), 202 if job_.state == "running" else 200)
-    if wants_fragment():
-        view = job_dict(job_)
-        return render("forget/job.html", "forget/_job.html", job=job_, view=view, first=True,
-                      said=job_said(view))
-    return redirect(url_for("forget.job", job_id=job_.id), 303)
+    return resolve.writable(key)
+
+
+def unverified(ref) -> list:
+    """Earlier purges of this file whose erased texts were never verified gone.
+
+    Their texts are kept in this process only (never on disk), so the next
+    purge of the file can look for them again: a rerun that finds the rows
+    already deleted still checks what the first run erased.
+    """
+    return [r for j in _jobs().finished() for r in (j.result or {}).get("results") or ()
+            if r.path == str(ref.path) and not r.verified and r.texts]
+
+
+def looked_for(earlier: list, result) -> None:
+    if result.verified:
+        for r in earlier:
+            r.texts = ()   # searched for and not found: no reason to keep them in memory
+
+
+def start(kind, keys, work, background=True):
+    try:
+        job_ = _jobs().start(kind, keys, work, background=background)
+    except Busy as exc:
+        abort(409, str(exc))
+    view = job_dict(job_)   # one snapshot: the job runs on in another thread
+    return answer(view, 202 if view["state"] == "running" else 200, fragment="forget/_job.html",
+                  to=url_for("forget.job", job_id=job_.id), job=job_, view=view, first=True,
+                  said=job_said(view))
 
 
 def job_said(view: dict):

@@ -26,62 +26,19 @@ import re
 from flask import abort, render_template, request, url_for
 from flask_babel import gettext as _
 
-from ..actions import curation
-from ..actions import restore as restoring
-from . import block_effects
-from ..contract import KNOWN_TYPES
-from ..store import get_memory
-from ..store import writes
-from ..store.writes import Expect
-from ..web import (raise_if_unreadable, status_of, store_by_key, statuses, stores, twin, wants_fragment, wants_json,
-                   whole_number)
-from .outcomes import ID, Blocked, Outcome, failure, form_values, go_to, read_back, require_writable
+from ...actions import curation
+from ...actions import restore as restoring
+from .. import block_effects, resolve
+from ...store import get_memory
+from ...store.writes import Expect
+from ...web import store_by_key, stores, twin, wants_fragment, wants_json, whole_number
+from .page import actions_for, page_in_place
+from ..outcomes import ID, Blocked, Outcome, failure, form_values, go_to, read_back, require_writable
 
 MAX_TAGS_CHARS = 2000
-DONE = ("deleted", "edited", "moved", "added", "restored")
 _TYPE = re.compile(r"[A-Za-z0-9_-]{1,40}")
 _FINGERPRINT = re.compile(r"[0-9a-f]{16}")
 _TOKEN = re.compile(r"(\d{1,7})-[0-9a-f]{12}")
-
-
-def actions_for(memory, done: str | None = None, shown: int | None = None) -> dict:
-    """What the actions partial needs: the tokens its forms carry and where a move would go.
-
-    ``done`` (an action that just worked) and ``shown`` (the block size its form had
-    predicted) come from the query after a redirect (``?done=&shown=``), or from
-    the htmx answer that swaps the page in place.
-    """
-    if done is None:
-        done = request.args.get("done")
-        shown = whole_number(request.args.get("shown"))
-    status = status_of(memory.store)
-    live = memory.live and status.readable
-    other = next((st.problem for st in statuses() if st.ref.key != memory.store
-                  and st.problem is not None and st.problem.kind != "missing"), None)
-    move = curation.plan_move(stores(), memory, other) if live else None
-    show = live and status.writable   # the effects sit next to the forms, shown only with them
-    # A soft-deleted row offers a restore (an undo for delete) when nothing holds its key.
-    back = (restoring.plan_restore(stores(), memory)
-            if not memory.live and status.readable and status.writable else None)
-    done = done if done in DONE else None
-    return {
-        "row": writes.fingerprint(memory),
-        "writable": status.writable,
-        "read_only_reason": status.read_only_reason or (str(status.problem) if status.problem else None),
-        "move": move,
-        "delete_effect": block_effects.for_delete(memory) if show else None,
-        "restore": back,
-        "restore_effect": (restoring.restore_effect(block_effects.snapshot(), back)
-                           if back is not None and back.problem is None else None),
-        "move_effect": block_effects.for_move(memory, move) if show else None,
-        "done": done,
-        "size_now": block_effects.size_now() if done else None,
-        # The size the page predicted, when the block came out otherwise (see module doc).
-        "shown_chars": shown if done else None,
-        "types": list(dict.fromkeys(list(KNOWN_TYPES) + [memory.type])),
-        # Tags the comma-separated field cannot give back once edited (see _tags).
-        "uneven_tags": [t for t in memory.tags if "," in t or t != t.strip() or not t],
-    }
 
 
 def _expect(values) -> Expect:
@@ -194,9 +151,9 @@ def _answer(store: str, memory_id: str, outcome: Outcome, action: str = ""):
     if wants_json():
         return twin(outcome.to_dict(), outcome.status)
     if action in IN_PLACE and wants_fragment():
-        from .memories import page_in_place   # the memory's page region (views.memories)
         answer = page_in_place(store, memory_id, outcome, shown)
         if answer is not None:
+            answer.status_code = outcome.status   # a failure is said inside; htmx swaps it
             return answer
     if outcome.ok:
         # done= makes the actions partial report the block's size read back from the files;
@@ -207,9 +164,8 @@ def _answer(store: str, memory_id: str, outcome: Outcome, action: str = ""):
     ref = store_by_key(store)
     memory = get_memory(ref, memory_id)[0] if ref is not None and ref.exists else None
     if wants_fragment():
-        # htmx swaps only 2xx answers, so the failure travels inside the partial.
         return render_template("memories/_actions.html", memory=memory, outcome=outcome,
-                               cur=_cur(memory))
+                               cur=_cur(memory)), outcome.status
     return render_template("memories/action_result.html", memory=memory, outcome=outcome,
                            cur=_cur(memory), store=store, memory_id=memory_id), outcome.status
 
@@ -226,13 +182,7 @@ def act(store: str, memory_id: str, action: str):
 
 def effect(store: str, memory_id: str):
     """What saving the edit form's values would do to the stable block (nothing is written)."""
-    ref = store_by_key(store)
-    if ref is None or not ID.fullmatch(memory_id) or not ref.exists:
-        abort(404, _("No memory '%(id)s' in store '%(store)s'.", id=memory_id, store=store))
-    raise_if_unreadable(store)
-    memory = get_memory(ref, memory_id)[0]
-    if memory is None or not memory.live:
-        abort(404, _("No live memory '%(id)s' in store '%(store)s'.", id=memory_id, store=store))
+    _ref, memory, _events = resolve.memory(store, memory_id, live=True)
     values = request.args
     value = values.get("value")
     if value is None:

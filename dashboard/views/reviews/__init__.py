@@ -2,8 +2,8 @@
 
 Every waiting card shows the ``ApprovalPlan`` (dashboard.actions.approval) its
 Approve button executes, and says first, in words, what that plan does
-(views.review_words).  The cards' context is views.review_cards; approving and
-rejecting are views.review_decide, reject-and-erase views.review_erase: all
+(reviews/said.py).  The cards' context is reviews/cards.py; approving and
+rejecting are reviews/decide.py, reject-and-erase reviews/erase.py: all
 registered here, on one blueprint (one URL prefix, one template folder).
 """
 
@@ -12,21 +12,22 @@ from __future__ import annotations
 from flask import Blueprint, abort, render_template, request
 from flask_babel import gettext as _
 
-from .. import facts
-from . import block_effects, review_decide, review_edits, review_erase, review_words
+from ... import facts
+from .. import block_effects
+from . import decide as review_decide, edits as review_edits, erase as review_erase, said as review_words
 from .queue import STATUSES, project as _project
-from ..store import writes
-from ..contract import SaveRefused
-from ..web import NAV_BADGES, page, page_route, wants_fragment, whole_number
-from .outcomes import ID, Blocked, Outcome
-from .review_cards import ALL, context as _context
+from ...store import writes
+from ...contract import SaveRefused
+from ...web import NAV_BADGES, page, page_route, wants_fragment, whole_number
+from ..outcomes import ID, Blocked, Outcome
+from .cards import ALL, context as _context
 
 bp = Blueprint("reviews", __name__)
 
 bp.add_url_rule("/reviews/<item_id>/<action>", "decide_one", review_decide.decide_one,
                 methods=["POST"])
 bp.add_url_rule("/reviews/<action>", "decide_many", review_decide.decide_many, methods=["POST"])
-# Reject-and-erase is part of this screen (views.review_erase holds the handlers).
+# Reject-and-erase is part of this screen (reviews/erase.py holds the handlers).
 bp.add_url_rule("/reviews/erase", "erase_confirm", review_erase.erase_confirm, methods=["GET"])
 bp.add_url_rule("/reviews/erase", "erase", review_erase.erase, methods=["POST"])
 bp.add_url_rule("/reviews/erased", "erased", review_erase.erased, methods=["GET"])
