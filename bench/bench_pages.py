@@ -182,7 +182,7 @@ class Server:
         # The token goes in the environment, which is what --token defaults to (not in ps).
         self.proc = subprocess.Popen([sys.executable, "-m", "dashboard", "--project", str(project),
                                       "--user-db", str(user), "--port", "0"], cwd=tree, env=env,
-                                     stdout=subprocess.PIPE, stderr=open(log, "w"), text=True)
+                                     stdout=subprocess.PIPE, stderr=open(log, "w"), text=True)  # noqa: SIM115
         self.port = None
         deadline = time.time() + 60
         while time.time() < deadline and self.port is None:

@@ -42,7 +42,7 @@ def text_select(columns) -> str:
 def _plain(row) -> dict | sqlite3.Row:
     # The membership test runs in C; only a row that holds a BLOB pays for a copy.
     if bytes in map(type, row):
-        return {k: as_text(row[k]) for k in row.keys()}
+        return {k: as_text(row[k]) for k in row.keys()}  # noqa: SIM118 (sqlite3.Row iterates values)
     return row
 
 
