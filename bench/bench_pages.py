@@ -180,9 +180,10 @@ class Server:
         env = {**os.environ, "PYTHONPATH": str(tree), "AGENTAO_DASHBOARD_TOKEN": self.token}
         self.started = time.perf_counter()
         # The token goes in the environment, which is what --token defaults to (not in ps).
+        errors = open(log, "w")  # noqa: SIM115 (the server writes it while it runs)
         self.proc = subprocess.Popen([sys.executable, "-m", "dashboard", "--project", str(project),
                                       "--user-db", str(user), "--port", "0"], cwd=tree, env=env,
-                                     stdout=subprocess.PIPE, stderr=open(log, "w"), text=True)  # noqa: SIM115
+                                     stdout=subprocess.PIPE, stderr=errors, text=True)
         self.port = None
         deadline = time.time() + 60
         while time.time() < deadline and self.port is None:

@@ -21,10 +21,11 @@ def start_server(project: Path, user_db: Path, threads: int):
     """The real CLI; returns (process, port, token).  The token is ours, passed in the
     environment (not in ps): the printed URL carries only a one-time code."""
     token = secrets.token_urlsafe(32)
+    log = open(project.parent / "server.log", "w")  # noqa: SIM115 (the server writes it while it runs)
     proc = subprocess.Popen([sys.executable, "-m", "dashboard", "--project", str(project),
                              "--user-db", str(user_db), "--host", "127.0.0.1", "--port", "0",
                              "--threads", str(threads)], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=open(project.parent / "server.log", "w"), text=True,  # noqa: SIM115 (the server's)
+                            stderr=log, text=True,
                             env={**os.environ, "AGENTAO_DASHBOARD_TOKEN": token})
     deadline = time.time() + 60
     while time.time() < deadline:
