@@ -16,7 +16,7 @@ from __future__ import annotations
 import sqlite3
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterable, Iterator
 
 from flask_babel import gettext as _
 
@@ -46,7 +46,7 @@ def write_all(paths: list[Path]) -> Iterator[dict[Path, sqlite3.Connection]]:
     files: dict[str, Path] = {}
     for p in paths:
         files.setdefault(str(Path(p).resolve()), Path(p))
-    held: dict[str, tuple] = {}
+    held: dict[str, tuple[Any, sqlite3.Connection]] = {}
     try:
         for key in sorted(files):
             cm = write(files[key])
@@ -77,7 +77,7 @@ def write_all(paths: list[Path]) -> Iterator[dict[Path, sqlite3.Connection]]:
                 missed=files[key], error=exc)) from exc
 
 
-def _abandon(held) -> None:
+def _abandon(held: Iterable[tuple[Any, sqlite3.Connection]]) -> None:
     # Roll back every transaction still open; one failing must not leave another open.
     for cm, _conn in held:
         try:
