@@ -104,7 +104,7 @@ def wants_json() -> bool:
 def render(page_template: str, fragment: str | None = None, **context):
     """Render the full page, or only its fragment when htmx asks for one."""
     partial = bool(fragment and wants_fragment())
-    body = render_template(fragment if partial else page_template, **context)
+    body = render_template(fragment if partial and fragment else page_template, **context)
     if partial and context.get("said"):
         # The result in words, into the pinned #status region wherever the fragment lands.
         body += ('<div hx-swap-oob="innerHTML:#status">'
