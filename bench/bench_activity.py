@@ -88,7 +88,7 @@ def main() -> None:
           " each view, so the log and the 100,000-row snapshot are read again)")
     for name, path in cases.items():
         assert client.get(path).status_code == 200
-        med, worst = timed(lambda: client.get(path), max(3, args.runs // 4))
+        med, worst = timed(lambda path=path: client.get(path), max(3, args.runs // 4))
         cold = []
         for k in range(3):
             manager.upsert(SaveMemoryRequest(key=f"bench {name} {k}", value="x", tags=["b"]))

@@ -69,7 +69,7 @@ def main() -> None:
     for action in ("delete", "tag", "move-user", "purge"):
         query = {"action": action, "all": "1", "scope": "project", "add_tag": "bulk-bench"}
 
-        def plan():
+        def plan(query=query):
             r = client.post("/memories/bulk/plan.json", data=query, headers=HEADERS)
             assert r.status_code == 200, r.get_data(as_text=True)[:300]
             return r.get_json()

@@ -108,7 +108,7 @@ def main() -> int:
         root / "project", root / "home" / ".agentao" / "memory.db")
     print(f"export stream: tree {args.tree} {args.label}; {args.rows:,} project memories of "
           f"{args.chars:,} characters (+10 user), built in {time.perf_counter() - t:.0f} s; "
-          f"load {open('/proc/loadavg').read().split()[:3]}")
+          f"load {Path('/proc/loadavg').read_text().split()[:3]}")
     server = Server(args.tree.resolve(), project, user, root / "server.log")
     try:
         server.get("/overview", args.limit)
@@ -117,7 +117,7 @@ def main() -> int:
         for fmt in ("csv", "json"):
             other, done = [], threading.Event()
 
-            def poke():
+            def poke(done=done, other=other):
                 s = Server.__new__(Server)
                 s.port, s.token, s.conn = server.port, server.token, None
                 while not done.is_set():

@@ -1,7 +1,7 @@
 """Findings: how right the rules are, and how fast a full scan is.
 
 (a) precision / recall of each rule family against the hand-labelled strings in
-    bench/findings_labelled.py (English and Chinese), of the duplicate rule on
+    tests/findings_labelled.py (English and Chinese), of the duplicate rule on
     labelled pairs, and the number of findings on the demo data and on a
     generated corpus of ordinary memories (versions, dates, ports, hashes, UUIDs,
     build numbers...), where every text finding is a false positive;
@@ -48,6 +48,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from dashboard import contract  # noqa: E402
 from dashboard.demo import build_demo  # noqa: E402
@@ -57,38 +58,9 @@ from dashboard.findings.scan import scan  # noqa: E402
 from dashboard.store import build_refs, connection  # noqa: E402
 from dashboard.store.schema import create_fresh_store  # noqa: E402
 from findings_labelled import PAIRS, TEXTS  # noqa: E402
+from texts import ordinary, realistic_text, vocabulary  # noqa: E402
 
 TEXT_FAMILIES = ("secret", "personal", "instruction")
-WORDS = ("python uv pytest deploy docker redis postgres cache auth schema migrate logging "
-         "review release branch linter ruff mypy wheel queue worker cron backup metrics "
-         "grafana sentry nginx celery kafka alembic fixture webhook retry timeout").split()
-ZH = "部署 缓存 数据库 测试 日志 发布 分支 评审 监控 备份 队列 重试 超时 配置 接口 文档".split()
-
-
-def ordinary(rng: random.Random) -> str:
-    """One ordinary memory with the numbers that trip naive detectors."""
-    w = lambda: rng.choice(WORDS)  # noqa: E731
-    version = f"{rng.randint(0, 20)}.{rng.randint(0, 30)}.{rng.randint(0, 99)}"
-    date = (datetime(2024, 1, 1) + timedelta(days=rng.randint(0, 900))).strftime("%Y-%m-%d")
-    sha = "%040x" % rng.getrandbits(160)
-    uid = "%08x-%04x-4%03x-a%03x-%012x" % (rng.getrandbits(32), rng.getrandbits(16),
-                                           rng.getrandbits(12), rng.getrandbits(12), rng.getrandbits(48))
-    options = [
-        f"{w()} {version} is pinned; {w()} and {w()} follow on {date}.",
-        f"The {w()} service listens on port {rng.randint(1024, 65535)}; {w()} on {rng.randint(1024, 65535)}.",
-        f"Bisected {w()} failure to commit {sha[:rng.choice((7, 12, 40))]} ({w()}).",
-        f"Run {uid} reproduced the {w()} {w()} bug.",
-        f"CI build {rng.randint(10**9, 10**14)} of {w()} passed in {rng.randint(1, 59)}m.",
-        f"Epoch ms {rng.randint(1_600_000_000_000, 1_800_000_000_000)} marks the {w()} cutover.",
-        f"See src/{w()}/{w()}.py and tests/test_{w()}.py for the {w()} {w()}.",
-        f"{rng.choice(ZH)}版本 {version} 于 {date} 上线，端口 {rng.randint(1024, 65535)}，{rng.choice(ZH)}正常。",
-        f"{rng.choice(ZH)}的{rng.choice(ZH)}在 scripts/{w()}.sh，构建号 {rng.randint(10**6, 10**12)}。",
-        f"Never {w()} on {w()}; always run {w()} before {w()}.",
-        f"Image sha256:{sha}{sha[:24]} for {w()}.",
-    ]
-    return rng.choice(options)
-
-
 PLANTED = [
     "deploy token npm_Zx9Qw8Er7Ty6Ui5Op4As3Df2Gh1Jk0LmNbVc",
     "write to dana.whitfield@northwind.co.uk",
@@ -220,24 +192,6 @@ def timing(n: int, runs: int, now: datetime) -> None:
 # ---------------------------------------------------------------------------
 # (c) scan time with a realistic vocabulary, and the 50,000 × 4,000 store
 # ---------------------------------------------------------------------------
-def vocabulary(rng: random.Random, size: int = 2000) -> list[str]:
-    """``size`` distinct made-up words, 3-9 letters: what a team's notes draw on."""
-    words: set[str] = set()
-    while len(words) < size:
-        words.add("".join(rng.choice("abcdefghijklmnoprstuvwy") for _ in range(rng.randint(3, 9))))
-    return sorted(words)
-
-
-def realistic_text(rng: random.Random, vocab: list[str], weights: list[float], chars: int) -> str:
-    """Words drawn with Zipf weights from ``vocab`` until ``chars`` characters."""
-    out, size = [], 0
-    while size < chars:
-        w = rng.choices(vocab, weights, k=16)
-        out += w
-        size += sum(map(len, w)) + 16
-    return " ".join(out)[:chars]
-
-
 def build_realistic(root: Path, n: int, chars: int | None, now: datetime) -> tuple[Path, Path]:
     """Both stores, raw SQL inserts: ``n`` rows, 90 % project; texts of ``chars``
     characters (or 40-400 when None) over a ~2,000-word vocabulary."""

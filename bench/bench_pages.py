@@ -182,9 +182,10 @@ class Server:
                **(env or {})}
         self.started = time.perf_counter()
         # The token goes in the environment, which is what --token defaults to (not in ps).
+        errors = open(log, "w")  # noqa: SIM115 (the server writes it while it runs)
         self.proc = subprocess.Popen([sys.executable, *launch, "--project", str(project),
                                       "--user-db", str(user), "--port", "0"], cwd=tree, env=env,
-                                     stdout=subprocess.PIPE, stderr=open(log, "w"), text=True)
+                                     stdout=subprocess.PIPE, stderr=errors, text=True)
         self.port = None
         deadline = time.time() + 60
         while time.time() < deadline and self.port is None:

@@ -200,7 +200,7 @@ def main() -> None:
                 t, ours = timed(calls[name], side, query)
                 (cold if q_index == 0 else warm)[name].append(t)
                 if name == "engine":
-                    table.append(timed(lambda: ours.candidates)[0])
+                    table.append(timed(lambda ours=ours: ours.candidates)[0])
             if ours.stable_block != theirs[0]:
                 print("MISMATCH in stable block for", repr(query))
             if theirs[1] and ours.context_block != theirs[1]:

@@ -32,6 +32,8 @@ costs more than 3x a plain scan.
 (d) Outside these items' files, printed for the record: agentao's guard as
     ``contract.find_secret`` runs it (a save or an approval) and its keyword
     extraction, over the same contents.
+(e) The two path patterns shared with agentao (keywords, recall hints), ours and
+    agentao's, on long runs of path characters: growth from 1,000 to 4,000.
 
     python bench/bench_redos.py [--rows 3000] [--runs 5]
 """
@@ -53,82 +55,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "tests"))
 
-SIZE = 4000
-ISSUE_CONTENTS = [("'<' + spaces + 'x'", "<" + " " * (SIZE - 2) + "x"),
-                  ("'token is' + spaces + 'x'", "token is" + " " * (SIZE - 9) + "x"),
-                  ("'%3c' + tabs + 'x'", "%3c" + "\t" * (SIZE - 4) + "x")]
-# What starts a try of some rule (a label, a tag opener, a token prefix), by
-# family, to be followed by a long run of one character, or repeated with one.
-HEADS = {
-    "secret": ["token is", "password is", "api key is", "secret key was", "token", "key", "key=", "key:",
-               "my_token=", "authorization", "authorization:", "bearer", "access_token=", '"code":', "?code=",
-               "-----BEGIN ", "-----BEGIN A KEY-----", "-----BEGIN PRIVATE KEY-----\n", "-----END ", "eyJ",
-               "eyJa.", "sk-", "sk-ant-", "ghp_", "xoxb-", "xapp-1-", "AKIA", "AIza", "SG.", "AccountKey=",
-               "?sig=", "x://a:", "https://a:", "glpat-", "pypi-AgE", "hf_", "npm_", "12345678:AA",
-               "密码", "密码=", "访问密钥：", "令牌是"],
-    "personal": ["+1", "1", "4", "13", "@", "a@", "a@b.", "a.b@", "DE89", "GB82 ", "110101", "ID "],
-    "instruction": ["<", "</", "%3c", "&lt;", "&#60;", "&#x3c;", "\\u003c", "\\x3c", "<<", "<|", "[INST", "#",
-                    "skip", "ignore", "do not", "never ask", "without", "permission", "permissions",
-                    "system", "system:", "you are", "from now on", "pretend", "act as", "approve", "跳过", "不要",
-                    "从现在", "你现在", "系统提示"],
-}
-ALL_HEADS = [h for heads in HEADS.values() for h in heads]
-PUMPS = [" ", "\t", "\n", "a", "A", "0", "1 ", "-", ".", "/", "=", ":", "a-", "a.", "a1", "@", "é", "密"]
-UNITS = [" ", "-", "=", "a-", "\n"]
-
-
-def adversarial_contents(size: int = SIZE, heads=ALL_HEADS, pumps=PUMPS, units=UNITS) -> list[tuple[str, str]]:
-    """(label, text) of adversarial contents of ``size`` characters or nearly:
-    each head then a run of each pump, and each head and unit repeated."""
-    out = list(ISSUE_CONTENTS) if size == SIZE else []
-    for head in heads:
-        for pump in pumps:
-            out.append((f"{head!r} + {pump!r}*", head + pump * ((size - len(head) - 1) // len(pump)) + "x"))
-        for unit in units:
-            out.append((f"({head!r} + {unit!r})*", (head + unit) * (size // (len(head) + len(unit)))))
-    return out
-
-
-def ordinary_contents(size: int = SIZE) -> list[tuple[str, str]]:
-    """Three kinds of ordinary memories, each joined to ``size`` characters."""
-    from bench_findings import ordinary
-    from findings_labelled import TEXTS
-    rng = random.Random(5)
-    notes = " ".join(ordinary(rng) for _ in range(size // 20))[:size]
-    lookalikes = " ".join(t for t, family in TEXTS if family is None)
-    prose = ("The deploy runs nightly on the CI box; the summary goes to the team channel and the "
-             "dashboard shows the last fifty runs with their durations. ")
-    return [("notes", notes), ("lookalikes", (lookalikes * (size // len(lookalikes) + 1))[:size]),
-            ("prose", (prose * (size // len(prose) + 1))[:size])]
-
-
-def rule_runners() -> dict:
-    """name -> (family, function of a text running one rule or gate of a findings
-    scan to the end); family None for what runs over every text."""
-    from dashboard.engine.tokenize import Tokenizer
-    from dashboard.actions.export import md_block, md_inline
-    from dashboard.findings import checks, gates, rules
-    # (As the tree before issue 19 has them too, to time old and new code alike.)
-    spans = getattr(rules, "_rule_spans", lambda rule, t: (m.span() for m in rule.finditer(t)))
-    out = {}
-    for name, rule in getattr(rules, "_GUARD_RULES", rules.SECRET_RULES):
-        out[f"secret.guard_{name}"] = ("secret", lambda t, r=rule: list(spans(r, t)))
-    for name, rule in rules.EXTRA_SECRETS:
-        out[f"secret.{name}"] = ("secret", lambda t, r=rule: list(spans(r, t)))
-    for rule in rules.TEXT_RULES:
-        out[rule.id] = (rule.category, lambda t, f=rule.find: list(f(t)))
-    out["counter words (whole text)"] = ("personal", lambda t: list(rules._NOT_PERSONAL_BEFORE.finditer(t)))
-    out["mask_secret"] = ("secret", checks.mask_secret)
-    out["gate: open_families"] = (None, gates.open_families)
-    out["gate: rows_to_scan"] = (None, lambda t: gates.rows_to_scan([t, "ordinary", t], rules.DIGIT_RULES))
-    out["token_set"] = (None, checks.token_set)
-    out["recall tokens (no jieba)"] = (None, Tokenizer(use_jieba=False).tokens)
-    out["export md_inline/md_block"] = (None, lambda t: (md_inline(t), md_block(t)))
-    out["scan_text"] = (None, rules.scan_text)
-    out["scan_text(gate=False)"] = (None, lambda t: rules.scan_text(t, gate=False))
-    return out
-
+from texts import (ALL_HEADS, HEADS, ISSUE_CONTENTS, SIZE, adversarial_contents,  # noqa: E402
+                   ordinary_contents, rule_runners)
 
 def outside_runners() -> dict:
     """Regexes over memory text in files outside items 1-2 (agentao's own shapes)."""
@@ -277,6 +207,31 @@ def bench_page(rows: int) -> None:
         print(f"    {label:<28}{time.perf_counter() - start:8.2f} s   ({len(report.items)} findings)")
 
 
+def bench_paths(runs: int) -> None:
+    """(e) The two path patterns shared with agentao, ours and agentao's, on runs of path
+    characters without an extension, at 1,000 and 4,000 characters (linear: 4x; quadratic:
+    16x), beside ordinary text of 4,000 (tests/test_path_patterns.py counts the tries)."""
+    from agentao.memory.guards import MemoryGuard
+    from agentao.prompts.helpers import extract_context_hints
+    from dashboard.contract import extract_keywords
+    from dashboard.engine import extract_hints
+    guard = MemoryGuard()
+    calls = {"keywords, ours": lambda s: extract_keywords("t", [], s),
+             "keywords, agentao's": lambda s: guard.extract_keywords("t", [], s),
+             "hints, ours": lambda s: extract_hints([s]),
+             "hints, agentao's": lambda s: extract_context_hints([{"role": "user", "content": s}])}
+    runs_of = {"'x' + '/'*": lambda n: "x" + "/" * (n - 1), "'.'*": lambda n: "." * n,
+               "'a' + '-'* + '.'": lambda n: "a" + "-" * (n - 2) + ".", "'a/'*": lambda n: "a/" * (n // 2)}
+    ordinary = ("ordinary text about src/app.py and a few more words " * 100)[:4000]
+    print("(e) path patterns: ms at 1,000 / 4,000 characters (ordinary text of 4,000)")
+    for name, fn in calls.items():
+        base = cpu(fn, ordinary, runs)
+        for label, make in runs_of.items():
+            short, long = cpu(fn, make(1000), runs), cpu(fn, make(4000), runs)
+            print(f"    {name:<20}{label:<18}{short * 1e3:8.2f} {long * 1e3:8.2f}  ({base * 1e3:.2f})"
+                  f"  growth {long / short:5.1f}x")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rows", type=int, default=3000, help="rows of the search store")
@@ -291,6 +246,8 @@ def main() -> None:
     bench_page(args.page_rows)
     print()
     bench_rules(outside_runners(), args.runs, "(d) outside items 1-2 (contract.py: agentao's own shapes)")
+    print()
+    bench_paths(args.runs)
     print(f"\nworst: needle {search:.2f}x, content {rules:.2f}x a plain scan (goal: 3x)")
 
 

@@ -1,7 +1,7 @@
 """Warnings before approval: how right the ``contradicts_evidence`` rule is.
 
 Precision and recall of ``dashboard.actions.polarity.contradicts`` over the
-labelled pairs in bench/warnings_labelled.py (English and Chinese; the pairs
+labelled pairs in tests/warnings_labelled.py (English and Chinese; the pairs
 agentao's crystallizer made, and hand-written ones), overall and per set, with
 every miss and false alarm listed so a change to the rule shows what it moved.
 
@@ -15,28 +15,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from dashboard.actions.polarity import contradicts  # noqa: E402
-from warnings_labelled import CRYSTALLIZED, HAND, PAIRS  # noqa: E402
-
-
-def score(pairs) -> tuple[float, float, list, list]:
-    """(precision, recall, misses, false alarms) of the rule over ``pairs``."""
-    tp = fp = fn = 0
-    misses, alarms = [], []
-    for evidence, content, label in pairs:
-        said = contradicts(evidence, content)
-        tp += said and label
-        fp += said and not label
-        fn += label and not said
-        if label and not said:
-            misses.append((evidence, content))
-        if said and not label:
-            alarms.append((evidence, content))
-    precision = tp / (tp + fp) if tp + fp else 1.0
-    recall = tp / (tp + fn) if tp + fn else 1.0
-    return precision, recall, misses, alarms
+from warnings_labelled import CRYSTALLIZED, HAND, PAIRS, score  # noqa: E402
 
 
 def _worst(n: int) -> list[tuple[str, str]]:

@@ -36,6 +36,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from served import login, start_server  # noqa: E402  (the CLI started, the token exchanged)
 
 WORDS = ("python uv pytest deploy docker redis postgres cache auth token api schema migrate "
          "logging review release branch linter format ruff mypy build wheel").split()
@@ -92,47 +95,6 @@ def build(path: Path, n: int, scope: str, seed: int) -> list[str]:
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
     return [r[0] for r in rows if r[13] is None][:: max(1, n // 50)]
-
-
-def start_server(project: Path, user_db: Path, threads: int):
-    """The real CLI; returns (process, port, token).  The token is ours, passed in the
-    environment (not in ps): the printed URL carries only a one-time code."""
-    import os
-    import secrets
-    token = secrets.token_urlsafe(32)
-    proc = subprocess.Popen([sys.executable, "-m", "dashboard", "--project", str(project),
-                             "--user-db", str(user_db), "--host", "127.0.0.1", "--port", "0",
-                             "--threads", str(threads)], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=open(project.parent / "server.log", "w"), text=True,
-                            env={**os.environ, "AGENTAO_DASHBOARD_TOKEN": token})
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        line = proc.stdout.readline()
-        m = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
-        if m:
-            return proc, int(m.group(1)), token
-        if proc.poll() is not None:
-            break
-    proc.kill()
-    sys.exit(f"the server did not start; see {project.parent / 'server.log'}")
-
-
-def login(port: int, token: str) -> str:
-    """The login form's POST (the token in the body, never in a URL): 303 + the cookie.
-
-    The cookie's Path is the server's random prefix; http.client sends it on any
-    path, and the server answers un-prefixed paths too, so the bench's URLs stay plain.
-    """
-    from urllib.parse import urlencode
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    conn.request("POST", "/login", urlencode({"token": token}),
-                 {"Content-Type": "application/x-www-form-urlencoded",
-                  "Origin": f"http://127.0.0.1:{port}"})
-    r = conn.getresponse()
-    r.read()
-    conn.close()
-    assert r.status == 303, r.status
-    return r.getheader("Set-Cookie").split(";")[0]
 
 
 def _message(body: bytes) -> str:
@@ -244,7 +206,7 @@ def main() -> int:
     print(f"latency p50 {pct(times, .5):.0f} ms, p99 {pct(times, .99):.0f} ms, "
           f"max {max(times, default=0):.0f} ms")
     by_page: dict = {}
-    for dt, url, status in results:
+    for dt, url, _status in results:
         by_page.setdefault(url.split("?")[0] if not url.startswith("/memories/") else
                            "/memories/<store>/<id>", []).append(dt * 1000)
     for page, values in sorted(by_page.items()):

@@ -8,6 +8,7 @@ import shutil
 import signal
 import sys
 import threading
+from gettext import NullTranslations
 from pathlib import Path
 
 from .guard.invisible import escaped
@@ -46,7 +47,7 @@ def set_language(argv) -> str:
     return wanted
 
 
-_translations = None
+_translations: NullTranslations = NullTranslations()   # English until set_language
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -95,15 +96,15 @@ def config_from_args(args: argparse.Namespace, parser: argparse.ArgumentParser) 
     """Validate paths and turn arguments into create_app() config; exits 2 on bad input."""
     if args.demo:
         from .demo import build_demo
-        project_dir, user_db = build_demo()
+        project_dir, demo_db = build_demo()
         args.demo_root = project_dir.parent   # ours (a fresh temp folder): main removes it
         # "Demo data: <path>" starts the line in every language (scripts and tests read it).
         print("Demo data: " + _("%(path)s (deleted when the dashboard stops)",
                                 path=project_dir.parent), flush=True)
         projects = [project_dir] + sorted(p for p in project_dir.parent.iterdir()
-                                          if p.is_dir() and p not in (project_dir, user_db.parent.parent)
+                                          if p.is_dir() and p not in (project_dir, demo_db.parent.parent)
                                           and (p / ".agentao").is_dir())
-        return {"PROJECT_DIR": projects, "USER_DB": None if args.no_user_db else user_db,
+        return {"PROJECT_DIR": projects, "USER_DB": None if args.no_user_db else demo_db,
                 "READ_ONLY": args.read_only}
     projects = [Path(p) for p in args.project]
     for project_dir in projects:

@@ -8,12 +8,14 @@ schema (contract §2) so a reader can map one to the other without a table.
 from __future__ import annotations
 
 from dataclasses import dataclass, asdict
+from typing import Any, cast
 
 
 class _Row:
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The row as JSON-ready data (tuples as lists)."""
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+        fields = asdict(cast(Any, self))   # every row class below is a dataclass
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in fields.items()}
 
 
 @dataclass(frozen=True)

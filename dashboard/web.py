@@ -108,7 +108,7 @@ def render(page_template: str | None, fragment: str | None = None, **context):
     partial = bool(fragment and wants_fragment())
     if page_template is None:
         page_template, context["fragment_template"] = "page.html", fragment
-    body = render_template(fragment if partial else page_template, **context)
+    body = render_template(fragment if partial and fragment else page_template, **context)
     if partial and context.get("said"):
         # The result in words, into the pinned #status region wherever the fragment lands.
         body += ('<div hx-swap-oob="innerHTML:#status">'

@@ -140,12 +140,12 @@ def test_what_changed_since_a_date_and_what_cannot_be_told(history):
     later = client.get("/activity.json", query_string={"changed": "2026-05-02"}).get_json()["changed"]
     # Deleted on 2026-05-01, restored today: new to the agent since 2026-05-02, not changed.
     assert [m["id"] for m in later["added"]] == [ids["build"]] and later["changed"] == []
-    assert {(l["code"], l["store"]) for l in later["limits"]} == set()
+    assert {(limit["code"], limit["store"]) for limit in later["limits"]} == set()
     # Purge the approved memory (with its events): the log now misses what happened to it.
     forget_memory(StoreRef("user", "user", agent.user_db, "user"), ids["approved"])
     early = client.get("/activity.json", query_string={"changed": "2026-04-01"}).get_json()["changed"]
     assert {"code": "erased", "store": "user", "count": 1} in early["limits"]
-    assert {(l["code"], l["store"]) for l in early["limits"]} >= {("log_starts_later", "project"),
+    assert {(limit["code"], limit["store"]) for limit in early["limits"]} >= {("log_starts_later", "project"),
                                                                   ("log_starts_later", "user")}
     page = soup(client.get("/activity?changed=2026-04-01"))
     limits = page.select_one("#activity-changes .limits").get_text(" ", strip=True)

@@ -6,7 +6,6 @@ import os
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -136,7 +135,22 @@ def test_read_only_folder_switches_to_read_only_mode(seeded, monkeypatch):
         os.chmod(seeded.project_db.parent, 0o755)
 
 
-def test_writer_holding_begin_immediate(seeded):
+@pytest.fixture
+def write_waits(monkeypatch):
+    """How long each write connection opened from now on waits for a held lock (SQLite's
+    busy timeout, in seconds): a write waits out agentao's brief ones, then answers."""
+    waits, real = [], sqlite3.connect
+
+    def connect(database, *args, **kwargs):
+        if "mode=rw" in str(database):
+            waits.append(kwargs.get("timeout"))
+        return real(database, *args, **kwargs)
+
+    monkeypatch.setattr(connection.sqlite3, "connect", connect)
+    return waits
+
+
+def test_writer_holding_begin_immediate(seeded, write_waits):
     memory_id = seeded.manager.search("uv")[0].id
     holder = sqlite3.connect(seeded.project_db, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")
@@ -146,13 +160,11 @@ def test_writer_holding_begin_immediate(seeded):
         visit_all(client)  # reads go on while the agent writes
         data = client.get(f"/memories/project/{memory_id}.json").get_json()
         assert data["memory"]["content"] == "This project uses uv; see pyproject.toml."
-        started = time.monotonic()
         with pytest.raises(StoreProblem) as err:
             writes.soft_delete(seeded.project_db, memory_id)
-        waited = time.monotonic() - started
         assert err.value.kind == "locked"
         assert "locked by another process" in str(err.value) and "try again" in str(err.value)
-        assert 1.5 <= waited < 6, waited
+        assert write_waits == [connection.BUSY_TIMEOUT_S]
     finally:
         holder.execute("ROLLBACK")
         holder.close()
@@ -241,21 +253,19 @@ def test_disk_full_during_a_write_changes_nothing(big):
     assert project_problem(client) is None
 
 
-def test_write_endpoint_reports_a_held_lock_and_changes_nothing(seeded):
+def test_write_endpoint_reports_a_held_lock_and_changes_nothing(seeded, write_waits):
     client = seeded.app().test_client()
     item = client.get("/reviews.json").get_json()["items"][0]
     holder = sqlite3.connect(seeded.project_db, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")
     try:
-        started = time.monotonic()
         r = client.post(f"/reviews/{item['id']}/reject",
                         data={"seen": item["plan"]["item_fingerprint"]},
                         headers={"Accept": "application/json"})
-        waited = time.monotonic() - started
         assert r.status_code == 409, r.get_data(as_text=True)
         message = r.get_json()["outcomes"][0]["message"]
         assert "locked by another process" in message and "try again" in message
-        assert 1.5 <= waited < 8
+        assert write_waits and set(write_waits) == {connection.BUSY_TIMEOUT_S}
         page = client.post(f"/reviews/{item['id']}/reject",
                            data={"seen": item["plan"]["item_fingerprint"]})
         assert "locked by another process" in page.get_data(as_text=True)

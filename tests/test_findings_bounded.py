@@ -8,11 +8,8 @@ import http.client
 import json
 import random
 import sqlite3
-import sys
 import threading
-import time
 from datetime import datetime, timezone
-from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
@@ -122,12 +119,8 @@ def test_the_duplicate_join_says_when_it_looked_at_too_many_rows(monkeypatch):
 
 # --- through a real server: a big scan must not starve other requests --------------
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "bench"))
-
-
 def _big_store(agent, rows: int) -> None:
-    from bench_findings import realistic_text, vocabulary
+    from texts import realistic_text, vocabulary
     rng = random.Random(3)
     vocab = vocabulary(rng)
     weights = [1 / (r + 1) for r in range(len(vocab))]
@@ -146,16 +139,15 @@ def _big_store(agent, rows: int) -> None:
 
 def _get(port, cookie, path, timeout=30):
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    t0 = time.perf_counter()
     conn.request("GET", path, headers={"Cookie": cookie, "Accept": "application/json"})
     r = conn.getresponse()
     body = r.read()
     conn.close()
-    return r.status, body, time.perf_counter() - t0
+    return r.status, body
 
 
 def test_a_full_scan_in_the_background_leaves_the_server_answering(agent):
-    from load import login, start_server
+    from served import login, start_server
     seed_corpus(agent)
     _big_store(agent, 6000)
     proc, port, token = start_server(agent.project_dir, agent.user_db, threads=4)
@@ -171,16 +163,13 @@ def test_a_full_scan_in_the_background_leaves_the_server_answering(agent):
         job = json.loads(r.read())
         conn.close()
         assert r.status == 202, job
-        waits = []
         for path in ("/static/app.css", "/overview", "/static/app.css", "/overview"):
-            status, _body, took = _get(port, cookie, path)
-            assert status == 200
-            waits.append(took)
-        status, body, _ = _get(port, cookie, job["json_url"])
+            assert _get(port, cookie, path)[0] == 200
+        status, body = _get(port, cookie, job["json_url"])
         state = json.loads(body)
-        # Still scanning after the other requests were answered: they ran beside it.
+        # Still scanning after the other requests were answered: they ran beside it, not after
+        # it (how long they took is bench/bench_findings.py --server's concern).
         assert state["state"] == "running" and state["progress"] is not None and state["progress"] < 1, state
-        assert max(waits) < 1.0, waits
     finally:
         proc.kill()
         proc.wait()

@@ -333,9 +333,6 @@ def test_contradicted_preference():
 
 
 def test_gate_never_hides_a_finding():
-    import sys
-    from pathlib import Path
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
     from findings_labelled import TEXTS
     for text in [t for t, _f in TEXTS] + ORDINARY:
         found(text)
@@ -343,9 +340,7 @@ def test_gate_never_hides_a_finding():
 
 def test_store_gate_passes_every_row_with_a_finding():
     import random
-    import sys
-    from pathlib import Path
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+
     from findings_labelled import TEXTS
     from dashboard.findings.gates import rows_to_scan
     from dashboard.findings.rules import DIGIT_RULES

@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 from types import SimpleNamespace
 
-from bs4 import BeautifulSoup
 
 from dashboard import words
 from dashboard.contract import SECRET_RULES

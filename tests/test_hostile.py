@@ -107,7 +107,7 @@ def test_corpus_was_stored_through_agentao(corpus):
         conn.text_factory = lambda b: b.decode("utf-8", "replace")
         by_id.update(conn.execute("SELECT id, content FROM memories"))
         conn.close()
-    for name, (store, memory_id) in planted.items():
+    for name, (_store, memory_id) in planted.items():
         if name in HOSTILE:
             assert by_id[memory_id] == HOSTILE[name], name
     assert len(HOSTILE["long"]) == 4000

@@ -66,7 +66,6 @@ def test_deeply_nested_json_body_is_400_and_changes_nothing(seeded, client):
 
 
 def test_every_405_says_which_methods_the_url_allows(seeded, client):
-    from hostile import get_routes
     app = seeded.app()
     fill = {"store": "project", "key": "project", "memory_id": "x", "item_id": "x", "action": "approve",
             "job_id": "0" * 12, "filename": "app.css", "table": "memories", "row_id": "x",

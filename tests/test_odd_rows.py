@@ -11,7 +11,6 @@ path arguments filled from the odd rows themselves.
 from __future__ import annotations
 
 import sqlite3
-import time
 
 import pytest
 

@@ -184,7 +184,7 @@ def test_a_row_changed_inside_the_purge_window_stops_it_before_it_writes(seeded,
         dry_run = purge.plan(ref, ["review:pending"])
         before = rows_now(seeded.project_db)
 
-        def fold_now(step, fraction=None):
+        def fold_now(step, fraction=None, phrase=phrase):
             if step == "delete":   # the purge is about to take the write lock
                 agent_process.do(f"say {phrase}")
         result = purge.purge(ref, dry_run, progress=fold_now)
@@ -218,7 +218,7 @@ def test_text_the_agent_saves_again_during_the_scan_is_not_residue(seeded, agent
             assert [r.texts for r in dry_run] == [(text,)]
             saved = []
 
-            def save_again(step, fraction=None):
+            def save_again(step, fraction=None, saved=saved, tag=tag, text=text):
                 # The scan has read the database file; the agent saves before it reads the WAL.
                 if step == "scan" and fraction and not saved:
                     saved.append(agent_process.do(f"save copy {tag}|{text}"))

@@ -36,7 +36,7 @@ def small_disk(tmp_path):
     if done.returncode:
         reason = f"cannot mount a tmpfs here ({(done.stderr or done.stdout).strip()}): " \
                  "the disk-full purge tests need root and mount(8)"
-        warnings.warn(reason)
+        warnings.warn(reason, stacklevel=1)
         pytest.skip(reason)
     try:
         yield where

@@ -211,7 +211,7 @@ def test_moves_while_agentao_saves_to_the_source_store_leave_no_split(agent):
     barrier = FORK.Barrier(2)
     proc = _child(_agent_saves, agent.project_db, agent.user_db, barrier, rounds, 6, "agent")
     answers = []
-    for r, memory in enumerate(memories):
+    for memory in memories:
         form = _forms(client, "project", memory.id)["move-form"]
         barrier.wait(WAIT)
         answers.append(client.post(f"/memories/project/{memory.id}/move", headers=JSON,
@@ -271,7 +271,7 @@ def test_moves_both_ways_in_two_dashboards_do_not_deadlock(agent):
     client = agent.app().test_client()
     barrier = FORK.Barrier(2)
     proc = _child(_dashboard_moves, agent, barrier, "user", [m.id for m in up])
-    ours, started = [], time.monotonic()
+    ours = []
     for memory in down:
         form = _forms(client, "project", memory.id)["move-form"]
         barrier.wait(WAIT)
@@ -280,8 +280,7 @@ def test_moves_both_ways_in_two_dashboards_do_not_deadlock(agent):
         barrier.wait(WAIT)
     theirs = _join(*proc)
     assert [a["message"] for a in ours + theirs if a["status"] != 200] == []
-    assert _split_states(agent, down + up) == []
-    assert time.monotonic() - started < 10   # no round waited out a lock
+    assert _split_states(agent, down + up) == []   # a deadlock ends in a 'locked' answer above
 
 
 # --------------------------------------------------------------------------- approvals

@@ -13,7 +13,6 @@ only adds the approval's own event (and change count) before the edit's.
 from __future__ import annotations
 
 import dataclasses
-import sqlite3
 
 import pytest
 from bs4 import BeautifulSoup

@@ -7,17 +7,12 @@ checked where it must appear and where it must not.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 from bs4 import BeautifulSoup
 
 from agentao_world import Agent, agentao_blocks, file_digest
 from hostile import HOSTILE, shown_text
 from test_hostile import check_inert
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
 HTMX = {"HX-Request": "true"}
 
@@ -73,8 +68,7 @@ def test_chinese_negation_dropped(agent):
 
 
 def test_labelled_pairs_precision_and_recall_floor():
-    from bench_warnings import score
-    from warnings_labelled import PAIRS
+    from warnings_labelled import PAIRS, score
     assert len(PAIRS) >= 60
     assert any(ord(e[0]) > 0x3400 for e, _c, _l in PAIRS)     # Chinese among them
     assert {label for *_, label in PAIRS} == {True, False}

@@ -316,9 +316,10 @@ def test_cli_prints_login_link_and_the_real_server_enforces_it(seeded):
 
 
 def test_cli_token_flags(tmp_path):
-    run = lambda *a: subprocess.run([sys.executable, "-m", "dashboard", "--project", str(tmp_path),
-                                     "--no-user-db", *a], cwd=ROOT, capture_output=True,
-                                    text=True, timeout=30)
+    def run(*a):
+        return subprocess.run([sys.executable, "-m", "dashboard", "--project", str(tmp_path),
+                               "--no-user-db", *a], cwd=ROOT, capture_output=True, text=True, timeout=30)
+
     r = run("--no-token", "--host", "0.0.0.0")
     assert r.returncode == 2 and "only allowed on a loopback" in r.stderr
     r = run("--token", "short")

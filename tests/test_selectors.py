@@ -104,7 +104,7 @@ def test_no_selector_anywhere_holds_stored_data(world):
             r = client.get(url, headers=headers)
             if r.mimetype != "text/html":
                 continue
-            for attr, value, el in selector_values(r.get_data(as_text=True)):
+            for attr, value, _el in selector_values(r.get_data(as_text=True)):
                 seen += 1
                 assert value in literal, (url, attr, value)
     assert seen > 20

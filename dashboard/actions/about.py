@@ -20,10 +20,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 from . import dryrun, purge
 from ..store import StoreRef
 from ..store import purge as sql
+from ..store.plan import DryRun
 
 ABOUT_CATEGORIES = ("personal", "secret")   # findings.rows.CATEGORIES that are about the person
 TABLE_OF = {"memory": "memories", "memory_deleted": "memories", "review": "memory_review_queue",
@@ -35,10 +37,10 @@ class StorePart:
     """One store's share of the scoped forget: the rows that go and what stays."""
 
     ref: StoreRef
-    rows: sql.DryRun
-    categories: tuple = ()
-    why: dict = field(default_factory=dict)       # (kind, id) -> "user_store" | "user_scope" | finding category
-    stays: dict = field(default_factory=dict)     # memories / soft_deleted / reviews / summaries -> count
+    rows: DryRun
+    categories: tuple[str, ...] = ()
+    why: dict[tuple[str, str], str] = field(default_factory=dict)       # (kind, id) -> "user_store" | "user_scope" | finding category
+    stays: dict[str, int] = field(default_factory=dict)     # memories / soft_deleted / reviews / summaries -> count
 
     @cached_property
     def token(self) -> str:
@@ -48,14 +50,14 @@ class StorePart:
     def fits(self) -> bool:
         return dryrun.fits(self.token)
 
-    def goes(self) -> dict:
+    def goes(self) -> dict[str, int]:
         """Rows that go, by kind (memory, memory_deleted, review, summary, event)."""
-        counts: dict = {}
+        counts: dict[str, int] = {}
         for r in self.rows:
             counts[r.kind] = counts.get(r.kind, 0) + 1
         return counts
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"store": self.ref.key, "kind": self.ref.kind, "name": self.ref.name,
                 "path": str(self.ref.path), "categories": list(self.categories),
                 "goes": self.goes(), "stays": self.stays,
@@ -64,7 +66,7 @@ class StorePart:
                           "why": self.why.get((r.kind, r.id), "event")} for r in self.rows]}
 
 
-def plan(refs: list[StoreRef], flags: dict) -> list[StorePart]:
+def plan(refs: list[StoreRef], flags: dict[tuple[str, str, str], Any]) -> list[StorePart]:
     """The dry run of "forget what is about me" over the shown stores (read-only).
 
     ``flags`` is ``findings.flags_by_row(report)``: (store, table, row id) -> findings.
@@ -85,15 +87,17 @@ def _user_part(ref: StoreRef) -> StorePart:
                      {"memories": 0, "soft_deleted": 0, "reviews": 0, "summaries": 0})
 
 
-def _project_part(ref: StoreRef, flags: dict) -> StorePart:
+def _project_part(ref: StoreRef, flags: dict[tuple[str, str, str], Any]) -> StorePart:
     rows = sql.scoped_rows(ref)
 
     def finding(table: str, row_id: str) -> str | None:
         found = {i.finding.category for i in flags.get((ref.key, table, row_id), ())}
         return next((c for c in ABOUT_CATEGORIES if c in found), None)
 
-    why: dict = {}
-    memory_ids, review_ids, summary_ids = [], [], []
+    why: dict[tuple[str, str], str] = {}
+    memory_ids: list[str] = []
+    review_ids: list[str] = []
+    summary_ids: list[Any] = []
     for mid, scope, _live in rows["memories"]:
         reason = "user_scope" if scope == "user" else finding("memories", mid)
         if reason:

@@ -127,7 +127,7 @@ def qualifies(action: str, memory: Memory, tag: str | None, to: str | None) -> b
 def named_rows(refs, picks: list[tuple[str, str]]) -> list[tuple[str, str, Memory | None]]:
     """The rows the checkboxes named, from each file's snapshot (None: not there)."""
     by_store = {}
-    for store in {s for s, _ in picks}:
+    for store in {s for s, _id in picks}:
         ref = ref_for(refs, store)
         by_store[store] = {m.id: m for m in rows_of(ref).rows} if ref is not None and ref.exists else {}
     return [(s, i, by_store[s].get(i)) for s, i in picks]

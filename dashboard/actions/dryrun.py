@@ -20,6 +20,7 @@ import binascii
 import json
 import re
 import zlib
+from typing import Iterable
 
 from ..store.plan import KINDS, PlanRow
 
@@ -29,10 +30,10 @@ MAX_JSON = 64 * 1024 * 1024     # decompressed: a bomb stops here
 _DIGEST = re.compile(r"[0-9a-f]{1,64}")
 
 
-def fingerprint(rows) -> str:
+def fingerprint(rows: Iterable[PlanRow]) -> str:
     """The token naming ``rows`` (PlanRows): what the purge form posts back."""
-    named: dict = {}
-    events = []
+    named: dict[str, list[list[str]]] = {}
+    events: list[int] = []
     for r in rows:
         if r.kind == "event" and r.id.isdigit():
             events.append(int(r.id))

@@ -29,7 +29,7 @@ import heapq
 from bisect import bisect_right
 import hashlib
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Any, Iterable
 
 from ..contract import PlannedSave
 from ..engine import all_entries, session_tail, stable_view
@@ -77,7 +77,7 @@ class BlockEffect:
         action: the answer can then say whether the block came out as shown."""
         return block_token(self.after)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"before_chars": len(self.before), "after_chars": len(self.after),
                 "budget": self.budget, "delta": self.delta, "changed": self.changed,
                 "diff": self.diff, "after": self.after, "token": self.token}
@@ -88,7 +88,7 @@ def block_token(block: str) -> str:
     return f"{len(block)}-{hashlib.sha256(block.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}"
 
 
-def current_block(snap: Snapshot, hidden=frozenset()) -> str:
+def current_block(snap: Snapshot, hidden: Iterable[str] = frozenset()) -> str:
     """The block agentao would send a new session now (what ``/memory status`` sizes)."""
     # query="" : the stable block depends on neither the query nor the clock.
     return stable_view(snap.project, snap.user, snap.summaries, hidden_ids=hidden,
@@ -121,7 +121,7 @@ def _over_auto_cap(rows: Iterable[Memory], row: Memory) -> list[str]:
     return [m.id for m in ranked[:max(0, len(ranked) - AUTO_CAP)]]
 
 
-def _place(m: Memory) -> tuple:
+def _place(m: Memory) -> tuple[tuple[int, Any], ...]:
     # The file's listing order (see store.snapshot): created_at, then (scope, key).
     return tuple(map(sql_order, (m.created_at, m.scope, m.key_normalized)))
 
@@ -144,7 +144,7 @@ def _all_saved_in(rows: list[Memory], saved: list[Memory]) -> list[Memory]:
 
 
 def save_effect(snap: Snapshot, plan: PlannedSave, existing: Memory | None,
-                hide=()) -> BlockEffect:
+                hide: Iterable[str] = ()) -> BlockEffect:
     """Before/after for a planned save (plus ids soft-deleted by the same action)."""
     row = would_save(plan, existing)
     if plan.source == "auto":
@@ -152,12 +152,12 @@ def save_effect(snap: Snapshot, plan: PlannedSave, existing: Memory | None,
     return row_effect(snap, row, hide)
 
 
-def row_effect(snap: Snapshot, row: Memory, hide=()) -> BlockEffect:
+def row_effect(snap: Snapshot, row: Memory, hide: Iterable[str] = ()) -> BlockEffect:
     """Before/after for ``row`` live in its file (new, changed or restored), ``hide`` gone."""
     return rows_effect(snap, [row], hide)
 
 
-def rows_effect(snap: Snapshot, saved: Iterable[Memory], hide=()) -> BlockEffect:
+def rows_effect(snap: Snapshot, saved: Iterable[Memory], hide: Iterable[str] = ()) -> BlockEffect:
     """Before/after for several rows saved at once (a bulk action), ``hide`` gone.
 
     Each row is put in its file's place as ``row_effect`` puts one; the auto cap is

@@ -19,6 +19,7 @@ import secrets
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from typing import Any
 
 from flask_babel import gettext as _
 
@@ -49,7 +50,7 @@ class ItemErasure:
     def ok(self) -> bool:
         return self.status == ERASED
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "was": self.was, "rejected": self.rejected, "status": self.status,
                 "message": self.message, "copies_with_hits": self.copies,
                 "text_still_in_use": self.shared, "saved_again": self.saved_again}
@@ -64,15 +65,15 @@ class EraseReport:
     items: list[ItemErasure]
     status: str = "not run"
     message: str = ""
-    checkpoint: dict | None = None
-    texts: tuple = ()               # kept only while a retry may need them; never serialized
-    hashes: dict = field(default_factory=dict)   # item id -> sha256 of its texts
+    checkpoint: dict[str, Any] | None = None
+    texts: tuple[str, ...] = ()               # kept only while a retry may need them; never serialized
+    hashes: dict[str, str] = field(default_factory=dict)   # item id -> sha256 of its texts
 
     @property
     def retryable(self) -> bool:
         return bool(self.texts) and any(i.status == RETRY for i in self.items)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"token": self.token, "store": self.store, "status": self.status,
                 "message": self.message, "checkpoint": self.checkpoint,
                 "retryable": self.retryable, "items": [i.to_dict() for i in self.items]}
@@ -96,9 +97,10 @@ class Reports:
             return self._kept.get(token)
 
 
-def reports_for(extensions: dict) -> Reports:
+def reports_for(extensions: dict[str, Any]) -> Reports:
     """The app's report keeper, created on first use."""
-    return extensions.setdefault("erase_reports", Reports())
+    reports: Reports = extensions.setdefault("erase_reports", Reports())
+    return reports
 
 
 def erase(refs: list[StoreRef], project: StoreRef, ids: list[str],

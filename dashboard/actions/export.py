@@ -27,7 +27,7 @@ import io
 import json
 import re
 import unicodedata
-from typing import Iterator
+from typing import Any, Iterable, Iterator
 
 from ..guard.invisible import hidden_prefix
 from .export_document import (INVISIBLE_NOTE, Document, Pieces, Words, build_document,  # noqa: F401
@@ -63,7 +63,7 @@ def _chunks(parts: Iterator[str]) -> Iterator[str]:
         yield "".join(buffer)
 
 
-def events_text(events: dict | None, words: Words | None = None) -> str:
+def events_text(events: dict[str, Any] | None, words: Words | None = None) -> str:
     """An event history summary in one line: '3 events (create 1, update 2), first …, last …'."""
     words = words or Words()
     _, ngettext = words.gettext, words.ngettext
@@ -77,19 +77,19 @@ def events_text(events: dict | None, words: Words | None = None) -> str:
 
 # -- JSON -------------------------------------------------------------------------------
 
-def _lazy(value) -> bool:
+def _lazy(value: Any) -> bool:
     if isinstance(value, Pieces):
         return True
     items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
     return any(isinstance(v, (dict, list, Pieces)) and _lazy(v) for v in items)
 
 
-def _dumps(value, pad: str) -> str:
+def _dumps(value: Any, pad: str) -> str:
     # JSON escapes every line break inside strings, so this only indents.
     return json.dumps(value, ensure_ascii=False, indent=2).replace("\n", "\n" + pad)
 
 
-def _json(value, depth: int) -> Iterator[str]:
+def _json(value: Any, depth: int) -> Iterator[str]:
     """``json.dumps(value, indent=2)`` at ``depth``, in parts, reading ``Pieces`` as it goes."""
     pad = "  " * depth
     if isinstance(value, Pieces):   # its records hold no Pieces: each is dumped whole
@@ -127,7 +127,7 @@ def to_json(doc: Document) -> Iterator[str]:
 
 # -- CSV --------------------------------------------------------------------------------
 
-def csv_cell(value) -> str:
+def csv_cell(value: Any) -> str:
     """One CSV cell: lists as JSON, None as empty, formula-looking text defused with a '."""
     if value is None:
         return ""
@@ -141,7 +141,7 @@ def csv_cell(value) -> str:
     return "'" + text if first.startswith(_FORMULA_START) else text
 
 
-def csv_row(section: str, record: dict, words: Words | None = None) -> list[str]:
+def csv_row(section: str, record: dict[str, Any], words: Words | None = None) -> list[str]:
     """The CSV cells of one record, in CSV_COLUMNS order."""
     values = dict(record, section=section, visible_to_agent="yes" if section == "memory" else "no")
     if "events" in record:
@@ -156,7 +156,7 @@ def to_csv(doc: Document) -> Iterator[str]:
     out = io.StringIO()
     writer = csv.writer(out, quoting=csv.QUOTE_MINIMAL, lineterminator="\r\n")
 
-    def row(cells) -> str:
+    def row(cells: Iterable[Any]) -> str:
         out.seek(0)
         out.truncate()
         writer.writerow(cells)
@@ -176,7 +176,7 @@ def to_csv(doc: Document) -> Iterator[str]:
 
 # -- Markdown ---------------------------------------------------------------------------
 
-def md_inline(value) -> str:
+def md_inline(value: Any) -> str:
     """One-line text that Markdown shows literally: punctuation escaped, breaks folded."""
     text = " ".join(str("" if value is None else value).split())
     return _MD_SPECIAL.sub(r"\\\1", text)
@@ -189,15 +189,15 @@ def md_block(text: str) -> str:
     return f"{fence}text\n{text}\n{fence}"
 
 
-def _md_fields(pairs) -> list[str]:
+def _md_fields(pairs: Iterable[tuple[str, Any]]) -> list[str]:
     return ["- **%s:** %s" % (label, md_inline(value)) for label, value in pairs]
 
 
-def _md_store(row: dict) -> str:
+def _md_store(row: dict[str, Any]) -> str:
     return "%s (%s)" % (row["store"], row["store_path"])
 
 
-def _md_memory(m: dict, words: Words) -> list[str]:
+def _md_memory(m: dict[str, Any], words: Words) -> list[str]:
     _ = words.gettext
     return ["#### " + md_inline(m["title"]), "", *_md_fields([
         (_("ID"), m["id"]), (_("Key"), m["key"]), (_("Scope"), m["scope"]), (_("Type"), m["type"]),
@@ -209,7 +209,7 @@ def _md_memory(m: dict, words: Words) -> list[str]:
         (_("History"), events_text(m["events"], words))]), "", md_block(m["content"]), ""]
 
 
-def _md_review(r: dict, words: Words) -> list[str]:
+def _md_review(r: dict[str, Any], words: Words) -> list[str]:
     _ = words.gettext
     return ["#### " + md_inline(r["title"]), "", *_md_fields([
         (_("ID"), r["id"]), (_("Status"), r["status"]), (_("Key"), r["key"]), (_("Scope"), r["scope"]),
@@ -219,7 +219,7 @@ def _md_review(r: dict, words: Words) -> list[str]:
         _("Content:"), "", md_block(r["content"]), "", _("Evidence:"), "", md_block(r["evidence"]), ""]
 
 
-def _md_summary(s: dict, words: Words) -> list[str]:
+def _md_summary(s: dict[str, Any], words: Words) -> list[str]:
     _ = words.gettext
     return ["#### " + _("Session %(id)s", id=md_inline(s["session_id"])), "", *_md_fields([
         (_("ID"), s["id"]), (_("Store"), _md_store(s)),

@@ -33,7 +33,7 @@ class Words:
     request, where Flask-Babel would answer in English. The translations are taken
     while the request is on and kept for the rest of the file."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.translations = get_translations()
 
     def gettext(self, string: str, **variables) -> str:

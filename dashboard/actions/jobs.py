@@ -12,9 +12,9 @@ import threading
 import time
 from dataclasses import dataclass, field
 from contextlib import ExitStack
-from typing import Callable
+from typing import Callable, Iterable
 
-from flask import current_app, has_app_context
+from flask import Flask, current_app, has_app_context
 from flask_babel import force_locale, get_locale, gettext as _
 
 KEEP = 50   # finished jobs remembered; older ones are dropped
@@ -26,7 +26,7 @@ class Job:
 
     id: str
     kind: str
-    stores: tuple
+    stores: tuple[str, ...]
     state: str = "running"
     step: str = "starting"
     fraction: float | None = None
@@ -43,11 +43,11 @@ class Job:
         return None if self.fraction is None else int(self.fraction * 100)
 
 
-def _asked_in():
+def _asked_in() -> tuple[Flask | None, str | None]:
     """(app, locale) of the current request, or (None, None) outside one."""
     if not has_app_context():
         return None, None
-    return current_app._get_current_object(), str(get_locale())
+    return current_app._get_current_object(), str(get_locale())  # type: ignore[attr-defined]  # werkzeug's LocalProxy, typed as the Flask it stands for
 
 
 class Busy(Exception):
@@ -55,7 +55,7 @@ class Busy(Exception):
 
 
 class Jobs:
-    def __init__(self):
+    def __init__(self) -> None:
         self._lock = threading.Lock()
         self._jobs: dict[str, Job] = {}
 
@@ -73,23 +73,23 @@ class Jobs:
         with self._lock:
             return [j for j in self._jobs.values() if j.state == "running"]
 
-    def check_idle(self, stores) -> None:
+    def check_idle(self, stores: Iterable[str]) -> None:
         """Raise Busy when a running job works on any of ``stores``."""
         with self._lock:
             self._check_idle(set(stores))
 
-    def _check_idle(self, stores: set) -> None:
+    def _check_idle(self, stores: set[str]) -> None:
         running = {s for j in self._jobs.values() if j.state == "running" for s in j.stores}
         if running & stores:
             raise Busy(_("A forget action is already running on this store; wait for it to finish."))
 
-    def start(self, kind: str, stores, work: Callable[[Job], object],
+    def start(self, kind: str, stores: Iterable[str], work: Callable[[Job], object],
               background: bool = True) -> Job:
         """Run ``work(job)``; in a daemon thread unless ``background`` is false."""
-        stores = tuple(stores)
+        names = tuple(stores)
         with self._lock:
-            self._check_idle(set(stores))
-            job = Job(secrets.token_hex(8), kind, stores)
+            self._check_idle(set(names))
+            job = Job(secrets.token_hex(8), kind, names)
             self._jobs[job.id] = job
             for old in [j for j in self._jobs.values() if j.state != "running"][:-KEEP]:
                 del self._jobs[old.id]
@@ -110,7 +110,7 @@ class Jobs:
         return job
 
     @classmethod
-    def _run_in(cls, job: Job, work, app, locale) -> None:
+    def _run_in(cls, job: Job, work: Callable[[Job], object], app: Flask | None, locale: str | None) -> None:
         """``_run`` in the app and locale of the request that started the job, so what the
         job says (its verdicts) is in the language of the person who asked for it."""
         with ExitStack() as stack:
@@ -120,7 +120,7 @@ class Jobs:
             cls._run(job, work)
 
     @staticmethod
-    def _run(job: Job, work) -> None:
+    def _run(job: Job, work: Callable[[Job], object]) -> None:
         try:
             job.result = work(job)
             job.state = "done"

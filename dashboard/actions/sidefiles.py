@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import struct
 from pathlib import Path
+from typing import Any
 
 from ..store.descriptors import read_bytes, read_header
 
@@ -58,7 +59,7 @@ def _looks_like_sqlite(p: Path) -> bool:
 
 # -- WAL -----------------------------------------------------------------------
 
-def wal_state(db: Path) -> dict:
+def wal_state(db: Path) -> dict[str, Any]:
     """Parse ``db-wal`` and ``db-shm`` from their bytes (read-only, no SQLite).
 
     ``frames`` are the frames of the current WAL generation whose salts and
@@ -68,9 +69,9 @@ def wal_state(db: Path) -> dict:
     """
     wal, shm = Path(str(db) + "-wal"), Path(str(db) + "-shm")
     data = read_or_none(wal)
-    out = {"exists": data is not None, "size": len(data or b""),
+    out: dict[str, Any] = {"exists": data is not None, "size": len(data or b""),
            "page_size": 0, "frames": 0, "committed": 0, "backfilled": None, "pending": 0}
-    if out["size"] < 32:
+    if data is None or out["size"] < 32:
         return out
     magic, _version, page_size, _seq, salt1, salt2, c1, c2 = struct.unpack(">8I", data[:32])
     if magic not in WAL_MAGIC or page_size < 512:

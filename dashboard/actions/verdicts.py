@@ -10,11 +10,15 @@ again while the scan ran, rows that arrived after the dry run and stayed.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from flask_babel import gettext as _, lazy_gettext as _l, ngettext
 
 from ..store import StoreProblem
 from ..store.purge import count_kinds
+
+if TYPE_CHECKING:
+    from .purge import PurgeResult
 
 # describe_error's sentences say "nothing was changed" for a single write; a
 # purge knows better whether its delete had committed, and says so itself.
@@ -46,7 +50,7 @@ def failure(exc: StoreProblem, committed: bool) -> str:
     return _("Nothing was changed: %(reason)s", reason=reason(exc))
 
 
-def scanned(result, copies_hit) -> str:
+def scanned(result: PurgeResult, copies_hit: set[str]) -> str:
     """The verdict of a purge that ran to its byte scan, with everything the user must know."""
     parts = [_verdict(result)]
     again = sum(1 for v in result.verification if v.get("saved_again"))
@@ -73,7 +77,7 @@ def scanned(result, copies_hit) -> str:
     return " ".join(parts)
 
 
-def _verdict(result) -> str:
+def _verdict(result: PurgeResult) -> str:
     if result.status == "pending, retry":
         return _("Another program (probably the agent) is reading the file, so the write-ahead "
                  "log could not be emptied. Retry when it is idle.")
@@ -108,5 +112,5 @@ def _verdict(result) -> str:
              what=what, why=LIST_GONE)
 
 
-def count_kinds_of(counts: dict) -> str:
+def count_kinds_of(counts: dict[str, int]) -> str:
     return ", ".join(f"{n} {k}" for k, n in counts.items())

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Hashable, Sequence
+from typing import Hashable, Iterable, Sequence
 
 from dashboard.records import Memory
 
@@ -54,7 +54,7 @@ class _Builder:
         self.kw_memo: dict[str, frozenset[str]] = {}
         self.words: dict[str, str] = {}   # one string per distinct token
 
-    def _held(self, tokens) -> tuple[str, ...]:
+    def _held(self, tokens: Iterable[str]) -> tuple[str, ...]:
         words = self.words
         return tuple(words.setdefault(t, t) for t in tokens)
 
@@ -108,12 +108,12 @@ class EngineCache:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._state: IndexState | None = None
-        self._stable: tuple | None = None   # (version, selected entries, their fact lengths)
+        self._stable: tuple[Hashable, list[tuple[Memory, str]], list[int]] | None = None   # (version, selected entries, their fact lengths)
         self.builds = 0  # how many times the index was built; tests read it
         self.costs = FactCosts()   # stable fact lengths, per row object
 
     def stable(self, project: Sequence[Memory], user: Sequence[Memory],
-               version: Hashable | None) -> tuple[list, list[int]]:
+               version: Hashable | None) -> tuple[list[tuple[Memory, str]], list[int]]:
         """``select`` over the rows and each selected fact's length, once per ``version``
         (``None``: "unknown", computed afresh every time)."""
         held = self._stable

@@ -18,9 +18,9 @@ from . import recall as rc
 from .cache import EngineCache, IndexState, uncached_state
 from .hints import extract_hints
 from .render import CONTEXT_BUDGET, STABLE_BUDGET, render_context
-from .ranking import EMPTY, rank, stamp_ranks
+from .ranking import EMPTY, Recall, rank, stamp_ranks
 from .results import Budget, Preview
-from .stable import FactCosts, all_entries, fit, select, session_tail
+from .stable import FactCosts, Fitted, all_entries, fit, select, session_tail
 from .tokenize import Tokenizer, default_tokenizer
 
 def _aware(now: datetime) -> datetime:
@@ -28,7 +28,8 @@ def _aware(now: datetime) -> datetime:
     return now if now.tzinfo is not None else now.replace(tzinfo=timezone.utc)
 
 
-def _state(project, user, cache, version, tok) -> IndexState:
+def _state(project: Sequence[Memory], user: Sequence[Memory], cache: EngineCache | None,
+           version: Hashable | None, tok: Tokenizer) -> IndexState:
     if cache is None:
         return uncached_state(project, user, tok)
     return cache.state(project, user, version, tok)
@@ -37,7 +38,7 @@ def _state(project, user, cache, version, tok) -> IndexState:
 def stable_view(project_memories: Sequence[Memory], user_memories: Sequence[Memory],
                 summaries: Iterable[Summary], *, session_id: str | None = None,
                 hidden_ids: Iterable[str] = frozenset(), cache: EngineCache | None = None,
-                version: Hashable | None = None) -> tuple[str, list]:
+                version: Hashable | None = None) -> tuple[str, Fitted]:
     """The ``<memory-stable>`` block and its fitted entries, without indexing for recall.
 
     The stable block needs no tokens, so screens that only show it (the
@@ -54,8 +55,8 @@ def stable_view(project_memories: Sequence[Memory], user_memories: Sequence[Memo
         entries = [m for m in all_entries(project_memories, user_memories) if m.id not in hidden]
         fitted = fit(select(entries), tail, costs)
     else:
-        picked, costs = cache.stable(project_memories, user_memories, version)
-        fitted = fit(picked, tail, costs=costs)
+        picked, lengths = cache.stable(project_memories, user_memories, version)
+        fitted = fit(picked, tail, costs=lengths)
     return fitted.block(tail), fitted
 
 
@@ -73,7 +74,8 @@ def stable_block_size(project_memories: Sequence[Memory], user_memories: Sequenc
                            hidden_ids=hidden_ids, cache=cache, version=version)[0])
 
 
-def _recall(state, query, hints, tok, hidden, shown, now):
+def _recall(state: IndexState, query: str, hints: Iterable[str], tok: Tokenizer, hidden: frozenset[str],
+            shown: frozenset[str], now: datetime) -> tuple[Recall, str]:
     """The ranked recall run, or an empty one with a note saying why none."""
     if not query.strip():
         return EMPTY, "empty query: agentao recalls nothing"

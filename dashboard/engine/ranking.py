@@ -16,12 +16,15 @@ import heapq
 from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any, Callable, Iterable
 
 from . import recall as rc
 from .render import EXCERPT_CHARS, context_fact, context_room
 from dashboard.records import Memory
 
 from .recall import Scored, Term
+
+SortKey = Callable[[rc.Scored], tuple[float, int, str]]
 
 
 @dataclass(frozen=True)
@@ -61,7 +64,7 @@ class Candidate:
         """agentao's reason names, in agentao's order."""
         return self.scored.reasons
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """Plain form for the JSON twin."""
         m = self.memory
         return {"id": m.id, "title": m.title, "scope": m.scope, "type": m.type,
@@ -75,14 +78,14 @@ class Candidate:
 
 
 
-def stamp_ranks(stamps) -> dict[str, int]:
+def stamp_ranks(stamps: Iterable[str]) -> dict[str, int]:
     """Each distinct ``updated_at`` string -> its place in ascending string order."""
     return {s: n for n, s in enumerate(sorted(set(stamps)))}
 
 
-def order_key(ranks: dict[str, int]):
+def order_key(ranks: dict[str, int]) -> SortKey:
     """Sort key giving the documented tie order (ascending = best first)."""
-    def key(s: rc.Scored):
+    def key(s: rc.Scored) -> tuple[float, int, str]:
         return (-s.score, -ranks[s.memory.updated_at], s.memory.id)
     return key
 
@@ -97,7 +100,7 @@ class Recall:
     costs: list[int]            # context-fact cost of each of ``top``
     kept: int                   # how many of ``top`` the budget let in
     facts: list[str]            # their rendered facts
-    key: object                 # the sort key (see :func:`order_key`)
+    key: SortKey                # the sort key (see :func:`order_key`)
 
     @cached_property
     def candidates(self) -> tuple[Candidate, ...]:
@@ -116,7 +119,7 @@ class Recall:
         return tuple(out)
 
 
-EMPTY = Recall([], [], [], [], 0, [], None)
+EMPTY = Recall([], [], [], [], 0, [], order_key({}))
 
 
 def rank(scored: list[rc.Scored], shown: frozenset[str], ranks: dict[str, int]) -> Recall:

@@ -8,12 +8,14 @@ the budget leaves it out; any other live row only when a query recalls it.
 
 from __future__ import annotations
 
+from typing import Any
+
 from flask_babel import gettext as _
 
 from dashboard.records import Memory
 
 
-def memory_reach(memory: Memory, because: str | None, shown: bool | None = None) -> dict:
+def memory_reach(memory: Memory, because: str | None, shown: bool | None = None) -> dict[str, Any]:
     """``{"code", "text"}`` (and ``"because"`` for a selected row).
 
     ``because`` is the rule that selected the row for the stable block, None

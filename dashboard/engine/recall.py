@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
+from typing import Any
 
 from dashboard.records import Memory
 
@@ -59,7 +60,7 @@ class Ages:
     shared between calls so each distinct stamp is parsed once.
     """
 
-    def __init__(self, now: datetime, memo: dict | None = None):
+    def __init__(self, now: datetime, memo: dict[str, int | None] | None = None):
         self.now_us = (now - _EPOCH) // _US
         self.memo = {} if memo is None else memo
 
@@ -97,7 +98,7 @@ class Term:
     contribution: float
     matched: tuple[str, ...] = ()
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """Plain form for the JSON twin."""
         return {"name": self.name, "value": self.value, "weight": self.weight,
                 "contribution": self.contribution, "matched": list(self.matched)}
@@ -114,7 +115,7 @@ class Scored:
     __slots__ = ("memory", "score", "signal", "days", "_w", "_values", "_hits")
 
     def __init__(self, memory: Memory, score: float, signal: float, days: float,
-                 w: float, values: tuple, hits: tuple):
+                 w: float, values: tuple[float, ...], hits: tuple[Any, ...]):
         self.memory, self.score, self.signal, self.days = memory, score, signal, days
         self._w, self._values, self._hits = w, values, hits
 
@@ -146,7 +147,7 @@ class Scored:
 
 
 def score(memory: Memory, bundle: Bundle, query: frozenset[str],
-          hints: frozenset[str], now: datetime | Ages, skip_silent: bool = False):
+          hints: frozenset[str], now: datetime | Ages, skip_silent: bool = False) -> Scored | None:
     """Score one record against query and hint tokens; ``now`` a clock or :class:`Ages`.
 
     With ``skip_silent`` a record without signal gives None (the hot loop

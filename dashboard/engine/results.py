@@ -6,6 +6,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
+from typing import Any
 
 from dashboard.records import Memory
 
@@ -29,7 +30,7 @@ class Budget:
         """used / limit, for meters (may exceed 1 when a huge tail overflows)."""
         return self.used / self.limit if self.limit else 0.0
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """Plain form for the JSON twin."""
         return {"used": self.used, "limit": self.limit}
 
@@ -80,7 +81,7 @@ class Preview:
         """Why the records in :attr:`never_recalled` are not candidates."""
         return self.recall_note or "no signal"
 
-    def to_dict(self, page: int = 1, per_page: int = CANDIDATES_PER_PAGE) -> dict:
+    def to_dict(self, page: int = 1, per_page: int = CANDIDATES_PER_PAGE) -> dict[str, Any]:
         """Plain form for the JSON twin, of a size that does not grow with the store.
 
         Candidates are paged in rank order (page 1: the block, the cuts and the

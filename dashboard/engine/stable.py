@@ -12,7 +12,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence, overload
 
 from dashboard.records import Memory, Summary
 
@@ -55,7 +55,7 @@ class Selected:
         """True when selected but left out by the 2000-character budget."""
         return not self.shown
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """Plain form for the JSON twin."""
         return {"id": self.memory.id, "title": self.memory.title,
                 "scope": self.memory.scope, "type": self.memory.type,
@@ -130,7 +130,7 @@ class FactCosts:
         return cost
 
 
-class Fitted(Sequence):
+class Fitted(Sequence[Selected]):
     """Every selected entry with its fit, in selection order (oldest first).
 
     The walk keeps only where it showed an entry and the room after each;
@@ -138,7 +138,8 @@ class Fitted(Sequence):
     rows costs no more objects than the facts it shows.
     """
 
-    def __init__(self, picked, costs: list[int], shown_at: list[int], rooms_after: list[int]):
+    def __init__(self, picked: Sequence[tuple[Memory, str]], costs: list[int], shown_at: list[int],
+                 rooms_after: list[int]):
         self._picked = picked
         self._costs = costs
         self._rooms = rooms_after          # room before any shown entry, then after each
@@ -147,7 +148,13 @@ class Fitted(Sequence):
     def __len__(self) -> int:
         return len(self._picked)
 
-    def __getitem__(self, i):
+    @overload
+    def __getitem__(self, i: int) -> Selected: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[Selected]: ...
+
+    def __getitem__(self, i: int | slice) -> Selected | list[Selected]:
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(len(self)))]
         if i < 0:

@@ -23,6 +23,7 @@ import re
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 _CJK = "\u4e00-\u9fff\u3400-\u4dbf\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
 _CJK_CHAR = re.compile(f"[{_CJK}]")
@@ -65,12 +66,12 @@ class TokenOrigin:
     origin: str
     source: str = ""  # for a variant: the word it came from
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, str]:
         """Plain form for the JSON twin."""
         return {"token": self.token, "origin": self.origin, "source": self.source}
 
 
-def _load_jieba(userdict: Path | None):
+def _load_jieba(userdict: Path | None) -> Any:
     """Import and initialise jieba quietly; None when it is not installed."""
     try:
         with warnings.catch_warnings():

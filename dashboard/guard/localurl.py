@@ -15,6 +15,7 @@ and the caller falls back to a page of its own.
 from __future__ import annotations
 
 import unicodedata
+from typing import Any, Mapping
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from flask import current_app, request, url_for
@@ -31,9 +32,9 @@ def _refused(text: str) -> bool:
     return any(ch == "\\" or unicodedata.category(ch)[0] in "CZ" for ch in text)
 
 
-def _build(endpoint: str, args: dict, query: MultiDict) -> str | None:
+def _build(endpoint: str, args: Mapping[str, Any], query: MultiDict[str, str]) -> str | None:
     # url_for reads "_external", "_anchor", "_scheme"... as options, never as data.
-    values = {k: query.getlist(k) for k in query if not k.startswith("_") and k not in args}
+    values: dict[str, Any] = {k: query.getlist(k) for k in query if not k.startswith("_") and k not in args}
     try:
         built = url_for(endpoint, **args, **values)
     except Exception:  # noqa: BLE001 - a route that cannot be rebuilt is simply not used

@@ -278,6 +278,6 @@ def init_app(app: Flask) -> None:
     elif app.config["AUTH_TOKEN"] and token_problem(app.config["AUTH_TOKEN"]):
         raise ValueError(f"AUTH_TOKEN: {token_problem(app.config['AUTH_TOKEN'])}")
     app.extensions["access"] = Access()
-    app.wsgi_app = HostGuard(app.wsgi_app, app)
+    app.wsgi_app = HostGuard(app.wsgi_app, app)  # type: ignore[method-assign]  # Flask's documented way to wrap its WSGI app
     app.before_request(_guard)
     app.after_request(_after)

@@ -62,7 +62,8 @@ def fill_periods(periods: list[dict], by: str, limit: int = 240) -> list[dict]:
     odd = [p for p in periods if p["period"] not in dated]
     if not dated:
         return odd
-    label, last, out = min(dated), max(dated), []
+    label, last = min(dated), max(dated)
+    out: list[dict] = []
     while label <= last and len(out) < limit:
         out.append(dated.get(label, {"period": label, "created": 0, "updated": 0}))
         label = _next(label, by)

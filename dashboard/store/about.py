@@ -7,7 +7,9 @@ and says how many more there are, with a link to the full filtered list.
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import dataclass, field
+from typing import Any, Callable
 
 from . import rows
 from .connection import read
@@ -20,7 +22,7 @@ LIMIT = 50
 class Section:
     """The first rows of one kind of thing about the person, and how many there are."""
 
-    items: list = field(default_factory=list)
+    items: list[Any] = field(default_factory=list)
     total: int = 0
 
     @property
@@ -31,12 +33,13 @@ class Section:
         self.items = (self.items + other.items)[:limit]
         self.total += other.total
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"total": self.total, "shown": len(self.items), "more": self.more,
                 "items": self.items}
 
 
-def _section(conn, table: str, where: str, order: str, limit: int, make) -> Section:
+def _section(conn: sqlite3.Connection, table: str, where: str, order: str, limit: int,
+             make: Callable[[sqlite3.Row], Any]) -> Section:
     total = conn.execute(f"SELECT COUNT(*) FROM {table} WHERE {where}").fetchone()[0]
     found = conn.execute(f"SELECT * FROM {table} WHERE {where} ORDER BY {order} LIMIT ?", (limit,))
     return Section([make(r) for r in found], total)
@@ -48,7 +51,7 @@ def user_memories(ref: StoreRef, limit: int = LIMIT) -> tuple[Section, Section]:
     Scope, not file: without a user store agentao keeps user-scope memories in the
     project file, and the overview's "about you" count and link filter by scope too.
     """
-    def run(conn):
+    def run(conn: sqlite3.Connection) -> tuple[Section, Section]:
         make = lambda r: rows.memory(r, ref.key)   # noqa: E731
         live = _section(conn, "memories", "scope = 'user' AND deleted_at IS NULL",
                         "updated_at DESC, id", limit, make)

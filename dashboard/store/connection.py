@@ -108,7 +108,7 @@ def _decode_text(raw: bytes) -> str:
     return raw.decode("utf-8", "replace")
 
 
-def file_stamp(path: Path) -> tuple:
+def file_stamp(path: Path) -> recovery.Signature:
     """The database file, its ``-wal`` and its ``-journal`` as (size, mtime, inode) or None:
     every commit moves one (``recovery.signature``).
 
@@ -118,17 +118,19 @@ def file_stamp(path: Path) -> tuple:
     return recovery.signature(Path(path))
 
 
-def _moved(files: dict, plans: dict, before: dict) -> bool:
+def _moved(files: dict[str, Path], plans: dict[str, recovery.Plan],
+           before: dict[str, recovery.Signature]) -> bool:
     """Whether a lock-free read (immutable, or of a copy) may have missed a change of the files."""
     return any(plans[a].mode != recovery.SHARED and recovery.signature(p) != before[a]
                for a, p in files.items())
 
 
-def _open_uri(path: Path, plan, sig: tuple, pins: ExitStack) -> str | None:
+def _open_uri(path: Path, plan: recovery.Plan, sig: recovery.Signature, pins: ExitStack) -> str | None:
     """The URI to read ``path`` by ``plan``; None when its copy met a change (read again)."""
     if plan.mode != recovery.COPY:
         copies.drop(path)   # repaired meanwhile (by agentao, or a write): the copy must go
         return _uri(path, plan.mode == recovery.IMMUTABLE)
+    assert plan.reason is not None   # a copy is planned with its reason
     try:
         copy = pins.enter_context(copies.private_copy(path, sig, plan.reason))
     except copies.CannotCopy as exc:
@@ -173,6 +175,7 @@ def read(path: Path, fn: Callable[[sqlite3.Connection], T],
                     uris[alias] = _open_uri(p, plans[alias], before[alias], pins)
                 if None in uris.values():
                     continue   # a copy met a write: read again
+                assert uris["main"] is not None
                 conn = sqlite3.connect(uris["main"], uri=True, timeout=BUSY_TIMEOUT_S,
                                        check_same_thread=False)
                 try:
@@ -310,7 +313,7 @@ def _check_schema(conn: sqlite3.Connection, path: Path) -> None:
 
 def side_files(path: Path) -> dict[str, int | None]:
     """Sizes of the SQLite side files beside ``path`` (None = absent)."""
-    out = {}
+    out: dict[str, int | None] = {}
     for suffix in ("-wal", "-shm", "-journal"):
         p = Path(str(path) + suffix)
         try:

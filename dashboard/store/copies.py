@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Iterator
 
 from .descriptors import copy_to
-from .recovery import happened, side, signature, what_next
+from .recovery import Signature, happened, side, signature, what_next
 
 COPY_BUDGET_BYTES = 256 * 1024 * 1024
 MAX_COPIES = 4
@@ -42,7 +42,7 @@ _PREFIX = "agentao-dashboard-copy-"
 
 @dataclass
 class _Copy:
-    sig: tuple
+    sig: Signature
     folder: str
     file: Path
     users: int = 0
@@ -58,7 +58,7 @@ class CannotCopy(Exception):
 
 
 @contextmanager
-def private_copy(path: Path, sig: tuple, reason: str) -> Iterator[Path | None]:
+def private_copy(path: Path, sig: Signature, reason: str) -> Iterator[Path | None]:
     """A recovered private copy of ``path`` as its files are at ``sig``, kept while in use.
 
     Yields None when the files changed while they were copied (read again).
@@ -105,7 +105,7 @@ def _retire(copy: _Copy) -> None:
         shutil.rmtree(copy.folder, ignore_errors=True)
 
 
-def _make(db: Path, sig: tuple, reason: str) -> _Copy | None:
+def _make(db: Path, sig: Signature, reason: str) -> _Copy | None:
     size = sum(s[0] for s in sig if s is not None)
     tmp = tempfile.gettempdir()
 

@@ -26,7 +26,7 @@ import threading
 from collections import OrderedDict
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Literal
 
 _FDS: "OrderedDict[str, tuple[tuple[int, int], int]]" = OrderedDict()
 _LOCK = threading.Lock()
@@ -45,7 +45,8 @@ _FLOCK = "hhqqi4x"
 _GETLK = getattr(fcntl, "F_OFD_GETLK", fcntl.F_GETLK)
 
 
-def _fd(path: Path, flags: int = os.O_RDONLY, cache=None) -> int:
+def _fd(path: Path, flags: int = os.O_RDONLY,
+        cache: OrderedDict[str, tuple[tuple[int, int], int]] | None = None) -> int:
     cache = _FDS if cache is None else cache
     st = os.stat(path)
     key = (st.st_dev, st.st_ino)
@@ -80,7 +81,7 @@ def lock_held(path: Path, start: int, length: int) -> bool:
             answer = fcntl.fcntl(_fd(path), _GETLK, query)
     except OSError:
         return True
-    return struct.unpack(_FLOCK, answer)[0] != fcntl.F_UNLCK
+    return bool(struct.unpack(_FLOCK, answer)[0] != fcntl.F_UNLCK)
 
 
 def copy_to(path: Path, dest: Path) -> int:
@@ -128,10 +129,10 @@ class KeptReader:
         self.pos += len(data)
         return data
 
-    def __enter__(self):
+    def __enter__(self) -> KeptReader:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         return False
 
 

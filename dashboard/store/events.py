@@ -34,6 +34,8 @@ import sqlite3
 import threading
 from collections import deque
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from .connection import read
 from .held import held
@@ -43,9 +45,9 @@ from .search import ascii_lower
 
 _OWN_KEPT = 5000
 _own_lock = threading.Lock()
-_own_events: deque = deque(maxlen=_OWN_KEPT)     # (event id, memory id, kind, stamp)
-_own_reviews: deque = deque(maxlen=_OWN_KEPT)    # (item id, status, stamp)
-_own_counters: deque = deque(maxlen=_OWN_KEPT)   # (file path, change counter after our write)
+_own_events: deque[tuple[Any, ...]] = deque(maxlen=_OWN_KEPT)     # (event id, memory id, kind, stamp)
+_own_reviews: deque[tuple[Any, ...]] = deque(maxlen=_OWN_KEPT)    # (item id, status, stamp)
+_own_counters: deque[tuple[str, int]] = deque(maxlen=_OWN_KEPT)   # (file path, change counter after our write)
 
 _MEMORY = text_select(("title", "key_normalized", "scope", "source", "updated_at", "deleted_at"))
 # The log's own columns, a BLOB (a hand edit) read as TEXT like every other column.
@@ -54,7 +56,7 @@ _EVENT = "e.id, " + ", ".join(
     for c in ("memory_id", "event_type", "timestamp"))
 
 
-def note_own_event(event_id, memory_id: str, kind: str, stamp: str) -> None:
+def note_own_event(event_id: int | None, memory_id: str, kind: str, stamp: str) -> None:
     """``writes`` tells us of each event it logged (checked again by every field on reading,
     so a rolled-back write whose id the agent reused is never taken for ours)."""
     with _own_lock:
@@ -66,7 +68,7 @@ def note_own_review(item_id: str, status: str, stamp: str) -> None:
         _own_reviews.append((item_id, status, stamp))
 
 
-def change_counter(conn) -> int:
+def change_counter(conn: sqlite3.Connection) -> int:
     """agentao's change counter of the memories (``schema_meta.memories_change``), 0 if odd."""
     try:
         row = conn.execute("SELECT value FROM schema_meta WHERE key = 'memories_change'").fetchone()
@@ -75,7 +77,7 @@ def change_counter(conn) -> int:
         return 0
 
 
-def note_own_counter(path, conn) -> None:
+def note_own_counter(path: Path | str, conn: sqlite3.Connection) -> None:
     """A write of ours that moves the counter without an event of its own (a hard purge,
     a wipe): the counter it left, read on ``conn`` inside that write's transaction.  While
     the file still holds that counter, the change is ours, not the agent's."""
@@ -83,17 +85,17 @@ def note_own_counter(path, conn) -> None:
         _own_counters.append((str(path), change_counter(conn)))
 
 
-def own_counter(path, counter: int) -> bool:
+def own_counter(path: Path | str, counter: int) -> bool:
     with _own_lock:
         return (str(path), counter) in _own_counters
 
 
-def own_event(event_id, memory_id, kind, stamp) -> bool:
+def own_event(event_id: Any, memory_id: Any, kind: Any, stamp: Any) -> bool:
     with _own_lock:
         return (event_id, memory_id, kind, stamp) in _own_events
 
 
-def own_review(item_id, status, stamp) -> bool:
+def own_review(item_id: Any, status: Any, stamp: Any) -> bool:
     with _own_lock:
         return (item_id, status, stamp) in _own_reviews
 
@@ -114,7 +116,7 @@ class Mark:
     reviews: str
 
 
-def _review_mark(conn) -> str:
+def _review_mark(conn: sqlite3.Connection) -> str:
     found = conn.execute("SELECT MAX(CAST(updated_at AS TEXT)), MAX(rowid), COUNT(*),"
                          " TOTAL(status = 'pending'), TOTAL(occurrences)"
                          " FROM memory_review_queue").fetchone()
@@ -124,17 +126,17 @@ def _review_mark(conn) -> str:
 def mark_of(ref: StoreRef) -> Mark:
     """The store's mark, read again only when its file stamp moved (``held``): every open
     page's pulse asks every 2 s, and a quiet store should be left alone."""
-    def run(conn):
+    def run(conn: sqlite3.Connection) -> Mark:
         last = conn.execute("SELECT MAX(id) FROM memory_events").fetchone()[0]
         return Mark(int(last or 0), change_counter(conn), _review_mark(conn))
     return held("mark", (ref.path,), lambda _stamp: read(ref.path, run))
 
 
-def news(ref: StoreRef, since: Mark, cap: int = 5) -> dict:
+def news(ref: StoreRef, since: Mark, cap: int = 5) -> dict[str, Any]:
     """What moved in the store since ``since``: the newest ``cap`` events after its event id
     (and how many there are), review rows changed after its review stamp, and whether the
     change counter moved further than the events explain (a clear writes no event)."""
-    def run(conn):
+    def run(conn: sqlite3.Connection) -> dict[str, Any]:
         conn.execute("BEGIN")
         try:
             events = [dict(r) for r in conn.execute(
@@ -173,8 +175,9 @@ def _reviews_since(conn, mark: str, cap: int) -> list[dict]:
 
 # --------------------------------------------------------------------------- the feed
 def _window(column: str, since: str | None, until: str | None, words: str = "",
-            title: str = "") -> tuple[str, list]:
-    sql, args = [], []
+            title: str = "") -> tuple[str, list[str]]:
+    sql: list[str] = []
+    args: list[str] = []
     if words and title:   # case-insensitive for ASCII, as agentao's own LIKE search
         sql.append(f"instr(lower(CAST({title} AS TEXT)), ?) > 0")
         args.append(ascii_lower(words))
@@ -188,7 +191,7 @@ def _window(column: str, since: str | None, until: str | None, words: str = "",
 
 
 def history(ref: StoreRef, since: str | None, until: str | None, limit: int,
-            words: str = "") -> dict:
+            words: str = "") -> dict[str, Any]:
     """The newest ``limit`` of each kind of entry in [since, until) whose title holds
     ``words`` (if given), and how many there are.
 
@@ -197,7 +200,7 @@ def history(ref: StoreRef, since: str | None, until: str | None, limit: int,
     ``wipes``: rows soft-deleted with no event at their stamp, grouped by stamp;
     ``prior``: memory id -> the log's (id, event_type) of the rows listed, to find restores.
     """
-    def run(conn):
+    def run(conn: sqlite3.Connection) -> dict[str, Any]:
         conn.execute("BEGIN")
         try:
             where, args = _window("e.timestamp", since, until, words, "m.title")
@@ -224,7 +227,7 @@ def history(ref: StoreRef, since: str | None, until: str | None, limit: int,
             groups = conn.execute("SELECT CAST(m.deleted_at AS TEXT) AS deleted_at, COUNT(*) AS n"
                                   + wiped + " GROUP BY 1 ORDER BY 1 DESC", args).fetchall()
             n_wipes, wipes = len(groups), [dict(r) for r in groups[:limit]]
-            titles: dict = {w["deleted_at"]: [] for w in wipes}
+            titles: dict[str, list[str]] = {w["deleted_at"]: [] for w in wipes}
             if wipes:   # up to 5 titles of each wipe shown, in one read (one transient index)
                 marks = ",".join("?" * len(wipes))
                 for stamp, title in conn.execute(
@@ -237,7 +240,7 @@ def history(ref: StoreRef, since: str | None, until: str | None, limit: int,
             for w in wipes:
                 w["titles"] = titles[w["deleted_at"]]
             ids = sorted({e["memory_id"] for e in events if e["event_type"] == "update"})
-            prior: dict[str, list] = {}
+            prior: dict[str, list[tuple[int, str]]] = {}
             for start in range(0, len(ids), 500):
                 part = ids[start:start + 500]
                 for r in conn.execute("SELECT CAST(memory_id AS TEXT), id, CAST(event_type AS TEXT)"
@@ -275,14 +278,14 @@ def deleted_then(ref: StoreRef, ids, moment: str) -> set[str]:
     return read(ref.path, run)
 
 
-def approvals_near(ref: StoreRef, stamps: list[str]) -> list[dict]:
+def approvals_near(ref: StoreRef, stamps: list[str]) -> list[dict[str, Any]]:
     """Suggestions approved at the given stamps or up to 2 s after (approve saves the
     memory, then marks the suggestion in a second transaction): id, scope, key, stamp."""
     if not stamps:
         return []
     low, high = min(stamps), max(stamps)[:17] + "99"   # a bound past any second in that minute
 
-    def run(conn):
+    def run(conn: sqlite3.Connection) -> list[dict[str, Any]]:
         return [dict(r) for r in conn.execute(
             f"SELECT {text_select(('id', 'scope', 'key_normalized', 'updated_at'))}"
             " FROM memory_review_queue WHERE status = 'approved'"
@@ -290,10 +293,10 @@ def approvals_near(ref: StoreRef, stamps: list[str]) -> list[dict]:
     return read(ref.path, run)
 
 
-def extent(ref: StoreRef) -> dict:
+def extent(ref: StoreRef) -> dict[str, Any]:
     """How far back the log reaches: its first stamp, how many events it holds, and how
     many were logged but are gone (a purge deletes a row's events with it)."""
-    def run(conn):
+    def run(conn: sqlite3.Connection) -> dict[str, Any]:
         first = conn.execute("SELECT CAST(timestamp AS TEXT) FROM memory_events"
                              " ORDER BY id LIMIT 1").fetchone()
         held = conn.execute("SELECT COUNT(*) FROM memory_events").fetchone()[0]

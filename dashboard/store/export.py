@@ -12,7 +12,9 @@ between, the export says so instead of passing a mixed file off as consistent.
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import dataclass
+from typing import Any
 
 from . import rows
 from .connection import read
@@ -37,8 +39,8 @@ class Outline:
     soft_deleted: tuple[int, ...]
     reviews: tuple[int, ...]
     summaries: tuple[int, ...]
-    events: dict
-    version: tuple
+    events: dict[str, dict[str, Any]]
+    version: tuple[Any, ...]
 
 
 _VERSION = ("SELECT (SELECT value FROM schema_meta WHERE key = 'memories_change'),"
@@ -47,11 +49,11 @@ _VERSION = ("SELECT (SELECT value FROM schema_meta WHERE key = 'memories_change'
             " (SELECT COUNT(*) FROM session_summaries)")
 
 
-def _version(conn) -> tuple:
+def _version(conn: sqlite3.Connection) -> tuple[Any, ...]:
     return tuple(conn.execute(_VERSION).fetchone())
 
 
-def version(ref: StoreRef) -> tuple:
+def version(ref: StoreRef) -> tuple[Any, ...]:
     """What changes whenever anyone writes memories, events, reviews or summaries."""
     return read(ref.path, _version)
 
@@ -61,7 +63,7 @@ def outline(ref: StoreRef, include_invisible: bool = False) -> Outline:
 
     Raises StoreProblem when the file cannot be read.
     """
-    def run(conn) -> Outline:
+    def run(conn: sqlite3.Connection) -> Outline:
         live, deleted = [], []
         for r in conn.execute(f"SELECT rowid AS rid, {rows.text_select(('scope', 'type'))},"
                               " deleted_at IS NULL AS live FROM memories"
@@ -85,8 +87,8 @@ def _marks(n: int) -> str:
     return ",".join("?" * n)
 
 
-def _event_history(conn) -> dict:
-    history: dict = {}
+def _event_history(conn: sqlite3.Connection) -> dict[str, dict[str, Any]]:
+    history: dict[str, dict[str, Any]] = {}
     for r in conn.execute("SELECT memory_id, event_type, COUNT(*) AS n, MIN(timestamp) AS first,"
                           " MAX(timestamp) AS last FROM (SELECT"
                           f" {rows.text_select(('memory_id', 'event_type', 'timestamp'))}"

@@ -57,7 +57,7 @@ def is_disk_full(path: Path, exc: BaseException, writing: bool) -> bool:
     return False
 
 
-def tidy_failed_write(path: Path, before: dict, now: dict) -> None:
+def tidy_failed_write(path: Path, before: dict[str, int | None], now: dict[str, int | None]) -> None:
     """Remove the -wal and -shm a failed write created, when they hold nothing and nobody uses them.
 
     ``before`` and ``now`` are the side files' sizes (``connection.side_files``)

@@ -21,6 +21,7 @@ which reads both as C strings, text and pattern end at a NUL.
 from __future__ import annotations
 
 from operator import itemgetter
+from typing import Callable, Iterator
 
 # A piece with "_" inside tries this many candidates from each of its (up to)
 # three longest plain runs, the longest first, before the bitmasks: a rare run
@@ -38,9 +39,9 @@ class _Wild:
         self.size = len(piece)
         self.places = [i for i, ch in enumerate(piece) if ch != "_"]
         self.chars = tuple(piece[i] for i in self.places)
-        self.check = itemgetter(*self.places)
+        self.check: Callable[[str], object] = itemgetter(*self.places)
         runs = list(_runs(piece))
-        first = {}
+        first: dict[str, int] = {}
         for at, run in sorted(runs, key=lambda r: -len(r[1])):
             first.setdefault(run, at)
         self.anchors = [(at, run) for run, at in first.items()]
@@ -53,6 +54,7 @@ class _Wild:
         # has, and the text's own characters of those bytes to one past Latin-1.
         odd = [c for c in distinct if ord(c) > 255 or c == "?"]
         free = [b for b in range(1, 256) if chr(b) not in distinct and b != ord("?")]
+        self.remap: dict[int, str] | None
         self.odd, self.odd_code, self.remap = bool(odd), dict(self.plain_code), {}
         if len(odd) <= len(free):
             sentinel = next(chr(c) for c in range(0x10FFFF, 0, -1) if chr(c) not in distinct)
@@ -130,6 +132,7 @@ class _Wild:
         except UnicodeEncodeError:
             if not self.odd:
                 return window.encode("latin-1", "replace"), self.plain_code
+            assert self.remap is not None   # the masks (and so this) only where bytes were to spare
             return window.translate(self.remap).encode("latin-1", "replace"), self.odd_code
         return (data, self.plain_code) if self.latin else None
 
@@ -143,7 +146,7 @@ def _table(code: dict[str, int], group: list[str]) -> bytes:
     return bytes(table)
 
 
-def _runs(piece: str):
+def _runs(piece: str) -> Iterator[tuple[int, str]]:
     # (offset, text) of each run of plain characters in a piece.
     i = 0
     for part in piece.split("_"):

@@ -20,7 +20,7 @@ from __future__ import annotations
 import sqlite3
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterable, Iterator
 
 from flask_babel import gettext as _
 
@@ -58,7 +58,7 @@ def write_all(paths: list[Path], intent: intents.Intent | None = None
     for p in paths:
         files.setdefault(str(Path(p).resolve()), Path(p))
     settle(*files.values())   # an earlier action stopped half way is finished first
-    held: dict[str, tuple] = {}
+    held: dict[str, tuple[Any, sqlite3.Connection]] = {}
     try:
         for key in sorted(files):
             cm = write(files[key], settled=True)
@@ -113,7 +113,7 @@ def reason(problem: StoreProblem) -> str:
     return _("it could not be written (%(error)s)", error=error)
 
 
-def _abandon(held) -> None:
+def _abandon(held: Iterable[tuple[Any, sqlite3.Connection]]) -> None:
     # Roll back every transaction still open; one failing must not leave another open.
     for cm, _conn in held:
         try:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 import heapq
+import sqlite3
+from typing import Any, Callable, Iterator
 from itertools import islice
 from operator import attrgetter
 
@@ -11,7 +13,7 @@ from . import rows, search
 from .connection import StoreProblem, read
 from .registry import StoreRef
 from .search import ascii_lower
-from .snapshot import rows_of
+from .snapshot import FileRows, rows_of
 from ..records import Event, Memory
 
 SORTS = {"updated": "updated_at", "created": "created_at", "title": "title",
@@ -42,15 +44,15 @@ class MemoryPage:
     total: int = 0
     page: int = 1
     per_page: int = 50
-    problems: dict = field(default_factory=dict)  # store key -> StoreProblem left out
-    choices: dict = field(default_factory=dict)   # column -> values, when asked for
+    problems: dict[str, StoreProblem] = field(default_factory=dict)  # store key -> StoreProblem left out
+    choices: dict[str, list[Any]] = field(default_factory=dict)   # column -> values, when asked for
 
     @property
     def pages(self) -> int:
         return max(1, -(-self.total // self.per_page))
 
 
-def sql_order(value):
+def sql_order(value: Any) -> tuple[int, Any]:
     """A sort key ordering values as SQLite's ORDER BY does across storage classes:
     NULL, numbers, text (BINARY: code point order, as UTF-8 bytes compare), blobs."""
     if value is None:
@@ -60,7 +62,7 @@ def sql_order(value):
     return (2, value) if isinstance(value, str) else (3, value)
 
 
-def _matches(snap, f: MemoryFilters) -> list[int]:
+def _matches(snap: FileRows, f: MemoryFilters) -> list[int]:
     """Positions of ``snap``'s rows the filters keep, in ascending sort order."""
     keep = snap.order(SORTS[f.sort])
     rows = snap.rows
@@ -89,7 +91,9 @@ def list_memories(refs: list[StoreRef], f: MemoryFilters,
     (among live rows) the filter drop-downs need.
     """
     column = SORTS[f.sort]
-    problems, runs, total, values = {}, [], 0, {c: set() for c in choices}
+    problems: dict[str, StoreProblem] = {}
+    runs: list[tuple[str, tuple[Memory, ...], list[int]]] = []
+    total, values = 0, {c: set[Any]() for c in choices}
     for ref in refs:
         try:
             snap = rows_of(ref)
@@ -113,8 +117,9 @@ def list_memories(refs: list[StoreRef], f: MemoryFilters,
                       problems=problems, choices={c: sorted(v, key=sql_order) for c, v in values.items()})
 
 
-def _page(runs: list[tuple], key, f: MemoryFilters, start: int) -> list[Memory]:
-    def run(path, rows, keep):
+def _page(runs: list[tuple[str, tuple[Memory, ...], list[int]]], key: Callable[[tuple[str, Memory]], Any],
+          f: MemoryFilters, start: int) -> list[Memory]:
+    def run(path: str, rows: tuple[Memory, ...], keep: list[int]) -> Iterator[tuple[str, Memory]]:
         return ((path, rows[i]) for i in (reversed(keep) if f.descending else keep))
     merged = heapq.merge(*(run(*r) for r in runs), key=key, reverse=f.descending)
     return [m for _, m in islice(merged, start, start + f.per_page)]
@@ -122,7 +127,7 @@ def _page(runs: list[tuple], key, f: MemoryFilters, start: int) -> list[Memory]:
 
 def get_memory(ref: StoreRef, memory_id: str) -> tuple[Memory | None, list[Event]]:
     """One row (live or soft-deleted) and its event history, oldest event first."""
-    def run(conn):
+    def run(conn: sqlite3.Connection) -> tuple[Memory | None, list[Event]]:
         row = conn.execute("SELECT * FROM memories WHERE id = ?", (memory_id,)).fetchone()
         events = conn.execute("SELECT * FROM memory_events WHERE memory_id = ? ORDER BY id",
                               (memory_id,)).fetchall()

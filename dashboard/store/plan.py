@@ -14,6 +14,7 @@ import hashlib
 import json
 import sqlite3
 from dataclasses import dataclass, field
+from typing import Any, Iterable
 
 from flask_babel import gettext as _
 
@@ -54,23 +55,23 @@ class PlanRow:
 class Selection:
     """What the user chose: categories, and single memories, review items or summaries by id."""
 
-    categories: tuple = ()
-    memory_ids: tuple = ()
-    review_ids: tuple = ()
-    summary_ids: tuple = ()   # "forget what is about me" takes the summaries holding personal data
+    categories: tuple[str, ...] = ()
+    memory_ids: tuple[str, ...] = ()
+    review_ids: tuple[str, ...] = ()
+    summary_ids: tuple[Any, ...] = ()   # "forget what is about me" takes the summaries holding personal data
 
     def __bool__(self) -> bool:
         return bool(self.categories or self.memory_ids or self.review_ids or self.summary_ids)
 
 
-class DryRun(list):
+class DryRun(list["PlanRow"]):
     """The rows a dry run listed (PlanRows, in erase order), and the selection that listed them.
 
     A plain list of rows works too: it names exactly those rows, and nothing
     can arrive in it.
     """
 
-    def __init__(self, rows=(), selection: Selection | None = None):
+    def __init__(self, rows: Iterable[PlanRow] = (), selection: Selection | None = None):
         super().__init__(rows)
         self.selection = selection or Selection()
 
@@ -79,10 +80,10 @@ class DryRun(list):
 class Comparison:
     """A dry run against the file as it is now (current versions of the rows)."""
 
-    matched: list = field(default_factory=list)   # confirmed and unchanged: these go
-    gone: list = field(default_factory=list)      # confirmed, no longer in the file
-    changed: list = field(default_factory=list)   # confirmed, but not as the dry run saw them
-    arrived: list = field(default_factory=list)   # chosen now, not in the dry run: kept
+    matched: list[PlanRow] = field(default_factory=list)   # confirmed and unchanged: these go
+    gone: list[PlanRow] = field(default_factory=list)      # confirmed, no longer in the file
+    changed: list[PlanRow] = field(default_factory=list)   # confirmed, but not as the dry run saw them
+    arrived: list[PlanRow] = field(default_factory=list)   # chosen now, not in the dry run: kept
 
 
 def digest(row: sqlite3.Row) -> str:
@@ -145,7 +146,7 @@ def rows_for(conn: sqlite3.Connection, selection: Selection) -> DryRun:
     return plan
 
 
-def _by_id(conn: sqlite3.Connection, keys) -> dict:
+def _by_id(conn: sqlite3.Connection, keys: Iterable[tuple[str, Any]]) -> dict[tuple[str, Any], PlanRow]:
     """The current version of each (kind, id) in ``keys`` that is still in its table."""
     found = {}
     for kind in KINDS:

@@ -13,7 +13,7 @@ import json
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable, Iterable
 from urllib.parse import quote
 
 from . import events
@@ -49,12 +49,12 @@ class EraseOutcome:
     knows which rows are gone (and which texts a retry must look for).
     """
 
-    deleted: dict = field(default_factory=dict)
-    skipped: list = field(default_factory=list)   # confirmed rows gone before the purge came
-    kept: list = field(default_factory=list)      # rows that arrived after the dry run
-    erased: list = field(default_factory=list)    # the PlanRows deleted, current texts
+    deleted: dict[str, int] = field(default_factory=dict)
+    skipped: list[dict[str, str]] = field(default_factory=list)   # confirmed rows gone before the purge came
+    kept: list[dict[str, str]] = field(default_factory=list)      # rows that arrived after the dry run
+    erased: list[PlanRow] = field(default_factory=list)    # the PlanRows deleted, current texts
     committed: bool = False
-    checkpoint: tuple | None = None   # (busy, wal frames, frames checkpointed)
+    checkpoint: tuple[int, int, int] | None = None   # (busy, wal frames, frames checkpointed)
 
 
 class RowsChanged(StoreProblem):
@@ -66,9 +66,9 @@ class RowsChanged(StoreProblem):
         self.rows = rows
 
 
-def count_kinds(rows) -> str:
+def count_kinds(rows: Iterable[PlanRow | dict[str, Any]]) -> str:
     """'2 review, 1 memory_deleted': how many rows of each kind, for a sentence."""
-    counts: dict = {}
+    counts: dict[str, int] = {}
     for r in rows:
         kind = r.kind if isinstance(r, PlanRow) else r["kind"]
         counts[kind] = counts.get(kind, 0) + 1
@@ -116,9 +116,9 @@ def summaries_remain(ref: StoreRef) -> bool:
 
 # -- residue ------------------------------------------------------------------
 
-def residue_rows(ref: StoreRef) -> dict:
+def residue_rows(ref: StoreRef) -> dict[str, Any]:
     """Rows that still hold forgotten text, and the file's free pages (read-only)."""
-    def run(conn):
+    def run(conn: sqlite3.Connection) -> dict[str, Any]:
         soft = [dict(r) for r in conn.execute(
             "SELECT id, scope, title, deleted_at,"
             " length(CAST(content AS BLOB)) + length(CAST(title AS BLOB)) AS bytes"
@@ -143,14 +143,14 @@ def residue_rows(ref: StoreRef) -> dict:
 
 # -- dry run ------------------------------------------------------------------
 
-def scoped_rows(ref: StoreRef) -> dict:
+def scoped_rows(ref: StoreRef) -> dict[str, Any]:
     """Every memory, review item and summary id with what a scoped forget picks by (read-only).
 
     ``memories``: (id, scope, live); ``reviews``: (id, scope); ``summaries``: ids; ``events``: a count.
     Only rows whose id is text: agentao writes no other, and a purge names rows by their id in
     its fingerprint (a hand-written BLOB id there would break the dry run).
     """
-    def run(conn):
+    def run(conn: sqlite3.Connection) -> dict[str, Any]:
         return {"memories": [(r["id"], r["scope"], r["deleted_at"] is None) for r in conn.execute(
                     "SELECT id, scope, deleted_at FROM memories WHERE typeof(id) = 'text' ORDER BY rowid")],
                 "reviews": [(r["id"], r["scope"]) for r in conn.execute(
@@ -162,7 +162,8 @@ def scoped_rows(ref: StoreRef) -> dict:
     return read(ref.path, run)
 
 
-def plan_rows(ref: StoreRef, categories=(), memory_ids=(), review_ids=(), summary_ids=()) -> DryRun:
+def plan_rows(ref: StoreRef, categories: Iterable[str] = (), memory_ids: Iterable[str] = (),
+              review_ids: Iterable[str] = (), summary_ids: Iterable[Any] = ()) -> DryRun:
     """Exactly the rows a purge of ``categories`` (and the given ids) would erase."""
     selection = Selection(tuple(categories), tuple(memory_ids), tuple(review_ids), tuple(summary_ids))
     return read(ref.path, lambda conn: rows_for(conn, selection))
@@ -214,9 +215,10 @@ def _open_rw(path: Path) -> sqlite3.Connection:
     return conn
 
 
-def _delete(conn: sqlite3.Connection, rows: list[PlanRow]) -> tuple[list, list]:
+def _delete(conn: sqlite3.Connection, rows: list[PlanRow]) -> tuple[list[PlanRow], list[dict[str, str]]]:
     """Delete ``rows`` kind by kind; returns (rows deleted, {kind, id} of those a guard kept)."""
-    deleted, skipped = [], []
+    deleted: list[PlanRow] = []
+    skipped: list[dict[str, str]] = []
     for kind in KINDS:   # events after memories
         mine = [r for r in rows if r.kind == kind]
         if not mine:
@@ -236,7 +238,7 @@ def _vacuum(conn: sqlite3.Connection) -> None:
     conn.execute("VACUUM")
 
 
-def _checkpoint(conn: sqlite3.Connection) -> tuple:
+def _checkpoint(conn: sqlite3.Connection) -> tuple[int, int, int]:
     conn.execute(f"PRAGMA busy_timeout = {CHECKPOINT_BUSY_MS}")
     return tuple(conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone())
 
@@ -288,7 +290,7 @@ def erase(ref: StoreRef, dry_run: DryRun, on_step: Callable[[str], None] = lambd
 
 def remaining_text(ref: StoreRef) -> bytes:
     """Every text value still stored in the file, joined: fragments found here are live data."""
-    def run(conn):
+    def run(conn: sqlite3.Connection) -> bytes:
         tables = [r[0] for r in conn.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table'")]
         parts = [r[0] for r in conn.execute("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL")]

@@ -31,6 +31,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from flask_babel import gettext as _
 
@@ -58,7 +59,11 @@ def side(path: Path, suffix: str) -> Path:
     return Path(str(path) + suffix)
 
 
-def _stat(p: Path):
+# (size, mtime, inode) of a file, or None when it is not there.
+Signature = tuple["tuple[int, int, int] | None", ...]
+
+
+def _stat(p: Path) -> tuple[int, int, int] | None:
     try:
         s = p.stat()
     except OSError:
@@ -66,7 +71,7 @@ def _stat(p: Path):
     return (s.st_size, s.st_mtime_ns, s.st_ino)
 
 
-def signature(path: Path) -> tuple:
+def signature(path: Path) -> Signature:
     """(main file, -wal, -journal) as (size, mtime, inode) or None: what any writer changes."""
     return tuple(_stat(side(path, s)) for s in ("", "-wal", "-journal"))
 
@@ -133,7 +138,7 @@ def what_next(reason: str, kind: str) -> str:
     return _("agentao folds them into the file the next time it opens this store.")
 
 
-def notice(path: Path, kind: str) -> dict | None:
+def notice(path: Path, kind: str) -> dict[str, Any] | None:
     """What the user must know about what is shown, or None.
 
     Only an interrupted write is worth a word: what the file holds is not what

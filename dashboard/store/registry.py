@@ -13,6 +13,7 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterable
 
 from flask_babel import gettext as _, lazy_gettext as _l
 
@@ -161,7 +162,7 @@ def build_refs(project_dir: Path, user_db: Path | None, name: str | None = None)
     return refs
 
 
-def scan_projects(root: Path, limit: int = 500, refused: list | None = None) -> list[Path]:
+def scan_projects(root: Path, limit: int = 500, refused: list[tuple[Path, str]] | None = None) -> list[Path]:
     """Project folders below ``root`` that hold ``.agentao/memory.db``, sorted, at most ``limit``.
 
     A ``memory.db`` that is a symbolic link to a file outside ``root`` (or to
@@ -200,6 +201,6 @@ def _outside(db: Path, top: Path) -> str | None:
     return None
 
 
-def ref_for(refs, key: str) -> StoreRef | None:
+def ref_for(refs: Iterable[StoreRef], key: str) -> StoreRef | None:
     """The store with this key ("project" or "user") among ``refs``, or None."""
     return next((ref for ref in refs if ref.key == key), None)

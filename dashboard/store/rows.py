@@ -12,16 +12,20 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from typing import Any, Iterable
 
 from ..records import Event, Memory, ReviewItem, Summary
 
+# A row as sqlite3 gives it, or as a dict once a BLOB in it was read as text.
+RowLike = sqlite3.Row | dict[str, Any]
 
-def as_text(value):
+
+def as_text(value: Any) -> Any:
     """``value`` as stored, except bytes (a BLOB a hand edit left), read as UTF-8 text."""
     return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
 
 
-def whole_number(raw) -> int | None:
+def whole_number(raw: Any) -> int | None:
     """``raw`` (a stored counter or a request value) as an int, or None unless it is 1 to 18
     ASCII digits: ``str.isdigit`` also accepts "²", which ``int`` refuses."""
     raw = as_text(raw)
@@ -32,21 +36,21 @@ def whole_number(raw) -> int | None:
     return None
 
 
-def text_select(columns) -> str:
+def text_select(columns: Iterable[str]) -> str:
     """A SELECT list of ``columns`` in which a BLOB is read as TEXT, done by SQLite in C
     (a bulk read of 100,000 rows must not pay a Python call per value)."""
     return ", ".join(f"CASE WHEN typeof({c}) = 'blob' THEN CAST({c} AS TEXT) ELSE {c} END AS {c}"
                      for c in columns)
 
 
-def _plain(row) -> dict | sqlite3.Row:
+def _plain(row: RowLike) -> RowLike:
     # The membership test runs in C; only a row that holds a BLOB pays for a copy.
     if bytes in map(type, row):
-        return {k: as_text(row[k]) for k in row.keys()}
+        return {k: as_text(row[k]) for k in row.keys()}  # noqa: SIM118 (sqlite3.Row iterates values)
     return row
 
 
-def decode_list(raw) -> tuple[str, ...]:
+def decode_list(raw: Any) -> tuple[str, ...]:
     """A JSON array column as a tuple of strings; anything else as one raw string."""
     raw = as_text(raw)
     try:
@@ -64,7 +68,7 @@ def decode_list(raw) -> tuple[str, ...]:
     return tuple(out)
 
 
-def memory(row: sqlite3.Row, store: str) -> Memory:
+def memory(row: RowLike, store: str) -> Memory:
     row = _plain(row)
     return Memory(
         id=row["id"], scope=row["scope"], type=row["type"],
@@ -75,7 +79,7 @@ def memory(row: sqlite3.Row, store: str) -> Memory:
         deleted_at=row["deleted_at"], store=store)
 
 
-def summary(row: sqlite3.Row, store: str) -> Summary:
+def summary(row: RowLike, store: str) -> Summary:
     row = _plain(row)
     return Summary(id=row["id"], session_id=row["session_id"], summary_text=row["summary_text"],
                    tokens_before=row["tokens_before"],
@@ -83,7 +87,7 @@ def summary(row: sqlite3.Row, store: str) -> Summary:
                    created_at=row["created_at"], store=store)
 
 
-def review(row: sqlite3.Row, store: str) -> ReviewItem:
+def review(row: RowLike, store: str) -> ReviewItem:
     row = _plain(row)
     return ReviewItem(
         id=row["id"], scope=row["scope"], type=row["type"],
@@ -94,7 +98,7 @@ def review(row: sqlite3.Row, store: str) -> ReviewItem:
         created_at=row["created_at"], updated_at=row["updated_at"], store=store)
 
 
-def event(row: sqlite3.Row, store: str) -> Event:
+def event(row: RowLike, store: str) -> Event:
     row = _plain(row)
     return Event(id=row["id"], memory_id=row["memory_id"], event_type=row["event_type"],
                  timestamp=row["timestamp"], detail=row["detail"], store=store)

@@ -11,7 +11,7 @@ batch is read whole or again, never seen twice).  Rows are ``records``:
 from __future__ import annotations
 
 import sqlite3
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 from ..records import Memory, ReviewItem, Summary
 from .connection import _decode_text as decode_text, read
@@ -33,7 +33,7 @@ TABLES = {"memories": MEMORY_COLUMNS, "memory_review_queue": REVIEW_COLUMNS,
 SCANNED = TABLES   # the scanned tables, for reading one row again
 
 
-def _record(table: str, store: str) -> Callable[[tuple], object]:
+def _record(table: str, store: str) -> Callable[[tuple[Any, ...]], Any]:
     if table == "memories":
         return lambda r: Memory(r[0], r[1], r[2], r[3], r[4], r[5], created_at=r[6],
                                 updated_at=r[7], deleted_at=r[8], store=store)
@@ -43,8 +43,8 @@ def _record(table: str, store: str) -> Callable[[tuple], object]:
     return lambda r: Summary(r[0], r[1], r[2], created_at=r[3], store=store)
 
 
-def _rows(ref: StoreRef, sql: str, params: tuple = ()) -> list[tuple]:
-    def run(conn):
+def _rows(ref: StoreRef, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    def run(conn: sqlite3.Connection) -> list[tuple[Any, ...]]:
         cur = conn.cursor()
         cur.row_factory = None   # plain tuples, made records below
         conn.text_factory = str  # decode in C; only invalid UTF-8 pays for the tolerant decoder
@@ -60,10 +60,10 @@ def _rows(ref: StoreRef, sql: str, params: tuple = ()) -> list[tuple]:
 
 def count_rows(ref: StoreRef, table: str) -> int:
     """How many rows ``table`` holds (what "scanned 12,000 of 50,000" counts against)."""
-    return _rows(ref, f"SELECT count(*) FROM {table}")[0][0]
+    return int(_rows(ref, f"SELECT count(*) FROM {table}")[0][0])
 
 
-def batches(ref: StoreRef, table: str, size: int | None = None) -> Iterator[list]:
+def batches(ref: StoreRef, table: str, size: int | None = None) -> Iterator[list[Any]]:
     """Every row of ``table`` (memories live and soft-deleted, reviews of any status,
     summaries) as records, in rowid order, ``size`` rows per read."""
     make, size = _record(table, ref.key), size or BATCH
@@ -97,7 +97,7 @@ def summary_tail(ref: StoreRef, limit: int) -> list[Summary]:
              "ORDER BY created_at DESC, rowid LIMIT ?", (limit,))]
 
 
-def scan_row(ref: StoreRef, table: str, row_id: str):
+def scan_row(ref: StoreRef, table: str, row_id: str) -> Memory | ReviewItem | Summary | None:
     """One row of a scanned table as the scan reads it (a record), or None if it is gone."""
     rows = _rows(ref, f"SELECT {text_select(TABLES[table])} FROM {table} WHERE id = ? "
                       "ORDER BY rowid LIMIT 1", (row_id,))

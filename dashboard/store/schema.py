@@ -12,6 +12,10 @@ import json
 import sqlite3
 import uuid
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..contract import PlannedSave
 
 SCHEMA_V3 = """
 CREATE TABLE schema_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -61,7 +65,7 @@ def create_fresh_store(path: Path) -> sqlite3.Connection:
     return conn
 
 
-def seed_memory(conn: sqlite3.Connection, plan, created_at: str, updated_at: str,
+def seed_memory(conn: sqlite3.Connection, plan: PlannedSave, created_at: str, updated_at: str,
                 deleted_at: str | None, events: list[tuple[str, str]]) -> str:
     """Insert one memory (a ``contract.PlannedSave``) and its event history into a fresh store."""
     mid = uuid.uuid4().hex[:8]

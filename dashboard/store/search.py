@@ -21,6 +21,10 @@ from __future__ import annotations
 import json
 import sqlite3
 from itertools import repeat
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    from ..records import Memory
 
 from .like import Like
 
@@ -43,7 +47,7 @@ def ascii_lower(text: str) -> str:
     return text.lower() if text.isascii() else text.translate(_ASCII_LOWER)
 
 
-def json_strings(raw) -> tuple[list[str], bool]:
+def json_strings(raw: Any) -> tuple[list[str], bool]:
     """String elements of a JSON array column, and whether that is all it held.
 
     agentao writes arrays of strings.  Anything else (numbers, nulls, nested
@@ -68,13 +72,13 @@ def json_strings(raw) -> tuple[list[str], bool]:
     return [v for v in value if isinstance(v, str)], False
 
 
-def haystack(m) -> str:
+def haystack(m: Memory) -> str:
     """The fields /memory search looks at, ASCII-lower-cased and joined by ``SEP``."""
     parts = [f if isinstance(f, str) else "" for f in (m.title, m.content, m.key_normalized)]
     return ascii_lower(SEP.join(parts + list(m.tags) + list(m.keywords)))
 
 
-def _wildcard(needle: str):
+def _wildcard(needle: str) -> Callable[[str], bool]:
     """A test of one plain row's haystack for a needle with ``%``, ``_``, NUL or ``SEP``."""
     exact = Like(f"%{needle}%")      # SQLite's pattern; cut at a NUL, it may lose its last %
     loose = exact if exact.floating else Like(f"%{needle.split(chr(0), 1)[0]}%")
@@ -101,7 +105,7 @@ def _wildcard(needle: str):
     return hit
 
 
-def matching(haystacks: list[str], odd: dict[int, tuple], query: str) -> list[bool]:
+def matching(haystacks: list[str], odd: dict[int, tuple[Any, ...]], query: str) -> list[bool]:
     """Per row (live or not), whether agentao's search for ``query`` matches it.
 
     ``haystacks``: one per row; ``odd``: position -> (title, content, key,
@@ -118,7 +122,7 @@ def matching(haystacks: list[str], odd: dict[int, tuple], query: str) -> list[bo
     return hits
 
 
-def _odd_hits(odd: dict[int, tuple], needle: str) -> list[int]:
+def _odd_hits(odd: dict[int, tuple[Any, ...]], needle: str) -> list[int]:
     # agentao's own predicate, run by SQLite on the odd rows' stored values.
     conn = sqlite3.connect(":memory:")
     try:

@@ -21,15 +21,18 @@ to show, and the other file's snapshot is unaffected.
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import dataclass, field
 from functools import cached_property
 from operator import attrgetter
+from typing import Any
 
 from ..engine.stable import TAIL_READ   # summaries agentao reads for the tail (contract §8)
 from ..records import Memory, Summary
 from . import rows as rowmod
 from .connection import read
 from .held import held
+from .recovery import Signature
 from .registry import StoreRef
 from .rows import text_select, whole_number
 from .search import haystack, json_strings
@@ -46,14 +49,14 @@ class FileRows:
 
     key: str                      # the store key: "project" or "user"
     path: str
-    stamp: tuple
+    stamp: Signature
     counter: int | None           # schema_meta.memories_change (None: absent or odd)
     rows: tuple[Memory, ...]      # every row, in agentao's listing order
     summaries: tuple[Summary, ...] = ()   # the newest TAIL_READ, newest first
     # Rows the search haystack cannot decide (odd JSON, NUL, non-text fields):
     # position -> the searched columns as stored, for agentao's predicate in SQL.
-    odd: dict = field(default_factory=dict)
-    _values: dict = field(default_factory=dict, repr=False)
+    odd: dict[int, tuple[Any, ...]] = field(default_factory=dict)
+    _values: dict[Any, Any] = field(default_factory=dict, repr=False)
 
     def order(self, column: str) -> list[int]:
         """Positions of the rows sorted by ``column`` then id, as SQLite's ORDER BY sorts
@@ -68,13 +71,15 @@ class FileRows:
                 found = sorted(range(len(rows)),
                                key=lambda i: (sql_order(get(rows[i])), sql_order(rows[i].id)))
             self._values[key] = found
-        return self._values[key]
+        order: list[int] = self._values[key]
+        return order
 
-    def values(self, column: str) -> set:
+    def values(self, column: str) -> set[Any]:
         """The distinct values of ``column`` among live rows (the filter drop-downs)."""
         if column not in self._values:
             self._values[column] = {getattr(m, column) for m in self.live}
-        return self._values[column]
+        held: set[Any] = self._values[column]
+        return held
 
     @cached_property
     def live(self) -> list[Memory]:
@@ -87,7 +92,7 @@ class FileRows:
         return [haystack(m) for m in self.rows]
 
     @cached_property
-    def tags(self) -> list[frozenset]:
+    def tags(self) -> list[frozenset[str]]:
         """Per row, its tags folded as SQLite's LOWER folds them (the tag filter)."""
         from .search import ascii_lower
         return [frozenset(ascii_lower(t) for t in m.tags) if i not in self.odd
@@ -101,7 +106,7 @@ def rows_of(ref: StoreRef) -> FileRows:
                 work=lambda stamp: read(ref.path, lambda conn: _read(conn, ref, stamp[0])))
 
 
-def _read(conn, ref: StoreRef, stamp: tuple) -> FileRows:
+def _read(conn: sqlite3.Connection, ref: StoreRef, stamp: Signature) -> FileRows:
     conn.execute("BEGIN")   # one read transaction: counter, rows and summaries agree
     try:
         meta = conn.execute("SELECT value FROM schema_meta WHERE key = 'memories_change'").fetchone()
@@ -121,7 +126,7 @@ def _read(conn, ref: StoreRef, stamp: tuple) -> FileRows:
                     tuple(records), summaries, odd)
 
 
-def _memory(row, store: str) -> tuple[Memory, bool]:
+def _memory(row: sqlite3.Row, store: str) -> tuple[Memory, bool]:
     """The row as a record, and whether the search haystack alone decides it."""
     tags, plain_tags = json_strings(row["tags_json"])
     keywords, plain_keywords = json_strings(row["keywords_json"])

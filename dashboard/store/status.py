@@ -6,12 +6,15 @@ import copy
 import os
 import sqlite3
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 from flask_babel import gettext as _, lazy_gettext as _l
 
 from . import held, recovery
 from .connection import (REQUIRED_TABLES, SUPPORTED_SCHEMA, StoreProblem,
-                         folder_writable, read, read_header, side_files)
+                         folder_writable, read, side_files)
+from .descriptors import read_header
 from .registry import StoreRef
 from .rows import text_select, whole_number
 
@@ -31,21 +34,21 @@ class StoreStatus:
     ref: StoreRef
     problem: StoreProblem | None = None
     read_only_reason: str | None = None
-    notice: dict | None = None   # what is shown is not what the file holds: see recovery.notice
+    notice: dict[str, Any] | None = None   # what is shown is not what the file holds: see recovery.notice
     size: int = 0
     journal_mode: str = ""
     schema_version: str | None = None
     change_counter: int | None = None
     missing_tables: list[str] = field(default_factory=list)
-    side_files: dict = field(default_factory=dict)
+    side_files: dict[str, int | None] = field(default_factory=dict)
     page_size: int = 0
     page_count: int = 0
     freelist_count: int = 0
-    counts: list[dict] = field(default_factory=list)
+    counts: list[dict[str, Any]] = field(default_factory=list)
     live: int = 0
     deleted: int = 0
     pending_reviews: int = 0
-    reviews_by_status: dict = field(default_factory=dict)
+    reviews_by_status: dict[str, int] = field(default_factory=dict)
     summaries: int = 0
     sessions: int = 0
     latest_summary_chars: int = 0
@@ -58,13 +61,13 @@ class StoreStatus:
     def writable(self) -> bool:
         return self.problem is None and self.read_only_reason is None
 
-    def take_counts(self, rows: list[dict]) -> None:
+    def take_counts(self, rows: list[dict[str, Any]]) -> None:
         """Memories per (scope, type, source, confidence, deleted), with the live/deleted sums."""
         self.counts = rows
         self.live = sum(r["n"] for r in rows if not r["deleted"])
         self.deleted = sum(r["n"] for r in rows if r["deleted"])
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         d = {k: v for k, v in self.__dict__.items() if k not in ("ref", "problem")}
         d.update(store=self.ref.key, kind=self.ref.kind, path=str(self.ref.path),
                  problem=None if self.problem is None else
@@ -72,7 +75,7 @@ class StoreStatus:
         return d
 
 
-def _journal_mode(path) -> str:
+def _journal_mode(path: Path) -> str:
     header = read_header(path)  # never open()/close() a store: see read_header
     if len(header) < 100 or not header.startswith(b"SQLite format 3\x00"):
         return "unknown"
@@ -138,7 +141,7 @@ def _reading(ref: StoreRef, deep: bool) -> dict:
     return {name: getattr(st, name) for name in _READ_FIELDS}
 
 
-def _may_read(path) -> bool:
+def _may_read(path: Path | str) -> bool:
     # os.access, not open(): closing a descriptor of a store drops SQLite's locks.
     # The effective ids only when they differ (a server started by root as another user).
     effective = {"effective_ids": True} if os.geteuid() != os.getuid() else {}

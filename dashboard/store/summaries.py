@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
+
 from . import rows
 from .connection import read
 from .registry import StoreRef
@@ -17,7 +19,7 @@ def list_summaries(ref: StoreRef) -> list[Summary]:
 
 def list_review_items(ref: StoreRef, status: str | None = None) -> list[ReviewItem]:
     """Review items, pending first by occurrences as `/memory review` orders them."""
-    def run(conn):
+    def run(conn: sqlite3.Connection) -> list[ReviewItem]:
         if status == "pending":
             sql = ("SELECT * FROM memory_review_queue WHERE status = 'pending'"
                    " ORDER BY occurrences DESC, created_at DESC")

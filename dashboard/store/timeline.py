@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from .connection import StoreProblem, read
 from .registry import StoreRef
 
@@ -17,8 +19,8 @@ _SQL = {by: f"SELECT {label.format(_TEXT.format('created_at'))},"
         for by, label in (("month", "substr({}, 1, 7)"), ("week", "strftime('%Y-W%W', {})"))}
 
 
-def _periods(refs: list[StoreRef], by: str, problems: dict) -> list[dict]:
-    rows: dict = {}
+def _periods(refs: list[StoreRef], by: str, problems: dict[str, StoreProblem]) -> list[dict[str, Any]]:
+    rows: dict[str, dict[str, Any]] = {}
     for ref in refs:
         if ref.key in problems:
             continue
@@ -35,7 +37,7 @@ def _periods(refs: list[StoreRef], by: str, problems: dict) -> list[dict]:
     return [rows[p] for p in sorted(rows)]
 
 
-def timeline(refs: list[StoreRef]) -> tuple[dict, dict]:
+def timeline(refs: list[StoreRef]) -> tuple[dict[str, Any], dict[str, StoreProblem]]:
     """``{"by": "month"|"week", "periods": [{"period", "created", "updated"}, ...],
     "problems": {store key: message}}`` and the problems (store key -> StoreProblem).
 
@@ -43,7 +45,7 @@ def timeline(refs: list[StoreRef]) -> tuple[dict, dict]:
     (in the period of that update), per month — per week when every stamp
     falls within two months.  A store whose rows cannot be read is left out.
     """
-    problems: dict = {}
+    problems: dict[str, StoreProblem] = {}
     by, periods = "month", _periods(refs, "month", problems)
     if len(periods) <= 2:
         by, periods = "week", _periods(refs, "week", problems)

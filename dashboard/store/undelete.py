@@ -20,6 +20,7 @@ a loss the user did not ask for.
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 from flask_babel import gettext as _
@@ -31,7 +32,7 @@ from ..contract import find_secret
 from ..records import Memory
 
 
-def obstacle(conn, memory: Memory) -> str | None:
+def obstacle(conn: sqlite3.Connection, memory: Memory) -> str | None:
     """Why ``memory`` cannot be restored now, in words for a person; None when it can."""
     if find_secret(memory.content):
         return _("Its content looks like it holds a credential, and agentao refuses to save such "
@@ -56,7 +57,7 @@ def restore_obstacle(path: Path, memory: Memory) -> str | None:
     return read(path, lambda conn: obstacle(conn, memory))
 
 
-def _deleted_as_seen(conn, expect: Expect, store: str) -> Memory:
+def _deleted_as_seen(conn: sqlite3.Connection, expect: Expect, store: str) -> Memory:
     row = conn.execute("SELECT * FROM memories WHERE id = ?", (expect.row_id,)).fetchone()
     if row is None:
         raise WriteConflict("gone", _("Memory %(id)s is no longer in the %(store)s store (purged); "

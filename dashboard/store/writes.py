@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -88,7 +89,7 @@ def fingerprint(record: Memory | ReviewItem | None) -> str:
 
 
 # --------------------------------------------------------------------------- reads
-def _live_at(conn, scope: str, key: str, store: str) -> Memory | None:
+def _live_at(conn: sqlite3.Connection, scope: str, key: str, store: str) -> Memory | None:
     row = conn.execute("SELECT * FROM memories WHERE scope = ? AND key_normalized = ?"
                        " AND deleted_at IS NULL", (scope, key)).fetchone()
     return rows.memory(row, store) if row else None
@@ -99,7 +100,8 @@ def live_at(path: Path, scope: str, key: str, store: str) -> Memory | None:
     return read(path, lambda conn: _live_at(conn, scope, key, store))
 
 
-def target_of(path: Path, plan: PlannedSave, known: Exception | None = None):
+def target_of(path: Path, plan: PlannedSave,
+              known: Exception | None = None) -> tuple[Memory | None, Exception | None]:
     """(the live row ``plan`` would update, None) or (None, why the file cannot be read).
 
     ``known`` is a problem the page already knows of that file: it is not read again.
@@ -114,7 +116,7 @@ def target_of(path: Path, plan: PlannedSave, known: Exception | None = None):
 
 def review_item(path: Path, item_id: str, store: str = "project") -> ReviewItem | None:
     """One review-queue row by id, whatever its status."""
-    def run(conn):
+    def run(conn: sqlite3.Connection) -> ReviewItem | None:
         row = conn.execute("SELECT * FROM memory_review_queue WHERE id = ?", (item_id,)).fetchone()
         return rows.review(row, store) if row else None
     return read(path, run)
@@ -128,7 +130,7 @@ def review_counts(path: Path) -> dict[str, int]:
 
 
 # --------------------------------------------------------------------------- checks (in a transaction)
-def row_as_seen(conn, expect: Expect, store: str = "project") -> Memory | None:
+def row_as_seen(conn: sqlite3.Connection, expect: Expect, store: str = "project") -> Memory | None:
     """The row ``expect.row_id`` as the page showed it, or WriteConflict (gone / changed)."""
     if expect.row_id is None:
         return None
@@ -158,7 +160,7 @@ def _holds(row: Memory, plan: PlannedSave) -> bool:
                                 plan.type, plan.source, plan.confidence)
 
 
-def target_as_seen(conn, plan: PlannedSave, expect: Expect = Expect()) -> Memory | None:
+def target_as_seen(conn: sqlite3.Connection, plan: PlannedSave, expect: Expect = Expect()) -> Memory | None:
     """The live row the save would update, or WriteConflict if it is not the one the page showed.
 
     A target that already holds exactly the plan is accepted: it is the
@@ -177,7 +179,7 @@ def target_as_seen(conn, plan: PlannedSave, expect: Expect = Expect()) -> Memory
     return existing
 
 
-def pending_as_seen(conn, item_id: str, seen: str | None = None) -> ReviewItem:
+def pending_as_seen(conn: sqlite3.Connection, item_id: str, seen: str | None = None) -> ReviewItem:
     """The review item, still pending and (if ``seen`` is given) unchanged, or WriteConflict."""
     row = conn.execute("SELECT * FROM memory_review_queue WHERE id = ?", (item_id,)).fetchone()
     if row is None or row["status"] != "pending":
@@ -194,13 +196,13 @@ def pending_as_seen(conn, item_id: str, seen: str | None = None) -> ReviewItem:
 
 
 # --------------------------------------------------------------------------- writes (in a transaction)
-def _event(conn, memory_id: str, kind: str, stamp: str) -> None:
+def _event(conn: sqlite3.Connection, memory_id: str, kind: str, stamp: str) -> None:
     cursor = conn.execute("INSERT INTO memory_events (memory_id, event_type, timestamp)"
                           " VALUES (?, ?, ?)", (memory_id, kind, stamp))
     events.note_own_event(cursor.lastrowid, memory_id, kind, stamp)   # the feed's "this dashboard"
 
 
-def _soft_delete(conn, memory_id: str, stamp: str) -> bool:
+def _soft_delete(conn: sqlite3.Connection, memory_id: str, stamp: str) -> bool:
     changed = conn.execute("UPDATE memories SET deleted_at = ?, updated_at = ?"
                            " WHERE id = ? AND deleted_at IS NULL",
                            (stamp, stamp, memory_id)).rowcount
@@ -209,7 +211,7 @@ def _soft_delete(conn, memory_id: str, stamp: str) -> bool:
     return bool(changed)
 
 
-def _enforce_auto_cap(conn, scope: str, stamp: str) -> None:
+def _enforce_auto_cap(conn: sqlite3.Connection, scope: str, stamp: str) -> None:
     # agentao soft-deletes the oldest auto rows (by updated_at) beyond 50 per scope.
     auto = conn.execute("SELECT id FROM memories WHERE scope = ? AND deleted_at IS NULL"
                         " AND source = 'auto' ORDER BY updated_at ASC, created_at ASC",
@@ -218,7 +220,7 @@ def _enforce_auto_cap(conn, scope: str, stamp: str) -> None:
         _soft_delete(conn, row["id"], stamp)
 
 
-def _fresh_id(conn) -> str:
+def _fresh_id(conn: sqlite3.Connection) -> str:
     # agentao's format, 8 hex digits.  At 100,000+ rows a random draw can hit an id
     # already in use (soft-deleted rows keep theirs), and agentao's own insert then
     # fails; drawing again keeps the format and never fails the user's action.
@@ -228,7 +230,7 @@ def _fresh_id(conn) -> str:
             return candidate
 
 
-def put(conn, plan: PlannedSave, existing: Memory | None) -> Saved:
+def put(conn: sqlite3.Connection, plan: PlannedSave, existing: Memory | None) -> Saved:
     """agentao's upsert of ``plan``: onto ``existing`` (from ``target_as_seen``) or a new row."""
     tags = json.dumps(list(plan.tags))
     keywords = json.dumps(list(plan.keywords))
@@ -255,12 +257,12 @@ def put(conn, plan: PlannedSave, existing: Memory | None) -> Saved:
     return Saved(memory_id, kind, stamp, existing)
 
 
-def delete_row(conn, memory_id: str) -> bool:
+def delete_row(conn: sqlite3.Connection, memory_id: str) -> bool:
     """``/memory delete``'s soft delete: deleted_at = updated_at = now, one event."""
     return _soft_delete(conn, memory_id, now())
 
 
-def mark(conn, item_id: str, status: str) -> str:
+def mark(conn: sqlite3.Connection, item_id: str, status: str) -> str:
     """Set a review item's status (agentao writes no event for it); returns the new updated_at."""
     assert status in ("approved", "rejected")
     stamp = now()

@@ -145,7 +145,7 @@ def test_boosted_navigation_through_hostile_pages_fires_nothing(browser, server)
     assert len(links) >= 6
     for href in links:
         browser.find_element(By.CSS_SELECTOR, f"header nav a[href='{urlsplit(href).path}']").click()
-        wait_for(browser, lambda d: d.current_url == href and htmx_settled(d), f"never reached {href}")
+        wait_for(browser, lambda d, href=href: d.current_url == href and htmx_settled(d), f"never reached {href}")
         assert browser.execute_script("return window.__samePage") is True, f"{href} was a full load"
     state = browser.execute_script("return {pwned: window.__pwned, requests: window.__requests}")
     assert state["pwned"] is None

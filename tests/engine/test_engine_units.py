@@ -150,7 +150,7 @@ def test_fit_matches_a_plain_walk_over_every_entry():
     # The fit passes over entries that cannot fit without looking at each;
     # every entry must still read as a walk over all of them gives it.
     rnd = random.Random(5)
-    for trial in range(40):
+    for _trial in range(40):
         picked = [(mem(f"m{i}", content="x" * rnd.choice([1, 30, 120, 240]),
                        tags=["t"] * rnd.choice([0, 5, 60]), created=f"{i:04d}", type="decision"),
                    "why") for i in range(rnd.randint(0, 60))]

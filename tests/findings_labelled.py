@@ -1,4 +1,4 @@
-"""Labelled strings for measuring the finding rules (bench/bench_findings.py).
+"""Labelled strings for the finding rules (tests; measured by bench/bench_findings.py).
 
 Each entry is ``(text, family)``; family is the category a correct scanner
 reports for the text, or None when nothing should be reported.  Written by

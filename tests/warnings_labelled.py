@@ -1,5 +1,6 @@
 """Labelled (evidence, candidate content, contradicts) triples for the ``contradicts_evidence``
-warning (dashboard/actions/polarity.py), measured by bench/bench_warnings.py.
+warning (dashboard/actions/polarity.py), scored by ``score`` below (tests/test_reviews_warnings.py
+holds the floor; bench/bench_warnings.py prints the misses and times the rule).
 
 ``CRYSTALLIZED``: the evidence is a user message as a user writes it; the
 content and the evidence are exactly what agentao 0.5.17's
@@ -128,3 +129,22 @@ HAND: list[tuple[str, str, bool]] = [
 ]
 
 PAIRS: list[tuple[str, str, bool]] = CRYSTALLIZED + HAND
+
+
+def score(pairs) -> tuple[float, float, list, list]:
+    """(precision, recall, misses, false alarms) of the rule over ``pairs``."""
+    from dashboard.actions.polarity import contradicts
+    tp = fp = fn = 0
+    misses, alarms = [], []
+    for evidence, content, label in pairs:
+        said = contradicts(evidence, content)
+        tp += said and label
+        fp += said and not label
+        fn += label and not said
+        if label and not said:
+            misses.append((evidence, content))
+        if said and not label:
+            alarms.append((evidence, content))
+    precision = tp / (tp + fp) if tp + fp else 1.0
+    recall = tp / (tp + fn) if tp + fn else 1.0
+    return precision, recall, misses, alarms
