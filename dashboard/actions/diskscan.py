@@ -185,15 +185,21 @@ class Plain:
     """
 
     def __init__(self, needles, sample: bytes = b""):
-        self.needles = set(needles)
+        self.needles = list(set(needles))
         self.overlap = max(map(len, self.needles), default=1) - 1
         self.tiny = [n for n in self.needles if len(n) < 2 * WORD - 1]
-        self.words: dict[int, list] = {}
+        # word -> needle number * 256 + where the word starts in it (a tuple of those, rarely):
+        # one small int per word keeps tens of thousands of needles in a few MB.
+        self.words: dict[int, int | tuple] = {}
         common = Counter(sample[k:k + WORD] for k in range(0, len(sample) - WORD + 1))
-        for n in self.needles.difference(self.tiny):
+        for number, n in enumerate(self.needles):
+            if len(n) < 2 * WORD - 1:
+                continue
             for r in range(WORD):
-                at = min(range(r, len(n) - WORD + 1, WORD), key=lambda k: common[n[k:k + WORD]])
-                self.words.setdefault(int.from_bytes(n[at:at + WORD], sys.byteorder), []).append((n, at))
+                at = min(range(r, min(len(n) - WORD + 1, 256), WORD), key=lambda k: common[n[k:k + WORD]])
+                word, entry = int.from_bytes(n[at:at + WORD], sys.byteorder), number << 8 | at
+                had = self.words.get(word)
+                self.words[word] = entry if had is None else (*(had if type(had) is tuple else (had,)), entry)
         self.wordset = frozenset(self.words)
         self.automaton = None
         if len(self.tiny) > FINDS:
@@ -238,7 +244,9 @@ class Plain:
         else:
             spots = [(WORD * j, words[j]) for j in compress(count(), map(hits.__contains__, words))]
         for at, word in spots:
-            for needle, shift in self.words[word]:
+            entries = self.words[word]
+            for entry in entries if type(entries) is tuple else (entries,):
+                needle, shift = self.needles[entry >> 8], entry & 255
                 if at >= shift and window.startswith(needle, at - shift):
                     present.add(needle)
 
