@@ -14,26 +14,25 @@ from dashboard.actions import diskscan, sidefiles
 from test_diskscan import filler, scan_bytes, words
 
 
-def short_texts(rng: random.Random, n: int, size: str = "short") -> list[str]:
+def short_texts(rng: random.Random, n: int, tiny: bool = False) -> list[str]:
     # Distinct, and too short for a key between two anchors: the multi-pattern pass finds them.
-    if size != "short":   # 9 bytes (looked up as 4-byte words) or 6 (the automaton)
-        return [(f"pin {k:05d}" if size == "small" else f"#{k:05d}") for k in rng.sample(range(100_000), n)]
+    if tiny:
+        return [f"pin {k:05d}" for k in rng.sample(range(100_000), n)]
     return [f"pin {k:05d} for the {words(rng, 2)}" for k in rng.sample(range(100_000), n)]
 
 
 def test_many_short_texts_are_found_across_read_boundaries(tmp_path):
     rng = random.Random(41)
-    short, small, tiny = short_texts(rng, 60), short_texts(rng, 60, "small"), short_texts(rng, 60, "tiny")
-    texts = short + small + tiny
+    short, tiny = short_texts(rng, 80), short_texts(rng, 80, tiny=True)
+    texts = short + tiny
     needles = diskscan.Needles(texts, b"")
     assert len(needles.finds) > 0.9 * len(texts)   # few have a key: the plain pass it is
-    assert needles.plain.automaton is not None and [w for w, *_ in needles.plain.lookups] == [8, 4]
-    data = bytearray(filler(rng, 10 * diskscan.PIECE))
-    present = short[:25] + small[:25] + tiny[:25]
-    # Three of each straddle the places where the file is read in two.
-    straddle = short[:3] + small[:3] + tiny[:3]
-    spots = iter([*(e * diskscan.PIECE - len(t) // 2 for e, t in enumerate(straddle, 1)),
-                  *range(10_000, 10 * diskscan.PIECE, 30_000)])
+    assert needles.plain.automaton is not None and needles.plain.words
+    data = bytearray(filler(rng, 4 * diskscan.PIECE))
+    present = short[:40] + tiny[:40]
+    # Three short and three tiny texts straddle the places where the file is read in two.
+    spots = iter([*(e * diskscan.PIECE - 13 for e in (1, 2, 3)), *range(10_000, 4 * diskscan.PIECE, 13_000)])
+    straddle = short[:3] + tiny[:3]
     for text in straddle + [t for t in present if t not in straddle]:
         at = next(spots)
         data[at:at + len(text.encode())] = text.encode()
@@ -112,7 +111,7 @@ def test_progress_moves_with_the_bytes_read_up_to_the_end(tmp_path):
 
 def test_tens_of_thousands_of_texts_stay_within_a_memory_bound(tmp_path):
     rng = random.Random(53)
-    texts = short_texts(rng, 20_000) + short_texts(rng, 5_000, "small") + short_texts(rng, 5_000, "tiny") + \
+    texts = short_texts(rng, 20_000) + short_texts(rng, 10_000, tiny=True) + \
         [words(rng, 200) for _ in range(2000)]
     data = bytearray(filler(rng, 8 * diskscan.PIECE))
     for text in texts[::997]:

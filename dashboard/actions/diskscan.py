@@ -12,11 +12,9 @@ MIN_KEY bytes or more counts as a fragment.  The file is read and split a
 piece (PIECE bytes) at a time, so each run is hashed while it is still in the
 CPU cache and no file-sized buffer is ever allocated.  Texts the single anchor cannot
 cut get a denser set of anchors (mapped to one with ``bytes.translate``) and a
-second pass.  Texts no anchor cuts (short ones, mostly) are searched whole,
-and by their first and last 32 bytes, all at once in the first pass (``Plain``:
-8-byte words looked up together, an Aho-Corasick automaton for the tiniest),
-not one ``bytes.find`` per text.  Progress is told by bytes read.  The search
-can only look for texts it is given.
+second pass; a few short ones are searched whole, and by their first and last
+32 bytes, with ``bytes.find`` instead.  The search can only look for texts it
+is given.
 """
 
 from __future__ import annotations
@@ -53,8 +51,7 @@ PER_FIND = 1 / 300     # one text searched with bytes.find costs about a pass at
 FINDS_INSTEAD = 8      # up to this many short texts left: bytes.find beats a dense pass
 LONG_TEXT = 256        # a text this long may be split over pages: never only finds
 PIECE = 1 << 18        # bytes read and split at a time: the runs stay in L2 cache
-WIDTHS = (8, 4)        # short texts: words this wide, at offsets the width divides, are looked up
-TYPECODES = {8: "Q", 4: "I"}   # array's numbers of that many bytes
+WORD = 8               # short texts: WORD-byte words at offsets WORD divides are looked up
 FINDS = 32             # up to this many strings too short for that: bytes.find; more, an automaton
 
 
@@ -179,35 +176,31 @@ def _read(fh, on_chunk=lambda chunk: None):
 class Plain:
     """Many short byte strings looked for at once, in one pass: which of them a file holds.
 
-    A string of 2 * w - 1 bytes or more, wherever it lies, has one of its
-    w-byte words at an offset w divides: one word per remainder (the rarest in
-    ``sample``) is looked up, all at once, in the numbers that ``array`` makes
-    of the buffer in C (w is 8, or 4 for strings under 15 bytes); a hit is
-    then compared byte for byte.  Strings under 7 bytes are few ``bytes.find``
-    or one Aho-Corasick automaton.
+    A string of 2 * WORD - 1 bytes or more, wherever it lies, has one of its
+    WORD-byte words at an offset WORD divides: one word per remainder (the
+    rarest in ``sample``) is looked up, all at once, in the numbers that
+    ``array`` makes of the buffer in C; a hit is then compared byte for byte.
+    Shorter strings are few ``bytes.find`` or one Aho-Corasick automaton.
     Buffers overlap by the longest string less one byte: none is cut in two.
     """
 
     def __init__(self, needles, sample: bytes = b""):
         self.needles = list(set(needles))
         self.overlap = max(map(len, self.needles), default=1) - 1
-        self.tiny = [n for n in self.needles if len(n) < 2 * WIDTHS[-1] - 1]
-        # Per width: word -> needle number * 256 + where the word starts in it (a tuple of
-        # those, rarely): one small int per word keeps tens of thousands of needles in a few MB.
-        self.lookups = []
-        for width in WIDTHS:
-            words: dict[int, int | tuple] = {}
-            common = Counter(sample[k:k + width] for k in range(0, len(sample) - width + 1))
-            for number, n in enumerate(self.needles):
-                if self._width(n) != width:
-                    continue
-                for r in range(width):
-                    at = min(range(r, min(len(n) - width + 1, 256), width), key=lambda k: common[n[k:k + width]])
-                    word, entry = int.from_bytes(n[at:at + width], sys.byteorder), number << 8 | at
-                    had = words.get(word)
-                    words[word] = entry if had is None else (*(had if type(had) is tuple else (had,)), entry)
-            if words:
-                self.lookups.append((width, words, frozenset(words)))
+        self.tiny = [n for n in self.needles if len(n) < 2 * WORD - 1]
+        # word -> needle number * 256 + where the word starts in it (a tuple of those, rarely):
+        # one small int per word keeps tens of thousands of needles in a few MB.
+        self.words: dict[int, int | tuple] = {}
+        common = Counter(sample[k:k + WORD] for k in range(0, len(sample) - WORD + 1))
+        for number, n in enumerate(self.needles):
+            if len(n) < 2 * WORD - 1:
+                continue
+            for r in range(WORD):
+                at = min(range(r, min(len(n) - WORD + 1, 256), WORD), key=lambda k: common[n[k:k + WORD]])
+                word, entry = int.from_bytes(n[at:at + WORD], sys.byteorder), number << 8 | at
+                had = self.words.get(word)
+                self.words[word] = entry if had is None else (*(had if type(had) is tuple else (had,)), entry)
+        self.wordset = frozenset(self.words)
         self.automaton = None
         if len(self.tiny) > FINDS:
             self.automaton = ahocorasick.Automaton()
@@ -215,18 +208,14 @@ class Plain:
                 self.automaton.add_word(n.decode("latin-1"), n)
             self.automaton.make_automaton()
 
-    @staticmethod
-    def _width(needle: bytes) -> int | None:
-        return next((w for w in WIDTHS if len(needle) >= 2 * w - 1), None)
-
     def scanner(self):
         """A function to hand the buffers of one file, in order, and the set it fills."""
         present, tail = set(), [b""]
 
         def feed(chunk: bytes) -> None:
             window = tail[0] + chunk
-            for width, words, wordset in self.lookups:
-                self._words_in(window, present, width, words, wordset)
+            if self.wordset:
+                self._words_in(window, present)
             if self.tiny:
                 self._tiny_in(window, present)
             tail[0] = window[max(0, len(window) - self.overlap):]
@@ -238,24 +227,24 @@ class Plain:
             feed(chunk)
         return present
 
-    def _words_in(self, window: bytes, present: set, width: int, index: dict, wordset: frozenset) -> None:
-        words = array(TYPECODES[width], window[:len(window) // width * width]).tolist()
-        hits = wordset.intersection(words)
+    def _words_in(self, window: bytes, present: set) -> None:
+        words = array("Q", window[:len(window) // WORD * WORD]).tolist()
+        hits = self.wordset.intersection(words)
         if not hits:
             return
         if len(hits) <= FINDS:   # a few words: bytes.find walks the buffer in C
             spots = []
             for word in hits:
-                key = word.to_bytes(width, sys.byteorder)
+                key = word.to_bytes(WORD, sys.byteorder)
                 at = window.find(key)
                 while at != -1:
-                    if at % width == 0:
+                    if at % WORD == 0:
                         spots.append((at, word))
                     at = window.find(key, at + 1)
         else:
-            spots = [(width * j, words[j]) for j in compress(count(), map(hits.__contains__, words))]
+            spots = [(WORD * j, words[j]) for j in compress(count(), map(hits.__contains__, words))]
         for at, word in spots:
-            entries = index[word]
+            entries = self.words[word]
             for entry in entries if type(entries) is tuple else (entries,):
                 needle, shift = self.needles[entry >> 8], entry & 255
                 if at >= shift and window.startswith(needle, at - shift):
