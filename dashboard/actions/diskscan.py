@@ -187,13 +187,15 @@ class Plain:
     def __init__(self, needles, sample: bytes = b""):
         self.needles = list(set(needles))
         self.overlap = max(map(len, self.needles), default=1) - 1
-        self.tiny = [n for n in self.needles if len(n) < 2 * WORD - 1]
+        # A few strings: a bytes.find each costs less than turning every buffer into words.
+        few = len(self.needles) <= FINDS
+        self.tiny = [n for n in self.needles if few or len(n) < 2 * WORD - 1]
         # word -> needle number * 256 + where the word starts in it (a tuple of those, rarely):
         # one small int per word keeps tens of thousands of needles in a few MB.
         self.words: dict[int, int | tuple] = {}
         common = Counter(sample[k:k + WORD] for k in range(0, len(sample) - WORD + 1))
         for number, n in enumerate(self.needles):
-            if len(n) < 2 * WORD - 1:
+            if few or len(n) < 2 * WORD - 1:
                 continue
             for r in range(WORD):
                 at = min(range(r, min(len(n) - WORD + 1, 256), WORD), key=lambda k: common[n[k:k + WORD]])
