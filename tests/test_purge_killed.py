@@ -120,3 +120,49 @@ def test_purge_killed_while_rewriting_then_rerun_verifies(seeded):
         {diskscan.sha256_text(t) for t in gone.values()}
     assert not any(v["files"] for v in rerun.verification)
     assert integrity(db) == "ok"
+
+
+SCANNER = textwrap.dedent("""
+    import sys, time
+    from dashboard.actions import purge
+    from dashboard.store import build_refs
+    ref = next(r for r in build_refs(sys.argv[1], None) if r.kind == "project")
+
+    def told(step, fraction=None):
+        print(step, fraction, flush=True)
+        if step == "scan":
+            time.sleep(0.05)   # a slow disk: the test kills it with the scan under way
+    purge.purge(ref, purge.plan(ref, ["soft_deleted"]), progress=told)
+    print("finished", flush=True)
+""")
+
+
+def test_purge_killed_during_its_scan_shows_progress_and_the_rerun_gives_a_verdict(seeded):
+    db = seeded.project_db
+    big_store(seeded)
+    gone = rows_by_id(db, deleted=True)
+    proc = subprocess.Popen([sys.executable, "-c", SCANNER, str(seeded.project_dir)],
+                            stdout=subprocess.PIPE, text=True, cwd=ROOT,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    fractions = []
+    try:
+        # Killed once the scan has told of some bytes read, and not all.
+        while not fractions or not 0 < fractions[-1] < 0.5:
+            line = proc.stdout.readline().split()
+            assert line and line[0] != "finished", f"the purge ended first: {fractions}"
+            if line[0] == "scan":
+                fractions.append(float(line[1]))
+        proc.send_signal(signal.SIGKILL)
+        assert proc.wait(timeout=10) == -signal.SIGKILL
+    finally:
+        proc.kill()
+        proc.stdout.close()
+    assert fractions == sorted(fractions) and len(set(fractions)) >= 2
+    assert integrity(db) == "ok"
+    assert rows_by_id(db, deleted=True) == {}   # the delete had committed before the scan
+
+    ref = next(r for r in build_refs(seeded.project_dir, seeded.user_db) if r.kind == "project")
+    rerun = purge.purge(ref, purge.plan(ref, ["soft_deleted"]), verify_texts=list(gone.values()))
+    assert rerun.status == "verified erased" and rerun.message, rerun.message
+    assert {v["sha256"] for v in rerun.verification} == {diskscan.sha256_text(t) for t in gone.values()}
+    assert not any(v["files"] for v in rerun.verification)

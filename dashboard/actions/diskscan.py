@@ -20,11 +20,15 @@ is given.
 from __future__ import annotations
 
 import hashlib
+import sys
+from array import array
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import partial
 from itertools import compress, count
 from pathlib import Path
+
+import ahocorasick
 
 from .sidefiles import size_of
 from ..store.descriptors import KeptReader
@@ -47,6 +51,8 @@ PER_FIND = 1 / 300     # one text searched with bytes.find costs about a pass at
 FINDS_INSTEAD = 8      # up to this many short texts left: bytes.find beats a dense pass
 LONG_TEXT = 256        # a text this long may be split over pages: never only finds
 PIECE = 1 << 18        # bytes read and split at a time: the runs stay in L2 cache
+WORD = 8               # short texts: WORD-byte words at offsets WORD divides are looked up
+FINDS = 32             # up to this many strings too short for that: bytes.find; more, an automaton
 
 
 @dataclass
@@ -159,9 +165,98 @@ def _chunks(data: bytes):
     return (data[i:i + PIECE] for i in range(0, len(data), PIECE))
 
 
-def _read(fh):
+def _read(fh, on_chunk=lambda chunk: None):
+    """The file a piece at a time, each piece also handed to ``on_chunk`` (progress, a second matcher)."""
     fh.seek(0)
-    return iter(partial(fh.read, PIECE), b"")
+    for chunk in iter(partial(fh.read, PIECE), b""):
+        on_chunk(chunk)
+        yield chunk
+
+
+class Plain:
+    """Many short byte strings looked for at once, in one pass: which of them a file holds.
+
+    A string of 2 * WORD - 1 bytes or more, wherever it lies, has one of its
+    WORD-byte words at an offset WORD divides: one word per remainder (the
+    rarest in ``sample``) is looked up, all at once, in the numbers that
+    ``array`` makes of the buffer in C; a hit is then compared byte for byte.
+    Shorter strings are few ``bytes.find`` or one Aho-Corasick automaton.
+    Buffers overlap by the longest string less one byte: none is cut in two.
+    """
+
+    def __init__(self, needles, sample: bytes = b""):
+        self.needles = list(set(needles))
+        self.overlap = max(map(len, self.needles), default=1) - 1
+        # A few strings: a bytes.find each costs less than turning every buffer into words.
+        few = len(self.needles) <= FINDS
+        self.tiny = [n for n in self.needles if few or len(n) < 2 * WORD - 1]
+        # word -> needle number * 256 + where the word starts in it (a tuple of those, rarely):
+        # one small int per word keeps tens of thousands of needles in a few MB.
+        self.words: dict[int, int | tuple] = {}
+        common = Counter(sample[k:k + WORD] for k in range(0, len(sample) - WORD + 1))
+        for number, n in enumerate(self.needles):
+            if few or len(n) < 2 * WORD - 1:
+                continue
+            for r in range(WORD):
+                at = min(range(r, min(len(n) - WORD + 1, 256), WORD), key=lambda k: common[n[k:k + WORD]])
+                word, entry = int.from_bytes(n[at:at + WORD], sys.byteorder), number << 8 | at
+                had = self.words.get(word)
+                self.words[word] = entry if had is None else (*(had if type(had) is tuple else (had,)), entry)
+        self.wordset = frozenset(self.words)
+        self.automaton = None
+        if len(self.tiny) > FINDS:
+            self.automaton = ahocorasick.Automaton()
+            for n in self.tiny:
+                self.automaton.add_word(n.decode("latin-1"), n)
+            self.automaton.make_automaton()
+
+    def scanner(self):
+        """A function to hand the buffers of one file, in order, and the set it fills."""
+        present, tail = set(), [b""]
+
+        def feed(chunk: bytes) -> None:
+            window = tail[0] + chunk
+            if self.wordset:
+                self._words_in(window, present)
+            if self.tiny:
+                self._tiny_in(window, present)
+            tail[0] = window[max(0, len(window) - self.overlap):]
+        return feed, present
+
+    def present(self, chunks) -> set:
+        feed, present = self.scanner()
+        for chunk in chunks:
+            feed(chunk)
+        return present
+
+    def _words_in(self, window: bytes, present: set) -> None:
+        words = array("Q", window[:len(window) // WORD * WORD]).tolist()
+        hits = self.wordset.intersection(words)
+        if not hits:
+            return
+        if len(hits) <= FINDS:   # a few words: bytes.find walks the buffer in C
+            spots = []
+            for word in hits:
+                key = word.to_bytes(WORD, sys.byteorder)
+                at = window.find(key)
+                while at != -1:
+                    if at % WORD == 0:
+                        spots.append((at, word))
+                    at = window.find(key, at + 1)
+        else:
+            spots = [(WORD * j, words[j]) for j in compress(count(), map(hits.__contains__, words))]
+        for at, word in spots:
+            entries = self.words[word]
+            for entry in entries if type(entries) is tuple else (entries,):
+                needle, shift = self.needles[entry >> 8], entry & 255
+                if at >= shift and window.startswith(needle, at - shift):
+                    present.add(needle)
+
+    def _tiny_in(self, window: bytes, present: set) -> None:
+        if self.automaton is None:
+            present.update(n for n in self.tiny if n not in present and n in window)
+        else:
+            present.update(n for _, n in self.automaton.iter(window.decode("latin-1")))
 
 
 class Needles:
@@ -204,6 +299,9 @@ class Needles:
             raw = self.raw[i]
             # A short text sits in one cell: the whole string and its ends are enough.
             self.finds[i] = [raw[:WINDOW], *{raw, raw[-WINDOW:]} - {raw[:WINDOW]}]
+        self.plain = Plain({w for words in self.finds.values() for w in words}, sample)
+        self._ignored = None
+        self._later = (None, set())
 
     def _cut(self, i: int, level: _Level) -> bool:
         text = level.translate(self.raw[i])
@@ -236,16 +334,35 @@ class Needles:
         is held by ``live``, the rows' text read again after the scan."""
         if self.raw[i] in live:
             return True
-        if not (hit.get("keys") or hit.get("words")) or any(w not in live for w in hit.get("words", ())):
+        if not (hit.get("keys") or hit.get("words")):
             return False
+        if hit.get("words"):
+            if self._later[0] is not live:   # the short texts' pieces it holds: one pass, once
+                self._later = (live, self.plain.present(_chunks(live)))
+            if not hit["words"] <= self._later[1]:
+                return False
         return all(keys <= self._held_by_live_rows(n, keys, live)
                    for n, keys in hit.get("keys", {}).items())
 
-    def search(self, fh) -> dict[int, dict]:
-        """For each text seen in the open file ``fh``: whether whole, and how many fragments were found."""
+    @property
+    def passes(self) -> int:
+        """How many times ``search`` reads a file: once per level (the short texts ride on the first)."""
+        return len(self.levels) or int(bool(self.finds))
+
+    def search(self, fh, on_bytes=lambda n: None) -> dict[int, dict]:
+        """For each text seen in the open file ``fh``: whether whole, and how many fragments were found.
+
+        ``on_bytes(n)`` is told of every piece read, for the progress."""
         seen: dict[int, dict] = {}
+        feed, present = self.plain.scanner() if self.finds else (None, None)
+
+        def both(chunk):
+            on_bytes(len(chunk))
+            if feed is not None:
+                feed(chunk)
         for n, level in enumerate(self.levels):
-            found, starts = level.find(_read(fh), level.starts)
+            found, starts = level.find(_read(fh, both if n == 0 else lambda c: on_bytes(len(c))),
+                                       level.starts)
             live = self._held_by_live_rows(n, found) if found else set()
             # Keys per text: every key here, and those no live row holds.
             keys_here = level.count_texts(found)
@@ -268,27 +385,27 @@ class Needles:
                     seen[i]["whole"] = any(_at(fh, p - shift, len(self.raw[i])) == self.raw[i]
                                            for p in starts.get(key, ()) if p >= shift)
         if self.finds:
-            seen.update(self._found_whole_or_by_ends(fh))
+            if not self.levels:
+                for _ in _read(fh, both):
+                    pass
+            seen.update(self._found_whole_or_by_ends(present))
         return seen
 
-    def _found_whole_or_by_ends(self, fh) -> dict[int, dict]:
-        needles = {w for i, words in self.finds.items() if i not in self.live for w in words}
-        if not needles:
-            return {}
-        # Consecutive chunks overlap by a needle's length less one: none is cut in two.
-        present, overlap, tail = set(), max(map(len, needles), default=1) - 1, b""
-        for chunk in _read(fh):
-            window = tail + chunk
-            present.update(w for w in needles - present if w in window)
-            tail = window[max(0, len(window) - overlap):]
+    def _in_ignore(self) -> set:
+        # The short texts' pieces the rows that stay hold: one pass over their text, once.
+        if self._ignored is None:
+            self._ignored = self.plain.present(_chunks(self.ignore)) if self.ignore else set()
+        return self._ignored
+
+    def _found_whole_or_by_ends(self, present: set) -> dict[int, dict]:
         seen = {}
         for i, words in self.finds.items():
             if i in self.live or present.isdisjoint(words):
                 continue
-            if self.ignore and self.raw[i] in self.ignore:
+            if self.raw[i] in self._in_ignore():
                 self.live.add(i)
                 continue
-            left = {w for w in words if w in present and not (self.ignore and w in self.ignore)}
+            left = {w for w in words if w in present and w not in self._in_ignore()}
             if left:
                 seen[i] = {"whole": self.raw[i] in present, "fragments": len(left), "words": left}
         return seen
@@ -377,20 +494,29 @@ def scan(paths, texts, ignore: bytes = b"", progress=lambda done, total: None, l
     needles = Needles(texts, file_sample(paths), ignore)
     keys = [hashlib.sha256(r).hexdigest() for r in needles.raw]
     hits = {k: TextHits(k, len(r)) for k, r in zip(keys, needles.raw)}
-    total = sum(size_of(p) or 0 for p in paths) or 1
+    # Progress counts every byte read: each file is read ``passes`` times.
+    total = sum(size_of(p) or 0 for p in paths) * max(1, needles.passes) or 1
     done, scanned, found = 0, [], {}
+
+    def moved(n: int) -> None:
+        nonlocal done
+        done += n
+        progress(min(done, total), total)
+
     for p in paths:
         try:
             fh = KeptReader(p)   # never open()/close(): see store/descriptors.py
         except FileNotFoundError:
             continue
+        start = done
         with fh:
             size = fh.seek(0, 2)
             scanned.append((p, size))
-            for i, hit in needles.search(fh).items():
+            for i, hit in needles.search(fh, moved).items():
                 found[i, str(p)] = hit
-        done += size
+        done = max(done, start + size * max(1, needles.passes))
         progress(min(done, total), total)
+    progress(total, total)
     later = live_again() if found and live_again is not None else b""
     again = {i for i, _ in found}
     for (i, path), hit in found.items():

@@ -1,0 +1,146 @@
+"""A hard purge's verification at the issue's size: reading the files alone, the byte scan, the old scan.
+
+    .venv/bin/python bench/bench_verify.py                      # 100 MB, 22,795 texts, short ones too
+    .venv/bin/python bench/bench_verify.py --mb 20 --texts 4000 --old-limit 0   # quick, new scan only
+
+The store is made by agentao (schema, WAL mode) and filled in bulk with memory rows; ``--texts``
+of them are soft-deleted and purged the way the dashboard does (delete, VACUUM, checkpoint), so
+the scan meets what every verification meets: the purged texts gone, the rows that stay as live
+text.  ``--short`` of the purged rows (and as many kept ones) hold one short sentence, as agentao
+memories often do ("prefers tabs over spaces"): those are what a per-text search pays for.
+Printed, in one run: the files read alone (the floor), the scan as the dashboard runs it now, and
+the scan as it was before (bench/diskscan_before.py), each in MB/s of file bytes, with the ratio.
+The old scan is stopped after ``--old-limit`` seconds (0: not run) and reported as unfinished.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import signal
+import sqlite3
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from agentao.memory import SQLiteMemoryStore  # noqa: E402
+
+import diskscan_before  # noqa: E402
+from bench_purge import sentence, vocabulary  # noqa: E402
+from dashboard.actions import diskscan, purge, sidefiles  # noqa: E402
+from dashboard.store import StoreRef  # noqa: E402
+from dashboard.store import purge as sql  # noqa: E402
+from dashboard.store.descriptors import KeptReader  # noqa: E402
+
+
+def content(rng: random.Random, vocab: list[str], short: bool) -> str:
+    if short:
+        return " ".join(rng.choice(vocab) for _ in range(rng.randint(2, 6)))
+    return " ".join(sentence(rng, vocab) for _ in range(rng.randint(2, 30)))[:4000]
+
+
+def build(db: Path, mb: int, texts: int, short: float, rng: random.Random) -> None:
+    SQLiteMemoryStore.open(db)   # agentao creates the schema and WAL mode
+    vocab = vocabulary(rng)
+    conn = sqlite3.connect(db)
+    rows, kept_bytes, n, gone = [], 0, 0, 0
+    while kept_bytes < mb * 1024 * 1024 or gone < texts:
+        n += 1
+        # Purged rows first in the file's order, then kept rows, mixed after that.
+        delete = gone < texts and (kept_bytes >= mb * 1024 * 1024 or n % 3 == 0)
+        text = content(rng, vocab, rng.random() < short)
+        gone += delete
+        if not delete:
+            kept_bytes += int(len(text) * 1.4) + 100   # row, index and page overhead
+        rows.append((f"{n:08x}", "project", "note", f"key_{n}", f"key {n}", text, '["bench"]',
+                     "[]", "2025-01-01T00:00:00", "2025-01-01T00:00:00",
+                     "2026-01-01T00:00:00" if delete else None))
+    conn.executemany(
+        "INSERT INTO memories (id, scope, type, key_normalized, title, content, tags_json,"
+        " keywords_json, created_at, updated_at, deleted_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)", rows)
+    conn.commit()
+    conn.close()
+
+
+def read_alone(paths) -> float:
+    started = time.perf_counter()
+    for p in paths:
+        with KeptReader(p) as fh:
+            while fh.read(diskscan.PIECE):
+                pass
+    return time.perf_counter() - started
+
+
+class Late(Exception):
+    pass
+
+
+def timed_scan(module, paths, texts, live, limit: float):
+    """(seconds, CPU seconds, hits) of one scan; seconds None when stopped at ``limit``."""
+    def stop(*_):
+        raise Late
+    old = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, limit)
+    started, cpu = time.perf_counter(), time.process_time()
+    steps = []
+    try:
+        hits, _ = module.scan(paths, texts, ignore=live, progress=lambda d, t: steps.append(d / t))
+    except Late:
+        return None, time.process_time() - cpu, None, steps
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    return time.perf_counter() - started, time.process_time() - cpu, hits, steps
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mb", type=int, default=100, help="size of the purged file, about")
+    parser.add_argument("--texts", type=int, default=22795, help="rows purged: texts to look for")
+    parser.add_argument("--short", type=float, default=0.3, help="share of rows holding one short sentence")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--old-limit", type=float, default=600, help="seconds before the old scan is stopped")
+    args = parser.parse_args()
+    rng = random.Random(7)
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "memory.db"
+        build(db, args.mb, args.texts, args.short, rng)
+        ref = StoreRef("project", "project", db, "bench")
+        outcome = sql.erase(ref, purge.plan(ref, ["soft_deleted"]))
+        texts = [t for r in outcome.erased for t in r.texts if t]
+        live = sql.remaining_text(ref)
+        paths = sidefiles.sqlite_files(db)
+        mb = sum(p.stat().st_size for p in paths) / 1e6
+        short = sum(len(t.encode()) <= 2 * diskscan.WINDOW for t in texts)
+        print(f"files: {mb:.1f} MB ({', '.join(p.name for p in paths)}); {len(texts)} purged texts "
+              f"to look for ({short} of 64 bytes or less); load {os.getloadavg()[0]:.1f}")
+        reads, scans, cpus = [], [], []
+        for _ in range(args.rounds):   # alternated: the machine is shared
+            reads.append(read_alone(paths))
+            took, cpu, hits, steps = timed_scan(diskscan, paths, texts, live, 3600)
+            scans.append(took)
+            cpus.append(cpu)
+        found = sum(h.found for h in hits.values())
+        moved = sum(1 for a, b in zip(steps, steps[1:]) if b > a)
+        print(f"read alone:        {mb / min(reads):7.1f} MB/s  ({min(reads):.2f} s)")
+        print(f"scan now:          {mb / min(scans):7.1f} MB/s  ({min(scans):.2f} s, "
+              f"{mb / min(cpus):.1f} MB per CPU-second; {found} found; progress moved "
+              f"{moved} times to {steps[-1]:.0%})  = {min(reads) / min(scans):.2f}x the read alone")
+        if args.old_limit:
+            took, cpu, hits, steps = timed_scan(diskscan_before, paths, texts, live, args.old_limit)
+            if took is None:
+                print(f"scan before:       stopped after {args.old_limit:.0f} s, progress at "
+                      f"{(steps or [0])[-1]:.0%}: under {mb / args.old_limit:.2f} MB/s")
+            else:
+                print(f"scan before:       {mb / took:7.1f} MB/s  ({took:.2f} s, {mb / cpu:.1f} MB per "
+                      f"CPU-second; {sum(h.found for h in hits.values())} found)  = "
+                      f"{min(reads) / took:.2f}x the read alone; now {took / min(scans):.1f}x faster")
+
+
+if __name__ == "__main__":
+    main()
