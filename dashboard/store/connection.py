@@ -108,7 +108,7 @@ def _decode_text(raw: bytes) -> str:
     return raw.decode("utf-8", "replace")
 
 
-def file_stamp(path: Path) -> recovery.Signature:
+def file_stamp(path: Path | str) -> recovery.Signature:
     """The database file, its ``-wal`` and its ``-journal`` as (size, mtime, inode) or None:
     every commit moves one (``recovery.signature``).
 
@@ -212,7 +212,7 @@ def _needs_rollback(exc: BaseException) -> bool:
     return getattr(exc, "sqlite_errorname", "") == "SQLITE_READONLY_ROLLBACK"
 
 
-def settle(*paths) -> list[dict]:
+def settle(*paths: Path | str) -> list[intents.Report]:
     """Finish a two-file action that stopped half way on these stores (``intents.settle``)
     before anything else is written to them; StoreProblem("half_done") when it cannot be
     finished now, saying what is half done and that this write was not made."""
