@@ -130,7 +130,7 @@ def main() -> int:
         for url in ["/static/app.css", *pages]:
             limit = preview if url.startswith("/preview") else every
             cells = []
-            for switch, found in runs.items():
+            for found in runs.values():
                 dt, status = found[url]
                 ratio = dt / theirs
                 mark = "" if url.startswith("/static") or ratio <= limit else "!"

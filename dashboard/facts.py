@@ -18,7 +18,6 @@ tabs' insides out of band (``hx-swap-oob``), rendered from these same functions.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import NamedTuple
 
 from flask import Flask, g, render_template
 from flask_babel import format_number, gettext as _, ngettext
@@ -31,7 +30,8 @@ from .store import writes
 RISKY = ("secret", "personal", "instruction")   # what a person should look at first
 
 
-class Badge(NamedTuple):
+@dataclass(frozen=True)
+class Badge:
     """A count beside a tab: the number, its words (the tooltip), and "at least" or exact."""
 
     count: int

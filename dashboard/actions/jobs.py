@@ -100,7 +100,7 @@ class Jobs:
             self._run(job, work)
         return job
 
-    def add_done(self, job_id: str, kind: str, stores, result) -> Job:
+    def add_done(self, job_id: str, kind: str, stores: Iterable[str], result: object) -> Job:
         """A job this process did not start but finished (one interrupted by a restart, see
         ``actions.twofile``): its page answers again, with ``result``."""
         job = Job(job_id, kind, tuple(stores), state="done", step="done", result=result,

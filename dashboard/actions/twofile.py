@@ -23,14 +23,21 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable
 
-from flask import current_app, has_app_context
+from flask import Flask, current_app, has_app_context
 from flask_babel import gettext as _, ngettext
 
+from ..contract import PlannedSave
+from ..records import Memory, ReviewItem
 from ..store import StoreProblem, intents, rows, writes
 from ..store.connection import write
+from ..store.plan import DryRun
 from ..store.registry import StoreRef
 from ..store.writes import fingerprint
+
+if TYPE_CHECKING:
+    from .purge import PurgeResult
 
 
 # Problems that pass (space freed, a lock let go): the record waits for them.  Any other
@@ -39,13 +46,13 @@ from ..store.writes import fingerprint
 TRANSIENT = ("disk_full", "locked", "read_only", "half_done")
 
 
-def _holds(saved) -> str:
+def _holds(saved: PlannedSave | Memory) -> str:
     """What a save writes, as a digest a row is checked against (``writes._holds``'s fields)."""
     return intents.digest(saved.title, saved.content, list(saved.tags), list(saved.keywords),
                           saved.type, saved.source, saved.confidence)
 
 
-def _landed(path: str, scope: str, key: str, store: str, holds: str):
+def _landed(path: str, scope: str, key: str, store: str, holds: str) -> Memory | None:
     """The live row at (scope, key) when it holds exactly the recorded save, else None."""
     row = writes.live_at(Path(path), scope, key, store)
     return row if row is not None and _holds(row) == holds else None
@@ -53,7 +60,7 @@ def _landed(path: str, scope: str, key: str, store: str, holds: str):
 
 # -- move -----------------------------------------------------------------------------
 
-def move_intent(moves, to: str) -> intents.Intent:
+def move_intent(moves: Iterable[tuple[str, Path, Memory, Path, PlannedSave]], to: str) -> intents.Intent:
     """``moves``: (source store, source path, the row as seen, target path, the PlannedSave)."""
     moves = list(moves)
     stores = sorted({str(m[3]) for m in moves} | {str(m[1]) for m in moves})
@@ -77,13 +84,13 @@ def move_intent(moves, to: str) -> intents.Intent:
     return intents.Intent("move", stores, data, half)
 
 
-def _finish_move(data: dict) -> dict:
+def _finish_move(data: intents.Record) -> intents.Report:
     rows_, landed = data["rows"], []
     deleted, already, changed = [], [], []
     try:
         landed = [r for r in rows_
                   if _landed(r["dest"], r["scope"], r["key"], data["to"], r["holds"])]
-        by_source: dict = {}
+        by_source: dict[str, list[dict[str, Any]]] = {}
         for r in landed:
             by_source.setdefault(r["source"], []).append(r)
         for source, mine in by_source.items():
@@ -125,7 +132,7 @@ def _finish_move(data: dict) -> dict:
 
 # -- approval -------------------------------------------------------------------------
 
-def approve_intent(item, queue: Path, dest: Path, save) -> intents.Intent:
+def approve_intent(item: ReviewItem, queue: Path, dest: Path, save: PlannedSave) -> intents.Intent:
     data = {"item": item.id, "queue": str(queue), "seen": fingerprint(item), "dest": str(dest),
             "store": save.store, "scope": save.scope, "key": save.key_normalized,
             "holds": _holds(save)}
@@ -139,7 +146,7 @@ def approve_intent(item, queue: Path, dest: Path, save) -> intents.Intent:
     return intents.Intent("approve", [dest, queue], data, half)
 
 
-def _finish_approve(data: dict) -> dict:
+def _finish_approve(data: intents.Record) -> intents.Report:
     try:
         memory = _landed(data["dest"], data["scope"], data["key"], data["store"], data["holds"])
     except StoreProblem as problem:
@@ -179,7 +186,7 @@ def _finish_approve(data: dict) -> dict:
 
 # -- bulk purge -----------------------------------------------------------------------
 
-def purge_intent(job_id: str, runs: dict, refs: dict) -> intents.Intent:
+def purge_intent(job_id: str, runs: dict[str, DryRun], refs: dict[str, StoreRef]) -> intents.Intent:
     """``runs``: store key -> the confirmed DryRun; ``refs``: store key -> StoreRef."""
     from . import purge
     data = {"job": job_id, "runs": {s: {"path": str(refs[s].path), "token": purge.fingerprint(run),
@@ -187,7 +194,7 @@ def purge_intent(job_id: str, runs: dict, refs: dict) -> intents.Intent:
     return intents.Intent("purge", [refs[s].path for s in runs], data, lambda reason: reason)
 
 
-def _finish_purge(data: dict) -> dict:
+def _finish_purge(data: intents.Record) -> intents.Report:
     from . import purge
     results, finished = [], []
     for store, run in data["runs"].items():
@@ -215,7 +222,7 @@ def _finish_purge(data: dict) -> dict:
         {"store": r.store, "status": r.status, "deleted": r.deleted} for r in results]}
 
 
-def _as_job(job_id: str, stores: list, results: list) -> None:
+def _as_job(job_id: str, stores: list[str], results: list[PurgeResult]) -> None:
     """The interrupted job's page answers again, with what the finish did."""
     if has_app_context() and "forget_jobs" in current_app.extensions:
         current_app.extensions["forget_jobs"].add_done(job_id, "bulk purge", stores,
@@ -227,7 +234,7 @@ intents.FINISHERS.update(move=_finish_move, approve=_finish_approve, purge=_fini
 
 # -- what the pages say ---------------------------------------------------------------
 
-def recover(app) -> list[dict]:
+def recover(app: Flask) -> list[intents.Report]:
     """At start: finish every action this dashboard's stores were left with (before serving)."""
     from flask_babel import force_locale
     space = app.extensions["workspace"]
@@ -239,7 +246,7 @@ def recover(app) -> list[dict]:
             return [exc.report]
 
 
-def recovered(refs) -> list[dict]:
+def recovered(refs: Iterable[StoreRef]) -> list[intents.Report]:
     """What the finishing did on any of ``refs``' stores, for the banner and the twins."""
     shown = {os.path.realpath(r.path) for r in refs}
     return [r for r in intents.reports()

@@ -108,7 +108,7 @@ def _decode_text(raw: bytes) -> str:
     return raw.decode("utf-8", "replace")
 
 
-def file_stamp(path: Path) -> recovery.Signature:
+def file_stamp(path: Path | str) -> recovery.Signature:
     """The database file, its ``-wal`` and its ``-journal`` as (size, mtime, inode) or None:
     every commit moves one (``recovery.signature``).
 
@@ -182,7 +182,8 @@ def read(path: Path, fn: Callable[[sqlite3.Connection], T],
                     conn.row_factory = sqlite3.Row
                     conn.text_factory = _decode_text
                     deadline = time.monotonic() + READ_TIME_LIMIT_S
-                    conn.set_progress_handler(lambda: time.monotonic() > deadline, READ_STEPS)
+                    # (B023: the handler goes with conn, closed before the loop binds a new deadline)
+                    conn.set_progress_handler(lambda: time.monotonic() > deadline, READ_STEPS)  # noqa: B023
                     for alias, p in files.items():
                         current = p
                         if alias != "main":
@@ -212,7 +213,7 @@ def _needs_rollback(exc: BaseException) -> bool:
     return getattr(exc, "sqlite_errorname", "") == "SQLITE_READONLY_ROLLBACK"
 
 
-def settle(*paths) -> list[dict]:
+def settle(*paths: Path | str) -> list[intents.Report]:
     """Finish a two-file action that stopped half way on these stores (``intents.settle``)
     before anything else is written to them; StoreProblem("half_done") when it cannot be
     finished now, saying what is half done and that this write was not made."""

@@ -35,7 +35,7 @@ import threading
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from .connection import read
 from .held import held
@@ -153,7 +153,7 @@ def news(ref: StoreRef, since: Mark, cap: int = 5) -> dict[str, Any]:
     return read(ref.path, run)
 
 
-def _reviews_since(conn, mark: str, cap: int) -> list[dict]:
+def _reviews_since(conn: sqlite3.Connection, mark: str, cap: int) -> list[dict[str, Any]]:
     """Review rows written after a mark: a newer stamp or a newer row; failing both (the
     queue moved within the mark's second: a decision, an occurrence), the rows of that
     second."""
@@ -257,15 +257,15 @@ def history(ref: StoreRef, since: str | None, until: str | None, limit: int,
                 key=(since, until, limit, words))
 
 
-def deleted_then(ref: StoreRef, ids, moment: str) -> set[str]:
+def deleted_then(ref: StoreRef, ids: Iterable[str], moment: str) -> set[str]:
     """Which of ``ids`` were deleted at ``moment``: their last logged event before it is a
     ``soft_delete`` (a row brought back since, by a restore, still says so in the log)."""
     ids = sorted(set(ids))
     if not ids:
         return set()
 
-    def run(conn):
-        gone = set()
+    def run(conn: sqlite3.Connection) -> set[str]:
+        gone: set[str] = set()
         for start in range(0, len(ids), 500):
             part = ids[start:start + 500]
             gone.update(r[0] for r in conn.execute(

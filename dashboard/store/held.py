@@ -26,48 +26,54 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import Callable, Hashable, Iterable, TypeVar
+from pathlib import Path
+from typing import Any, Callable, Hashable, Iterable, TypeVar
 
 from .connection import file_stamp
+from .recovery import Signature
 
 T = TypeVar("T")
+Stamps = tuple[Signature, ...]   # each file's ``file_stamp``, in the order of its paths
 KEPT = 24   # values held, the least recently used dropped first: both files and a switch or two
 
 _lock = threading.Lock()
-_table: OrderedDict[tuple, tuple[tuple, object]] = OrderedDict()
+_table: OrderedDict[tuple[str, tuple[str, ...], Hashable], tuple[Stamps, object]] = OrderedDict()
 _working: dict[str, threading.Lock] = {}
 
 
-def stamps(paths: Iterable) -> tuple:
+def stamps(paths: Iterable[Path | str]) -> Stamps:
     return tuple(file_stamp(p) for p in paths)
 
 
-def peek(name: str, paths: Iterable, key: Hashable = (), stamp: tuple | None = None):
-    """The value held for ``name`` over ``paths`` (and ``key``), if the files have not moved."""
-    paths = tuple(map(str, paths))
-    stamp = stamps(paths) if stamp is None else stamp
+def peek(name: str, paths: Iterable[Path | str], key: Hashable = (), stamp: Stamps | None = None) -> Any:
+    """The value held for ``name`` over ``paths`` (and ``key``), if the files have not moved.
+
+    Whatever ``keep`` held under that name (each name holds one type: the caller knows it)."""
+    files = tuple(map(str, paths))
+    stamp = stamps(files) if stamp is None else stamp
     with _lock:
-        found = _table.get((name, paths, key))
+        found = _table.get((name, files, key))
         if found is not None and found[0] == stamp:
-            _table.move_to_end((name, paths, key))
+            _table.move_to_end((name, files, key))
             return found[1]
     return None
 
 
-def keep(name: str, paths: Iterable, value, key: Hashable = (), stamp: tuple | None = None) -> None:
+def keep(name: str, paths: Iterable[Path | str], value: object, key: Hashable = (),
+         stamp: Stamps | None = None) -> None:
     """Hold ``value`` for the files as they were at ``stamp`` (taken before the work)."""
-    paths = tuple(map(str, paths))
+    files = tuple(map(str, paths))
     with _lock:
-        _table[(name, paths, key)] = (stamps(paths) if stamp is None else stamp, value)
-        _table.move_to_end((name, paths, key))
+        _table[(name, files, key)] = (stamps(files) if stamp is None else stamp, value)
+        _table.move_to_end((name, files, key))
         while len(_table) > KEPT:
             _table.popitem(last=False)
 
 
-def held(name: str, paths: Iterable, work: Callable[[tuple], T], key: Hashable = ()) -> T:
+def held(name: str, paths: Iterable[Path | str], work: Callable[[Stamps], T], key: Hashable = ()) -> T:
     """The value held, or ``work(stamps)`` done once however many threads ask at once."""
     paths = tuple(map(str, paths))
-    found = peek(name, paths, key)
+    found: T | None = peek(name, paths, key)
     if found is not None:
         return found
     with _lock:

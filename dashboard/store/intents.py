@@ -37,16 +37,19 @@ import secrets
 import signal
 import threading
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable, Iterable
 
 PREFIX, SUFFIX = "dashboard-intent-", ".json"
 FAULT_ENV = "AGENTAO_DASHBOARD_FAULT"   # a test build's fault hook (see ``fault``)
 KEEP = 20   # reports remembered for the pages
 
-FINISHERS: dict[str, Callable[[dict], dict]] = {}   # action -> finish(record) -> report
+Record = dict[str, Any]   # an intent file's JSON object: ids, paths, digests, by name
+Report = dict[str, Any]   # what a finish did: its sentence ("text"), "finished", and details
+
+FINISHERS: dict[str, Callable[[Record], Report]] = {}   # action -> finish(record) -> report
 
 _partners: dict[str, set[str]] = {}   # a store folder -> the folders of the stores shown with it
-_reports: list[dict] = []
+_reports: list[Report] = []
 _lock = threading.RLock()
 _local = threading.local()
 
@@ -54,7 +57,7 @@ _local = threading.local()
 class Unfinished(Exception):
     """A stopped action could not be finished now; ``report`` says what is half done."""
 
-    def __init__(self, report: dict):
+    def __init__(self, report: Report):
         super().__init__(report["text"])
         self.report = report
 
@@ -65,12 +68,12 @@ def fault(point: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-def digest(*values) -> str:
+def digest(*values: object) -> str:
     """A short digest of plain values (no text kept): what a record checks a row against."""
     return hashlib.sha256(json.dumps(values, sort_keys=True, default=list).encode()).hexdigest()[:16]
 
 
-def watch(*paths) -> None:
+def watch(*paths: Path | str | None) -> None:
     """Remember that these stores go together (one workspace, one action): a write to one
     looks for records beside each of them."""
     folders = {str(Path(p).parent) for p in paths if p is not None}
@@ -78,21 +81,21 @@ def watch(*paths) -> None:
         _partners.setdefault(folder, set()).update(folders)
 
 
-def _same(a, b) -> bool:
+def _same(a: Path | str, b: Path | str) -> bool:
     return os.path.realpath(a) == os.path.realpath(b)
 
 
 class Intent:
     """One recorded action: ``record`` before the first commit, ``update`` between, ``close`` after."""
 
-    def __init__(self, action: str, stores: list, data: dict, half: Callable[[str], str]):
+    def __init__(self, action: str, stores: Iterable[Path | str], data: Record, half: Callable[[str], str]):
         # ``half(reason)``: what is done and what is not, when the second commit fails.
         self.action, self.stores, self.data, self.half = action, [str(p) for p in stores], data, half
         self.id = secrets.token_hex(8)
         self.path: Path | None = None
         self._fd: int | None = None
 
-    def content(self) -> dict:
+    def content(self) -> Record:
         from .writes import now
         return {"version": 1, "id": self.id, "action": self.action, "stores": self.stores,
                 "started": self.data.get("started") or now(), **self.data}
@@ -104,11 +107,12 @@ class Intent:
         self.path = Path(beside).parent / f"{PREFIX}{self.id}{SUFFIX}"
         self._write()
 
-    def update(self, **changes) -> None:
+    def update(self, **changes: object) -> None:
         self.data.update(changes)
         self._write()
 
     def _write(self) -> None:
+        assert self.path is not None   # named by record() before the first write
         tmp = self.path.with_name(self.path.name + ".tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
@@ -143,7 +147,7 @@ def _sync_folder(folder: Path) -> None:
         os.close(fd)
 
 
-def _records(paths) -> list[Path]:
+def _records(paths: tuple[Path | str, ...]) -> list[Path]:
     folders = set()
     for p in paths:
         folders |= _partners.get(str(Path(p).parent), set())
@@ -160,7 +164,7 @@ def _records(paths) -> list[Path]:
     return sorted(found)
 
 
-def settle(*paths) -> list[dict]:
+def settle(*paths: Path | str) -> list[Report]:
     """Finish every stopped action on any of ``paths`` (all stores when none is given).
 
     Returns the reports of what was finished; raises ``Unfinished`` when one
@@ -187,7 +191,7 @@ def settle(*paths) -> list[dict]:
     return done
 
 
-def _settle_one(record: Path, paths) -> dict | None:
+def _settle_one(record: Path, paths: tuple[Path | str, ...]) -> Report | None:
     try:
         fd = os.open(record, os.O_RDONLY)
     except OSError:
@@ -223,7 +227,7 @@ def _settle_one(record: Path, paths) -> dict | None:
         os.close(fd)
 
 
-def note(report: dict) -> None:
+def note(report: Report) -> None:
     """Keep what a recovery did, for the pages (newest last)."""
     with _lock:
         _reports[:] = [r for r in _reports if r.get("id") != report.get("id")]
@@ -231,6 +235,6 @@ def note(report: dict) -> None:
         del _reports[:-KEEP]
 
 
-def reports() -> list[dict]:
+def reports() -> list[Report]:
     with _lock:
         return list(_reports)

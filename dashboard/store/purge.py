@@ -173,8 +173,8 @@ def most_rows(ref: StoreRef) -> int:
     """The most rows a dry run of this store can name: the rows it holds, plus its highest
     event id (events are named by id, and each id once).  A fingerprint naming more is
     refused before its rows are built."""
-    def run(conn):
-        held = sum(conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
+    def run(conn: sqlite3.Connection) -> int:
+        held: int = sum(conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
                    for t in ("memories", "memory_review_queue", "session_summaries"))
         seq = conn.execute("SELECT MAX(id) FROM memory_events").fetchone()[0] or 0
         try:

@@ -135,7 +135,7 @@ def _contents(ref: StoreRef, st: StoreStatus, deep: bool) -> None:
         setattr(st, name, copy.copy(value))
 
 
-def _reading(ref: StoreRef, deep: bool) -> dict:
+def _reading(ref: StoreRef, deep: bool) -> dict[str, Any]:
     st = StoreStatus(ref)
     read(ref.path, lambda conn: _collect(conn, st, deep))
     return {name: getattr(st, name) for name in _READ_FIELDS}
