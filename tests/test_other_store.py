@@ -240,7 +240,9 @@ def decide_the_queue(sc: Scene) -> None:
     if sc.broken == "project":   # the queue itself is in the damaged file
         for item in sc.items:
             r = client.post(f"/reviews/{item['id']}/approve", data=sc.tokens(item), headers=JSON)
-            assert r.status_code == 503 and r.get_json()["message"] == problem["message"]
+            # Every write to a store that cannot be changed is one 403 sentence with its reason.
+            assert r.status_code == 403, r.get_json()
+            assert problem["message"].rstrip(".") in str(r.get_json()), r.get_json()
         return
     plans = {i["id"]: i["plan"] for i in client.get("/reviews.json").get_json()["items"]}
     to_user = [i for i in sc.items if i["plan"]["store"] == "user"]

@@ -254,8 +254,8 @@ def _dies_before_second_commit(action, *args) -> None:
         real, committed = lockstep.write, []
 
         @contextmanager
-        def dying(path):
-            with real(path) as conn:
+        def dying(path, **kw):
+            with real(path, **kw) as conn:
                 yield conn
                 if committed:
                     os._exit(9)
@@ -274,8 +274,8 @@ def _second_commit_fails(monkeypatch) -> None:
     real, committed = lockstep.write, []
 
     @contextmanager
-    def failing(path):
-        with real(path) as conn:
+    def failing(path, **kw):
+        with real(path, **kw) as conn:
             yield conn
             if committed:
                 raise StoreProblem("disk_full", f"There is no room left to write {path}.")
@@ -283,7 +283,7 @@ def _second_commit_fails(monkeypatch) -> None:
     monkeypatch.setattr(lockstep, "write", failing)
 
 
-def test_crash_between_the_two_files_is_retryable(agent, tmp_path, monkeypatch):
+def test_crash_between_the_two_files_is_finished_by_the_next_write(agent, tmp_path, monkeypatch):
     agent.crystallize("I prefer tabs over spaces.")
     [item] = pending_ids(agent)
     refs = build_refs(agent.project_dir, agent.user_db)
@@ -293,25 +293,27 @@ def test_crash_between_the_two_files_is_retryable(agent, tmp_path, monkeypatch):
     # The memory's file committed first; the item's transaction died with the process.
     assert agent.manager.list_review_items()[0].status == "pending"
     assert len(agent.manager.get_all_entries("user")) == 1
-    # The retry carries the same page tokens; the memory already holds the plan.
-    approval.approve(refs, item, *tokens)
+    # The next write finishes the recorded approval first, so the retry finds it done.
+    with pytest.raises(WriteConflict, match="no longer pending .it is approved"):
+        approval.approve(refs, item, *tokens)
     [memory] = agent.manager.get_all_entries("user")
     assert memory.key_normalized == "preference_tabs_over_spaces"
     assert agent.manager.list_review_items("approved")[0].id == item
-    # A failed second commit says what was written and that repeating it finishes it.
+    # A failed second commit says what was written, never "nothing was changed".
     agent.crystallize("I prefer short answers.")
     [item] = pending_ids(agent)
     plan = approval.plan_approval(refs, writes.review_item(agent.project_db, item))
     _second_commit_fails(monkeypatch)
-    with pytest.raises(StoreProblem, match=r"memory\.db was written but .* was not: There is no "
-                       r"room .* Do the same action again to finish it; it will not be done twice"):
+    with pytest.raises(StoreProblem) as refused:
         approval.approve(refs, item, plan.item_fingerprint, plan.target_fingerprint)
+    assert "nothing was changed" not in str(refused.value).lower()
     monkeypatch.undo()
-    approval.approve(refs, item, plan.item_fingerprint, plan.target_fingerprint)
+    with pytest.raises(WriteConflict, match="no longer pending .it is approved"):
+        approval.approve(refs, item, plan.item_fingerprint, plan.target_fingerprint)
     assert len(agent.manager.get_all_entries("user")) == 2 and pending_ids(agent) == []
 
 
-def test_crash_during_move_is_retryable(seeded):
+def test_crash_during_move_is_finished_by_the_next_write(seeded):
     refs = build_refs(seeded.project_dir, seeded.user_db)
     memory = next(m for m in seeded.manager.get_all_entries("project") if m.key_normalized == "database")
     move_plan = curation.plan_move(refs, curation.live_memory(refs, "project", memory.id))
@@ -321,7 +323,9 @@ def test_crash_during_move_is_retryable(seeded):
     # The target committed first: both are live, nothing is lost.
     assert [m.key_normalized for m in seeded.manager.get_all_entries("user")].count("database") == 1
     assert "database" in [m.key_normalized for m in seeded.manager.get_all_entries("project")]
-    curation.move(refs, "project", memory.id, expect, move_plan.target_fingerprint)
+    # The retry's write finishes the recorded move first: the original is gone, once.
+    with pytest.raises(WriteConflict, match="no longer live"):
+        curation.move(refs, "project", memory.id, expect, move_plan.target_fingerprint)
     assert [m.key_normalized for m in seeded.manager.get_all_entries("user")].count("database") == 1
     assert "database" not in [m.key_normalized for m in seeded.manager.get_all_entries("project")]
 

@@ -18,7 +18,7 @@ from ...actions import erasure
 from ... import facts
 from ...store import writes
 from ...store.writes import fingerprint
-from ...web import answer, render, stores, twin, wants_json
+from ...web import answer, raise_if_unreadable, render, stores, twin, wants_json
 from ..outcomes import ID, Blocked, form_values, require_writable
 from .queue import STATUSES, TAB_NAMES, project as _project
 
@@ -109,6 +109,7 @@ def erased():
     Not ``?token=``: that parameter is the dashboard's access token, and the
     guard would refuse the page as a wrong token.
     """
+    raise_if_unreadable("project")   # a page about the project's queue: its problem, not zeros
     report = _report(request.args.get("report") or "")
     return render("reviews/erased.html", "reviews/_erase_report.html", report=report,
                   **_tabs())
