@@ -1,0 +1,186 @@
+"""Memory checks: the ``/checks`` screen, its twin, saving and removing a check, and the
+after-write hook that says which checks a dashboard write changed.
+
+The checks themselves (file, evaluation) are in ``actions/checks.py``; this package only
+turns them into words and answers requests.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from flask import Blueprint, abort, current_app, g, request, url_for
+from flask_babel import gettext as _, lazy_gettext as _l
+
+from ...actions import checks as ck
+from ...preview_source import snapshot
+from ...store.status import inspect
+from ...web import page, page_route, stores, twin, wants_json
+from ..outcomes import form_values, go_to
+
+bp = Blueprint("checks", __name__)
+
+# What a reason code says, with its values (%(memory)s, %(text)s).
+WHY = {
+    "no_such_memory": _l("No live memory is called “%(memory)s”: it was deleted, renamed or never saved."),
+    "not_recalled": _l("“%(memory)s” is not brought up: nothing in the message matches it."),
+    "not_recalled_cut_top5": _l("“%(memory)s” matches but is not brought up: five memories score higher."),
+    "not_recalled_cut_context_budget": _l("“%(memory)s” matches but is not brought up: the recall block's 1,200 characters are full."),
+    "in_stable": _l("“%(memory)s” must not reach the model, but it is in the always-on block."),
+    "recalled": _l("“%(memory)s” must not reach the model, but this message recalls it."),
+    "text_in_stable": _l("“%(text)s” must never appear, but the always-on block holds it (from “%(memory)s”)."),
+    "text_in_context": _l("“%(text)s” must never appear, but the recall block holds it (from “%(memory)s”)."),
+    "private_in_stable": _l("The always-on block, sent with every prompt, holds %(text)s from “%(memory)s” (%(category)s)."),
+}
+CATEGORY = {"secret": _l("a secret"), "personal": _l("personal data")}
+
+
+def reason_text(reason: dict) -> str:
+    values = dict(reason)
+    values.setdefault("text", "")
+    values.setdefault("memory", "")
+    values["category"] = str(CATEGORY.get(values.get("category"), values.get("category", "")))
+    return str(WHY.get(reason["code"], reason["code"])) % values
+
+
+def _refs():
+    return [r for r in stores() if r.exists]
+
+
+def run_checks() -> ck.Run:
+    """Every check of the shown stores, on the files as they are now (read-only)."""
+    refs = _refs()
+    snap = snapshot([inspect(r, True, deep=False) for r in refs])
+    return ck.run_all(refs, snap, current_app.config["CJK"])
+
+
+def result_dict(r: ck.Result) -> dict:
+    data = r.to_dict()
+    data["name"] = data["name"] or str(_("The always-on block holds no secret or personal data"))
+    for reason in data["reasons"]:
+        reason["text_words"] = reason_text(reason)
+    data["why"] = ([x["text_words"] for x in data["reasons"]] if not r.passed
+                   else [_("Passes: every expectation holds.")])
+    return data
+
+
+def collect() -> dict:
+    """The screen's data and the twin, also what the command line prints."""
+    run = run_checks()
+    results = [result_dict(r) for r in run.results]
+    return {"checks": results, "total": len(results), "failed": run.failed,
+            "problems": run.problems, "files": run.files, "cjk_setting": current_app.config["CJK"]}
+
+
+@page_route(bp, "/checks")
+def index(fmt: str):
+    data = collect()
+    return page(fmt, "checks/index.html", **data)
+
+
+@page_route(bp, "/checks/new")
+def new(fmt: str):
+    """The form to save a check, pre-filled from the query (the preview and the forget report
+    link here with ``message``, ``must_recall``, ``must_not_contain``)."""
+    a = request.args
+    form = {"name": a.get("name", "")[:200], "message": a.get("message", "")[:ck.MAX_TEXT],
+            "session": a.get("session", "")[:200], "store": a.get("store", "project")}
+    for key in ("must_recall", "must_not_recall", "must_not_contain"):
+        form[key] = "\n".join(v[:ck.MAX_TEXT] for v in a.getlist(key)[:ck.MAX_ITEMS])
+    return page(fmt, "checks/new.html", form=form, store_keys=[r.key for r in _refs()])
+
+
+def _ref(key: str):
+    ref = next((r for r in _refs() if r.key == key), None)
+    if ref is None:
+        abort(404, _("There is no %(store)s store here to keep checks beside.", store=key))
+    return ref
+
+
+def _refuse_read_only():
+    if current_app.config["READ_ONLY"]:
+        abort(403, _("The dashboard was started with --read-only: it writes nothing."))
+
+
+@bp.post("/checks")
+def create():
+    """Save one check (form or JSON), then run it: the answer says whether it passes."""
+    _refuse_read_only()
+    values = form_values()
+    data = {k: values.get(k) for k in ("name", "message", "session", "messages",
+                                       "must_recall", "must_not_recall", "must_not_contain")}
+    ref = _ref(values.get("store") or "project")
+    try:
+        check = ck.add(ref, data)
+    except ck.ChecksProblem as exc:
+        abort(400, _("The check was not saved: %(reason)s", reason=str(exc)))
+    run = run_checks()
+    ck.record(_refs(), run)
+    mine = next(r for r in run.results if r.check["id"] == check["id"])
+    if wants_json():
+        return twin({"saved": True, "check": result_dict(mine)}, 201)
+    return go_to(url_for("checks.index") + "#check-" + check["id"], False)
+
+
+@bp.post("/checks/<check_id>/delete")
+def delete(check_id: str):
+    _refuse_read_only()
+    ref = _ref((form_values().get("store") or "project"))
+    try:
+        gone = ck.remove(ref, check_id)
+    except ck.ChecksProblem as exc:
+        abort(400, str(exc))
+    if not gone:
+        abort(404, _("No check %(id)s in the %(store)s store's checks file.", id=check_id, store=ref.key))
+    if wants_json():
+        return twin({"deleted": check_id})
+    return go_to(url_for("checks.index"), False)
+
+
+# ---------------------------------------------------------------------------
+# After a dashboard write: which checks changed
+# ---------------------------------------------------------------------------
+_QUIET = ("checks.", "language.", "static", "security.", "projects.")
+
+
+def _watched() -> bool:
+    endpoint = request.endpoint or ""
+    return request.method == "POST" and not endpoint.startswith(_QUIET) and any(
+        ck.checks_path(r.path).is_file() for r in _refs())
+
+
+@bp.before_app_request
+def _before_write():
+    if _watched():
+        try:
+            g.checks_before = run_checks().states()
+        except Exception:   # noqa: BLE001 - a check that cannot run never blocks a write
+            g.checks_before = None
+
+
+@bp.after_app_request
+def _after_write(response):
+    """The one hook: a write that worked answers which checks it changed (the JSON answer's
+    ``checks_changed``, and for a page the ``X-Checks-Changed`` header), and records them."""
+    before = g.pop("checks_before", None)
+    if before is None or response.status_code >= 400:
+        return response
+    try:
+        run = run_checks()
+        ck.record(_refs(), run)
+    except Exception:   # noqa: BLE001
+        return response
+    moved = ck.changed(before, run)
+    if not moved:
+        return response
+    words = [(_("Check “%(name)s” now passes.", name=m["name"]) if m["passed"]
+              else _("Check “%(name)s” now fails.", name=m["name"])) for m in moved]
+    for m, w in zip(moved, words):
+        m["text"] = w
+    response.headers["X-Checks-Changed"] = ",".join(m["id"] for m in moved)
+    if response.is_json:
+        body = response.get_json(silent=True)
+        if isinstance(body, dict):
+            body["checks_changed"] = moved
+            response.set_data(current_app.json.dumps(body))
+    return response

@@ -1,0 +1,154 @@
+"""Memory checks (#33): saved questions run through the preview engine, on stores agentao wrote."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agentao_world import Agent, agentao_blocks
+from dashboard.actions import checks as ck
+from dashboard.cli import main
+
+
+def _post(client, **check):
+    return client.post("/checks", json=check, headers={"Accept": "application/json"})
+
+
+def _results(client):
+    return {c["name"]: c for c in client.get("/checks.json").get_json()["checks"]}
+
+
+@pytest.fixture
+def phone(agent):
+    agent.save("package manager", "This project uses uv for every install.", ["tooling"],
+               type="project_fact")
+    agent.save("release process", "Tag on main, CI builds the wheel.", ["workflow"])
+    return agent
+
+
+def test_a_check_passes_then_fails_when_agentao_deletes_the_memory(phone):
+    client = phone.app().test_client()
+    r = _post(client, name="tooling", message="which package manager do we use?",
+              must_recall=["package_manager"])
+    assert r.status_code == 201, r.get_data(as_text=True)
+    assert r.get_json()["check"]["passed"] is True
+    saved = json.loads((phone.project_dir / ".agentao" / "memory-checks.json").read_text())
+    assert saved["checks"][0]["last_pass"]["stable_block"] or saved["checks"][0]["last_pass"]["context_block"]
+
+    target = next(m for m in phone.manager.project_store.list_memories() if m.key_normalized == "package_manager")
+    phone.manager.delete(target.id)          # agentao's own API
+
+    got = _results(client)["tooling"]
+    assert got["passed"] is False
+    assert got["reasons"][0]["code"] == "no_such_memory"
+    assert "package_manager" in got["why"][0]
+    removed = [line for line in got["diff"]["stable"] + got["diff"]["context"] if line.startswith("-")]
+    assert any("uv for every install" in line for line in removed)
+    page = client.get("/checks").get_data(as_text=True)
+    assert 'data-passed="0"' in page and "uv for every install" in page
+
+
+def test_a_forbidden_text_the_message_recalls_fails_the_check(phone):
+    client = phone.app().test_client()
+    assert _post(client, name="my phone", message="how do I reach the release manager?",
+                 must_not_contain=["555 0199"]).get_json()["check"]["passed"]
+    phone.save("release manager", "Call the release manager Ann on 555 0199.", ["workflow"])
+    got = _results(client)["my phone"]
+    assert not got["passed"]
+    assert {r["code"] for r in got["reasons"]} & {"text_in_context", "text_in_stable"}
+    assert got["reasons"][0]["memory"] == "release_manager"
+
+
+def test_the_command_line_says_the_same(phone, capsys):
+    client = phone.app().test_client()
+    _post(client, name="tooling", message="which package manager do we use?", must_recall=["package_manager"])
+    args = ["check", "--project", str(phone.project_dir), "--user-db", str(phone.user_db)]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "tooling" in out and "pass" in out
+    phone.manager.delete(next(m for m in phone.manager.project_store.list_memories()
+                              if m.key_normalized == "package_manager").id)
+    assert main(args) == 1
+    out = capsys.readouterr().out
+    assert "FAIL" in out and "package_manager" in out
+    assert main(args + ["--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["failed"] == 1 and not _results(client)["tooling"]["passed"]
+
+
+def test_the_builtin_check_flags_a_secret_in_the_always_on_block(agent):
+    client = agent.app().test_client()
+    assert all(c["passed"] for c in client.get("/checks.json").get_json()["checks"])
+    # A token format agentao's guard lets through, saved in user scope: in every prompt.
+    token = "npm_" + "a1B2c3D4e5" * 3 + "f6G7h8"
+    agent.save("publish", "Publish with " + token + " from the laptop.", ["user"], scope="user")
+    assert "npm_" in agent_stable(agent)
+    (builtin,) = [c for c in client.get("/checks.json").get_json()["checks"] if c["builtin"]]
+    assert not builtin["passed"]
+    assert builtin["reasons"][0]["memory"] == "publish"
+    assert builtin["reasons"][0]["category"] == "secret"
+    assert token not in json.dumps(builtin["reasons"])   # the words show it masked
+
+
+def agent_stable(agent):
+    from datetime import datetime, timezone
+    return agentao_blocks(agent, "", now=datetime.now(timezone.utc))[0]
+
+
+@pytest.mark.parametrize("cjk", ["on", "off"])
+def test_chinese_messages_agree_with_agentao(tmp_path, cjk, monkeypatch):
+    """A Chinese message: with jieba the check passes, latin-only it fails, as agentao recalls."""
+    import agentao.memory.manager as agentao_manager
+    import agentao.memory.retriever as agentao_retriever
+    import agentao.memory.storage as agentao_storage
+    from datetime import datetime, timedelta, timezone
+    clock = {"t": datetime.now(timezone.utc).replace(tzinfo=None) - timedelta(hours=1)}
+
+    def tick():   # one second a save: newer notes push older ones out of the stable block
+        clock["t"] += timedelta(seconds=1)
+        return clock["t"].strftime("%Y-%m-%dT%H:%M:%S")
+    monkeypatch.setattr(agentao_manager, "_now", tick)
+    monkeypatch.setattr(agentao_storage, "_now_iso", lambda: clock["t"].strftime("%Y-%m-%dT%H:%M:%S"))
+    agent = Agent(tmp_path)
+    agent.save("部署 deploy", "部署脚本在 scripts/deploy.sh。", ["运维"], type="note")
+    for n in range(3):   # newer notes take the stable block's incidental places
+        agent.save(f"filler {n}", f"Filler note {n}.", ["misc"], type="note")
+    client = agent.app(CJK=cjk).test_client()
+    _post(client, name="部署脚本", message="脚本", must_recall=["部署 deploy"])
+    got = _results(client)["部署脚本"]
+    if cjk == "off":
+        def missing():
+            raise ImportError("jieba hidden for this test")
+        monkeypatch.setattr(agentao_retriever, "_import_jieba", missing)
+    stable, context = agentao_blocks(agent, "脚本", now=datetime.now(timezone.utc))
+    assert (got["stable_block"], got["context_block"]) == (stable, context)
+    assert got["passed"] is (cjk == "on")
+    if cjk == "off":
+        assert got["reasons"] == [{"code": "not_recalled", "memory": "部署 deploy",
+                                   "text_words": got["why"][0]}]
+
+
+def test_bad_checks_change_nothing(phone):
+    client = phone.app().test_client()
+    path = phone.project_dir / ".agentao" / "memory-checks.json"
+    assert _post(client, name="x", message="hi").status_code == 400
+    assert _post(client, name="", message="hi", must_recall=["a"]).status_code == 400
+    assert not path.exists()
+    client.get("/checks")
+    client.get("/checks.json")
+    assert not path.exists()   # browsing writes nothing
+    path.write_text("{not json")
+    data = client.get("/checks.json").get_json()
+    assert "not valid JSON" in data["problems"]["project"]
+    assert path.read_text() == "{not json"
+
+
+def test_delete_and_the_make_a_check_form(phone):
+    client = phone.app().test_client()
+    cid = _post(client, name="t", message="uv?", must_recall=["package_manager"]).get_json()["check"]["id"]
+    page = client.get("/checks/new?message=hello&must_not_contain=555+0199").get_data(as_text=True)
+    assert "hello" in page and "555 0199" in page
+    assert client.post(f"/checks/{cid}/delete", data={"store": "project"}).status_code == 303
+    assert "t" not in _results(client)
+    assert client.post(f"/checks/{cid}/delete", data={"store": "project"}).status_code == 404
