@@ -152,3 +152,29 @@ def test_delete_and_the_make_a_check_form(phone):
     assert client.post(f"/checks/{cid}/delete", data={"store": "project"}).status_code == 303
     assert "t" not in _results(client)
     assert client.post(f"/checks/{cid}/delete", data={"store": "project"}).status_code == 404
+
+
+def test_a_dashboard_write_says_which_checks_it_changed(phone):
+    client = phone.app().test_client()
+    _post(client, name="tooling", message="which package manager do we use?", must_recall=["package_manager"])
+    target = next(m for m in phone.manager.project_store.list_memories() if m.key_normalized == "package_manager")
+    r = client.post(f"/memories/project/{target.id}/delete", headers={"Accept": "application/json"},
+                    data={"updated_at": target.updated_at})
+    assert r.status_code < 400, r.get_data(as_text=True)[:300]
+    moved = json.loads(r.headers["X-Checks-Changed"])
+    assert [(m["name"], m["passed"]) for m in moved] == [("tooling", False)]
+    assert moved[0]["text"] == "Check “tooling” now fails."
+    saved = json.loads((phone.project_dir / ".agentao" / "memory-checks.json").read_text())
+    assert saved["checks"][0]["last_result"] == "fail"
+
+
+def test_the_checks_file_matches_its_schema(phone):
+    from jsonschema import Draft202012Validator
+    from pathlib import Path
+    client = phone.app().test_client()
+    _post(client, name="tooling", message="which package manager?", must_recall=["package_manager"],
+          messages=["see pyproject.toml"], must_not_contain=["hunter2"])
+    schema = json.loads((Path(__file__).parent.parent / "docs/schemas/files/memory-checks.schema.json").read_text())
+    data = json.loads((phone.project_dir / ".agentao" / "memory-checks.json").read_text())
+    assert not list(Draft202012Validator(schema).iter_errors(data))
+    assert ck.load(phone.project_dir / ".agentao" / "memory-checks.json")[0]["messages"] == ["see pyproject.toml"]

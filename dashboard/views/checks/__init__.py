@@ -7,9 +7,9 @@ turns them into words and answers requests.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+import json
 
-from flask import Blueprint, abort, current_app, g, request, url_for
+from flask import Blueprint, abort, current_app, g, render_template, request, url_for
 from flask_babel import gettext as _, lazy_gettext as _l
 
 from ...actions import checks as ck
@@ -160,27 +160,27 @@ def _before_write():
 
 @bp.after_app_request
 def _after_write(response):
-    """The one hook: a write that worked answers which checks it changed (the JSON answer's
-    ``checks_changed``, and for a page the ``X-Checks-Changed`` header), and records them."""
+    """The one hook: a write that worked says which checks it changed — the header
+    ``X-Checks-Changed`` (JSON: id, name, passed, text) on every answer, and for htmx the
+    sentences added to the pinned status line — and records the results in the checks files."""
     before = g.pop("checks_before", None)
     if before is None or response.status_code >= 400:
         return response
     try:
         run = run_checks()
         ck.record(_refs(), run)
-    except Exception:   # noqa: BLE001
+    except Exception:   # noqa: BLE001 - the write is done; a check file problem shows on /checks
         return response
     moved = ck.changed(before, run)
     if not moved:
         return response
-    words = [(_("Check “%(name)s” now passes.", name=m["name"]) if m["passed"]
-              else _("Check “%(name)s” now fails.", name=m["name"])) for m in moved]
-    for m, w in zip(moved, words):
-        m["text"] = w
-    response.headers["X-Checks-Changed"] = ",".join(m["id"] for m in moved)
-    if response.is_json:
-        body = response.get_json(silent=True)
-        if isinstance(body, dict):
-            body["checks_changed"] = moved
-            response.set_data(current_app.json.dumps(body))
+    for m in moved:
+        m["text"] = (_("Check “%(name)s” now passes.", name=m["name"]) if m["passed"]
+                     else _("Check “%(name)s” now fails.", name=m["name"]))
+    response.headers["X-Checks-Changed"] = json.dumps(moved)   # ASCII: \u escapes
+    if response.mimetype == "text/html" and request.headers.get("HX-Request") == "true":
+        said = "".join(render_template("partials/said.html", said=(m["text"], "ok" if m["passed"] else "bad"))
+                       for m in moved)
+        response.set_data(response.get_data(as_text=True)
+                          + '<div hx-swap-oob="beforeend:#status">' + said + "</div>")
     return response
