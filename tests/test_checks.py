@@ -20,10 +20,26 @@ def _results(client):
 
 
 @pytest.fixture
+def ticking(monkeypatch):
+    """agentao's save clock, one second a save (an hour ago): newer notes push older ones out
+    of the stable block's three incidental places, whatever second the test runs in."""
+    import agentao.memory.manager as agentao_manager
+    import agentao.memory.storage as agentao_storage
+    from datetime import datetime, timedelta, timezone
+    clock = {"t": datetime.now(timezone.utc).replace(tzinfo=None) - timedelta(hours=1)}
+
+    def tick():
+        clock["t"] += timedelta(seconds=1)
+        return clock["t"].strftime("%Y-%m-%dT%H:%M:%S")
+    monkeypatch.setattr(agentao_manager, "_now", tick)
+    monkeypatch.setattr(agentao_storage, "_now_iso", lambda: clock["t"].strftime("%Y-%m-%dT%H:%M:%S"))
+
+
+@pytest.fixture
 def phone(agent):
     agent.save("package manager", "This project uses uv for every install.", ["tooling"],
                type="project_fact")
-    agent.save("release process", "Tag on main, CI builds the wheel.", ["workflow"])
+    agent.save("release process", "Tag on main, CI builds the wheel.", ["releases"], type="note")
     return agent
 
 
@@ -97,19 +113,10 @@ def agent_stable(agent):
 
 
 @pytest.mark.parametrize("cjk", ["on", "off"])
-def test_chinese_messages_agree_with_agentao(tmp_path, cjk, monkeypatch):
+def test_chinese_messages_agree_with_agentao(tmp_path, cjk, monkeypatch, ticking):
     """A Chinese message: with jieba the check passes, latin-only it fails, as agentao recalls."""
-    import agentao.memory.manager as agentao_manager
     import agentao.memory.retriever as agentao_retriever
-    import agentao.memory.storage as agentao_storage
-    from datetime import datetime, timedelta, timezone
-    clock = {"t": datetime.now(timezone.utc).replace(tzinfo=None) - timedelta(hours=1)}
-
-    def tick():   # one second a save: newer notes push older ones out of the stable block
-        clock["t"] += timedelta(seconds=1)
-        return clock["t"].strftime("%Y-%m-%dT%H:%M:%S")
-    monkeypatch.setattr(agentao_manager, "_now", tick)
-    monkeypatch.setattr(agentao_storage, "_now_iso", lambda: clock["t"].strftime("%Y-%m-%dT%H:%M:%S"))
+    from datetime import datetime, timezone
     agent = Agent(tmp_path)
     agent.save("部署 deploy", "部署脚本在 scripts/deploy.sh。", ["运维"], type="note")
     for n in range(3):   # newer notes take the stable block's incidental places
@@ -178,3 +185,28 @@ def test_the_checks_file_matches_its_schema(phone):
     data = json.loads((phone.project_dir / ".agentao" / "memory-checks.json").read_text())
     assert not list(Draft202012Validator(schema).iter_errors(data))
     assert ck.load(phone.project_dir / ".agentao" / "memory-checks.json")[0]["messages"] == ["see pyproject.toml"]
+
+
+def test_make_a_check_from_the_preview_and_from_the_forget_page(agent, ticking):
+    from urllib.parse import parse_qs, urlsplit
+    from bs4 import BeautifulSoup
+    phone = agent
+    agent.save("release process", "Tag on main, CI builds the wheel.", ["releases"], type="note")
+    for n in range(3):   # newer: they take the stable block's incidental places
+        agent.save(f"filler {n}", f"Filler note {n}.", ["misc"], type="note")
+    agent.save("package manager", "This project uses uv for every install.", ["tooling"], type="project_fact")
+    client = phone.app().test_client()
+    q = "how does the release process work"
+    recalled = [c["title"] for c in client.get("/preview.json", query_string={"q": q}).get_json()["candidates"]
+                if c["mark"] == "in_block"]
+    assert recalled == ["release process"]
+    page = BeautifulSoup(client.get("/preview", query_string={"q": q}).get_data(as_text=True), "html.parser")
+    query = parse_qs(urlsplit(page.select_one("a#make-check")["href"]).query)
+    assert query["message"] == [q] and query["must_recall"] == ["release_process"]
+    target = next(m for m in phone.manager.project_store.list_memories() if m.key_normalized == "package_manager")
+    page = BeautifulSoup(client.get(f"/forget/memory/project/{target.id}").get_data(as_text=True), "html.parser")
+    query = parse_qs(urlsplit(page.select_one("a#make-check")["href"]).query)
+    assert query["must_not_recall"] == ["package_manager"]
+    assert query["must_not_contain"] == ["This project uses uv for every install."]
+    form = client.get(page.select_one("a#make-check")["href"]).get_data(as_text=True)
+    assert "This project uses uv for every install." in form
