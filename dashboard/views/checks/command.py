@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sys
 
-from ...cli import _, build_parser, cjk_from_args, config_from_args
+from ...cli import _, build_parser, cjk_from_args, config_from_args, set_language
 
 
 def run(argv: list[str]) -> int:
@@ -21,7 +21,7 @@ def run(argv: list[str]) -> int:
         parser.exit(2, "agentao-memory-dashboard check: error: --demo has no checks to run\n")
     config = config_from_args(args, parser)
     config.update(AUTH_TOKEN=False, READ_ONLY=True, CJK=cjk_from_args(args, parser),
-                  LANG=args.lang or ("zh_Hans_CN" if _("Check") != "Check" else "en"))
+                  LANG=set_language(argv))
     from ... import create_app
     from . import collect
     app = create_app(config)
