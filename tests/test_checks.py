@@ -210,3 +210,17 @@ def test_make_a_check_from_the_preview_and_from_the_forget_page(agent, ticking):
     assert query["must_not_contain"] == ["This project uses uv for every install."]
     form = client.get(page.select_one("a#make-check")["href"]).get_data(as_text=True)
     assert "This project uses uv for every install." in form
+
+
+def test_saving_a_check_follows_the_post_rules(phone):
+    path = phone.project_dir / ".agentao" / "memory-checks.json"
+    check = {"name": "t", "message": "uv?", "must_recall": ["package_manager"]}
+    client = phone.app().test_client()
+    r = client.post("/checks", json=check, headers={"Sec-Fetch-Site": "cross-site", "Accept": "application/json"})
+    assert r.status_code == 403 and not path.exists()
+    ro = phone.app(READ_ONLY=True).test_client()
+    assert ro.post("/checks", json=check, headers={"Accept": "application/json"}).status_code == 403
+    assert not path.exists()
+    guarded = phone.app(AUTH_TOKEN="a-long-enough-token-1234").test_client()
+    assert guarded.post("/checks", json=check, headers={"Accept": "application/json"}).status_code in (401, 403)
+    assert not path.exists()
