@@ -224,3 +224,18 @@ def test_saving_a_check_follows_the_post_rules(phone):
     guarded = phone.app(AUTH_TOKEN="a-long-enough-token-1234").test_client()
     assert guarded.post("/checks", json=check, headers={"Accept": "application/json"}).status_code in (401, 403)
     assert not path.exists()
+
+
+def test_the_live_pulse_says_a_check_now_fails_when_the_agent_writes(phone):
+    import re
+    htmx = {"HX-Request": "true"}
+    client = phone.app().test_client()
+    _post(client, name="my phone", message="how do I reach the release manager?", must_not_contain=["555 0199"])
+    path = phone.project_dir / ".agentao" / "memory-checks.json"
+    kept = path.read_bytes()
+    html = client.get("/overview").get_data(as_text=True)
+    url = re.search(r'id="pulse"[^>]*hx-get="([^"]+)"', html).group(1).replace("&amp;", "&")
+    phone.save("release manager", "Call the release manager Ann on 555 0199.", ["workflow"])
+    told = client.get(url, headers=htmx).get_data(as_text=True)
+    assert "The agent just saved &#39;release manager&#39;. Check “my phone” now fails." in told
+    assert path.read_bytes() == kept   # the pulse records nothing

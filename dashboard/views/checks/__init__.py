@@ -149,6 +149,41 @@ def _watched() -> bool:
         ck.checks_path(r.path).is_file() for r in _refs())
 
 
+# The last results this process saw, per set of checks files: what "now fails" is said
+# against when the agent writes (kept in memory: browsing writes nothing).
+_seen: dict[tuple, dict[str, bool]] = {}
+
+
+def _files_key() -> tuple:
+    return tuple(str(ck.checks_path(r.path)) for r in _refs())
+
+
+def _moved_words(before: dict[str, bool], run: ck.Run) -> list[dict]:
+    moved = ck.changed(before, run)
+    _seen[_files_key()] = run.states()
+    for m in moved:
+        m["text"] = (_("Check “%(name)s” now passes.", name=m["name"]) if m["passed"]
+                     else _("Check “%(name)s” now fails.", name=m["name"]))
+    return moved
+
+
+def after_agent_wrote() -> list[str]:
+    """For the live pulse, when the agent wrote: the checks it turned, in words.  Compared
+    with the last results this process saw, else with those recorded in the files."""
+    if not any(ck.checks_path(r.path).is_file() for r in _refs()):
+        return []
+    try:
+        run = run_checks()
+    except Exception:   # noqa: BLE001 - the pulse never fails over a check
+        return []
+    before = _seen.get(_files_key())
+    if before is None:
+        before = {r.check["id"]: r.check.get("last_result") == "pass" for r in run.results
+                  if r.check.get("last_result")}
+        before.setdefault(ck.BUILTIN_ID, True)
+    return [m["text"] for m in _moved_words(before, run) if m["id"] in before]
+
+
 @bp.before_app_request
 def _before_write():
     if _watched():
@@ -171,12 +206,9 @@ def _after_write(response):
         ck.record(_refs(), run)
     except Exception:   # noqa: BLE001 - the write is done; a check file problem shows on /checks
         return response
-    moved = ck.changed(before, run)
+    moved = _moved_words(before, run)
     if not moved:
         return response
-    for m in moved:
-        m["text"] = (_("Check “%(name)s” now passes.", name=m["name"]) if m["passed"]
-                     else _("Check “%(name)s” now fails.", name=m["name"]))
     response.headers["X-Checks-Changed"] = json.dumps(moved)   # ASCII: \u escapes
     if response.mimetype == "text/html" and request.headers.get("HX-Request") == "true":
         said = "".join(render_template("partials/said.html", said=(m["text"], "ok" if m["passed"] else "bad"))
