@@ -122,8 +122,9 @@ def create():
     return go_to(url_for("checks.index") + "#check-" + check["id"], False)
 
 
-@bp.post("/checks/<check_id>/delete")
-def delete(check_id: str):
+@bp.post("/checks/<item_id>/delete")
+def delete(item_id: str):
+    check_id = item_id
     _refuse_read_only()
     ref = _ref((form_values().get("store") or "project"))
     try:
