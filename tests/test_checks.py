@@ -239,3 +239,15 @@ def test_the_live_pulse_says_a_check_now_fails_when_the_agent_writes(phone):
     told = client.get(url, headers=htmx).get_data(as_text=True)
     assert "The agent just saved &#39;release manager&#39;. Check “my phone” now fails." in told
     assert path.read_bytes() == kept   # the pulse records nothing
+
+
+def test_a_post_that_only_reads_records_nothing(phone):
+    client = phone.app().test_client()
+    _post(client, name="tooling", message="which package manager?", must_recall=["package_manager"])
+    path = phone.project_dir / ".agentao" / "memory-checks.json"
+    kept = path.read_bytes()
+    phone.manager.delete(next(m for m in phone.manager.project_store.list_memories()
+                              if m.key_normalized == "package_manager").id)   # the agent, meanwhile
+    r = client.post("/preview.json", json={"q": "uv"})
+    assert r.status_code == 200 and "X-Checks-Changed" not in r.headers
+    assert path.read_bytes() == kept

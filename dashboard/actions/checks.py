@@ -20,6 +20,7 @@ import json
 import os
 import secrets
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -35,6 +36,7 @@ MAX_TEXT = 4000              # the message, as the preview takes it
 MAX_ITEMS = 50               # per expectation list
 MAX_MESSAGES = 10            # agentao reads hints from the last 10 messages
 BUILTIN_ID = "builtin-stable-private"
+_writing = threading.Lock()   # one read-modify-write of a checks file at a time (this process)
 
 
 class ChecksProblem(Exception):
@@ -276,6 +278,7 @@ class Run:
     results: list[Result]
     problems: dict[str, str]       # store key -> why its checks file could not be read
     files: dict[str, str]          # store key -> the checks file's path
+    version: tuple = ()            # the files' snapshot the run read (set by the caller)
 
     @property
     def failed(self) -> int:
@@ -316,6 +319,11 @@ def record(refs, run: Run) -> None:
         if not r.builtin:
             by_store.setdefault(r.store, {})[r.check["id"]] = r
     stamp = datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+    with _writing:
+        _record(refs, by_store, stamp)
+
+
+def _record(refs, by_store: dict, stamp: str) -> None:
     for ref in refs:
         mine = by_store.get(ref.key)
         if not mine:
@@ -346,19 +354,21 @@ def add(ref, data: dict) -> dict:
     check = validate(data)
     check["created_at"] = datetime.now(timezone.utc).replace(microsecond=0).isoformat()
     path = checks_path(ref.path)
-    checks = load(path)
-    if len(checks) >= MAX_CHECKS:
-        raise ChecksProblem(f"{path} already holds {MAX_CHECKS} checks")
-    save(path, checks + [check])
+    with _writing:
+        checks = load(path)
+        if len(checks) >= MAX_CHECKS:
+            raise ChecksProblem(f"{path} already holds {MAX_CHECKS} checks")
+        save(path, checks + [check])
     return check
 
 
 def remove(ref, check_id: str) -> bool:
     """Remove one check from the store's file; False when it holds no such check."""
     path = checks_path(ref.path)
-    checks = load(path)
-    kept = [c for c in checks if c["id"] != check_id]
-    if len(kept) == len(checks):
-        return False
-    save(path, kept)
+    with _writing:
+        checks = load(path)
+        kept = [c for c in checks if c["id"] != check_id]
+        if len(kept) == len(checks):
+            return False
+        save(path, kept)
     return True

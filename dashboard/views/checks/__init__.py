@@ -51,7 +51,9 @@ def run_checks() -> ck.Run:
     """Every check of the shown stores, on the files as they are now (read-only)."""
     refs = _refs()
     snap = snapshot([inspect(r, True, deep=False) for r in refs])
-    return ck.run_all(refs, snap, current_app.config["CJK"])
+    run = ck.run_all(refs, snap, current_app.config["CJK"])
+    run.version = snap.version
+    return run
 
 
 def result_dict(r: ck.Result) -> dict:
@@ -189,7 +191,8 @@ def after_agent_wrote() -> list[str]:
 def _before_write():
     if _watched():
         try:
-            g.checks_before = run_checks().states()
+            run = run_checks()
+            g.checks_before = (run.version, run.states())
         except Exception:   # noqa: BLE001 - a check that cannot run never blocks a write
             g.checks_before = None
 
@@ -199,11 +202,14 @@ def _after_write(response):
     """The one hook: a write that worked says which checks it changed — the header
     ``X-Checks-Changed`` (JSON: id, name, passed, text) on every answer, and for htmx the
     sentences added to the pinned status line — and records the results in the checks files."""
-    before = g.pop("checks_before", None)
-    if before is None or response.status_code >= 400:
+    stashed = g.pop("checks_before", None)
+    if stashed is None or response.status_code >= 400:
         return response
+    version, before = stashed
     try:
         run = run_checks()
+        if run.version == version:   # a POST that only read (a dry run, a preview): no write here either
+            return response
         ck.record(_refs(), run)
     except Exception:   # noqa: BLE001 - the write is done; a check file problem shows on /checks
         return response
