@@ -251,3 +251,14 @@ def test_a_post_that_only_reads_records_nothing(phone):
     r = client.post("/preview.json", json={"q": "uv"})
     assert r.status_code == 200 and "X-Checks-Changed" not in r.headers
     assert path.read_bytes() == kept
+
+
+def test_a_forbidden_text_in_a_session_summary_is_named_as_such(agent):
+    agent.summary("We agreed the staging password rotates on Fridays.", session_id="s-1")
+    agent.save("editor", "Uses Neovim.", ["profile"])
+    client = agent.app().test_client()
+    got = _post(client, name="fridays", message="editor?", must_not_contain=["rotates on fridays"]).get_json()["check"]
+    stable = agent_stable(agent)
+    assert "rotates on Fridays" in stable and not got["passed"]   # agentao sends the tail too
+    assert got["why"] == ["“rotates on fridays” must never appear, but the always-on block holds it "
+                              "(in the session summaries it carries)."]

@@ -30,6 +30,8 @@ WHY = {
     "recalled": _l("“%(memory)s” must not reach the model, but this message recalls it."),
     "text_in_stable": _l("“%(text)s” must never appear, but the always-on block holds it (from “%(memory)s”)."),
     "text_in_context": _l("“%(text)s” must never appear, but the recall block holds it (from “%(memory)s”)."),
+    "text_in_stable_tail": _l("“%(text)s” must never appear, but the always-on block holds it (in the session summaries it carries)."),
+    "text_in_context_tail": _l("“%(text)s” must never appear, but the recall block holds it."),
     "private_in_stable": _l("The always-on block, sent with every prompt, holds %(text)s from “%(memory)s” (%(category)s)."),
 }
 CATEGORY = {"secret": _l("a secret"), "personal": _l("personal data")}
@@ -40,7 +42,10 @@ def reason_text(reason: dict) -> str:
     values.setdefault("text", "")
     values.setdefault("memory", "")
     values["category"] = str(CATEGORY.get(values.get("category"), values.get("category", "")))
-    return str(WHY.get(reason["code"], reason["code"])) % values
+    code = reason["code"]
+    if code.startswith("text_in_") and not values["memory"]:   # no one memory holds it
+        code += "_tail"
+    return str(WHY.get(code, code)) % values
 
 
 def _refs():
