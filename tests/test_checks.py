@@ -262,3 +262,14 @@ def test_a_forbidden_text_in_a_session_summary_is_named_as_such(agent):
     assert "rotates on Fridays" in stable and not got["passed"]   # agentao sends the tail too
     assert got["why"] == ["“rotates on fridays” must never appear, but the always-on block holds it "
                               "(in the session summaries it carries)."]
+
+
+def test_the_page_is_bounded_and_the_command_runs_every_check(phone, capsys):
+    client = phone.app().test_client()
+    _post(client, name="tooling", message="which package manager?", must_recall=["package_manager"])
+    data = phone.app(CHECKS_TIME_LIMIT_MS=0).test_client().get("/checks.json").get_json()
+    (mine,) = [c for c in data["checks"] if c["name"] == "tooling"]
+    assert data["not_run"] == 1 and mine["ran"] is False and data["failed"] == 0
+    assert "time budget" in mine["why"][0]
+    assert main(["check", "--project", str(phone.project_dir), "--user-db", str(phone.user_db)]) == 0
+    assert "tooling" in capsys.readouterr().out

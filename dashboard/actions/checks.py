@@ -21,11 +21,12 @@ import os
 import secrets
 import tempfile
 import threading
+import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..engine import IN_BLOCK, preview, tokenizer_for
+from ..engine import preview, tokenizer_for
 from ..findings.rules import scan_text
 
 FILE_NAME = "memory-checks.json"
@@ -172,6 +173,7 @@ class Result:
     context_block: str = ""
     recalled: list[str] = field(default_factory=list)   # keys in either block
     builtin: bool = False
+    ran: bool = True               # False: left out when the time budget ran out
 
     @property
     def diff(self) -> dict | None:
@@ -190,7 +192,7 @@ class Result:
                 "messages": c.get("messages", []),
                 "must_recall": c.get("must_recall", []), "must_not_recall": c.get("must_not_recall", []),
                 "must_not_contain": c.get("must_not_contain", []),
-                "passed": self.passed, "reasons": self.reasons, "recalled": self.recalled,
+                "passed": self.passed, "ran": self.ran, "reasons": self.reasons, "recalled": self.recalled,
                 "stable_block": self.stable_block, "context_block": self.context_block,
                 "last_pass_at": (c.get("last_pass") or {}).get("at"), "diff": self.diff}
 
@@ -225,7 +227,7 @@ def evaluate(check: dict, store: str, snap, cjk: str, now: datetime) -> Result:
                 session_id=check.get("session") or None, now=now,
                 cache=snap.cache, version=snap.version, tokenizer=tokenizer_for(cjk))
     stable = [s.memory for s in p.stable_entries if s.shown]
-    context = [c.memory for c in p.candidates if c.mark == IN_BLOCK]
+    context = [s.memory for s in p.recall.top[:p.recall.kept]]   # the block's facts, in order
     reasons: list[dict] = []
     for wanted in check.get("must_recall", []):
         if _find(stable, wanted) is None and _find(context, wanted) is None:
@@ -282,32 +284,46 @@ class Run:
 
     @property
     def failed(self) -> int:
-        return sum(not r.passed for r in self.results)
+        return sum(r.ran and not r.passed for r in self.results)
+
+    @property
+    def not_run(self) -> int:
+        return sum(not r.ran for r in self.results)
 
     def states(self) -> dict[str, bool]:
-        return {r.check["id"]: r.passed for r in self.results}
+        return {r.check["id"]: r.passed for r in self.results if r.ran}
 
 
-def run_all(refs, snap, cjk: str, now: datetime | None = None) -> Run:
-    """The built-in check, then every check in each shown store's checks file, in file order."""
+def run_all(refs, snap, cjk: str, now: datetime | None = None, time_limit: float | None = None) -> Run:
+    """The built-in check, then every check in each shown store's checks file, in file order.
+
+    With ``time_limit`` (seconds), the checks not started by then are listed as not run
+    (``ran=False``): each is one preview, and a page must answer in bounded time."""
+    deadline = None if time_limit is None else time.monotonic() + time_limit
     now = now or datetime.now(timezone.utc).replace(microsecond=0)
     results, problems, files = [builtin(snap)], {}, {}
     for ref in refs:
         path = checks_path(ref.path)
+        if str(path) in files.values():   # both stores in one folder: one file, run once
+            continue
         files[ref.key] = str(path)
         try:
             checks = load(path)
         except ChecksProblem as exc:
             problems[ref.key] = str(exc)
             continue
-        results += [evaluate(c, ref.key, snap, cjk, now) for c in checks]
+        for c in checks:
+            if deadline is not None and time.monotonic() > deadline:
+                results.append(Result(c, ref.key, False, [{"code": "not_run"}], ran=False))
+            else:
+                results.append(evaluate(c, ref.key, snap, cjk, now))
     return Run(results, problems, files)
 
 
 def changed(before: dict[str, bool], after: Run) -> list[dict]:
     """Checks whose pass/fail differs between two runs (a new check counts as changed)."""
     return [{"id": r.check["id"], "name": r.check["name"] or r.check["id"], "passed": r.passed}
-            for r in after.results if before.get(r.check["id"]) != r.passed]
+            for r in after.results if r.ran and before.get(r.check["id"]) != r.passed]
 
 
 def record(refs, run: Run) -> None:
@@ -316,7 +332,7 @@ def record(refs, run: Run) -> None:
     after a dashboard write or a check's save — browsing writes nothing."""
     by_store: dict[str, dict[str, Result]] = {}
     for r in run.results:
-        if not r.builtin:
+        if not r.builtin and r.ran:
             by_store.setdefault(r.store, {})[r.check["id"]] = r
     stamp = datetime.now(timezone.utc).replace(microsecond=0).isoformat()
     with _writing:

@@ -19,6 +19,7 @@ from ...web import page, page_route, stores, twin, wants_json
 from ..outcomes import form_values, go_to
 
 bp = Blueprint("checks", __name__)
+TIME_LIMIT_MS = 10_000   # create_app key CHECKS_TIME_LIMIT_MS (None: no limit, as the command runs)
 
 # What a reason code says, with its values (%(memory)s, %(text)s).
 WHY = {
@@ -32,6 +33,7 @@ WHY = {
     "text_in_context": _l("“%(text)s” must never appear, but the recall block holds it (from “%(memory)s”)."),
     "text_in_stable_tail": _l("“%(text)s” must never appear, but the always-on block holds it (in the session summaries it carries)."),
     "text_in_context_tail": _l("“%(text)s” must never appear, but the recall block holds it."),
+    "not_run": _l("Not run: this page's time budget ran out first. The check command runs every check."),
     "private_in_stable": _l("The always-on block, sent with every prompt, holds %(text)s from “%(memory)s” (%(category)s)."),
 }
 CATEGORY = {"secret": _l("a secret"), "personal": _l("personal data")}
@@ -56,7 +58,9 @@ def run_checks() -> ck.Run:
     """Every check of the shown stores, on the files as they are now (read-only)."""
     refs = _refs()
     snap = snapshot([inspect(r, True, deep=False) for r in refs])
-    run = ck.run_all(refs, snap, current_app.config["CJK"])
+    limit = current_app.config.get("CHECKS_TIME_LIMIT_MS", TIME_LIMIT_MS)
+    run = ck.run_all(refs, snap, current_app.config["CJK"],
+                     time_limit=None if limit is None else limit / 1000)
     run.version = snap.version
     return run
 
@@ -66,7 +70,7 @@ def result_dict(r: ck.Result) -> dict:
     data["name"] = data["name"] or str(_("The always-on block holds no secret or personal data"))
     for reason in data["reasons"]:
         reason["text_words"] = reason_text(reason)
-    data["why"] = ([x["text_words"] for x in data["reasons"]] if not r.passed
+    data["why"] = ([x["text_words"] for x in data["reasons"]] if not r.passed or not r.ran
                    else [_("Passes: every expectation holds.")])
     return data
 
@@ -75,7 +79,7 @@ def collect() -> dict:
     """The screen's data and the twin, also what the command line prints."""
     run = run_checks()
     results = [result_dict(r) for r in run.results]
-    return {"checks": results, "total": len(results), "failed": run.failed,
+    return {"checks": results, "total": len(results), "failed": run.failed, "not_run": run.not_run,
             "problems": run.problems, "files": run.files, "cjk_setting": current_app.config["CJK"]}
 
 
