@@ -197,7 +197,11 @@ def _stop_on_sigterm() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    set_language(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    set_language(argv)
+    if argv[:1] == ["check"]:   # run the memory checks, print them, exit 1 when one fails
+        from .views.checks.command import run
+        return run(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     token = token_from_args(args, parser)

@@ -228,7 +228,7 @@ def init_app(app: Flask) -> None:
 # The header's tabs, in order: (endpoint, label).  A screen not registered (yet) is left out.
 NAV = [("overview.index", _l("Overview")), ("about.index", _l("About you")),
        ("memories.index", _l("Memories")), ("reviews.index", _l("Suggestions")),
-       ("findings.index", _l("Findings")), ("preview.index", _l("Preview")),
+       ("findings.index", _l("Findings")), ("preview.index", _l("Preview")), ("checks.index", _l("Checks")),
        ("activity.index", _l("Activity")), ("summaries.index", _l("Summaries")),
        ("export.index", _l("Export")), ("forget.index", _l("Forget"))]
 

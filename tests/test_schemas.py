@@ -68,6 +68,12 @@ def twins(tmp_path_factory):
     get("forget_memory", f"/forget/memory/{first['store']}/{first['id']}.json")
     get("forget_about", "/forget/about.json")
     get("findings", "/findings.json")
+    get("check_new", "/checks/new.json", message="deploy 部署", must_recall=["deploy"])
+    saved = client.post("/checks", json={"name": "deploy", "message": "deploy 部署", "must_recall": ["deploy"],
+                                         "must_not_contain": ["hunter2"]},
+                        headers={"Sec-Fetch-Site": "same-origin", "Accept": "application/json"})
+    assert saved.status_code == 201, saved.get_data(as_text=True)[:300]
+    get("checks", "/checks.json")
     get("activity", "/activity.json")
     get("activity", "/activity.json", store="user", page=1)
     get("activity", "/activity.json", changed="2000-01-01")

@@ -152,6 +152,9 @@ def pulse():
             regions.add("reviews")
     news.sort(key=lambda pair: str(pair[1]["timestamp"]), reverse=True)   # stable: by id within a file
     said = _said(news, reviews, cleared)
+    if news or cleared:   # the memory checks this write turned (views/checks)
+        from .checks import after_agent_wrote
+        said = " ".join([said, *after_agent_wrote()]) if said else said
     token = encode(now)
     body = render_template("activity/_pulse.html", token=token)
     response = current_app.make_response(body)
