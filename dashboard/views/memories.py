@@ -11,6 +11,7 @@ from . import adding, bulk, curate, memory_marks
 from ..engine.reach import memory_reach
 from ..store import MAX_PER_PAGE, SORTS, MemoryFilters, get_memory, list_memories
 from ..web import page as page_
+from .conversations import provenance_of
 from ..web import page_route, render, workspace, readable_refs, status_of, store_by_key, statuses, stores, whole_number
 
 bp = Blueprint("memories", __name__)
@@ -111,9 +112,10 @@ def _stable_entry(memory):
 @page_route(bp, "/memories/<store>/<memory_id>")
 def detail(store: str, memory_id: str, fmt: str):
     ctx = detail_context(store, memory_id, fmt)
+    ctx["provenance"] = provenance_of(ctx["memory"])
     return page_(fmt, "memories/detail.html", "memories/_page.html",
                  to_json=lambda ctx: {"memory": ctx["memory"], "events": ctx["events"],
-                                      "reach": ctx["reach"],
+                                      "reach": ctx["reach"], "provenance": ctx["provenance"],
                                       "write": _write_fields(ctx["memory"], status_of(store))},
                  **ctx)
 

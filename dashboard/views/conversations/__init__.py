@@ -1,0 +1,173 @@
+"""Conversations: every conversation agentao knows of, what the agent kept from it, and
+forgetting one (the forget screen's dry run, typed confirmation, job and verified report).
+
+The trail is built by ``actions.provenance``; the erase is ``forget_about``'s path with
+this conversation's rows: each store's dry run travels as its fingerprint, and the
+purge is ``actions.purge.purge``, one file after the other, in one forget job.
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, abort, request, url_for
+from flask_babel import gettext as _, lazy_gettext as _l
+
+from .. import forget, forget_jobs
+from ...actions import provenance
+from ...actions import purge
+from ...store import StoreProblem
+from ...store.purge import count_kinds
+from ...web import page, page_route, statuses, stores
+
+bp = Blueprint("conversations", __name__)
+PHRASE = _l("forget this conversation")
+MAX_ADDED = 200   # memories a person may add to one dry run
+
+
+def _refs():
+    return [st.ref for st in statuses() if st.ref.exists and st.readable]
+
+
+def trail() -> provenance.Trail:
+    try:
+        return provenance.load(_refs())
+    except StoreProblem as exc:
+        abort(503, str(exc))
+
+
+def _resolve(trail_, key: str) -> provenance.Conversation:
+    found = trail_.find(key)
+    if found is None:
+        abort(404, _("No conversation '%(id)s' is known to agentao here.", id=key[:80]))
+    return found
+
+
+def _summary(c: provenance.Conversation, tail: dict) -> dict:
+    return {"session_id": c.session_id, "key": c.key, "first": c.first or None,
+            "last": c.last or None, "summaries": len(c.summaries),
+            "in_tail": sum(1 for s in c.summaries if s.id in tail),
+            "suggestions": {s: sum(1 for i in c.suggestions if i.status == s)
+                            for s in ("pending", "approved", "rejected")},
+            "approved_memories": len(c.approved), "saved_during": len(c.during),
+            "url": url_for("conversations.detail", key=c.key)}
+
+
+@page_route(bp, "/conversations")
+def index(fmt: str):
+    t = trail()
+    tail = t.tail_state()
+    convs = [_summary(c, tail) for c in t.conversations()]
+    return page(fmt, "conversations/index.html", conversations=convs,
+                to_json=lambda ctx: {"conversations": ctx["conversations"]})
+
+
+def _added() -> set:
+    pairs = set()
+    for value in request.values.getlist("add")[:MAX_ADDED]:
+        store, _sep, mid = value.partition(":")
+        if store and mid and len(mid) <= 64:
+            pairs.add((store, mid))
+    return pairs
+
+
+@page_route(bp, "/conversations/<key>")
+def detail(key: str, fmt: str):
+    t = trail()
+    c = _resolve(t, key)
+    tail = t.tail_state()
+    added = _added()
+    parts = provenance.plan(_refs(), t, c, added)
+    data = _summary(c, tail)
+    data.update({
+        "summaries": [{"id": s.id, "created_at": s.created_at, "text": s.summary_text,
+                       "messages_summarized": s.messages_summarized,
+                       "in_tail": tail.get(s.id, "no")} for s in c.summaries],
+        "suggestion_items": [{"id": i.id, "title": i.title, "status": i.status,
+                              "evidence": i.evidence, "occurrences": i.occurrences,
+                              "scope": i.scope, "type": i.type,
+                              "suggested_at": i.created_at, "updated_at": i.updated_at}
+                             for i in c.suggestions],
+        "approved": [dict(provenance.memory_link_dict(m, link), suggestion=link.item.id,
+                          url=url_for("memories.detail", store=m.store, memory_id=m.id))
+                     for m, link in c.approved],
+        "during": [dict(provenance.memory_link_dict(m, None), at=stamp, ambiguous=n > 1,
+                        added=(m.store, m.id) in added,
+                        url=url_for("memories.detail", store=m.store, memory_id=m.id))
+                   for m, stamp, n in c.during],
+        "forget": {"action": url_for("forget.erase_conversation", key=c.key),
+                   "phrase": str(PHRASE), "fits": all(p.fits for p in parts),
+                   "stores": [p.to_dict() for p in parts],
+                   "fields": _fields(parts)},
+    })
+    total = sum(len(p.rows) for p in parts)
+    events = sum(p.goes().get("event", 0) for p in parts)
+    return page(fmt, "conversations/detail.html", "conversations/_detail.html", conv=data,
+                parts=parts, total=total, events=events, items=total - events,
+                to_json=lambda ctx: ctx["conv"])
+
+
+def _fields(parts) -> dict:
+    """The form fields the page posts (``confirm`` left for the person to type)."""
+    fields: dict = {"store": [p.ref.key for p in parts if p.rows], "confirm": ""}
+    for p in parts:
+        if p.rows:
+            fields[f"fingerprint-{p.ref.key}"] = p.token if p.fits else None
+    return fields
+
+
+@forget.action("/forget/conversations/<key>")
+def erase_conversation(key: str):
+    """Erase a conversation's confirmed dry run: the same checks as "forget about me"."""
+    refs = {r.key: r for r in stores() if r.exists}
+    keys = request.form.getlist("store")
+    for store in keys:
+        if store not in refs:
+            abort(404, _("There is no store called '%(key)s'.", key=store))
+        forget.writable_store(store)
+    if (request.form.get("confirm") or "").strip() != str(PHRASE):
+        abort(400, _("To confirm, type “%(phrase)s” exactly. Nothing was changed.", phrase=PHRASE))
+    runs = []
+    for store in keys:
+        ref = refs[store]
+        try:
+            dry_run = purge.confirmed_by_id(request.form.get(f"fingerprint-{store}") or "")
+        except ValueError:
+            abort(400, _("The dry run's fingerprint is missing or damaged: look at the dry run "
+                         "again. Nothing was changed."))
+        try:
+            changed = purge.check(ref, dry_run).changed
+        except StoreProblem as exc:
+            abort(409, str(exc))
+        if changed:
+            abort(409, _("%(n)d of the rows you confirmed changed since the dry run (%(what)s). "
+                         "Look at the new dry run. Nothing was changed.",
+                         n=len(changed), what=count_kinds(changed)))
+        runs.append((ref, dry_run, forget.unverified(ref)))
+    if not runs:
+        abort(400, _("The dry run names no store. Nothing was changed."))
+
+    def work(job):
+        results = []
+        for n, (ref, dry_run, earlier) in enumerate(runs):
+            result = purge.purge(ref, dry_run, verify_texts=[t for r in earlier for t in r.texts],
+                                 progress=lambda s, f=None, k=ref.key, n=n: job.progress(
+                                     f"{k}: {s}", None if f is None else (n + f) / len(runs)))
+            forget.looked_for(earlier, result)
+            results.append(result)
+        return {"results": results, "conversation": key}
+    return forget_jobs.start("forget a conversation", [run[0].key for run in runs], work)
+
+
+def provenance_of(memory) -> dict:
+    """A memory's ``provenance`` (its page's section and twin), with its conversations' URLs."""
+    t = trail()
+    out = t.of_memory(memory)
+
+    def url(key):
+        return url_for("conversations.detail", key=key) if key else None
+    for item in [out.get("suggestion")] + out.get("other_approvals", []):
+        if item:
+            item["conversation_url"] = url(item["conversation"])
+    for save in out.get("saves", []):
+        for a in save["active"]:
+            a["url"] = url(a["key"])
+    return out
