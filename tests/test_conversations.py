@@ -111,3 +111,89 @@ def test_a_conversation_shows_what_the_agent_kept(world):
 def test_hostile_session_ids_are_refused_plainly(world, bad):
     agent, _item = world
     assert agent.app().test_client().get("/conversations/" + bad).status_code == 404
+
+
+def _form(plan):
+    form = dict(plan["forget"]["fields"])
+    form["confirm"] = plan["forget"]["phrase"]
+    return form
+
+
+def test_forgetting_a_conversation_is_verified_by_agentao_and_on_disk(world):
+    from test_forget import files_of, naive_hits
+    agent, item = world
+    client = agent.app().test_client()
+    plan = client.get("/conversations/conv-a.json").get_json()
+    texts = [s["text"] for s in plan["summaries"]] + [i["evidence"] for i in plan["suggestion_items"]]
+    kinds = {(r["kind"], r["why"]) for s in plan["forget"]["stores"] for r in s["rows"]}
+    assert {("summary", "summary"), ("review", "suggestion"), ("memory", "approved")} <= kinds
+    assert "editor" not in {r["label"] for s in plan["forget"]["stores"] for r in s["rows"]}
+    wrong = client.post(plan["forget"]["action"], data={**_form(plan), "confirm": "no"},
+                        headers={"Accept": "application/json"})
+    assert wrong.status_code == 400
+    r = client.post(plan["forget"]["action"], data=_form(plan), headers={"Accept": "application/json"})
+    assert r.status_code == 202, r.get_json()
+    job = wait_for_job(client, r.get_json()["url"])
+    assert job["verdict"] == "verified erased", job
+    m = agent.manager
+    m.archive_session("a-new-one")
+    tail = m.get_cross_session_tail()
+    assert "uv" not in tail and "flaky" not in tail and "release" in tail
+    every = [i for s in ("pending", "approved", "rejected") for i in m.list_review_items(s)]
+    assert every and not [i for i in every if i.source_session == "conv-a"]
+    titles = {e.title for e in m.get_all_entries()}
+    assert "editor" in titles                       # matched by time only: not erased unasked
+    assert not [e for e in m.get_all_entries() if e.source == "crystallized"]
+    assert naive_hits(files_of(agent.project_db) + files_of(agent.user_db), texts) == []
+    gone = client.get("/conversations.json").get_json()["conversations"]
+    assert [c["session_id"] for c in gone] == ["conv-b"]
+
+
+def test_a_memory_saved_while_it_ran_is_erased_only_when_added(world):
+    agent, _item = world
+    client = agent.app().test_client()
+    editor = _memory(agent, "editor")
+    store = "user" if editor.scope == "user" else "project"
+    plain = client.get("/conversations/conv-a").data
+    box = BeautifulSoup(plain, "html.parser").select_one(f"#conv-add input[value='{store}:{editor.id}']")
+    assert box is not None and not box.has_attr("checked")
+    plan = client.get(f"/conversations/conv-a.json?add={store}:{editor.id}").get_json()
+    added = [r for s in plan["forget"]["stores"] for r in s["rows"] if r["why"] == "added"]
+    assert [r["id"] for r in added] == [editor.id]
+    r = client.post(plan["forget"]["action"], data=_form(plan), headers={"Accept": "application/json"})
+    assert wait_for_job(client, r.get_json()["url"])["verdict"] == "verified erased"
+    assert "editor" not in {e.title for e in agent.manager.get_all_entries()}
+
+
+def test_chinese_only_approvals_on_one_key_name_the_one_holding_its_text(agent):
+    m = agent.manager
+    m.archive_session("zh-1")
+    [first] = agent.crystallize("我喜欢用中文回答问题")
+    m.approve_review_item(first.id)
+    _tick()
+    m.archive_session("zh-2")
+    [second] = agent.crystallize("我喜欢简短的回答")
+    m.approve_review_item(second.id)
+    client = agent.app().test_client()
+    mem = next(r for s in (agent.project_store, agent.user_store) for r in s.list_memories()
+               if r.source == "crystallized")
+    store = "user" if mem.scope == "user" else "project"
+    prov = client.get(f"/memories/{store}/{mem.id}.json").get_json()["provenance"]
+    # Both collapse onto one key; the memory holds the second's text, so that one is exact.
+    assert prov["match"] == "exact" and prov["suggestion"]["id"] == second.id
+    assert [i["id"] for i in prov["other_approvals"]] == [first.id]
+    zh = client.get(f"/memories/{store}/{mem.id}", headers={"Accept-Language": "zh-CN"})
+    section = BeautifulSoup(zh.data, "html.parser").select_one("#provenance")
+    assert "简短的回答" in section.select_one("[data-field=evidence]").get_text()
+    assert "来源" in section.h2.get_text()
+
+
+def test_the_conversations_pages_speak_chinese(world):
+    agent, _item = world
+    client = agent.app().test_client()
+    page = BeautifulSoup(client.get("/conversations", headers={"Accept-Language": "zh-CN"}).data,
+                         "html.parser")
+    assert page.h1.get_text() == "对话"
+    detail = BeautifulSoup(client.get("/conversations/conv-a", headers={"Accept-Language": "zh-CN"}).data,
+                           "html.parser")
+    assert "忘记这个对话" in detail.select_one("#conv-forget h2").get_text()
