@@ -197,3 +197,16 @@ def test_the_conversations_pages_speak_chinese(world):
     detail = BeautifulSoup(client.get("/conversations/conv-a", headers={"Accept-Language": "zh-CN"}).data,
                            "html.parser")
     assert "忘记这个对话" in detail.select_one("#conv-forget h2").get_text()
+
+
+def test_a_suggestion_card_and_a_finding_reach_their_conversation(world):
+    agent, _item = world
+    client = agent.app().test_client()
+    page = BeautifulSoup(client.get("/reviews").data, "html.parser")
+    link = page.select_one("a[data-link=conversation]")
+    assert client.get(link["href"]).headers["Location"] == "/conversations/conv-b"
+    agent.summary("Sam's number is +49 170 1234567, call after six.", session_id="conv-c")
+    found = client.get("/findings.json").get_json()
+    hrefs = [a["href"] for i in found["items"] for a in i["actions"] if a["code"] == "conversation"]
+    assert any(client.get(h).headers["Location"] == "/conversations/conv-c" for h in hrefs)
+    assert client.get("/conversations/of/memories/x").status_code == 404

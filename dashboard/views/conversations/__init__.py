@@ -8,7 +8,7 @@ purge is ``actions.purge.purge``, one file after the other, in one forget job.
 
 from __future__ import annotations
 
-from flask import Blueprint, abort, request, url_for
+from flask import Blueprint, abort, redirect, request, url_for
 from flask_babel import gettext as _, lazy_gettext as _l
 
 from .. import forget, forget_jobs
@@ -171,3 +171,15 @@ def provenance_of(memory) -> dict:
         for a in save["active"]:
             a["url"] = url(a["key"])
     return out
+
+
+@bp.get("/conversations/of/<table>/<row_id>")
+def of_row(table: str, row_id: str):
+    """The conversation a suggestion or summary of the project file names (a redirect)."""
+    t = trail()
+    rows = {"memory_review_queue": ((i.id, i.source_session) for i in t.items),
+            "session_summaries": ((s.id, s.session_id) for s in t.summaries)}.get(table, ())
+    sid = next((sid for rid, sid in rows if rid == row_id), None)
+    if sid is None:
+        abort(404, _("No suggestion or summary '%(id)s' is left here.", id=row_id[:80]))
+    return redirect(url_for("conversations.detail", key=provenance.url_key(sid)), 303)
