@@ -210,3 +210,16 @@ def test_a_suggestion_card_and_a_finding_reach_their_conversation(world):
     hrefs = [a["href"] for i in found["items"] for a in i["actions"] if a["code"] == "conversation"]
     assert any(client.get(h).headers["Location"] == "/conversations/conv-c" for h in hrefs)
     assert client.get("/conversations/of/memories/x").status_code == 404
+
+
+@pytest.mark.parametrize("sid", ['<img src=x onerror="alert(1)">/../x.json', "会话 一", "a" * 150, ""])
+def test_an_odd_session_id_is_a_conversation_like_any(agent, sid):
+    agent.summary("Odd one out.", session_id=sid)
+    client = agent.app().test_client()
+    [conv] = client.get("/conversations.json").get_json()["conversations"]
+    assert conv["session_id"] == sid and conv["url"].count("/") == 2
+    page = client.get(conv["url"])
+    assert page.status_code == 200
+    html = BeautifulSoup(page.data, "html.parser")
+    assert not html.select("img")
+    assert client.get(conv["url"] + ".json").get_json()["summaries"][0]["text"] == "Odd one out."
