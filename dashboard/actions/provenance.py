@@ -22,6 +22,7 @@ said as such, never guessed.
 from __future__ import annotations
 
 import hashlib
+from bisect import bisect_left, bisect_right
 import re
 from dataclasses import dataclass, field
 
@@ -71,7 +72,6 @@ class Conversation:
     summaries: list = field(default_factory=list)      # Summary, newest first
     suggestions: list = field(default_factory=list)    # ReviewItem, newest first
     approved: list = field(default_factory=list)       # (Memory, Link) whose text came from here
-    during: list = field(default_factory=list)         # (Memory, stamp, n active) saved while it ran
     times: list = field(default_factory=list)
 
     @property
@@ -132,16 +132,30 @@ class Trail:
                 self.links[m.store, m.id] = link
                 if link.item is not None:
                     conv(link.item.source_session).approved.append((m, link))
-        for m in memories:
-            if m.source != "crystallized":
-                for stamp in _saves(m):
-                    active = self.active_at(stamp)
-                    for c in active:
-                        c.during.append((m, stamp, len(active)))
+        # Saves of explicit and automatic memories, by time: each conversation takes a
+        # slice of this sorted list (bisect), so no page costs memories × conversations.
+        self.saves = sorted((stamp, n) for n, m in enumerate(memories)
+                            if m.source != "crystallized" for stamp in _saves(m))
         self.by_key = {c.key: c for c in by_id.values()}
 
     def _store_of(self, item: ReviewItem) -> str:
         return "user" if item.scope == "user" and self.has_user_store else "project"
+
+    def _slice(self, c: Conversation) -> dict:
+        """Memory position -> its latest save within ``c``'s recorded span (bisect)."""
+        if not c.times:
+            return {}
+        low = bisect_left(self.saves, (c.first, -1))
+        high = bisect_right(self.saves, (c.last, len(self.memories)))
+        return {n: stamp for stamp, n in self.saves[low:high]}
+
+    def saved_during(self, c: Conversation) -> list:
+        """(Memory, stamp, conversations active then) for memories saved within ``c``'s span."""
+        return [(self.memories[n], stamp, len(self.active_at(stamp)))
+                for n, stamp in sorted(self._slice(c).items(), key=lambda kv: kv[1])]
+
+    def count_during(self, c: Conversation) -> int:
+        return len(self._slice(c))
 
     def conversations(self) -> list[Conversation]:
         """Newest first (by the last recorded time; no time at all last)."""
@@ -207,7 +221,7 @@ def plan(refs, trail: Trail, conv: Conversation, added=()) -> list:
     from .about import StorePart
     from ..store import purge as sql
     chosen = {(m.store, m.id): "approved" for m, _link in conv.approved}
-    known = {(m.store, m.id) for m in trail.memories}
+    known = {(m.store, m.id) for m, _stamp, _n in trail.saved_during(conv)}   # offered, no other
     for pair in added:
         if pair in known:
             chosen.setdefault(pair, "added")

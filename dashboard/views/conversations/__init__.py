@@ -41,13 +41,13 @@ def _resolve(trail_, key: str) -> provenance.Conversation:
     return found
 
 
-def _summary(c: provenance.Conversation, tail: dict) -> dict:
+def _summary(t, c: provenance.Conversation, tail: dict) -> dict:
     return {"session_id": c.session_id, "key": c.key, "first": c.first or None,
             "last": c.last or None, "summaries": len(c.summaries),
             "in_tail": sum(1 for s in c.summaries if s.id in tail),
             "suggestions": {s: sum(1 for i in c.suggestions if i.status == s)
                             for s in ("pending", "approved", "rejected")},
-            "approved_memories": len(c.approved), "saved_during": len(c.during),
+            "approved_memories": len(c.approved), "saved_during": t.count_during(c),
             "url": url_for("conversations.detail", key=c.key)}
 
 
@@ -55,7 +55,7 @@ def _summary(c: provenance.Conversation, tail: dict) -> dict:
 def index(fmt: str):
     t = trail()
     tail = t.tail_state()
-    convs = [_summary(c, tail) for c in t.conversations()]
+    convs = [_summary(t, c, tail) for c in t.conversations()]
     return page(fmt, "conversations/index.html", conversations=convs,
                 to_json=lambda ctx: {"conversations": ctx["conversations"]})
 
@@ -76,7 +76,7 @@ def detail(key: str, fmt: str):
     tail = t.tail_state()
     added = _added()
     parts = provenance.plan(_refs(), t, c, added)
-    data = _summary(c, tail)
+    data = _summary(t, c, tail)
     data.update({
         "summaries": [{"id": s.id, "created_at": s.created_at, "text": s.summary_text,
                        "messages_summarized": s.messages_summarized,
@@ -92,7 +92,7 @@ def detail(key: str, fmt: str):
         "during": [dict(provenance.memory_link_dict(m, None), at=stamp, ambiguous=n > 1,
                         added=(m.store, m.id) in added,
                         url=url_for("memories.detail", store=m.store, memory_id=m.id))
-                   for m, stamp, n in c.during],
+                   for m, stamp, n in t.saved_during(c)],
         "forget": {"action": url_for("forget.erase_conversation", key=c.key),
                    "phrase": str(PHRASE), "fits": all(p.fits for p in parts),
                    "stores": [p.to_dict() for p in parts],
