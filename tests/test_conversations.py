@@ -223,3 +223,23 @@ def test_an_odd_session_id_is_a_conversation_like_any(agent, sid):
     html = BeautifulSoup(page.data, "html.parser")
     assert not html.select("img")
     assert client.get(conv["url"] + ".json").get_json()["summaries"][0]["text"] == "Odd one out."
+
+
+def test_forgetting_a_conversation_from_the_chinese_page_reports_in_chinese(world):
+    agent, _item = world
+    client = agent.app().test_client()
+    zh = {"Accept-Language": "zh-CN"}
+    page = BeautifulSoup(client.get("/conversations/conv-b", headers=zh).data, "html.parser")
+    form = page.select_one("#conv-forget-form")
+    data = [(i["name"], i.get("value", "")) for i in form.select("input[type=hidden]")]
+    data.append(("confirm", form.select_one("kbd").get_text()))
+    assert data[-1][1] == "忘记这个对话"
+    from werkzeug.datastructures import MultiDict
+    r = client.post(form["action"], data=MultiDict(data), headers=zh)
+    assert r.status_code == 303
+    job = wait_for_job(client, r.headers["Location"])
+    assert job["verdict"] == "verified erased"
+    report = BeautifulSoup(client.get(r.headers["Location"], headers=zh).data, "html.parser")
+    assert "已抹去：文件、日志和附属文件中都不留副本" in report.get_text()
+    assert not [i for s in ("pending", "approved", "rejected")
+                for i in agent.manager.list_review_items(s) if i.source_session == "conv-b"]
