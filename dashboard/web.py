@@ -230,6 +230,7 @@ NAV = [("overview.index", _l("Overview")), ("about.index", _l("About you")),
        ("memories.index", _l("Memories")), ("reviews.index", _l("Suggestions")),
        ("findings.index", _l("Findings")), ("preview.index", _l("Preview")), ("checks.index", _l("Checks")),
        ("activity.index", _l("Activity")), ("summaries.index", _l("Summaries")),
+       ("conversations.index", _l("Conversations")),
        ("export.index", _l("Export")), ("forget.index", _l("Forget"))]
 
 # endpoint -> function() giving a small count to show beside its tab (a facts.Badge, or

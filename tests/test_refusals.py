@@ -81,13 +81,15 @@ def post_requests(app, client) -> list[tuple[str, str, dict]]:
     about_me = {"store": [s["store"] for s in about["stores"]], "confirm": about["phrase"],
                 **{f"fingerprint-{s['store']}": s["fingerprint"] for s in about["stores"]},
                 **{f"cat-{s['store']}": s["categories"] for s in about["stores"]}}
+    conv = client.get("/conversations/session-a.json").get_json()["forget"]
+    conversation = dict(conv["fields"], confirm=conv["phrase"])
     fill = {"store": ["project"], "key": ["project"], "memory_id": [memory["id"]],
             "item_id": [item["id"]], "job_id": [app.extensions["refusals_job"]],
             "token": ["none"]}
     forms = {"memories.curate": tokens, "reviews.decide_one": review, "reviews.decide_many": review,
              "reviews.erase": dict(review, confirm="1"), "forget.wipe": {"confirm": "yes"},
              "forget.everything": {"confirm": "forget everything"}, "forget.purge_store": purge,
-             "forget.erase_about": about_me,
+             "forget.erase_about": about_me, "forget.erase_conversation": conversation,
              "forget.retry": {}, "memories.add": {"key": "hand note", "value": "x"},
              "memories.bulk": {"action": "delete", "rows": f"project:{memory['id']}:none"}}
     actions = {"memories.curate": ["delete", "edit", "move", "restore"], "reviews.decide_one": ["approve", "reject"],

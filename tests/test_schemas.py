@@ -60,6 +60,8 @@ def twins(tmp_path_factory):
     assert posted.status_code == 200, posted.get_data(as_text=True)[:300]
     out["preview"].append(posted.get_json())
     get("summaries", "/summaries.json")
+    for c in get("conversations", "/conversations.json")["conversations"][:3]:
+        get("conversation", c["url"] + ".json")
     get("projects", "/projects.json")
     get("export", "/export.json")
     get("forget", "/forget.json")

@@ -4,6 +4,7 @@ from .about import bp as about_bp
 from .checks import bp as checks_bp
 from .activity import bp as activity_bp
 from .activity import pulse  # noqa: F401  (the live pulse: routes on the activity blueprint)
+from .conversations import bp as conversations_bp
 from .export import bp as export_bp
 from .findings import bp as findings_bp
 from .forget import bp as forget_bp
@@ -16,5 +17,5 @@ from .reviews import bp as reviews_bp
 from .summaries import bp as summaries_bp
 
 ALL_BLUEPRINTS = [overview_bp, about_bp, projects_bp, memories_bp, summaries_bp, findings_bp, reviews_bp,
-                  forget_bp, preview_bp, export_bp, language_bp, activity_bp,
+                  conversations_bp, forget_bp, preview_bp, export_bp, language_bp, activity_bp,
                   checks_bp]

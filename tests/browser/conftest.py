@@ -339,6 +339,10 @@ def html_pages(app, memories: list[tuple[str, str]], item_id: str, queries=None)
     skip = ("/static/", "/forget/jobs/", "/favicon.ico", "/reviews/erased", "/login")
     urls = {u for u in urls if not u.startswith(skip) and u != "/"
             and not u.endswith((".json", ".csv", ".md"))}
+    # A conversation's id comes from the stores, not from the filler: the first two listed.
+    urls = {u for u in urls if not u.startswith("/conversations/")}
+    urls.update(c["url"] for c in app.test_client().get(
+        "/conversations.json").get_json()["conversations"][:2])
     extra = {"/memories": "?per_page=200&deleted=1", "/forget/plan/project": "?cat=everything",
              "/reviews/erase": f"?ids={item_id}", "/reviews/effect": f"?id={item_id}",
              "/forget/plan/user": "?cat=everything", "/preview": "?q=which+port+for+service+03"} | (queries or {})

@@ -65,6 +65,9 @@ def actions(item: Item) -> list[Action]:
         out = [Action("view", _("Open"), url_for("summaries.index", fmt="html")),
                Action("hard_purge", _("Erase the summaries"),
                       url_for("forget.plan", fmt="html", key=store, cat="summaries"))]
+    if item.table != "memories":   # a suggestion or a summary names its conversation
+        out.append(Action("conversation", _("See its conversation"), url_for(
+            "conversations.of_row", table=item.table, row_id=row_id)))
     out.append(Action("check", _("Re-check"), check_href(item)))
     return out
 

@@ -9,14 +9,11 @@ screen's verified hard purge, one file after the other, in one job.
 
 from __future__ import annotations
 
-from flask import abort, request
 from flask_babel import gettext as _, lazy_gettext as _l
 
-from .. import resolve
 from . import jobs as forget_jobs
 from ...actions import about as scope
-from ...actions import purge
-from ...web import page, statuses, stores
+from ...web import page, statuses
 from ..findings import current_report, flags_by_row
 
 ABOUT_PHRASE = _l("forget me")
@@ -45,31 +42,4 @@ def about(fmt: str):
 
 
 def erase_about():
-    refs = {r.key: r for r in stores() if r.exists}
-    keys = request.form.getlist("store")
-    for key in keys:   # a store that cannot change says so first, whatever else is wrong
-        if key not in refs:
-            abort(404, _("There is no store called '%(key)s'.", key=key))
-        forget_jobs.writable_store(key)
-    resolve.typed(request.form.get("confirm"), ABOUT_PHRASE)
-    runs = []
-    for key in keys:
-        ref = refs[key]
-        cats = [c for c in request.form.getlist(f"cat-{key}") if c in purge.ALL_CATEGORIES]
-        dry_run = resolve.dry_run(ref, request.form.get(f"fingerprint-{key}"), cats, by_id=True)
-        runs.append((ref, dry_run, forget_jobs.unverified(ref)))
-    if not runs:
-        abort(400, _("The dry run names no store. Nothing was changed."))
-
-    def work(job):
-        results = []
-        for n, (ref, dry_run, earlier) in enumerate(runs):
-            # Texts an earlier, unfinished purge of this file erased are looked for again.
-            result = purge.purge(ref, dry_run, verify_texts=[t for r in earlier for t in r.texts],
-                                 progress=lambda s, f=None, k=ref.key, n=n: job.progress(
-                                     f"{k}: {s}", None if f is None else (n + f) / len(runs)))
-            forget_jobs.looked_for(earlier, result)
-            results.append(result)
-        return {"results": results, "about": True}
-    return forget_jobs.start("forget about me", [run[0].key for run in runs], work)
-
+    return forget_jobs.erase_confirmed(ABOUT_PHRASE, "forget about me", {"about": True})

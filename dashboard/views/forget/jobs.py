@@ -8,7 +8,7 @@ another thread and could move on between two reads.
 from __future__ import annotations
 
 
-from flask import abort, current_app, url_for
+from flask import abort, current_app, request, url_for
 from flask_babel import gettext as _
 
 from ... import clock
@@ -99,6 +99,39 @@ def start(kind, keys, work, background=True):
     return answer(view, 202 if view["state"] == "running" else 200, fragment="forget/_job.html",
                   to=url_for("forget.job", job_id=job_.id), job=job_, view=view, first=True,
                   said=job_said(view))
+
+
+def erase_confirmed(phrase, kind: str, extra: dict):
+    """A scoped forget's POST (forget about me, forget a conversation): every named store
+    writable, the typed ``phrase``, each store's dry run still true (``resolve.dry_run``),
+    then one job purging them one after the other, verified; ``extra`` joins its result."""
+    refs = {r.key: r for r in stores() if r.exists}
+    keys = request.form.getlist("store")
+    for key in keys:   # a store that cannot change says so first, whatever else is wrong
+        if key not in refs:
+            abort(404, _("There is no store called '%(key)s'.", key=key))
+        writable_store(key)
+    resolve.typed(request.form.get("confirm"), phrase)
+    runs = []
+    for key in keys:
+        ref = refs[key]
+        cats = [c for c in request.form.getlist(f"cat-{key}") if c in purge.ALL_CATEGORIES]
+        dry_run = resolve.dry_run(ref, request.form.get(f"fingerprint-{key}"), cats, by_id=True)
+        runs.append((ref, dry_run, unverified(ref)))
+    if not runs:
+        abort(400, _("The dry run names no store. Nothing was changed."))
+
+    def work(job):
+        results = []
+        for n, (ref, dry_run, earlier) in enumerate(runs):
+            # Texts an earlier, unfinished purge of this file erased are looked for again.
+            result = purge.purge(ref, dry_run, verify_texts=[t for r in earlier for t in r.texts],
+                                 progress=lambda s, f=None, k=ref.key, n=n: job.progress(
+                                     f"{k}: {s}", None if f is None else (n + f) / len(runs)))
+            looked_for(earlier, result)
+            results.append(result)
+        return {"results": results, **extra}
+    return start(kind, [run[0].key for run in runs], work)
 
 
 def job_said(view: dict):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, request
 
 from . import adding, bulk, curate
+from ..conversations import provenance_of
 from .page import detail_context, list_context, list_json, write_fields
 from ...web import page as page_
 from ...web import page_route, status_of
@@ -32,8 +33,9 @@ def index(fmt: str):
 @page_route(bp, "/memories/<store>/<memory_id>")
 def detail(store: str, memory_id: str, fmt: str):
     ctx = detail_context(store, memory_id, fmt)
+    ctx["provenance"] = provenance_of(ctx["memory"])
     return page_(fmt, "memories/detail.html", "memories/_page.html",
                  to_json=lambda ctx: {"memory": ctx["memory"], "events": ctx["events"],
-                                      "reach": ctx["reach"],
+                                      "reach": ctx["reach"], "provenance": ctx["provenance"],
                                       "write": write_fields(ctx["memory"], status_of(store))},
                  **ctx)

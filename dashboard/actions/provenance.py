@@ -1,0 +1,270 @@
+"""Where each memory came from: conversations, suggestions, approvals. No Flask.
+
+What agentao records, and so what is *exact* here:
+
+* a session summary carries its ``session_id``;
+* a suggestion (review item) carries ``source_session`` (the conversation of its
+  latest hit) and ``evidence`` (the person's words around the match);
+* approving a suggestion saves a memory with ``source='crystallized'`` under
+  ``normalize_key(item.key_normalized)`` in the item's scope (the user file, or
+  the project file when there is none), then marks the item ``approved`` — its
+  ``updated_at`` is the approval's time.  A crystallized memory is linked to the
+  approved suggestions written under its key; it is *exact* when one of them
+  holds its current text alone (or it is the only one), *ambiguous* otherwise
+  (several Chinese-only suggestions of one type collapse onto one key).
+
+What agentao does not record: which conversation an explicit or automatic save
+ran in.  Such a memory is linked *by time* only: to the conversations whose
+recorded times (summaries, suggestion hits) span its save; none or several is
+said as such, never guessed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from bisect import bisect_left, bisect_right
+import re
+from dataclasses import dataclass, field
+
+from ..contract import SaveRefused, normalize_key
+from ..engine.stable import TAIL_KEPT, TAIL_READ, session_tail
+from ..records import Memory, ReviewItem, Summary
+
+MAX_ID = 200                               # longer session ids are refused as input
+_PLAIN = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
+
+
+def url_key(session_id: str) -> str:
+    """The session id as one URL segment: itself when plain, else ``~`` + a digest of it."""
+    if _PLAIN.fullmatch(session_id) and not session_id.endswith(".json"):
+        return session_id
+    return "~" + hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+
+
+def _key_of(item: ReviewItem) -> str | None:
+    try:
+        return normalize_key(item.key_normalized if isinstance(item.key_normalized, str) else "")
+    except SaveRefused:
+        return None
+
+
+def _hit_times(item: ReviewItem) -> list[str]:
+    """Stamps at which ``item.source_session`` is known to have been running.
+
+    A pending item's ``updated_at`` is its latest hit (in ``source_session``); a
+    single-hit item's ``created_at`` is that hit.  A decided item's
+    ``updated_at`` is the decision, and a folded item's ``created_at`` may be
+    another conversation's: neither is used."""
+    out = []
+    if item.status == "pending" and item.updated_at:
+        out.append(item.updated_at)
+    if item.occurrences == 1 and item.created_at:
+        out.append(item.created_at)
+    return out
+
+
+@dataclass
+class Conversation:
+    """One conversation agentao knows of, and what the agent kept from it."""
+
+    session_id: str
+    key: str
+    summaries: list = field(default_factory=list)      # Summary, newest first
+    suggestions: list = field(default_factory=list)    # ReviewItem, newest first
+    approved: list = field(default_factory=list)       # (Memory, Link) whose text came from here
+    times: list = field(default_factory=list)
+
+    @property
+    def first(self) -> str:
+        return min(self.times) if self.times else ""
+
+    @property
+    def last(self) -> str:
+        return max(self.times) if self.times else ""
+
+    def active_at(self, stamp: str) -> bool:
+        return bool(self.times) and self.first <= stamp <= self.last
+
+
+@dataclass
+class Link:
+    """A crystallized memory's suggestions: ``match`` is exact, ambiguous or none."""
+
+    match: str
+    item: ReviewItem | None = None                     # the suggestion its current text came from
+    others: list = field(default_factory=list)         # other approvals written under the same key
+
+
+class Trail:
+    """Every conversation, suggestion and summary of the shown stores, linked to memories."""
+
+    def __init__(self, memories: list[Memory], items: list[ReviewItem], summaries: list[Summary],
+                 has_user_store: bool):
+        self.memories, self.items, self.summaries = memories, items, summaries
+        self.has_user_store = has_user_store
+        by_id: dict[str, Conversation] = {}
+
+        def conv(sid: str) -> Conversation:
+            if sid not in by_id:
+                by_id[sid] = Conversation(sid, url_key(sid))
+            return by_id[sid]
+        for s in summaries:
+            c = conv(s.session_id)
+            c.summaries.append(s)
+            c.times.append(s.created_at)
+        for item in items:
+            c = conv(item.source_session)
+            c.suggestions.append(item)
+            c.times.extend(_hit_times(item))
+        for c in by_id.values():
+            c.summaries.sort(key=lambda s: s.created_at, reverse=True)
+            c.suggestions.sort(key=lambda i: i.updated_at, reverse=True)
+        self.by_session = by_id
+        self.links: dict[tuple, Link] = {}
+        approvals: dict[tuple, list] = {}
+        for item in items:
+            key = _key_of(item) if item.status == "approved" else None
+            if key is not None:
+                approvals.setdefault((self._store_of(item), key), []).append(item)
+        for m in memories:
+            if m.source == "crystallized":
+                link = _link(m, approvals.get((m.store, m.key_normalized), []))
+                self.links[m.store, m.id] = link
+                if link.item is not None:
+                    conv(link.item.source_session).approved.append((m, link))
+        # Saves of explicit and automatic memories, by time: each conversation takes a
+        # slice of this sorted list (bisect), so no page costs memories × conversations.
+        self.saves = sorted((stamp, n) for n, m in enumerate(memories)
+                            if m.source != "crystallized" for stamp in _saves(m))
+        self.by_key = {c.key: c for c in by_id.values()}
+
+    def _store_of(self, item: ReviewItem) -> str:
+        return "user" if item.scope == "user" and self.has_user_store else "project"
+
+    def _slice(self, c: Conversation) -> dict:
+        """Memory position -> its latest save within ``c``'s recorded span (bisect)."""
+        if not c.times:
+            return {}
+        low = bisect_left(self.saves, (c.first, -1))
+        high = bisect_right(self.saves, (c.last, len(self.memories)))
+        return {n: stamp for stamp, n in self.saves[low:high]}
+
+    def saved_during(self, c: Conversation) -> list:
+        """(Memory, stamp, conversations active then) for memories saved within ``c``'s span."""
+        return [(self.memories[n], stamp, len(self.active_at(stamp)))
+                for n, stamp in sorted(self._slice(c).items(), key=lambda kv: kv[1])]
+
+    def count_during(self, c: Conversation) -> int:
+        return len(self._slice(c))
+
+    def conversations(self) -> list[Conversation]:
+        """Newest first (by the last recorded time; no time at all last)."""
+        return sorted(self.by_session.values(), key=lambda c: c.last, reverse=True)
+
+    def find(self, key: str) -> Conversation | None:
+        return self.by_key.get(key) if isinstance(key, str) and len(key) <= MAX_ID else None
+
+    def active_at(self, stamp: str) -> list[Conversation]:
+        return [c for c in self.by_session.values() if c.active_at(stamp)]
+
+    def of_memory(self, m: Memory) -> dict:
+        """A memory's provenance as plain data (its twin's ``provenance``)."""
+        out: dict = {"source": m.source, "confidence": m.confidence, "created_at": m.created_at,
+                     "updated_at": m.updated_at}
+        if m.source == "crystallized":
+            link = self.links.get((m.store, m.id)) or Link("none")
+            out["suggestion"] = _item_dict(link.item, self) if link.item else None
+            out["match"] = link.match
+            out["other_approvals"] = [_item_dict(i, self) for i in link.others]
+            return out
+        out["match"] = "by time"
+        out["recorded_conversation"] = None   # agentao does not record it
+        out["saves"] = [{"at": stamp, "active": [{"session_id": c.session_id, "key": c.key}
+                                                 for c in self.active_at(stamp)]}
+                        for stamp in _saves(m)]
+        return out
+
+    def tail_state(self) -> dict:
+        """Summary id -> "whole" / "part" for the summaries a new session's ``<memory-stable>``
+        shows (agentao's cross-session tail, from the engine)."""
+        tail = session_tail(self.summaries, None)
+        rows = sorted((s for s in self.summaries if s.store == "project"),
+                      key=lambda s: s.created_at, reverse=True)
+        out = {}
+        for s in rows[:TAIL_READ][:TAIL_KEPT]:
+            text = s.summary_text.strip() if isinstance(s.summary_text, str) else ""
+            if text and text in tail:
+                out[s.id] = "whole"
+            elif text and text[-40:] in tail:
+                out[s.id] = "part"
+        return out
+
+
+def load(refs) -> Trail:
+    """The trail of the readable stores ``refs`` (StoreRefs): every row of each file (soft-deleted
+    memories too), the project file's summaries and suggestions.  Raises StoreProblem."""
+    from ..store import list_review_items, list_summaries
+    from ..store.snapshot import rows_of
+    memories, items, summaries = [], [], []
+    for ref in refs:
+        memories.extend(rows_of(ref).rows)
+        if ref.kind == "project":
+            summaries, items = list_summaries(ref), list_review_items(ref)
+    return Trail(memories, items, summaries, any(r.kind == "user" and r.exists for r in refs))
+
+
+def plan(refs, trail: Trail, conv: Conversation, added=()) -> list:
+    """The dry run of forgetting ``conv``: its summaries and suggestions (project file) and the
+    memories whose text was approved from them (any file), plus ``added``: (store, id) of
+    memories the person ticked (those saved while it ran are offered, never chosen for them)."""
+    from . import purge
+    from .about import StorePart
+    from ..store import purge as sql
+    chosen = {(m.store, m.id): "approved" for m, _link in conv.approved}
+    known = {(m.store, m.id) for m, _stamp, _n in trail.saved_during(conv)}   # offered, no other
+    for pair in added:
+        if pair in known:
+            chosen.setdefault(pair, "added")
+    parts = []
+    for ref in sorted(refs, key=lambda r: r.kind != "project"):
+        mids = [mid for store, mid in chosen if store == ref.key]
+        rids = [i.id for i in conv.suggestions] if ref.kind == "project" else []
+        sids = [s.id for s in conv.summaries] if ref.kind == "project" else []
+        if not (mids or rids or sids):
+            continue
+        dry = purge.plan(ref, (), mids, rids, sids)
+        why = {("memory", mid): chosen[ref.key, mid] for mid in mids}
+        why.update({("memory_deleted", mid): chosen[ref.key, mid] for mid in mids})
+        why.update({("review", rid): "suggestion" for rid in rids})
+        why.update({("summary", sid): "summary" for sid in sids})
+        parts.append(StorePart(ref, dry, (), {(r.kind, r.id): why.get((r.kind, r.id), "event")
+                                              for r in dry if r.kind != "event"}, {}))
+    return parts
+
+
+def _saves(m: Memory) -> list[str]:
+    return [t for t in dict.fromkeys((m.created_at, m.updated_at)) if isinstance(t, str) and t]
+
+
+def _link(m: Memory, approved: list[ReviewItem]) -> Link:
+    if not approved:
+        return Link("none")
+    same = [i for i in approved if i.content == m.content]
+    if len(approved) == 1:
+        return Link("exact", approved[0])
+    if len(same) == 1:
+        return Link("exact", same[0], [i for i in approved if i is not same[0]])
+    return Link("ambiguous", None, approved)
+
+
+def _item_dict(item: ReviewItem, trail: Trail) -> dict:
+    c = trail.by_session.get(item.source_session)
+    return {"id": item.id, "title": item.title, "status": item.status, "evidence": item.evidence,
+            "source_session": item.source_session, "conversation": c.key if c else None,
+            "occurrences": item.occurrences, "suggested_at": item.created_at,
+            "approved_at": item.updated_at if item.status == "approved" else None}
+
+
+def memory_link_dict(m: Memory, link: Link | None) -> dict:
+    return {"store": m.store, "id": m.id, "title": m.title, "live": m.deleted_at is None,
+            "match": link.match if link else "by time"}

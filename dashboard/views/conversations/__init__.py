@@ -1,0 +1,151 @@
+"""Conversations: every conversation agentao knows of, what the agent kept from it, and
+forgetting one (the forget screen's dry run, typed confirmation, job and verified report).
+
+The trail is built by ``actions.provenance``; the erase is ``forget_about``'s path with
+this conversation's rows: each store's dry run travels as its fingerprint, and the
+purge is ``actions.purge.purge``, one file after the other, in one forget job.
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, abort, redirect, request, url_for
+from flask_babel import gettext as _, lazy_gettext as _l
+
+from ..forget import bp as forget_bp
+from ..forget import jobs as forget_jobs
+from ...actions import provenance
+from ...store import StoreProblem
+
+from ...web import page, page_route, statuses
+
+bp = Blueprint("conversations", __name__)
+PHRASE = _l("forget this conversation")
+MAX_ADDED = 200   # memories a person may add to one dry run
+
+
+def _refs():
+    return [st.ref for st in statuses() if st.ref.exists and st.readable]
+
+
+def trail() -> provenance.Trail:
+    try:
+        return provenance.load(_refs())
+    except StoreProblem as exc:
+        abort(503, str(exc))
+
+
+def _resolve(trail_, key: str) -> provenance.Conversation:
+    found = trail_.find(key)
+    if found is None:
+        abort(404, _("No conversation '%(id)s' is known to agentao here.", id=key[:80]))
+    return found
+
+
+def _summary(t, c: provenance.Conversation, tail: dict) -> dict:
+    return {"session_id": c.session_id, "key": c.key, "first": c.first or None,
+            "last": c.last or None, "summaries": len(c.summaries),
+            "in_tail": sum(1 for s in c.summaries if s.id in tail),
+            "suggestions": {s: sum(1 for i in c.suggestions if i.status == s)
+                            for s in ("pending", "approved", "rejected")},
+            "approved_memories": len(c.approved), "saved_during": t.count_during(c),
+            "url": url_for("conversations.detail", key=c.key)}
+
+
+@page_route(bp, "/conversations")
+def index(fmt: str):
+    t = trail()
+    tail = t.tail_state()
+    convs = [_summary(t, c, tail) for c in t.conversations()]
+    return page(fmt, "conversations/index.html", conversations=convs,
+                to_json=lambda ctx: {"conversations": ctx["conversations"]})
+
+
+def _added() -> set:
+    pairs = set()
+    for value in request.values.getlist("add")[:MAX_ADDED]:
+        store, _sep, mid = value.partition(":")
+        if store and mid and len(mid) <= 64:
+            pairs.add((store, mid))
+    return pairs
+
+
+@page_route(bp, "/conversations/<key>")
+def detail(key: str, fmt: str):
+    t = trail()
+    c = _resolve(t, key)
+    tail = t.tail_state()
+    added = _added()
+    parts = provenance.plan(_refs(), t, c, added)
+    data = _summary(t, c, tail)
+    data.update({
+        "summaries": [{"id": s.id, "created_at": s.created_at, "text": s.summary_text,
+                       "messages_summarized": s.messages_summarized,
+                       "in_tail": tail.get(s.id, "no")} for s in c.summaries],
+        "suggestion_items": [{"id": i.id, "title": i.title, "status": i.status,
+                              "evidence": i.evidence, "occurrences": i.occurrences,
+                              "scope": i.scope, "type": i.type,
+                              "suggested_at": i.created_at, "updated_at": i.updated_at}
+                             for i in c.suggestions],
+        "approved": [dict(provenance.memory_link_dict(m, link), suggestion=link.item.id,
+                          url=url_for("memories.detail", store=m.store, memory_id=m.id))
+                     for m, link in c.approved],
+        "during": [dict(provenance.memory_link_dict(m, None), at=stamp, ambiguous=n > 1,
+                        added=(m.store, m.id) in added,
+                        url=url_for("memories.detail", store=m.store, memory_id=m.id))
+                   for m, stamp, n in t.saved_during(c)],
+        "forget": {"action": url_for("forget.erase_conversation", key=c.key),
+                   "phrase": str(PHRASE), "fits": all(p.fits for p in parts),
+                   "stores": [p.to_dict() for p in parts],
+                   "fields": _fields(parts)},
+    })
+    total = sum(len(p.rows) for p in parts)
+    events = sum(p.goes().get("event", 0) for p in parts)
+    return page(fmt, "conversations/detail.html", "conversations/_detail.html", conv=data,
+                parts=parts, total=total, events=events, items=total - events,
+                to_json=lambda ctx: ctx["conv"])
+
+
+def _fields(parts) -> dict:
+    """The form fields the page posts (``confirm`` left for the person to type)."""
+    fields: dict = {"store": [p.ref.key for p in parts if p.rows], "confirm": ""}
+    for p in parts:
+        if p.rows:
+            fields[f"fingerprint-{p.ref.key}"] = p.token if p.fits else None
+    return fields
+
+
+def erase_conversation(key: str):
+    """Erase a conversation's confirmed dry run: the same checks and job as "forget about me"."""
+    return forget_jobs.erase_confirmed(PHRASE, "forget a conversation", {"conversation": key})
+
+
+# The POST lives with the other forget actions (its URL, its job page and report).
+forget_bp.post("/forget/conversations/<key>")(erase_conversation)
+
+
+def provenance_of(memory) -> dict:
+    """A memory's ``provenance`` (its page's section and twin), with its conversations' URLs."""
+    t = trail()
+    out = t.of_memory(memory)
+
+    def url(key):
+        return url_for("conversations.detail", key=key) if key else None
+    for item in [out.get("suggestion")] + out.get("other_approvals", []):
+        if item:
+            item["conversation_url"] = url(item["conversation"])
+    for save in out.get("saves", []):
+        for a in save["active"]:
+            a["url"] = url(a["key"])
+    return out
+
+
+@bp.get("/conversations/of/<table>/<row_id>")
+def of_row(table: str, row_id: str):
+    """The conversation a suggestion or summary of the project file names (a redirect)."""
+    t = trail()
+    rows = {"memory_review_queue": ((i.id, i.source_session) for i in t.items),
+            "session_summaries": ((s.id, s.session_id) for s in t.summaries)}.get(table, ())
+    sid = next((sid for rid, sid in rows if rid == row_id), None)
+    if sid is None:
+        abort(404, _("No suggestion or summary '%(id)s' is left here.", id=row_id[:80]))
+    return redirect(url_for("conversations.detail", key=provenance.url_key(sid)), 303)
