@@ -42,8 +42,10 @@ def main() -> int:
                 for url in URLS:
                     first, status, body = server.get(url, args.limit)
                     times = [server.get(url, args.limit)[0] for _ in range(args.repeat)]
-                    print(f"  {url:16} status {status}  first {first * 1000:7.0f} ms  "
-                          f"p50 {statistics.median(times) * 1000:7.0f} ms  {len(body):8,} bytes")
+                    print(
+                        f"  {url:16} status {status}  first {first * 1000:7.0f} ms  "
+                        f"p50 {statistics.median(times) * 1000:7.0f} ms  {len(body):8,} bytes"
+                    )
                 print(f"  peak RSS {server.rss_peak_mib():.0f} MiB")
             finally:
                 server.stop()

@@ -24,16 +24,21 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench_memories import build  # noqa: E402
+
 from dashboard import create_app  # noqa: E402
 
 
 def add_events(db: Path) -> int:
     conn = sqlite3.connect(db)
     conn.execute("BEGIN")
-    conn.execute("INSERT INTO memory_events (memory_id, event_type, timestamp)"
-                 " SELECT id, 'create', created_at FROM memories ORDER BY created_at")
-    conn.execute("INSERT INTO memory_events (memory_id, event_type, timestamp)"
-                 " SELECT id, 'update', updated_at FROM memories WHERE rowid % 10 = 0")
+    conn.execute(
+        "INSERT INTO memory_events (memory_id, event_type, timestamp)"
+        " SELECT id, 'create', created_at FROM memories ORDER BY created_at"
+    )
+    conn.execute(
+        "INSERT INTO memory_events (memory_id, event_type, timestamp)"
+        " SELECT id, 'update', updated_at FROM memories WHERE rowid % 10 = 0"
+    )
     conn.execute("COMMIT")
     n = conn.execute("SELECT COUNT(*) FROM memory_events").fetchone()[0]
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -61,31 +66,41 @@ def main() -> None:
     build(root / "user.db", max(1, args.memories // 10), "user", 2)
     events = add_events(db)
     print(f"{args.memories:,} project memories, {events:,} events")
-    client = create_app({"PROJECT_DIR": root / "project", "USER_DB": root / "user.db",
-                         "AUTH_TOKEN": False}).test_client()
+    client = create_app(
+        {"PROJECT_DIR": root / "project", "USER_DB": root / "user.db", "AUTH_TOKEN": False}
+    ).test_client()
     html = client.get("/overview").get_data(as_text=True)
     url = re.search(r'id="pulse"[^>]*hx-get="([^"]+)"', html).group(1).replace("&amp;", "&")
-    med, worst = timed(lambda: client.get(url, headers={'HX-Request': 'true'}), args.runs)
+    med, worst = timed(lambda: client.get(url, headers={"HX-Request": "true"}), args.runs)
     print(f"pulse, nothing moved (204):      median {med:6.1f} ms  max {worst:6.1f} ms")
 
     from agentao.memory import MemoryManager, SQLiteMemoryStore
     from agentao.memory.models import SaveMemoryRequest
+
     manager = MemoryManager(SQLiteMemoryStore.open(db), None)
     moved = []
     for k in range(args.runs):
         manager.upsert(SaveMemoryRequest(key=f"bench note {k}", value="A new fact.", tags=["b"]))
         t = time.perf_counter()
-        r = client.get(url, headers={'HX-Request': 'true'})
+        r = client.get(url, headers={"HX-Request": "true"})
         moved.append((time.perf_counter() - t) * 1000)
         assert r.status_code == 200 and b"The agent just saved" in r.data, r.data[:300]
-    print(f"pulse after one agentao save:     median {statistics.median(moved):6.1f} ms"
-          f"  max {max(moved):6.1f} ms")
-    cases = {"feed page 1": "/activity", "feed page 100": "/activity?page=100",
-             "feed one day": "/activity?from=2026-03-05&to=2026-03-05",
-             "feed title holds": "/activity?q=redis", "changed since": "/activity?changed=2026-06-01",
-             "feed json": "/activity.json"}
-    print("(unchanged: the files did not move since the last view; moved: one agentao save before"
-          " each view, so the log and the 100,000-row snapshot are read again)")
+    print(
+        f"pulse after one agentao save:     median {statistics.median(moved):6.1f} ms"
+        f"  max {max(moved):6.1f} ms"
+    )
+    cases = {
+        "feed page 1": "/activity",
+        "feed page 100": "/activity?page=100",
+        "feed one day": "/activity?from=2026-03-05&to=2026-03-05",
+        "feed title holds": "/activity?q=redis",
+        "changed since": "/activity?changed=2026-06-01",
+        "feed json": "/activity.json",
+    }
+    print(
+        "(unchanged: the files did not move since the last view; moved: one agentao save before"
+        " each view, so the log and the 100,000-row snapshot are read again)"
+    )
     for name, path in cases.items():
         assert client.get(path).status_code == 200
         med, worst = timed(lambda path=path: client.get(path), max(3, args.runs // 4))
@@ -95,8 +110,10 @@ def main() -> None:
             t = time.perf_counter()
             client.get(path)
             cold.append((time.perf_counter() - t) * 1000)
-        print(f"{name + ':':20s} unchanged median {med:6.1f} ms  max {worst:6.1f} ms;"
-              f"  moved median {statistics.median(cold):7.1f} ms")
+        print(
+            f"{name + ':':20s} unchanged median {med:6.1f} ms  max {worst:6.1f} ms;"
+            f"  moved median {statistics.median(cold):7.1f} ms"
+        )
 
 
 if __name__ == "__main__":

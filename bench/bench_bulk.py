@@ -33,14 +33,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_memories import build  # noqa: E402
+
 from dashboard import create_app  # noqa: E402
 
 HEADERS = {"Accept": "application/json", "Sec-Fetch-Site": "same-origin"}
 
 
 def client_for(root: Path):
-    return create_app({"PROJECT_DIR": root / "project", "USER_DB": root / "user.db",
-                       "AUTH_TOKEN": False}).test_client()
+    return create_app(
+        {"PROJECT_DIR": root / "project", "USER_DB": root / "user.db", "AUTH_TOKEN": False}
+    ).test_client()
 
 
 def timed(fn, runs):
@@ -61,10 +63,12 @@ def main() -> None:
     t0 = time.perf_counter()
     build(base / "project" / ".agentao" / "memory.db", args.memories, "project", 1)
     build(base / "user.db", max(1, args.memories // 10), "user", 2)
-    print(f"built {args.memories:,} project + {max(1, args.memories // 10):,} user memories "
-          f"in {time.perf_counter() - t0:.1f} s")
+    print(
+        f"built {args.memories:,} project + {max(1, args.memories // 10):,} user memories "
+        f"in {time.perf_counter() - t0:.1f} s"
+    )
     client = client_for(base)
-    client.get("/memories")   # the snapshots, read once as the list page would
+    client.get("/memories")  # the snapshots, read once as the list page would
     plans = {}
     for action in ("delete", "tag", "move-user", "purge"):
         query = {"action": action, "all": "1", "scope": "project", "add_tag": "bulk-bench"}
@@ -73,18 +77,25 @@ def main() -> None:
             r = client.post("/memories/bulk/plan.json", data=query, headers=HEADERS)
             assert r.status_code == 200, r.get_data(as_text=True)[:300]
             return r.get_json()
+
         p50, worst, body = timed(plan, args.runs)
         plans[action] = body
-        print(f"dry run {action:<10} {body['count']} of {body['total']:,}: p50 {p50:.3f} s, max {worst:.3f} s")
+        print(
+            f"dry run {action:<10} {body['count']} of {body['total']:,}: p50 {p50:.3f} s, max {worst:.3f} s"
+        )
     for action in ("delete", "tag", "move-user"):
         copy = Path(tempfile.mkdtemp(prefix="bench-bulk-copy-"))
         shutil.copytree(base / "project", copy / "project")
         shutil.copy(base / "user.db", copy / "user.db")
         other = client_for(copy)
-        other.get("/memories")   # warm, as after the dry run the user just saw
+        other.get("/memories")  # warm, as after the dry run the user just saw
         body = plans[action]
-        form = {"action": action, "add_tag": "bulk-bench", "effect": body["effect"]["token"],
-                "rows": [r["token"] for r in body["rows"] if r["changes"]]}
+        form = {
+            "action": action,
+            "add_tag": "bulk-bench",
+            "effect": body["effect"]["token"],
+            "rows": [r["token"] for r in body["rows"] if r["changes"]],
+        }
         t0 = time.perf_counter()
         r = other.post("/memories/bulk.json", data=form, headers=HEADERS)
         took = time.perf_counter() - t0
@@ -95,8 +106,11 @@ def main() -> None:
     first = plans["delete"]["rows"][0]
     memory = client.get(f"/memories/{first['store']}/{first['id']}.json").get_json()
     t0 = time.perf_counter()
-    r = client.post(f"/memories/{first['store']}/{first['id']}/delete", headers=HEADERS,
-                    data={"updated_at": memory["write"]["updated_at"], "row": memory["write"]["row"]})
+    r = client.post(
+        f"/memories/{first['store']}/{first['id']}/delete",
+        headers=HEADERS,
+        data={"updated_at": memory["write"]["updated_at"], "row": memory["write"]["row"]},
+    )
     assert r.status_code == 200, r.get_data(as_text=True)[:300]
     print(f"one row's delete (for scale): {time.perf_counter() - t0:.3f} s")
     shutil.rmtree(base)

@@ -32,25 +32,41 @@ def main() -> None:
     args = ap.parse_args()
     folder = Path(args.dir)
     project, user = build(folder, args.memories)
-    checks = [{"id": f"c-{n:04d}", "name": f"q{n}", "message": QUERIES[n % len(QUERIES)],
-               "must_not_contain": ["hunter2"]} for n in range(args.checks)]
-    store = folder / "project" / ".agentao" / "memory.db"   # where agentao keeps it: a hard link
+    checks = [
+        {
+            "id": f"c-{n:04d}",
+            "name": f"q{n}",
+            "message": QUERIES[n % len(QUERIES)],
+            "must_not_contain": ["hunter2"],
+        }
+        for n in range(args.checks)
+    ]
+    store = folder / "project" / ".agentao" / "memory.db"  # where agentao keeps it: a hard link
     store.parent.mkdir(parents=True, exist_ok=True)
     if not store.exists():
         store.hardlink_to(project)
     checks_path(store).write_text(json.dumps({"format": FORMAT, "checks": checks}))
-    client = create_app({"PROJECT_DIR": store.parent.parent, "USER_DB": user, "TESTING": True,
-                         "AUTH_TOKEN": False, "CHECKS_TIME_LIMIT_MS": None}).test_client()
-    client.get("/memories.json")   # rows read once, as a warm server has them
+    client = create_app(
+        {
+            "PROJECT_DIR": store.parent.parent,
+            "USER_DB": user,
+            "TESTING": True,
+            "AUTH_TOKEN": False,
+            "CHECKS_TIME_LIMIT_MS": None,
+        }
+    ).test_client()
+    client.get("/memories.json")  # rows read once, as a warm server has them
     times = []
     for _ in range(6):
         t = time.perf_counter()
         r = client.get("/checks.json")
         times.append(time.perf_counter() - t)
         assert r.status_code == 200 and r.get_json()["total"] == args.checks + 1
-    print(f"{args.memories} memories, {args.checks} checks: first {times[0] * 1000:.0f} ms, "
-          f"then median {statistics.median(times[1:]) * 1000:.0f} ms "
-          f"({statistics.median(times[1:]) / args.checks * 1000:.1f} ms a check)")
+    print(
+        f"{args.memories} memories, {args.checks} checks: first {times[0] * 1000:.0f} ms, "
+        f"then median {statistics.median(times[1:]) * 1000:.0f} ms "
+        f"({statistics.median(times[1:]) / args.checks * 1000:.1f} ms a check)"
+    )
 
 
 if __name__ == "__main__":

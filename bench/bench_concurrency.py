@@ -47,8 +47,10 @@ from urllib.parse import quote, urlencode
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from load import login, start_server  # noqa: E402  (bench/load.py: CLI start-up and token exchange)
 
-WORDS = ("amber birch cedar delta ember fjord grove harbor island juniper kelp lagoon meadow "
-         "nectar orchid prairie quartz river spruce tundra umber valley willow yarrow zephyr").split()
+WORDS = (
+    "amber birch cedar delta ember fjord grove harbor island juniper kelp lagoon meadow "
+    "nectar orchid prairie quartz river spruce tundra umber valley willow yarrow zephyr"
+).split()
 PHRASES = [f"We must never {a} the {b} files" for a in WORDS[:8] for b in WORDS[8:14]]
 
 AGENT = textwrap.dedent("""
@@ -99,14 +101,21 @@ def build(root: Path, memories: int) -> tuple[Path, Path, Path]:
     """agentao creates both files and writes the seed memories and the first candidates."""
     from agentao.memory import MemoryManager, SQLiteMemoryStore
     from agentao.memory.models import SaveMemoryRequest
+
     project = root / "project"
     project_db, user_db = project / ".agentao" / "memory.db", root / "home" / ".agentao" / "memory.db"
     manager = MemoryManager(SQLiteMemoryStore.open(project_db), SQLiteMemoryStore.open(user_db))
     rnd = random.Random(1)
     for i in range(memories):
         a, b = rnd.sample(WORDS, 2)
-        manager.upsert(SaveMemoryRequest(key=f"seed {a} {b} {i}", value=f"the {a} {b} fact #{i}",
-                                         tags=[a], scope="user" if i % 4 == 0 else "project"))
+        manager.upsert(
+            SaveMemoryRequest(
+                key=f"seed {a} {b} {i}",
+                value=f"the {a} {b} fact #{i}",
+                tags=[a],
+                scope="user" if i % 4 == 0 else "project",
+            )
+        )
     manager.crystallize_user_messages([{"role": "user", "content": p + "."} for p in PHRASES[:20]])
     manager.close()
     return project, project_db, user_db
@@ -160,8 +169,10 @@ def hidden_fields(page: str, form_id: str) -> dict:
     m = re.search(r'<form id="%s".*?</form>' % form_id, page, re.S)
     if not m:
         return {}
-    return {html.unescape(k): html.unescape(v) for k, v in
-            re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"', m.group(0))}
+    return {
+        html.unescape(k): html.unescape(v)
+        for k, v in re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"', m.group(0))
+    }
 
 
 # --------------------------------------------------------------------------- dashboard actions
@@ -180,9 +191,15 @@ def act(c: Client, rnd: random.Random, tally: collections.Counter, refused: coll
         plan = c.json("/forget/plan/project.json?cat=soft_deleted")
         if not plan or not plan.get("rows"):
             return
-        status, body = c.call("POST", "/forget/purge/project",
-                              {"cat": "soft_deleted", "confirm": plan["name"],
-                               **{k: v for k, v in plan.items() if k in ("fingerprint", "confirmed")}})
+        status, body = c.call(
+            "POST",
+            "/forget/purge/project",
+            {
+                "cat": "soft_deleted",
+                "confirm": plan["name"],
+                **{k: v for k, v in plan.items() if k in ("fingerprint", "confirmed")},
+            },
+        )
         status, body = wait_job(c, status, body)
     else:
         data = c.json("/memories.json?q=seed&per_page=100&page=%d" % rnd.randint(1, 3)) or {}
@@ -230,9 +247,15 @@ def read_rows(db: Path, sql: str) -> list[sqlite3.Row]:
 
 def splits(project_db: Path, user_db: Path) -> list[str]:
     from dashboard.contract import normalize_key
+
     found = []
-    live = {db: collections.Counter(r["key_normalized"] for r in read_rows(
-        db, "SELECT key_normalized FROM memories WHERE deleted_at IS NULL")) for db in (project_db, user_db)}
+    live = {
+        db: collections.Counter(
+            r["key_normalized"]
+            for r in read_rows(db, "SELECT key_normalized FROM memories WHERE deleted_at IS NULL")
+        )
+        for db in (project_db, user_db)
+    }
     for key in set(live[project_db]) & set(live[user_db]):
         if key.startswith("seed"):
             found.append(f"seed memory '{key}' live in both stores")
@@ -251,13 +274,17 @@ def splits(project_db: Path, user_db: Path) -> list[str]:
 def agent_writes(log: Path, project_db: Path, user_db: Path) -> tuple[int, int]:
     entries = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
     saves = [e for e in entries if e["op"] == "save"]
-    live = {(r["scope"], r["key_normalized"]) for db in (project_db, user_db)
-            for r in read_rows(db, "SELECT scope, key_normalized FROM memories WHERE deleted_at IS NULL")}
-    status = {r["id"]: r["status"] for r in read_rows(project_db, "SELECT id, status FROM memory_review_queue")}
+    live = {
+        (r["scope"], r["key_normalized"])
+        for db in (project_db, user_db)
+        for r in read_rows(db, "SELECT scope, key_normalized FROM memories WHERE deleted_at IS NULL")
+    }
+    status = {
+        r["id"]: r["status"] for r in read_rows(project_db, "SELECT id, status FROM memory_review_queue")
+    }
     decided = [e for e in entries if e["op"] in ("approve", "reject") and e.get("ok")]
     found = sum((e["scope"], e["key"]) in live for e in saves)
-    found += sum(status.get(e["id"]) == ("approved" if e["op"] == "approve" else "rejected")
-                 for e in decided)
+    found += sum(status.get(e["id"]) == ("approved" if e["op"] == "approve" else "rejected") for e in decided)
     return len(saves) + len(decided), found
 
 
@@ -273,16 +300,32 @@ def live_text_hashes(*dbs: Path) -> set[str]:
 
 
 def false_residue(results: list[dict], live: set[str]) -> int:
-    return sum(1 for res in results if res.get("status") == "found on disk"
-               and all(v["sha256"] in live for v in res.get("verification", []) if v.get("files")))
+    return sum(
+        1
+        for res in results
+        if res.get("status") == "found on disk"
+        and all(v["sha256"] in live for v in res.get("verification", []) if v.get("files"))
+    )
 
 
 # --------------------------------------------------------------------------- run
 def start_agent(project_db, user_db, stop, log, seed):
     stop.unlink(missing_ok=True)
-    agent = subprocess.Popen([sys.executable, "-c", AGENT, str(project_db), str(user_db), str(stop),
-                              str(log), str(seed), json.dumps(PHRASES)],
-                             stdout=subprocess.PIPE, text=True)
+    agent = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            AGENT,
+            str(project_db),
+            str(user_db),
+            str(stop),
+            str(log),
+            str(seed),
+            json.dumps(PHRASES),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert agent.stdout.readline().strip() == "ready"
     return agent
 
@@ -313,6 +356,7 @@ def main() -> int:
             c, rnd = Client(port, cookie), random.Random(seed)
             while time.time() < deadline:
                 act(c, rnd, tally, refused)
+
         threads = [threading.Thread(target=drive, args=(i,)) for i in range(args.clients)]
         for t in threads:
             t.start()
@@ -323,7 +367,7 @@ def main() -> int:
             sys.exit(f"the dashboard exited ({server.returncode}) during phase 1; see {root}/server.log")
         attempted, found = agent_writes(log, project_db, user_db)
         split = splits(project_db, user_db)
-        for db, name in ((project_db, "project"), (user_db, "user")):   # kept for a look at a split
+        for db, name in ((project_db, "project"), (user_db, "user")):  # kept for a look at a split
             with sqlite3.connect(root / f"after-phase-1-{name}.db") as copy:
                 sqlite3.connect(f"file:{quote(str(db))}?mode=ro", uri=True).backup(copy)
 
@@ -332,9 +376,14 @@ def main() -> int:
         c = Client(port, cookie)
         time.sleep(1)
         forget_results = []
-        for kind, url, form in (("wipe", "/forget/wipe", {"confirm": "yes"}),
-                                ("forget everything", "/forget/everything",
-                                 {"confirm": (c.json("/forget.json") or {}).get("everything_phrase", "")})):
+        for kind, url, form in (
+            ("wipe", "/forget/wipe", {"confirm": "yes"}),
+            (
+                "forget everything",
+                "/forget/everything",
+                {"confirm": (c.json("/forget.json") or {}).get("everything_phrase", "")},
+            ),
+        ):
             tally[kind, "attempted"] += 1
             status, body = wait_job(c, *c.call("POST", url, form))
             job = json.loads(body) if body.startswith("{") else {}
@@ -348,14 +397,18 @@ def main() -> int:
         time.sleep(0.5)
         stop_agent(agent, stop)
         falses = false_residue(forget_results, live_text_hashes(project_db, user_db))
-        checks = {db.name + f" ({db.parent.parent.name})": read_rows(db, "PRAGMA integrity_check")[0][0]
-                  for db in (project_db, user_db)}
+        checks = {
+            db.name + f" ({db.parent.parent.name})": read_rows(db, "PRAGMA integrity_check")[0][0]
+            for db in (project_db, user_db)
+        }
     finally:
         server.terminate()
         server.wait(timeout=30)
 
-    print(f"phase 1: {args.seconds:.0f} s, {args.memories} seed memories, {args.clients} dashboard clients, "
-          "one agentao process")
+    print(
+        f"phase 1: {args.seconds:.0f} s, {args.memories} seed memories, {args.clients} dashboard clients, "
+        "one agentao process"
+    )
     print(f"agent writes attempted / found: {attempted} / {found}")
     print("dashboard actions attempted / done / refused:")
     for kind in sorted({k for k, _ in tally}):

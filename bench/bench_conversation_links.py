@@ -17,13 +17,16 @@ from dashboard.demo import build_demo
 
 def main() -> None:
     project_dir, user_db = build_demo(Path(tempfile.mkdtemp()))
-    client = create_app({"PROJECT_DIR": project_dir, "USER_DB": user_db, "TESTING": True,
-                         "AUTH_TOKEN": False}).test_client()
+    client = create_app(
+        {"PROJECT_DIR": project_dir, "USER_DB": user_db, "TESTING": True, "AUTH_TOKEN": False}
+    ).test_client()
     convs = client.get("/conversations.json").get_json()["conversations"]
     print(f"conversations: {len(convs)}")
     for c in convs:
-        print(f"  {c['session_id']}: {c['first']} .. {c['last']}, {c['summaries']} summaries, "
-              f"{sum(c['suggestions'].values())} suggestions")
+        print(
+            f"  {c['session_id']}: {c['first']} .. {c['last']}, {c['summaries']} summaries, "
+            f"{sum(c['suggestions'].values())} suggestions"
+        )
     counts: Counter = Counter()
     page, pages = 1, 1
     while page <= pages:
@@ -36,8 +39,16 @@ def main() -> None:
                 continue
             for save in prov["saves"]:
                 n = len(save["active"])
-                counts["save by time, " + ("no conversation" if n == 0 else "one conversation"
-                                           if n == 1 else "several (ambiguous)")] += 1
+                counts[
+                    "save by time, "
+                    + (
+                        "no conversation"
+                        if n == 0
+                        else "one conversation"
+                        if n == 1
+                        else "several (ambiguous)"
+                    )
+                ] += 1
         page += 1
     for what, n in sorted(counts.items()):
         print(f"{what}: {n}")

@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_memories import build  # noqa: E402
+
 from dashboard import create_app  # noqa: E402
 
 
@@ -48,12 +49,13 @@ def main() -> None:
     user_db.parent.mkdir(parents=True)
     build(project / ".agentao" / "memory.db", args.memories, "project", 1)
     build(user_db, max(1, args.memories // 10), "user", 2)
-    app = create_app({"PROJECT_DIR": project, "USER_DB": user_db, "AUTH_TOKEN": False,
-                      "TESTING": True})
+    app = create_app({"PROJECT_DIR": project, "USER_DB": user_db, "AUTH_TOKEN": False, "TESTING": True})
     client = app.test_client()
     client.environ_base["HTTP_SEC_FETCH_SITE"] = "same-origin"
-    print(f"export bench: {args.memories} project + {max(1, args.memories // 10)} user memories, "
-          f"median of {args.runs} runs")
+    print(
+        f"export bench: {args.memories} project + {max(1, args.memories // 10)} user memories, "
+        f"median of {args.runs} runs"
+    )
     for url in ("/overview", "/export"):
         seconds, size = timed(client, url, args.runs)
         print(f"  {url:<45} {seconds * 1000:8.1f} ms  {size / 1024:9.1f} KiB")
@@ -61,8 +63,10 @@ def main() -> None:
         for fmt in ("json", "csv", "md"):
             url = f"/export/memories.{fmt}{invisible}"
             seconds, size = timed(client, url, args.runs)
-            print(f"  {url:<45} {seconds * 1000:8.1f} ms  {size / 1024 / 1024:7.2f} MiB"
-                  f"  {size / 1024 / 1024 / seconds:6.1f} MiB/s")
+            print(
+                f"  {url:<45} {seconds * 1000:8.1f} ms  {size / 1024 / 1024:7.2f} MiB"
+                f"  {size / 1024 / 1024 / seconds:6.1f} MiB/s"
+            )
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ from bench_pages import ROOT, Server, Writer, pct  # noqa: E402
 
 def build(folder: Path, n: int, chars: int) -> tuple[Path, Path]:
     from agentao.memory import MemoryGuard, SQLiteMemoryStore
+
     project = folder / "project" / ".agentao" / "memory.db"
     user = folder / "home" / ".agentao" / "memory.db"
     guard, w = MemoryGuard(), Writer(3)
@@ -48,20 +49,34 @@ def build(folder: Path, n: int, chars: int) -> tuple[Path, Path]:
             title = f"{w.text(4)} {i}"
             content = f"{i} " + texts[i % len(texts)][: chars - len(str(i)) - 1]
             stamp = f"2026-{1 + i % 12:02d}-{1 + i % 28:02d}T{i % 24:02d}:{i % 60:02d}:00"
-            data.append((f"{i:08x}", "project" if path == project else "user", "note",
-                         guard.normalize_key(title), title, content, json.dumps(["big"]),
-                         json.dumps(guard.extract_keywords(title, ["big"], content[:200])),
-                         stamp, stamp))
+            data.append(
+                (
+                    f"{i:08x}",
+                    "project" if path == project else "user",
+                    "note",
+                    guard.normalize_key(title),
+                    title,
+                    content,
+                    json.dumps(["big"]),
+                    json.dumps(guard.extract_keywords(title, ["big"], content[:200])),
+                    stamp,
+                    stamp,
+                )
+            )
         with sqlite3.connect(path) as conn:
-            conn.executemany("INSERT INTO memories (id, scope, type, key_normalized, title, "
-                             "content, tags_json, keywords_json, created_at, updated_at) "
-                             "VALUES (?,?,?,?,?,?,?,?,?,?)", data)
+            conn.executemany(
+                "INSERT INTO memories (id, scope, type, key_normalized, title, "
+                "content, tags_json, keywords_json, created_at, updated_at) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?)",
+                data,
+            )
         sqlite3.connect(path).execute("PRAGMA wal_checkpoint(TRUNCATE)").close()
     return project.parent.parent, user
 
 
 def download(server: Server, url: str, limit: float) -> dict:
     import http.client
+
     conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=limit)
     t = time.perf_counter()
     conn.request("GET", url, headers={"Authorization": f"token {server.token}"})
@@ -78,8 +93,7 @@ def download(server: Server, url: str, limit: float) -> dict:
     total = time.perf_counter() - t
     conn.close()
     body = b"".join(chunks)
-    return {"status": r.status, "first": first, "total": total, "body": body,
-            "cut": total >= limit}
+    return {"status": r.status, "first": first, "total": total, "body": body, "cut": total >= limit}
 
 
 def count_records(fmt: str, body: bytes) -> tuple[int, str]:
@@ -89,8 +103,7 @@ def count_records(fmt: str, body: bytes) -> tuple[int, str]:
         notes = [r["content"] for r in rows if r["section"] in ("incomplete", "unreadable_store")]
         return sum(r["section"] == "memory" for r in rows), "; ".join(notes)
     doc = json.loads(text)
-    return (sum(len(g["memories"]) for g in doc["groups"]),
-            "; ".join(doc.get("incomplete", [])))
+    return (sum(len(g["memories"]) for g in doc["groups"]), "; ".join(doc.get("incomplete", [])))
 
 
 def main() -> int:
@@ -104,16 +117,23 @@ def main() -> int:
     args = ap.parse_args()
     root = args.dir or Path(tempfile.mkdtemp(prefix="bench-export-stream-"))
     t = time.perf_counter()
-    project, user = build(root, args.rows, args.chars) if not (root / "project").exists() else (
-        root / "project", root / "home" / ".agentao" / "memory.db")
-    print(f"export stream: tree {args.tree} {args.label}; {args.rows:,} project memories of "
-          f"{args.chars:,} characters (+10 user), built in {time.perf_counter() - t:.0f} s; "
-          f"load {Path('/proc/loadavg').read_text().split()[:3]}")
+    project, user = (
+        build(root, args.rows, args.chars)
+        if not (root / "project").exists()
+        else (root / "project", root / "home" / ".agentao" / "memory.db")
+    )
+    print(
+        f"export stream: tree {args.tree} {args.label}; {args.rows:,} project memories of "
+        f"{args.chars:,} characters (+10 user), built in {time.perf_counter() - t:.0f} s; "
+        f"load {Path('/proc/loadavg').read_text().split()[:3]}"
+    )
     server = Server(args.tree.resolve(), project, user, root / "server.log")
     try:
         server.get("/overview", args.limit)
-        print(f"  after the first page: peak RSS {server.rss_peak_mib():.0f} MiB (the server's own "
-              "copy of the stores, if the tree has one)")
+        print(
+            f"  after the first page: peak RSS {server.rss_peak_mib():.0f} MiB (the server's own "
+            "copy of the stores, if the tree has one)"
+        )
         for fmt in ("csv", "json"):
             other, done = [], threading.Event()
 
@@ -124,19 +144,25 @@ def main() -> int:
                     other.append(s.get("/overview.json", 60)[0])
                     time.sleep(0.2)
                 s.close()
+
             poker = threading.Thread(target=poke)
             poker.start()
             got = download(server, f"/export/memories.{fmt}", args.limit)
             done.set()
             poker.join()
             n, notes = count_records(fmt, got["body"]) if not got["cut"] else (0, "")
-            print(f"  /export/memories.{fmt:<5} status {got['status']}  first byte "
-                  f"{got['first']:.2f} s  total {got['total']:.1f} s  "
-                  f"{len(got['body']) / 2**20:.0f} MiB  memories {n:,}/{args.rows + 10:,}"
-                  + ("  CUT BY THE LIMIT" if got["cut"] else "") + (f"  notes: {notes}" if notes else ""))
-            print(f"      meanwhile /overview.json x{len(other)}: p50 {pct(other, .5) * 1000:.0f} ms"
-                  f"  max {max(other, default=0) * 1000:.0f} ms; peak RSS now "
-                  f"{server.rss_peak_mib():.0f} MiB")
+            print(
+                f"  /export/memories.{fmt:<5} status {got['status']}  first byte "
+                f"{got['first']:.2f} s  total {got['total']:.1f} s  "
+                f"{len(got['body']) / 2**20:.0f} MiB  memories {n:,}/{args.rows + 10:,}"
+                + ("  CUT BY THE LIMIT" if got["cut"] else "")
+                + (f"  notes: {notes}" if notes else "")
+            )
+            print(
+                f"      meanwhile /overview.json x{len(other)}: p50 {pct(other, 0.5) * 1000:.0f} ms"
+                f"  max {max(other, default=0) * 1000:.0f} ms; peak RSS now "
+                f"{server.rss_peak_mib():.0f} MiB"
+            )
         print(f"  server peak RSS (VmHWM) {server.rss_peak_mib():.0f} MiB")
     finally:
         server.stop()

@@ -50,6 +50,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+from findings_labelled import PAIRS, TEXTS  # noqa: E402
+from texts import ordinary, realistic_text, vocabulary  # noqa: E402
+
 from dashboard import contract  # noqa: E402
 from dashboard.demo import build_demo  # noqa: E402
 from dashboard.findings import corpus  # noqa: E402
@@ -57,8 +60,6 @@ from dashboard.findings.rules import scan_text  # noqa: E402
 from dashboard.findings.scan import scan  # noqa: E402
 from dashboard.store import build_refs, connection  # noqa: E402
 from dashboard.store.schema import create_fresh_store  # noqa: E402
-from findings_labelled import PAIRS, TEXTS  # noqa: E402
-from texts import ordinary, realistic_text, vocabulary  # noqa: E402
 
 TEXT_FAMILIES = ("secret", "personal", "instruction")
 PLANTED = [
@@ -71,8 +72,10 @@ PLANTED = [
 
 
 def precision_recall() -> None:
-    print(f"(a) labelled strings: {len(TEXTS)} "
-          f"({sum(1 for _t, f in TEXTS if f)} positive, {sum(1 for _t, f in TEXTS if not f)} negative)")
+    print(
+        f"(a) labelled strings: {len(TEXTS)} "
+        f"({sum(1 for _t, f in TEXTS if f)} positive, {sum(1 for _t, f in TEXTS if not f)} negative)"
+    )
     tally = {f: Counter() for f in TEXT_FAMILIES}
     misses = []
     for text, family in TEXTS:
@@ -96,9 +99,11 @@ def precision_recall() -> None:
         docs = corpus.Docs.of([("k1", "project", "note", a), ("k2", "project", "note", b)])
         hit = bool(list(corpus.near_duplicates(docs)))
         c["tp" if hit and dup else "fp" if hit else "fn" if dup else "tn"] += 1
-    print(f"  {'duplicates':<12}{c['tp']:>4}{c['fp']:>4}{c['fn']:>4}"
-          f"{c['tp'] / max(1, c['tp'] + c['fp']):>11.3f}{c['tp'] / max(1, c['tp'] + c['fn']):>8.3f}"
-          f"   ({len(PAIRS)} labelled pairs)")
+    print(
+        f"  {'duplicates':<12}{c['tp']:>4}{c['fp']:>4}{c['fn']:>4}"
+        f"{c['tp'] / max(1, c['tp'] + c['fp']):>11.3f}{c['tp'] / max(1, c['tp'] + c['fn']):>8.3f}"
+        f"   ({len(PAIRS)} labelled pairs)"
+    )
     for line in misses:
         print(line)
 
@@ -109,38 +114,61 @@ def false_positives(n: int, now: datetime) -> None:
         report = scan(build_refs(project, user), now)
     demo = Counter(i.finding.rule for i in report.items)
     text_fp = sum(v for k, v in demo.items() if k.split(".")[0] in TEXT_FAMILIES)
-    print(f"\n(a) demo data: {text_fp} text findings (all would be false positives); "
-          f"other findings: {dict(demo)}")
+    print(
+        f"\n(a) demo data: {text_fp} text findings (all would be false positives); "
+        f"other findings: {dict(demo)}"
+    )
     rng = random.Random(7)
     texts = [ordinary(rng) for _ in range(n)]
     found = Counter(f.rule for t in texts for f in scan_text(t))
-    print(f"(a) generated ordinary corpus, {n} memories: {sum(found.values())} text findings "
-          f"= {sum(found.values()) / n:.4%} false-positive rate {dict(found) or ''}")
+    print(
+        f"(a) generated ordinary corpus, {n} memories: {sum(found.values())} text findings "
+        f"= {sum(found.values()) / n:.4%} false-positive rate {dict(found) or ''}"
+    )
 
 
 def build_store(root: Path, n: int, now: datetime) -> tuple[Path, Path]:
     rng = random.Random(11)
     project_dir = root / "p"
     user_db = root / "u" / "memory.db"
-    conns = {"project": create_fresh_store(project_dir / ".agentao" / "memory.db"),
-             "user": create_fresh_store(user_db)}
+    conns = {
+        "project": create_fresh_store(project_dir / ".agentao" / "memory.db"),
+        "user": create_fresh_store(user_db),
+    }
     rows = {"project": [], "user": []}
     for i in range(n):
         text = PLANTED[(i // 100) % len(PLANTED)] if i % 100 == 0 else ordinary(rng)
         scope = "user" if i % 10 == 0 else "project"
-        typ = rng.choice(("note", "project_fact", "decision", "workflow")) if scope == "project" else "preference"
+        typ = (
+            rng.choice(("note", "project_fact", "decision", "workflow"))
+            if scope == "project"
+            else "preference"
+        )
         # To the second, as agentao writes them: whole-day steps would make a
         # few hundred distinct stamps and hide the cost of parsing them.
         stamp = (now - timedelta(seconds=rng.randint(0, 200 * 86400))).strftime("%Y-%m-%dT%H:%M:%S")
         deleted = stamp if i % 25 == 0 else None
-        rows[scope].append(("%08x" % i, scope, typ, f"key_{i}", f"key {i}", text, "[]",
-                            json.dumps(contract.extract_keywords(f"key {i}", [], text)),
-                            stamp, stamp, deleted))
+        rows[scope].append(
+            (
+                "%08x" % i,
+                scope,
+                typ,
+                f"key_{i}",
+                f"key {i}",
+                text,
+                "[]",
+                json.dumps(contract.extract_keywords(f"key {i}", [], text)),
+                stamp,
+                stamp,
+                deleted,
+            )
+        )
     for scope, conn in conns.items():
         conn.executemany(
             "INSERT INTO memories (id, scope, type, key_normalized, title, content, tags_json,"
             " keywords_json, created_at, updated_at, deleted_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-            rows[scope])
+            rows[scope],
+        )
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         conn.close()
     return project_dir, user_db
@@ -181,12 +209,18 @@ def timing(n: int, runs: int, now: datetime) -> None:
             del report
     read = statistics.median(reads)
     print(f"\n(b) scan of {n:,} memories (both stores, 4% soft-deleted, 1% planted), {runs} runs:")
-    print(f"    wall median {statistics.median(walls):.2f} s, best {min(walls):.2f} s; "
-          f"CPU median {statistics.median(cpus):.2f} s")
-    print(f"    reference: sqlite3 alone reading every memory row (SELECT *) median {read:.2f} s, "
-          f"in the same runs; scan / read: {statistics.median(walls) / read:.1f}x")
-    print(f"    findings by category: {dict(found)}; "
-          f"load average now {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs (wall time grows with it)")
+    print(
+        f"    wall median {statistics.median(walls):.2f} s, best {min(walls):.2f} s; "
+        f"CPU median {statistics.median(cpus):.2f} s"
+    )
+    print(
+        f"    reference: sqlite3 alone reading every memory row (SELECT *) median {read:.2f} s, "
+        f"in the same runs; scan / read: {statistics.median(walls) / read:.1f}x"
+    )
+    print(
+        f"    findings by category: {dict(found)}; "
+        f"load average now {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs (wall time grows with it)"
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -199,8 +233,10 @@ def build_realistic(root: Path, n: int, chars: int | None, now: datetime) -> tup
     vocab = vocabulary(rng)
     weights = [1 / (rank + 1) for rank in range(len(vocab))]
     project_dir, user_db = root / "p", root / "u" / "memory.db"
-    conns = {"project": create_fresh_store(project_dir / ".agentao" / "memory.db"),
-             "user": create_fresh_store(user_db)}
+    conns = {
+        "project": create_fresh_store(project_dir / ".agentao" / "memory.db"),
+        "user": create_fresh_store(user_db),
+    }
     for scope, conn in conns.items():
         share = n // 10 if scope == "user" else n - n // 10
         batch = []
@@ -208,8 +244,21 @@ def build_realistic(root: Path, n: int, chars: int | None, now: datetime) -> tup
             text = realistic_text(rng, vocab, weights, chars or rng.randint(40, 400))
             stamp = (now - timedelta(seconds=rng.randint(0, 200 * 86400))).strftime("%Y-%m-%dT%H:%M:%S")
             typ = "preference" if scope == "user" else rng.choice(("note", "project_fact", "decision"))
-            batch.append((f"{scope[0]}{i:08x}", scope, typ, f"key_{scope}_{i}", f"key {i}", text,
-                          "[]", "[]", stamp, stamp, stamp if i % 25 == 0 else None))
+            batch.append(
+                (
+                    f"{scope[0]}{i:08x}",
+                    scope,
+                    typ,
+                    f"key_{scope}_{i}",
+                    f"key {i}",
+                    text,
+                    "[]",
+                    "[]",
+                    stamp,
+                    stamp,
+                    stamp if i % 25 == 0 else None,
+                )
+            )
             if len(batch) == 5000:
                 conn.executemany(_INSERT, batch)
                 batch = []
@@ -220,8 +269,10 @@ def build_realistic(root: Path, n: int, chars: int | None, now: datetime) -> tup
     return project_dir, user_db
 
 
-_INSERT = ("INSERT INTO memories (id, scope, type, key_normalized, title, content, tags_json,"
-           " keywords_json, created_at, updated_at, deleted_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)")
+_INSERT = (
+    "INSERT INTO memories (id, scope, type, key_normalized, title, content, tags_json,"
+    " keywords_json, created_at, updated_at, deleted_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
+)
 
 
 def _peak_rss_mib() -> float:
@@ -260,11 +311,17 @@ def sized(n: int, chars: int | None, now: datetime, limit_s: float | None) -> No
                 stop.set()
                 probe.join()
             cut = getattr(report, "cut", None)
-            print(f"(c) {label:28s} {kind} scan {wall:7.2f} s = {wall / read:6.1f}x a plain "
-                  f"sqlite3 read ({read:.3f} s); {len(report.items):,} findings; "
-                  f"peak RSS {_peak_rss_mib():,.0f} MiB"
-                  + (f"; another thread waited at most {max(gaps) * 1000:.0f} ms for the "
-                     "interpreter" if len(gaps) > 1 else "") + (f"; cut: {cut}" if cut else ""))
+            print(
+                f"(c) {label:28s} {kind} scan {wall:7.2f} s = {wall / read:6.1f}x a plain "
+                f"sqlite3 read ({read:.3f} s); {len(report.items):,} findings; "
+                f"peak RSS {_peak_rss_mib():,.0f} MiB"
+                + (
+                    f"; another thread waited at most {max(gaps) * 1000:.0f} ms for the interpreter"
+                    if len(gaps) > 1
+                    else ""
+                )
+                + (f"; cut: {cut}" if cut else "")
+            )
             del report
 
 
@@ -273,6 +330,7 @@ def through_server(n: int, chars: int | None, now: datetime) -> None:
     a static file and /overview while the full scan runs in the background, and
     how long that scan takes until its report is the page's."""
     import http.client
+
     from load import login, start_server
 
     def get(path: str) -> tuple[float, dict | None]:
@@ -291,17 +349,26 @@ def through_server(n: int, chars: int | None, now: datetime) -> None:
         proc, port, token = start_server(project, user, threads=4)
         try:
             cookie = login(port, token)
-            get("/overview")   # the first view's own cost, not the scan's
+            get("/overview")  # the first view's own cost, not the scan's
             took, page = get("/findings.json")
-            print(f"(d) {label:28s} server: /findings.json answered in {took:.2f} s, "
-                  f"complete={page.get('complete')}, {page.get('rows_scanned')} of "
-                  f"{page.get('rows_total')} rows; cut: {page.get('cut')}")
+            print(
+                f"(d) {label:28s} server: /findings.json answered in {took:.2f} s, "
+                f"complete={page.get('complete')}, {page.get('rows_scanned')} of "
+                f"{page.get('rows_total')} rows; cut: {page.get('cut')}"
+            )
             if page.get("complete") is False:
                 conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-                conn.request("POST", "/findings/scan", body="", headers={
-                    "Cookie": cookie, "Accept": "application/json",
-                    "Origin": f"http://127.0.0.1:{port}",
-                    "Content-Type": "application/x-www-form-urlencoded"})
+                conn.request(
+                    "POST",
+                    "/findings/scan",
+                    body="",
+                    headers={
+                        "Cookie": cookie,
+                        "Accept": "application/json",
+                        "Origin": f"http://127.0.0.1:{port}",
+                        "Content-Type": "application/x-www-form-urlencoded",
+                    },
+                )
                 job = json.loads(conn.getresponse().read())
                 conn.close()
                 t0, waits, state = time.perf_counter(), [], {"state": "running"}
@@ -311,10 +378,12 @@ def through_server(n: int, chars: int | None, now: datetime) -> None:
                     state = get(job["json_url"])[1]
                     time.sleep(0.5)
                 took = time.perf_counter() - t0
-                print(f"    full scan in the background: {state['state']} after {took:.1f} s "
-                      f"({state.get('result') and state['result'].get('findings')} findings); "
-                      f"meanwhile /static/app.css and /overview answered in at most "
-                      f"{max(waits):.2f} s (median {statistics.median(waits):.3f} s, {len(waits)} requests)")
+                print(
+                    f"    full scan in the background: {state['state']} after {took:.1f} s "
+                    f"({state.get('result') and state['result'].get('findings')} findings); "
+                    f"meanwhile /static/app.css and /overview answered in at most "
+                    f"{max(waits):.2f} s (median {statistics.median(waits):.3f} s, {len(waits)} requests)"
+                )
         finally:
             proc.kill()
             proc.wait()
@@ -325,8 +394,12 @@ def main() -> None:
     ap.add_argument("--memories", type=int, default=20_000)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--ordinary", type=int, default=20_000, help="size of the generated ordinary corpus")
-    ap.add_argument("--sized", default="", help="realistic-vocabulary stores to scan, e.g. "
-                    "1000,10000,100000,50000x4000 (rows, or rows x characters); only these run")
+    ap.add_argument(
+        "--sized",
+        default="",
+        help="realistic-vocabulary stores to scan, e.g. "
+        "1000,10000,100000,50000x4000 (rows, or rows x characters); only these run",
+    )
     ap.add_argument("--limit", type=float, default=2.0, help="the page's scan budget in seconds")
     ap.add_argument("--server", action="store_true", help="with --sized: through the running server")
     args = ap.parse_args()
@@ -334,8 +407,11 @@ def main() -> None:
     if args.sized:
         for spec in args.sized.split(","):
             n, _, chars = spec.partition("x")
-            (through_server(int(n), int(chars) if chars else None, now) if args.server
-             else sized(int(n), int(chars) if chars else None, now, args.limit))
+            (
+                through_server(int(n), int(chars) if chars else None, now)
+                if args.server
+                else sized(int(n), int(chars) if chars else None, now, args.limit)
+            )
         return
     precision_recall()
     false_positives(args.ordinary, now)

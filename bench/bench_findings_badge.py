@@ -31,9 +31,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_findings import build_store  # noqa: E402
+
 from dashboard import create_app  # noqa: E402
-from dashboard.web import NAV_BADGES  # noqa: E402
 from dashboard.views import findings  # noqa: E402
+from dashboard.web import NAV_BADGES  # noqa: E402
 
 
 def ms(f, runs: int) -> float:
@@ -49,8 +50,7 @@ def measure(n: int, runs: int) -> dict:
     now = datetime.now(timezone.utc)
     root = Path(tempfile.mkdtemp(prefix="bench-badge-"))
     project_dir, user_db = build_store(root, n, now.replace(tzinfo=None))
-    app = create_app({"PROJECT_DIR": project_dir, "USER_DB": user_db, "TESTING": True,
-                      "AUTH_TOKEN": False})
+    app = create_app({"PROJECT_DIR": project_dir, "USER_DB": user_db, "TESTING": True, "AUTH_TOKEN": False})
     client = app.test_client()
     page = "/summaries"
 
@@ -59,13 +59,14 @@ def measure(n: int, runs: int) -> dict:
         assert r.status_code == 200
         return r.get_data(as_text=True)
 
-    def drop_scan():   # the scan held for the screens (store.held), and nothing else
+    def drop_scan():  # the scan held for the screens (store.held), and nothing else
         from dashboard.store import held
+
         with held._lock:
             for key in [k for k in held._table if k[0] == "findings"]:
                 del held._table[key]
 
-    get()   # warm: templates compiled, snapshots read
+    get()  # warm: templates compiled, snapshots read
     drop_scan()
     no_scan = ms(get, runs)
     assert 'data-tab="findings"' in get() and "data-count" not in get().split('data-tab="findings"')[1][:80]
@@ -74,6 +75,7 @@ def measure(n: int, runs: int) -> dict:
         drop_scan()
         with app.test_request_context("/findings"):
             findings.current_report()
+
     scan_ms = ms(fresh_scan, max(1, runs // 3))
     with app.test_request_context("/findings"):
         report, _at, _reused = findings.current_report()
@@ -81,9 +83,16 @@ def measure(n: int, runs: int) -> dict:
     with app.test_request_context(page):
         badge_alone = ms(NAV_BADGES["findings.index"], runs)
         badge = NAV_BADGES["findings.index"]()
-    return {"n": n, "findings": len(report.items), "complete": report.complete,
-            "badge": badge[0] if badge else None, "page_no_scan": no_scan,
-            "page_held": held_page, "badge_alone": badge_alone, "scan": scan_ms}
+    return {
+        "n": n,
+        "findings": len(report.items),
+        "complete": report.complete,
+        "badge": badge[0] if badge else None,
+        "page_no_scan": no_scan,
+        "page_held": held_page,
+        "badge_alone": badge_alone,
+        "scan": scan_ms,
+    }
 
 
 def main() -> int:
@@ -91,13 +100,17 @@ def main() -> int:
     ap.add_argument("--sizes", default="1000,10000")
     ap.add_argument("--runs", type=int, default=15)
     args = ap.parse_args()
-    print(f"{'memories':>9} {'findings':>9} {'badge':>6} {'page, no scan':>14} {'page, held':>11} "
-          f"{'badge fn':>9} {'fresh scan':>11}")
+    print(
+        f"{'memories':>9} {'findings':>9} {'badge':>6} {'page, no scan':>14} {'page, held':>11} "
+        f"{'badge fn':>9} {'fresh scan':>11}"
+    )
     for n in (int(s) for s in args.sizes.split(",")):
         r = measure(n, args.runs)
-        print(f"{r['n']:>9,} {r['findings']:>9,} {str(r['badge']):>6} {r['page_no_scan']:>11.1f} ms "
-              f"{r['page_held']:>8.1f} ms {r['badge_alone']:>6.2f} ms {r['scan']:>8.0f} ms"
-              f"{'' if r['complete'] else ' (cut: time limit)'}")
+        print(
+            f"{r['n']:>9,} {r['findings']:>9,} {str(r['badge']):>6} {r['page_no_scan']:>11.1f} ms "
+            f"{r['page_held']:>8.1f} ms {r['badge_alone']:>6.2f} ms {r['scan']:>8.0f} ms"
+            f"{'' if r['complete'] else ' (cut: time limit)'}"
+        )
     return 0
 
 

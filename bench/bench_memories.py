@@ -35,8 +35,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from dashboard import contract, create_app  # noqa: E402
 from dashboard.store.schema import create_fresh_store  # noqa: E402
 
-WORDS = ("python uv pytest deploy docker redis postgres cache auth token api schema migrate "
-         "logging review release branch linter format ruff mypy build wheel").split()
+WORDS = (
+    "python uv pytest deploy docker redis postgres cache auth token api schema migrate "
+    "logging review release branch linter format ruff mypy build wheel"
+).split()
 TYPES = ["note", "project_fact", "preference", "workflow", "decision", "constraint", "profile"]
 
 
@@ -51,10 +53,24 @@ def build(path: Path, n: int, scope: str, seed: int) -> None:
         tags = [words[3], words[4]]
         kws = contract.extract_keywords(key, tags, content)
         ts = f"2026-{1 + i % 11:02d}-{1 + i % 28:02d}T{i % 24:02d}:{i % 60:02d}:{i % 59:02d}"
-        rows.append((f"{i:08x}", scope, rnd.choice(TYPES), contract.normalize_key(key), key,
-                     content, json.dumps(tags), json.dumps(kws),
-                     rnd.choice(["explicit", "auto", "crystallized"]), "explicit_user", "normal",
-                     ts, ts, ts if i % 10 == 0 else None))
+        rows.append(
+            (
+                f"{i:08x}",
+                scope,
+                rnd.choice(TYPES),
+                contract.normalize_key(key),
+                key,
+                content,
+                json.dumps(tags),
+                json.dumps(kws),
+                rnd.choice(["explicit", "auto", "crystallized"]),
+                "explicit_user",
+                "normal",
+                ts,
+                ts,
+                ts if i % 10 == 0 else None,
+            )
+        )
     conn.execute("BEGIN")
     conn.executemany("INSERT INTO memories VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
     conn.execute("COMMIT")
@@ -71,8 +87,11 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--memories", type=int, default=100_000)
     ap.add_argument("--runs", type=int, default=30)
-    ap.add_argument("--store", type=Path, help="build the stores in this folder once, and reuse"
-                    " them on later runs (same --memories)")
+    ap.add_argument(
+        "--store",
+        type=Path,
+        help="build the stores in this folder once, and reuse them on later runs (same --memories)",
+    )
     args = ap.parse_args()
     root = args.store or Path(tempfile.mkdtemp(prefix="bench-memories-"))
     project = root / "project"
@@ -82,40 +101,51 @@ def main() -> None:
     else:
         build(project / ".agentao" / "memory.db", args.memories, "project", 1)
         build(root / "user.db", max(1, args.memories // 10), "user", 2)
-        print(f"built {args.memories:,} project + {max(1, args.memories // 10):,} user memories "
-              f"in {time.perf_counter() - t0:.1f} s")
-    client = create_app({"PROJECT_DIR": project, "USER_DB": root / "user.db",
-                         "AUTH_TOKEN": False}).test_client()
+        print(
+            f"built {args.memories:,} project + {max(1, args.memories // 10):,} user memories "
+            f"in {time.perf_counter() - t0:.1f} s"
+        )
+    client = create_app(
+        {"PROJECT_DIR": project, "USER_DB": root / "user.db", "AUTH_TOKEN": False}
+    ).test_client()
     n = len(WORDS)
     cases = {
-        "no filter": "/memories", "json twin": "/memories.json",
-        "scope=project": "/memories?scope=project", "type=workflow": "/memories?type=workflow",
-        "tag=redis": "/memories?tag=redis", "search q=deploy": "/memories?q=deploy",
-        "search q=mod42.py": "/memories?q=mod42.py", "deleted=1": "/memories?deleted=1",
-        "page 1000": "/memories?page=1000", "sort=title asc": "/memories?sort=title&order=asc",
+        "no filter": "/memories",
+        "json twin": "/memories.json",
+        "scope=project": "/memories?scope=project",
+        "type=workflow": "/memories?type=workflow",
+        "tag=redis": "/memories?tag=redis",
+        "search q=deploy": "/memories?q=deploy",
+        "search q=mod42.py": "/memories?q=mod42.py",
+        "deleted=1": "/memories?deleted=1",
+        "page 1000": "/memories?page=1000",
+        "sort=title asc": "/memories?sort=title&order=asc",
         "search q=deploy p.100": "/memories?q=deploy&page=100",
         "search q=deploy+type": "/memories?q=deploy&type=workflow",
         "search new term, few": lambda k: f"/memories?q=mod{k}.py",
-        "search new term, many": lambda k: f"/memories?q={WORDS[k % n][:len(WORDS[k % n]) - k // n]}",
+        "search new term, many": lambda k: f"/memories?q={WORDS[k % n][: len(WORDS[k % n]) - k // n]}",
         "search new, two words": lambda k: f"/memories?q={WORDS[k % n]} {WORDS[(k + 1 + k // n) % n]}",
         "tag new each view": lambda k: f"/memories?tag={WORDS[k % n]}" + "&scope=project" * (k >= n),
     }
     t, c = time.perf_counter(), time.process_time()
     assert client.get("/memories").status_code == 200
     cold_ms, cold_cpu = (time.perf_counter() - t) * 1000, (time.process_time() - c) * 1000
-    cold_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024   # KiB on Linux
+    cold_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024  # KiB on Linux
     conn = sqlite3.connect(project / ".agentao" / "memory.db")
     bare = []
     for _ in range(args.runs):
         t = time.perf_counter()
         conn.execute("SELECT COUNT(*) FROM memories WHERE deleted_at IS NULL").fetchone()
-        conn.execute("SELECT * FROM memories WHERE deleted_at IS NULL ORDER BY updated_at DESC"
-                     " LIMIT 50").fetchall()
+        conn.execute(
+            "SELECT * FROM memories WHERE deleted_at IS NULL ORDER BY updated_at DESC LIMIT 50"
+        ).fetchall()
         bare.append((time.perf_counter() - t) * 1000)
     print(f"{'case':<24}{'p50 ms':>9}{'p95 ms':>9}{'CPU p50':>9}{'x bare SQLite':>15}")
-    print(f"{'bare SQLite count+page':<24}{statistics.median(bare):9.1f}{p(bare, .95):9.1f}{'':>9}{1:15.1f}")
-    print(f"{'cold: first view':<24}{cold_ms:9.1f}{'':>9}{cold_cpu:9.1f}{cold_ms / statistics.median(bare):15.1f}"
-          f"   (reads the snapshots once; peak RSS then {cold_rss} MiB)")
+    print(f"{'bare SQLite count+page':<24}{statistics.median(bare):9.1f}{p(bare, 0.95):9.1f}{'':>9}{1:15.1f}")
+    print(
+        f"{'cold: first view':<24}{cold_ms:9.1f}{'':>9}{cold_cpu:9.1f}{cold_ms / statistics.median(bare):15.1f}"
+        f"   (reads the snapshots once; peak RSS then {cold_rss} MiB)"
+    )
     for name, url in cases.items():
         view = url if callable(url) else (lambda k, url=url: url)
         assert client.get(view(args.runs)).status_code == 200, name
@@ -127,8 +157,10 @@ def main() -> None:
             cpu.append((time.process_time() - c) * 1000)
             assert r.status_code == 200
         med = statistics.median(times)
-        print(f"{name:<24}{med:9.1f}{p(times, .95):9.1f}{statistics.median(cpu):9.1f}"
-              f"{med / statistics.median(bare):15.1f}")
+        print(
+            f"{name:<24}{med:9.1f}{p(times, 0.95):9.1f}{statistics.median(cpu):9.1f}"
+            f"{med / statistics.median(bare):15.1f}"
+        )
 
 
 if __name__ == "__main__":

@@ -33,19 +33,22 @@ from dashboard.actions import diskscan, purge  # noqa: E402
 from dashboard.store import StoreRef  # noqa: E402
 from dashboard.store import purge as sql  # noqa: E402
 
-WORDS = ("the project uses python and postgres for the billing service while the frontend "
-         "runs react with typescript tests live under tests and ci builds wheels on tag "
-         "deploy script reads config from env never push to main prefer tabs review every "
-         "migration the user likes short answers writes docs in english lives in lisbon "
-         "meeting notes budget roadmap customer incident retro vacation dentist flight").split()
+WORDS = (
+    "the project uses python and postgres for the billing service while the frontend "
+    "runs react with typescript tests live under tests and ci builds wheels on tag "
+    "deploy script reads config from env never push to main prefer tabs review every "
+    "migration the user likes short answers writes docs in english lives in lisbon "
+    "meeting notes budget roadmap customer incident retro vacation dentist flight"
+).split()
 
 
 def vocabulary(rng: random.Random) -> list[str]:
     # Real memories name many distinct things; a 60-word vocabulary would make
     # every 10-byte run common and flatter nothing but the false-positive rate.
     letters = "etaoinshrdlcumwfgypbvkjxqz"
-    made = ["".join(rng.choices(letters, weights=range(26, 0, -1), k=rng.randint(3, 10)))
-            for _ in range(20000)]
+    made = [
+        "".join(rng.choices(letters, weights=range(26, 0, -1), k=rng.randint(3, 10))) for _ in range(20000)
+    ]
     return WORDS + made
 
 
@@ -56,7 +59,7 @@ def sentence(rng: random.Random, vocab: list[str]) -> str:
 
 
 def build(db: Path, mb: int, rng: random.Random) -> None:
-    SQLiteMemoryStore.open(db)   # agentao creates the schema and WAL mode
+    SQLiteMemoryStore.open(db)  # agentao creates the schema and WAL mode
     vocab = vocabulary(rng)
     conn = sqlite3.connect(db)
     rows, size, n = [], 0, 0
@@ -64,12 +67,27 @@ def build(db: Path, mb: int, rng: random.Random) -> None:
         content = " ".join(sentence(rng, vocab) for _ in range(rng.randint(2, 30)))[:4000]
         n += 1
         deleted = "2026-01-01T00:00:00" if n % 2 else None
-        rows.append((f"{n:08x}", "project", "note", f"key_{n}", f"key {n}", content,
-                     '["bench"]', "[]", "2025-01-01T00:00:00", "2025-01-01T00:00:00", deleted))
-        size += int(len(content) * 1.4) + 100   # row, index and page overhead
+        rows.append(
+            (
+                f"{n:08x}",
+                "project",
+                "note",
+                f"key_{n}",
+                f"key {n}",
+                content,
+                '["bench"]',
+                "[]",
+                "2025-01-01T00:00:00",
+                "2025-01-01T00:00:00",
+                deleted,
+            )
+        )
+        size += int(len(content) * 1.4) + 100  # row, index and page overhead
     conn.executemany(
         "INSERT INTO memories (id, scope, type, key_normalized, title, content, tags_json,"
-        " keywords_json, created_at, updated_at, deleted_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)", rows)
+        " keywords_json, created_at, updated_at, deleted_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+        rows,
+    )
     conn.commit()
     conn.close()
 
@@ -114,19 +132,24 @@ def main() -> None:
             t_erase.append(time.perf_counter() - started)
         ref = StoreRef("project", "project", fresh("purge"), "bench")
         result = purge.purge(ref, purge.plan(ref, ["soft_deleted"]))
-        print(f"file: {size / 1e6:.1f} MB, {len(rows)} soft-deleted rows purged, "
-              f"checkpoint {outcome.checkpoint}")
+        print(
+            f"file: {size / 1e6:.1f} MB, {len(rows)} soft-deleted rows purged, "
+            f"checkpoint {outcome.checkpoint}"
+        )
         print(f"bare VACUUM + checkpoint:           {min(t_bare):6.2f} s")
-        print(f"purge (delete + VACUUM + ckpt):     {min(t_erase):6.2f} s  = "
-              f"{min(t_erase) / min(t_bare):.2f}x  (goal <= 1.5x)")
-        print(f"whole purge incl. verification:     {result.seconds:6.2f} s  -> {result.status}, "
-              f"{len(result.verification)} texts checked")
+        print(
+            f"purge (delete + VACUUM + ckpt):     {min(t_erase):6.2f} s  = "
+            f"{min(t_erase) / min(t_bare):.2f}x  (goal <= 1.5x)"
+        )
+        print(
+            f"whole purge incl. verification:     {result.seconds:6.2f} s  -> {result.status}, "
+            f"{len(result.verification)} texts checked"
+        )
 
         # As the verification runs it: fragments still held by live rows are not residue.
-        texts = [r.texts[0] for r in rows[:args.texts]]
+        texts = [r.texts[0] for r in rows[: args.texts]]
         live = sql.remaining_text(ref)
-        for label, path in (("texts absent (after purge)", ref.path),
-                            ("texts present (before purge)", src)):
+        for label, path in (("texts absent (after purge)", ref.path), ("texts present (before purge)", src)):
             mb = path.stat().st_size / 1e6
             took, cpu, prep = [], [], []
             for _ in range(args.rounds):
@@ -135,16 +158,19 @@ def main() -> None:
                 took.append(time.perf_counter() - started)
                 cpu.append(time.process_time() - cpu0)
                 started = time.perf_counter()
-                diskscan.Needles(texts, diskscan.file_sample([path]))   # the fixed cost per scan
+                diskscan.Needles(texts, diskscan.file_sample([path]))  # the fixed cost per scan
                 prep.append(time.perf_counter() - started)
             took, cpu, prep = min(took), min(cpu), min(prep)
             found = sum(h.found for h in hits.values())
-            print(f"scan, {len(texts)} texts, {label}: {mb:6.1f} MB in {took:5.2f} s = "
-                  f"{mb / took:6.1f} MB/s end to end; {mb / max(took - prep, 1e-9):6.1f} MB/s "
-                  f"after {prep:.2f} s cutting the texts; {mb / cpu:6.1f} MB per CPU-second "
-                  f"(a shared machine inflates wall time); {found} found, "
-                  f"{sum(any(f['whole'] for f in h.files.values()) for h in hits.values())} whole; "
-                  f"load {os.getloadavg()[0]:.1f}  (goal >= 100 MB/s)")
+            print(
+                f"scan, {len(texts)} texts, {label}: {mb:6.1f} MB in {took:5.2f} s = "
+                f"{mb / took:6.1f} MB/s end to end; {mb / max(took - prep, 1e-9):6.1f} MB/s "
+                f"after {prep:.2f} s cutting the texts; {mb / cpu:6.1f} MB per CPU-second "
+                f"(a shared machine inflates wall time); {found} found, "
+                f"{sum(any(f['whole'] for f in h.files.values()) for h in hits.values())} whole; "
+                f"load {os.getloadavg()[0]:.1f}  (goal >= 100 MB/s)"
+            )
+
 
 if __name__ == "__main__":
     main()

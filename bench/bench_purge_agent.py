@@ -69,35 +69,55 @@ AGENT = textwrap.dedent("""
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=20.0)
-    parser.add_argument("--pause", type=float, default=0.2,
-                        help="seconds between the dry run and the click (a person reading it)")
-    parser.add_argument("--agent-pause", type=float, default=0.01,
-                        help="seconds the agent waits between two writes")
-    parser.add_argument("--repeat-every", type=int, default=40,
-                        help="one agent write in this many repeats an earlier sentence")
+    parser.add_argument(
+        "--pause",
+        type=float,
+        default=0.2,
+        help="seconds between the dry run and the click (a person reading it)",
+    )
+    parser.add_argument(
+        "--agent-pause", type=float, default=0.01, help="seconds the agent waits between two writes"
+    )
+    parser.add_argument(
+        "--repeat-every",
+        type=int,
+        default=40,
+        help="one agent write in this many repeats an earlier sentence",
+    )
     args = parser.parse_args()
     from agentao_world import Agent, integrity, seed_corpus
 
     with tempfile.TemporaryDirectory() as tmp:
         world = seed_corpus(Agent(Path(tmp)))
         stop = Path(tmp) / "stop"
-        agent = subprocess.Popen([sys.executable, "-c", AGENT, str(world.project_db),
-                                  str(world.user_db), str(stop), str(args.repeat_every),
-                                  str(args.agent_pause)], stdout=subprocess.PIPE, text=True)
+        agent = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                AGENT,
+                str(world.project_db),
+                str(world.user_db),
+                str(stop),
+                str(args.repeat_every),
+                str(args.agent_pause),
+            ],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         assert agent.stdout.readline().strip() == "ready"
         try:
             report = drive(world, args.seconds, args.pause)
         finally:
-            stop.touch()   # whatever happened, the agent stops before its folder goes
+            stop.touch()  # whatever happened, the agent stops before its folder goes
             tries, ok, notes = map(int, agent.stdout.readline().split() or (0, 0, 0))
             agent.wait(timeout=30)
         conn = sqlite3.connect(world.project_db)
-        found = conn.execute("SELECT count(*) FROM memories WHERE title LIKE 'note %'"
-                             " AND deleted_at IS NULL").fetchone()[0]
+        found = conn.execute(
+            "SELECT count(*) FROM memories WHERE title LIKE 'note %' AND deleted_at IS NULL"
+        ).fetchone()[0]
         conn.close()
         # Live memories are never in a purge of "everything": every one saved must be there.
-        print(f"agent writes attempted {tries}, committed {ok}; live notes saved {notes}, "
-              f"found {found}")
+        print(f"agent writes attempted {tries}, committed {ok}; live notes saved {notes}, found {found}")
         print(report)
         print(f"integrity_check: {integrity(world.project_db)}")
 
@@ -105,6 +125,7 @@ def main() -> None:
 def drive(world, seconds: float, pause: float) -> str:
     """Dry run and purge of everything, again and again, for ``seconds``; the figures as text."""
     from dashboard.store import purge as sql
+
     app = world.app()
     client = app.test_client()
     counts, verdicts = collections.Counter(), collections.Counter()
@@ -114,12 +135,21 @@ def drive(world, seconds: float, pause: float) -> str:
         plan = client.get("/forget/plan/project.json?cat=everything").get_json()
         counts["attempted"] += 1
         time.sleep(pause)
-        r = client.post("/forget/purge/project", headers={"Accept": "application/json"}, data={
-            "cat": "everything", "fingerprint": plan["fingerprint"], "confirm": plan["name"]})
+        r = client.post(
+            "/forget/purge/project",
+            headers={"Accept": "application/json"},
+            data={"cat": "everything", "fingerprint": plan["fingerprint"], "confirm": plan["name"]},
+        )
         if r.status_code not in (200, 202):
             reason = r.get_json()["message"]
-            counts["refused: " + ("a confirmed row changed" if "rows you confirmed changed" in reason
-                                  else reason.split(". ")[0])] += 1
+            counts[
+                "refused: "
+                + (
+                    "a confirmed row changed"
+                    if "rows you confirmed changed" in reason
+                    else reason.split(". ")[0]
+                )
+            ] += 1
             continue
         job_id = r.get_json()["id"]
         while (job := app.extensions["forget_jobs"].get(job_id)).state == "running":
@@ -128,7 +158,7 @@ def drive(world, seconds: float, pause: float) -> str:
         counts["done" if result.status not in ("changed",) else "refused in the job: changed"] += 1
         verdicts[result.status] += 1
         erased += sum(result.deleted.values())
-        kept += len(getattr(result, "kept", ()))   # (main's results had no ``kept``)
+        kept += len(getattr(result, "kept", ()))  # (main's results had no ``kept``)
         again += sum(1 for v in result.verification if v.get("saved_again"))
         if result.status == "found on disk":
             live = sql.remaining_text(_ref(world))
@@ -136,22 +166,27 @@ def drive(world, seconds: float, pause: float) -> str:
             hits = [v for v in result.verification if v["files"]]
             if all(texts.get(v["sha256"], "\0").encode() in live for v in hits):
                 false_residue += 1
-    return "\n".join([
-        f"purges attempted {counts.pop('attempted')}: " +
-        ", ".join(f"{k} {v}" for k, v in sorted(counts.items())),
-        "verdicts: " + ", ".join(f"{k} {v}" for k, v in sorted(verdicts.items())),
-        f"rows erased {erased}, rows kept because they arrived after the dry run {kept}",
-        f"texts saved again by the agent during a scan {again}; "
-        f"false residue verdicts {false_residue} (must be 0)"])
+    return "\n".join(
+        [
+            f"purges attempted {counts.pop('attempted')}: "
+            + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())),
+            "verdicts: " + ", ".join(f"{k} {v}" for k, v in sorted(verdicts.items())),
+            f"rows erased {erased}, rows kept because they arrived after the dry run {kept}",
+            f"texts saved again by the agent during a scan {again}; "
+            f"false residue verdicts {false_residue} (must be 0)",
+        ]
+    )
 
 
 def _ref(world):
     from dashboard.store import build_refs
+
     return next(r for r in build_refs(world.project_dir, world.user_db) if r.kind == "project")
 
 
 def _sha(text: str) -> str:
     from dashboard.actions.diskscan import sha256_text
+
     return sha256_text(text)
 
 

@@ -57,14 +57,25 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from texts import (ALL_HEADS, HEADS, ISSUE_CONTENTS, SIZE, adversarial_contents,  # noqa: E402
-                   ordinary_contents, rule_runners)
+from texts import (  # noqa: E402
+    ALL_HEADS,
+    HEADS,
+    ISSUE_CONTENTS,
+    SIZE,
+    adversarial_contents,
+    ordinary_contents,
+    rule_runners,
+)
+
 
 def outside_runners() -> dict:
     """Regexes over memory text in files outside items 1-2 (agentao's own shapes)."""
     from dashboard import contract
-    return {"contract.find_secret (save, approve)": (None, contract.find_secret),
-            "contract.extract_keywords (save, approve)": (None, lambda t: contract.extract_keywords("k", [], t))}
+
+    return {
+        "contract.find_secret (save, approve)": (None, contract.find_secret),
+        "contract.extract_keywords (save, approve)": (None, lambda t: contract.extract_keywords("k", [], t)),
+    }
 
 
 def cpu(fn, arg, rounds: int) -> float:
@@ -86,36 +97,85 @@ def cpu(fn, arg, rounds: int) -> float:
 
 # --- (a) search ----------------------------------------------------------------
 FAMILIES = {
-    "prose": lambda rng: " ".join(rng.choice(("deploy", "build", "cache", "redis", "token", "review", "a", "of",
-                                              "the", "queue", "worker", "python")) for _ in range(900)),
+    "prose": lambda rng: " ".join(
+        rng.choice(
+            (
+                "deploy",
+                "build",
+                "cache",
+                "redis",
+                "token",
+                "review",
+                "a",
+                "of",
+                "the",
+                "queue",
+                "worker",
+                "python",
+            )
+        )
+        for _ in range(900)
+    ),
     "z a": lambda rng: "#" + "z a " * 1000 + "q",
     "abab": lambda rng: "ab" * 2000,
 }
 NEEDLES = [
-    "%_%_%_%_%_%_%_%#", "%zz%",                          # the issue's
-    "%", "_", "%_%", "_" * 60, "%_" * 60 + "e",           # gaps
-    "%z" * 80 + "%", "a%" * 90 + "#", "z%a%#",           # many pieces
-    "a_b", "z_a z_a z_q", "%z_z_z_z_z_z_z_z_z_z_z_z_z_z_z_z_q%", "a_a_a_a_a_a_a_a_a_a_b",
-    "a_" * 99 + "b", "d_ploy", "lorem_ipsum",            # "_" inside a piece
-    "a\x00b", "\x00", "ab\x1fab",                          # NUL (SQLite stops there), the separator
-    "lorem ipsum", "zz",                                  # plain needles, for comparison
+    "%_%_%_%_%_%_%_%#",
+    "%zz%",  # the issue's
+    "%",
+    "_",
+    "%_%",
+    "_" * 60,
+    "%_" * 60 + "e",  # gaps
+    "%z" * 80 + "%",
+    "a%" * 90 + "#",
+    "z%a%#",  # many pieces
+    "a_b",
+    "z_a z_a z_q",
+    "%z_z_z_z_z_z_z_z_z_z_z_z_z_z_z_z_q%",
+    "a_a_a_a_a_a_a_a_a_a_b",
+    "a_" * 99 + "b",
+    "d_ploy",
+    "lorem_ipsum",  # "_" inside a piece
+    "a\x00b",
+    "\x00",
+    "ab\x1fab",  # NUL (SQLite stops there), the separator
+    "lorem ipsum",
+    "zz",  # plain needles, for comparison
 ]
 
 
 def build_search_store(root: Path, rows: int) -> tuple[Path, Path]:
     from dashboard.store.schema import create_fresh_store
+
     rng = random.Random(3)
     project = root / "project"
     conn = create_fresh_store(project / ".agentao" / "memory.db")
     names = list(FAMILIES)
     records = []
     for i in range(rows):
-        body = FAMILIES[names[i % len(names)]](rng)[:SIZE - 12] + " lorem ipsum"
+        body = FAMILIES[names[i % len(names)]](rng)[: SIZE - 12] + " lorem ipsum"
         if i % 100 == 7:
-            body = body[:100] + "\x00" + body[101:]      # odd: agentao's SQL decides it
+            body = body[:100] + "\x00" + body[101:]  # odd: agentao's SQL decides it
         stamp = f"2026-01-{1 + i % 28:02d}T00:00:{i % 60:02d}"
-        records.append((f"{i:08x}", "project", "note", f"t{i}", f"t{i}", body, json.dumps([f"tag{i % 7}"]),
-                        "[]", "explicit", "explicit_user", "normal", stamp, stamp, None))
+        records.append(
+            (
+                f"{i:08x}",
+                "project",
+                "note",
+                f"t{i}",
+                f"t{i}",
+                body,
+                json.dumps([f"tag{i % 7}"]),
+                "[]",
+                "explicit",
+                "explicit_user",
+                "normal",
+                stamp,
+                stamp,
+                None,
+            )
+        )
     conn.executemany("INSERT INTO memories VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", records)
     conn.commit()
     conn.close()
@@ -128,18 +188,25 @@ def bench_search(rows: int, runs: int) -> float:
     from dashboard import create_app
     from dashboard.store.search import matching
     from dashboard.store.snapshot import rows_of
+
     root = Path(tempfile.mkdtemp(prefix="bench-redos-"))
     project, user = build_search_store(root, rows)
     app = create_app({"PROJECT_DIR": project, "USER_DB": user, "AUTH_TOKEN": False})
     client = app.test_client()
-    nul = len(range(7, rows, 100))   # SQLite's LIKE reads these only up to their NUL
+    nul = len(range(7, rows, 100))  # SQLite's LIKE reads these only up to their NUL
     assert client.get("/memories.json?q=lorem").get_json()["total"] == rows - nul
     snap = rows_of(app.extensions["workspace"].refs(0)[0])
     hays = snap.haystacks
-    raw = {lit: cpu(lambda hs, lit=lit: [h for h in hs if lit in h], hays, runs) for lit in ("ipsum lorem", "zq")}
-    print(f"(a) search: {rows:,} rows of {SIZE:,} characters ({', '.join(FAMILIES)}; {rows // 100} hold a NUL)")
-    print(f"    raw str.find over the haystacks: 'ipsum lorem' {raw['ipsum lorem'] * 1e3:.1f} ms,"
-          f" 'zq' {raw['zq'] * 1e3:.1f} ms")
+    raw = {
+        lit: cpu(lambda hs, lit=lit: [h for h in hs if lit in h], hays, runs) for lit in ("ipsum lorem", "zq")
+    }
+    print(
+        f"(a) search: {rows:,} rows of {SIZE:,} characters ({', '.join(FAMILIES)}; {rows // 100} hold a NUL)"
+    )
+    print(
+        f"    raw str.find over the haystacks: 'ipsum lorem' {raw['ipsum lorem'] * 1e3:.1f} ms,"
+        f" 'zq' {raw['zq'] * 1e3:.1f} ms"
+    )
     print(f"    {'needle':<44}{'hits':>7}{'ms':>9}{'x plain':>9}   {'request ms':>10}")
     worst = 0.0
     for needle in ["ipsum lorem"] + NEEDLES:
@@ -170,14 +237,16 @@ def bench_rules(runners: dict, runs: int, title: str) -> float:
     lit = statistics.median(cpu(literal.search, t, runs) for _l, t in ordinary)
     print(title)
     sizes = ", ".join(f"{family or 'any'} {len(c)}" for family, c in corpora.items())
-    print(f"    (re.search of an absent literal over {SIZE:,} characters: {lit * 1e6:.1f} us;"
-          f" each rule over the adversarial contents of its family: {sizes})")
+    print(
+        f"    (re.search of an absent literal over {SIZE:,} characters: {lit * 1e6:.1f} us;"
+        f" each rule over the adversarial contents of its family: {sizes})"
+    )
     print(f"    {'rule':<40}{'plain us':>9}{'worst us':>10}{'x plain':>9}   worst content")
     worst_all = 0.0
     for name, (family, fn) in runners.items():
         base = statistics.median(cpu(fn, t, runs) for _l, t in ordinary)
         costs = sorted(((cpu(fn, t, 1), label, t) for label, t in corpora[family]), reverse=True)
-        cost, label = max((cpu(fn, t, runs), label) for _c, label, t in costs[:3])   # again, at leisure
+        cost, label = max((cpu(fn, t, runs), label) for _c, label, t in costs[:3])  # again, at leisure
         ratio = cost / max(base, 1e-7)
         worst_all = max(worst_all, ratio)
         print(f"    {name:<40}{base * 1e6:>9.1f}{cost * 1e6:>10.1f}{ratio:>9.2f}   {label}")
@@ -188,6 +257,7 @@ def bench_page(rows: int) -> None:
     from dashboard.findings.scan import scan
     from dashboard.store import build_refs
     from dashboard.store.schema import create_fresh_store
+
     print(f"(c) findings scan (the page's), {rows} rows of each issue content:")
     for label, text in ISSUE_CONTENTS:
         root = Path(tempfile.mkdtemp(prefix="bench-redos-page-"))
@@ -197,8 +267,11 @@ def bench_page(rows: int) -> None:
         conn.executemany(
             "INSERT INTO memories (id, scope, type, key_normalized, title, content, created_at, updated_at)"
             " VALUES (?,?,?,?,?,?,?,?)",
-            [(f"{i:08x}", "project", "note", f"k{i}", f"k {i}", text[:-1] + chr(97 + i % 26), stamp, stamp)
-             for i in range(rows)])
+            [
+                (f"{i:08x}", "project", "note", f"k{i}", f"k {i}", text[:-1] + chr(97 + i % 26), stamp, stamp)
+                for i in range(rows)
+            ],
+        )
         conn.commit()
         conn.close()
         create_fresh_store(user).close()
@@ -213,23 +286,33 @@ def bench_paths(runs: int) -> None:
     16x), beside ordinary text of 4,000 (tests/test_path_patterns.py counts the tries)."""
     from agentao.memory.guards import MemoryGuard
     from agentao.prompts.helpers import extract_context_hints
+
     from dashboard.contract import extract_keywords
     from dashboard.engine import extract_hints
+
     guard = MemoryGuard()
-    calls = {"keywords, ours": lambda s: extract_keywords("t", [], s),
-             "keywords, agentao's": lambda s: guard.extract_keywords("t", [], s),
-             "hints, ours": lambda s: extract_hints([s]),
-             "hints, agentao's": lambda s: extract_context_hints([{"role": "user", "content": s}])}
-    runs_of = {"'x' + '/'*": lambda n: "x" + "/" * (n - 1), "'.'*": lambda n: "." * n,
-               "'a' + '-'* + '.'": lambda n: "a" + "-" * (n - 2) + ".", "'a/'*": lambda n: "a/" * (n // 2)}
+    calls = {
+        "keywords, ours": lambda s: extract_keywords("t", [], s),
+        "keywords, agentao's": lambda s: guard.extract_keywords("t", [], s),
+        "hints, ours": lambda s: extract_hints([s]),
+        "hints, agentao's": lambda s: extract_context_hints([{"role": "user", "content": s}]),
+    }
+    runs_of = {
+        "'x' + '/'*": lambda n: "x" + "/" * (n - 1),
+        "'.'*": lambda n: "." * n,
+        "'a' + '-'* + '.'": lambda n: "a" + "-" * (n - 2) + ".",
+        "'a/'*": lambda n: "a/" * (n // 2),
+    }
     ordinary = ("ordinary text about src/app.py and a few more words " * 100)[:4000]
     print("(e) path patterns: ms at 1,000 / 4,000 characters (ordinary text of 4,000)")
     for name, fn in calls.items():
         base = cpu(fn, ordinary, runs)
         for label, make in runs_of.items():
             short, long = cpu(fn, make(1000), runs), cpu(fn, make(4000), runs)
-            print(f"    {name:<20}{label:<18}{short * 1e3:8.2f} {long * 1e3:8.2f}  ({base * 1e3:.2f})"
-                  f"  growth {long / short:5.1f}x")
+            print(
+                f"    {name:<20}{label:<18}{short * 1e3:8.2f} {long * 1e3:8.2f}  ({base * 1e3:.2f})"
+                f"  growth {long / short:5.1f}x"
+            )
 
 
 def main() -> None:
@@ -240,7 +323,9 @@ def main() -> None:
     args = ap.parse_args()
     search = bench_search(args.rows, args.runs)
     print()
-    rules = bench_rules(rule_runners(), args.runs, f"(b) findings rules, over adversarial contents of {SIZE:,} characters")
+    rules = bench_rules(
+        rule_runners(), args.runs, f"(b) findings rules, over adversarial contents of {SIZE:,} characters"
+    )
     print(f"    worst content: {rules:.2f}x the same rule on ordinary memories (goal: 3x)")
     print()
     bench_page(args.page_rows)

@@ -29,7 +29,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bs4 import BeautifulSoup  # noqa: E402
-
 from conftest import Agent  # noqa: E402
 from load import build  # noqa: E402
 
@@ -49,8 +48,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         agent = Agent(Path(tmp))
         ids = build(agent.project_db, args.memories, "project", 7) if args.memories else []
-        messages = [f"I prefer {phrase(n)}." if n % 2 else f"We must {phrase(n)}."
-                    for n in range(args.items)]
+        messages = [f"I prefer {phrase(n)}." if n % 2 else f"We must {phrase(n)}." for n in range(args.items)]
         agent.crystallize(*messages)
         client = agent.app().test_client()
 
@@ -70,8 +68,9 @@ def main() -> None:
         t = time.perf_counter()
         for card in cards:
             data = {i["name"]: i["value"] for i in card.select("input[type=hidden]")}
-            r = client.post(f"/reviews/{card['data-item-id']}/approve", data=data,
-                            headers={"Accept": "application/json"})
+            r = client.post(
+                f"/reviews/{card['data-item-id']}/approve", data=data, headers={"Accept": "application/json"}
+            )
             assert r.status_code == 200, r.get_json()
         t_approve = time.perf_counter() - t
 
@@ -79,8 +78,10 @@ def main() -> None:
     print(f"pending items          {len(cards) + 1}")
     print(f"GET /reviews           {t_page * 1000:8.1f} ms")
     print(f"GET /reviews.json      {t_json * 1000:8.1f} ms")
-    print(f"approve all (1 by 1)   {t_approve * 1000:8.1f} ms"
-          f"  ({t_approve / max(1, len(cards)) * 1000:.1f} ms each)")
+    print(
+        f"approve all (1 by 1)   {t_approve * 1000:8.1f} ms"
+        f"  ({t_approve / max(1, len(cards)) * 1000:.1f} ms each)"
+    )
     for name, seconds in extra.items():
         print(f"{name:<22} {seconds * 1000:8.1f} ms")
 
@@ -104,8 +105,9 @@ def _curation(client, memory_id: str) -> dict:
 def _erase(client, item_id: str) -> dict:
     page = BeautifulSoup(client.get(f"/reviews/erase?ids={item_id}").get_data(as_text=True), "html.parser")
     data = {i["name"]: i["value"] for i in page.select("#review-erase input[type=hidden]")}
-    r, t_erase = _timed(lambda: client.post("/reviews/erase", data=data,
-                                            headers={"Accept": "application/json"}))
+    r, t_erase = _timed(
+        lambda: client.post("/reviews/erase", data=data, headers={"Accept": "application/json"})
+    )
     assert r.get_json()["items"][0]["status"] == "verified erased", r.get_json()
     return {"reject and erase 1": t_erase}
 

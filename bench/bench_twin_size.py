@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
 from bench_preview import MESSAGES, QUERIES, build  # noqa: E402
+
 from dashboard import create_app  # noqa: E402
 
 
@@ -31,9 +32,10 @@ def measure(folder: Path, count: int) -> tuple[float, float, int]:
     link = project / ".agentao" / "memory.db"
     if not link.exists():
         link.symlink_to(project_db)
-    client = create_app({"PROJECT_DIR": project, "USER_DB": user_db, "TESTING": True,
-                         "AUTH_TOKEN": False, "READ_ONLY": True}).test_client()
-    client.get("/preview.json?q=warm")   # the first read of the rows is not the twin's cost
+    client = create_app(
+        {"PROJECT_DIR": project, "USER_DB": user_db, "TESTING": True, "AUTH_TOKEN": False, "READ_ONLY": True}
+    ).test_client()
+    client.get("/preview.json?q=warm")  # the first read of the rows is not the twin's cost
     sizes, times = [], []
     for q in QUERIES:
         start = time.perf_counter()
@@ -51,8 +53,10 @@ def main() -> None:
     args = ap.parse_args()
     for n in args.memories:
         size, seconds, largest = measure(args.dir, n)
-        print(f"{n:>7} memories: twin median {size / 1000:.0f} kB (largest {largest / 1000:.0f} kB), "
-              f"median {seconds * 1000:.0f} ms")
+        print(
+            f"{n:>7} memories: twin median {size / 1000:.0f} kB (largest {largest / 1000:.0f} kB), "
+            f"median {seconds * 1000:.0f} ms"
+        )
 
 
 if __name__ == "__main__":

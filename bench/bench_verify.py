@@ -28,10 +28,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from agentao.memory import SQLiteMemoryStore  # noqa: E402
-
 import diskscan_before  # noqa: E402
+from agentao.memory import SQLiteMemoryStore  # noqa: E402
 from bench_purge import sentence, vocabulary  # noqa: E402
+
 from dashboard.actions import diskscan, purge, sidefiles  # noqa: E402
 from dashboard.store import StoreRef  # noqa: E402
 from dashboard.store import purge as sql  # noqa: E402
@@ -45,7 +45,7 @@ def content(rng: random.Random, vocab: list[str], short: bool) -> str:
 
 
 def build(db: Path, mb: int, texts: int, short: float, rng: random.Random) -> None:
-    SQLiteMemoryStore.open(db)   # agentao creates the schema and WAL mode
+    SQLiteMemoryStore.open(db)  # agentao creates the schema and WAL mode
     vocab = vocabulary(rng)
     conn = sqlite3.connect(db)
     rows, kept_bytes, n, gone = [], 0, 0, 0
@@ -56,13 +56,27 @@ def build(db: Path, mb: int, texts: int, short: float, rng: random.Random) -> No
         text = content(rng, vocab, rng.random() < short)
         gone += delete
         if not delete:
-            kept_bytes += int(len(text) * 1.4) + 100   # row, index and page overhead
-        rows.append((f"{n:08x}", "project", "note", f"key_{n}", f"key {n}", text, '["bench"]',
-                     "[]", "2025-01-01T00:00:00", "2025-01-01T00:00:00",
-                     "2026-01-01T00:00:00" if delete else None))
+            kept_bytes += int(len(text) * 1.4) + 100  # row, index and page overhead
+        rows.append(
+            (
+                f"{n:08x}",
+                "project",
+                "note",
+                f"key_{n}",
+                f"key {n}",
+                text,
+                '["bench"]',
+                "[]",
+                "2025-01-01T00:00:00",
+                "2025-01-01T00:00:00",
+                "2026-01-01T00:00:00" if delete else None,
+            )
+        )
     conn.executemany(
         "INSERT INTO memories (id, scope, type, key_normalized, title, content, tags_json,"
-        " keywords_json, created_at, updated_at, deleted_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)", rows)
+        " keywords_json, created_at, updated_at, deleted_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+        rows,
+    )
     conn.commit()
     conn.close()
 
@@ -82,8 +96,10 @@ class Late(Exception):
 
 def timed_scan(module, paths, texts, live, limit: float):
     """(seconds, CPU seconds, hits) of one scan; seconds None when stopped at ``limit``."""
+
     def stop(*_):
         raise Late
+
     old = signal.signal(signal.SIGALRM, stop)
     signal.setitimer(signal.ITIMER_REAL, limit)
     started, cpu = time.perf_counter(), time.process_time()
@@ -117,10 +133,12 @@ def main() -> None:
         paths = sidefiles.sqlite_files(db)
         mb = sum(p.stat().st_size for p in paths) / 1e6
         short = sum(len(t.encode()) <= 2 * diskscan.WINDOW for t in texts)
-        print(f"files: {mb:.1f} MB ({', '.join(p.name for p in paths)}); {len(texts)} purged texts "
-              f"to look for ({short} of 64 bytes or less); load {os.getloadavg()[0]:.1f}")
+        print(
+            f"files: {mb:.1f} MB ({', '.join(p.name for p in paths)}); {len(texts)} purged texts "
+            f"to look for ({short} of 64 bytes or less); load {os.getloadavg()[0]:.1f}"
+        )
         reads, scans, cpus = [], [], []
-        for _ in range(args.rounds):   # alternated: the machine is shared
+        for _ in range(args.rounds):  # alternated: the machine is shared
             reads.append(read_alone(paths))
             took, cpu, hits, steps = timed_scan(diskscan, paths, texts, live, 3600)
             scans.append(took)
@@ -128,18 +146,24 @@ def main() -> None:
         found = sum(h.found for h in hits.values())
         moved = sum(1 for a, b in zip(steps, steps[1:]) if b > a)
         print(f"read alone:        {mb / min(reads):7.1f} MB/s  ({min(reads):.2f} s)")
-        print(f"scan now:          {mb / min(scans):7.1f} MB/s  ({min(scans):.2f} s, "
-              f"{mb / min(cpus):.1f} MB per CPU-second; {found} found; progress moved "
-              f"{moved} times to {steps[-1]:.0%})  = {min(reads) / min(scans):.2f}x the read alone")
+        print(
+            f"scan now:          {mb / min(scans):7.1f} MB/s  ({min(scans):.2f} s, "
+            f"{mb / min(cpus):.1f} MB per CPU-second; {found} found; progress moved "
+            f"{moved} times to {steps[-1]:.0%})  = {min(reads) / min(scans):.2f}x the read alone"
+        )
         if args.old_limit:
             took, cpu, hits, steps = timed_scan(diskscan_before, paths, texts, live, args.old_limit)
             if took is None:
-                print(f"scan before:       stopped after {args.old_limit:.0f} s, progress at "
-                      f"{(steps or [0])[-1]:.0%}: under {mb / args.old_limit:.2f} MB/s")
+                print(
+                    f"scan before:       stopped after {args.old_limit:.0f} s, progress at "
+                    f"{(steps or [0])[-1]:.0%}: under {mb / args.old_limit:.2f} MB/s"
+                )
             else:
-                print(f"scan before:       {mb / took:7.1f} MB/s  ({took:.2f} s, {mb / cpu:.1f} MB per "
-                      f"CPU-second; {sum(h.found for h in hits.values())} found)  = "
-                      f"{min(reads) / took:.2f}x the read alone; now {took / min(scans):.1f}x faster")
+                print(
+                    f"scan before:       {mb / took:7.1f} MB/s  ({took:.2f} s, {mb / cpu:.1f} MB per "
+                    f"CPU-second; {sum(h.found for h in hits.values())} found)  = "
+                    f"{min(reads) / took:.2f}x the read alone; now {took / min(scans):.1f}x faster"
+                )
 
 
 if __name__ == "__main__":

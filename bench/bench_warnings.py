@@ -17,8 +17,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from dashboard.actions.polarity import contradicts  # noqa: E402
 from warnings_labelled import CRYSTALLIZED, HAND, PAIRS, score  # noqa: E402
+
+from dashboard.actions.polarity import contradicts  # noqa: E402
 
 
 def _worst(n: int) -> list[tuple[str, str]]:
@@ -26,9 +27,14 @@ def _worst(n: int) -> list[tuple[str, str]]:
     excluded compounds, a content found nowhere and one found at the end."""
     zh = "不同" * (n // 2)
     en = ("never " * (n // 6))[:n]
-    return [(zh, "用表情" * 10), (zh + "不要用表情", "用表情"), (en, "use emojis " * 5),
-            (en + " use emojis", "use emojis"), ("a" * n, "a" * (n // 2) + "b"),
-            ("别" * n, "别" * (n // 2))]
+    return [
+        (zh, "用表情" * 10),
+        (zh + "不要用表情", "用表情"),
+        (en, "use emojis " * 5),
+        (en + " use emojis", "use emojis"),
+        ("a" * n, "a" * (n // 2) + "b"),
+        ("别" * n, "别" * (n // 2)),
+    ]
 
 
 def timing() -> None:
@@ -49,8 +55,7 @@ def main() -> None:
     for name, pairs in (("crystallized", CRYSTALLIZED), ("hand", HAND), ("all", PAIRS)):
         p, r, misses, alarms = score(pairs)
         positives = sum(label for *_, label in pairs)
-        print(f"{name:13} pairs={len(pairs):3} positive={positives:3} "
-              f"precision={p:.2f} recall={r:.2f}")
+        print(f"{name:13} pairs={len(pairs):3} positive={positives:3} precision={p:.2f} recall={r:.2f}")
     _, _, misses, alarms = score(PAIRS)
     for evidence, content in misses:
         print(f"  missed:      {evidence!r} -> {content!r}")

@@ -41,14 +41,14 @@ LAZY_FINDS = 16
 # A text it cannot cut costs a few ``bytes.find`` (or, past FINDS_INSTEAD or
 # for a long text, a dense pass): each cost is written as the anchor density
 # it equals.
-SPARSE = 1 / 40        # anchors per byte of file, at most, for the sparse level
-KEYED = 1 / 64         # anchors per byte of text, at least: a 200-byte remnant holds ~3
-IN_TEXT = 1 / 20       # anchors per byte of text, at most: runs of ~20 bytes or more
-DENSE = 1 / 10         # the dense level: one more, dearer pass (translate, short runs)
-PER_FIND = 1 / 300     # one text searched with bytes.find costs about a pass at this density
-FINDS_INSTEAD = 8      # up to this many short texts left: bytes.find beats a dense pass
-LONG_TEXT = 256        # a text this long may be split over pages: never only finds
-PIECE = 1 << 18        # bytes read and split at a time: the runs stay in L2 cache
+SPARSE = 1 / 40  # anchors per byte of file, at most, for the sparse level
+KEYED = 1 / 64  # anchors per byte of text, at least: a 200-byte remnant holds ~3
+IN_TEXT = 1 / 20  # anchors per byte of text, at most: runs of ~20 bytes or more
+DENSE = 1 / 10  # the dense level: one more, dearer pass (translate, short runs)
+PER_FIND = 1 / 300  # one text searched with bytes.find costs about a pass at this density
+FINDS_INSTEAD = 8  # up to this many short texts left: bytes.find beats a dense pass
+LONG_TEXT = 256  # a text this long may be split over pages: never only finds
+PIECE = 1 << 18  # bytes read and split at a time: the runs stay in L2 cache
 
 
 @dataclass
@@ -57,9 +57,9 @@ class TextHits:
 
     sha256: str
     bytes: int
-    files: dict = field(default_factory=dict)   # path -> {"whole": bool, "fragments": n}
-    still_stored: bool = False   # a remaining row holds the same text: not residue
-    saved_again: bool = False    # ... a row that was saved while the scan ran
+    files: dict = field(default_factory=dict)  # path -> {"whole": bool, "fragments": n}
+    still_stored: bool = False  # a remaining row holds the same text: not residue
+    saved_again: bool = False  # ... a row that was saved while the scan ran
 
     @property
     def found(self) -> bool:
@@ -75,17 +75,18 @@ class _Level:
     """One way of cutting bytes into runs, and the texts' runs long enough to be keys."""
 
     anchors: bytes
-    texts: list = field(default_factory=list)    # (text index, its keys)
-    first: dict = field(default_factory=dict)    # text index -> (its first key, offset in text)
+    texts: list = field(default_factory=list)  # (text index, its keys)
+    first: dict = field(default_factory=dict)  # text index -> (its first key, offset in text)
     keyset: frozenset = frozenset()
-    starts: frozenset = frozenset()              # every text's first key
+    starts: frozenset = frozenset()  # every text's first key
 
     def __post_init__(self):
         # Several anchors become the first one; a single one needs no translate.
         self.sep = self.anchors[:1]
         self._mapped = None
-        self.table = bytes.maketrans(self.anchors, self.sep * len(self.anchors)) \
-            if len(self.anchors) > 1 else None
+        self.table = (
+            bytes.maketrans(self.anchors, self.sep * len(self.anchors)) if len(self.anchors) > 1 else None
+        )
 
     def translate(self, data: bytes) -> bytes:
         return data.translate(self.table) if self.table else data
@@ -108,7 +109,7 @@ class _Level:
         if self._mapped is None:
             owner, more = {}, {}
             for i, mine in self.texts:
-                for key in owner.keys() & mine:   # walks ``mine``, not the dict
+                for key in owner.keys() & mine:  # walks ``mine``, not the dict
                     more[key] = more.get(key, (owner[key],)) + (i,)
                 owner.update(dict.fromkeys(mine, i))
             self._mapped = owner, more
@@ -122,7 +123,7 @@ class _Level:
             # a piece at a time, the runs are still in the CPU cache when hashed.
             here = self.keyset.intersection(runs)
             found |= here
-            located = locate.intersection(here)   # a few keys: a set that stays in L1
+            located = locate.intersection(here)  # a few keys: a set that stays in L1
             if not located:
                 continue
             offset, done = start, 0
@@ -138,7 +139,7 @@ class _Level:
         # still open and goes in front of the next chunk's first.  An open run
         # longer than a piece (a stretch of zeros, say) is no key: it is
         # dropped, and only its length kept for the offsets.
-        start, carry, end = 0, b"", 0   # the open run and its offset (None: dropped)
+        start, carry, end = 0, b"", 0  # the open run and its offset (None: dropped)
         for chunk in chunks:
             end += len(chunk)
             runs = self.runs(chunk)
@@ -158,7 +159,7 @@ class _Level:
 
 
 def _chunks(data: bytes):
-    return (data[i:i + PIECE] for i in range(0, len(data), PIECE))
+    return (data[i : i + PIECE] for i in range(0, len(data), PIECE))
 
 
 def _read(fh):
@@ -182,7 +183,7 @@ class Needles:
         self.levels: list[_Level] = []
         self.keys_of: dict[int, int] = {}
         self.finds: dict[int, list[bytes]] = {}
-        self.live: set[int] = set()   # texts a remaining row still holds whole
+        self.live: set[int] = set()  # texts a remaining row still holds whole
         self._live_keys: dict[int, set] = {}
         self._later_keys: dict[int, set] = {}
         in_file = Counter(sample)
@@ -191,8 +192,9 @@ class Needles:
         # A second single anchor for the texts the first leaves, if it leaves
         # no more than finds can take: far cheaper than the dense pass.
         for choose in (_sparse_anchor, partial(_sparse_anchor, last=False), _dense_anchors):
-            if not todo or (self.levels and len(todo) <= FINDS_INSTEAD
-                            and max(len(self.raw[i]) for i in todo) < LONG_TEXT):
+            if not todo or (
+                self.levels and len(todo) <= FINDS_INSTEAD and max(len(self.raw[i]) for i in todo) < LONG_TEXT
+            ):
                 break
             anchors = choose([self.raw[i] for i in todo], in_file)
             if anchors is None:
@@ -240,8 +242,7 @@ class Needles:
             return True
         if not (hit.get("keys") or hit.get("words")) or any(w not in live for w in hit.get("words", ())):
             return False
-        return all(keys <= self._held_by_live_rows(n, keys, live)
-                   for n, keys in hit.get("keys", {}).items())
+        return all(keys <= self._held_by_live_rows(n, keys, live) for n, keys in hit.get("keys", {}).items())
 
     def search(self, fh) -> dict[int, dict]:
         """For each text seen in the open file ``fh``: whether whole, and how many fragments were found."""
@@ -267,8 +268,11 @@ class Needles:
                 # would start where its first key sits, less that key's offset.
                 if keys_here[i] == self.keys_of[i]:
                     key, shift = level.first[i]
-                    seen[i]["whole"] = any(_at(fh, p - shift, len(self.raw[i])) == self.raw[i]
-                                           for p in starts.get(key, ()) if p >= shift)
+                    seen[i]["whole"] = any(
+                        _at(fh, p - shift, len(self.raw[i])) == self.raw[i]
+                        for p in starts.get(key, ())
+                        if p >= shift
+                    )
         if self.finds:
             seen.update(self._found_whole_or_by_ends(fh))
         return seen
@@ -282,7 +286,7 @@ class Needles:
         for chunk in _read(fh):
             window = tail + chunk
             present.update(w for w in needles - present if w in window)
-            tail = window[max(0, len(window) - overlap):]
+            tail = window[max(0, len(window) - overlap) :]
         seen = {}
         for i, words in self.finds.items():
             if i in self.live or present.isdisjoint(words):
@@ -302,7 +306,7 @@ def _at(fh, offset: int, size: int) -> bytes:
 
 
 def _text_counts(raw_texts: list[bytes]) -> tuple[int, Counter]:
-    text = b"".join(raw_texts[:2000])[:1 << 16]
+    text = b"".join(raw_texts[:2000])[: 1 << 16]
     return len(text), Counter(text)
 
 
@@ -311,18 +315,22 @@ def _sparse_anchor(raw_texts: list[bytes], in_file: dict, last: bool = True) -> 
     # cannot cut priced at what looking for that text otherwise costs.  Unless
     # it is the ``last`` resort, none when the texts it leaves need a dense pass.
     size, in_text = _text_counts(raw_texts)
-    fit = sorted((b for b, n in in_text.items()
-                  if KEYED * size <= n <= IN_TEXT * size and in_file.get(b, 0) <= SPARSE),
-                 key=lambda b: in_file.get(b, 0))
+    fit = sorted(
+        (
+            b
+            for b, n in in_text.items()
+            if KEYED * size <= n <= IN_TEXT * size and in_file.get(b, 0) <= SPARSE
+        ),
+        key=lambda b: in_file.get(b, 0),
+    )
     sample = raw_texts[:2000]
     best, least = None, float("inf")
     for b in fit:
         if in_file.get(b, 0) >= least:
             break
-        uncut = [t for t in sample if t.count(b) < 2]   # an estimate: no key without two anchors
+        uncut = [t for t in sample if t.count(b) < 2]  # an estimate: no key without two anchors
         left = len(uncut) * len(raw_texts) / len(sample)
-        extra = left * PER_FIND if left <= FINDS_INSTEAD and \
-            all(len(t) < LONG_TEXT for t in uncut) else DENSE
+        extra = left * PER_FIND if left <= FINDS_INSTEAD and all(len(t) < LONG_TEXT for t in uncut) else DENSE
         if in_file.get(b, 0) + extra < least:
             best, least = b, in_file.get(b, 0) + extra
     if best is not None and (last or least - in_file.get(best, 0) < DENSE):
@@ -383,7 +391,7 @@ def scan(paths, texts, ignore: bytes = b"", progress=lambda done, total: None, l
     done, scanned, found = 0, [], {}
     for p in paths:
         try:
-            fh = KeptReader(p)   # never open()/close(): see store/descriptors.py
+            fh = KeptReader(p)  # never open()/close(): see store/descriptors.py
         except FileNotFoundError:
             continue
         with fh:

@@ -40,8 +40,10 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from served import login, start_server  # noqa: E402  (the CLI started, the token exchanged)
 
-WORDS = ("python uv pytest deploy docker redis postgres cache auth token api schema migrate "
-         "logging review release branch linter format ruff mypy build wheel").split()
+WORDS = (
+    "python uv pytest deploy docker redis postgres cache auth token api schema migrate "
+    "logging review release branch linter format ruff mypy build wheel"
+).split()
 TYPES = ["note", "project_fact", "workflow", "decision", "constraint"]
 
 AGENT = textwrap.dedent("""
@@ -71,7 +73,9 @@ AGENT = textwrap.dedent("""
 def build(path: Path, n: int, scope: str, seed: int) -> list[str]:
     """agentao creates the schema; raw executemany fills it. Returns some ids."""
     from agentao.memory import SQLiteMemoryStore
+
     from dashboard import contract
+
     SQLiteMemoryStore.open(path)
     rnd = random.Random(seed)
     rows = []
@@ -82,15 +86,32 @@ def build(path: Path, n: int, scope: str, seed: int) -> list[str]:
         tags = [words[3], words[4]]
         ts = f"2026-{1 + i % 11:02d}-{1 + i % 28:02d}T{i % 24:02d}:{i % 60:02d}:{i % 59:02d}"
         # Not 8 hex digits like agentao's ids, so the agent's new ids cannot collide with these.
-        rows.append((f"bulk{seed}-{i:07d}", scope, rnd.choice(TYPES), contract.normalize_key(key),
-                     key, content, json.dumps(tags),
-                     json.dumps(contract.extract_keywords(key, tags, content)),
-                     "explicit", "explicit_user", "normal", ts, ts, ts if i % 10 == 0 else None))
+        rows.append(
+            (
+                f"bulk{seed}-{i:07d}",
+                scope,
+                rnd.choice(TYPES),
+                contract.normalize_key(key),
+                key,
+                content,
+                json.dumps(tags),
+                json.dumps(contract.extract_keywords(key, tags, content)),
+                "explicit",
+                "explicit_user",
+                "normal",
+                ts,
+                ts,
+                ts if i % 10 == 0 else None,
+            )
+        )
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("BEGIN")
-    conn.executemany("INSERT INTO memories (id, scope, type, key_normalized, title, content, "
-                     "tags_json, keywords_json, source, confidence, sensitivity, created_at, "
-                     "updated_at, deleted_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+    conn.executemany(
+        "INSERT INTO memories (id, scope, type, key_normalized, title, content, "
+        "tags_json, keywords_json, source, confidence, sensitivity, created_at, "
+        "updated_at, deleted_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        rows,
+    )
     conn.execute("COMMIT")
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
@@ -116,8 +137,7 @@ def client(port, cookie, urls, results, deadline):
             r = conn.getresponse()
             body = r.read()
             ok = r.status == 200 and (not url.endswith(".json") or json.loads(body) is not None)
-            results.append((time.perf_counter() - t, url, 200 if ok else
-                            f"{r.status} {_message(body)}"))
+            results.append((time.perf_counter() - t, url, 200 if ok else f"{r.status} {_message(body)}"))
         except (OSError, http.client.HTTPException, ValueError) as exc:
             results.append((time.perf_counter() - t, url, type(exc).__name__))
             conn.close()
@@ -137,13 +157,25 @@ def main() -> int:
     ap.add_argument("--clients", type=int, default=16)
     ap.add_argument("--threads", type=int, default=8, help="waitress worker threads")
     ap.add_argument("--max-seconds", type=float, default=300)
-    ap.add_argument("--detail-share", type=float, default=0.25,
-                    help="share of requests that open one memory's page (default 0.25)")
-    ap.add_argument("--agent-saves", type=int, default=1_000_000,
-                    help="upper bound on agent saves (default: keep saving for the whole run)")
-    ap.add_argument("--agent-rate", type=float, default=0,
-                    help="agent saves per second (default 0: as fast as agentao can, "
-                         "~100-180 a second here; a real agent saves a few a minute)")
+    ap.add_argument(
+        "--detail-share",
+        type=float,
+        default=0.25,
+        help="share of requests that open one memory's page (default 0.25)",
+    )
+    ap.add_argument(
+        "--agent-saves",
+        type=int,
+        default=1_000_000,
+        help="upper bound on agent saves (default: keep saving for the whole run)",
+    )
+    ap.add_argument(
+        "--agent-rate",
+        type=float,
+        default=0,
+        help="agent saves per second (default 0: as fast as agentao can, "
+        "~100-180 a second here; a real agent saves a few a minute)",
+    )
     args = ap.parse_args()
 
     root = Path(tempfile.mkdtemp(prefix="bench-load-"))
@@ -152,15 +184,28 @@ def main() -> int:
     t0 = time.perf_counter()
     ids = build(project_db, args.memories, "project", 1)
     build(user_db, max(1, args.memories // 10), "user", 2)
-    print(f"built {args.memories:,} project + {max(1, args.memories // 10):,} user memories "
-          f"in {time.perf_counter() - t0:.1f} s ({root})")
+    print(
+        f"built {args.memories:,} project + {max(1, args.memories // 10):,} user memories "
+        f"in {time.perf_counter() - t0:.1f} s ({root})"
+    )
 
     server, port, token = start_server(project, user_db, args.threads)
     stop = root / "stop"
-    agent = subprocess.Popen([sys.executable, "-c", AGENT, str(project_db), str(user_db),
-                              str(stop), str(args.agent_saves), str(args.agent_rate)],
-                             stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
+    agent = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            AGENT,
+            str(project_db),
+            str(user_db),
+            str(stop),
+            str(args.agent_saves),
+            str(args.agent_rate),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert agent.stdout.readline().strip() == "ready"
         cookie = login(port, token)
@@ -171,15 +216,28 @@ def main() -> int:
         client(port, cookie, ["/overview"], first, time.time() + 300)
         first_view = time.perf_counter() - t
         rnd = random.Random(7)
-        pages = ["/overview", "/overview.json", "/memories", "/memories.json?page=3",
-                 "/memories?q=deploy", "/memories?type=workflow&sort=title&order=asc",
-                 "/memories.json?tag=redis", "/summaries", "/reviews", "/reviews.json"]
-        urls = [f"/memories/project/{rnd.choice(ids)}" if rnd.random() < args.detail_share
-                else rnd.choice(pages) for i in range(args.requests)]
+        pages = [
+            "/overview",
+            "/overview.json",
+            "/memories",
+            "/memories.json?page=3",
+            "/memories?q=deploy",
+            "/memories?type=workflow&sort=title&order=asc",
+            "/memories.json?tag=redis",
+            "/summaries",
+            "/reviews",
+            "/reviews.json",
+        ]
+        urls = [
+            f"/memories/project/{rnd.choice(ids)}" if rnd.random() < args.detail_share else rnd.choice(pages)
+            for i in range(args.requests)
+        ]
         results: list = []
         deadline = time.time() + args.max_seconds
-        workers = [threading.Thread(target=client, args=(port, cookie, urls, results, deadline))
-                   for _ in range(args.clients)]
+        workers = [
+            threading.Thread(target=client, args=(port, cookie, urls, results, deadline))
+            for _ in range(args.clients)
+        ]
         started = time.perf_counter()
         for w in workers:
             w.start()
@@ -194,28 +252,43 @@ def main() -> int:
 
     m = re.search(r"saved (\d+) failed (\d+)", agent_out)
     saved, failed = (int(m.group(1)), int(m.group(2))) if m else (0, -1)
-    counts = [sqlite3.connect(db).execute(
-        "SELECT COUNT(*) FROM memories WHERE key_normalized LIKE 'bench_agent_%' "
-        "AND deleted_at IS NULL").fetchone()[0] for db in (project_db, user_db)]
+    counts = [
+        sqlite3.connect(db)
+        .execute(
+            "SELECT COUNT(*) FROM memories WHERE key_normalized LIKE 'bench_agent_%' AND deleted_at IS NULL"
+        )
+        .fetchone()[0]
+        for db in (project_db, user_db)
+    ]
     errors = [r for r in results if r[2] != 200]
     times = [r[0] * 1000 for r in results if r[2] == 200]
-    print(f"first view after start (the server reads the stores into its copy): "
-          f"{first_view:.1f} s, {first[0][2]}")
-    print(f"{len(results)} requests by {args.clients} clients in {elapsed:.1f} s: "
-          f"{len(results) / elapsed:.1f} requests/s")
-    print(f"latency p50 {pct(times, .5):.0f} ms, p99 {pct(times, .99):.0f} ms, "
-          f"max {max(times, default=0):.0f} ms")
+    print(
+        f"first view after start (the server reads the stores into its copy): "
+        f"{first_view:.1f} s, {first[0][2]}"
+    )
+    print(
+        f"{len(results)} requests by {args.clients} clients in {elapsed:.1f} s: "
+        f"{len(results) / elapsed:.1f} requests/s"
+    )
+    print(
+        f"latency p50 {pct(times, 0.5):.0f} ms, p99 {pct(times, 0.99):.0f} ms, "
+        f"max {max(times, default=0):.0f} ms"
+    )
     by_page: dict = {}
     for dt, url, _status in results:
-        by_page.setdefault(url.split("?")[0] if not url.startswith("/memories/") else
-                           "/memories/<store>/<id>", []).append(dt * 1000)
+        by_page.setdefault(
+            url.split("?")[0] if not url.startswith("/memories/") else "/memories/<store>/<id>", []
+        ).append(dt * 1000)
     for page, values in sorted(by_page.items()):
-        print(f"  {page:<26} n={len(values):<5} p50 {pct(values, .5):6.0f} ms  "
-              f"p99 {pct(values, .99):6.0f} ms")
+        print(
+            f"  {page:<26} n={len(values):<5} p50 {pct(values, 0.5):6.0f} ms  p99 {pct(values, 0.99):6.0f} ms"
+        )
     print(f"errors: {len(errors)}" + (f" e.g. {errors[:3]}" if errors else ""))
     lost = saved - sum(counts)
-    print(f"agent saves during the run: {saved} ok, {failed} failed; rows found afterwards: "
-          f"{sum(counts)} -> lost agent writes: {lost}")
+    print(
+        f"agent saves during the run: {saved} ok, {failed} failed; rows found afterwards: "
+        f"{sum(counts)} -> lost agent writes: {lost}"
+    )
     if errors:
         print(f"server log: {root / 'server.log'}")
     if agent_err.strip():
@@ -228,8 +301,10 @@ def main() -> int:
     # told; the dashboard has no part in it.  Any other failure counts against us.
     collisions = agent_err.count("UNIQUE constraint failed: memories.id")
     if collisions:
-        print(f"of the failed saves, {collisions} were agentao's own id collisions "
-              "(8 hex digit ids at this many rows), not caused by the dashboard")
+        print(
+            f"of the failed saves, {collisions} were agentao's own id collisions "
+            "(8 hex digit ids at this many rows), not caused by the dashboard"
+        )
     return 0 if not errors and lost == 0 and failed == collisions and not missing else 1
 
 

@@ -38,12 +38,14 @@ def _miss(name: str) -> bool:
 
 def _snapshot():
     from dashboard.store import snapshot
+
     if not _miss("rows"):
         snapshot._held = Forgetful()
 
 
 def _status():
     from dashboard.store import status
+
     if not _miss("status"):
         status._read_at = Forgetful()
 
@@ -54,60 +56,78 @@ def _engine():
     if _miss("engine"):
         return
     from dashboard import preview_source
+
     real = preview_source.snapshot
 
     def fresh(statuses):
         preview_source._last = None
         return real(statuses)
+
     preview_source.snapshot = fresh
 
 
 def _events():
     from dashboard.store import events
+
     if not _miss("mark"):
         events._marks = Forgetful()
-    events._histories = Forgetful()   # absent once removed: then nothing to switch off
+    events._histories = Forgetful()  # absent once removed: then nothing to switch off
 
 
 def _diffs():
     from dashboard.views import activity_log
+
     activity_log._diffs = Forgetful()
 
 
 def _marks():
     from dashboard.views import memory_marks
+
     real = memory_marks.current_report
 
-    def another(*args, **kwargs):   # a copy: never the report held, so flags are worked out again
+    def another(*args, **kwargs):  # a copy: never the report held, so flags are worked out again
         found = real(*args, **kwargs)
         return (copy.copy(found[0]), *found[1:])
+
     memory_marks.current_report = another
 
 
 def _findings():
     # The findings scan held for the screens to share: every page scans again.
     from dashboard.views import findings
+
     if not _miss("findings"):
         findings.REUSE_S = findings.FULL_REUSE_S = 0
 
 
 def _gates():
     from dashboard.findings import rows
+
     rows.rows_to_scan = lambda texts, digit_rules: set(range(len(texts)))
 
 
-SWITCHES = {"snapshot": _snapshot, "status": _status, "engine": _engine, "events": _events,
-            "diffs": _diffs, "marks": _marks, "findings": _findings, "gates": _gates}
+SWITCHES = {
+    "snapshot": _snapshot,
+    "status": _status,
+    "engine": _engine,
+    "events": _events,
+    "diffs": _diffs,
+    "marks": _marks,
+    "findings": _findings,
+    "gates": _gates,
+}
 
 
 def main() -> int:
     names = [n for n in sys.argv[1].split(",") if n and n != "none"]
     if names == ["all"]:
         names = list(SWITCHES)
-    import dashboard.preview_source   # noqa: F401  (before the views bind its names)
+    import dashboard.preview_source  # noqa: F401  (before the views bind its names)
+
     for name in names:
         SWITCHES[name]()
     from dashboard.cli import main as cli
+
     return cli(sys.argv[3:])
 
 

@@ -31,8 +31,10 @@ def set_language(argv) -> str:
     Chinese), else English.  The pages follow ``--lang`` too, or else the browser."""
     global _translations
     from babel.support import Translations
+
     from . import PACKAGE_ROOT
     from .words import LOCALES
+
     wanted = None
     for i, arg in enumerate(argv):
         if arg == "--lang" and i + 1 < len(argv):
@@ -40,55 +42,102 @@ def set_language(argv) -> str:
         elif arg.startswith("--lang="):
             wanted = arg.partition("=")[2]
     if wanted not in LOCALES:
-        env = next((os.environ[k] for k in ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG")
-                    if os.environ.get(k)), "")
+        env = next(
+            (os.environ[k] for k in ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG") if os.environ.get(k)), ""
+        )
         wanted = "zh_Hans_CN" if env.lower().startswith("zh") else "en"
     _translations = Translations.load(str(PACKAGE_ROOT / "translations"), [wanted])
     return wanted
 
 
-_translations: NullTranslations = NullTranslations()   # English until set_language
+_translations: NullTranslations = NullTranslations()  # English until set_language
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="agentao-memory-dashboard",
-        description=_("Local web dashboard over agentao's memory databases "
-                      "(<project>/.agentao/memory.db and ~/.agentao/memory.db)."))
-    p.add_argument("--project", metavar="DIR", action="append", default=[],
-                   help=_("agentao project folder (default: the current directory); its store is "
-                          "DIR/.agentao/memory.db. Repeat to show several projects"))
-    p.add_argument("--scan", metavar="DIR", action="append", default=[],
-                   help=_("add every project below DIR that has a .agentao/memory.db (repeatable)"))
+        description=_(
+            "Local web dashboard over agentao's memory databases "
+            "(<project>/.agentao/memory.db and ~/.agentao/memory.db)."
+        ),
+    )
+    p.add_argument(
+        "--project",
+        metavar="DIR",
+        action="append",
+        default=[],
+        help=_(
+            "agentao project folder (default: the current directory); its store is "
+            "DIR/.agentao/memory.db. Repeat to show several projects"
+        ),
+    )
+    p.add_argument(
+        "--scan",
+        metavar="DIR",
+        action="append",
+        default=[],
+        help=_("add every project below DIR that has a .agentao/memory.db (repeatable)"),
+    )
     users = p.add_mutually_exclusive_group()
-    users.add_argument("--user-db", metavar="PATH", default=None,
-                       help=_("user store (default: %(path)s)", path=default_user_db()))
+    users.add_argument(
+        "--user-db",
+        metavar="PATH",
+        default=None,
+        help=_("user store (default: %(path)s)", path=default_user_db()),
+    )
     users.add_argument("--no-user-db", action="store_true", help=_("show no user store"))
     p.add_argument("--host", default="127.0.0.1", help=_("address to listen on (default 127.0.0.1)"))
-    p.add_argument("--port", type=int, default=DEFAULT_PORT,
-                   help=_("port (default %(port)d; 0 picks a free one)", port=DEFAULT_PORT))
-    p.add_argument("--demo", action="store_true",
-                   help=_("build a throw-away demo project in a temporary folder and show it"))
+    p.add_argument(
+        "--port",
+        type=int,
+        default=DEFAULT_PORT,
+        help=_("port (default %(port)d; 0 picks a free one)", port=DEFAULT_PORT),
+    )
+    p.add_argument(
+        "--demo",
+        action="store_true",
+        help=_("build a throw-away demo project in a temporary folder and show it"),
+    )
     p.add_argument("--read-only", action="store_true", help=_("never write to any store"))
     tokens = p.add_mutually_exclusive_group()
-    tokens.add_argument("--token", default=os.environ.get(TOKEN_ENV) or None,
-                        help=_("access token for scripts (Authorization: token ...) and the login "
-                               "form (default: a fresh random one; the start-up URL carries a "
-                               "one-time code instead; $%(env)s also sets it, without showing "
-                               "it in ps). At least 16 printable characters, about 64 bits or more",
-                               env=TOKEN_ENV))
-    tokens.add_argument("--no-token", action="store_true",
-                        help=_("require no token (loopback addresses only; any local user can then "
-                               "read and erase memories)"))
+    tokens.add_argument(
+        "--token",
+        default=os.environ.get(TOKEN_ENV) or None,
+        help=_(
+            "access token for scripts (Authorization: token ...) and the login "
+            "form (default: a fresh random one; the start-up URL carries a "
+            "one-time code instead; $%(env)s also sets it, without showing "
+            "it in ps). At least 16 printable characters, about 64 bits or more",
+            env=TOKEN_ENV,
+        ),
+    )
+    tokens.add_argument(
+        "--no-token",
+        action="store_true",
+        help=_("require no token (loopback addresses only; any local user can then read and erase memories)"),
+    )
     p.add_argument("--threads", type=int, default=8, help=_("waitress worker threads (default 8)"))
-    p.add_argument("--cjk", choices=("auto", "on", "off"), default="auto",
-                   help=_("tokenize Chinese/Japanese/Korean text as the AGENT does: 'on' with jieba "
-                          "(agentao[i18n]; required here), 'off' without it, 'auto' (default) with "
-                          "jieba when it can be imported here"))
+    p.add_argument(
+        "--cjk",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help=_(
+            "tokenize Chinese/Japanese/Korean text as the AGENT does: 'on' with jieba "
+            "(agentao[i18n]; required here), 'off' without it, 'auto' (default) with "
+            "jieba when it can be imported here"
+        ),
+    )
     from .words import LOCALES
-    p.add_argument("--lang", choices=list(LOCALES), default=None,
-                   help=_("the language of these lines and of the pages (default: the browser's "
-                          "choice for the pages, the environment's for these lines)"))
+
+    p.add_argument(
+        "--lang",
+        choices=list(LOCALES),
+        default=None,
+        help=_(
+            "the language of these lines and of the pages (default: the browser's "
+            "choice for the pages, the environment's for these lines)"
+        ),
+    )
     return p
 
 
@@ -96,20 +145,30 @@ def config_from_args(args: argparse.Namespace, parser: argparse.ArgumentParser) 
     """Validate paths and turn arguments into create_app() config; exits 2 on bad input."""
     if args.demo:
         from .demo import build_demo
+
         project_dir, demo_db = build_demo()
-        args.demo_root = project_dir.parent   # ours (a fresh temp folder): main removes it
+        args.demo_root = project_dir.parent  # ours (a fresh temp folder): main removes it
         # "Demo data: <path>" starts the line in every language (scripts and tests read it).
-        print("Demo data: " + _("%(path)s (deleted when the dashboard stops)",
-                                path=project_dir.parent), flush=True)
-        projects = [project_dir] + sorted(p for p in project_dir.parent.iterdir()
-                                          if p.is_dir() and p not in (project_dir, demo_db.parent.parent)
-                                          and (p / ".agentao").is_dir())
-        return {"PROJECT_DIR": projects, "USER_DB": None if args.no_user_db else demo_db,
-                "READ_ONLY": args.read_only}
+        print(
+            "Demo data: " + _("%(path)s (deleted when the dashboard stops)", path=project_dir.parent),
+            flush=True,
+        )
+        projects = [project_dir] + sorted(
+            p
+            for p in project_dir.parent.iterdir()
+            if p.is_dir() and p not in (project_dir, demo_db.parent.parent) and (p / ".agentao").is_dir()
+        )
+        return {
+            "PROJECT_DIR": projects,
+            "USER_DB": None if args.no_user_db else demo_db,
+            "READ_ONLY": args.read_only,
+        }
     projects = [Path(p) for p in args.project]
     for project_dir in projects:
         if not project_dir.is_dir():
-            parser.exit(2, f"agentao-memory-dashboard: error: project folder {escaped(project_dir)} does not exist\n")
+            parser.exit(
+                2, f"agentao-memory-dashboard: error: project folder {escaped(project_dir)} does not exist\n"
+            )
     for root in map(Path, args.scan):
         if not root.is_dir():
             parser.exit(2, f"agentao-memory-dashboard: error: --scan folder {escaped(root)} does not exist\n")
@@ -123,7 +182,9 @@ def config_from_args(args: argparse.Namespace, parser: argparse.ArgumentParser) 
     projects = list(dict.fromkeys(p.resolve() for p in projects)) or [Path.cwd()]
     user_db = None if args.no_user_db else Path(args.user_db) if args.user_db else default_user_db()
     if user_db is not None and user_db.is_dir():
-        parser.exit(2, f"agentao-memory-dashboard: error: user store {escaped(user_db)} is a directory, not a file\n")
+        parser.exit(
+            2, f"agentao-memory-dashboard: error: user store {escaped(user_db)} is a directory, not a file\n"
+        )
     if not 0 <= args.port <= 65535:
         parser.exit(2, f"agentao-memory-dashboard: error: port {args.port} is out of range\n")
     return {"PROJECT_DIR": projects, "USER_DB": user_db, "READ_ONLY": args.read_only}
@@ -133,19 +194,30 @@ def token_from_args(args: argparse.Namespace, parser: argparse.ArgumentParser) -
     """The access token to require (False = none); warns on stderr, exits 2 on bad input."""
     from .guard.access import token_problem
     from .guard.security import generate_token, is_loopback
+
     if args.no_token:
         if not is_loopback(args.host):
-            parser.exit(2, f"agentao-memory-dashboard: error: --no-token is only allowed on a "
-                           f"loopback address, not {args.host}\n")
-        print("WARNING: --no-token: any program or user on this machine can read and erase "
-              "memories through the dashboard.", file=sys.stderr, flush=True)
+            parser.exit(
+                2,
+                f"agentao-memory-dashboard: error: --no-token is only allowed on a "
+                f"loopback address, not {args.host}\n",
+            )
+        print(
+            "WARNING: --no-token: any program or user on this machine can read and erase "
+            "memories through the dashboard.",
+            file=sys.stderr,
+            flush=True,
+        )
         return False
     if args.token is not None and token_problem(args.token):
         parser.exit(2, f"agentao-memory-dashboard: error: {token_problem(args.token)}\n")
     if not is_loopback(args.host):
-        print(f"WARNING: listening on {args.host}: other machines can reach the dashboard. "
-              "The token is required, but traffic is plain HTTP (no TLS).",
-              file=sys.stderr, flush=True)
+        print(
+            f"WARNING: listening on {args.host}: other machines can reach the dashboard. "
+            "The token is required, but traffic is plain HTTP (no TLS).",
+            file=sys.stderr,
+            flush=True,
+        )
     return args.token or generate_token()
 
 
@@ -153,12 +225,16 @@ def cjk_from_args(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
     """The CJK setting; ``on`` without jieba exits 2 now rather than previewing wrongly."""
     if args.cjk == "on":
         from .engine.tokenize import tokenizer_for
+
         try:
             tokenizer_for("on")
         except ImportError:
-            parser.exit(2, "agentao-memory-dashboard: error: --cjk on needs jieba, which cannot "
-                           "be imported here (pip install 'agentao-memory-dashboard[cjk]', or "
-                           "--cjk off if the agent runs without it)\n")
+            parser.exit(
+                2,
+                "agentao-memory-dashboard: error: --cjk on needs jieba, which cannot "
+                "be imported here (pip install 'agentao-memory-dashboard[cjk]', or "
+                "--cjk off if the agent runs without it)\n",
+            )
     return args.cjk
 
 
@@ -169,17 +245,19 @@ def warm_up(app) -> None:
     the user opens the browser spares the first page that wait.  Only reads.
     """
     from .store.snapshot import rows_of
+
     try:
         for ref in app.extensions["workspace"].refs(0):
             if ref.exists:
                 rows_of(ref)
-    except Exception:   # noqa: BLE001 - the first request meets and reports the same problem
+    except Exception:  # noqa: BLE001 - the first request meets and reports the same problem
         pass
 
 
 def start_url(app, host: str, port: int) -> str:
     """The URL to open: with a token, a one-time login link under the prefix."""
     from urllib.parse import quote, urlencode
+
     if not app.config["AUTH_TOKEN"]:
         return f"http://{host}:{port}/"
     code = app.extensions["access"].new_code()
@@ -190,8 +268,10 @@ def start_url(app, host: str, port: int) -> str:
 def _stop_on_sigterm() -> None:
     """SIGTERM (a service manager, ``kill``) ends the server as Ctrl+C does, so the
     ``finally`` that removes the demo folder runs; Python's default would just exit."""
+
     def stop(_signum, _frame):
         raise KeyboardInterrupt
+
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, stop)
 
@@ -199,8 +279,9 @@ def _stop_on_sigterm() -> None:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     set_language(argv)
-    if argv[:1] == ["check"]:   # run the memory checks, print them, exit 1 when one fails
+    if argv[:1] == ["check"]:  # run the memory checks, print them, exit 1 when one fails
         from .views.checks.command import run
+
         return run(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -228,12 +309,14 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser, token) -> 
 
     from . import create_app
     from .guard.access import new_prefix
+
     # A random path per start; the cookie's Path is scoped to it (see security.py).
     config["URL_PREFIX"] = new_prefix() if token else ""
     app = create_app(config)
     if not config.get("READ_ONLY"):
         from .actions.twofile import recover
-        for report in recover(app):   # an action a kill stopped half way: finished first
+
+        for report in recover(app):  # an action a kill stopped half way: finished first
             print(report["text"], flush=True)
     # waitress reads a whole body before the app sees the request (and its Host and
     # token checks), spilling it to a temp file past inbuf_overflow.  Refuse a larger
@@ -243,28 +326,30 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser, token) -> 
     # arrives and buffers one read (8 KiB) before the count refuses it, so the
     # in-memory buffer needs a read's margin over the limit or that read spills.
     limit = app.config.get("MAX_CONTENT_LENGTH")
-    bounds = {} if limit is None else {"max_request_body_size": limit + 1,
-                                       "inbuf_overflow": limit + 1 + (1 << 16)}
+    bounds = (
+        {} if limit is None else {"max_request_body_size": limit + 1, "inbuf_overflow": limit + 1 + (1 << 16)}
+    )
     try:
         server = create_server(app, host=args.host, port=args.port, threads=args.threads, **bounds)
     except OSError as exc:
         parser.exit(2, f"agentao-memory-dashboard: error: cannot listen on {args.host}:{args.port} ({exc})\n")
     from .guard.waitress_errors import harden
-    harden(server)   # waitress's own 400/413/431 answers get the security headers too
+
+    harden(server)  # waitress's own 400/413/431 answers get the security headers too
     port = server.socket.getsockname()[1]
     from .guard.security import allowed_hosts
+
     # The port is known only now (--port 0); the Host allow-list needs it.
     app.config.update(PORT=port, ALLOWED_HOSTS=allowed_hosts(args.host, port))
     host = args.host if args.host not in ("0.0.0.0", "::") else "127.0.0.1"
     host = f"[{host}]" if ":" in host else host
-    print(_("agentao memory dashboard (waitress) on %(url)s", url=start_url(app, host, port)),
-          flush=True)
+    print(_("agentao memory dashboard (waitress) on %(url)s", url=start_url(app, host, port)), flush=True)
     print(_("Press Ctrl+C to stop."), flush=True)
     threading.Thread(target=warm_up, args=(app,), name="warm-up", daemon=True).start()
     try:
         server.run()
     except KeyboardInterrupt:
-        pass   # waitress's run() stops its workers on Ctrl+C itself
+        pass  # waitress's run() stops its workers on Ctrl+C itself
     return 0
 
 

@@ -19,14 +19,11 @@ KEYWORDS_MAX = 20
 IDENTIFIERS_SCANNED = 30
 
 STABLE_TYPES = frozenset({"decision", "constraint", "workflow", "profile", "preference"})
-KNOWN_TYPES = ("preference", "profile", "project_fact", "workflow", "decision",
-               "constraint", "note")
+KNOWN_TYPES = ("preference", "profile", "project_fact", "workflow", "decision", "constraint", "note")
 # Tag -> type, first match wins in this order (contract §4.4).
 _TYPE_BY_TAG = ("preference", "workflow", "decision", "constraint", "profile", "project_fact")
 _USER_TAGS = frozenset({"preference", "profile", "personal"})
-_KEYWORD_STOPWORDS = frozenset(
-    "a an the is in of to and or for with on at by be it as are was were".split()
-)
+_KEYWORD_STOPWORDS = frozenset("a an the is in of to and or for with on at by be it as are was were".split())
 
 REFUSED_SECRET = "Refused to save: content appears to contain sensitive credentials"
 
@@ -42,7 +39,7 @@ class SaveRefused(ValueError):
     agentao_error = "ValueError"
 
     @staticmethod
-    def of(message: str) -> "SaveRefused":
+    def of(message: str) -> SaveRefused:
         """The refusal for a text kept from an earlier plan, of the class agentao raises."""
         return (SensitiveRefused if message == REFUSED_SECRET else SaveRefused)(message)
 
@@ -64,13 +61,25 @@ class SensitiveRefused(SaveRefused):
 _B64_LINE = r"[A-Za-z0-9+/=]+"
 _EOL = r"(?:\r?\n|\\n)"
 SECRET_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("pem_block", re.compile(
-        r"-----BEGIN [A-Z ]+KEY(?: BLOCK)?-----(?:(?!-----BEGIN )[\s\S])+?"
-        r"-----END [A-Z ]+KEY(?: BLOCK)?-----")),
-    ("private_key_unterminated", re.compile(
-        r"-----BEGIN [A-Z ]*PRIVATE KEY(?: BLOCK)?-----[ \t]*" + _EOL
-        + r"(?:[A-Za-z][A-Za-z0-9-]*:[^\r\n\\]*" + _EOL + r")*"
-        + r"(?:\s|\\n)*" + _B64_LINE)),
+    (
+        "pem_block",
+        re.compile(
+            r"-----BEGIN [A-Z ]+KEY(?: BLOCK)?-----(?:(?!-----BEGIN )[\s\S])+?"
+            r"-----END [A-Z ]+KEY(?: BLOCK)?-----"
+        ),
+    ),
+    (
+        "private_key_unterminated",
+        re.compile(
+            r"-----BEGIN [A-Z ]*PRIVATE KEY(?: BLOCK)?-----[ \t]*"
+            + _EOL
+            + r"(?:[A-Za-z][A-Za-z0-9-]*:[^\r\n\\]*"
+            + _EOL
+            + r")*"
+            + r"(?:\s|\\n)*"
+            + _B64_LINE
+        ),
+    ),
     ("private_key_header", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")),
     ("anthropic_key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{20,}")),
     ("openai_key", re.compile(r"\bsk-(?!ant-)(?:proj-)?[A-Za-z0-9_-]{20,}")),
@@ -85,14 +94,26 @@ SECRET_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("stripe_webhook_secret", re.compile(r"\bwhsec_[A-Za-z0-9]{20,}")),
     ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\b")),
     ("bearer_token", re.compile(r"\bbearer\s+[A-Za-z0-9_.=+/-]{20,}", re.I)),
-    ("authorization_header", re.compile(
-        r"\bauthorization\s*[:=]\s*(?:bearer\s+)?[A-Za-z0-9_.=+/-]{20,}", re.I)),
-    ("oauth_value", re.compile(
-        r"(?:\b(?:access_token|refresh_token|id_token|code_verifier)[\"']?\s*[:=]\s*[\"']?"
-        r"|(?<=[?&])code=|\"code\"\s*:\s*\")[^\s\"'&,}]{8,}", re.I)),
-    ("key_value_secret", re.compile(
-        r"(?<![A-Za-z0-9_])(?:api[_-]?key|token|secret|password|passwd)"
-        r"\s*[:=]\s*[\"']?[^\s\"']{8,}", re.I)),
+    (
+        "authorization_header",
+        re.compile(r"\bauthorization\s*[:=]\s*(?:bearer\s+)?[A-Za-z0-9_.=+/-]{20,}", re.I),
+    ),
+    (
+        "oauth_value",
+        re.compile(
+            r"(?:\b(?:access_token|refresh_token|id_token|code_verifier)[\"']?\s*[:=]\s*[\"']?"
+            r"|(?<=[?&])code=|\"code\"\s*:\s*\")[^\s\"'&,}]{8,}",
+            re.I,
+        ),
+    ),
+    (
+        "key_value_secret",
+        re.compile(
+            r"(?<![A-Za-z0-9_])(?:api[_-]?key|token|secret|password|passwd)"
+            r"\s*[:=]\s*[\"']?[^\s\"']{8,}",
+            re.I,
+        ),
+    ),
 )
 
 
@@ -189,21 +210,28 @@ class PlannedSave:
     content: str
     tags: tuple[str, ...]
     keywords: tuple[str, ...]
-    scope: str          # the scope column value after any downgrade
-    store: str          # "user" or "project": the file it lands in
+    scope: str  # the scope column value after any downgrade
+    store: str  # "user" or "project": the file it lands in
     type: str
     source: str
     confidence: str
-    downgraded: bool    # asked for user scope but there is no user store
+    downgraded: bool  # asked for user scope but there is no user store
 
     def to_dict(self) -> dict:
         """Every field, tuples as lists: what a plan's JSON says the save will write."""
         return {**asdict(self), "tags": list(self.tags), "keywords": list(self.keywords)}
 
 
-def plan_save(key: str, value: str, tags=(), *, scope: str | None = None,
-              type_: str | None = None, source: str = "explicit",
-              has_user_store: bool = True) -> PlannedSave:
+def plan_save(
+    key: str,
+    value: str,
+    tags=(),
+    *,
+    scope: str | None = None,
+    type_: str | None = None,
+    source: str = "explicit",
+    has_user_store: bool = True,
+) -> PlannedSave:
     """Run agentao's guard pipeline in its order; raise SaveRefused on the first failure."""
     tags = tuple(tags)
     normalized = normalize_key(key)
@@ -216,9 +244,14 @@ def plan_save(key: str, value: str, tags=(), *, scope: str | None = None,
     if downgraded:
         target = "project"
     return PlannedSave(
-        key_normalized=normalized, title=title, content=content, tags=tags,
+        key_normalized=normalized,
+        title=title,
+        content=content,
+        tags=tags,
         keywords=tuple(extract_keywords(title, tags, content)),
-        scope=target, store=target, type=classify_type(tags, type_),
+        scope=target,
+        store=target,
+        type=classify_type(tags, type_),
         source=source,
         confidence="explicit_user" if source == "explicit" else "auto_summary",
         downgraded=downgraded,

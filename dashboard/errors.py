@@ -5,7 +5,8 @@ from __future__ import annotations
 import logging
 
 from flask import Flask, jsonify, make_response, render_template, request
-from flask_babel import gettext as _, lazy_gettext
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext
 from werkzeug.exceptions import HTTPException
 
 from .store import StoreProblem
@@ -37,10 +38,14 @@ TITLES = {
 # werkzeug's default sentence for a bare ``abort(status)`` (same English, translatable).
 DESCRIPTIONS = {
     400: lazy_gettext("The browser (or proxy) sent a request that this server could not understand."),
-    403: lazy_gettext("You don't have the permission to access the requested resource. It is either "
-                      "read-protected or not readable by the server."),
-    404: lazy_gettext("The requested URL was not found on the server. If you entered the URL manually "
-                      "please check your spelling and try again."),
+    403: lazy_gettext(
+        "You don't have the permission to access the requested resource. It is either "
+        "read-protected or not readable by the server."
+    ),
+    404: lazy_gettext(
+        "The requested URL was not found on the server. If you entered the URL manually "
+        "please check your spelling and try again."
+    ),
     405: lazy_gettext("The method is not allowed for the requested URL."),
 }
 
@@ -51,9 +56,10 @@ def _respond(status: int, title: str, message: str, code: str | None = None):
     if wants_json():
         return jsonify({"error": code or title, "message": message, "status": status}), status
     if wants_fragment():
-        response = make_response(render_template("partials/error.html", status=status,
-                                                 message=message), status)
-        response.headers["HX-Reswap"] = "none"   # only its out-of-band #status is swapped
+        response = make_response(
+            render_template("partials/error.html", status=status, message=message), status
+        )
+        response.headers["HX-Reswap"] = "none"  # only its out-of-band #status is swapped
         return response
     return render_template("error.html", status=status, title=title, message=message), status
 
@@ -89,5 +95,8 @@ def init_app(app: Flask) -> None:
     @app.errorhandler(Exception)
     def _unexpected(exc: Exception):
         log.exception("unexpected error on %s", request.path)
-        return _respond(500, _("Internal error"),
-                        _("Something went wrong; nothing was changed. The details are in the server log."))
+        return _respond(
+            500,
+            _("Internal error"),
+            _("Something went wrong; nothing was changed. The details are in the server log."),
+        )

@@ -20,14 +20,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from flask import Flask, g, render_template
-from flask_babel import format_number, gettext as _, ngettext
+from flask_babel import format_number, ngettext
+from flask_babel import gettext as _
 
 from . import web
 from .engine import stable_view
 from .engine.render import STABLE_BUDGET
 from .store import writes
 
-RISKY = ("secret", "personal", "instruction")   # what a person should look at first
+RISKY = ("secret", "personal", "instruction")  # what a person should look at first
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,7 @@ class Badge:
 
 # -- what the agent knows, what is deleted: the stores' own tally (store.status) -----------
 
+
 def _readable(sts=None):
     return [st for st in (web.statuses(deep=True) if sts is None else sts) if st.readable]
 
@@ -48,9 +50,11 @@ def _readable(sts=None):
 def knows(sts=None) -> dict[str, int]:
     """Live memories: about you (user scope), about this project, and in all."""
     live = [c for st in _readable(sts) for c in st.counts if not c["deleted"]]
-    return {"user": sum(c["n"] for c in live if c["scope"] == "user"),
-            "project": sum(c["n"] for c in live if c["scope"] == "project"),
-            "total": sum(c["n"] for c in live)}
+    return {
+        "user": sum(c["n"] for c in live if c["scope"] == "user"),
+        "project": sum(c["n"] for c in live if c["scope"] == "project"),
+        "total": sum(c["n"] for c in live),
+    }
 
 
 def deleted(sts=None) -> int:
@@ -59,6 +63,7 @@ def deleted(sts=None) -> int:
 
 
 # -- suggestions: the review queue lives in the project store (contract §2) ---------------
+
 
 def suggestions() -> dict[str, int]:
     """Review items per status (pending, approved, rejected), read fresh from the project
@@ -75,11 +80,15 @@ def pending() -> int:
 
 
 def pending_words(n: int) -> str:
-    return (ngettext("%(num)d suggestion waits for you.", "%(num)d suggestions wait for you.", n)
-            if n else _("No suggestion waits for you."))
+    return (
+        ngettext("%(num)d suggestion waits for you.", "%(num)d suggestions wait for you.", n)
+        if n
+        else _("No suggestion waits for you.")
+    )
 
 
 # -- risky entries: from the one findings scan --------------------------------------------
+
 
 @dataclass(frozen=True)
 class Risky:
@@ -87,27 +96,32 @@ class Risky:
 
     count: int
     complete: bool
-    by_category: dict[str, int] = field(default_factory=dict)   # findings, not entries
+    by_category: dict[str, int] = field(default_factory=dict)  # findings, not entries
 
     @property
     def text(self) -> str:
         n = self.count
         if not self.complete:
-            return ngettext("At least %(num)d entry looks risky (the scan ran out of time "
-                            "before it read every row).",
-                            "At least %(num)d entries look risky (the scan ran out of time "
-                            "before it read every row).", n)
+            return ngettext(
+                "At least %(num)d entry looks risky (the scan ran out of time before it read every row).",
+                "At least %(num)d entries look risky (the scan ran out of time before it read every row).",
+                n,
+            )
         if not n:
-            return _("Nothing looks risky: no secret, personal data or instruction to the "
-                     "agent was found.")
-        return ngettext("%(num)d entry looks risky: it holds a secret, personal data or an "
-                        "instruction to the agent.",
-                        "%(num)d entries look risky: they hold secrets, personal data or "
-                        "instructions to the agent.", n)
+            return _("Nothing looks risky: no secret, personal data or instruction to the agent was found.")
+        return ngettext(
+            "%(num)d entry looks risky: it holds a secret, personal data or an instruction to the agent.",
+            "%(num)d entries look risky: they hold secrets, personal data or instructions to the agent.",
+            n,
+        )
 
     def to_dict(self) -> dict:
-        return {"count": self.count, "complete": self.complete,
-                "by_category": self.by_category, "text": self.text}
+        return {
+            "count": self.count,
+            "complete": self.complete,
+            "by_category": self.by_category,
+            "text": self.text,
+        }
 
 
 def risky_in(report) -> Risky:
@@ -123,38 +137,54 @@ def risky_in(report) -> Risky:
 
 # -- <memory-stable> -----------------------------------------------------------------------
 
+
 def block(snap) -> dict:
     """The always-on block of a new session: characters used of the budget, and how many
     memories it shows and leaves out (``engine.stable_view``, the preview's own code)."""
-    text, fitted = stable_view(snap.project, snap.user, snap.summaries, cache=snap.cache,
-                               version=snap.version)
+    text, fitted = stable_view(
+        snap.project, snap.user, snap.summaries, cache=snap.cache, version=snap.version
+    )
     shown = len(fitted.shown())
-    return {"chars": len(text), "budget": STABLE_BUDGET, "shown": shown,
-            "evicted": len(fitted) - shown}
+    return {"chars": len(text), "budget": STABLE_BUDGET, "shown": shown, "evicted": len(fitted) - shown}
 
 
 def block_words(facts: dict) -> tuple[str, str]:
     """The block's sentence and its detail."""
     if not facts["chars"]:
         return _("A new session gets no always-on block: nothing is selected for it."), ""
-    text = _("%(used)s of %(budget)s characters of the always-on block are used.",
-             used=format_number(facts["chars"]), budget=format_number(facts["budget"]))
-    detail = [ngettext("It puts %(num)d memory into every prompt of a new session.",
-                       "It puts %(num)d memories into every prompt of a new session.",
-                       facts["shown"])]
+    text = _(
+        "%(used)s of %(budget)s characters of the always-on block are used.",
+        used=format_number(facts["chars"]),
+        budget=format_number(facts["budget"]),
+    )
+    detail = [
+        ngettext(
+            "It puts %(num)d memory into every prompt of a new session.",
+            "It puts %(num)d memories into every prompt of a new session.",
+            facts["shown"],
+        )
+    ]
     if facts["evicted"]:
-        detail.append(ngettext("%(num)d more was picked for it but does not fit.",
-                               "%(num)d more were picked for it but do not fit.",
-                               facts["evicted"]))
-    return text, " ".join(detail)   # whole sentences, each translated on its own
+        detail.append(
+            ngettext(
+                "%(num)d more was picked for it but does not fit.",
+                "%(num)d more were picked for it but do not fit.",
+                facts["evicted"],
+            )
+        )
+    return text, " ".join(detail)  # whole sentences, each translated on its own
 
 
 # -- the header's badges -------------------------------------------------------------------
 
+
 def pending_badge() -> Badge | None:
     n = pending()
-    return Badge(n, ngettext("%(num)d suggestion waits for you",
-                             "%(num)d suggestions wait for you", n)) if n else None
+    return (
+        Badge(n, ngettext("%(num)d suggestion waits for you", "%(num)d suggestions wait for you", n))
+        if n
+        else None
+    )
 
 
 def risky_badge(report) -> Badge | None:
@@ -175,13 +205,18 @@ def _refresh_statuses() -> None:
 def _tabs_out_of_band(response):
     """Every htmx fragment answer also redraws the counts beside the header's tabs, so they
     follow the action (or the agent's write) it answers."""
-    if (not web.wants_fragment() or response.mimetype != "text/html"
-            or response.is_streamed or not 200 <= response.status_code < 300
-            or response.status_code == 204):
+    if (
+        not web.wants_fragment()
+        or response.mimetype != "text/html"
+        or response.is_streamed
+        or not 200 <= response.status_code < 300
+        or response.status_code == 204
+    ):
         return response
     _refresh_statuses()
-    response.set_data(response.get_data() + render_template(
-        "partials/tabs.html", oob=True, counted=web.NAV_BADGES).encode())
+    response.set_data(
+        response.get_data() + render_template("partials/tabs.html", oob=True, counted=web.NAV_BADGES).encode()
+    )
     return response
 
 

@@ -23,10 +23,10 @@ from .store.status import StoreStatus
 class Snapshot:
     """Everything one preview needs from the files."""
 
-    project: list[Memory]          # live rows, agentao's listing order
+    project: list[Memory]  # live rows, agentao's listing order
     user: list[Memory]
-    summaries: list[Summary]       # the project file's newest, newest first
-    version: tuple                 # the engine cache's key: the two snapshots
+    summaries: list[Summary]  # the project file's newest, newest first
+    version: tuple  # the engine cache's key: the two snapshots
     cache: EngineCache
     problems: dict[str, str] = field(default_factory=dict)  # store key -> message
 
@@ -48,5 +48,11 @@ def snapshot(statuses: list[StoreStatus]) -> Snapshot:
     version = tuple((f.path, f.stamp, f.counter) if f else None for f in (project, user))
     # Held per pair of files (the cache itself rebuilds when ``version`` moves).
     cache = held("engine", [f.path for f in (project, user) if f], lambda _stamp: EngineCache())
-    return Snapshot(project.live if project else [], user.live if user else [],
-                    list(project.summaries) if project else [], version, cache, problems)
+    return Snapshot(
+        project.live if project else [],
+        user.live if user else [],
+        list(project.summaries) if project else [],
+        version,
+        cache,
+        problems,
+    )

@@ -7,14 +7,14 @@ schema (contract §2) so a reader can map one to the other without a table.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, asdict
+from dataclasses import asdict, dataclass
 from typing import Any, cast
 
 
 class _Row:
     def to_dict(self) -> dict[str, Any]:
         """The row as JSON-ready data (tuples as lists)."""
-        fields = asdict(cast(Any, self))   # every row class below is a dataclass
+        fields = asdict(cast(Any, self))  # every row class below is a dataclass
         return {k: list(v) if isinstance(v, tuple) else v for k, v in fields.items()}
 
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from flask import Flask, abort, current_app, jsonify, redirect, render_template, request
 from flask.json.provider import DefaultJSONProvider
-from flask_babel import gettext as _, get_locale, lazy_gettext as _l
+from flask_babel import get_locale
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
 
 from .store import StoreRef, StoreStatus, inspect
 from .store.registry import ref_for
@@ -29,6 +31,7 @@ def current_project() -> int:
     narrower Path would be sent first.  Unsigned or disagreeing copies are ignored.
     """
     from .guard.access import verified_preferences
+
     values = set(verified_preferences(request.cookies.getlist(project_cookie())))
     raw = values.pop() if len(values) == 1 else "0"
     index = whole_number(raw)
@@ -38,6 +41,7 @@ def current_project() -> int:
 def stores() -> list[StoreRef]:
     """The stores this request shows: the current project's store first, then the user store."""
     from flask import g
+
     if "stores" not in g:
         g.stores = workspace().refs(current_project())
     return g.stores
@@ -66,9 +70,9 @@ def statuses(deep: bool = False) -> list[StoreStatus]:
     """Health of every store, once per request (``store.status.inspect`` reuses its reading
     of a file while the file's stamp holds); ``deep`` adds the overview's counts."""
     from flask import g
+
     if g.get("store_statuses") is None or deep > g.store_statuses_kind:
-        g.store_statuses = [inspect(ref, current_app.config["READ_ONLY"], deep=deep)
-                            for ref in stores()]
+        g.store_statuses = [inspect(ref, current_app.config["READ_ONLY"], deep=deep) for ref in stores()]
         g.store_statuses_kind = deep
     return g.store_statuses
 
@@ -79,8 +83,7 @@ def readable_refs() -> list[StoreRef]:
 
 def wants_fragment() -> bool:
     """A fragment is wanted by htmx requests that are not boosted navigation."""
-    return (request.headers.get("HX-Request") == "true"
-            and request.headers.get("HX-Boosted") != "true")
+    return request.headers.get("HX-Request") == "true" and request.headers.get("HX-Boosted") != "true"
 
 
 def number_arg(name: str, default: int, high: int) -> int:
@@ -97,8 +100,7 @@ def number_arg(name: str, default: int, high: int) -> int:
 def wants_json() -> bool:
     """Whether the client wants JSON: a ``.json`` twin, or ``Accept: application/json``
     (scripts posting to an action URL).  The one answer for views, errors and the guard."""
-    return (request.path.endswith(".json")
-            or request.accept_mimetypes.best == "application/json")
+    return request.path.endswith(".json") or request.accept_mimetypes.best == "application/json"
 
 
 def render(page_template: str | None, fragment: str | None = None, **context):
@@ -111,15 +113,17 @@ def render(page_template: str | None, fragment: str | None = None, **context):
     body = render_template(fragment if partial and fragment else page_template, **context)
     if partial and context.get("said"):
         # The result in words, into the pinned #status region wherever the fragment lands.
-        body += ('<div hx-swap-oob="innerHTML:#status">'
-                 + render_template("partials/said.html", said=context["said"]) + "</div>")
+        body += (
+            '<div hx-swap-oob="innerHTML:#status">'
+            + render_template("partials/said.html", said=context["said"])
+            + "</div>"
+        )
     response = current_app.make_response(body)
     response.vary.add("HX-Request")
     return response
 
 
-def page(fmt: str, page_template: str | None, fragment: str | None = None, *, to_json=None,
-         **context):
+def page(fmt: str, page_template: str | None, fragment: str | None = None, *, to_json=None, **context):
     """One context, two renderings (datasette's renderers): the HTML page (or its
     fragment), or for ``fmt == "json"`` the context itself as the JSON twin.
 
@@ -134,8 +138,15 @@ def page(fmt: str, page_template: str | None, fragment: str | None = None, *, to
     return render(page_template, fragment, **context)
 
 
-def answer(data, code: int = 200, *, page: str | None = None, fragment: str | None = None,
-           to: str | None = None, **context):
+def answer(
+    data,
+    code: int = 200,
+    *,
+    page: str | None = None,
+    fragment: str | None = None,
+    to: str | None = None,
+    **context,
+):
     """The one answer to a request that acts: ``data`` as JSON for scripts (a function is
     called only then); for htmx the fragment; without JavaScript a 303 to ``to`` when given
     (post/redirect/get), else the page (``page.html`` around the fragment when ``page`` is
@@ -156,10 +167,12 @@ def page_route(bp, rule: str):
     ``url_for(endpoint)`` builds the page URL and ``url_for(endpoint, fmt="json")``
     the twin.  The view receives ``fmt`` ("html" or "json").
     """
+
     def decorate(view):
         bp.add_url_rule(rule, view_func=view, defaults={"fmt": "html"}, methods=["GET"])
         bp.add_url_rule(rule + ".json", view_func=view, defaults={"fmt": "json"}, methods=["GET"])
         return view
+
     return decorate
 
 
@@ -180,7 +193,7 @@ class JSONProvider(DefaultJSONProvider):
     def default(o):
         if isinstance(o, bytes):
             return o.decode("utf-8", "replace")
-        if hasattr(o, "to_dict"):   # records, statuses, plans: their own plain form
+        if hasattr(o, "to_dict"):  # records, statuses, plans: their own plain form
             return o.to_dict()
         if isinstance(o, (set, frozenset)):
             return sorted(o)
@@ -189,20 +202,22 @@ class JSONProvider(DefaultJSONProvider):
     def loads(self, s, **kwargs):
         try:
             return super().loads(s, **kwargs)
-        except RecursionError:   # a body nested thousands deep: bad input, not a crash
+        except RecursionError:  # a body nested thousands deep: bad input, not a crash
             raise ValueError("JSON nested too deeply") from None
 
     def dumps(self, obj, **kwargs):
         try:
             return super().dumps(obj, **kwargs)
-        except TypeError:   # sort_keys over a bytes key beside str keys
+        except TypeError:  # sort_keys over a bytes key beside str keys
             return super().dumps(_text_keys(obj), **kwargs)
 
 
 def _text_keys(obj):
     if isinstance(obj, dict):
-        return {(k.decode("utf-8", "replace") if isinstance(k, bytes) else k): _text_keys(v)
-                for k, v in obj.items()}
+        return {
+            (k.decode("utf-8", "replace") if isinstance(k, bytes) else k): _text_keys(v)
+            for k, v in obj.items()
+        }
     if isinstance(obj, (list, tuple)):
         return [_text_keys(v) for v in obj]
     return obj
@@ -211,27 +226,42 @@ def _text_keys(obj):
 def init_app(app: Flask) -> None:
     from . import words
     from .guard import textmarks
+
     app.json = JSONProvider(app)
     textmarks.init_app(app)
     words.init_app(app)
 
     @app.context_processor
     def _inject():
-        from .guard.localurl import here
         from .actions.twofile import recovered
-        return {"all_statuses": statuses, "workspace": workspace,
-                "recovered": lambda: recovered(stores()),
-                "current_project": current_project, "here": here, "nav_items": nav_items,
-                "html_lang": lambda: str(get_locale()).replace("_", "-")}
+        from .guard.localurl import here
+
+        return {
+            "all_statuses": statuses,
+            "workspace": workspace,
+            "recovered": lambda: recovered(stores()),
+            "current_project": current_project,
+            "here": here,
+            "nav_items": nav_items,
+            "html_lang": lambda: str(get_locale()).replace("_", "-"),
+        }
 
 
 # The header's tabs, in order: (endpoint, label).  A screen not registered (yet) is left out.
-NAV = [("overview.index", _l("Overview")), ("about.index", _l("About you")),
-       ("memories.index", _l("Memories")), ("reviews.index", _l("Suggestions")),
-       ("findings.index", _l("Findings")), ("preview.index", _l("Preview")), ("checks.index", _l("Checks")),
-       ("activity.index", _l("Activity")), ("summaries.index", _l("Summaries")),
-       ("conversations.index", _l("Conversations")),
-       ("export.index", _l("Export")), ("forget.index", _l("Forget"))]
+NAV = [
+    ("overview.index", _l("Overview")),
+    ("about.index", _l("About you")),
+    ("memories.index", _l("Memories")),
+    ("reviews.index", _l("Suggestions")),
+    ("findings.index", _l("Findings")),
+    ("preview.index", _l("Preview")),
+    ("checks.index", _l("Checks")),
+    ("activity.index", _l("Activity")),
+    ("summaries.index", _l("Summaries")),
+    ("conversations.index", _l("Conversations")),
+    ("export.index", _l("Export")),
+    ("forget.index", _l("Forget")),
+]
 
 # endpoint -> function() giving a small count to show beside its tab (a facts.Badge, or
 # None).  A screen registers its own, from dashboard/facts.py, and keeps it cheap.
@@ -246,6 +276,7 @@ def nav_items():
         if endpoint not in current_app.view_functions:
             continue
         badge = NAV_BADGES.get(endpoint)
-        items.append((endpoint, text, badge() if badge else None,
-                      here.partition(".")[0] == endpoint.partition(".")[0]))
+        items.append(
+            (endpoint, text, badge() if badge else None, here.partition(".")[0] == endpoint.partition(".")[0])
+        )
     return items

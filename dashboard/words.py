@@ -15,7 +15,8 @@ from __future__ import annotations
 from datetime import datetime
 
 from babel.dates import format_datetime
-from flask_babel import Babel, format_timedelta, get_locale, lazy_gettext as _l
+from flask_babel import Babel, format_timedelta, get_locale
+from flask_babel import lazy_gettext as _l
 from markupsafe import Markup
 
 from . import clock
@@ -23,10 +24,14 @@ from . import clock
 # kind -> code -> (label, explanation).  Screens add their own kinds here (one home).
 LABELS: dict[str, dict[str, tuple]] = {
     "scope": {
-        "user": (_l("about you"), _l("Kept in your user store (~/.agentao/memory.db) and "
-                                     "shown to the agent in every project.")),
-        "project": (_l("this project"), _l("Kept in this project's .agentao/memory.db and "
-                                           "shown to the agent only here.")),
+        "user": (
+            _l("about you"),
+            _l("Kept in your user store (~/.agentao/memory.db) and shown to the agent in every project."),
+        ),
+        "project": (
+            _l("this project"),
+            _l("Kept in this project's .agentao/memory.db and shown to the agent only here."),
+        ),
     },
     "store": {
         "project": (_l("Project store"), _l("This project's .agentao/memory.db.")),
@@ -42,11 +47,15 @@ LABELS: dict[str, dict[str, tuple]] = {
         "note": (_l("note"), _l("Anything else worth remembering.")),
     },
     "source": {
-        "explicit": (_l("saved on request"), _l("Saved because someone asked the agent to "
-                                                "remember it (agentao's save_memory tool).")),
+        "explicit": (
+            _l("saved on request"),
+            _l("Saved because someone asked the agent to remember it (agentao's save_memory tool)."),
+        ),
         "auto": (_l("saved by the agent"), _l("The agent decided on its own to keep this.")),
-        "crystallized": (_l("from a suggestion"), _l("A suggestion drawn from your messages, "
-                                                     "approved in the review queue.")),
+        "crystallized": (
+            _l("from a suggestion"),
+            _l("A suggestion drawn from your messages, approved in the review queue."),
+        ),
     },
     "confidence": {
         "explicit_user": (_l("you said so"), _l("You stated it yourself.")),
@@ -67,173 +76,342 @@ LABELS: dict[str, dict[str, tuple]] = {
     },
     # Warnings before approving a suggestion (actions/warnings.py codes; the review cards).
     "warning": {
-        "refused": (_l("would be refused"), _l("agentao would refuse to save it (a secret, or "
-                                              "too long), so approving cannot work.")),
-        "evicts_explicit": (_l("pushes out what you saved"), _l(
-            "Approving pushes memories you asked the agent to keep out of the always-on block "
-            "every new session starts with.")),
-        "contradicts_evidence": (_l("says the opposite of your words"), _l(
-            "A negation (never, don't, not, 不要, 别 …) stands in your words and not in the "
-            "suggestion, or the other way round.")),
-        "contradicts_memory": (_l("contradicts a memory"), _l(
-            "A live preference or rule on the same subject says something else.")),
-        "overwrites": (_l("replaces a memory"), _l(
-            "A live memory has the same key: approving replaces its content; the old text is "
-            "not kept.")),
-        "duplicates": (_l("nearly a duplicate"), _l(
-            "A live memory under another key says almost the same thing.")),
+        "refused": (
+            _l("would be refused"),
+            _l("agentao would refuse to save it (a secret, or too long), so approving cannot work."),
+        ),
+        "evicts_explicit": (
+            _l("pushes out what you saved"),
+            _l(
+                "Approving pushes memories you asked the agent to keep out of the always-on block "
+                "every new session starts with."
+            ),
+        ),
+        "contradicts_evidence": (
+            _l("says the opposite of your words"),
+            _l(
+                "A negation (never, don't, not, 不要, 别 …) stands in your words and not in the "
+                "suggestion, or the other way round."
+            ),
+        ),
+        "contradicts_memory": (
+            _l("contradicts a memory"),
+            _l("A live preference or rule on the same subject says something else."),
+        ),
+        "overwrites": (
+            _l("replaces a memory"),
+            _l("A live memory has the same key: approving replaces its content; the old text is not kept."),
+        ),
+        "duplicates": (
+            _l("nearly a duplicate"),
+            _l("A live memory under another key says almost the same thing."),
+        ),
     },
     "event": {
         "create": (_l("saved"), _l("A new memory was written (agentao's event 'create').")),
-        "update": (_l("updated"), _l("A memory was written again in place (agentao's event "
-                                     "'update').")),
+        "update": (_l("updated"), _l("A memory was written again in place (agentao's event 'update').")),
         "delete": (_l("deleted"), None),
         "memory_deleted": (_l("deleted"), None),
-        "soft_delete": (_l("deleted"), _l("Marked deleted: the agent no longer sees it; the row "
-                                          "stays in the file until purged.")),
-        "restore": (_l("restored"), _l("A deleted memory made live again (logged by agentao's "
-                                       "event 'update' right after its delete).")),
+        "soft_delete": (
+            _l("deleted"),
+            _l("Marked deleted: the agent no longer sees it; the row stays in the file until purged."),
+        ),
+        "restore": (
+            _l("restored"),
+            _l(
+                "A deleted memory made live again (logged by agentao's "
+                "event 'update' right after its delete)."
+            ),
+        ),
         "approved": (_l("approved"), _l("A suggestion was approved and saved as a memory.")),
         "rejected": (_l("rejected"), _l("A suggestion was turned down; nothing was saved.")),
-        "wiped": (_l("cleared"), _l("Deleted all at once by agentao's /memory clear or /clear "
-                                    "(or the dashboard's Forget): no event is logged for these.")),
+        "wiped": (
+            _l("cleared"),
+            _l(
+                "Deleted all at once by agentao's /memory clear or /clear "
+                "(or the dashboard's Forget): no event is logged for these."
+            ),
+        ),
     },
     "actor": {
-        "agent": (_l("the agent"), _l("agentao: its save_memory tool, its /memory commands or "
-                                      "its limit of 50 auto-saved memories. An earlier run of "
-                                      "this dashboard writes the same and reads the same.")),
-        "approval": (_l("suggestion approved"), _l("A suggestion drawn from your messages, "
-                                                   "approved in agentao's /memory review or "
-                                                   "an earlier run of this dashboard.")),
-        "review": (_l("your review"), _l("Decided in agentao's /memory review or an earlier run "
-                                         "of this dashboard: the file does not say which.")),
-        "dashboard": (_l("this dashboard"), _l("Done here since the dashboard started (it "
-                                               "remembers its own writes until it stops), or "
-                                               "a restore, which only the dashboard makes.")),
+        "agent": (
+            _l("the agent"),
+            _l(
+                "agentao: its save_memory tool, its /memory commands or "
+                "its limit of 50 auto-saved memories. An earlier run of "
+                "this dashboard writes the same and reads the same."
+            ),
+        ),
+        "approval": (
+            _l("suggestion approved"),
+            _l(
+                "A suggestion drawn from your messages, "
+                "approved in agentao's /memory review or "
+                "an earlier run of this dashboard."
+            ),
+        ),
+        "review": (
+            _l("your review"),
+            _l(
+                "Decided in agentao's /memory review or an earlier run "
+                "of this dashboard: the file does not say which."
+            ),
+        ),
+        "dashboard": (
+            _l("this dashboard"),
+            _l(
+                "Done here since the dashboard started (it "
+                "remembers its own writes until it stops), or "
+                "a restore, which only the dashboard makes."
+            ),
+        ),
     },
     # The forget screen: a hard purge's verdict, what a dry-run row is, why it is about you.
     "purge_verdict": {
-        "verified erased": (_l("Erased: no copy left in the file, its journal or side files"),
-                            _l("The rows were deleted, the file compacted, its write-ahead log "
-                               "emptied, and its bytes searched for every erased text: none found.")),
-        "pending, retry": (_l("Not finished: another program is reading the file"),
-                           _l("Probably the agent: the write-ahead log could not be emptied and "
-                              "may still hold the text. Retry when it is idle.")),
-        "found on disk": (_l("Not erased: some text is still in the files"),
-                          _l("Run the purge again.")),
-        "interrupted, retry": (_l("Interrupted: deleted, but the file is not compacted yet"),
-                               _l("Its free pages may still hold the text. Retry to finish.")),
-        "changed": (_l("Nothing was erased: a row changed since the dry run"),
-                    _l("Look at the new dry run before erasing.")),
+        "verified erased": (
+            _l("Erased: no copy left in the file, its journal or side files"),
+            _l(
+                "The rows were deleted, the file compacted, its write-ahead log "
+                "emptied, and its bytes searched for every erased text: none found."
+            ),
+        ),
+        "pending, retry": (
+            _l("Not finished: another program is reading the file"),
+            _l(
+                "Probably the agent: the write-ahead log could not be emptied and "
+                "may still hold the text. Retry when it is idle."
+            ),
+        ),
+        "found on disk": (_l("Not erased: some text is still in the files"), _l("Run the purge again.")),
+        "interrupted, retry": (
+            _l("Interrupted: deleted, but the file is not compacted yet"),
+            _l("Its free pages may still hold the text. Retry to finish."),
+        ),
+        "changed": (
+            _l("Nothing was erased: a row changed since the dry run"),
+            _l("Look at the new dry run before erasing."),
+        ),
     },
     "plan_kind": {
         "memory": (_l("memory"), _l("A live memory the agent sees.")),
-        "memory_deleted": (_l("deleted memory"), _l("Soft-deleted: hidden from the agent, "
-                                                   "its text still in the file.")),
-        "review": (_l("suggestion"), _l("A review-queue item: a phrase and the excerpt of your "
-                                        "message it was drawn from.")),
+        "memory_deleted": (
+            _l("deleted memory"),
+            _l("Soft-deleted: hidden from the agent, its text still in the file."),
+        ),
+        "review": (
+            _l("suggestion"),
+            _l("A review-queue item: a phrase and the excerpt of your message it was drawn from."),
+        ),
         "summary": (_l("session summary"), _l("What a past session was about.")),
         "event": (_l("history event"), _l("A line of a memory's history (no text of its own).")),
     },
     "forget_reason": {
         "user_store": (_l("in your user store"), _l("Your own file, shared by every project.")),
         "user_scope": (_l("saved for you"), _l("Its scope is 'user': about you, not the project.")),
-        "personal": (_l("holds personal data"), _l("A finding says it holds personal data "
-                                                   "(an e-mail, a phone number, a name…).")),
+        "personal": (
+            _l("holds personal data"),
+            _l("A finding says it holds personal data (an e-mail, a phone number, a name…)."),
+        ),
         "secret": (_l("holds a secret"), _l("A finding says it holds a password, key or token.")),
         "event": (_l("history of a memory that goes"), None),
     },
     # Findings (dashboard/findings/rules.py, corpus.py): what each rule flags, in words.
     "category": {
-        "secret": (_l("Secrets"), _l("Passwords, keys and tokens: anyone who reads the memory, "
-                                     "or the prompt, can use them.")),
-        "personal": (_l("Personal data"), _l("Phone numbers, e-mail addresses, ID and card "
-                                             "numbers: things about a person the agent does not need.")),
-        "instruction": (_l("Instructions to the agent"), _l("Text that tries to change what the "
-                                                            "agent does, stored where the agent "
-                                                            "reads it as a fact.")),
-        "conflict": (_l("Conflicts and duplicates"), _l("Memories that disagree with each other "
-                                                        "or say the same thing twice.")),
-        "upkeep": (_l("Too big or too old"), _l("Memories near the size limit, or not updated "
-                                                "for months.")),
+        "secret": (
+            _l("Secrets"),
+            _l("Passwords, keys and tokens: anyone who reads the memory, or the prompt, can use them."),
+        ),
+        "personal": (
+            _l("Personal data"),
+            _l(
+                "Phone numbers, e-mail addresses, ID and card "
+                "numbers: things about a person the agent does not need."
+            ),
+        ),
+        "instruction": (
+            _l("Instructions to the agent"),
+            _l("Text that tries to change what the agent does, stored where the agent reads it as a fact."),
+        ),
+        "conflict": (
+            _l("Conflicts and duplicates"),
+            _l("Memories that disagree with each other or say the same thing twice."),
+        ),
+        "upkeep": (_l("Too big or too old"), _l("Memories near the size limit, or not updated for months.")),
     },
     "rule": {
-        **{f"secret.guard_{name}": (_l("Secret agentao now refuses"), _l(
-            "agentao refuses to save this kind of secret today; it got in through an older "
-            "version, a hand edit or a path the guard does not check."))
-           for name in ("pem_block", "private_key_unterminated", "private_key_header",
-                        "anthropic_key", "openai_key", "google_api_key", "google_oauth_secret",
-                        "aws_access_key", "github_token", "github_fine_grained_pat", "slack_token",
-                        "slack_app_token", "stripe_key", "stripe_webhook_secret", "jwt",
-                        "bearer_token", "authorization_header", "oauth_value", "key_value_secret")},
-        **{f"secret.{name}": (_l("Secret agentao misses"), _l(
-            "A credential in a format agentao's own secret check does not recognise, so it "
-            "was saved and reaches the model like any other text."))
-           for name in ("npm_token", "pypi_token", "gitlab_token", "huggingface_token",
-                        "sendgrid_key", "twilio_api_key", "azure_account_key",
-                        "azure_sas_signature", "digitalocean_token", "shopify_token",
-                        "slack_webhook", "telegram_bot_token")},
-        "secret.url_credentials": (_l("Password in a web address"), _l(
-            "A link of the form scheme://user:password@host carries a password in plain text.")),
-        "secret.labelled_secret": (_l("Labelled password or API key"), _l(
-            "Something like API_KEY=… or password: … followed by a value: a credential "
-            "agentao's secret check lets through.")),
-        "secret.stated_secret": (_l("Password or key in a sentence"), _l(
-            "A sentence such as \"the API key is …\" followed by a value that looks like a key.")),
-        "secret.key_hex_value": (_l("Key value"), _l(
-            "A long random-looking value after \"key:\" or \"key=\".")),
-        "secret.chinese_secret": (_l("Password written in Chinese"), _l(
-            "A value after 密码, 口令, 密钥 or a similar word: a credential written in Chinese.")),
-        "personal.email": (_l("E-mail address"), _l(
-            "Someone's e-mail address; agentao's secret check never looks for it.")),
-        "personal.phone": (_l("Phone number"), _l(
-            "A phone number with a country code, or a Chinese mobile number.")),
-        "personal.prc_id": (_l("Chinese resident ID number"), _l(
-            "An 18-digit resident ID (身份证号) whose region, birth date and check digit are valid.")),
-        "personal.card": (_l("Payment card number"), _l(
-            "A card number of a known issuer whose check digit is valid.")),
-        "personal.iban": (_l("Bank account number (IBAN)"), _l(
-            "An international bank account number whose check digits are valid.")),
-        "instruction.override": (_l("Tells the agent to skip its safeguards"), _l(
-            "Text such as \"ignore previous instructions\" or \"don't ask before deleting\": "
-            "the agent reads memory in every prompt, so this acts as an order.")),
-        "instruction.role_marker": (_l("Pretends to be a system message"), _l(
-            "Markers such as \"system:\", <|im_start|> or \"you are now\", which try to pass "
-            "stored text off as the agent's own instructions.")),
-        "instruction.block_tag": (_l("Breaks out of the memory block"), _l(
-            "A tag like </fact> or </memory-stable>, which could end the block the memory is "
-            "shown in and let the rest read as instructions.")),
-        "instruction.hidden_characters": (_l("Hidden or reordering characters"), _l(
-            "Invisible characters or right-to-left controls that hide or reorder what a reader "
-            "sees, while the model reads all of it.")),
-        "conflict.same_key": (_l("Same name about you and this project"), _l(
-            "A memory with the same name exists in your user store and in this project: the "
-            "agent sees both and two answers.")),
-        "conflict.duplicate": (_l("Near duplicate"), _l(
-            "Nearly the same words as another memory under another name: one of them is redundant.")),
-        "conflict.contradicted": (_l("Contradicting preferences"), _l(
-            "A preference on the same subject as an approved suggestion that says something "
-            "else: the agent sees both.")),
-        "upkeep.near_limit": (_l("Very long"), _l(
-            "Close to agentao's 4,000-character limit, probably a pasted document: only its "
-            "first 200 to 240 characters ever reach the model.")),
-        "upkeep.over_limit": (_l("Over the size limit"), _l(
-            "Longer than agentao's 4,000-character limit, so a hand edit or another tool wrote it.")),
-        "upkeep.stale": (_l("Not updated for months"), _l(
-            "Not changed for more than 90 days: recall ranks it lower, and it may no longer be true.")),
+        **{
+            f"secret.guard_{name}": (
+                _l("Secret agentao now refuses"),
+                _l(
+                    "agentao refuses to save this kind of secret today; it got in through an older "
+                    "version, a hand edit or a path the guard does not check."
+                ),
+            )
+            for name in (
+                "pem_block",
+                "private_key_unterminated",
+                "private_key_header",
+                "anthropic_key",
+                "openai_key",
+                "google_api_key",
+                "google_oauth_secret",
+                "aws_access_key",
+                "github_token",
+                "github_fine_grained_pat",
+                "slack_token",
+                "slack_app_token",
+                "stripe_key",
+                "stripe_webhook_secret",
+                "jwt",
+                "bearer_token",
+                "authorization_header",
+                "oauth_value",
+                "key_value_secret",
+            )
+        },
+        **{
+            f"secret.{name}": (
+                _l("Secret agentao misses"),
+                _l(
+                    "A credential in a format agentao's own secret check does not recognise, so it "
+                    "was saved and reaches the model like any other text."
+                ),
+            )
+            for name in (
+                "npm_token",
+                "pypi_token",
+                "gitlab_token",
+                "huggingface_token",
+                "sendgrid_key",
+                "twilio_api_key",
+                "azure_account_key",
+                "azure_sas_signature",
+                "digitalocean_token",
+                "shopify_token",
+                "slack_webhook",
+                "telegram_bot_token",
+            )
+        },
+        "secret.url_credentials": (
+            _l("Password in a web address"),
+            _l("A link of the form scheme://user:password@host carries a password in plain text."),
+        ),
+        "secret.labelled_secret": (
+            _l("Labelled password or API key"),
+            _l(
+                "Something like API_KEY=… or password: … followed by a value: a credential "
+                "agentao's secret check lets through."
+            ),
+        ),
+        "secret.stated_secret": (
+            _l("Password or key in a sentence"),
+            _l('A sentence such as "the API key is …" followed by a value that looks like a key.'),
+        ),
+        "secret.key_hex_value": (_l("Key value"), _l('A long random-looking value after "key:" or "key=".')),
+        "secret.chinese_secret": (
+            _l("Password written in Chinese"),
+            _l("A value after 密码, 口令, 密钥 or a similar word: a credential written in Chinese."),
+        ),
+        "personal.email": (
+            _l("E-mail address"),
+            _l("Someone's e-mail address; agentao's secret check never looks for it."),
+        ),
+        "personal.phone": (
+            _l("Phone number"),
+            _l("A phone number with a country code, or a Chinese mobile number."),
+        ),
+        "personal.prc_id": (
+            _l("Chinese resident ID number"),
+            _l("An 18-digit resident ID (身份证号) whose region, birth date and check digit are valid."),
+        ),
+        "personal.card": (
+            _l("Payment card number"),
+            _l("A card number of a known issuer whose check digit is valid."),
+        ),
+        "personal.iban": (
+            _l("Bank account number (IBAN)"),
+            _l("An international bank account number whose check digits are valid."),
+        ),
+        "instruction.override": (
+            _l("Tells the agent to skip its safeguards"),
+            _l(
+                'Text such as "ignore previous instructions" or "don\'t ask before deleting": '
+                "the agent reads memory in every prompt, so this acts as an order."
+            ),
+        ),
+        "instruction.role_marker": (
+            _l("Pretends to be a system message"),
+            _l(
+                'Markers such as "system:", <|im_start|> or "you are now", which try to pass '
+                "stored text off as the agent's own instructions."
+            ),
+        ),
+        "instruction.block_tag": (
+            _l("Breaks out of the memory block"),
+            _l(
+                "A tag like </fact> or </memory-stable>, which could end the block the memory is "
+                "shown in and let the rest read as instructions."
+            ),
+        ),
+        "instruction.hidden_characters": (
+            _l("Hidden or reordering characters"),
+            _l(
+                "Invisible characters or right-to-left controls that hide or reorder what a reader "
+                "sees, while the model reads all of it."
+            ),
+        ),
+        "conflict.same_key": (
+            _l("Same name about you and this project"),
+            _l(
+                "A memory with the same name exists in your user store and in this project: the "
+                "agent sees both and two answers."
+            ),
+        ),
+        "conflict.duplicate": (
+            _l("Near duplicate"),
+            _l("Nearly the same words as another memory under another name: one of them is redundant."),
+        ),
+        "conflict.contradicted": (
+            _l("Contradicting preferences"),
+            _l(
+                "A preference on the same subject as an approved suggestion that says something "
+                "else: the agent sees both."
+            ),
+        ),
+        "upkeep.near_limit": (
+            _l("Very long"),
+            _l(
+                "Close to agentao's 4,000-character limit, probably a pasted document: only its "
+                "first 200 to 240 characters ever reach the model."
+            ),
+        ),
+        "upkeep.over_limit": (
+            _l("Over the size limit"),
+            _l("Longer than agentao's 4,000-character limit, so a hand edit or another tool wrote it."),
+        ),
+        "upkeep.stale": (
+            _l("Not updated for months"),
+            _l("Not changed for more than 90 days: recall ranks it lower, and it may no longer be true."),
+        ),
     },
     # -- preview: the seven terms of agentao's recall score (engine/recall.py), -----------
     # the reasons it writes into <memory-context>, and what became of a candidate.
     "term": {
-        "tag": (_l("tags"), _l("One of its tags is a word of your message (counts ×4 for a "
-                               "message of 3 or more words, less for shorter ones).")),
+        "tag": (
+            _l("tags"),
+            _l(
+                "One of its tags is a word of your message (counts ×4 for a "
+                "message of 3 or more words, less for shorter ones)."
+            ),
+        ),
         "title": (_l("title"), _l("Words of its title are in your message (counts ×3).")),
         "keyword": (_l("keywords"), _l("Its keywords are words of your message (counts ×2).")),
         "content": (_l("text"), _l("Words of its text are in your message (counts ×1).")),
-        "filepath_hint": (_l("file path"), _l("A file path in your recent messages matches "
-                                              "it (counts double).")),
-        "recency": (_l("recency"), _l("Newer memories score a little higher: 1 for today, "
-                                      "½ at 30 days.")),
+        "filepath_hint": (
+            _l("file path"),
+            _l("A file path in your recent messages matches it (counts double)."),
+        ),
+        "recency": (_l("recency"), _l("Newer memories score a little higher: 1 for today, ½ at 30 days.")),
         "stale": (_l("stale"), _l("Not updated for over 90 days: counts 2 against it.")),
     },
     "reason": {
@@ -243,28 +421,45 @@ LABELS: dict[str, dict[str, tuple]] = {
         "content_match": (_l("words of its text are in your message"), None),
         "filepath_hint": (_l("a file path in your message matches (counts double)"), None),
         "stale_penalty": (_l("not updated for over 90 days (counts against it)"), None),
-        "explicit": (_l("you asked the agent to remember it"),
-                     _l("Saved on request; this does not change the score.")),
+        "explicit": (
+            _l("you asked the agent to remember it"),
+            _l("Saved on request; this does not change the score."),
+        ),
     },
     "recall_mark": {
         "in_block": (_l("recalled"), _l("In the <memory-context> block sent with this message.")),
         "cut_top5": (_l("below the cut"), _l("Only the 5 best scores are recalled.")),
-        "cut_context_budget": (_l("over the budget"), _l("Among the 5 best, but the "
-                                                         "1,200-character recall block was full.")),
-        "excluded_stable": (_l("always on already"), _l("In the always-on block already, so "
-                                                        "it is not recalled again.")),
+        "cut_context_budget": (
+            _l("over the budget"),
+            _l("Among the 5 best, but the 1,200-character recall block was full."),
+        ),
+        "excluded_stable": (
+            _l("always on already"),
+            _l("In the always-on block already, so it is not recalled again."),
+        ),
     },
     # How one memory reaches the model (engine.reach codes): the answer a memory's page opens with.
     "memory_reach": {
-        "stable": (_l("In every prompt"), _l("The agent sees it at the start of every session, in its "
-                                             "always-on block (<memory-stable>).")),
-        "stable_evicted": (_l("Recalled when relevant"), _l("Picked for the always-on block, but the block's "
-                                                            "2,000 characters are full: until room frees up, "
-                                                            "the agent sees it only when a message is about it.")),
-        "recall": (_l("Recalled when relevant"), _l("The agent sees it only when a message it gets is about "
-                                                    "it (<memory-context>).")),
-        "soft_deleted": (_l("Deleted: the agent no longer sees it, but its text is still on disk"),
-                         _l("A soft delete: the row stays in the file until it is forgotten for good.")),
+        "stable": (
+            _l("In every prompt"),
+            _l("The agent sees it at the start of every session, in its always-on block (<memory-stable>)."),
+        ),
+        "stable_evicted": (
+            _l("Recalled when relevant"),
+            _l(
+                "Picked for the always-on block, but the block's "
+                "2,000 characters are full: until room frees up, "
+                "the agent sees it only when a message is about it."
+            ),
+        ),
+        "recall": (
+            _l("Recalled when relevant"),
+            _l("The agent sees it only when a message it gets is about it (<memory-context>)."),
+        ),
+        "soft_deleted": (
+            _l("Deleted: the agent no longer sees it, but its text is still on disk"),
+            _l("A soft delete: the row stays in the file until it is forgotten for good."),
+        ),
     },
     # A finding's family as a badge on a memory's row and page (findings.rules categories).
     "flag": {
@@ -320,6 +515,7 @@ def listing(items) -> str:
     "A、B和C") by Babel's list patterns.  Markup items (``|shown``) stay markup."""
     from babel.lists import format_list
     from markupsafe import escape
+
     items = list(items)
     if not items:
         return ""
@@ -329,7 +525,7 @@ def listing(items) -> str:
 
 
 def store_name(kind: str) -> str:
-    """"Project store" / "User store": what a page calls one of the two files."""
+    """ "Project store" / "User store": what a page calls one of the two files."""
     return str(LABELS["store"].get(kind, (kind,))[0])
 
 
@@ -367,6 +563,7 @@ LOCALES = {"en": "English", "zh_Hans_CN": "简体中文"}
 def language_cookie() -> str:
     # One dashboard per port, like the project choice (web.project_cookie).
     from flask import request
+
     return f"agentao_memory_lang_{request.host.rpartition(':')[2] or 'default'}"
 
 
@@ -375,7 +572,9 @@ def locale() -> str:
     so a page on another port cannot set it), else ``--lang`` / the ``LANG`` config key,
     else the browser's Accept-Language (any ``zh`` -> Simplified Chinese), else English."""
     from flask import current_app, has_request_context, request
+
     from .guard.access import verified_preferences
+
     configured = current_app.config.get("LANG")
     if not has_request_context():
         return configured or "en"
@@ -391,7 +590,13 @@ def locale() -> str:
 def init_app(app) -> None:
     # Flask-Babel puts gettext / ngettext (as _ and ngettext) into every template.
     Babel(app, locale_selector=locale)
-    app.jinja_env.globals.update(label=label, explain=explain, term=term, when=when, store_name=store_name,
-                                 locales=LOCALES, page_locale=lambda: str(get_locale()))
+    app.jinja_env.globals.update(
+        label=label,
+        explain=explain,
+        term=term,
+        when=when,
+        store_name=store_name,
+        locales=LOCALES,
+        page_locale=lambda: str(get_locale()),
+    )
     app.jinja_env.filters.update(when=when, rounded=rounded, listing=listing)
-

@@ -33,8 +33,9 @@ class Agent:
         self.manager = MemoryManager(self.project_store, self.user_store)
 
     def save(self, key, value, tags=(), scope=None, type=None, source="explicit"):
-        return self.manager.upsert(SaveMemoryRequest(
-            key=key, value=value, tags=list(tags), scope=scope, type=type, source=source))
+        return self.manager.upsert(
+            SaveMemoryRequest(key=key, value=value, tags=list(tags), scope=scope, type=type, source=source)
+        )
 
     def summary(self, text, session_id=None, tokens_before=1000, messages=10):
         if session_id is not None:
@@ -42,13 +43,19 @@ class Agent:
         return self.manager.save_session_summary(text, tokens_before, messages)
 
     def crystallize(self, *user_texts):
-        return self.manager.crystallize_user_messages(
-            [{"role": "user", "content": t} for t in user_texts])
+        return self.manager.crystallize_user_messages([{"role": "user", "content": t} for t in user_texts])
 
     def app(self, **config):
         # No access token unless a test asks for one (tests/test_security.py does).
-        app = create_app({"PROJECT_DIR": self.project_dir, "USER_DB": self.user_db,
-                          "TESTING": True, "AUTH_TOKEN": False, **config})
+        app = create_app(
+            {
+                "PROJECT_DIR": self.project_dir,
+                "USER_DB": self.user_db,
+                "TESTING": True,
+                "AUTH_TOKEN": False,
+                **config,
+            }
+        )
         app.test_client_class = BrowserClient
         return app
 
@@ -87,15 +94,14 @@ def integrity(db: Path, read_only: bool = False) -> str:
         conn.close()
 
 
-def seed_corpus(agent: "Agent", services: int = 0) -> "Agent":
+def seed_corpus(agent: Agent, services: int = 0) -> Agent:
     """A small realistic corpus through agentao: both scopes, a soft-deleted row,
     summaries of two sessions and two review candidates; ``services`` adds that
     many near-identical "service NN" notes (the browser tests' recall fodder)."""
     agent.save("user_language", "Answer in English, code comments too.", ["user"])
     agent.save("editor", "Uses Neovim with LazyVim.", ["profile"])
     agent.save("Package Manager", "This project uses uv; see pyproject.toml.", ["tooling"])
-    agent.save("database", "PostgreSQL 16 in production, SQLite in tests.", ["infra"],
-               type="project_fact")
+    agent.save("database", "PostgreSQL 16 in production, SQLite in tests.", ["infra"], type="project_fact")
     agent.save("release process", "Tag on main, CI builds the wheel.", ["workflow"])
     agent.save("部署 deploy", "部署脚本在 scripts/deploy.sh。", ["运维"])
     for n in range(services):
@@ -123,6 +129,7 @@ def agentao_blocks(agent, query, session_id=None, now=None):
         @classmethod
         def now(cls, tz=None):
             return now.astimezone(tz)
+
     agentao_retriever.datetime = Pinned
     try:
         cands = MemoryRetriever(mgr).recall_candidates(query, exclude_ids={r.id for r in shown})

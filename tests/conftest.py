@@ -7,7 +7,6 @@ in agentao shows up here as a failure rather than as a silently stale fixture.
 from __future__ import annotations
 
 import pytest
-
 from agentao_world import Agent, BrowserClient, file_digest, seed_corpus  # noqa: F401
 
 

@@ -15,12 +15,12 @@ MARK = "pwn"  # every active payload mentions it, so a surviving one is easy to 
 HOSTILE = {
     "script": "<script>alert('pwn')</script>",
     "script_src": '<script src="https://evil.example/pwn.js"></script>',
-    "img_onerror": '<img src=x onerror="alert(\'pwn\')">',
+    "img_onerror": "<img src=x onerror=\"alert('pwn')\">",
     "svg_onload": "<svg onload=alert('pwn')><circle/></svg>",
     "attr_breakout_dq": '" onmouseover="alert(\'pwn\')" data-x="',
     "attr_breakout_sq": "' onfocus='alert(\"pwn\")' autofocus='",
     "tag_breakout": '</textarea></pre></td></tr></table><script>alert("pwn")</script>',
-    "javascript_url": '<a href="javascript:alert(\'pwn\')">click pwn</a>',
+    "javascript_url": "<a href=\"javascript:alert('pwn')\">click pwn</a>",
     "javascript_bare": "javascript:alert('pwn')",
     "hx_get": '<div hx-get="/pwn" hx-trigger="load" hx-target="body">pwn</div>',
     "hx_post": '<form hx-post="/pwn" hx-trigger="load"><button>pwn</button></form>',
@@ -43,8 +43,12 @@ LONE_SURROGATE = "half\ud800pair"
 
 # Written with raw SQL: bytes that are not UTF-8, and JSON columns that are not JSON.
 INVALID_UTF8 = b"caf\xe9 \xff\xfe <script>pwn</script> \xc3\x28"
-BAD_JSON = ['["unterminated', '{"a": "<script>pwn</script>"}', "not json at all <b>pwn</b>",
-            '[1, {"x": "<img onerror=pwn>"}]']
+BAD_JSON = [
+    '["unterminated',
+    '{"a": "<script>pwn</script>"}',
+    "not json at all <b>pwn</b>",
+    '[1, {"x": "<img onerror=pwn>"}]',
+]
 
 
 def plant(agent) -> dict:
@@ -60,27 +64,34 @@ def plant(agent) -> dict:
         planted[name] = ("user" if scope == "user" else "project", memory.id)
     agent.summary(HOSTILE["hx_get"] + "\n" + HOSTILE["script"], session_id=HOSTILE["attr_breakout_dq"])
     agent.summary(HOSTILE["jinja"], session_id="<b>pwn</b>")
-    agent.crystallize("I prefer " + HOSTILE["script"] + " over spaces.",
-                      "We must never " + HOSTILE["hx_get"])
+    agent.crystallize("I prefer " + HOSTILE["script"] + " over spaces.", "We must never " + HOSTILE["hx_get"])
     half = agent.save("lone surrogate", "a tag no UTF-8 can hold", tags=[LONE_SURROGATE, "surrogate"])
     planted["lone_surrogate"] = ("project", half.id)
     agent.save("raw bytes", "placeholder for invalid utf-8")
     raw = agent.save("raw json", "placeholder for invalid json")
     with sqlite3.connect(agent.project_db) as conn:
-        conn.execute("UPDATE memories SET content = CAST(? AS TEXT), title = CAST(? AS TEXT) "
-                     "WHERE key_normalized = 'raw_bytes'", (INVALID_UTF8, INVALID_UTF8))
+        conn.execute(
+            "UPDATE memories SET content = CAST(? AS TEXT), title = CAST(? AS TEXT) "
+            "WHERE key_normalized = 'raw_bytes'",
+            (INVALID_UTF8, INVALID_UTF8),
+        )
         for n, bad in enumerate(BAD_JSON):
             target = raw.id if n == 0 else None
             if target:
-                conn.execute("UPDATE memories SET tags_json = ?, keywords_json = ? WHERE id = ?",
-                             (bad, BAD_JSON[1], target))
+                conn.execute(
+                    "UPDATE memories SET tags_json = ?, keywords_json = ? WHERE id = ?",
+                    (bad, BAD_JSON[1], target),
+                )
         # A type no API validation would stop (the contract says types are stored as given).
-        conn.execute("UPDATE memories SET type = ?, source = ? WHERE key_normalized = 'raw_json'",
-                     (HOSTILE["hx_get"], HOSTILE["img_onerror"]))
+        conn.execute(
+            "UPDATE memories SET type = ?, source = ? WHERE key_normalized = 'raw_json'",
+            (HOSTILE["hx_get"], HOSTILE["img_onerror"]),
+        )
     conn.close()
     conn = sqlite3.connect(agent.project_db)
-    for memory_id, key in conn.execute("SELECT id, key_normalized FROM memories "
-                                       "WHERE key_normalized IN ('raw_bytes', 'raw_json')"):
+    for memory_id, key in conn.execute(
+        "SELECT id, key_normalized FROM memories WHERE key_normalized IN ('raw_bytes', 'raw_json')"
+    ):
         planted[key] = ("project", memory_id)
     conn.close()  # an open connection would keep a -wal beside the file
     return planted
@@ -90,6 +101,7 @@ def shown_text(element) -> str:
     """The text a page shows in ``element``, each hidden character's mark
     (``<span class="ctl" title="U+202E RIGHT-TO-LEFT OVERRIDE">``) read back as that character."""
     from copy import copy
+
     element = copy(element)
     for mark in element.select("span.ctl"):
         mark.replace_with(chr(int(mark["title"].split()[0][2:], 16)))

@@ -22,11 +22,28 @@ def start_server(project: Path, user_db: Path, threads: int):
     environment (not in ps): the printed URL carries only a one-time code."""
     token = secrets.token_urlsafe(32)
     log = open(project.parent / "server.log", "w")  # noqa: SIM115 (the server writes it while it runs)
-    proc = subprocess.Popen([sys.executable, "-m", "dashboard", "--project", str(project),
-                             "--user-db", str(user_db), "--host", "127.0.0.1", "--port", "0",
-                             "--threads", str(threads)], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=log, text=True,
-                            env={**os.environ, "AGENTAO_DASHBOARD_TOKEN": token})
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "dashboard",
+            "--project",
+            str(project),
+            "--user-db",
+            str(user_db),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--threads",
+            str(threads),
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=log,
+        text=True,
+        env={**os.environ, "AGENTAO_DASHBOARD_TOKEN": token},
+    )
     deadline = time.time() + 60
     while time.time() < deadline:
         line = proc.stdout.readline()
@@ -46,9 +63,12 @@ def login(port: int, token: str) -> str:
     path, and the server answers un-prefixed paths too, so the bench's URLs stay plain.
     """
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    conn.request("POST", "/login", urlencode({"token": token}),
-                 {"Content-Type": "application/x-www-form-urlencoded",
-                  "Origin": f"http://127.0.0.1:{port}"})
+    conn.request(
+        "POST",
+        "/login",
+        urlencode({"token": token}),
+        {"Content-Type": "application/x-www-form-urlencoded", "Origin": f"http://127.0.0.1:{port}"},
+    )
     r = conn.getresponse()
     r.read()
     conn.close()

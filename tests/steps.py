@@ -14,8 +14,9 @@ that a runaway loop fails the test at once instead of hanging it.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 DASHBOARD = str(Path(__file__).resolve().parents[1] / "dashboard")
 

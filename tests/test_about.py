@@ -3,9 +3,8 @@ bounded at any size (#21 journey 1)."""
 
 from __future__ import annotations
 
-from bs4 import BeautifulSoup
-
 from agentao_world import file_digest
+from bs4 import BeautifulSoup
 
 
 def soup(response):
@@ -26,9 +25,9 @@ def test_the_tab_is_there_and_lists_what_is_about_you(seeded):
     user_rows = [m for m in client.get("/memories.json?scope=user").get_json()["items"]]
     listed = about.select("#about-memories tr.about-memory")
     assert {r["data-memory-id"] for r in listed} == {m["id"] for m in user_rows} and len(listed) == 2
-    for row in listed:   # each links to its page, which shows that memory
+    for row in listed:  # each links to its page, which shows that memory
         link = row.select_one("a")["href"]
-        assert link.endswith(f'/memories/{row["data-store"]}/{row["data-memory-id"]}')
+        assert link.endswith(f"/memories/{row['data-store']}/{row['data-memory-id']}")
         assert client.get(link).status_code == 200
     assert "Uses Neovim with LazyVim." in about.select_one("#about-memories").text
     # Project facts are not about the person.
@@ -40,7 +39,7 @@ def test_the_tab_is_there_and_lists_what_is_about_you(seeded):
     # Personal data in any store, linked to the row.
     found = about.select("#about-findings tr.about-finding")
     assert any(f["data-store"] == "project" and f["data-table"] == "memories" for f in found)
-    assert "415 555 0132" not in about.select_one("#about-findings").text   # masked
+    assert "415 555 0132" not in about.select_one("#about-findings").text  # masked
     # Their own words in the review queue's evidence, and the session summaries.
     evidence = about.select_one("#about-evidence").text
     assert "I prefer tabs over spaces" in evidence
@@ -53,6 +52,7 @@ def test_the_tab_is_there_and_lists_what_is_about_you(seeded):
 
 def test_every_section_is_bounded_and_says_how_many_more(agent):
     from dashboard.store.about import LIMIT
+
     for n in range(LIMIT + 7):
         agent.save(f"fact {n:03d}", f"Personal fact number {n}.", ["profile"], scope="user")
     client = agent.app().test_client()
@@ -62,14 +62,20 @@ def test_every_section_is_bounded_and_says_how_many_more(agent):
     assert more["data-more"] == "7" and more.a.text == "and 7 more"
     assert more.a["href"] == "/memories?scope=user"
     data = client.get("/about.json").get_json()
-    assert data["memories"] | {"items": None} == {"total": LIMIT + 7, "shown": LIMIT, "more": 7,
-                                                   "items": None}
+    assert data["memories"] | {"items": None} == {
+        "total": LIMIT + 7,
+        "shown": LIMIT,
+        "more": 7,
+        "items": None,
+    }
 
 
 def test_forget_button_only_when_the_scoped_forget_exists(seeded):
     app = seeded.app()
-    assert soup(app.test_client().get("/about")).select_one("#forget-about") is None \
+    assert (
+        soup(app.test_client().get("/about")).select_one("#forget-about") is None
         or "forget.about" in app.view_functions
+    )
     other = seeded.app()
     if "forget.about" not in other.view_functions:
         other.add_url_rule("/forget/about", "forget.about", lambda: "")
@@ -81,5 +87,7 @@ def test_forget_button_only_when_the_scoped_forget_exists(seeded):
 def test_nothing_yet_is_said_so(agent):
     page = soup(agent.app().test_client().get("/about"))
     assert "Nothing yet" in page.select_one("#about-memories").text
-    assert page.select_one('[data-field="about-memories"]').text.strip() == \
-        "The agent remembers 0 things about you, in every project."
+    assert (
+        page.select_one('[data-field="about-memories"]').text.strip()
+        == "The agent remembers 0 things about you, in every project."
+    )

@@ -12,9 +12,9 @@ from datetime import datetime, timedelta
 from unittest import mock
 
 import pytest
+from agentao_world import Agent, file_digest
 from bs4 import BeautifulSoup
 
-from agentao_world import Agent, file_digest
 from dashboard.actions.purge import forget_memory
 from dashboard.store.registry import StoreRef
 
@@ -41,9 +41,11 @@ def history(tmp_path):
     """save, update, a user save, soft delete, crystallize + approve + reject, a clear of
     the user store (agentao), then a restore through the dashboard."""
     clock = Clock()
-    with mock.patch("agentao.memory.storage._now_iso", clock), \
-            mock.patch("agentao.memory.crystallizer._now_iso", clock), \
-            mock.patch("agentao.memory.manager._now", clock):
+    with (
+        mock.patch("agentao.memory.storage._now_iso", clock),
+        mock.patch("agentao.memory.crystallizer._now_iso", clock),
+        mock.patch("agentao.memory.manager._now", clock),
+    ):
         agent = Agent(tmp_path)
         build = agent.save("build tool", "make", ["tooling"], scope="project")
         agent.save("build tool", "ninja", ["tooling"], scope="project")
@@ -52,19 +54,30 @@ def history(tmp_path):
         tabs, main = agent.crystallize("I prefer tabs over spaces. We must never push to main.")
         approved = agent.manager.approve_review_item(tabs.id)
         agent.manager.reject_review_item(main.id)
-        agent.manager.clear(scope="user")   # /memory clear of the user store: no events
+        agent.manager.clear(scope="user")  # /memory clear of the user store: no events
     client = agent.app().test_client()
     page = soup(client.get(f"/memories/project/{build.id}"))
     form = {i["name"]: i.get("value", "") for i in page.select("#restore-form input")}
     assert client.post(f"/memories/project/{build.id}/restore", data=form).status_code == 303
-    return agent, client, {"build": build.id, "tabs": tabs.id, "main": main.id,
-                           "approved": approved.id, "approved_title": approved.title}
+    return (
+        agent,
+        client,
+        {
+            "build": build.id,
+            "tabs": tabs.id,
+            "main": main.id,
+            "approved": approved.id,
+            "approved_title": approved.title,
+        },
+    )
 
 
 def listed(client, **query):
     data = client.get("/activity.json", query_string=query).get_json()
-    return data, [(i["kind"], i["store"], i["actor"], i["memory_id"] or i["review_id"] or i["count"])
-                  for i in data["items"]]
+    return data, [
+        (i["kind"], i["store"], i["actor"], i["memory_id"] or i["review_id"] or i["count"])
+        for i in data["items"]
+    ]
 
 
 def test_the_feed_lists_exactly_what_happened_newest_first_with_who_did_it(history):
@@ -72,11 +85,11 @@ def test_the_feed_lists_exactly_what_happened_newest_first_with_who_did_it(histo
     data, rows = listed(client)
     editor = next(i["memory_id"] for i in data["items"] if i["title"] == "editor")
     assert rows == [
-        ("restore", "project", "dashboard", ids["build"]),    # only a dashboard brings one back
-        ("wiped", "user", "agent", 2),                       # the clear: editor and the approval
+        ("restore", "project", "dashboard", ids["build"]),  # only a dashboard brings one back
+        ("wiped", "user", "agent", 2),  # the clear: editor and the approval
         ("rejected", "project", "review", ids["main"]),
         ("approved", "project", "review", ids["tabs"]),
-        ("create", "user", "approval", ids["approved"]),     # approving saved it, then marked it
+        ("create", "user", "approval", ids["approved"]),  # approving saved it, then marked it
         ("soft_delete", "project", "agent", ids["build"]),
         ("create", "user", "agent", editor),
         ("update", "project", "agent", ids["build"]),
@@ -90,7 +103,9 @@ def test_the_feed_lists_exactly_what_happened_newest_first_with_who_did_it(histo
     table = page.select_one("#activity-feed table.rows")
     first = table.select("tbody tr")[0]
     assert first["data-kind"] == "restore" and "restored" in first.select_one("td.lead").get_text()
-    assert "this dashboard" in first.get_text() and first.select_one("td.lead a")["href"].endswith(ids["build"])
+    assert "this dashboard" in first.get_text() and first.select_one("td.lead a")["href"].endswith(
+        ids["build"]
+    )
     assert all(td.has_attr("data-label") for td in table.select("tbody td:not(.lead)"))
     assert "2 memories" in table.select("tbody tr")[1].get_text()
     assert "9 things happened" in page.select_one("#activity-feed h2").get_text()
@@ -106,8 +121,15 @@ def test_filters_by_store_and_date_and_refuses_a_bad_date(history):
     _, may = listed(client, **{"from": "2026-05-01", "to": "2026-05-01"})
     assert len(may) == 8 and ("restore", "project", "dashboard", ids["build"]) not in may
     _, words = listed(client, q="BUILD")
-    assert words == [(k, "project", a, ids["build"]) for k, a in (
-        ("restore", "dashboard"), ("soft_delete", "agent"), ("update", "agent"), ("create", "agent"))]
+    assert words == [
+        (k, "project", a, ids["build"])
+        for k, a in (
+            ("restore", "dashboard"),
+            ("soft_delete", "agent"),
+            ("update", "agent"),
+            ("create", "agent"),
+        )
+    ]
     _, cleared = listed(client, q="edit", store="user")
     assert cleared == [("wiped", "user", "agent", 1), ("create", "user", "agent", cleared[1][3])]
     before = file_digest(agent.project_db, agent.user_db)
@@ -145,14 +167,16 @@ def test_what_changed_since_a_date_and_what_cannot_be_told(history):
     forget_memory(StoreRef("user", "user", agent.user_db, "user"), ids["approved"])
     early = client.get("/activity.json", query_string={"changed": "2026-04-01"}).get_json()["changed"]
     assert {"code": "erased", "store": "user", "count": 1} in early["limits"]
-    assert {(limit["code"], limit["store"]) for limit in early["limits"]} >= {("log_starts_later", "project"),
-                                                                  ("log_starts_later", "user")}
+    assert {(limit["code"], limit["store"]) for limit in early["limits"]} >= {
+        ("log_starts_later", "project"),
+        ("log_starts_later", "user"),
+    }
     page = soup(client.get("/activity?changed=2026-04-01"))
     limits = page.select_one("#activity-changes .limits").get_text(" ", strip=True)
     assert "1 change in your user store was erased from the log with a purged memory" in limits
     assert "what a changed memory said then cannot be shown" in limits
     data, rows = listed(client)
-    assert ("create", "user", "approval", ids["approved"]) not in rows   # gone with its row
+    assert ("create", "user", "approval", ids["approved"]) not in rows  # gone with its row
 
 
 def test_since_my_last_visit_is_remembered_per_port_in_a_signed_cookie(history):
@@ -160,19 +184,20 @@ def test_since_my_last_visit_is_remembered_per_port_in_a_signed_cookie(history):
     first = client.get("/activity")
     cookie = first.headers["Set-Cookie"]
     assert cookie.startswith("agentao_memory_activity_") and "HttpOnly" in cookie
-    assert soup(first).select_one("[data-last-visit]") is None      # nothing to compare with yet
-    assert soup(client.get("/activity")).select_one("[data-last-visit]") is None   # same visit
+    assert soup(first).select_one("[data-last-visit]") is None  # nothing to compare with yet
+    assert soup(client.get("/activity")).select_one("[data-last-visit]") is None  # same visit
     name = cookie.partition("=")[0]
     # A visit that ended two hours ago, signed by this dashboard: the next visit compares with it.
     two_hours = (datetime.now() - timedelta(hours=2)).strftime("%Y-%m-%dT%H:%M:%S")
     with client.application.test_request_context():
         from dashboard.guard.access import sign_preference
+
         signed = sign_preference(f"{two_hours}|{two_hours}")
     client.set_cookie(name, signed)
     page = soup(client.get("/activity"))
     said = page.select_one("[data-last-visit]")
     assert said["data-last-visit"] == two_hours
-    assert "1 new memory, 0 changed" in said.get_text()   # the restore: deleted at that visit
+    assert "1 new memory, 0 changed" in said.get_text()  # the restore: deleted at that visit
     diff = soup(client.get("/activity?changed=last")).select_one("#activity-changes")
     assert "Since your last visit" in diff.get_text()
     assert [li["data-memory"] for li in diff.select("[data-group=added] li[data-memory]")] == [_ids["build"]]
@@ -204,7 +229,7 @@ def test_the_pulse_says_what_the_agent_just_wrote_and_nothing_while_nothing_move
     assert said.get_text() == "The agent just saved 'build tool'."
     assert '"regions": ["activity", "memories"]' in told.headers["HX-Trigger"]
     fresh = soup(told).select_one("#pulse")["hx-get"]
-    assert client.get(fresh, headers=HTMX).status_code == 204      # the new token holds
+    assert client.get(fresh, headers=HTMX).status_code == 204  # the new token holds
     agent.save("build tool", "Uses meson.", ["tooling"], scope="project")
     agent.save("linter", "Uses ruff.", ["tooling"], scope="project")
     two = soup(client.get(fresh, headers=HTMX)).select_one("[data-said=live]").get_text()
@@ -213,12 +238,12 @@ def test_the_pulse_says_what_the_agent_just_wrote_and_nothing_while_nothing_move
     agent.manager.delete(agent.manager.project_store.get_memory_by_scope_key("project", "linter").id)
     three = client.get(soup(client.get(fresh, headers=HTMX)).select_one("#pulse")["hx-get"], headers=HTMX)
     assert three.status_code == 204
-    assert file_digest(agent.project_db, agent.user_db) != before   # (the agent wrote)
+    assert file_digest(agent.project_db, agent.user_db) != before  # (the agent wrote)
     still = file_digest(agent.project_db, agent.user_db)
     for _ in range(3):
         client.get(fresh, headers=HTMX)
         client.get("/activity")
-    assert file_digest(agent.project_db, agent.user_db) == still     # browsing writes nothing
+    assert file_digest(agent.project_db, agent.user_db) == still  # browsing writes nothing
 
 
 def test_the_pulse_is_quiet_about_the_dashboards_own_writes_and_odd_tokens(history):
@@ -233,7 +258,7 @@ def test_the_pulse_is_quiet_about_the_dashboards_own_writes_and_odd_tokens(histo
     assert "HX-Trigger" not in own.headers
     odd = client.get("/activity/pulse?since=not-a-token", headers=HTMX)
     assert odd.status_code == 400 and "the token the page was given" in odd.get_data(as_text=True)
-    opened = client.get(url)    # a person opening the address, not htmx: the Activity page
+    opened = client.get(url)  # a person opening the address, not htmx: the Activity page
     assert opened.status_code == 303 and opened.headers["Location"].endswith("/activity")
 
 
@@ -242,13 +267,19 @@ def test_crafted_pulse_tokens_and_the_last_day_answer_without_an_error(history):
     message (it was a 500); the last day there is, as 'to', lists everything."""
     import base64
     import json
+
     agent, client, ids = history
 
     def token(text):
         return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+
     pid = json.loads(base64.urlsafe_b64decode(_pulse_url(client).split("since=")[1] + "==="))["project"][0]
-    for crafted in ("[" * 2900, json.dumps({"project": [pid, 10 ** 30, 0, ""]}),
-                    json.dumps({"project": [pid, 0, -1, ""]}), json.dumps({"project": [pid, True, 0, ""]})):
+    for crafted in (
+        "[" * 2900,
+        json.dumps({"project": [pid, 10**30, 0, ""]}),
+        json.dumps({"project": [pid, 0, -1, ""]}),
+        json.dumps({"project": [pid, True, 0, ""]}),
+    ):
         r = client.get("/activity/pulse", query_string={"since": token(crafted)}, headers=HTMX)
         assert r.status_code == 400 and "token" in r.get_data(as_text=True), crafted[:40]
     everything = client.get("/activity.json").get_json()["total"]
@@ -274,8 +305,12 @@ def agentao_process(agent, at: str, code: str) -> None:
     """``code`` run by agentao in a process of its own (``manager`` at hand), its clock at ``at``."""
     import subprocess
     import sys
-    subprocess.run([sys.executable, "-c", _AGENTAO, str(agent.project_db), str(agent.user_db), at, code],
-                   check=True, timeout=60)
+
+    subprocess.run(
+        [sys.executable, "-c", _AGENTAO, str(agent.project_db), str(agent.user_db), at, code],
+        check=True,
+        timeout=60,
+    )
 
 
 def test_the_pulse_tells_a_suggestion_made_in_the_same_second_as_the_one_before(agent):
@@ -296,8 +331,9 @@ def test_the_pulse_tells_a_suggestion_made_in_the_same_second_as_the_one_before(
     fresh = soup(told).select_one("#pulse")["hx-get"]
     assert client.get(fresh, headers=HTMX).status_code == 204
     # The agent rejects that suggestion in the same second: told too.
-    item = next(i for i in agent.manager.project_store.list_review_items(status="pending")
-                if "main" in i.content)
+    item = next(
+        i for i in agent.manager.project_store.list_review_items(status="pending") if "main" in i.content
+    )
     agentao_process(agent, at, f"manager.reject_review_item({item.id!r})")
     again = client.get(fresh, headers=HTMX)
     assert again.status_code == 200
@@ -314,22 +350,26 @@ def test_what_changed_today_knows_what_the_agent_had_this_morning(agent):
     """Deleted yesterday and restored today: new to the agent today (not 'changed');
     restored and deleted again today: it had none of it this morning (not 'removed')."""
     from datetime import date
+
     today = date.today()
     yesterday = (datetime.now() - timedelta(days=1)).strftime("%Y-%m-%dT09:00:00")
-    agentao_process(agent, yesterday, """
+    agentao_process(
+        agent,
+        yesterday,
+        """
 for key in ("back", "again", "kept"):
     record = manager.upsert(SaveMemoryRequest(key=key, value="v", scope="project"))
     if key != "kept":
         manager.delete(record.id)
-""")
+""",
+    )
     conn = sqlite3.connect(agent.project_db)
     rows = dict(conn.execute("SELECT key_normalized, id FROM memories"))
     conn.close()
     client = agent.app().test_client()
     _restore(client, rows["back"])
     _restore(client, rows["again"])
-    agentao_process(agent, datetime.now().strftime("%Y-%m-%dT%H:%M:%S"),
-                    f"manager.delete({rows['again']!r})")
+    agentao_process(agent, datetime.now().strftime("%Y-%m-%dT%H:%M:%S"), f"manager.delete({rows['again']!r})")
     data = client.get("/activity.json", query_string={"changed": today.isoformat()}).get_json()["changed"]
     assert [m["id"] for m in data["added"]] == [rows["back"]]
     assert data["changed"] == [] and data["removed"] == [] and data["passing"] == 1
@@ -357,6 +397,7 @@ def test_the_pulse_reads_no_rows_while_nothing_moved(agent, monkeypatch):
     client = agent.app().test_client()
     url = _pulse_url(client)
     from dashboard.store import events
+
     calls = []
     monkeypatch.setattr(events, "read", lambda *a, **k: calls.append(a) or pytest.fail("read"))
     for _ in range(5):

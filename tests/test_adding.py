@@ -9,23 +9,30 @@ aside (both clocks are frozen, see ``run_both``).
 
 from __future__ import annotations
 
-from agentao.tools.memory import SaveMemoryTool
 from unittest import mock
 
-from bs4 import BeautifulSoup
-
+from agentao.tools.memory import SaveMemoryTool
 from agentao_world import Agent, BrowserClient, file_digest
+from bs4 import BeautifulSoup
+from test_reviews_conformance import LATER, Copy, run_both, snapshot, state
+
 from dashboard import create_app
 from dashboard.actions import effects
 from dashboard.store import writes
-from test_reviews_conformance import LATER, Copy, run_both, snapshot, state
 
 JSON = {"Accept": "application/json"}
 
 
 def app_for(copy: Copy, **config):
-    app = create_app({"PROJECT_DIR": copy.project_dir, "USER_DB": copy.user_db,
-                      "TESTING": True, "AUTH_TOKEN": False, **config})
+    app = create_app(
+        {
+            "PROJECT_DIR": copy.project_dir,
+            "USER_DB": copy.user_db,
+            "TESTING": True,
+            "AUTH_TOKEN": False,
+            **config,
+        }
+    )
     app.test_client_class = BrowserClient
     return app
 
@@ -48,6 +55,7 @@ def save_form(client, **values) -> dict:
 
 def through_both(agent: Agent, tmp_path, saves):
     """The same saves through the dashboard's form and through agentao's tool."""
+
     def ours(copy):
         client, out = app_for(copy).test_client(), []
         for args in saves:
@@ -59,6 +67,7 @@ def through_both(agent: Agent, tmp_path, saves):
     def theirs(copy, manager):
         tool = SaveMemoryTool(manager)
         return [303 if tool.execute(**args).startswith("Saved memory") else 422 for args in saves]
+
     out_ours, out_theirs, st_ours, st_theirs = run_both(agent, tmp_path, ours, theirs)
     assert out_ours == out_theirs == [303] * len(saves)
     assert st_ours == st_theirs
@@ -66,28 +75,41 @@ def through_both(agent: Agent, tmp_path, saves):
 
 
 def test_new_memories_in_both_scopes_are_written_as_agentao_writes_them(seeded, tmp_path):
-    st = through_both(seeded, tmp_path, [
-        dict(key="Test Runner", value="Run the tests with `uv run pytest -q`.", tags=["workflow"]),
-        dict(key="user_shell", value="Uses fish, not bash.", tags=[]),           # user_ prefix -> user
-        dict(key="Favourite colour", value="Green.", tags=["personal"], scope=None, type="profile"),
-        dict(key="ci 流水线", value="CI runs on GitHub Actions.", tags=["ci"], scope="project",
-             type="decision"),
-        # agentao's limit exactly: too long for a query string, so the form POSTs its plan.
-        dict(key="runbook", value="step; " * 666 + "done", tags=["ops"]),
-    ])
+    st = through_both(
+        seeded,
+        tmp_path,
+        [
+            dict(key="Test Runner", value="Run the tests with `uv run pytest -q`.", tags=["workflow"]),
+            dict(key="user_shell", value="Uses fish, not bash.", tags=[]),  # user_ prefix -> user
+            dict(key="Favourite colour", value="Green.", tags=["personal"], scope=None, type="profile"),
+            dict(
+                key="ci 流水线",
+                value="CI runs on GitHub Actions.",
+                tags=["ci"],
+                scope="project",
+                type="decision",
+            ),
+            # agentao's limit exactly: too long for a query string, so the form POSTs its plan.
+            dict(key="runbook", value="step; " * 666 + "done", tags=["ops"]),
+        ],
+    )
     project = {m["key_normalized"] for m in st["project_db"]["memories"]}
     user = {m["key_normalized"] for m in st["user_db"]["memories"]}
     assert {"test_runner", "ci"} <= project and {"user_shell", "favourite_colour"} <= user
 
 
 def test_an_existing_key_is_updated_in_place_like_agentao(seeded, tmp_path):
-    st = through_both(seeded, tmp_path, [
-        dict(key="package manager", value="This project uses pdm now.", tags=["tooling"]),
-        dict(key="user language", value="Answer in French.", tags=["user"], scope="user"),
-    ])
+    st = through_both(
+        seeded,
+        tmp_path,
+        [
+            dict(key="package manager", value="This project uses pdm now.", tags=["tooling"]),
+            dict(key="user language", value="Answer in French.", tags=["user"], scope="user"),
+        ],
+    )
     rows = {m["key_normalized"]: m for m in st["project_db"]["memories"]}
     assert rows["package_manager"]["content"] == "This project uses pdm now."
-    assert not rows["package_manager"]["id"].startswith("new:")   # the same row, updated
+    assert not rows["package_manager"]["id"].startswith("new:")  # the same row, updated
     assert st["project_db"]["events"][-1][1] == "update"
 
 
@@ -100,8 +122,9 @@ def test_the_page_shows_what_an_update_overwrites_before_saving(seeded):
     assert plan.select_one("[data-field=key_normalized]").get_text() == "package_manager"
     assert old.id in plan.select_one("[data-field=overwrites]").get_text()
     assert plan.select_one("[data-block-effect]") is not None
-    twin = client.get("/memories/new.json", query_string={"key": "Package  MANAGER",
-                                                         "value": "pdm"}).get_json()
+    twin = client.get(
+        "/memories/new.json", query_string={"key": "Package  MANAGER", "value": "pdm"}
+    ).get_json()
     assert twin["plan"]["overwrites"]["id"] == old.id and twin["plan"]["store"] == "project"
     assert twin["effect"]["after"].count("pdm") == 1
 
@@ -113,7 +136,7 @@ def test_a_secret_is_refused_on_both_sides_and_nothing_is_written(seeded, tmp_pa
     client = app_for(ours).test_client()
     page = soup(client.get("/memories/new", query_string=secret))
     assert page.select_one("[data-field=new-refusal]")["data-error-type"] == "SensitiveMemoryError"
-    assert page.select_one("#new-save") is None   # no Save button for a refused save
+    assert page.select_one("#new-save") is None  # no Save button for a refused save
     r = client.post("/memories/new", data=secret, headers=JSON)
     assert r.status_code == 422 and r.get_json()["error_type"] == "SensitiveMemoryError"
     html = client.post("/memories/new", data=secret)
@@ -139,7 +162,7 @@ def test_too_long_and_empty_values_are_refused_with_agentaos_words(seeded):
 def test_a_row_the_agent_changed_after_the_plan_is_not_overwritten(seeded):
     client = seeded.app().test_client()
     form = save_form(client, key="database", value="MySQL.")
-    seeded.save("database", "PostgreSQL 17 now.", ["infra"])     # the agent, meanwhile
+    seeded.save("database", "PostgreSQL 17 now.", ["infra"])  # the agent, meanwhile
     r = client.post("/memories/new", data=form, headers=JSON)
     assert r.status_code == 409 and r.get_json()["outcome"] == "conflict"
     assert seeded.manager.search("database")[0].content == "PostgreSQL 17 now."
@@ -159,8 +182,10 @@ def test_htmx_and_json_paths(seeded):
     assert shown.select_one("#status [data-said]").get_text() == "Saved 'lint'."
     # The effect the page showed is the block the save produced (one clock for both:
     # see test_restore's twin of this check).
-    with mock.patch.object(writes, "now", lambda: LATER), \
-            mock.patch.object(effects, "agentao_now", lambda: LATER):
+    with (
+        mock.patch.object(writes, "now", lambda: LATER),
+        mock.patch.object(effects, "agentao_now", lambda: LATER),
+    ):
         form = save_form(client, key="lint", value="Run ruff and mypy.", tags="workflow")
         r = client.post("/memories/new", data=form, headers=JSON)
     body = r.get_json()
@@ -181,10 +206,10 @@ def test_read_only_stores_refuse_and_write_nothing(seeded):
 def test_without_a_user_store_a_user_save_lands_in_the_project_store(tmp_path):
     agent = Agent(tmp_path / "a", with_user_store=False)
     agent.save("database", "SQLite.", ["infra"])
-    st = through_both(agent, tmp_path, [dict(key="user_editor", value="Helix.", tags=["profile"],
-                                             scope="user")])
+    st = through_both(
+        agent, tmp_path, [dict(key="user_editor", value="Helix.", tags=["profile"], scope="user")]
+    )
     assert {m["scope"] for m in st["project_db"]["memories"]} == {"project"}
-
 
 
 def test_no_store_file_yet_is_said_before_saving_and_nothing_is_created(agent):

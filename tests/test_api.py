@@ -12,7 +12,6 @@ import pytest
 from agentao.memory import MemoryGuard, MemoryRetriever, SQLiteMemoryStore
 from agentao.memory.guards import SensitiveMemoryError
 from agentao.prompts.helpers import extract_context_hints
-
 from agentao_world import Agent, agentao_blocks
 
 JSON = {"Accept": "application/json"}
@@ -26,11 +25,13 @@ def ticking(monkeypatch):
     stable block's three incidental places, whatever second the test runs in."""
     import agentao.memory.manager as agentao_manager
     import agentao.memory.storage as agentao_storage
+
     clock = {"t": datetime(2030, 6, 1)}
 
     def now():
         clock["t"] += timedelta(seconds=1)
         return clock["t"].strftime("%Y-%m-%dT%H:%M:%S")
+
     monkeypatch.setattr(agentao_manager, "_now", now)
     monkeypatch.setattr(agentao_storage, "_now_iso", lambda: clock["t"].strftime("%Y-%m-%dT%H:%M:%S"))
 
@@ -39,15 +40,22 @@ def ticking(monkeypatch):
 def _eleven_messages():
     """Eleven messages, the first of three lines: agentao's last-10 window drops only it."""
     first = {"role": "user", "content": "look at\nbilling/first.py\nplease"}
-    rest = [{"role": "assistant" if n % 2 else "user",
-             "content": [{"type": "text", "text": f"see pyproject.toml line {n}"}]}
-            for n in range(10)]
+    rest = [
+        {
+            "role": "assistant" if n % 2 else "user",
+            "content": [{"type": "text", "text": f"see pyproject.toml line {n}"}],
+        }
+        for n in range(10)
+    ]
     return [first] + rest
 
 
 def test_messages_as_agentao_message_objects(client):
-    msgs = [{"role": "user", "content": "notes\nfix scripts/deploy.sh\nthen docs/a.md"}] + \
-        [{"role": "user", "content": "ok"}] * 8 + [{"role": "user", "content": "and pyproject.toml"}]
+    msgs = (
+        [{"role": "user", "content": "notes\nfix scripts/deploy.sh\nthen docs/a.md"}]
+        + [{"role": "user", "content": "ok"}] * 8
+        + [{"role": "user", "content": "and pyproject.toml"}]
+    )
     want = extract_context_hints(msgs)
     got = client.get("/preview.json", query_string={"q": "uv", "messages": json.dumps(msgs)}).get_json()
     assert got["messages_format"] == "json" and got["messages_count"] == 10
@@ -68,35 +76,42 @@ def test_bad_messages_are_refused_with_a_reason(client):
     assert r.status_code == 400 and "message objects" in r.get_json()["message"]
     r = client.post("/preview.json", json={"q": 3})
     assert r.status_code == 400 and "'q'" in r.get_json()["message"]
-    assert client.post("/preview.json", data="not json",
-                       content_type="application/json").status_code == 400
+    assert client.post("/preview.json", data="not json", content_type="application/json").status_code == 400
     assert client.get("/preview.json?per_page=201").status_code == 400
 
 
 def test_context_hints_given_directly_recall_as_agentao(client, seeded, ticking):
     """``context_hints`` as agentao's recall_candidates takes them, instead of the messages'."""
-    seeded.save("retries", "Failed charges are retried by billing/retry_worker.py.", ["jobs"],
-                type="note")
-    for n in range(3):   # newer notes take the stable block's incidental places
+    seeded.save("retries", "Failed charges are retried by billing/retry_worker.py.", ["jobs"], type="note")
+    for n in range(3):  # newer notes take the stable block's incidental places
         seeded.save(f"filler {n}", f"Filler note {n}.", ["misc"], type="note")
     hints = ["billing/retry_worker.py"]
-    got = client.get("/preview.json", query_string={
-        "q": "where is the code", "context_hints": hints, "asof": ASOF,
-        "messages": "ignored.py"}).get_json()
+    got = client.get(
+        "/preview.json",
+        query_string={
+            "q": "where is the code",
+            "context_hints": hints,
+            "asof": ASOF,
+            "messages": "ignored.py",
+        },
+    ).get_json()
     assert got["context_hints"] == hints and got["context_hints_from"] == "request"
     mgr = seeded.manager
     stable_ids = {e["id"] for e in got["stable_entries"] if e["shown"]}
     import agentao.memory.retriever as agentao_retriever
+
     real = agentao_retriever.datetime
 
     class Pinned(real):
         @classmethod
         def now(cls, tz=None):
             return WHEN.astimezone(tz)
+
     agentao_retriever.datetime = Pinned
     try:
         theirs = MemoryRetriever(mgr).recall_candidates(
-            "where is the code", context_hints=hints, exclude_ids=stable_ids)
+            "where is the code", context_hints=hints, exclude_ids=stable_ids
+        )
     finally:
         agentao_retriever.datetime = real
     assert [c.title for c in theirs] == ["retries"], "the hint alone recalls it"
@@ -119,16 +134,28 @@ def _bulk(agent: Agent, n: int) -> None:
         content = "billing " + " ".join(rng.choice(words) for _ in range(30))
         tags = rng.sample(words, 2)
         stamp = f"2025-{1 + i % 12:02d}-{1 + i % 28:02d}T10:{i % 60:02d}:00"
-        rows.append((scope, uuid.uuid4().hex[:12], "preference" if scope == "user" else "note",
-                     guard.normalize_key(title), title, content, json.dumps(tags),
-                     json.dumps(guard.extract_keywords(title, tags, content)), stamp, stamp))
+        rows.append(
+            (
+                scope,
+                uuid.uuid4().hex[:12],
+                "preference" if scope == "user" else "note",
+                guard.normalize_key(title),
+                title,
+                content,
+                json.dumps(tags),
+                json.dumps(guard.extract_keywords(title, tags, content)),
+                stamp,
+                stamp,
+            )
+        )
     for scope, path in (("project", agent.project_db), ("user", agent.user_db)):
         SQLiteMemoryStore.open(path)
         with sqlite3.connect(path) as conn:
             conn.executemany(
                 "INSERT INTO memories (id, scope, type, key_normalized, title, content, "
                 "tags_json, keywords_json, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                [(r[1], r[0], *r[2:]) for r in rows if r[0] == scope])
+                [(r[1], r[0], *r[2:]) for r in rows if r[0] == scope],
+            )
         conn.close()
 
 
@@ -149,21 +176,28 @@ def test_preview_twin_does_not_grow_with_the_store(tmp_path):
 def test_preview_twin_pages_the_candidates(tmp_path, n):
     client, r = _twin(tmp_path, n)
     data = r.get_json()
-    assert data["candidates_total"] >= n * 4 // 5   # nearly every row matches "billing"
+    assert data["candidates_total"] >= n * 4 // 5  # nearly every row matches "billing"
     assert len(data["candidates"]) == 100 and data["candidates_pages"] > 1
-    assert data["marks"].get("in_block", 0) + data["marks"].get("cut_context_budget", 0) \
-        + data["marks"].get("cut_top5", 0) + data["marks"].get("excluded_stable", 0) \
+    assert (
+        data["marks"].get("in_block", 0)
+        + data["marks"].get("cut_context_budget", 0)
+        + data["marks"].get("cut_top5", 0)
+        + data["marks"].get("excluded_stable", 0)
         == data["candidates_total"]
+    )
     assert data["stable_entries_total"] >= n // 5 > len(data["stable_entries"]) - 100
     assert data["never_recalled"] == {"reason": "no signal", "count": n - data["candidates_total"]}
     # The first page holds the block and its cuts, ranked; the next one goes on from there.
     ranks = [c["rank"] for c in data["candidates"]]
     assert ranks == list(range(1, 101))
-    page2 = client.get("/preview.json", query_string={
-        "q": "billing retry", "asof": ASOF, "candidates_page": 2, "per_page": 100}).get_json()
+    page2 = client.get(
+        "/preview.json",
+        query_string={"q": "billing retry", "asof": ASOF, "candidates_page": 2, "per_page": 100},
+    ).get_json()
     assert [c["rank"] for c in page2["candidates"]][:1] == [101]
     # The page's table shows the first 100 and links to the twin's next page.
     from bs4 import BeautifulSoup
+
     html = client.get("/preview", query_string={"q": "billing retry", "asof": ASOF})
     more = BeautifulSoup(html.get_data(as_text=True), "html.parser").select_one("[data-more] a")
     assert client.get(more["href"]).get_json()["candidates"] == page2["candidates"]
@@ -174,16 +208,19 @@ def test_preview_twin_pages_the_candidates(tmp_path, n):
 # --------------------------------------------------------------------------- reviews
 @pytest.fixture
 def queue(agent) -> Agent:
-    agent.crystallize("I prefer tabs over spaces. We must never push to main.",
-                      "I use token=abcdefgh12345678 for the staging API.")
+    agent.crystallize(
+        "I prefer tabs over spaces. We must never push to main.",
+        "I use token=abcdefgh12345678 for the staging API.",
+    )
     return agent
 
 
 def test_all_tab_in_agentao_order(queue):
     client = queue.app().test_client()
     first = client.get("/reviews.json").get_json()["items"][0]
-    r = client.post(f"/reviews/{first['id']}/reject", json={"seen": first["plan"]["item_fingerprint"]},
-                    headers=JSON)
+    r = client.post(
+        f"/reviews/{first['id']}/reject", json={"seen": first["plan"]["item_fingerprint"]}, headers=JSON
+    )
     assert r.status_code == 200
     got = client.get("/reviews.json?status=all").get_json()
     want = [i.id for i in queue.manager.project_store.list_review_items(status=None)]
@@ -195,8 +232,11 @@ def test_decided_item_answers_its_state_without_placeholders(queue):
     client = queue.app().test_client()
     item = next(i for i in client.get("/reviews.json").get_json()["items"] if not i["plan"]["refusal"])
     plan = item["plan"]
-    ok = client.post(f"/reviews/{item['id']}/approve", headers=JSON,
-                     json={"seen": plan["item_fingerprint"], "target": plan["target_fingerprint"]})
+    ok = client.post(
+        f"/reviews/{item['id']}/approve",
+        headers=JSON,
+        json={"seen": plan["item_fingerprint"], "target": plan["target_fingerprint"]},
+    )
     assert ok.status_code == 200
     for action in ("approve", "reject"):
         again = client.post(f"/reviews/{item['id']}/{action}", json={}, headers=JSON)
@@ -208,16 +248,18 @@ def test_decided_item_answers_its_state_without_placeholders(queue):
     assert gone.status_code == 404 and gone.get_json()["outcomes"][0]["outcome"] == "not_pending"
     # A pending item still needs the versions the page showed.
     pending = next(i for i in client.get("/reviews.json").get_json()["items"])
-    assert client.post(f"/reviews/{pending['id']}/reject", json={},
-                       headers=JSON).status_code == 400
+    assert client.post(f"/reviews/{pending['id']}/reject", json={}, headers=JSON).status_code == 400
 
 
 def test_refusal_names_agentaos_exception(queue):
     client = queue.app().test_client()
     secret = next(i for i in client.get("/reviews.json").get_json()["items"] if i["plan"]["refusal"])
     assert secret["plan"]["refusal_error"] == "SensitiveMemoryError"
-    r = client.post(f"/reviews/{secret['id']}/approve", headers=JSON, json={
-        "seen": secret["plan"]["item_fingerprint"], "target": secret["plan"]["target_fingerprint"]})
+    r = client.post(
+        f"/reviews/{secret['id']}/approve",
+        headers=JSON,
+        json={"seen": secret["plan"]["item_fingerprint"], "target": secret["plan"]["target_fingerprint"]},
+    )
     outcome = r.get_json()["outcomes"][0]
     assert r.status_code == 422 and outcome["outcome"] == "refused"
     with pytest.raises(Exception) as theirs:
@@ -231,19 +273,30 @@ def test_memory_twin_carries_what_an_edit_sends_back(client, seeded):
     listing = client.get("/memories.json?q=Neovim").get_json()["items"][0]
     detail = client.get(f"/memories/{listing['store']}/{listing['id']}.json").get_json()
     write = detail["write"]
-    status = next(s for s in client.get("/overview.json").get_json()["stores"]
-                  if s["store"] == listing["store"])
+    status = next(
+        s for s in client.get("/overview.json").get_json()["stores"] if s["store"] == listing["store"]
+    )
     assert write["change"] == status["change_counter"] is not None
     assert write["writable"] is True and write["target"]
-    r = client.post(write["actions"]["edit"], headers=JSON, json={
-        "value": "Uses Helix now.", "updated_at": write["updated_at"], "row": write["row"],
-        "change": write["change"]})
+    r = client.post(
+        write["actions"]["edit"],
+        headers=JSON,
+        json={
+            "value": "Uses Helix now.",
+            "updated_at": write["updated_at"],
+            "row": write["row"],
+            "change": write["change"],
+        },
+    )
     assert r.status_code == 200, r.get_json()
     assert r.get_json()["outcome"] == "edited"
     # an empty value is agentao's ValueError, not a sensitive-content refusal
     after = client.get(f"/memories/{listing['store']}/{listing['id']}.json").get_json()["write"]
-    r = client.post(after["actions"]["edit"], headers=JSON, json={
-        "value": "   ", "updated_at": after["updated_at"], "row": after["row"]})
+    r = client.post(
+        after["actions"]["edit"],
+        headers=JSON,
+        json={"value": "   ", "updated_at": after["updated_at"], "row": after["row"]},
+    )
     assert r.status_code == 422 and r.get_json()["error_type"] == "ValueError"
     with pytest.raises(ValueError) as theirs:
         seeded.save("editor", "   ")
@@ -254,7 +307,7 @@ def test_memory_twin_carries_what_an_edit_sends_back(client, seeded):
 @pytest.fixture
 def chinese(agent, ticking) -> Agent:
     agent.save("部署 deploy", "部署脚本在 scripts/deploy.sh。", ["运维"], type="note")
-    for n in range(3):   # newer notes take the stable block's incidental places
+    for n in range(3):  # newer notes take the stable block's incidental places
         agent.save(f"filler {n}", f"Filler note {n}.", ["misc"], type="note")
     return agent
 
@@ -263,6 +316,7 @@ def test_cjk_setting_matches_the_agents_jieba(chinese, monkeypatch):
     """The same Chinese query recalls the memory with jieba and not without; each equals
     agentao run the same way, whatever the dashboard's own environment has."""
     import agentao.memory.retriever as agentao_retriever
+
     answers = {}
     for setting in ("on", "off"):
         client = chinese.app(CJK=setting).test_client()
@@ -272,8 +326,10 @@ def test_cjk_setting_matches_the_agents_jieba(chinese, monkeypatch):
         assert data["cjk_mode"] == ("jieba" if setting == "on" else "latin-only")
         with monkeypatch.context() as mp:
             if setting == "off":
+
                 def missing():
                     raise ImportError("jieba hidden for this test")
+
                 mp.setattr(agentao_retriever, "_import_jieba", missing)
             _, theirs = agentao_blocks(chinese, "脚本", now=WHEN)
         assert data["context_block"] == theirs
@@ -287,6 +343,7 @@ def test_cjk_on_without_jieba_stops_at_start(monkeypatch, capsys):
 
     def no_jieba(setting):
         raise ImportError("jieba is not installed")
+
     monkeypatch.setattr(tokenize, "tokenizer_for", no_jieba)
     with pytest.raises(SystemExit) as stop:
         cli.main(["--cjk", "on", "--no-token", "--port", "0"])
@@ -325,13 +382,17 @@ def test_preview_page_lists_a_bounded_number_of_evicted_entries(tmp_path):
     evicted by the budget. The page lists the shown ones and the first EVICTED_SHOWN
     evicted, in the block's order, and says how many more there are."""
     from bs4 import BeautifulSoup
+
     from dashboard.engine.results import EVICTED_SHOWN
+
     client, twin = _twin(tmp_path, 2000)
     data = twin.get_json()
     evicted_total = data["stable_entries_total"] - sum(s["shown"] for s in data["stable_entries"])
     assert evicted_total > EVICTED_SHOWN
-    page = BeautifulSoup(client.get("/preview", query_string={"q": "billing retry", "asof": ASOF})
-                         .get_data(as_text=True), "html.parser")
+    page = BeautifulSoup(
+        client.get("/preview", query_string={"q": "billing retry", "asof": ASOF}).get_data(as_text=True),
+        "html.parser",
+    )
     rows = page.select("#stable-entries tbody tr")
     assert len(page.select("#stable-entries tr[data-shown='0']")) == EVICTED_SHOWN
     # the same entries as the twin lists (the shown ones, then the first evicted)

@@ -18,8 +18,9 @@ HTMX = ROOT / "static" / "htmx-2.0.11.min.js"
 
 
 def test_vendored_htmx_is_the_published_file():
-    recorded = re.search(r"sha256 of htmx-2.0.11.min.js: ([0-9a-f]{64})",
-                         (ROOT / "static" / "htmx-2.0.11.README").read_text()).group(1)
+    recorded = re.search(
+        r"sha256 of htmx-2.0.11.min.js: ([0-9a-f]{64})", (ROOT / "static" / "htmx-2.0.11.README").read_text()
+    ).group(1)
     assert hashlib.sha256(HTMX.read_bytes()).hexdigest() == recorded
     assert recorded == "d6fdc75f204e6bdefa99b69bf1e6d4ac69b8a364f77929f45c13476b4000f717"
     assert "Zero-Clause BSD" in (ROOT / "static" / "htmx-2.0.11.LICENSE").read_text()
@@ -27,11 +28,12 @@ def test_vendored_htmx_is_the_published_file():
 
 def test_vendored_axe_core_is_the_published_file_and_never_served(client):
     vendor = ROOT / "tests" / "browser" / "vendor"
-    recorded = re.search(r"sha256 of axe-core-4.14.1.min.js: ([0-9a-f]{64})",
-                         (vendor / "axe-core-4.14.1.README").read_text()).group(1)
+    recorded = re.search(
+        r"sha256 of axe-core-4.14.1.min.js: ([0-9a-f]{64})", (vendor / "axe-core-4.14.1.README").read_text()
+    ).group(1)
     assert hashlib.sha256((vendor / "axe-core-4.14.1.min.js").read_bytes()).hexdigest() == recorded
     assert "Mozilla Public License" in (vendor / "axe-core-4.14.1.LICENSE").read_text()
-    assert not list((ROOT / "static").glob("axe*"))   # a test tool, not part of the app
+    assert not list((ROOT / "static").glob("axe*"))  # a test tool, not part of the app
     assert client.get("/static/axe-core-4.14.1.min.js").status_code == 404
 
 
@@ -42,8 +44,9 @@ def test_pages_load_the_vendored_htmx(client):
 
 
 def run_cli(*args, timeout=30):
-    return subprocess.run([sys.executable, "-m", "dashboard", *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "dashboard", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def test_missing_project_dir_exits_2(tmp_path):
@@ -72,9 +75,13 @@ def test_user_db_that_is_a_directory_exits_2(tmp_path):
 
 
 def test_demo_serves_every_screen(tmp_path):
-    proc = subprocess.Popen([sys.executable, "-m", "dashboard", "--demo", "--port", "0",
-                             "--no-token"], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dashboard", "--demo", "--port", "0", "--no-token"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         url = None
         deadline = time.time() + 30
@@ -97,16 +104,24 @@ def test_demo_serves_every_screen(tmp_path):
 def _start_demo(tmp_path):
     """``--demo`` with its temp folder under ``tmp_path``; (process, printed lines, demo folder)."""
     import os
+
     env = {**os.environ, "TMPDIR": str(tmp_path)}
-    proc = subprocess.Popen([sys.executable, "-m", "dashboard", "--demo", "--port", "0"], cwd=ROOT,
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dashboard", "--demo", "--port", "0"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     import threading
+
     lines: list[str] = []
     threading.Thread(target=lambda: lines.extend(proc.stdout), daemon=True).start()
     deadline = time.time() + 30
     while time.time() < deadline and not any("http://127.0.0.1:" in line for line in lines):
         time.sleep(0.05)
-    time.sleep(0.5)   # what it prints right after the link
+    time.sleep(0.5)  # what it prints right after the link
     folders = [p for p in tmp_path.iterdir() if p.name.startswith("agentao-memory-demo-")]
     return proc, lines, folders
 
@@ -118,7 +133,7 @@ def test_demo_says_how_to_stop_and_leaves_no_folder_behind(tmp_path, stop):
         text = "".join(lines)
         assert "Press Ctrl+C to stop." in text, text
         url_line = next(i for i, line in enumerate(lines) if "http://127.0.0.1:" in line)
-        assert "Ctrl+C" in "".join(lines[url_line + 1:url_line + 2])   # right under the link
+        assert "Ctrl+C" in "".join(lines[url_line + 1 : url_line + 2])  # right under the link
         assert len(folders) == 1 and (folders[0] / "demo-project" / ".agentao" / "memory.db").is_file()
         assert str(folders[0]) in text
     finally:
@@ -132,13 +147,19 @@ def test_demo_says_how_to_stop_and_leaves_no_folder_behind(tmp_path, stop):
 def test_demo_that_cannot_start_removes_its_folder(tmp_path):
     import os
     import socket
+
     taken = socket.socket()
     taken.bind(("127.0.0.1", 0))
     taken.listen(1)
     try:
-        r = subprocess.run([sys.executable, "-m", "dashboard", "--demo", "--port",
-                            str(taken.getsockname()[1])], cwd=ROOT, capture_output=True, text=True,
-                           timeout=60, env={**os.environ, "TMPDIR": str(tmp_path)})
+        r = subprocess.run(
+            [sys.executable, "-m", "dashboard", "--demo", "--port", str(taken.getsockname()[1])],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "TMPDIR": str(tmp_path)},
+        )
     finally:
         taken.close()
     assert r.returncode == 2 and "cannot listen" in r.stderr, r.stderr
@@ -147,6 +168,7 @@ def test_demo_that_cannot_start_removes_its_folder(tmp_path):
 
 def test_every_subpackage_ships_in_the_wheel():
     import tomllib
+
     listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
     found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "dashboard").rglob("__init__.py")}
     assert found <= listed, f"add to pyproject.toml packages: {sorted(found - listed)}"
@@ -156,19 +178,34 @@ def test_installed_wheel_serves_pages_from_any_directory(tmp_path):
     """A non-editable install carries templates/ and static/ inside the package."""
     wheel_dir, target, elsewhere = tmp_path / "wheel", tmp_path / "site", tmp_path / "elsewhere"
     elsewhere.mkdir()
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheel_dir),
-                    str(ROOT)], check=True, capture_output=True, timeout=300)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheel_dir), str(ROOT)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     wheel = next(wheel_dir.glob("*.whl"))
-    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target",
-                    str(target), str(wheel)], check=True, capture_output=True, timeout=300)
-    code = ("from dashboard import create_app; import dashboard, sys;"
-            "assert dashboard.__file__.startswith(sys.argv[1]);"
-            "c = create_app({'PROJECT_DIR': '.', 'USER_DB': None, 'AUTH_TOKEN': False}).test_client();"
-            "assert c.get('/overview').status_code == 200;"
-            "zh = c.get('/overview', headers={'Accept-Language': 'zh-CN'}).get_data(as_text=True);"
-            "assert 'lang=\"zh-Hans-CN\"' in zh and '概览' in zh, zh[:300];"
-            "assert len(c.get('/static/htmx-2.0.11.min.js').data) > 40000; print('ok')")
-    r = subprocess.run([sys.executable, "-c", code, str(target)], cwd=elsewhere,
-                       env={"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin"},
-                       capture_output=True, text=True, timeout=60)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target), str(wheel)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    code = (
+        "from dashboard import create_app; import dashboard, sys;"
+        "assert dashboard.__file__.startswith(sys.argv[1]);"
+        "c = create_app({'PROJECT_DIR': '.', 'USER_DB': None, 'AUTH_TOKEN': False}).test_client();"
+        "assert c.get('/overview').status_code == 200;"
+        "zh = c.get('/overview', headers={'Accept-Language': 'zh-CN'}).get_data(as_text=True);"
+        "assert 'lang=\"zh-Hans-CN\"' in zh and '概览' in zh, zh[:300];"
+        "assert len(c.get('/static/htmx-2.0.11.min.js').data) > 40000; print('ok')"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code, str(target)],
+        cwd=elsewhere,
+        env={"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.stdout.strip() == "ok", r.stderr

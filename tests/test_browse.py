@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from bs4 import BeautifulSoup
-
 from agentao_world import file_digest
+from bs4 import BeautifulSoup
 
 HTMX = {"HX-Request": "true"}
 BOOSTED = {"HX-Request": "true", "HX-Boosted": "true"}
@@ -48,10 +47,19 @@ def test_memories_merges_stores_and_hides_soft_deleted(client):
     assert len(with_deleted.select('tr.memory[data-deleted="1"]')) == 1
 
 
-@pytest.mark.parametrize("query,expected", [
-    ("scope=user", 2), ("type=workflow", 1), ("tag=TOOLING", 1), ("q=pyproject", 1),
-    ("q=deploy", 1), ("source=crystallized", 0), ("q=%25", 6), ("tag=legacy&deleted=1", 1),
-])
+@pytest.mark.parametrize(
+    "query,expected",
+    [
+        ("scope=user", 2),
+        ("type=workflow", 1),
+        ("tag=TOOLING", 1),
+        ("q=pyproject", 1),
+        ("q=deploy", 1),
+        ("source=crystallized", 0),
+        ("q=%25", 6),
+        ("tag=legacy&deleted=1", 1),
+    ],
+)
 def test_memory_filters(client, query, expected):
     data = client.get(f"/memories.json?{query}").get_json()
     assert data["total"] == expected
@@ -74,8 +82,10 @@ def test_pagination_in_sql(client):
     assert first["pages"] == 2 and len(keys) == 6 and keys == sorted(keys)
 
 
-@pytest.mark.parametrize("query", ["scope=global", "sort=evil", "order=up", "page=0",
-                                   "per_page=100000", "deleted=yes", "q=" + "x" * 201])
+@pytest.mark.parametrize(
+    "query",
+    ["scope=global", "sort=evil", "order=up", "page=0", "per_page=100000", "deleted=yes", "q=" + "x" * 201],
+)
 def test_bad_filter_is_400_with_reason(client, query):
     r = client.get(f"/memories?{query}")
     assert r.status_code == 400
@@ -84,8 +94,7 @@ def test_bad_filter_is_400_with_reason(client, query):
 
 
 def test_detail_shows_history_and_reach(seeded, client):
-    gone = next(m for m in client.get("/memories.json?deleted=1").get_json()["items"]
-                if m["deleted_at"])
+    gone = next(m for m in client.get("/memories.json?deleted=1").get_json()["items"] if m["deleted_at"])
     page = soup(client.get(f"/memories/project/{gone['id']}"))
     assert page.select_one("#reach")["data-reach"] == "soft_deleted"
     assert [e["data-event"] for e in page.select("#events tr[data-event]")] == ["create", "soft_delete"]
@@ -94,8 +103,15 @@ def test_detail_shows_history_and_reach(seeded, client):
     assert data["reach"]["code"] == "stable" and data["memory"]["store"] == "user"
 
 
-@pytest.mark.parametrize("url", ["/memories/project/nope1234", "/memories/other/abcd1234",
-                                 "/memories/project/..%2F..%2Fetc", "/memories/project/a'b"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/memories/project/nope1234",
+        "/memories/other/abcd1234",
+        "/memories/project/..%2F..%2Fetc",
+        "/memories/project/a'b",
+    ],
+)
 def test_unknown_or_malformed_id_is_404(client, url):
     assert client.get(url).status_code == 404
 
@@ -111,18 +127,26 @@ def test_summaries_mark_the_tail(client):
 def test_browsing_never_writes(seeded):
     before = file_digest(seeded.project_db, seeded.user_db)
     client = seeded.app().test_client()
-    for url in ["/overview", "/overview.json", "/memories", "/memories.json?q=uv&deleted=1",
-                "/summaries", "/summaries.json"]:
+    for url in [
+        "/overview",
+        "/overview.json",
+        "/memories",
+        "/memories.json?q=uv&deleted=1",
+        "/summaries",
+        "/summaries.json",
+    ]:
         assert client.get(url).status_code == 200
     assert file_digest(seeded.project_db, seeded.user_db) == before
 
 
 def test_missing_stores_show_where_agentao_would_put_them(tmp_path):
     from dashboard import create_app
+
     project = tmp_path / "empty-project"
     project.mkdir()
-    app = create_app({"PROJECT_DIR": project, "USER_DB": tmp_path / "nohome" / "memory.db",
-                      "AUTH_TOKEN": False})
+    app = create_app(
+        {"PROJECT_DIR": project, "USER_DB": tmp_path / "nohome" / "memory.db", "AUTH_TOKEN": False}
+    )
     page = soup(app.test_client().get("/overview"))
     boxes = page.select('[data-problem="missing"]')
     assert len(boxes) == 2
@@ -142,6 +166,7 @@ def test_corrupt_store_does_not_break_the_other(seeded, tmp_path):
 
 def test_newer_schema_is_read_only_with_banner(seeded):
     import sqlite3
+
     conn = sqlite3.connect(seeded.user_db)
     conn.execute("UPDATE schema_meta SET value='4' WHERE key='version'")
     conn.commit()
@@ -154,6 +179,7 @@ def test_newer_schema_is_read_only_with_banner(seeded):
 def test_list_follows_the_agents_writes(seeded):
     """The list is served from an in-memory copy; it must never show stale rows."""
     import sqlite3
+
     client = seeded.app().test_client()
     assert client.get("/memories.json").get_json()["total"] == 6
     fresh = seeded.save("cache layer", "Redis 7 caches sessions.", ["infra"])
@@ -164,14 +190,14 @@ def test_list_follows_the_agents_writes(seeded):
     assert client.get("/memories.json?tag=INFRA").get_json()["total"] == 2
     seeded.manager.delete(fresh.id)
     assert client.get("/memories.json").get_json()["total"] == 6
-    conn = sqlite3.connect(seeded.project_db)   # a hard delete, as a purge does
+    conn = sqlite3.connect(seeded.project_db)  # a hard delete, as a purge does
     conn.execute("DELETE FROM memories WHERE id = ?", (fresh.id,))
     conn.commit()
     conn.close()
     assert client.get("/memories.json?deleted=1").get_json()["total"] == 7
     ids = {m["id"] for m in client.get("/memories.json?deleted=1").get_json()["items"]}
     assert fresh.id not in ids
-    seeded.manager.clear()   # agentao's clear writes no events: the copy must notice anyway
+    seeded.manager.clear()  # agentao's clear writes no events: the copy must notice anyway
     assert client.get("/memories.json").get_json()["total"] == 0
     again = seeded.save("after the clear", "A new fact.", ["infra"])
     assert [m["id"] for m in client.get("/memories.json").get_json()["items"]] == [again.id]
@@ -188,6 +214,7 @@ def test_wildcard_and_unicode_search_matches_agentao(seeded, q):
 @pytest.mark.parametrize("q", ["5", "nu", "[", "a", "x"])
 def test_search_on_rows_with_non_string_json_matches_agentao(seeded, q):
     import sqlite3
+
     row = seeded.save("odd tags", "plain text", ["x"])
     conn = sqlite3.connect(seeded.project_db)
     conn.execute("""UPDATE memories SET tags_json = '[5, null, ["a"], true]' WHERE id = ?""", (row.id,))
@@ -201,12 +228,16 @@ def test_search_on_rows_with_non_string_json_matches_agentao(seeded, q):
 def test_detail_reach_matches_agentaos_stable_fit(agent):
     """Which rows the 2000-character budget keeps out of <memory-stable>, as agentao decides."""
     from agentao.memory import MemoryPromptRenderer
+
     for i in range(10):
         agent.save(f"user_pref_{i}", f"preference number {i} " + "detail " * 45, ["user"])
     for i in range(5):
         agent.save(f"note {i}", f"incidental note {i}", ["misc"])
     stable = agent.manager.get_stable_entries()
-    shown = {r.id for r in MemoryPromptRenderer().fit_stable_records(stable, agent.manager.get_cross_session_tail())}
+    shown = {
+        r.id
+        for r in MemoryPromptRenderer().fit_stable_records(stable, agent.manager.get_cross_session_tail())
+    }
     selected = {r.id for r in stable}
     client = agent.app().test_client()
     codes = {}
@@ -220,6 +251,7 @@ def test_detail_reach_matches_agentaos_stable_fit(agent):
 
 def test_overview_reports_agentaos_stable_block_size(seeded):
     from agentao.memory import MemoryPromptRenderer
+
     mgr = seeded.manager
     mgr._session_id = "a-brand-new-session"
     renderer = MemoryPromptRenderer()
@@ -246,11 +278,13 @@ def test_filter_choices_are_the_live_rows_values_and_follow_agent_writes(seeded)
 
     def live(column):
         return sorted({getattr(m, column) for m in seeded.manager.get_all_entries()})
+
     assert options("type") == live("type") and options("source") == live("source")
     assert options("confidence") == live("confidence")
-    absent = next(t for t in ("decision", "constraint", "workflow", "profile", "preference")
-                  if t not in live("type"))
+    absent = next(
+        t for t in ("decision", "constraint", "workflow", "profile", "preference") if t not in live("type")
+    )
     row = seeded.save("release checklist", "Tag, build, publish.", ["ops"], type=absent)
     assert options("type") == live("type") and absent in options("type")
-    seeded.manager.delete(row.id)      # the only row of that type: its choice goes
+    seeded.manager.delete(row.id)  # the only row of that type: its choice goes
     assert options("type") == live("type") and absent not in options("type")

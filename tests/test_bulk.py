@@ -16,13 +16,13 @@ import sqlite3
 from unittest import mock
 
 from agentao.tools.memory import SaveMemoryTool
-from bs4 import BeautifulSoup
-from werkzeug.datastructures import MultiDict
-
 from agentao_world import agentao_blocks, file_digest, wait_for_job
-from dashboard.actions import bulk
+from bs4 import BeautifulSoup
 from test_adding import app_for
 from test_reviews_conformance import run_both
+from werkzeug.datastructures import MultiDict
+
+from dashboard.actions import bulk
 
 JSON = {"Accept": "application/json"}
 HX = {"HX-Request": "true"}
@@ -66,15 +66,19 @@ def by_key(agent, key, store="project") -> str:
     db = agent.project_db if store == "project" else agent.user_db
     conn = sqlite3.connect(db)
     try:
-        return conn.execute("SELECT id FROM memories WHERE key_normalized = ? AND deleted_at IS NULL",
-                            (key,)).fetchone()[0]
+        return conn.execute(
+            "SELECT id FROM memories WHERE key_normalized = ? AND deleted_at IS NULL", (key,)
+        ).fetchone()[0]
     finally:
         conn.close()
 
 
 def test_a_bulk_soft_delete_writes_what_agentaos_delete_writes(seeded, tmp_path):
-    picked = [("project", by_key(seeded, "database")), ("project", by_key(seeded, "release_process")),
-              ("user", by_key(seeded, "editor", "user"))]
+    picked = [
+        ("project", by_key(seeded, "database")),
+        ("project", by_key(seeded, "release_process")),
+        ("user", by_key(seeded, "editor", "user")),
+    ]
 
     def ours(copy):
         client = app_for(copy).test_client()
@@ -82,6 +86,7 @@ def test_a_bulk_soft_delete_writes_what_agentaos_delete_writes(seeded, tmp_path)
 
     def theirs(copy, manager):
         return [manager.delete(i) for _s, i in picked]
+
     out_ours, out_theirs, st_ours, st_theirs = run_both(seeded, tmp_path, ours, theirs)
     assert out_ours == 200 and out_theirs == [True] * 3
     assert st_ours == st_theirs
@@ -94,14 +99,23 @@ def test_a_bulk_tag_is_agentaos_save_memory_with_the_tag_added(seeded, tmp_path)
 
     def ours(copy):
         client = app_for(copy).test_client()
-        return through_the_toolbar(client, "tag", [f"{s}:{i}" for s, i in picked],
-                                   add_tag="reviewed").status_code
+        return through_the_toolbar(
+            client, "tag", [f"{s}:{i}" for s, i in picked], add_tag="reviewed"
+        ).status_code
 
     def theirs(copy, manager):
         tool = SaveMemoryTool(manager)
-        return [tool.execute(key=rows[i].title, value=rows[i].content, tags=[*rows[i].tags, "reviewed"],
-                             scope=rows[i].scope, type=rows[i].type).startswith("Saved memory")
-                for _s, i in picked]
+        return [
+            tool.execute(
+                key=rows[i].title,
+                value=rows[i].content,
+                tags=[*rows[i].tags, "reviewed"],
+                scope=rows[i].scope,
+                type=rows[i].type,
+            ).startswith("Saved memory")
+            for _s, i in picked
+        ]
+
     out_ours, out_theirs, st_ours, st_theirs = run_both(seeded, tmp_path, ours, theirs)
     assert out_ours == 200 and out_theirs == [True] * 3
     assert st_ours == st_theirs
@@ -119,10 +133,18 @@ def test_a_bulk_move_is_a_save_in_the_other_store_then_agentaos_delete(seeded, t
         tool = SaveMemoryTool(manager)
         out = []
         for i in picked:
-            out.append(tool.execute(key=rows[i].title, value=rows[i].content, tags=list(rows[i].tags),
-                                    scope="user", type=rows[i].type).startswith("Saved memory"))
+            out.append(
+                tool.execute(
+                    key=rows[i].title,
+                    value=rows[i].content,
+                    tags=list(rows[i].tags),
+                    scope="user",
+                    type=rows[i].type,
+                ).startswith("Saved memory")
+            )
             out.append(manager.delete(i))
         return out
+
     out_ours, out_theirs, st_ours, st_theirs = run_both(seeded, tmp_path, ours, theirs)
     assert out_ours == 200 and out_theirs == [True] * 4
     assert st_ours == st_theirs
@@ -155,10 +177,11 @@ def test_the_dry_run_shows_each_row_the_block_effect_and_writes_nothing(seeded):
     assert [tr["data-code"] for tr in page.select("#bulk-plan tbody tr")] == ["delete", "delete"]
     assert page.select_one("#bulk-plan h2").get_text(strip=True) == "Soft delete 2 memories?"
     effect = page.select_one("[data-field=bulk-effect] [data-block-effect]")
-    assert int(effect["data-delta"]) < 0      # two rows leave the block
+    assert int(effect["data-delta"]) < 0  # two rows leave the block
     assert page.select_one("[data-warning=leaves_block]") is not None
-    plan = client.post("/memories/bulk/plan.json", json={"action": "delete", "ids": ids[:2]},
-                       headers=JSON).get_json()
+    plan = client.post(
+        "/memories/bulk/plan.json", json={"action": "delete", "ids": ids[:2]}, headers=JSON
+    ).get_json()
     assert plan["count"] == 2 and plan["effect"]["delta"] == int(effect["data-delta"])
     assert file_digest(seeded.project_db, seeded.user_db) == before
     # The block the dry run predicted is the block agentao renders afterwards.
@@ -176,8 +199,10 @@ def test_one_memory_and_several_are_said_with_the_right_plural(seeded):
     assert soup(r).select_one("#status").get_text(strip=True) == "Added the tag “one” to 1 memory."
     r = through_the_toolbar(client, "tag", ids[:3], add_tag="three")
     assert soup(r).select_one("#status").get_text(strip=True) == "Added the tag “three” to 3 memories."
-    assert soup(review(client, "tag", ids[:1], add_tag="x")).select_one("h2").get_text(strip=True) == \
-        "Add the tag to 1 memory?"
+    assert (
+        soup(review(client, "tag", ids[:1], add_tag="x")).select_one("h2").get_text(strip=True)
+        == "Add the tag to 1 memory?"
+    )
 
 
 def test_rows_that_would_not_change_are_shown_and_left_out(seeded):
@@ -223,7 +248,7 @@ def test_a_row_changed_since_the_dry_run_refuses_everything(seeded):
     r = client.post("/memories/bulk.json", data=form, headers=JSON)
     assert r.status_code == 409 and [row["id"] for row in r.get_json()["rows"]] == [changed]
     r = client.post("/memories/bulk", data=form, headers=HX)
-    assert r.status_code == 409   # htmx swaps a 409 (base.html's htmx-config)
+    assert r.status_code == 409  # htmx swaps a 409 (base.html's htmx-config)
     assert soup(r).select_one(f"[data-field=moved] [data-memory-id='{changed}']") is not None
     assert file_digest(seeded.project_db, seeded.user_db) == before
 
@@ -231,8 +256,12 @@ def test_a_row_changed_since_the_dry_run_refuses_everything(seeded):
 def _events(db, memory_id):
     conn = sqlite3.connect(db)
     try:
-        return [r[0] for r in conn.execute("SELECT event_type FROM memory_events WHERE memory_id = ?"
-                                           " ORDER BY id", (memory_id,))]
+        return [
+            r[0]
+            for r in conn.execute(
+                "SELECT event_type FROM memory_events WHERE memory_id = ? ORDER BY id", (memory_id,)
+            )
+        ]
     finally:
         conn.close()
 
@@ -249,8 +278,9 @@ def test_a_row_named_twice_is_changed_once_and_the_answer_says_so(seeded):
         body = r.get_json()
         assert r.status_code == 200 and body["count"] == 1 and body["named_twice"] == 1, body
         assert "named twice in the form: it was changed once" in body["message"]
-        assert _events(seeded.project_db, row.split(":")[1])[-1] == ("update" if action == "tag"
-                                                                    else "soft_delete")
+        assert _events(seeded.project_db, row.split(":")[1])[-1] == (
+            "update" if action == "tag" else "soft_delete"
+        )
         assert _events(seeded.project_db, row.split(":")[1]).count("update") <= (1 if action == "tag" else 0)
     # The same row as two different states: refused, nothing written.
     form = apply_form(review(client, "delete", [project[2]]))
@@ -270,7 +300,7 @@ def test_the_agent_saving_other_rows_meanwhile_refuses_nothing(seeded):
     seeded.save("new fact", "The agent saved this while the page was open.", scope="project")
     r = client.post("/memories/bulk.json", data=form, headers=JSON)
     assert r.status_code == 200 and r.get_json()["count"] == 2
-    assert r.get_json()["effect_as_shown"] is False   # the block moved on; the answer says so
+    assert r.get_json()["effect_as_shown"] is False  # the block moved on; the answer says so
 
 
 def test_htmx_apply_refreshes_the_list_and_says_the_result(seeded):
@@ -285,19 +315,23 @@ def test_htmx_apply_refreshes_the_list_and_says_the_result(seeded):
     listed = [i["value"] for i in page.select("input[name=ids]")]
     assert not set(ids[:2]) & set(listed) and listed and all(i.startswith("project:") for i in listed)
     assert page.select_one("[data-field=bulk-done][autofocus]") is not None
-    assert page.select_one("[hx-swap-oob] [data-said]").get_text(strip=True) == \
-        "Soft-deleted 2 memories; agentao no longer uses them."
+    assert (
+        page.select_one("[hx-swap-oob] [data-said]").get_text(strip=True)
+        == "Soft-deleted 2 memories; agentao no longer uses them."
+    )
 
 
 def test_bad_input_is_refused_with_a_reason_and_writes_nothing(seeded):
     client = seeded.app().test_client()
     ids = ids_on_list(client)
     before = file_digest(seeded.project_db, seeded.user_db)
-    cases = [({"action": "explode", "ids": ids[0]}, "Choose what to do"),
-             ({"action": "delete"}, "Tick the memories"),
-             ({"action": "delete", "ids": "nope"}, "store:id"),
-             ({"action": "tag", "ids": ids[0]}, "Type the tag"),
-             ({"action": "move", "ids": ids[0]}, "where to move")]
+    cases = [
+        ({"action": "explode", "ids": ids[0]}, "Choose what to do"),
+        ({"action": "delete"}, "Tick the memories"),
+        ({"action": "delete", "ids": "nope"}, "store:id"),
+        ({"action": "tag", "ids": ids[0]}, "Type the tag"),
+        ({"action": "move", "ids": ids[0]}, "where to move"),
+    ]
     for data, words in cases:
         r = client.post("/memories/bulk/plan", data=data)
         assert r.status_code == 400 and words in soup(r).select_one("[data-field=bulk-refused]").get_text()
@@ -314,10 +348,15 @@ def test_read_only_refuses_apply(seeded):
     before = file_digest(seeded.project_db, seeded.user_db)
     page = soup(review(client, "delete", ids[:1]))
     # The dry run still says what would happen, and why it cannot: no Apply button.
-    assert page.select_one("#bulk-plan [data-readonly]") is not None and page.select_one("#bulk-apply") is None
+    assert (
+        page.select_one("#bulk-plan [data-readonly]") is not None and page.select_one("#bulk-apply") is None
+    )
     plan = client.post("/memories/bulk/plan.json", data={"action": "delete", "ids": ids[:1]}).get_json()
-    r = client.post("/memories/bulk.json", headers=JSON,
-                    data={"action": "delete", "rows": [row["token"] for row in plan["rows"]]})
+    r = client.post(
+        "/memories/bulk.json",
+        headers=JSON,
+        data={"action": "delete", "rows": [row["token"] for row in plan["rows"]]},
+    )
     assert r.status_code == 403 and "cannot be changed" in r.get_json()["message"]
     assert file_digest(seeded.project_db, seeded.user_db) == before
 
@@ -342,17 +381,28 @@ def test_a_bulk_purge_asks_for_the_number_then_erases_verified(seeded):
         conn = sqlite3.connect(db)
         ids = [i.split(":")[1] for i in picked]
         assert conn.execute("SELECT count(*) FROM memories WHERE id IN (?, ?)", ids).fetchone()[0] == 0
-        assert conn.execute("SELECT count(*) FROM memory_events WHERE memory_id IN (?, ?)",
-                            ids).fetchone()[0] == 0
+        assert (
+            conn.execute("SELECT count(*) FROM memory_events WHERE memory_id IN (?, ?)", ids).fetchone()[0]
+            == 0
+        )
         conn.close()
     assert seeded.manager.search("PostgreSQL") == [] and seeded.manager.search("Neovim") == []
-    assert len(seeded.manager.get_all_entries()) == 4   # of the six live ones
+    assert len(seeded.manager.get_all_entries()) == 4  # of the six live ones
 
 
 # -- races with real processes (the pattern of tests/test_races.py) ---------------------------
 
-from test_races import (FORK, WAIT, _agent_saves, _child, _join, _live, _movable,  # noqa: E402
-                        _no_leftover_process, _split_states)  # noqa: F401 - the fixture ends leftovers
+from test_races import (  # noqa: E402
+    FORK,
+    WAIT,
+    _agent_saves,
+    _child,
+    _join,
+    _live,
+    _movable,
+    _no_leftover_process,  # noqa: F401 - the fixture ends leftovers
+    _split_states,
+)
 
 
 def _move_forms(client, ids):
@@ -367,7 +417,7 @@ def test_bulk_moves_while_agentao_saves_leave_no_split(agent):
     proc = _child(_agent_saves, agent.project_db, agent.user_db, barrier, rounds, 6, "agent")
     answers = []
     for r in range(rounds):
-        form = _move_forms(client, [m.id for m in memories[r * per:(r + 1) * per]])
+        form = _move_forms(client, [m.id for m in memories[r * per : (r + 1) * per]])
         barrier.wait(WAIT)
         answers.append(client.post("/memories/bulk.json", data=form, headers=JSON).get_json())
         barrier.wait(WAIT)
@@ -381,11 +431,13 @@ def test_bulk_moves_while_agentao_saves_leave_no_split(agent):
 def _agent_deletes(project_db, user_db, barrier, ids):
     from agentao.memory import MemoryManager, SQLiteMemoryStore
     from test_races import _jitter
+
     manager = MemoryManager(SQLiteMemoryStore.open(project_db), SQLiteMemoryStore.open(user_db))
     out = []
     for r, memory_id in enumerate(ids):
         barrier.wait(WAIT)
         import time
+
         time.sleep(_jitter(r))
         out.append(manager.delete(memory_id))
         barrier.wait(WAIT)
@@ -398,22 +450,27 @@ def test_a_bulk_move_racing_agentaos_delete_of_one_row_moves_all_or_none(agent):
     client = agent.app().test_client()
     barrier = FORK.Barrier(2)
     # In each round agentao deletes the middle row of the three the dashboard moves.
-    proc = _child(_agent_deletes, agent.project_db, agent.user_db, barrier,
-                  [memories[r * per + 1].id for r in range(rounds)])
+    proc = _child(
+        _agent_deletes,
+        agent.project_db,
+        agent.user_db,
+        barrier,
+        [memories[r * per + 1].id for r in range(rounds)],
+    )
     outcomes = []
     for r in range(rounds):
-        form = _move_forms(client, [m.id for m in memories[r * per:(r + 1) * per]])
+        form = _move_forms(client, [m.id for m in memories[r * per : (r + 1) * per]])
         barrier.wait(WAIT)
         outcomes.append(client.post("/memories/bulk.json", data=form, headers=JSON).get_json()["outcome"])
         barrier.wait(WAIT)
     deleted = _join(*proc)
     for r, outcome in enumerate(outcomes):
-        group = memories[r * per:(r + 1) * per]
+        group = memories[r * per : (r + 1) * per]
         in_user = [bool(_live(agent.user_db, m.key_normalized)) for m in group]
         in_project = [bool(_live(agent.project_db, m.key_normalized)) for m in group]
-        if outcome == "done":      # the dashboard went first: all three moved, agentao found it gone
+        if outcome == "done":  # the dashboard went first: all three moved, agentao found it gone
             assert in_user == [True] * 3 and in_project == [False] * 3 and deleted[r] is False
-        else:                      # agentao went first: nothing moved, the other two stay
+        else:  # agentao went first: nothing moved, the other two stay
             assert outcome == "conflict" and deleted[r] is True
             assert in_user == [False] * 3 and in_project == [True, False, True]
 
@@ -425,14 +482,23 @@ def test_a_purge_through_htmx_and_json_starts_the_verified_job(seeded):
     assert soup(r).select_one("#bulk-apply")["hx-target"] == "#bulk-review"
     form = MultiDict([*apply_form(r).items(multi=True), ("confirm", "1")])
     page = soup(client.post("/memories/bulk", data=form, headers=HX))
-    assert page.select_one("[hx-swap-oob] [data-said]").get_text(strip=True) == \
-        "Purging 1 memory; the result shows here when it is verified."
-    card = page.select_one("[data-job]")   # the job's card, polling itself while it runs
+    assert (
+        page.select_one("[hx-swap-oob] [data-said]").get_text(strip=True)
+        == "Purging 1 memory; the result shows here when it is verified."
+    )
+    card = page.select_one("[data-job]")  # the job's card, polling itself while it runs
     assert wait_for_job(client, f"/forget/jobs/{card['data-job']}")["verdict"] == "verified erased"
     plan = client.post("/memories/bulk/plan.json", data={"action": "purge", "ids": [two]}).get_json()
-    body = client.post("/memories/bulk.json", headers=JSON, data={
-        "action": "purge", "rows": [row["token"] for row in plan["rows"]], "confirm": "1",
-        "fingerprint_project": plan["purge"]["project"]["fingerprint"]})
+    body = client.post(
+        "/memories/bulk.json",
+        headers=JSON,
+        data={
+            "action": "purge",
+            "rows": [row["token"] for row in plan["rows"]],
+            "confirm": "1",
+            "fingerprint_project": plan["purge"]["project"]["fingerprint"],
+        },
+    )
     assert body.status_code in (200, 202) and body.get_json()["outcome"] == "started"
     done = wait_for_job(client, body.get_json()["job"]["url"])
     assert done["verdict"] == "verified erased"
@@ -441,7 +507,10 @@ def test_a_purge_through_htmx_and_json_starts_the_verified_job(seeded):
 
 def test_hidden_characters_in_a_title_are_named_on_the_dry_run(agent):
     from test_invisible import raw_hidden
-    saved = agent.save("invoice \u202etxt.exe", "Pay the \u202einvoice\u202c today.", ["billing"], scope="project")
+
+    saved = agent.save(
+        "invoice \u202etxt.exe", "Pay the \u202einvoice\u202c today.", ["billing"], scope="project"
+    )
     client = agent.app().test_client()
     for action in ("delete", "tag", "move-user", "purge"):
         html = review(client, action, [f"project:{saved.id}"], add_tag="x").get_data(as_text=True)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from agentao_world import Agent, agentao_blocks
+
 from dashboard.actions import checks as ck
 from dashboard.cli import main
 
@@ -23,37 +23,42 @@ def _results(client):
 def ticking(monkeypatch):
     """agentao's save clock, one second a save (an hour ago): newer notes push older ones out
     of the stable block's three incidental places, whatever second the test runs in."""
+    from datetime import datetime, timedelta, timezone
+
     import agentao.memory.manager as agentao_manager
     import agentao.memory.storage as agentao_storage
-    from datetime import datetime, timedelta, timezone
+
     clock = {"t": datetime.now(timezone.utc).replace(tzinfo=None) - timedelta(hours=1)}
 
     def tick():
         clock["t"] += timedelta(seconds=1)
         return clock["t"].strftime("%Y-%m-%dT%H:%M:%S")
+
     monkeypatch.setattr(agentao_manager, "_now", tick)
     monkeypatch.setattr(agentao_storage, "_now_iso", lambda: clock["t"].strftime("%Y-%m-%dT%H:%M:%S"))
 
 
 @pytest.fixture
 def phone(agent):
-    agent.save("package manager", "This project uses uv for every install.", ["tooling"],
-               type="project_fact")
+    agent.save("package manager", "This project uses uv for every install.", ["tooling"], type="project_fact")
     agent.save("release process", "Tag on main, CI builds the wheel.", ["releases"], type="note")
     return agent
 
 
 def test_a_check_passes_then_fails_when_agentao_deletes_the_memory(phone):
     client = phone.app().test_client()
-    r = _post(client, name="tooling", message="which package manager do we use?",
-              must_recall=["package_manager"])
+    r = _post(
+        client, name="tooling", message="which package manager do we use?", must_recall=["package_manager"]
+    )
     assert r.status_code == 201, r.get_data(as_text=True)
     assert r.get_json()["check"]["passed"] is True
     saved = json.loads((phone.project_dir / ".agentao" / "memory-checks.json").read_text())
     assert saved["checks"][0]["last_pass"]["stable_block"] or saved["checks"][0]["last_pass"]["context_block"]
 
-    target = next(m for m in phone.manager.project_store.list_memories() if m.key_normalized == "package_manager")
-    phone.manager.delete(target.id)          # agentao's own API
+    target = next(
+        m for m in phone.manager.project_store.list_memories() if m.key_normalized == "package_manager"
+    )
+    phone.manager.delete(target.id)  # agentao's own API
 
     got = _results(client)["tooling"]
     assert got["passed"] is False
@@ -67,8 +72,9 @@ def test_a_check_passes_then_fails_when_agentao_deletes_the_memory(phone):
 
 def test_a_forbidden_text_the_message_recalls_fails_the_check(phone):
     client = phone.app().test_client()
-    assert _post(client, name="my phone", message="how do I reach the release manager?",
-                 must_not_contain=["555 0199"]).get_json()["check"]["passed"]
+    assert _post(
+        client, name="my phone", message="how do I reach the release manager?", must_not_contain=["555 0199"]
+    ).get_json()["check"]["passed"]
     phone.save("release manager", "Call the release manager Ann on 555 0199.", ["workflow"])
     got = _results(client)["my phone"]
     assert not got["passed"]
@@ -83,8 +89,11 @@ def test_the_command_line_says_the_same(phone, capsys):
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "tooling" in out and "pass" in out
-    phone.manager.delete(next(m for m in phone.manager.project_store.list_memories()
-                              if m.key_normalized == "package_manager").id)
+    phone.manager.delete(
+        next(
+            m for m in phone.manager.project_store.list_memories() if m.key_normalized == "package_manager"
+        ).id
+    )
     assert main(args) == 1
     out = capsys.readouterr().out
     assert "FAIL" in out and "package_manager" in out
@@ -104,36 +113,42 @@ def test_the_builtin_check_flags_a_secret_in_the_always_on_block(agent):
     assert not builtin["passed"]
     assert builtin["reasons"][0]["memory"] == "publish"
     assert builtin["reasons"][0]["category"] == "secret"
-    assert token not in json.dumps(builtin["reasons"])   # the words show it masked
+    assert token not in json.dumps(builtin["reasons"])  # the words show it masked
 
 
 def agent_stable(agent):
     from datetime import datetime, timezone
+
     return agentao_blocks(agent, "", now=datetime.now(timezone.utc))[0]
 
 
 @pytest.mark.parametrize("cjk", ["on", "off"])
 def test_chinese_messages_agree_with_agentao(tmp_path, cjk, monkeypatch, ticking):
     """A Chinese message: with jieba the check passes, latin-only it fails, as agentao recalls."""
-    import agentao.memory.retriever as agentao_retriever
     from datetime import datetime, timezone
+
+    import agentao.memory.retriever as agentao_retriever
+
     agent = Agent(tmp_path)
     agent.save("部署 deploy", "部署脚本在 scripts/deploy.sh。", ["运维"], type="note")
-    for n in range(3):   # newer notes take the stable block's incidental places
+    for n in range(3):  # newer notes take the stable block's incidental places
         agent.save(f"filler {n}", f"Filler note {n}.", ["misc"], type="note")
     client = agent.app(CJK=cjk).test_client()
     _post(client, name="部署脚本", message="脚本", must_recall=["部署 deploy"])
     got = _results(client)["部署脚本"]
     if cjk == "off":
+
         def missing():
             raise ImportError("jieba hidden for this test")
+
         monkeypatch.setattr(agentao_retriever, "_import_jieba", missing)
     stable, context = agentao_blocks(agent, "脚本", now=datetime.now(timezone.utc))
     assert (got["stable_block"], got["context_block"]) == (stable, context)
     assert got["passed"] is (cjk == "on")
     if cjk == "off":
-        assert got["reasons"] == [{"code": "not_recalled", "memory": "部署 deploy",
-                                   "text_words": got["why"][0]}]
+        assert got["reasons"] == [
+            {"code": "not_recalled", "memory": "部署 deploy", "text_words": got["why"][0]}
+        ]
 
 
 def test_bad_checks_change_nothing(phone):
@@ -144,7 +159,7 @@ def test_bad_checks_change_nothing(phone):
     assert not path.exists()
     client.get("/checks")
     client.get("/checks.json")
-    assert not path.exists()   # browsing writes nothing
+    assert not path.exists()  # browsing writes nothing
     path.write_text("{not json")
     data = client.get("/checks.json").get_json()
     assert "not valid JSON" in data["problems"]["project"]
@@ -164,9 +179,14 @@ def test_delete_and_the_make_a_check_form(phone):
 def test_a_dashboard_write_says_which_checks_it_changed(phone):
     client = phone.app().test_client()
     _post(client, name="tooling", message="which package manager do we use?", must_recall=["package_manager"])
-    target = next(m for m in phone.manager.project_store.list_memories() if m.key_normalized == "package_manager")
-    r = client.post(f"/memories/project/{target.id}/delete", headers={"Accept": "application/json"},
-                    data={"updated_at": target.updated_at})
+    target = next(
+        m for m in phone.manager.project_store.list_memories() if m.key_normalized == "package_manager"
+    )
+    r = client.post(
+        f"/memories/project/{target.id}/delete",
+        headers={"Accept": "application/json"},
+        data={"updated_at": target.updated_at},
+    )
     assert r.status_code < 400, r.get_data(as_text=True)[:300]
     moved = json.loads(r.headers["X-Checks-Changed"])
     assert [(m["name"], m["passed"]) for m in moved] == [("tooling", False)]
@@ -176,35 +196,56 @@ def test_a_dashboard_write_says_which_checks_it_changed(phone):
 
 
 def test_the_checks_file_matches_its_schema(phone):
-    from jsonschema import Draft202012Validator
     from pathlib import Path
+
+    from jsonschema import Draft202012Validator
+
     client = phone.app().test_client()
-    _post(client, name="tooling", message="which package manager?", must_recall=["package_manager"],
-          messages=["see pyproject.toml"], must_not_contain=["hunter2"])
-    schema = json.loads((Path(__file__).parent.parent / "docs/schemas/files/memory-checks.schema.json").read_text())
+    _post(
+        client,
+        name="tooling",
+        message="which package manager?",
+        must_recall=["package_manager"],
+        messages=["see pyproject.toml"],
+        must_not_contain=["hunter2"],
+    )
+    schema = json.loads(
+        (Path(__file__).parent.parent / "docs/schemas/files/memory-checks.schema.json").read_text()
+    )
     data = json.loads((phone.project_dir / ".agentao" / "memory-checks.json").read_text())
     assert not list(Draft202012Validator(schema).iter_errors(data))
-    assert ck.load(phone.project_dir / ".agentao" / "memory-checks.json")[0]["messages"] == ["see pyproject.toml"]
+    assert ck.load(phone.project_dir / ".agentao" / "memory-checks.json")[0]["messages"] == [
+        "see pyproject.toml"
+    ]
 
 
 def test_make_a_check_from_the_preview_and_from_the_forget_page(agent, ticking):
     from urllib.parse import parse_qs, urlsplit
+
     from bs4 import BeautifulSoup
+
     phone = agent
     agent.save("release process", "Tag on main, CI builds the wheel.", ["releases"], type="note")
-    for n in range(3):   # newer: they take the stable block's incidental places
+    for n in range(3):  # newer: they take the stable block's incidental places
         agent.save(f"filler {n}", f"Filler note {n}.", ["misc"], type="note")
     agent.save("package manager", "This project uses uv for every install.", ["tooling"], type="project_fact")
     client = phone.app().test_client()
     q = "how does the release process work"
-    recalled = [c["title"] for c in client.get("/preview.json", query_string={"q": q}).get_json()["candidates"]
-                if c["mark"] == "in_block"]
+    recalled = [
+        c["title"]
+        for c in client.get("/preview.json", query_string={"q": q}).get_json()["candidates"]
+        if c["mark"] == "in_block"
+    ]
     assert recalled == ["release process"]
     page = BeautifulSoup(client.get("/preview", query_string={"q": q}).get_data(as_text=True), "html.parser")
     query = parse_qs(urlsplit(page.select_one("a#make-check")["href"]).query)
     assert query["message"] == [q] and query["must_recall"] == ["release_process"]
-    target = next(m for m in phone.manager.project_store.list_memories() if m.key_normalized == "package_manager")
-    page = BeautifulSoup(client.get(f"/forget/memory/project/{target.id}").get_data(as_text=True), "html.parser")
+    target = next(
+        m for m in phone.manager.project_store.list_memories() if m.key_normalized == "package_manager"
+    )
+    page = BeautifulSoup(
+        client.get(f"/forget/memory/project/{target.id}").get_data(as_text=True), "html.parser"
+    )
     query = parse_qs(urlsplit(page.select_one("a#make-check")["href"]).query)
     assert query["must_not_recall"] == ["package_manager"]
     assert query["must_not_contain"] == ["This project uses uv for every install."]
@@ -216,21 +257,29 @@ def test_saving_a_check_follows_the_post_rules(phone):
     path = phone.project_dir / ".agentao" / "memory-checks.json"
     check = {"name": "t", "message": "uv?", "must_recall": ["package_manager"]}
     client = phone.app().test_client()
-    r = client.post("/checks", json=check, headers={"Sec-Fetch-Site": "cross-site", "Accept": "application/json"})
+    r = client.post(
+        "/checks", json=check, headers={"Sec-Fetch-Site": "cross-site", "Accept": "application/json"}
+    )
     assert r.status_code == 403 and not path.exists()
     ro = phone.app(READ_ONLY=True).test_client()
     assert ro.post("/checks", json=check, headers={"Accept": "application/json"}).status_code == 403
     assert not path.exists()
     guarded = phone.app(AUTH_TOKEN="a-long-enough-token-1234").test_client()
-    assert guarded.post("/checks", json=check, headers={"Accept": "application/json"}).status_code in (401, 403)
+    assert guarded.post("/checks", json=check, headers={"Accept": "application/json"}).status_code in (
+        401,
+        403,
+    )
     assert not path.exists()
 
 
 def test_the_live_pulse_says_a_check_now_fails_when_the_agent_writes(phone):
     import re
+
     htmx = {"HX-Request": "true"}
     client = phone.app().test_client()
-    _post(client, name="my phone", message="how do I reach the release manager?", must_not_contain=["555 0199"])
+    _post(
+        client, name="my phone", message="how do I reach the release manager?", must_not_contain=["555 0199"]
+    )
     path = phone.project_dir / ".agentao" / "memory-checks.json"
     kept = path.read_bytes()
     html = client.get("/overview").get_data(as_text=True)
@@ -238,7 +287,7 @@ def test_the_live_pulse_says_a_check_now_fails_when_the_agent_writes(phone):
     phone.save("release manager", "Call the release manager Ann on 555 0199.", ["workflow"])
     told = client.get(url, headers=htmx).get_data(as_text=True)
     assert "The agent just saved &#39;release manager&#39;. Check “my phone” now fails." in told
-    assert path.read_bytes() == kept   # the pulse records nothing
+    assert path.read_bytes() == kept  # the pulse records nothing
 
 
 def test_a_post_that_only_reads_records_nothing(phone):
@@ -246,8 +295,11 @@ def test_a_post_that_only_reads_records_nothing(phone):
     _post(client, name="tooling", message="which package manager?", must_recall=["package_manager"])
     path = phone.project_dir / ".agentao" / "memory-checks.json"
     kept = path.read_bytes()
-    phone.manager.delete(next(m for m in phone.manager.project_store.list_memories()
-                              if m.key_normalized == "package_manager").id)   # the agent, meanwhile
+    phone.manager.delete(
+        next(
+            m for m in phone.manager.project_store.list_memories() if m.key_normalized == "package_manager"
+        ).id
+    )  # the agent, meanwhile
     r = client.post("/preview.json", json={"q": "uv"})
     assert r.status_code == 200 and "X-Checks-Changed" not in r.headers
     assert path.read_bytes() == kept
@@ -257,11 +309,15 @@ def test_a_forbidden_text_in_a_session_summary_is_named_as_such(agent):
     agent.summary("We agreed the staging password rotates on Fridays.", session_id="s-1")
     agent.save("editor", "Uses Neovim.", ["profile"])
     client = agent.app().test_client()
-    got = _post(client, name="fridays", message="editor?", must_not_contain=["rotates on fridays"]).get_json()["check"]
+    got = _post(
+        client, name="fridays", message="editor?", must_not_contain=["rotates on fridays"]
+    ).get_json()["check"]
     stable = agent_stable(agent)
-    assert "rotates on Fridays" in stable and not got["passed"]   # agentao sends the tail too
-    assert got["why"] == ["“rotates on fridays” must never appear, but the always-on block holds it "
-                              "(in the session summaries it carries)."]
+    assert "rotates on Fridays" in stable and not got["passed"]  # agentao sends the tail too
+    assert got["why"] == [
+        "“rotates on fridays” must never appear, but the always-on block holds it "
+        "(in the session summaries it carries)."
+    ]
 
 
 def test_the_page_is_bounded_and_the_command_runs_every_check(phone, capsys):

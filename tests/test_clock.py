@@ -6,10 +6,10 @@ from __future__ import annotations
 import sqlite3
 from datetime import datetime, timezone
 
-from agentao.memory import manager as agentao_manager, storage as agentao_storage
-from bs4 import BeautifulSoup
-
+from agentao.memory import manager as agentao_manager
+from agentao.memory import storage as agentao_storage
 from agentao_world import Agent
+from bs4 import BeautifulSoup
 from test_adding import save_form
 
 PINNED = datetime(2031, 2, 3, 4, 5, 6, 789000, tzinfo=timezone.utc)
@@ -17,10 +17,12 @@ PINNED = datetime(2031, 2, 3, 4, 5, 6, 789000, tzinfo=timezone.utc)
 
 def agentao_at(agent: Agent, moment: datetime, monkeypatch, **save):
     """agentao saves with its own clock stopped at ``moment``; returns the row it wrote."""
+
     class Pinned(datetime):
         @classmethod
         def now(cls, tz=None):
             return moment.astimezone(tz) if tz else moment.astimezone().replace(tzinfo=None)
+
     for module in (agentao_manager, agentao_storage):
         monkeypatch.setattr(module, "datetime", Pinned)
     agent.save(**save)
@@ -48,8 +50,7 @@ def test_a_pinned_clock_is_the_stamp_written_as_agentao_writes_it_and_the_now_sh
     detail = client.get(f"/memories/project/{ours['id']}.json").get_json()
     assert detail["memory"]["updated_at"] == ours["updated_at"]
     # "How long ago" is measured from the pinned clock: written this second, not in years.
-    page = BeautifulSoup(client.get(f"/memories/project/{ours['id']}").get_data(as_text=True),
-                         "html.parser")
+    page = BeautifulSoup(client.get(f"/memories/project/{ours['id']}").get_data(as_text=True), "html.parser")
     shown = page.select_one(f'time[datetime="{ours["updated_at"]}"]')
     assert shown is not None and "year" not in shown.get_text()
     # The preview's "now" is the same clock.

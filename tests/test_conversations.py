@@ -6,13 +6,12 @@ from __future__ import annotations
 import time
 
 import pytest
-from bs4 import BeautifulSoup
-
 from agentao_world import wait_for_job
+from bs4 import BeautifulSoup
 
 
 def _tick():
-    time.sleep(1.05)   # agentao stamps to the second: keep each step's time its own
+    time.sleep(1.05)  # agentao stamps to the second: keep each step's time its own
 
 
 @pytest.fixture
@@ -64,8 +63,12 @@ def test_the_list_names_every_conversation_newest_first(world):
 def test_a_crystallized_memory_names_its_suggestion_exactly(world):
     agent, item = world
     client = agent.app().test_client()
-    mem = next(r for s in (agent.project_store, agent.user_store) for r in s.list_memories()
-               if r.source == "crystallized")
+    mem = next(
+        r
+        for s in (agent.project_store, agent.user_store)
+        for r in s.list_memories()
+        if r.source == "crystallized"
+    )
     store = "user" if mem.scope == "user" else "project"
     data = client.get(f"/memories/{store}/{mem.id}.json").get_json()
     prov = data["provenance"]
@@ -121,6 +124,7 @@ def _form(plan):
 
 def test_forgetting_a_conversation_is_verified_by_agentao_and_on_disk(world):
     from test_forget import files_of, naive_hits
+
     agent, item = world
     client = agent.app().test_client()
     plan = client.get("/conversations/conv-a.json").get_json()
@@ -128,8 +132,11 @@ def test_forgetting_a_conversation_is_verified_by_agentao_and_on_disk(world):
     kinds = {(r["kind"], r["why"]) for s in plan["forget"]["stores"] for r in s["rows"]}
     assert {("summary", "summary"), ("review", "suggestion"), ("memory", "approved")} <= kinds
     assert "editor" not in {r["label"] for s in plan["forget"]["stores"] for r in s["rows"]}
-    wrong = client.post(plan["forget"]["action"], data={**_form(plan), "confirm": "no"},
-                        headers={"Accept": "application/json"})
+    wrong = client.post(
+        plan["forget"]["action"],
+        data={**_form(plan), "confirm": "no"},
+        headers={"Accept": "application/json"},
+    )
     assert wrong.status_code == 400
     r = client.post(plan["forget"]["action"], data=_form(plan), headers={"Accept": "application/json"})
     assert r.status_code == 202, r.get_json()
@@ -142,7 +149,7 @@ def test_forgetting_a_conversation_is_verified_by_agentao_and_on_disk(world):
     every = [i for s in ("pending", "approved", "rejected") for i in m.list_review_items(s)]
     assert every and not [i for i in every if i.source_session == "conv-a"]
     titles = {e.title for e in m.get_all_entries()}
-    assert "editor" in titles                       # matched by time only: not erased unasked
+    assert "editor" in titles  # matched by time only: not erased unasked
     assert not [e for e in m.get_all_entries() if e.source == "crystallized"]
     assert naive_hits(files_of(agent.project_db) + files_of(agent.user_db), texts) == []
     gone = client.get("/conversations.json").get_json()["conversations"]
@@ -175,8 +182,12 @@ def test_chinese_only_approvals_on_one_key_name_the_one_holding_its_text(agent):
     [second] = agent.crystallize("我喜欢简短的回答")
     m.approve_review_item(second.id)
     client = agent.app().test_client()
-    mem = next(r for s in (agent.project_store, agent.user_store) for r in s.list_memories()
-               if r.source == "crystallized")
+    mem = next(
+        r
+        for s in (agent.project_store, agent.user_store)
+        for r in s.list_memories()
+        if r.source == "crystallized"
+    )
     store = "user" if mem.scope == "user" else "project"
     prov = client.get(f"/memories/{store}/{mem.id}.json").get_json()["provenance"]
     # Both collapse onto one key; the memory holds the second's text, so that one is exact.
@@ -191,11 +202,13 @@ def test_chinese_only_approvals_on_one_key_name_the_one_holding_its_text(agent):
 def test_the_conversations_pages_speak_chinese(world):
     agent, _item = world
     client = agent.app().test_client()
-    page = BeautifulSoup(client.get("/conversations", headers={"Accept-Language": "zh-CN"}).data,
-                         "html.parser")
+    page = BeautifulSoup(
+        client.get("/conversations", headers={"Accept-Language": "zh-CN"}).data, "html.parser"
+    )
     assert page.h1.get_text() == "对话"
-    detail = BeautifulSoup(client.get("/conversations/conv-a", headers={"Accept-Language": "zh-CN"}).data,
-                           "html.parser")
+    detail = BeautifulSoup(
+        client.get("/conversations/conv-a", headers={"Accept-Language": "zh-CN"}).data, "html.parser"
+    )
     assert "忘记这个对话" in detail.select_one("#conv-forget h2").get_text()
 
 
@@ -235,11 +248,16 @@ def test_forgetting_a_conversation_from_the_chinese_page_reports_in_chinese(worl
     data.append(("confirm", form.select_one("kbd").get_text()))
     assert data[-1][1] == "忘记这个对话"
     from werkzeug.datastructures import MultiDict
+
     r = client.post(form["action"], data=MultiDict(data), headers=zh)
     assert r.status_code == 303
     job = wait_for_job(client, r.headers["Location"])
     assert job["verdict"] == "verified erased"
     report = BeautifulSoup(client.get(r.headers["Location"], headers=zh).data, "html.parser")
     assert "已抹去：文件、日志和附属文件中都不留副本" in report.get_text()
-    assert not [i for s in ("pending", "approved", "rejected")
-                for i in agent.manager.list_review_items(s) if i.source_session == "conv-b"]
+    assert not [
+        i
+        for s in ("pending", "approved", "rejected")
+        for i in agent.manager.list_review_items(s)
+        if i.source_session == "conv-b"
+    ]

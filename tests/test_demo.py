@@ -18,8 +18,9 @@ from dashboard.findings.scan import CATEGORIES
 @pytest.fixture(scope="module")
 def client(tmp_path_factory):
     project_dir, user_db = build_demo(tmp_path_factory.mktemp("demo"))
-    return create_app({"PROJECT_DIR": project_dir, "USER_DB": user_db, "TESTING": True,
-                       "AUTH_TOKEN": False}).test_client()
+    return create_app(
+        {"PROJECT_DIR": project_dir, "USER_DB": user_db, "TESTING": True, "AUTH_TOKEN": False}
+    ).test_client()
 
 
 @pytest.fixture(scope="module")

@@ -14,14 +14,18 @@ LETTERS = "etaoinshrdlcumwfgypbvkjxqz"
 
 
 def words(rng: random.Random, n: int) -> str:
-    return " ".join("".join(rng.choices(LETTERS, weights=range(26, 0, -1), k=rng.randint(2, 9)))
-                    for _ in range(n))
+    return " ".join(
+        "".join(rng.choices(LETTERS, weights=range(26, 0, -1), k=rng.randint(2, 9))) for _ in range(n)
+    )
 
 
 def filler(rng: random.Random, size: int) -> bytes:
     """Page-like bytes: ordinary text, runs of zeros, a little binary."""
-    parts = [words(rng, 40).encode() for _ in range(300)] + [bytes(300)] * 100 + \
-        [rng.randbytes(40) for _ in range(100)]
+    parts = (
+        [words(rng, 40).encode() for _ in range(300)]
+        + [bytes(300)] * 100
+        + [rng.randbytes(40) for _ in range(100)]
+    )
     return b"".join(rng.choices(parts, k=size // 150))[:size]
 
 
@@ -31,7 +35,8 @@ def scan_bytes(tmp_path, data: bytes, texts, ignore: bytes = b"") -> dict:
     hits, scanned = diskscan.scan([path], texts, ignore=ignore)
     assert scanned == [(path, len(data))]
     return {t: hits[diskscan.sha256_text(t)].files.get(str(path)) for t in texts} | {
-        "still_stored": {t for t in texts if hits[diskscan.sha256_text(t)].still_stored}}
+        "still_stored": {t for t in texts if hits[diskscan.sha256_text(t)].still_stored}
+    }
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -44,18 +49,20 @@ def test_whole_cut_and_absent_texts_across_a_large_file(tmp_path, seed):
         raw = text.encode()
         # A cut text lies in pieces of at least 200 bytes at unrelated places,
         # the way a long row lies on its overflow pages.
-        pieces = [raw] if text in whole else [raw[k:k + 400] for k in range(0, len(raw), 400)]
+        pieces = [raw] if text in whole else [raw[k : k + 400] for k in range(0, len(raw), 400)]
         for piece in pieces:
             at = rng.randrange(len(data) - len(piece))
             if text is whole[0]:
-                at = diskscan.PIECE - len(piece) // 2    # across the first megabyte's end
-            data[at:at + len(piece)] = piece
+                at = diskscan.PIECE - len(piece) // 2  # across the first megabyte's end
+            data[at : at + len(piece)] = piece
     found = scan_bytes(tmp_path, bytes(data), texts)
-    overwritten = [t for t in whole if t.encode() not in data]   # a later text landed on it
-    assert all(found[t] == {"whole": True, "fragments": found[t]["fragments"]}
-               for t in whole if t not in overwritten)
-    assert all(found[t] and found[t]["fragments"] >= 1 and found[t]["whole"] is False
-               for t in cut if len(t) > 420)
+    overwritten = [t for t in whole if t.encode() not in data]  # a later text landed on it
+    assert all(
+        found[t] == {"whole": True, "fragments": found[t]["fragments"]} for t in whole if t not in overwritten
+    )
+    assert all(
+        found[t] and found[t]["fragments"] >= 1 and found[t]["whole"] is False for t in cut if len(t) > 420
+    )
     assert [t for t in absent if found[t]] == []
 
 
@@ -82,11 +89,11 @@ def test_only_the_middle_of_a_long_text_left_is_found(tmp_path):
     assert not any(found[t] for t in english)
 
 
-@pytest.mark.parametrize("n_short", [3, 40])   # a few are searched with find, many in a pass
+@pytest.mark.parametrize("n_short", [3, 40])  # a few are searched with find, many in a pass
 def test_short_texts_whole_and_absent(tmp_path, n_short):
     rng = random.Random(n_short)
     short = [f"pin {rng.randint(1000, 9999)} for the {words(rng, 2)}" for _ in range(n_short)]
-    present, absent = short[: n_short // 2 + 1], short[n_short // 2 + 1:]
+    present, absent = short[: n_short // 2 + 1], short[n_short // 2 + 1 :]
     data = filler(rng, 500_000) + b"\x00".join(t.encode() for t in present) + filler(rng, 1000)
     found = scan_bytes(tmp_path, data, short + [words(rng, 300)])
     assert all(found[t] and found[t]["whole"] for t in present)
@@ -100,15 +107,22 @@ def test_whole_is_seen_after_an_earlier_fragment_of_the_same_text(tmp_path):
     data = filler(rng, 100_000) + raw[: len(raw) // 2] + filler(rng, 100_000) + raw + filler(rng, 10)
     found = scan_bytes(tmp_path, data, [text])
     assert found[text]["whole"] is True
-    cut_only = filler(rng, 100_000) + raw[: len(raw) // 2] + bytes(50) + raw[len(raw) // 2:]
+    cut_only = filler(rng, 100_000) + raw[: len(raw) // 2] + bytes(50) + raw[len(raw) // 2 :]
     assert scan_bytes(tmp_path, cut_only, [text])[text]["whole"] is False
 
 
 def test_texts_after_megabytes_without_an_anchor_are_found(tmp_path):
     rng = random.Random(13)
     texts = [words(rng, 300) for _ in range(3)]
-    data = b"".join([texts[0].encode(), bytes(6 * diskscan.PIECE + 7), texts[1].encode(),
-                     b"\xff" * (2 * diskscan.PIECE), texts[2].encode()[:900]])
+    data = b"".join(
+        [
+            texts[0].encode(),
+            bytes(6 * diskscan.PIECE + 7),
+            texts[1].encode(),
+            b"\xff" * (2 * diskscan.PIECE),
+            texts[2].encode()[:900],
+        ]
+    )
     found = scan_bytes(tmp_path, data, texts)
     assert found[texts[0]]["whole"] and found[texts[1]]["whole"]
     assert found[texts[2]]["fragments"] >= 1 and not found[texts[2]]["whole"]
@@ -122,7 +136,7 @@ def test_a_piece_across_a_read_boundary_counts_as_anywhere_else(tmp_path):
     base = filler(rng, 3 * diskscan.PIECE)
     counts = []
     for at in (100_000, diskscan.PIECE - 500, 2 * diskscan.PIECE - 3):
-        data = base[:at] + piece + base[at + len(piece):]
+        data = base[:at] + piece + base[at + len(piece) :]
         counts.append(scan_bytes(tmp_path, data, [text])[text])
     assert counts[0]["fragments"] >= 1 and counts[0]["whole"] is False
     assert counts[1] == counts[2] == counts[0]
@@ -135,7 +149,7 @@ def test_short_text_across_a_read_boundary_is_found_whole(tmp_path):
     for k, text in enumerate(short[:2]):
         raw = text.encode()
         at = (k + 1) * diskscan.PIECE - len(raw) // 2
-        base[at:at + len(raw)] = raw
+        base[at : at + len(raw)] = raw
     found = scan_bytes(tmp_path, bytes(base), short)
     assert found[short[0]]["whole"] and found[short[1]]["whole"] and found[short[2]] is None
 
@@ -144,20 +158,22 @@ def test_cjk_texts_whole_cut_and_absent(tmp_path):
     # Chinese as written: frequent characters, with the full-width comma and stop.
     rng = random.Random(23)
     common = "的一是在不了有和人这中大为上个国我以要他时来用们生到作地于出就分对成会可主发年动同工也能下过子说产种面而方后多定行学法所民得经十三之进着等部度家电力里如水化高自二理起小物现实加量都两体制机当使点从业本去把性好应开它合还因由其些然前外天政四日那社义事平形相全表间样与关各重新线内数正心反你明看原又么利比或但质气第向道命此变条只没结解问意建月公无系军很情者最立代想已通并提直题党程展五果料象员革位入常文总次品式活设及管特件长求老头基资边流路级少图山统接知较将组见计别她手角期根论运农指几九区强放决西被干做必战先回则任取据处府"
+
     def chinese(n):
         return "，".join("".join(rng.choices(common, k=rng.randint(6, 18))) for _ in range(n)) + "。"
+
     cjk = [chinese(rng.randint(20, 200)) for _ in range(30)]
     english = [words(rng, rng.randint(30, 300)) for _ in range(10)]
     whole, cut, absent = cjk[:10] + english[:4], cjk[10:20] + english[4:7], cjk[20:] + english[7:]
     data = bytearray(filler(rng, 3_000_000))
-    spots = iter(range(20_000, len(data) - 20_000, 20_000))   # each text under 8 KB
+    spots = iter(range(20_000, len(data) - 20_000, 20_000))  # each text under 8 KB
     for text in whole + cut:
         raw = text.encode()
         # Overflow pages cut a text anywhere, in the middle of a character too.
-        pieces = [raw] if text in whole else [raw[k:k + 700] for k in range(5, len(raw) - 700, 1400)]
+        pieces = [raw] if text in whole else [raw[k : k + 700] for k in range(5, len(raw) - 700, 1400)]
         for piece in pieces:
             at = next(spots)
-            data[at:at + len(piece)] = piece
+            data[at : at + len(piece)] = piece
     found = scan_bytes(tmp_path, bytes(data), whole + cut + absent)
     assert [t for t in whole if not (found[t] and found[t]["whole"])] == []
     assert [t for t in cut if len(t.encode()) > 1500 and not (found[t] and found[t]["fragments"])] == []
@@ -168,6 +184,7 @@ def test_cjk_texts_whole_cut_and_absent(tmp_path):
 def test_text_only_in_the_wal_or_only_in_a_copy_is_found_there_alone(tmp_path):
     import shutil
     import sqlite3
+
     rng = random.Random(29)
     in_wal, in_copy, kept = words(rng, 400), words(rng, 400), words(rng, 400)
     db = tmp_path / "memory.db"
@@ -182,13 +199,14 @@ def test_text_only_in_the_wal_or_only_in_a_copy_is_found_there_alone(tmp_path):
     conn.execute("DELETE FROM t WHERE x = ?", (in_copy,))
     conn.execute("VACUUM")
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    conn.execute("INSERT INTO t VALUES (?)", (in_wal,))   # stays in the -wal: no checkpoint
+    conn.execute("INSERT INTO t VALUES (?)", (in_wal,))  # stays in the -wal: no checkpoint
     paths = [db, tmp_path / "memory.db-wal", tmp_path / "memory.db.bak"]
     hits, scanned = diskscan.scan(paths, [in_wal, in_copy, kept], ignore=kept.encode())
     conn.close()
     where = {t: sorted(hits[diskscan.sha256_text(t)].files) for t in (in_wal, in_copy, kept)}
-    assert where[in_wal] == [str(paths[1])] and hits[diskscan.sha256_text(in_wal)].files[
-        str(paths[1])]["whole"]
+    assert (
+        where[in_wal] == [str(paths[1])] and hits[diskscan.sha256_text(in_wal)].files[str(paths[1])]["whole"]
+    )
     assert where[in_copy] == [str(paths[2])]
     assert where[kept] == [] and hits[diskscan.sha256_text(kept)].still_stored
 
@@ -196,8 +214,9 @@ def test_text_only_in_the_wal_or_only_in_a_copy_is_found_there_alone(tmp_path):
 def test_texts_the_first_anchor_cannot_cut_are_found_by_another(tmp_path):
     rng = random.Random(31)
 
-    def narrow(n):   # a handful of letters: the rarer ones that cut the other texts never occur
+    def narrow(n):  # a handful of letters: the rarer ones that cut the other texts never occur
         return " ".join("".join(rng.choices("aeiostnrl", k=rng.randint(2, 8))) for _ in range(n))
+
     plain = [words(rng, 300) for _ in range(20)]
     short, longer = [narrow(rng.randint(40, 70)) for _ in range(24)], [narrow(150) for _ in range(8)]
     whole, cut, absent = plain[:5] + short[:12], longer, plain[5:] + short[12:]
@@ -205,9 +224,9 @@ def test_texts_the_first_anchor_cannot_cut_are_found_by_another(tmp_path):
     spots = iter(range(10_000, len(data) - 10_000, 10_000))
     for text in whole + cut:
         raw = text.encode()
-        for piece in ([raw] if text in whole else [raw[:len(raw) // 2], raw[len(raw) // 2:]]):
+        for piece in [raw] if text in whole else [raw[: len(raw) // 2], raw[len(raw) // 2 :]]:
             at = next(spots)
-            data[at:at + len(piece)] = piece
+            data[at : at + len(piece)] = piece
     found = scan_bytes(tmp_path, bytes(data), whole + cut + absent)
     assert [t for t in whole if not (found[t] and found[t]["whole"])] == []
     assert [t for t in cut if not (found[t] and found[t]["fragments"] and not found[t]["whole"])] == []
@@ -224,19 +243,22 @@ def test_text_a_row_saved_during_the_scan_holds_is_saved_again_not_residue(tmp_p
     # row saved meanwhile holds just those: every key found is live, the text is not whole.
     piece = middle.encode()[2000:3500]
     data = bytearray(filler(rng, 500_000))
-    for at, raw in zip(range(20_000, 500_000, 60_000),
-                       [t.encode() for t in (long, medium, short, partly, residue)] + [piece]):
-        data[at:at + len(raw)] = raw
+    for at, raw in zip(
+        range(20_000, 500_000, 60_000), [t.encode() for t in (long, medium, short, partly, residue)] + [piece]
+    ):
+        data[at : at + len(raw)] = raw
     path = tmp_path / "memory.db"
     path.write_bytes(bytes(data))
     texts = [long, medium, short, partly, residue, middle]
-    later = "\x00".join([long, "note: " + medium + " (again)", short, partly[:len(partly) // 3],
-                         piece.decode()])
+    later = "\x00".join(
+        [long, "note: " + medium + " (again)", short, partly[: len(partly) // 3], piece.decode()]
+    )
     asked = []
 
     def live_again():
         asked.append(1)
         return later.encode()
+
     hits, _ = diskscan.scan([path], texts, ignore=b"unrelated", live_again=live_again)
     hit = {t: hits[diskscan.sha256_text(t)] for t in texts}
     for text in (long, medium, short, middle):

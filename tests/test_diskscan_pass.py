@@ -9,9 +9,9 @@ import shutil
 import sqlite3
 import tracemalloc
 
-from dashboard.actions import diskscan, sidefiles
-
 from test_diskscan import filler, scan_bytes, words
+
+from dashboard.actions import diskscan, sidefiles
 
 
 def short_texts(rng: random.Random, n: int, tiny: bool = False) -> list[str]:
@@ -26,7 +26,7 @@ def test_many_short_texts_are_found_across_read_boundaries(tmp_path):
     short, tiny = short_texts(rng, 80), short_texts(rng, 80, tiny=True)
     texts = short + tiny
     needles = diskscan.Needles(texts, b"")
-    assert len(needles.finds) > 0.9 * len(texts)   # few have a key: the plain pass it is
+    assert len(needles.finds) > 0.9 * len(texts)  # few have a key: the plain pass it is
     assert needles.plain.automaton is not None and needles.plain.words
     data = bytearray(filler(rng, 4 * diskscan.PIECE))
     present = short[:40] + tiny[:40]
@@ -35,7 +35,7 @@ def test_many_short_texts_are_found_across_read_boundaries(tmp_path):
     straddle = short[:3] + tiny[:3]
     for text in straddle + [t for t in present if t not in straddle]:
         at = next(spots)
-        data[at:at + len(text.encode())] = text.encode()
+        data[at : at + len(text.encode())] = text.encode()
     found = scan_bytes(tmp_path, bytes(data), texts)
     assert [t for t in present if not (found[t] and found[t]["whole"])] == []
     assert [t for t in texts if t not in present and found[t]] == []
@@ -51,34 +51,51 @@ def test_every_form_a_text_takes_on_disk_is_found(tmp_path):
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA wal_autocheckpoint = 0")
     conn.execute("CREATE TABLE t (x TEXT)")
-    long_db, short_db = words(rng, 2500), "pin 4242 for the db"          # 2500 words: overflow pages
+    long_db, short_db = words(rng, 2500), "pin 4242 for the db"  # 2500 words: overflow pages
     long_copy, short_copy = words(rng, 300), "pin 7272 for the copy"
     cjk = "".join(chr(0x4E00 + (i * 7919) % 20000) for i in range(3000))  # 9 KB of 3-byte characters
-    conn.executemany("INSERT INTO t VALUES (?)", [(long_db,), (short_db,), (long_copy,), (short_copy,),
-                                                  (cjk,)])
+    conn.executemany(
+        "INSERT INTO t VALUES (?)", [(long_db,), (short_db,), (long_copy,), (short_copy,), (cjk,)]
+    )
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     shutil.copy(db, tmp_path / "memory.db.bak")
     conn.execute("DELETE FROM t WHERE x IN (?, ?)", (long_copy, short_copy))
     conn.execute("VACUUM")
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     long_wal, short_wal = words(rng, 300), "pin 9191 for the wal"
-    conn.executemany("INSERT INTO t VALUES (?)", [(long_wal,), (short_wal,)])   # stays in the -wal
+    conn.executemany("INSERT INTO t VALUES (?)", [(long_wal,), (short_wal,)])  # stays in the -wal
     # A rollback journal left by a crash holds page images: raw bytes of the old pages.
     long_journal, short_journal = words(rng, 300), "pin 3131 for the journal"
     (tmp_path / "memory.db-journal").write_bytes(
-        filler(rng, 5000) + long_journal.encode() + filler(rng, 3000) + short_journal.encode())
+        filler(rng, 5000) + long_journal.encode() + filler(rng, 3000) + short_journal.encode()
+    )
     # A copy cut as pages cut a long text: 4,092 bytes a page after a 4-byte pointer.
     long_pages = words(rng, 3000)
     raw = long_pages.encode()
-    (tmp_path / "memory-old.sqlite").write_bytes(b"".join(
-        b"\x00\x00\x00\x07" + raw[k:k + 4092] + filler(rng, 300) for k in range(0, len(raw), 4092)))
+    (tmp_path / "memory-old.sqlite").write_bytes(
+        b"".join(b"\x00\x00\x00\x07" + raw[k : k + 4092] + filler(rng, 300) for k in range(0, len(raw), 4092))
+    )
     paths = sidefiles.sqlite_files(db) + sidefiles.copies_beside(db)
-    texts = [long_db, short_db, long_copy, short_copy, long_wal, short_wal, long_journal,
-             short_journal, long_pages, cjk, words(rng, 300), "pin 0000 for nobody"]
+    texts = [
+        long_db,
+        short_db,
+        long_copy,
+        short_copy,
+        long_wal,
+        short_wal,
+        long_journal,
+        short_journal,
+        long_pages,
+        cjk,
+        words(rng, 300),
+        "pin 0000 for nobody",
+    ]
     hits, _ = diskscan.scan(paths, texts)
     conn.close()
-    where = {t: {p.rsplit("/", 1)[-1]: f["whole"] for p, f in hits[diskscan.sha256_text(t)].files.items()}
-             for t in texts}
+    where = {
+        t: {p.rsplit("/", 1)[-1]: f["whole"] for p, f in hits[diskscan.sha256_text(t)].files.items()}
+        for t in texts
+    }
     # Whole in a cell (short) or over overflow pages (long: found, in pieces); the WAL may
     # hold a copy of the page a cell sits on, rewritten by the later insert.
     assert {"memory.db": True, "memory.db.bak": True}.items() <= where[short_db].items()
@@ -111,12 +128,15 @@ def test_progress_moves_with_the_bytes_read_up_to_the_end(tmp_path):
 
 def test_tens_of_thousands_of_texts_stay_within_a_memory_bound(tmp_path):
     rng = random.Random(53)
-    texts = short_texts(rng, 20_000) + short_texts(rng, 10_000, tiny=True) + \
-        [words(rng, 200) for _ in range(2000)]
+    texts = (
+        short_texts(rng, 20_000)
+        + short_texts(rng, 10_000, tiny=True)
+        + [words(rng, 200) for _ in range(2000)]
+    )
     data = bytearray(filler(rng, 8 * diskscan.PIECE))
     for text in texts[::997]:
         at = rng.randrange(len(data) - 2000)
-        data[at:at + len(text.encode())] = text.encode()
+        data[at : at + len(text.encode())] = text.encode()
     path = tmp_path / "memory.db"
     path.write_bytes(bytes(data))
     size_of_texts = sum(len(t.encode()) for t in texts)
@@ -137,7 +157,7 @@ def test_a_large_file_is_read_in_pieces_not_whole(tmp_path):
     path = tmp_path / "memory.db"
     block = filler(rng, diskscan.PIECE)
     with open(path, "wb") as fh:
-        for _ in range(64):   # 16 MB
+        for _ in range(64):  # 16 MB
             fh.write(block)
     tracemalloc.start()
     try:
@@ -145,4 +165,4 @@ def test_a_large_file_is_read_in_pieces_not_whole(tmp_path):
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert peak < 16 * diskscan.PIECE, peak   # 4 MB: a quarter of the file
+    assert peak < 16 * diskscan.PIECE, peak  # 4 MB: a quarter of the file

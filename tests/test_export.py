@@ -9,11 +9,11 @@ import re
 import sqlite3
 
 import pytest
-from bs4 import BeautifulSoup
-
 from agentao_world import Agent, file_digest
-from dashboard.actions import export
+from bs4 import BeautifulSoup
 from hostile import HOSTILE, LONE_SURROGATE, plant
+
+from dashboard.actions import export
 
 HTMX = {"HX-Request": "true"}
 BOOSTED = {"HX-Request": "true", "HX-Boosted": "true"}
@@ -65,6 +65,7 @@ def md_structure(text: str) -> tuple[list[str], list[str]]:
 
 # -- the page ---------------------------------------------------------------------------
 
+
 def test_page_fragment_boosted_and_twin(client):
     page = soup(client.get("/export"))
     links = page.select("#export-downloads a[data-format]")
@@ -74,8 +75,9 @@ def test_page_fragment_boosted_and_twin(client):
     assert page.select_one('tr[data-store="project"] [data-field="live"]').text == "4"
     assert page.select_one('nav a[aria-current="page"]').text == "Export"
     invisible = soup(client.get("/export?include_invisible=1"))
-    assert all("include_invisible=1" in a["href"]
-               for a in invisible.select("#export-downloads a[data-format]"))
+    assert all(
+        "include_invisible=1" in a["href"] for a in invisible.select("#export-downloads a[data-format]")
+    )
     assert invisible.select_one('input[name="include_invisible"]').has_attr("checked")
     assert soup(client.get("/export", headers=BOOSTED)).find("html") is not None
     twin = client.get("/export.json?include_invisible=1").get_json()
@@ -85,27 +87,31 @@ def test_page_fragment_boosted_and_twin(client):
     assert by_store["project"]["deleted"] == 1 and by_store["project"]["reviews"] == 2
 
 
-@pytest.mark.parametrize("url", ["/export?include_invisible=yes",
-                                 "/export/memories.csv?include_invisible=2"])
+@pytest.mark.parametrize("url", ["/export?include_invisible=yes", "/export/memories.csv?include_invisible=2"])
 def test_bad_choice_is_400_with_reason(client, url):
     r = client.get(url)
     assert r.status_code == 400 and "include_invisible" in r.get_data(as_text=True)
     assert "Traceback" not in r.get_data(as_text=True)
 
 
-@pytest.mark.parametrize("fmt,mimetype", [("json", "application/json"), ("csv", "text/csv"),
-                                          ("md", "text/markdown")])
+@pytest.mark.parametrize(
+    "fmt,mimetype", [("json", "application/json"), ("csv", "text/csv"), ("md", "text/markdown")]
+)
 def test_download_is_an_attachment_with_a_sensible_name(client, fmt, mimetype):
     r = download(client, fmt, invisible=True)
     assert r.mimetype == mimetype and r.mimetype_params["charset"] == "utf-8"
     disposition = r.headers["Content-Disposition"]
-    assert re.fullmatch(r'attachment; filename="agentao-memory-project-\d{8}-\d{6}'
-                        rf'-with-invisible\.{fmt}"', disposition), disposition
+    assert re.fullmatch(
+        r'attachment; filename="agentao-memory-project-\d{8}-\d{6}'
+        rf'-with-invisible\.{fmt}"',
+        disposition,
+    ), disposition
     assert r.headers["X-Content-Type-Options"] == "nosniff"
     assert r.headers["Cache-Control"] == "no-store"
 
 
 # -- content ----------------------------------------------------------------------------
+
 
 def test_json_has_every_live_memory_once_with_provenance(client, seeded):
     doc = download(client, "json").get_json()
@@ -116,9 +122,18 @@ def test_json_has_every_live_memory_once_with_provenance(client, seeded):
     for m in ours:
         a = theirs[m["id"]]
         assert (m["scope"], m["type"], m["source"], m["confidence"]) == (
-            a.scope, a.type, a.source, a.confidence)
+            a.scope,
+            a.type,
+            a.source,
+            a.confidence,
+        )
         assert (m["key"], m["title"], m["content"], m["tags"], m["keywords"]) == (
-            a.key_normalized, a.title, a.content, a.tags, a.keywords)
+            a.key_normalized,
+            a.title,
+            a.content,
+            a.tags,
+            a.keywords,
+        )
         assert (m["created_at"], m["updated_at"]) == (a.created_at, a.updated_at)
         assert m["store_path"] == paths[m["store"]] and m["store"] == a.scope
         assert m["events"]["by_type"] == {"create": 1} and m["events"]["count"] == 1
@@ -131,8 +146,7 @@ def test_csv_rows_equal_the_data_and_parse_back(client, seeded):
     doc = download(client, "json", invisible=True).get_json()
     rows = parse_csv(download(client, "csv", invisible=True).get_data(as_text=True))
     assert list(rows[0]) == list(export.CSV_COLUMNS)
-    assert [list(r.values()) for r in rows] == [export.csv_row(s, rec)
-                                                 for s, rec in export.records(doc)]
+    assert [list(r.values()) for r in rows] == [export.csv_row(s, rec) for s, rec in export.records(doc)]
     live = [r for r in rows if r["section"] == "memory"]
     theirs = agent_live(seeded)
     assert sorted(r["id"] for r in live) == sorted(theirs)
@@ -141,8 +155,7 @@ def test_csv_rows_equal_the_data_and_parse_back(client, seeded):
         assert undo(r["content"]) == a.content and json.loads(r["tags"]) == a.tags
         assert r["visible_to_agent"] == "yes" and r["store_path"].endswith("memory.db")
         assert r["events"].startswith("1 event (create 1)")
-    assert {r["section"] for r in rows} == {"memory", "soft_deleted", "review_item",
-                                            "session_summary"}
+    assert {r["section"] for r in rows} == {"memory", "soft_deleted", "review_item", "session_summary"}
     assert all(r["visible_to_agent"] == "no" for r in rows if r["section"] != "memory")
 
 
@@ -207,6 +220,7 @@ def test_a_missing_user_store_is_left_out_and_an_unreadable_one_named(tmp_path):
 
 # -- hostile text -----------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def hostile_client(tmp_path_factory):
     agent = Agent(tmp_path_factory.mktemp("hostile-export"))
@@ -218,8 +232,7 @@ def test_hostile_text_round_trips_in_json_and_csv(hostile_client):
     agent, planted, client = hostile_client
     doc = download(client, "json", invisible=True).get_json()
     by_id = {m["id"]: m for g in doc["groups"] for m in g["memories"]}
-    rows = {r["id"]: r for r in parse_csv(
-        download(client, "csv", invisible=True).get_data(as_text=True))}
+    rows = {r["id"]: r for r in parse_csv(download(client, "csv", invisible=True).get_data(as_text=True))}
     for name, text in HOSTILE.items():
         memory_id = planted[name][1]
         assert by_id[memory_id]["content"] == text, name
@@ -235,7 +248,7 @@ def test_a_lone_surrogate_in_a_tag_leaves_every_export_whole(hostile_client):
     so the file ends as it should and holds every row (before: a 200 cut off at that row)."""
     agent, planted, client = hostile_client
     memory_id = planted["lone_surrogate"][1]
-    live = set()   # from the files (agentao itself cannot read a store holding invalid UTF-8)
+    live = set()  # from the files (agentao itself cannot read a store holding invalid UTF-8)
     for db in (agent.project_db, agent.user_db):
         conn = sqlite3.connect(db)
         live |= {r[0] for r in conn.execute("SELECT id FROM memories WHERE deleted_at IS NULL")}
@@ -244,8 +257,11 @@ def test_a_lone_surrogate_in_a_tag_leaves_every_export_whole(hostile_client):
     assert doc["groups"] and "incomplete" not in doc
     by_id = {m["id"]: m for g in doc["groups"] for m in g["memories"]}
     assert set(by_id) == live and LONE_SURROGATE in by_id[memory_id]["tags"]
-    rows = {r["id"]: r for r in parse_csv(download(client, "csv").get_data(as_text=True))
-            if r["section"] == "memory"}
+    rows = {
+        r["id"]: r
+        for r in parse_csv(download(client, "csv").get_data(as_text=True))
+        if r["section"] == "memory"
+    }
     assert set(rows) == live
     assert LONE_SURROGATE in json.loads(rows[memory_id]["tags"])
     md = download(client, "md").get_data(as_text=True)
@@ -253,8 +269,26 @@ def test_a_lone_surrogate_in_a_tag_leaves_every_export_whole(hostile_client):
 
 
 def test_formula_cells_are_defused():
-    for value in ("=1+1", "+1", "-2", "@SUM(A1)", "\tx", "\rx", "'quoted", '=HYPERLINK("x")',
-                  "＝1+1", "＋1", "－2", "＠SUM(A1)", '＝HYPERLINK("x")', "﹦1", "﹢1", "﹣1", "﹫x", "＇q"):
+    for value in (
+        "=1+1",
+        "+1",
+        "-2",
+        "@SUM(A1)",
+        "\tx",
+        "\rx",
+        "'quoted",
+        '=HYPERLINK("x")',
+        "＝1+1",
+        "＋1",
+        "－2",
+        "＠SUM(A1)",
+        '＝HYPERLINK("x")',
+        "﹦1",
+        "﹢1",
+        "﹣1",
+        "﹫x",
+        "＇q",
+    ):
         assert export.csv_cell(value) == "'" + value
     for value in ("plain", "a=b", "", "部署", " =x", "ａ＝ｂ", "（＝）"):
         assert export.csv_cell(value) == value
@@ -265,8 +299,10 @@ def test_hostile_text_cannot_break_the_markdown(hostile_client):
     agent, planted, client = hostile_client
     text = download(client, "md", invisible=True).get_data(as_text=True)
     headings, outside = md_structure(text)
-    ours = re.compile(r"^(# What the agent knows|## Scope: |### Type: |#### |## Invisible"
-                      r"|### (Soft-deleted|Review-queue|Session summaries))")
+    ours = re.compile(
+        r"^(# What the agent knows|## Scope: |### Type: |#### |## Invisible"
+        r"|### (Soft-deleted|Review-queue|Session summaries))"
+    )
     assert all(ours.match(h) for h in headings), [h for h in headings if not ours.match(h)]
     for line in outside:  # raw HTML, links and code spans need an unescaped < [ `
         assert not re.search(r"(?<!\\)[<\[`]", line), line
@@ -291,6 +327,7 @@ def test_a_fence_inside_content_does_not_close_the_block():
 
 
 # -- streamed in pieces -------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_a_download_read_in_pieces_is_the_same_file(client, seeded, monkeypatch, fmt):
@@ -324,42 +361,47 @@ def test_a_store_written_during_the_download_is_named_at_its_end(seeded, monkeyp
     monkeypatch.setattr("dashboard.actions.export_document.PIECE", 1)
     monkeypatch.setattr("dashboard.actions.export.CHUNK", 1)
     client = seeded.app().test_client()
-    text = _first_then_rest(client, "/export/memories.json",
-                            lambda: seeded.save("late arrival", "Saved while the export ran."))
+    text = _first_then_rest(
+        client, "/export/memories.json", lambda: seeded.save("late arrival", "Saved while the export ran.")
+    )
     doc = json.loads(text)  # still one valid JSON document
     assert "Saved while the export ran." not in text  # the outline was taken before
     assert len(doc["incomplete"]) == 1 and str(seeded.project_db) in doc["incomplete"][0]
     assert "changed while it was exported" in doc["incomplete"][0]
-    rows = parse_csv(_first_then_rest(client, "/export/memories.csv",
-                                      lambda: seeded.save("later", "Saved during the CSV.")))
+    rows = parse_csv(
+        _first_then_rest(
+            client, "/export/memories.csv", lambda: seeded.save("later", "Saved during the CSV.")
+        )
+    )
     assert rows[-1]["section"] == "incomplete" and "Export again" in rows[-1]["content"]
     # Nothing written meanwhile: no such note.
     assert "incomplete" not in download(client, "json").get_json()
-    assert all(r["section"] != "incomplete" for r in parse_csv(
-        download(client, "csv").get_data(as_text=True)))
+    assert all(
+        r["section"] != "incomplete" for r in parse_csv(download(client, "csv").get_data(as_text=True))
+    )
 
 
-def test_a_store_gone_during_the_download_is_named_not_silently_cut(seeded, monkeypatch,
-                                                                     tmp_path):
+def test_a_store_gone_during_the_download_is_named_not_silently_cut(seeded, monkeypatch, tmp_path):
     monkeypatch.setattr("dashboard.actions.export_document.PIECE", 1)
     monkeypatch.setattr("dashboard.actions.export.CHUNK", 1)
     client = seeded.app().test_client()
     full = download(client, "md").get_data(as_text=True)
     aside = tmp_path / "aside.db"
-    text = _first_then_rest(client, "/export/memories.md",
-                            lambda: seeded.user_db.rename(aside))
+    text = _first_then_rest(client, "/export/memories.md", lambda: seeded.user_db.rename(aside))
     aside.rename(seeded.user_db)
     assert len(text) < len(full)
-    tail = text[text.index("## This export is incomplete"):]
-    assert "could not be read and is missing from this file" in tail   # one row: singular
+    tail = text[text.index("## This export is incomplete") :]
+    assert "could not be read and is missing from this file" in tail  # one row: singular
     assert export.md_inline(str(seeded.user_db)) in tail
 
 
 def test_page_speaks_plain_words_and_becomes_cards_on_a_phone(client):
     page = soup(client.get("/export"))
     # What each download is for, next to it; the downloads come before the details.
-    links = {a["data-format"]: a.find_parent("li").get_text(" ", strip=True)
-             for a in page.select("#export-downloads a[data-format]")}
+    links = {
+        a["data-format"]: a.find_parent("li").get_text(" ", strip=True)
+        for a in page.select("#export-downloads a[data-format]")
+    }
     assert "spreadsheet" in links["csv"] and "programs" in links["json"]
     html = str(page)
     assert html.index('id="export-downloads"') < html.index('id="export-contents"')

@@ -9,9 +9,9 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
+from agentao_world import BrowserClient, wait_for_job
 from bs4 import BeautifulSoup
 
-from agentao_world import BrowserClient, wait_for_job
 from dashboard import create_app, facts
 from dashboard.demo import build_demo
 from dashboard.findings.rules import Finding
@@ -28,8 +28,7 @@ def soup(response):
 @pytest.fixture
 def demo(tmp_path):
     project_dir, user_db = build_demo(tmp_path)
-    app = create_app({"PROJECT_DIR": project_dir, "USER_DB": user_db, "TESTING": True,
-                      "AUTH_TOKEN": False})
+    app = create_app({"PROJECT_DIR": project_dir, "USER_DB": user_db, "TESTING": True, "AUTH_TOKEN": False})
     app.test_client_class = BrowserClient
     return app.test_client(), project_dir / ".agentao" / "memory.db", user_db
 
@@ -55,8 +54,7 @@ def risky_in_files(client) -> int:
 
 def pending_in_file(project_db) -> int:
     with sqlite3.connect(f"file:{project_db}?mode=ro", uri=True) as conn:
-        return conn.execute("SELECT COUNT(*) FROM memory_review_queue"
-                            " WHERE status = 'pending'").fetchone()[0]
+        return conn.execute("SELECT COUNT(*) FROM memory_review_queue WHERE status = 'pending'").fetchone()[0]
 
 
 def agree(client, project_db) -> dict:
@@ -76,19 +74,19 @@ def agree(client, project_db) -> dict:
     assert overview["pending"] == reviews["pending"] == pending
     assert badge(findings_page, "reviews") == (pending or None)
     # The block's characters: the preview's own reading of the same block.
-    assert (client.get("/preview.json").get_json()["budgets"]["stable"]["used"]
-            == overview["block"]["chars"])
+    assert client.get("/preview.json").get_json()["budgets"]["stable"]["used"] == overview["block"]["chars"]
     # What the agent knows and what is deleted: the Memories list says the same.
     assert client.get("/memories.json").get_json()["total"] == overview["knows"]
-    assert (client.get("/memories.json?deleted=1").get_json()["total"]
-            == overview["knows"] + overview["deleted"])
+    assert (
+        client.get("/memories.json?deleted=1").get_json()["total"] == overview["knows"] + overview["deleted"]
+    )
     return {"risky": risky, "pending": pending}
 
 
 def test_the_demo_says_one_number_for_risky_everywhere(demo):
     client, project_db, _user_db = demo
     seen = agree(client, project_db)
-    assert seen == {"risky": 4, "pending": 4}   # the demo holds both; 7 and 10 were said before
+    assert seen == {"risky": 4, "pending": 4}  # the demo holds both; 7 and 10 were said before
 
 
 def test_approve_and_reject_redraw_the_header_counts(demo):
@@ -105,8 +103,9 @@ def test_approve_and_reject_redraw_the_header_counts(demo):
     # In bulk: the two left, approved together.
     page = soup(client.get("/reviews"))
     form = {i["name"]: i["value"] for i in page.select("#review-form input[type=hidden]")}
-    answer = soup(client.post("/reviews/approve", headers=HTMX,
-                              data=dict(form, ids=[i["id"] for i in items[2:4]])))
+    answer = soup(
+        client.post("/reviews/approve", headers=HTMX, data=dict(form, ids=[i["id"] for i in items[2:4]]))
+    )
     assert pending_in_file(project_db) == 0
     assert oob(answer, "reviews") and badge(answer, "reviews") is None
     agree(client, project_db)
@@ -117,12 +116,21 @@ def test_forget_about_me_redraws_the_header_when_its_job_ends(demo):
     before = agree(client, project_db)
     plan = client.get("/forget/about.json").get_json()
     user = next(s for s in plan["stores"] if s["store"] == "user")
-    answer = soup(client.post("/forget/about", headers=HTMX, data={
-        "store": "user", "fingerprint-user": user["fingerprint"],
-        "cat-user": user["categories"], "confirm": plan["phrase"]}))
+    answer = soup(
+        client.post(
+            "/forget/about",
+            headers=HTMX,
+            data={
+                "store": "user",
+                "fingerprint-user": user["fingerprint"],
+                "cat-user": user["categories"],
+                "confirm": plan["phrase"],
+            },
+        )
+    )
     job = answer.select_one(".job")["data-job"]
     assert wait_for_job(client, f"/forget/jobs/{job}")["state"] == "done"
-    final = soup(client.get(f"/forget/jobs/{job}", headers=HTMX))   # the page's last poll
+    final = soup(client.get(f"/forget/jobs/{job}", headers=HTMX))  # the page's last poll
     after = pending_in_file(project_db)
     assert oob(final, "reviews") is not None
     assert badge(final, "reviews") == (after or None)
@@ -135,8 +143,7 @@ def test_forget_about_me_redraws_the_header_when_its_job_ends(demo):
 def test_a_hard_purge_leaves_no_stale_findings_count(demo):
     client, project_db, _user_db = demo
     before = agree(client, project_db)
-    secret = next(i for i in client.get("/findings.json").get_json()["items"]
-                  if i["category"] == "secret")
+    secret = next(i for i in client.get("/findings.json").get_json()["items"] if i["category"] == "secret")
     url = f"/forget/memory/{secret['store']}/{secret['row_id']}"
     phrase = client.get(url + ".json").get_json()["confirm"]["phrase"]
     answer = soup(client.post(url, headers=HTMX, data={"mode": "purge", "confirm": phrase}))
@@ -155,15 +162,24 @@ def test_a_fragment_redraws_only_the_counts_not_the_tabs(demo):
     answer = soup(client.get("/overview/risky", headers=HTMX))
     assert answer.select_one("nav") is None
     assert sorted(e["hx-swap-oob"] for e in answer.select("[hx-swap-oob^='innerHTML:#tabs']")) == [
-        "innerHTML:#tabs a[data-tab=findings]", "innerHTML:#tabs a[data-tab=reviews]"]
-    assert badge(answer, "findings") == 4   # the sentence's own scan, held now
+        "innerHTML:#tabs a[data-tab=findings]",
+        "innerHTML:#tabs a[data-tab=reviews]",
+    ]
+    assert badge(answer, "findings") == 4  # the sentence's own scan, held now
     assert oob(answer, "reviews").text.split() == ["Suggestions", "4"]
 
 
 def test_a_scan_out_of_time_says_at_least_everywhere(tmp_path):
     project_dir, user_db = build_demo(tmp_path)
-    client = create_app({"PROJECT_DIR": project_dir, "USER_DB": user_db, "TESTING": True,
-                         "AUTH_TOKEN": False, "FINDINGS_TIME_LIMIT_MS": 0}).test_client()
+    client = create_app(
+        {
+            "PROJECT_DIR": project_dir,
+            "USER_DB": user_db,
+            "TESTING": True,
+            "AUTH_TOKEN": False,
+            "FINDINGS_TIME_LIMIT_MS": 0,
+        }
+    ).test_client()
     client.environ_base["HTTP_SEC_FETCH_SITE"] = "same-origin"
     twin = client.get("/findings.json").get_json()
     assert not twin["complete"] and twin["risky"]["text"].startswith("At least ")
@@ -180,11 +196,9 @@ def test_delete_and_restore_redraw_the_header_and_the_counts_follow(demo):
     client, project_db, _user_db = demo
     agree(client, project_db)
     before = client.get("/overview.json").get_json()["counts"]
-    secret = next(i for i in client.get("/findings.json").get_json()["items"]
-                  if i["category"] == "secret")
+    secret = next(i for i in client.get("/findings.json").get_json()["items"] if i["category"] == "secret")
     page = f"/memories/{secret['store']}/{secret['row_id']}"
-    for form_id, deleted in (("#delete-form", before["deleted"] + 1),
-                             ("#restore-form", before["deleted"])):
+    for form_id, deleted in (("#delete-form", before["deleted"] + 1), ("#restore-form", before["deleted"])):
         form = soup(client.get(page)).select_one(form_id)
         fields = {i["name"]: i.get("value", "") for i in form.select("input[type=hidden]")}
         answer = soup(client.post(form["action"], data=fields, headers=HTMX))
@@ -194,18 +208,32 @@ def test_delete_and_restore_redraw_the_header_and_the_counts_follow(demo):
         # The memory's page marks its findings from a scan of the files after the write.
         assert badge(answer, "findings") == risky
         now = client.get("/overview.json").get_json()["counts"]
-        assert (now["deleted"], now["knows"]) == (deleted, before["knows"] + before["deleted"]
-                                                  - deleted)
+        assert (now["deleted"], now["knows"]) == (deleted, before["knows"] + before["deleted"] - deleted)
 
 
 def _item(row_id, category, rule="r"):
-    return Item("project", "memories", row_id, row_id,
-                Finding(rule, category, "content", 0, 1, "x", "why"), "stable", "", "live")
+    return Item(
+        "project",
+        "memories",
+        row_id,
+        row_id,
+        Finding(rule, category, "content", 0, 1, "x", "why"),
+        "stable",
+        "",
+        "live",
+    )
 
 
 def test_an_entry_is_risky_once_and_upkeep_is_not_risky():
-    report = Report(items=[_item("a", "personal", "phone"), _item("a", "personal", "email"),
-                           _item("b", "secret"), _item("c", "conflict"), _item("d", "upkeep")])
+    report = Report(
+        items=[
+            _item("a", "personal", "phone"),
+            _item("a", "personal", "email"),
+            _item("b", "secret"),
+            _item("c", "conflict"),
+            _item("d", "upkeep"),
+        ]
+    )
     found = facts.risky_in(report)
     assert (found.count, found.complete) == (2, True)
     assert found.by_category == {"secret": 1, "personal": 2, "instruction": 0}
@@ -214,6 +242,7 @@ def test_an_entry_is_risky_once_and_upkeep_is_not_risky():
 def test_a_scan_cut_short_says_at_least():
     from flask import Flask
     from flask_babel import Babel
+
     app = Flask(__name__)
     Babel(app)
     with app.test_request_context("/"):

@@ -9,13 +9,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from agentao_world import file_digest, integrity
 from bs4 import BeautifulSoup
 
-from agentao_world import file_digest, integrity
 from dashboard.store import StoreProblem, connection, writes
 
-PAGES = ["/overview", "/overview.json", "/memories", "/memories.json", "/summaries",
-         "/summaries.json"]
+PAGES = ["/overview", "/overview.json", "/memories", "/memories.json", "/summaries", "/summaries.json"]
 
 
 def soup(response):
@@ -26,8 +25,9 @@ def soup(response):
 def big(seeded):
     """The seeded stores plus enough rows that the memories table spans many pages."""
     for i in range(60):
-        seeded.save(f"filler {i}", f"Filler memory number {i}. " + "lorem ipsum " * 40,
-                    ["filler"], scope="project")
+        seeded.save(
+            f"filler {i}", f"Filler memory number {i}. " + "lorem ipsum " * 40, ["filler"], scope="project"
+        )
     assert not Path(str(seeded.project_db) + "-wal").exists()  # everything is in the main file
     return seeded
 
@@ -116,8 +116,7 @@ def test_read_only_folder_switches_to_read_only_mode(seeded, monkeypatch):
     # simulated where the dashboard asks it: os.access in the store layer.
     if os.geteuid() != 0:
         os.chmod(seeded.project_db.parent, 0o555)
-    monkeypatch.setattr(connection.os, "access",
-                        lambda p, mode: mode != os.W_OK and os.path.exists(p))
+    monkeypatch.setattr(connection.os, "access", lambda p, mode: mode != os.W_OK and os.path.exists(p))
     try:
         before = file_digest(seeded.project_db, seeded.user_db)
         client = seeded.app().test_client()
@@ -199,12 +198,10 @@ def test_missing_tables_are_shown_as_a_problem_and_never_written(seeded):
         conn.execute("DROP TABLE memory_review_queue")
     conn.close()
     client = check_store_refused(seeded, "missing_tables", "memory_review_queue")
-    with pytest.raises(StoreProblem) as err:
-        with connection.write(seeded.project_db) as conn:
-            conn.execute("UPDATE memories SET title = 'x'")
+    with pytest.raises(StoreProblem) as err, connection.write(seeded.project_db) as conn:
+        conn.execute("UPDATE memories SET title = 'x'")
     assert err.value.kind == "missing_tables"
     assert client.get("/summaries").status_code == 200
-
 
 
 def test_an_empty_memory_db_is_shown_as_what_agentao_will_make_of_it(seeded):
@@ -222,9 +219,17 @@ def test_an_empty_memory_db_is_shown_as_what_agentao_will_make_of_it(seeded):
     assert "opens it as an empty store" in soup(pages["/overview"]).get_text()
     assert file_digest(seeded.project_db, seeded.user_db) == before
     # What agentao does with it, in a process of its own: an empty store, its tables made.
-    subprocess.run([sys.executable, "-c", "import sys; from agentao.memory import SQLiteMemoryStore;"
-                    " assert SQLiteMemoryStore.open(sys.argv[1]).list_memories() == []",
-                    str(seeded.project_db)], check=True, timeout=60)
+    subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from agentao.memory import SQLiteMemoryStore;"
+            " assert SQLiteMemoryStore.open(sys.argv[1]).list_memories() == []",
+            str(seeded.project_db),
+        ],
+        check=True,
+        timeout=60,
+    )
     assert seeded.project_db.stat().st_size > 0
 
 
@@ -232,15 +237,16 @@ def test_disk_full_during_a_write_changes_nothing(big):
     # SQLite's max_page_count makes SQLITE_FULL arrive in the middle of a transaction
     # on any file system; tests/test_full_disk.py fills a real one.
     count_before = sqlite3.connect(big.project_db).execute("SELECT COUNT(*) FROM memories").fetchone()[0]
-    with pytest.raises(StoreProblem) as err:
-        with connection.write(big.project_db) as conn:
-            pages = conn.execute("PRAGMA page_count").fetchone()[0]
-            conn.execute(f"PRAGMA max_page_count = {pages}")
-            conn.execute("UPDATE memories SET title = 'half-written' WHERE rowid % 2 = 0")
-            for i in range(200):
-                conn.execute("INSERT INTO memories (id, scope, key_normalized, title, content, "
-                             "created_at, updated_at) VALUES (?, 'project', ?, 't', ?, 'x', 'x')",
-                             (f"f{i:07x}", f"full_{i}", "x" * 3000))
+    with pytest.raises(StoreProblem) as err, connection.write(big.project_db) as conn:
+        pages = conn.execute("PRAGMA page_count").fetchone()[0]
+        conn.execute(f"PRAGMA max_page_count = {pages}")
+        conn.execute("UPDATE memories SET title = 'half-written' WHERE rowid % 2 = 0")
+        for i in range(200):
+            conn.execute(
+                "INSERT INTO memories (id, scope, key_normalized, title, content, "
+                "created_at, updated_at) VALUES (?, 'project', ?, 't', ?, 'x', 'x')",
+                (f"f{i:07x}", f"full_{i}", "x" * 3000),
+            )
     assert err.value.kind == "disk_full"
     assert "The disk is full: nothing was changed, free space and try again" in str(err.value)
     assert integrity(big.project_db, read_only=True) == "ok"
@@ -259,15 +265,16 @@ def test_write_endpoint_reports_a_held_lock_and_changes_nothing(seeded, write_wa
     holder = sqlite3.connect(seeded.project_db, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")
     try:
-        r = client.post(f"/reviews/{item['id']}/reject",
-                        data={"seen": item["plan"]["item_fingerprint"]},
-                        headers={"Accept": "application/json"})
+        r = client.post(
+            f"/reviews/{item['id']}/reject",
+            data={"seen": item["plan"]["item_fingerprint"]},
+            headers={"Accept": "application/json"},
+        )
         assert r.status_code == 409, r.get_data(as_text=True)
         message = r.get_json()["outcomes"][0]["message"]
         assert "locked by another process" in message and "try again" in message
         assert write_waits and set(write_waits) == {connection.BUSY_TIMEOUT_S}
-        page = client.post(f"/reviews/{item['id']}/reject",
-                           data={"seen": item["plan"]["item_fingerprint"]})
+        page = client.post(f"/reviews/{item['id']}/reject", data={"seen": item["plan"]["item_fingerprint"]})
         assert "locked by another process" in page.get_data(as_text=True)
         assert "Traceback" not in page.get_data(as_text=True)
     finally:

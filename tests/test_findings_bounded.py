@@ -12,12 +12,13 @@ import threading
 from datetime import datetime, timezone
 
 import pytest
+from agentao_world import file_digest, seed_corpus, wait_for_job
 from bs4 import BeautifulSoup
 
-from agentao_world import file_digest, seed_corpus, wait_for_job
 from dashboard.findings import duplicates
 from dashboard.findings.scan import scan
-from dashboard.store import build_refs, scan as store_scan
+from dashboard.store import build_refs
+from dashboard.store import scan as store_scan
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=timezone.utc)
 JSON = {"Accept": "application/json"}
@@ -31,8 +32,9 @@ def many(agent):
         agent.save(f"note {n}", f"Service {n} runs behind the gateway on port {8000 + n}.", ["ops"])
     agent.save("uv one", "This project uses uv; run uv sync then uv run pytest.", ["tooling"])
     agent.save("uv two", "This project uses uv: run uv sync, then uv run pytest", ["tooling"])
-    agent.manager.delete(agent.save("billing mail", "Send invoices to dana.reyes@northwind-mail.com.",
-                                    ["billing"]).id)
+    agent.manager.delete(
+        agent.save("billing mail", "Send invoices to dana.reyes@northwind-mail.com.", ["billing"]).id
+    )
     return agent
 
 
@@ -50,7 +52,7 @@ def test_a_page_out_of_time_answers_with_what_it_read_and_says_so(many, monkeypa
     # The full scan in the background: progress while it runs, then its report is the list.
     started = client.post("/findings/scan", headers=JSON)
     assert started.status_code in (200, 202)
-    done = wait_for_job(client, "/findings/scan")   # the latest full scan
+    done = wait_for_job(client, "/findings/scan")  # the latest full scan
     assert done["state"] == "done" and done["progress"] == 1.0
     assert done["result"]["complete"] and done["result"]["rows_scanned"] == data["rows_total"]
     full = client.get("/findings.json?per_page=1000").get_json()
@@ -61,12 +63,12 @@ def test_a_page_out_of_time_answers_with_what_it_read_and_says_so(many, monkeypa
     assert "conflict.duplicate" in {i["rule"] for i in full["items"]}
     # The page's order (kept from the forked-join test it replaces): category, then reach.
     from dashboard.findings.scan import CATEGORIES, REACH
-    ranks = [(list(CATEGORIES).index(i["category"]), list(REACH).index(i["reach"]))
-             for i in exact["items"]]
+
+    ranks = [(list(CATEGORIES).index(i["category"]), list(REACH).index(i["reach"])) for i in exact["items"]]
     assert ranks == sorted(ranks) and {i["category"] for i in exact["items"]} >= {"conflict", "personal"}
     page = BeautifulSoup(client.get(done["url"]).data, "html.parser")
     assert page.select_one('[data-field="done"] a[data-action="show-full"]')
-    assert file_digest(many.project_db, many.user_db) == before   # browsing writes nothing
+    assert file_digest(many.project_db, many.user_db) == before  # browsing writes nothing
 
 
 def test_a_running_full_scan_is_shown_polling_on_the_list(many, monkeypatch):
@@ -76,15 +78,17 @@ def test_a_running_full_scan_is_shown_polling_on_the_list(many, monkeypatch):
     def slow(*args, **kwargs):
         gate.wait(10)
         yield from real(*args, **kwargs)
+
     monkeypatch.setattr("dashboard.findings.scan.batches", slow)
     client = many.app(CLOCK=lambda: NOW).test_client()
     job = client.post("/findings/scan", headers=JSON).get_json()
     assert job["state"] == "running"
     again = client.post("/findings/scan", headers=JSON).get_json()
-    assert again["id"] == job["id"]          # one full scan at a time: the running one answers
+    assert again["id"] == job["id"]  # one full scan at a time: the running one answers
     # With htmx the answer is the job's fragment, polling itself while it runs.
-    fragment = BeautifulSoup(client.post("/findings/scan", headers={"HX-Request": "true"}).data,
-                             "html.parser").select_one("#findings-job")
+    fragment = BeautifulSoup(
+        client.post("/findings/scan", headers={"HX-Request": "true"}).data, "html.parser"
+    ).select_one("#findings-job")
     assert fragment["data-state"] == "running" and fragment["hx-trigger"] == "every 1s"
     assert fragment["hx-get"] == job["url"]
     gate.set()
@@ -99,10 +103,8 @@ def test_the_duplicate_join_says_when_common_words_were_skipped(many, monkeypatc
     assert exact.complete and any(i.finding.rule == "conflict.duplicate" for i in exact.items)
     monkeypatch.setattr(duplicates, "COMMON_ROWS", 1)
     monkeypatch.setattr(duplicates, "MIN_TOKENS", 3)
-    texts = ["alpha beta gamma delta " + " ".join(f"w{i}" for i in range(20)) + f" x{n}"
-             for n in range(4)]
-    pairs, cut = duplicates.pairs_of_sets([f"k{n}" for n in range(4)],
-                                          [frozenset(t.split()) for t in texts])
+    texts = ["alpha beta gamma delta " + " ".join(f"w{i}" for i in range(20)) + f" x{n}" for n in range(4)]
+    pairs, cut = duplicates.pairs_of_sets([f"k{n}" for n in range(4)], [frozenset(t.split()) for t in texts])
     assert cut and cut.common_rows and "too common" in cut.notes()[0]
 
 
@@ -119,8 +121,10 @@ def test_the_duplicate_join_says_when_it_looked_at_too_many_rows(monkeypatch):
 
 # --- through a real server: a big scan must not starve other requests --------------
 
+
 def _big_store(agent, rows: int) -> None:
     from texts import realistic_text, vocabulary
+
     rng = random.Random(3)
     vocab = vocabulary(rng)
     weights = [1 / (r + 1) for r in range(len(vocab))]
@@ -129,9 +133,22 @@ def _big_store(agent, rows: int) -> None:
     conn.executemany(
         "INSERT INTO memories (id, scope, type, key_normalized, title, content, tags_json,"
         " keywords_json, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
-        [(f"b{i:07x}", "project", "note", f"big_{i}", f"big {i}",
-          f"{texts[i % 300]} r{i}", "[]", "[]", "2026-05-01T10:00:00",
-          "2026-05-01T10:00:00") for i in range(rows)])
+        [
+            (
+                f"b{i:07x}",
+                "project",
+                "note",
+                f"big_{i}",
+                f"big {i}",
+                f"{texts[i % 300]} r{i}",
+                "[]",
+                "[]",
+                "2026-05-01T10:00:00",
+                "2026-05-01T10:00:00",
+            )
+            for i in range(rows)
+        ],
+    )
     conn.commit()
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
@@ -148,6 +165,7 @@ def _get(port, cookie, path, timeout=30):
 
 def test_a_full_scan_in_the_background_leaves_the_server_answering(agent):
     from served import login, start_server
+
     seed_corpus(agent)
     _big_store(agent, 6000)
     proc, port, token = start_server(agent.project_dir, agent.user_db, threads=4)
@@ -156,9 +174,17 @@ def test_a_full_scan_in_the_background_leaves_the_server_answering(agent):
         # The first view of a page reads the store once (not the scan's concern): before the scan.
         assert _get(port, cookie, "/overview")[0] == 200
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-        conn.request("POST", "/findings/scan", headers={
-            "Cookie": cookie, "Accept": "application/json", "Origin": f"http://127.0.0.1:{port}",
-            "Content-Type": "application/x-www-form-urlencoded"}, body="")
+        conn.request(
+            "POST",
+            "/findings/scan",
+            headers={
+                "Cookie": cookie,
+                "Accept": "application/json",
+                "Origin": f"http://127.0.0.1:{port}",
+                "Content-Type": "application/x-www-form-urlencoded",
+            },
+            body="",
+        )
         r = conn.getresponse()
         job = json.loads(r.read())
         conn.close()

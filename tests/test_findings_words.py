@@ -7,12 +7,12 @@ from __future__ import annotations
 import re
 from types import SimpleNamespace
 
+from test_findings_view import NOW, NPM, client, corpus, soup  # noqa: F401  (fixtures)
 
 from dashboard import words
 from dashboard.contract import SECRET_RULES
 from dashboard.findings.fixed import Fixed
 from dashboard.findings.rules import EXTRA_SECRETS, TEXT_RULES
-from test_findings_view import NOW, NPM, client, corpus, soup  # noqa: F401  (fixtures)
 
 CODE = re.compile(r"\b(?:secret|personal|instruction|conflict|upkeep)\.[a-z_]+")
 SPAN = re.compile(r"\[\d+:\d+\]")
@@ -28,8 +28,12 @@ def visible(page) -> str:
 
 def test_every_rule_has_a_label_and_a_sentence(client):
     emitted = {i["rule"] for i in client.get("/findings.json").get_json()["items"]}
-    every = ({f"secret.guard_{n}" for n, _ in SECRET_RULES} | {f"secret.{n}" for n, _ in EXTRA_SECRETS}
-             | {r.id for r in TEXT_RULES} | emitted)
+    every = (
+        {f"secret.guard_{n}" for n, _ in SECRET_RULES}
+        | {f"secret.{n}" for n, _ in EXTRA_SECRETS}
+        | {r.id for r in TEXT_RULES}
+        | emitted
+    )
     with client.application.test_request_context():
         for rule in every:
             assert rule in words.LABELS["rule"], rule
@@ -110,7 +114,7 @@ def test_a_scan_cut_short_proves_nothing_fixed(corpus):
     app = corpus.app(CLOCK=lambda: NOW)
     client = app.test_client()
     client.get("/findings.json")
-    app.config["FINDINGS_TIME_LIMIT_MS"] = 0   # every scan now stops after its first batch
+    app.config["FINDINGS_TIME_LIMIT_MS"] = 0  # every scan now stops after its first batch
     corpus.save("another note", "Nothing to see here.", ["misc"])
     cut = client.get("/findings.json").get_json()
     assert not cut["complete"] and cut["fixed"] == []
@@ -122,8 +126,9 @@ def item(store, row, rule="personal.email"):
 
 
 def report(*items, timed_out=False):
-    return SimpleNamespace(items=list(items), scanned={"project": {}, "user": {}}, problems=[],
-                           timed_out=timed_out)
+    return SimpleNamespace(
+        items=list(items), scanned={"project": {}, "user": {}}, problems=[], timed_out=timed_out
+    )
 
 
 def test_each_project_file_is_compared_with_its_own_last_scan():
@@ -144,11 +149,15 @@ def test_the_tab_count_comes_from_a_scan_already_made(client, corpus):
         tab = soup(client.get("/summaries")).select_one('header a[data-tab="findings"]')
         count = tab.select_one(".count")
         return None if count is None else (int(count["data-count"]), count["title"])
-    assert badge() is None   # no scan yet: no count, and no scan made for it
+
+    assert badge() is None  # no scan yet: no count, and no scan made for it
     data = client.get("/findings.json").get_json()
     # The risky entries, in the words of the Findings headline and the overview.
-    risky = {(i["store"], i["table"], i["row_id"]) for i in data["items"]
-             if i["category"] in ("secret", "personal", "instruction")}
+    risky = {
+        (i["store"], i["table"], i["row_id"])
+        for i in data["items"]
+        if i["category"] in ("secret", "personal", "instruction")
+    }
     assert badge() == (len(risky), data["risky"]["text"]) and data["risky"]["count"] == len(risky)
     corpus.save("another note", "Nothing to see here.", ["misc"])
-    assert badge() is None   # the files moved: the held count may be wrong
+    assert badge() is None  # the files moved: the held count may be wrong

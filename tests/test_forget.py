@@ -11,19 +11,20 @@ from pathlib import Path
 
 import agentao.memory.storage as agentao_storage
 import pytest
-
 from agentao_world import Agent, file_digest, integrity
-from dashboard.actions import diskscan
-from dashboard.actions import purge
-from dashboard.actions import sidefiles
+
+from dashboard.actions import diskscan, purge, sidefiles
 from dashboard.store import build_refs
 from dashboard.store import purge as purge_sql
 
 FROZEN = "2026-01-02T03:04:05"
 # 4,000 CJK characters: 12,000 bytes of UTF-8, three pages' worth of overflow chain.
 LONG = "".join(chr(0x4E00 + (i * 7919) % 20000) for i in range(4000))
-VERSIONS = [f"Version {n} of the travel plan: flight QX{n}{n}7 to Reykjavik, seat {n}4C, "
-            f"hotel booking reference HB-{n * 1234:06d}, returning on day {n + 10}." for n in range(4)]
+VERSIONS = [
+    f"Version {n} of the travel plan: flight QX{n}{n}7 to Reykjavik, seat {n}4C, "
+    f"hotel booking reference HB-{n * 1234:06d}, returning on day {n + 10}."
+    for n in range(4)
+]
 
 
 def refs(agent: Agent):
@@ -54,11 +55,10 @@ def naive_hits(paths, texts) -> list[tuple[str, int]]:
         data = Path(p).read_bytes()
         for n, text in enumerate(texts):
             raw = text.encode()
-            windows = [raw[k:k + 32] for k in range(0, max(1, len(raw) - 31), 8)]
+            windows = [raw[k : k + 32] for k in range(0, max(1, len(raw) - 31), 8)]
             if raw in data or any(w in data for w in windows):
                 found.append((str(p), n))
     return found
-
 
 
 @pytest.fixture
@@ -77,8 +77,11 @@ def test_wipe_leaves_files_as_agentao_wipe_all(rich, tmp_path, monkeypatch):
     monkeypatch.setattr(agentao_storage, "_now_iso", lambda: FROZEN)
     theirs = Agent(twin_root).manager.wipe_all()
     ours = purge.wipe(refs(rich), now=FROZEN)
-    assert (ours.memories_cleared, ours.summaries_cleared, ours.ok) == \
-        (theirs.memories_cleared, theirs.summaries_cleared, theirs.ok)
+    assert (ours.memories_cleared, ours.summaries_cleared, ours.ok) == (
+        theirs.memories_cleared,
+        theirs.summaries_cleared,
+        theirs.ok,
+    )
     assert ours.memories_cleared == 8 and ours.summaries_cleared == 2
     assert dump(rich.project_db) == dump(twin_root / "project/.agentao/memory.db")
     assert dump(rich.user_db) == dump(twin_root / "home/.agentao/memory.db")
@@ -122,12 +125,12 @@ def test_purge_everything_erases_every_version_and_scan_agrees(rich):
     user, project = ref_of(rich, "user"), ref_of(rich, "project")
     rows = purge.plan(user, purge.ALL_CATEGORIES)
     control, _ = diskscan.scan(files_of(rich.user_db), [LONG])
-    assert control[diskscan.sha256_text(LONG)].found          # the scan sees it before
+    assert control[diskscan.sha256_text(LONG)].found  # the scan sees it before
     for ref in (user, project):
         result = purge.purge(ref, purge.plan(ref, purge.ALL_CATEGORIES))
         assert result.status == "verified erased", result.message
         assert not any(v["files"] for v in result.verification)
-        assert result.texts == () and not any(r.texts for r in result.plan)   # not kept
+        assert result.texts == () and not any(r.texts for r in result.plan)  # not kept
         assert all(row["sha256"] for row in result.to_dict()["rows"] if row["kind"] != "event")
     assert any(r.texts[0] == LONG for r in rows)
     assert naive_hits(files_of(rich.user_db) + files_of(rich.project_db), [LONG, *VERSIONS]) == []
@@ -148,7 +151,7 @@ def test_busy_checkpoint_is_pending_then_retry_verifies(rich):
     ref = ref_of(rich, "project")
     reader = sqlite3.connect(rich.project_db, isolation_level=None)
     reader.execute("BEGIN")
-    reader.execute("SELECT count(*) FROM memories").fetchone()   # holds a read snapshot
+    reader.execute("SELECT count(*) FROM memories").fetchone()  # holds a read snapshot
     try:
         first = purge.purge(ref, purge.plan(ref, ["soft_deleted"]))
         assert first.status == "pending, retry" and first.status != "verified erased"
@@ -181,10 +184,11 @@ def test_interrupted_purge_finishes_on_rerun(rich, monkeypatch):
 
     def crash(conn):
         raise sqlite3.OperationalError("disk I/O error (simulated crash before VACUUM)")
+
     monkeypatch.setattr(purge_sql, "_vacuum", crash)
     first = purge.purge(ref, rows)
     assert first.status == "interrupted, retry" and "again" in first.message
-    assert purge.plan(ref, ["soft_deleted"]) == []       # the DELETE had committed
+    assert purge.plan(ref, ["soft_deleted"]) == []  # the DELETE had committed
     monkeypatch.undo()
     again = purge.purge(ref, purge.plan(ref, ["soft_deleted"]), verify_texts=first.texts)
     assert again.status == "verified erased" and len(again.verification) == len(first.texts)
@@ -236,8 +240,11 @@ WRITER = textwrap.dedent("""
 def test_agentao_writing_during_purges_loses_nothing(rich):
     purge.wipe(refs(rich))
     n = 100
-    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(rich.project_db), str(rich.user_db),
-                             str(n)], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(rich.project_db), str(rich.user_db), str(n)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stdout.readline().strip() == "ready"
     ref, statuses = ref_of(rich, "project"), []
     while proc.poll() is None and len(statuses) < 6:
@@ -246,8 +253,11 @@ def test_agentao_writing_during_purges_loses_nothing(rich):
     assert set(statuses) <= {"verified erased", "pending, retry"} and len(statuses) >= 2
     conn = sqlite3.connect(rich.project_db)
     try:
-        saved = dict(conn.execute("SELECT title, content FROM memories WHERE deleted_at IS NULL"
-                                  " AND title LIKE 'loop key %'"))
+        saved = dict(
+            conn.execute(
+                "SELECT title, content FROM memories WHERE deleted_at IS NULL AND title LIKE 'loop key %'"
+            )
+        )
     finally:
         conn.close()
     assert saved == {f"loop key {i}": f"loop value {i} kept" for i in range(n)}
@@ -277,12 +287,12 @@ def test_soft_forget_matches_agentao_delete(rich, tmp_path, monkeypatch):
     editor = next(m for m in rich.manager.get_all_entries() if m.title == "editor")
     assert Agent(twin_root).manager.delete(editor.id)
     assert purge.soft_forget(ref_of(rich, "user"), editor.id, now=FROZEN)
-    assert not purge.soft_forget(ref_of(rich, "user"), editor.id, now=FROZEN)   # already gone
+    assert not purge.soft_forget(ref_of(rich, "user"), editor.id, now=FROZEN)  # already gone
     assert dump(rich.user_db) == dump(twin_root / "home/.agentao/memory.db")
 
 
 def test_residue_with_live_wal_leaves_database_and_wal_bytes(rich):
-    agent_conn = sqlite3.connect(rich.project_db)   # the agent, mid-session, WAL not checkpointed
+    agent_conn = sqlite3.connect(rich.project_db)  # the agent, mid-session, WAL not checkpointed
     try:
         agent_conn.execute("PRAGMA wal_autocheckpoint = 0")
         agent_conn.execute("UPDATE memories SET tags_json = tags_json")
@@ -294,8 +304,9 @@ def test_residue_with_live_wal_leaves_database_and_wal_bytes(rich):
         agent_conn.close()
     assert report["wal"]["pending"] == report["wal"]["committed"] > 0
     # SQLite's reader takes a read mark in -shm (an index, no content); nothing else moves.
-    assert {k: v for k, v in after.items() if not k.endswith("-shm")} == \
-        {k: v for k, v in before.items() if not k.endswith("-shm")}
+    assert {k: v for k, v in after.items() if not k.endswith("-shm")} == {
+        k: v for k, v in before.items() if not k.endswith("-shm")
+    }
 
 
 def test_a_purge_skips_rows_gone_since_the_dry_run_and_says_which(rich):

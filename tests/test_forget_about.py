@@ -6,12 +6,12 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
-from bs4 import BeautifulSoup
-
 from agentao_world import Agent, BrowserClient, file_digest, wait_for_job
+from bs4 import BeautifulSoup
+from test_forget import files_of, naive_hits
+
 from dashboard import create_app
 from dashboard.views.forget.one import typeable
-from test_forget import files_of, naive_hits
 
 HTMX = {"HX-Request": "true"}
 JSON = {"Accept": "application/json"}
@@ -52,11 +52,11 @@ def test_about_me_dry_run_names_exactly_what_is_about_you(client, world):
     assert {r["id"] for r in by["user"]["rows"] if r["kind"].startswith("memory")} == user_ids
     project = {(r["kind"], r["why"]) for r in by["project"]["rows"] if r["kind"] != "event"}
     assert ("memory", "personal") in project and ("summary", "personal") in project
-    assert ("review", "user_scope") in project          # "I prefer tabs" drawn from your words
+    assert ("review", "user_scope") in project  # "I prefer tabs" drawn from your words
     reviews = {r["id"]: r["why"] for r in by["project"]["rows"] if r["kind"] == "review"}
-    assert reviews[world.asked.id] == "personal"        # a project rule, but your phone number in its evidence
+    assert reviews[world.asked.id] == "personal"  # a project rule, but your phone number in its evidence
     memory_ids = {r["id"] for r in by["project"]["rows"] if r["kind"] == "memory"}
-    assert memory_ids == {world.contact.id}             # project facts are not about you
+    assert memory_ids == {world.contact.id}  # project facts are not about you
     live_project = rows(world.project_db, "SELECT count(*) FROM memories WHERE deleted_at IS NULL")[0][0]
     assert by["project"]["stays"]["memories"] == live_project - 1
     assert by["project"]["stays"]["summaries"] == 2 and by["project"]["stays"]["reviews"] == 1
@@ -85,14 +85,16 @@ def test_about_me_erases_verified_and_keeps_the_project_facts(client, world):
     assert {x["store"] for x in job["results"]} == {"project", "user"}
     for table in ("memories", "memory_events", "memory_review_queue", "session_summaries"):
         assert rows(world.user_db, f"SELECT count(*) FROM {table}") == [(0,)], table
-    titles = {m.title for m in world.manager.get_all_entries()}    # agentao's own listing
+    titles = {m.title for m in world.manager.get_all_entries()}  # agentao's own listing
     assert {"Package Manager", "database", "release process"} <= titles
     assert "support contact" not in titles and "user_language" not in titles
-    assert [r[0] for r in rows(world.project_db, "SELECT title FROM memory_review_queue")] == \
-        ["Constraint: never push to main"]               # the project's own rule, no personal data
+    assert [r[0] for r in rows(world.project_db, "SELECT title FROM memory_review_queue")] == [
+        "Constraint: never push to main"
+    ]  # the project's own rule, no personal data
     assert rows(world.project_db, "SELECT count(*) FROM session_summaries") == [(2,)]
-    assert naive_hits(files_of(world.project_db) + files_of(world.user_db),
-                      [CONTACT, TALK, *user_texts]) == []
+    assert (
+        naive_hits(files_of(world.project_db) + files_of(world.user_db), [CONTACT, TALK, *user_texts]) == []
+    )
 
 
 def test_about_me_refuses_when_a_confirmed_row_changed(client, world):
@@ -100,8 +102,11 @@ def test_about_me_refuses_when_a_confirmed_row_changed(client, world):
     project = next(s for s in plan["stores"] if s["store"] == "project")
     world.save("support contact", CONTACT + " Not on weekends.", ["support"], scope="project")
     before = file_digest(world.project_db)
-    r = client.post("/forget/about", headers=JSON, data={
-        "store": "project", "fingerprint-project": project["fingerprint"], "confirm": plan["phrase"]})
+    r = client.post(
+        "/forget/about",
+        headers=JSON,
+        data={"store": "project", "fingerprint-project": project["fingerprint"], "confirm": plan["phrase"]},
+    )
     assert r.status_code == 409 and "changed since the dry run" in r.get_json()["message"]
     assert file_digest(world.project_db) == before
 
@@ -109,16 +114,23 @@ def test_about_me_refuses_when_a_confirmed_row_changed(client, world):
 def test_about_me_htmx_answer_replaces_the_dry_run_and_takes_focus(client, world):
     plan = client.get("/forget/about.json").get_json()
     user = next(s for s in plan["stores"] if s["store"] == "user")
-    answer = client.post("/forget/about", headers=HTMX, data={
-        "store": "user", "fingerprint-user": user["fingerprint"], "cat-user": user["categories"],
-        "confirm": plan["phrase"]})
+    answer = client.post(
+        "/forget/about",
+        headers=HTMX,
+        data={
+            "store": "user",
+            "fingerprint-user": user["fingerprint"],
+            "cat-user": user["categories"],
+            "confirm": plan["phrase"],
+        },
+    )
     page = soup(answer)
     job = page.select_one(".job")
     assert job is not None and page.find("html") is None
     focused = page.select("[autofocus]")
     assert len(focused) == 1 and focused[0].get("tabindex") == "-1"
-    assert page.select_one('[hx-swap-oob="innerHTML:#status"]')       # the result where the eye is
-    assert "user_language" not in answer.get_data(as_text=True)       # no erased title in view
+    assert page.select_one('[hx-swap-oob="innerHTML:#status"]')  # the result where the eye is
+    assert "user_language" not in answer.get_data(as_text=True)  # no erased title in view
     wait_for_job(client, f"/forget/jobs/{job['data-job']}", timeout=30.0)
     report = soup(client.get(f"/forget/jobs/{job['data-job']}", headers=HTMX))
     assert "Facts about the project stay" in report.select_one("[data-field=gone]").text
@@ -130,12 +142,19 @@ def test_one_memory_htmx_purge_shows_the_verdict_not_the_text(client, world):
     form = page.select_one("#purge-memory-form")
     assert form["hx-target"] == "#forget-one" and page.select_one("#forget-one pre").text == CONTACT
     assert form.select_one("[data-field=phrase]").text == "support contact"
-    refused = client.post(f"/forget/memory/project/{contact.id}", headers=HTMX,
-                          data={"mode": "purge", "confirm": "project"})
-    assert refused.headers["HX-Reswap"] == "none"                     # the form stays, to be corrected
-    assert "“support contact”" in soup(refused).select_one('[hx-swap-oob="innerHTML:#status"] .error-message').text
-    answer = client.post(f"/forget/memory/project/{contact.id}", headers=HTMX,
-                         data={"mode": "purge", "confirm": "support contact"})
+    refused = client.post(
+        f"/forget/memory/project/{contact.id}", headers=HTMX, data={"mode": "purge", "confirm": "project"}
+    )
+    assert refused.headers["HX-Reswap"] == "none"  # the form stays, to be corrected
+    assert (
+        "“support contact”"
+        in soup(refused).select_one('[hx-swap-oob="innerHTML:#status"] .error-message').text
+    )
+    answer = client.post(
+        f"/forget/memory/project/{contact.id}",
+        headers=HTMX,
+        data={"mode": "purge", "confirm": "support contact"},
+    )
     job = soup(answer).select_one(".job")
     done = wait_for_job(client, f"/forget/jobs/{job['data-job']}", timeout=30.0)
     assert done["verdict"] == "verified erased" and done["memory"] == {"store": "project", "id": contact.id}
@@ -144,7 +163,7 @@ def test_one_memory_htmx_purge_shows_the_verdict_not_the_text(client, world):
     assert verdict.text == "Erased: no copy left in the file, its journal or side files"
     assert verdict.has_attr("autofocus")
     assert CONTACT not in str(final) and "support contact" not in str(final)
-    assert not final.select("form[action*='/forget/memory/']")         # no button for a gone memory
+    assert not final.select("form[action*='/forget/memory/']")  # no button for a gone memory
     assert client.get(f"/forget/memory/project/{contact.id}").status_code == 404
 
 
@@ -154,15 +173,25 @@ def test_a_title_no_one_can_type_is_confirmed_by_its_key(client, world):
     assert asked == {"asks": "key", "phrase": "note_reversed_x"}
     page = soup(client.get(f"/forget/memory/project/{odd.id}"))
     assert "confirmed by its key" in page.select_one("[data-field=untypeable]").text
-    r = client.post(f"/forget/memory/project/{odd.id}", headers=JSON,
-                    data={"mode": "purge", "confirm": "note_reversed_x"})
+    r = client.post(
+        f"/forget/memory/project/{odd.id}", headers=JSON, data={"mode": "purge", "confirm": "note_reversed_x"}
+    )
     assert wait_for_job(client, r.get_json()["url"], timeout=30.0)["verdict"] == "verified erased"
 
 
-@pytest.mark.parametrize("text, ok", [("travel plan", True), ("回答语言 answer", True),
-                                      ("a\u202eb", False), ("zero\u200bwidth", False),
-                                      ("no\u00a0break", False), ("tab\there", False), ("", False),
-                                      ("e\u0301", False)])   # not NFC: a keyboard types é
+@pytest.mark.parametrize(
+    "text, ok",
+    [
+        ("travel plan", True),
+        ("回答语言 answer", True),
+        ("a\u202eb", False),
+        ("zero\u200bwidth", False),
+        ("no\u00a0break", False),
+        ("tab\there", False),
+        ("", False),
+        ("e\u0301", False),
+    ],
+)  # not NFC: a keyboard types é
 def test_typeable(text, ok):
     assert typeable(text) is ok
 
@@ -170,8 +199,14 @@ def test_typeable(text, ok):
 def test_forget_everything_names_and_spares_the_project_not_on_screen(tmp_path, world):
     other = Agent(tmp_path / "second", with_user_store=False)
     other.save("service port", "The service listens on port 8081.", ["infra"])
-    app = create_app({"PROJECT_DIR": [world.project_dir, other.project_dir], "USER_DB": world.user_db,
-                      "TESTING": True, "AUTH_TOKEN": False})
+    app = create_app(
+        {
+            "PROJECT_DIR": [world.project_dir, other.project_dir],
+            "USER_DB": world.user_db,
+            "TESTING": True,
+            "AUTH_TOKEN": False,
+        }
+    )
     app.test_client_class = BrowserClient
     client = app.test_client()
     dry = client.get("/forget.json").get_json()["everything"]
@@ -181,13 +216,20 @@ def test_forget_everything_names_and_spares_the_project_not_on_screen(tmp_path, 
     page = soup(client.get("/forget"))
     assert "Not touched: project (second)" in page.select_one("[data-field=untouched]").text
     assert page.select_one("#everything-form label").text.startswith(
-        f"To erase project {dry['stores'][0]['name']} and your user store, type")
+        f"To erase project {dry['stores'][0]['name']} and your user store, type"
+    )
     before = file_digest(other.project_db)
-    stale = client.post("/forget/everything", headers=JSON, data={
-        "confirm": "forget everything", "project": str(other.project_db)})
-    assert stale.status_code == 409                                   # not the project on screen
-    r = client.post("/forget/everything", headers=JSON, data={
-        "confirm": "forget everything", "project": dry["stores"][0]["path"]})
+    stale = client.post(
+        "/forget/everything",
+        headers=JSON,
+        data={"confirm": "forget everything", "project": str(other.project_db)},
+    )
+    assert stale.status_code == 409  # not the project on screen
+    r = client.post(
+        "/forget/everything",
+        headers=JSON,
+        data={"confirm": "forget everything", "project": dry["stores"][0]["path"]},
+    )
     job = wait_for_job(client, r.get_json()["url"], timeout=30.0)
     assert job["verdict"] == "verified erased" and {x["store"] for x in job["results"]} == {"project", "user"}
     assert file_digest(other.project_db) == before
@@ -196,20 +238,27 @@ def test_forget_everything_names_and_spares_the_project_not_on_screen(tmp_path, 
 
 def test_a_long_purge_shows_its_progress_in_the_status_region(client, world, monkeypatch):
     import threading
+
     from dashboard.store import purge as purge_sql
+
     release, real = threading.Event(), purge_sql._vacuum
     monkeypatch.setattr(purge_sql, "_vacuum", lambda conn: (release.wait(10), real(conn)))
     try:
-        first = soup(client.post(f"/forget/memory/project/{world.contact.id}", headers=HTMX,
-                                 data={"mode": "purge", "confirm": "support contact"}))
+        first = soup(
+            client.post(
+                f"/forget/memory/project/{world.contact.id}",
+                headers=HTMX,
+                data={"mode": "purge", "confirm": "support contact"},
+            )
+        )
         line = first.select_one(".job [data-field=progress]")
-        assert line.has_attr("autofocus")                                 # focus on the work started
+        assert line.has_attr("autofocus")  # focus on the work started
         status = first.select_one('[hx-swap-oob="innerHTML:#status"]')
         assert status.text.strip().startswith("Working")
         job_id = first.select_one(".job")["data-job"]
         polled = soup(client.get(f"/forget/jobs/{job_id}", headers=HTMX))
         assert polled.select_one('[hx-swap-oob="innerHTML:#status"]').text.strip().startswith("Working")
-        assert not polled.select("[autofocus]")                           # a poll never steals focus
+        assert not polled.select("[autofocus]")  # a poll never steals focus
     finally:
         release.set()
     wait_for_job(client, f"/forget/jobs/{job_id}", timeout=30.0)

@@ -5,9 +5,8 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
-from bs4 import BeautifulSoup
-
 from agentao_world import file_digest, wait_for_job
+from bs4 import BeautifulSoup
 from test_forget import LONG, VERSIONS, files_of, naive_hits
 
 HTMX = {"HX-Request": "true"}
@@ -49,7 +48,7 @@ def test_residue_on_demand_changes_nothing(client, rich):
     box = fragment.select_one("#residue-project")
     assert box.has_attr("hx-disable")
     assert box.select_one('[data-field="soft_deleted"]').text == "1"
-    assert len(box.select('ul.reviews[data-status="pending"] li pre')) == 2   # evidence shown
+    assert len(box.select('ul.reviews[data-status="pending"] li pre')) == 2  # evidence shown
     full = soup(client.get("/forget/residue/user"))
     assert full.find("html") is not None and full.select_one("#residue-user")
     assert client.get("/forget/residue/user.json").get_json()["soft_deleted"]["count"] == 0
@@ -62,7 +61,7 @@ def test_wipe_post_without_js_with_htmx_and_json(client, rich):
     page = soup(client.get(r.headers["Location"]))
     assert page.select_one('[data-field="wipe"]').text.startswith("8 memories soft-deleted")
     assert rich.manager.get_all_entries() == []
-    assert rich.manager.list_review_items()                 # left alone, as agentao does
+    assert rich.manager.list_review_items()  # left alone, as agentao does
     fragment = soup(client.post("/forget/wipe", data={"confirm": "yes"}, headers=HTMX))
     assert fragment.find("html") is None and fragment.select_one('[data-state="done"]')
     data = client.post("/forget/wipe", data={"confirm": "yes"}, headers=JSON).get_json()
@@ -101,8 +100,10 @@ def test_rows_that_arrive_after_the_dry_run_are_kept_and_reported(client, rich):
     confirmed = {r["id"] for r in plan["rows"]}
     late = rich.save("late", "Saved after the dry run, then deleted.")
     rich.manager.delete(late.id)
-    r = client.post("/forget/purge/project", data={
-        "cat": "soft_deleted", "fingerprint": plan["fingerprint"], "confirm": plan["name"]})
+    r = client.post(
+        "/forget/purge/project",
+        data={"cat": "soft_deleted", "fingerprint": plan["fingerprint"], "confirm": plan["name"]},
+    )
     assert r.status_code == 303
     job = wait_for_job(client, r.headers["Location"], timeout=20.0)
     [result] = job["results"]
@@ -112,15 +113,18 @@ def test_rows_that_arrive_after_the_dry_run_are_kept_and_reported(client, rich):
     page = soup(client.get(r.headers["Location"]))
     assert page.select_one('[data-field="kept"]').text.startswith("Kept, because they arrived after")
     still = client.get("/forget/plan/project.json?cat=soft_deleted").get_json()
-    assert [x["id"] for x in still["rows"]] == [late.id]      # kept, for the next dry run
+    assert [x["id"] for x in still["rows"]] == [late.id]  # kept, for the next dry run
 
 
 def test_missing_or_damaged_fingerprint_is_a_400_that_changes_nothing(client, rich):
     client.post("/forget/wipe", data={"confirm": "yes"})
     before = file_digest(rich.project_db)
     for bad in ("", "0123456789abcdef", "1.notbase64!", "1.eJwLycxLBQAEngHA"):
-        r = client.post("/forget/purge/project", headers=JSON, data={
-            "cat": "soft_deleted", "fingerprint": bad, "confirm": "project"})
+        r = client.post(
+            "/forget/purge/project",
+            headers=JSON,
+            data={"cat": "soft_deleted", "fingerprint": bad, "confirm": "project"},
+        )
         assert r.status_code == 400 and "fingerprint" in r.get_json()["message"], bad
     assert file_digest(rich.project_db) == before
 
@@ -132,20 +136,25 @@ def test_a_fingerprint_naming_more_rows_than_the_store_holds_is_refused_before_i
     import json
     import tracemalloc
     import zlib
+
     from dashboard.actions import dryrun
+
     body = json.dumps({"rows": {}, "events": [1] * 1_000_000}, separators=(",", ":")).encode()
     token = dryrun.VERSION + base64.urlsafe_b64encode(zlib.compress(body, 9)).decode()
     assert len(token) < 4096
     before = file_digest(rich.project_db)
     tracemalloc.start()
     try:
-        r = client.post("/forget/purge/project", headers=JSON, data={
-            "cat": "events", "fingerprint": token, "confirm": "project"})
+        r = client.post(
+            "/forget/purge/project",
+            headers=JSON,
+            data={"cat": "events", "fingerprint": token, "confirm": "project"},
+        )
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
     assert r.status_code == 400 and "fingerprint" in r.get_json()["message"]
-    assert peak < 16 * 2 ** 20, f"{peak / 2 ** 20:.0f} MiB allocated for a refused fingerprint"
+    assert peak < 16 * 2**20, f"{peak / 2**20:.0f} MiB allocated for a refused fingerprint"
     assert file_digest(rich.project_db) == before
     with pytest.raises(ValueError):
         dryrun.rows_of(token, most=999_999)
@@ -153,6 +162,7 @@ def test_a_fingerprint_naming_more_rows_than_the_store_holds_is_refused_before_i
 
 def test_a_dry_run_too_large_for_one_form_says_so(client, rich, monkeypatch):
     from dashboard.actions import dryrun
+
     monkeypatch.setattr(dryrun, "MAX_TOKEN", 40)
     client.post("/forget/wipe", data={"confirm": "yes"})
     plan = soup(client.get("/forget/plan/project?cat=everything"))
@@ -163,8 +173,13 @@ def test_a_dry_run_too_large_for_one_form_says_so(client, rich, monkeypatch):
 def test_htmx_purge_polls_and_report_has_no_text(client, rich):
     client.post("/forget/wipe", data={"confirm": "yes"})
     plan = client.get("/forget/plan/user.json?cat=everything").get_json()
-    fragment = soup(client.post("/forget/purge/user", headers=HTMX, data={
-        "cat": "everything", "fingerprint": plan["fingerprint"], "confirm": plan["name"]}))
+    fragment = soup(
+        client.post(
+            "/forget/purge/user",
+            headers=HTMX,
+            data={"cat": "everything", "fingerprint": plan["fingerprint"], "confirm": plan["name"]},
+        )
+    )
     box = fragment.select_one(".job")
     assert box and fragment.find("html") is None
     if box["data-state"] == "running":
@@ -190,12 +205,16 @@ def test_forget_one_memory_soft_then_purge(client, rich):
     asked = client.get(f"/forget/memory/project/{travel.id}.json").get_json()["confirm"]
     assert asked == {"asks": "title", "phrase": "travel plan"}
     before = file_digest(rich.project_db)
-    r = client.post(f"/forget/memory/project/{travel.id}", headers=JSON,
-                    data={"mode": "purge", "confirm": "project"})
+    r = client.post(
+        f"/forget/memory/project/{travel.id}", headers=JSON, data={"mode": "purge", "confirm": "project"}
+    )
     assert r.status_code == 400 and "“travel plan”" in r.get_json()["message"]
     assert file_digest(rich.project_db) == before
-    r = client.post(f"/forget/memory/project/{travel.id}", headers=JSON,
-                    data={"mode": "purge", "confirm": "  travel plan "})
+    r = client.post(
+        f"/forget/memory/project/{travel.id}",
+        headers=JSON,
+        data={"mode": "purge", "confirm": "  travel plan "},
+    )
     job = wait_for_job(client, r.get_json()["url"], timeout=20.0)
     assert job["verdict"] == "verified erased" and job["results"][0]["deleted"]["memory"] == 1
     assert naive_hits(files_of(rich.project_db), VERSIONS) == []
@@ -212,12 +231,18 @@ def test_forget_everything_one_report(client, rich):
     assert job["wipe"]["ok"]
     for db in (rich.project_db, rich.user_db):
         conn = sqlite3.connect(db)
-        counts = [conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in
-                  ("memories", "memory_review_queue", "session_summaries", "memory_events")]
+        counts = [
+            conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+            for t in ("memories", "memory_review_queue", "session_summaries", "memory_events")
+        ]
         conn.close()
         assert counts == [0, 0, 0, 0]
-    assert naive_hits(files_of(rich.project_db) + files_of(rich.user_db),
-                      [LONG, *VERSIONS, "Uses Neovim with LazyVim."]) == []
+    assert (
+        naive_hits(
+            files_of(rich.project_db) + files_of(rich.user_db), [LONG, *VERSIONS, "Uses Neovim with LazyVim."]
+        )
+        == []
+    )
 
 
 def test_read_only_dashboard_refuses_every_forget(rich):
@@ -239,21 +264,29 @@ def test_bad_input_is_a_clear_400(client):
 
 def test_long_purge_shows_progress_and_page_stays_responsive(client, rich, monkeypatch):
     import threading
+
     from dashboard.store import purge as purge_sql
+
     release, real = threading.Event(), purge_sql._vacuum
     monkeypatch.setattr(purge_sql, "_vacuum", lambda conn: (release.wait(10), real(conn)))
     client.post("/forget/wipe", data={"confirm": "yes"})
     plan = client.get("/forget/plan/project.json?cat=soft_deleted").get_json()
     try:
-        r = client.post("/forget/purge/project", headers=HTMX, data={
-            "cat": "soft_deleted", "fingerprint": plan["fingerprint"], "confirm": plan["name"]})
+        r = client.post(
+            "/forget/purge/project",
+            headers=HTMX,
+            data={"cat": "soft_deleted", "fingerprint": plan["fingerprint"], "confirm": plan["name"]},
+        )
         box = soup(r).select_one(".job")
         assert box["data-state"] == "running" and box["hx-trigger"] == "every 1s"
         polled = soup(client.get(f"/forget/jobs/{box['data-job']}", headers=HTMX)).select_one(".job")
         assert polled["data-state"] == "running" and "Working" in polled.text
-        assert client.get("/forget/residue/user.json").status_code == 200   # still answering
-        again = client.post("/forget/purge/project", headers=JSON, data={
-            "cat": "soft_deleted", "fingerprint": plan["fingerprint"], "confirm": plan["name"]})
+        assert client.get("/forget/residue/user.json").status_code == 200  # still answering
+        again = client.post(
+            "/forget/purge/project",
+            headers=JSON,
+            data={"cat": "soft_deleted", "fingerprint": plan["fingerprint"], "confirm": plan["name"]},
+        )
         assert again.status_code == 409 and "already running" in again.get_json()["message"]
     finally:
         release.set()

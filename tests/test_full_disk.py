@@ -20,9 +20,9 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from agentao_world import Agent, BrowserClient, seed_corpus
 from bs4 import BeautifulSoup
 
-from agentao_world import Agent, BrowserClient, seed_corpus
 from dashboard import create_app
 from dashboard.store import connection
 
@@ -32,21 +32,24 @@ FULL = "The disk is full: nothing was changed, free space and try again"
 
 def free_bytes(folder: Path) -> int:
     st = os.statvfs(folder)
-    return st.f_bfree * st.f_frsize   # the tests run as root, who may use every block
+    return st.f_bfree * st.f_frsize  # the tests run as root, who may use every block
 
 
 @contextlib.contextmanager
 def small_disk(size: str = "256k"):
     """A freshly mounted tmpfs of ``size``; unmounted afterwards."""
     if os.geteuid() != 0:
-        pytest.skip("mounting a small tmpfs needs root; this run is not root, so the "
-                    "full-disk tests cannot build a real full disk here")
+        pytest.skip(
+            "mounting a small tmpfs needs root; this run is not root, so the "
+            "full-disk tests cannot build a real full disk here"
+        )
     mount = shutil.which("mount")
     if mount is None:
         pytest.skip("mount(8) is not installed, so no small file system can be mounted")
     where = Path(tempfile.mkdtemp(prefix="full-disk-"))
-    done = subprocess.run([mount, "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [mount, "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)], capture_output=True, text=True
+    )
     if done.returncode:
         where.rmdir()
         pytest.skip(f"cannot mount a tmpfs here ({done.stderr.strip()}), so no real full disk")
@@ -81,7 +84,7 @@ def beside(db: Path) -> set[str]:
 def built(tmp_path_factory):
     """A store written by agentao (both scopes, a review queue), to copy onto each small disk."""
     agent = seed_corpus(Agent(tmp_path_factory.mktemp("full-disk-source")))
-    assert not Path(str(agent.project_db) + "-wal").exists()   # all of it is in the main file
+    assert not Path(str(agent.project_db) + "-wal").exists()  # all of it is in the main file
     return agent.project_db
 
 
@@ -92,34 +95,39 @@ def on_small_disk(built):
         (project / ".agentao").mkdir(parents=True)
         db = project / ".agentao" / "memory.db"
         shutil.copyfile(built, db)
-        app = create_app({"PROJECT_DIR": project, "USER_DB": None, "TESTING": True,
-                          "AUTH_TOKEN": False})
+        app = create_app({"PROJECT_DIR": project, "USER_DB": None, "TESTING": True, "AUTH_TOKEN": False})
         app.test_client_class = BrowserClient
         yield disk, db, app.test_client()
 
 
 def forms_of(client, memory_id):
-    page = BeautifulSoup(client.get(f"/memories/project/{memory_id}").get_data(as_text=True),
-                         "html.parser")
-    return {f["id"]: {i["name"]: i.get("value", "") for i in f.select("input")}
-            for f in page.select("#memory-actions form")}
+    page = BeautifulSoup(client.get(f"/memories/project/{memory_id}").get_data(as_text=True), "html.parser")
+    return {
+        f["id"]: {i["name"]: i.get("value", "") for i in f.select("input")}
+        for f in page.select("#memory-actions form")
+    }
 
 
 def act(client, action: str, headers=None):
     """One write through the app, as a user makes it; returns the response."""
     if action == "approve":
-        item = next(i for i in client.get("/reviews.json").get_json()["items"]
-                    if i["plan"]["store"] == "project")
-        return client.post(f"/reviews/{item['id']}/approve", headers=headers,
-                           data={"seen": item["plan"]["item_fingerprint"],
-                                 "target": item["plan"]["target_fingerprint"]})
+        item = next(
+            i for i in client.get("/reviews.json").get_json()["items"] if i["plan"]["store"] == "project"
+        )
+        return client.post(
+            f"/reviews/{item['id']}/approve",
+            headers=headers,
+            data={"seen": item["plan"]["item_fingerprint"], "target": item["plan"]["target_fingerprint"]},
+        )
     memory = client.get("/memories.json").get_json()["items"][0]
     forms = forms_of(client, memory["id"])
     if action == "edit":
-        return client.post(f"/memories/project/{memory['id']}/edit", headers=headers,
-                           data=dict(forms["edit-form"], value="Written on a full disk."))
-    return client.post(f"/memories/project/{memory['id']}/delete", headers=headers,
-                       data=forms["delete-form"])
+        return client.post(
+            f"/memories/project/{memory['id']}/edit",
+            headers=headers,
+            data=dict(forms["edit-form"], value="Written on a full disk."),
+        )
+    return client.post(f"/memories/project/{memory['id']}/delete", headers=headers, data=forms["delete-form"])
 
 
 def message(response) -> str:
@@ -154,8 +162,10 @@ def test_a_write_on_a_full_disk_says_so_and_the_store_still_reads(on_small_disk,
     (disk / "filler").unlink()
     r = act(client, action, JSON)
     assert r.status_code == 200, message(r)
-    assert sqlite3.connect(f"file:{db}?mode=ro", uri=True).execute(
-        "PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert (
+        sqlite3.connect(f"file:{db}?mode=ro", uri=True).execute("PRAGMA integrity_check").fetchone()[0]
+        == "ok"
+    )
 
 
 HOLD = """
@@ -173,15 +183,17 @@ def test_side_files_a_running_agent_uses_are_never_removed(built, tmp_path):
     # The write's "before" can miss side files an agent created just after it was
     # taken: what is in use must still be left alone.
     from dashboard.store import full_disk
+
     db = tmp_path / "memory.db"
     shutil.copyfile(built, db)
     none = {"-wal": None, "-shm": None, "-journal": None}
-    agent = subprocess.Popen([sys.executable, "-c", HOLD, str(db)], stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, text=True)
+    agent = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert agent.stdout.readline().strip() == "holding"
         held = connection.side_files(db)
-        assert held["-wal"] == 0 and held["-shm"], held   # an empty -wal: only the lock protects it
+        assert held["-wal"] == 0 and held["-shm"], held  # an empty -wal: only the lock protects it
         full_disk.tidy_failed_write(db, none, held)
         assert connection.side_files(db) == held
     finally:

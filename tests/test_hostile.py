@@ -12,15 +12,27 @@ import re
 import sqlite3
 
 import pytest
-from bs4 import BeautifulSoup
-
 from agentao_world import file_digest
+from bs4 import BeautifulSoup
 from hostile import HOSTILE, INVALID_UTF8, LONE_SURROGATE, MARK, get_routes, plant, shown_text
 
 HTMX_SRC = "/static/htmx-2.0.11.min.js"
-OUR_SCRIPTS = {HTMX_SRC, "/static/live.js"}   # htmx, and the live pulse's few lines (views/pulse.py)
-URL_ATTRS = ("href", "src", "action", "formaction", "hx-get", "hx-post", "hx-put", "hx-patch",
-             "hx-delete", "data-hx-get", "data-hx-post", "poster", "srcset")
+OUR_SCRIPTS = {HTMX_SRC, "/static/live.js"}  # htmx, and the live pulse's few lines (views/pulse.py)
+URL_ATTRS = (
+    "href",
+    "src",
+    "action",
+    "formaction",
+    "hx-get",
+    "hx-post",
+    "hx-put",
+    "hx-patch",
+    "hx-delete",
+    "data-hx-get",
+    "data-hx-post",
+    "poster",
+    "srcset",
+)
 # Text of these elements is never parsed for markup or htmx attributes.
 TEXT_ONLY = ("option", "title", "textarea")
 SAFE_TAGS_ONLY = ("iframe", "object", "embed", "style", "base", "svg", "img", "frame", "link")
@@ -29,13 +41,18 @@ CHART_TAGS = {"title", "desc", "g", "rect", "text", "line"}
 
 def is_our_chart(el) -> bool:
     """A picture drawn by dashboard/pictures: role=img, data-chart, only shapes and text."""
-    return (el.name == "svg" and el.get("role") == "img" and el.has_attr("data-chart")
-            and all(d.name in CHART_TAGS for d in el.find_all(True)))
+    return (
+        el.name == "svg"
+        and el.get("role") == "img"
+        and el.has_attr("data-chart")
+        and all(d.name in CHART_TAGS for d in el.find_all(True))
+    )
 
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
     from agentao_world import Agent
+
     agent = Agent(tmp_path_factory.mktemp("hostile"))
     planted = plant(agent)
     return agent, planted
@@ -53,10 +70,21 @@ def fill(app, agent, planted) -> list[str]:
     conn.close()
     urls = set()
     for store, memory_id in planted.values():
-        urls.update(get_routes(app, {"store": store, "key": store, "memory_id": memory_id,
-                                     "item_id": items[0][0], "job_id": "0" * 12,
-                                     "filename": "app.css", "table": "memories",
-                                     "row_id": memory_id}))
+        urls.update(
+            get_routes(
+                app,
+                {
+                    "store": store,
+                    "key": store,
+                    "memory_id": memory_id,
+                    "item_id": items[0][0],
+                    "job_id": "0" * 12,
+                    "filename": "app.css",
+                    "table": "memories",
+                    "row_id": memory_id,
+                },
+            )
+        )
     # The re-check pages as the findings list links them (rule, field, label, signature).
     findings = app.test_client().get("/findings.json?per_page=1000").get_json()["items"]
     urls.update(a["href"] for i in findings for a in i["actions"] if a["code"] == "check")
@@ -64,8 +92,11 @@ def fill(app, agent, planted) -> list[str]:
 
 
 def hx_disabled(element) -> bool:
-    return any(e.has_attr("hx-disable") or e.has_attr("data-hx-disable")
-               for e in [element, *element.parents] if hasattr(e, "has_attr"))
+    return any(
+        e.has_attr("hx-disable") or e.has_attr("data-hx-disable")
+        for e in [element, *element.parents]
+        if hasattr(e, "has_attr")
+    )
 
 
 def check_inert(html: str, where: str) -> None:
@@ -74,8 +105,12 @@ def check_inert(html: str, where: str) -> None:
         assert script.get("src") in OUR_SCRIPTS and not script.string, where
     for el in page.find_all(True):
         assert not [a for a in el.attrs if a.lower().startswith("on")], (where, el.name, el.attrs)
-        assert el.name not in SAFE_TAGS_ONLY or is_our_chart(el) or el.name == "link" and el.get(
-            "rel") == ["stylesheet"], (where, el.name)
+        assert (
+            el.name not in SAFE_TAGS_ONLY
+            or is_our_chart(el)
+            or el.name == "link"
+            and el.get("rel") == ["stylesheet"]
+        ), (where, el.name)
         if el.name == "meta":
             assert set(el.attrs) <= {"charset", "name", "content"}, (where, el.attrs)
         for attr in URL_ATTRS:
@@ -89,8 +124,7 @@ def check_inert(html: str, where: str) -> None:
         parent = text.parent
         if parent.name in TEXT_ONLY:
             continue
-        assert hx_disabled(parent), (where, "memory text outside hx-disable", parent.name,
-                                     str(parent)[:200])
+        assert hx_disabled(parent), (where, "memory text outside hx-disable", parent.name, str(parent)[:200])
 
 
 def test_corpus_was_stored_through_agentao(corpus):
@@ -123,8 +157,10 @@ def test_every_page_and_fragment_renders_hostile_text_inert(corpus, app):
     for url in urls:
         variants = [("", {})]
         if not url.endswith(".json"):
-            variants += [("fragment", {"HX-Request": "true"}),
-                         ("boosted", {"HX-Request": "true", "HX-Boosted": "true"})]
+            variants += [
+                ("fragment", {"HX-Request": "true"}),
+                ("boosted", {"HX-Request": "true", "HX-Boosted": "true"}),
+            ]
         for query in ("", "?deleted=1&q=pwn", "?status=approved"):
             for label, headers in variants:
                 r = client.get(url + query, headers=headers)
@@ -204,8 +240,12 @@ def test_a_lone_surrogate_in_a_tag_is_shown_marked_on_every_page(corpus, app):
     agent, planted = corpus
     store, memory_id = planted["lone_surrogate"]
     client = app.test_client()
-    for url in (f"/memories/{store}/{memory_id}", "/memories?q=surrogate", "/preview?q=surrogate+tag",
-                "/memories/new?key=lone+surrogate&value=x"):
+    for url in (
+        f"/memories/{store}/{memory_id}",
+        "/memories?q=surrogate",
+        "/preview?q=surrogate+tag",
+        "/memories/new?key=lone+surrogate&value=x",
+    ):
         r = client.get(url)
         assert r.status_code == 200, (url, r.status_code)
         marks = BeautifulSoup(r.data, "html.parser").select('span.ctl[title^="U+D800"]')
@@ -222,8 +262,9 @@ def test_a_json_body_with_a_lone_surrogate_is_refused_with_a_message(corpus, app
     client = app.test_client()
     body = '{"key": "k", "value": "v", "tags": ["x\\ud800"]}'
     for url in ("/memories/new/plan", "/memories/new"):
-        r = client.post(url, data=body, content_type="application/json",
-                        headers={"Accept": "application/json"})
+        r = client.post(
+            url, data=body, content_type="application/json", headers={"Accept": "application/json"}
+        )
         assert r.status_code == 400 and "lone surrogate" in r.get_json()["message"], url
     assert file_digest(agent.project_db, agent.user_db) == before
 
@@ -249,9 +290,11 @@ def test_bulk_dry_runs_render_hostile_text_inert(corpus, app):
     ids = [f"{store}:{memory_id}" for store, memory_id in planted.values()]
     for action in ("delete", "move-user", "move-project", "tag", "purge"):
         for headers in ({}, {"HX-Request": "true"}):
-            r = client.post("/memories/bulk/plan", data={"action": action, "ids": ids,
-                                                         "add_tag": HOSTILE["script"][:90]},
-                            headers=headers)
+            r = client.post(
+                "/memories/bulk/plan",
+                data={"action": action, "ids": ids, "add_tag": HOSTILE["script"][:90]},
+                headers=headers,
+            )
             page = r.get_data(as_text=True)
             assert r.status_code == 200 and 'id="bulk-plan"' in page, (action, r.status_code)
             check_inert(page, f"bulk {action} {headers}")

@@ -26,10 +26,10 @@ KEYWORDS = {"_": None, "gettext": None, "ngettext": (1, 2), "lazy_gettext": None
 def extracted() -> set:
     """Every message the code and templates ask for, as pybabel extract sees them."""
     from babel.messages.extract import DEFAULT_KEYWORDS
+
     keywords = {**DEFAULT_KEYWORDS, "lazy_gettext": None, "_l": None}
     found = set()
-    for _file, _line, message, _comments, _context in extract_from_dir(
-            str(ROOT), METHODS, keywords=keywords):
+    for _file, _line, message, _comments, _context in extract_from_dir(str(ROOT), METHODS, keywords=keywords):
         found.add(message if isinstance(message, str) else tuple(message))
     return found
 
@@ -45,8 +45,11 @@ def test_every_message_has_a_chinese_translation():
     for msgid in sorted(extracted(), key=str):
         key = msgid if isinstance(msgid, str) else msgid[0]
         entry = catalog.get(key)
-        strings = [] if entry is None else (
-            list(entry.string) if isinstance(entry.string, (tuple, list)) else [entry.string])
+        strings = (
+            []
+            if entry is None
+            else (list(entry.string) if isinstance(entry.string, (tuple, list)) else [entry.string])
+        )
         if entry is None or entry.fuzzy or not strings or not all(strings):
             missing.append(key)
     assert not missing, f"{len(missing)} messages lack a zh_Hans_CN translation: {missing[:20]}"
@@ -54,9 +57,14 @@ def test_every_message_has_a_chinese_translation():
 
 def test_the_compiled_catalog_is_the_po_file():
     def plain(messages):
-        return {(m.id if isinstance(m.id, str) else tuple(m.id)):
-                (m.string if isinstance(m.string, str) else tuple(m.string))
-                for m in messages if m.id and not m.fuzzy}
+        return {
+            (m.id if isinstance(m.id, str) else tuple(m.id)): (
+                m.string if isinstance(m.string, str) else tuple(m.string)
+            )
+            for m in messages
+            if m.id and not m.fuzzy
+        }
+
     with open(CATALOG / "messages.mo", "rb") as f:
         compiled = plain(read_mo(f))
     written = plain(po())
@@ -81,8 +89,14 @@ class _Text(HTMLParser):
         if tag in RAW:
             self.raw += 1
         for name, value in attrs:
-            if name in READ_ATTRS and value and WORD.search(value) and not (
-                    name == "value" and tag in ("input", "option") and dict(attrs).get("type") != "submit"):
+            if (
+                name in READ_ATTRS
+                and value
+                and WORD.search(value)
+                and not (
+                    name == "value" and tag in ("input", "option") and dict(attrs).get("type") != "submit"
+                )
+            ):
                 self.found.append(f"<{tag} {name}={value!r}>")
 
     def handle_endtag(self, tag):
@@ -107,6 +121,7 @@ def test_templates_say_nothing_outside_a_translation_call():
 
 # -- choosing the language ------------------------------------------------------------------
 
+
 @pytest.fixture
 def app(agent):
     return agent.app()
@@ -122,13 +137,14 @@ def test_the_browser_asks_for_chinese(app):
 
 def test_the_switcher_remembers_the_choice_and_ignores_a_forged_cookie(app):
     from dashboard.words import language_cookie  # noqa: F401  (named per port)
+
     c = app.test_client()
     r = c.post("/language", data={"lang": "zh_Hans_CN", "next": "/memories"})
     assert r.status_code == 303 and r.headers["Location"].endswith("/memories")
     assert "概览" in c.get("/overview", headers={"Accept-Language": "en"}).get_data(as_text=True)
     assert c.post("/language", data={"lang": "klingon"}).status_code == 400
     forged = app.test_client()
-    forged.set_cookie("agentao_memory_lang_default", "zh_Hans_CN")   # unsigned: from another port
+    forged.set_cookie("agentao_memory_lang_default", "zh_Hans_CN")  # unsigned: from another port
     assert "概览" not in forged.get("/overview").get_data(as_text=True)
 
 
@@ -147,7 +163,9 @@ def test_extraction_skips_no_f_string():
     text never reaches the catalog), so the page stays English in Chinese."""
     import contextlib
     import io
+
     from babel.messages.extract import DEFAULT_KEYWORDS
+
     keywords = {**DEFAULT_KEYWORDS, "lazy_gettext": None, "_l": None}
     said = io.StringIO()
     with contextlib.redirect_stderr(said):
@@ -165,15 +183,19 @@ def test_error_pages_title_through_the_catalog(app):
     page = c.get("/no-such-page")
     assert page.status_code == 404 and "<h1>Not Found</h1>" in page.get_data(as_text=True)
     assert "Not Found" in messages and "Method Not Allowed" in messages
-    assert c.get("/no-such-page.json", headers={"Accept": "application/json"}).get_json()["error"] == "Not Found"
+    assert (
+        c.get("/no-such-page.json", headers={"Accept": "application/json"}).get_json()["error"] == "Not Found"
+    )
 
 
 # -- Python-side text in the page's locale (a test catalog: the real one is the translator's) --
+
 
 def _test_catalog(tmp_path, messages: dict) -> str:
     """A compiled zh_Hans_CN catalog holding ``messages``; its folder for BABEL_TRANSLATION_DIRECTORIES."""
     from babel.messages.catalog import Catalog
     from babel.messages.mofile import write_mo
+
     catalog = Catalog(locale="zh_Hans_CN")
     for msgid, msgstr in messages.items():
         catalog.add(msgid, msgstr)
@@ -188,8 +210,9 @@ def test_the_streamed_export_stays_in_the_page_locale(seeded, tmp_path, monkeypa
     """Most of the Markdown file is written after the view returned (it is streamed), where
     Flask-Babel alone would answer English: the headings and field names stay Chinese."""
     monkeypatch.setattr("dashboard.actions.export_document.PIECE", 1)
-    folder = _test_catalog(tmp_path, {"What the agent knows": "智能体知道的", "Scope": "范围",
-                                      "Not Found": "找不到"})
+    folder = _test_catalog(
+        tmp_path, {"What the agent knows": "智能体知道的", "Scope": "范围", "Not Found": "找不到"}
+    )
     app = seeded.app(LANG="zh_Hans_CN", BABEL_TRANSLATION_DIRECTORIES=folder)
     c = app.test_client()
     text = c.get("/export/memories.md").get_data(as_text=True)
@@ -203,22 +226,49 @@ def test_finding_whys_say_the_scan_words_in_english():
     """findings.why re-says every finding's ``why`` through the catalog; in English it is the
     scan's own sentence to the letter (so a reworded rule cannot drift from its message)."""
     from datetime import datetime, timezone
-    from dashboard.findings import corpus, rules as r
+
+    from dashboard.findings import corpus
+    from dashboard.findings import rules as r
     from dashboard.findings.why import WHY, why_text
     from dashboard.words import LABELS
-    text_rules = {x.id: x for v in vars(r).values() if isinstance(v, (list, tuple))
-                  for x in v if isinstance(x, r.TextRule)}
+
+    text_rules = {
+        x.id: x
+        for v in vars(r).values()
+        if isinstance(v, (list, tuple))
+        for x in v
+        if isinstance(x, r.TextRule)
+    }
     found = [r.Finding(x.id, x.category, "content", 0, 1, "", x.why) for x in text_rules.values()]
-    found += [r.Finding(rule, "secret", "content", 0, 1, "", r.GUARD_WHY.format(name=rule[13:])
-                        if rule.startswith("secret.guard_") else r.EXTRA_WHY.format(name=rule[7:]))
-              for rule in LABELS["rule"] if rule.startswith("secret.")]
-    found += [r.near_size_limit("x" * 3700, "content"), r.near_size_limit("x" * 4100, "content"),
-              r.stale("2020-01-01T00:00:00", datetime(2026, 1, 1, tzinfo=timezone.utc)),
-              r.stale("2020-01-01T00:00:00", datetime(2026, 1, 1, tzinfo=timezone.utc), stable=True)]
-    found += [r.Finding(rule, "conflict", "content", 0, 1, "", getattr(corpus, fn).__doc__.splitlines()[0])
-              for rule, fn in (("conflict.same_key", "same_key_both_scopes"),
-                               ("conflict.duplicate", "near_duplicates"),
-                               ("conflict.contradicted", "contradicted_preferences"))]
+    found += [
+        r.Finding(
+            rule,
+            "secret",
+            "content",
+            0,
+            1,
+            "",
+            r.GUARD_WHY.format(name=rule[13:])
+            if rule.startswith("secret.guard_")
+            else r.EXTRA_WHY.format(name=rule[7:]),
+        )
+        for rule in LABELS["rule"]
+        if rule.startswith("secret.")
+    ]
+    found += [
+        r.near_size_limit("x" * 3700, "content"),
+        r.near_size_limit("x" * 4100, "content"),
+        r.stale("2020-01-01T00:00:00", datetime(2026, 1, 1, tzinfo=timezone.utc)),
+        r.stale("2020-01-01T00:00:00", datetime(2026, 1, 1, tzinfo=timezone.utc), stable=True),
+    ]
+    found += [
+        r.Finding(rule, "conflict", "content", 0, 1, "", getattr(corpus, fn).__doc__.splitlines()[0])
+        for rule, fn in (
+            ("conflict.same_key", "same_key_both_scopes"),
+            ("conflict.duplicate", "near_duplicates"),
+            ("conflict.contradicted", "contradicted_preferences"),
+        )
+    ]
     assert set(WHY) <= {f.rule for f in found} and len(found) > 30
     for f in found:
         assert why_text(f) == f.why, f.rule
@@ -228,10 +278,16 @@ def test_kept_scan_words_and_pictures_follow_each_reader(seeded, tmp_path):
     """A scan's reach words are said when read (the same kept object, two readers, two
     languages); a picture's <title> comes from the catalog, plural rules included."""
     from dashboard.findings.rows import Later
-    folder = _test_catalog(tmp_path, {
-        "recall only: in %(tag)s when a query scores it": "仅在查询给它打分时进入 %(tag)s",
-        ("Score of the first candidate, by term", "Score of the first %(num)d candidates, by term"):
-            ("前 %(num)d 个候选按项的分数",)})
+
+    folder = _test_catalog(
+        tmp_path,
+        {
+            "recall only: in %(tag)s when a query scores it": "仅在查询给它打分时进入 %(tag)s",
+            ("Score of the first candidate, by term", "Score of the first %(num)d candidates, by term"): (
+                "前 %(num)d 个候选按项的分数",
+            ),
+        },
+    )
     app = seeded.app(BABEL_TRANSLATION_DIRECTORIES=folder)
     kept = Later("recall")
     with app.test_request_context(headers={"Accept-Language": "zh-CN"}):
@@ -248,8 +304,11 @@ def test_a_background_job_speaks_the_language_of_who_started_it(seeded, tmp_path
     """A forget job runs in a thread, outside any request: its verdict is said in the
     locale of the request that started it, not in English."""
     import time
+
     from flask_babel import gettext
+
     from dashboard.actions.jobs import Jobs
+
     folder = _test_catalog(tmp_path, {"There was nothing to erase.": "没有可抹除的内容。"})
     app = seeded.app(BABEL_TRANSLATION_DIRECTORIES=folder)
     jobs = Jobs()
@@ -264,14 +323,31 @@ def test_a_background_job_speaks_the_language_of_who_started_it(seeded, tmp_path
 def test_the_command_line_speaks_the_chosen_language():
     import subprocess
     import sys
-    zh = subprocess.run([sys.executable, "-m", "dashboard", "--lang", "zh_Hans_CN", "--help"],
-                        capture_output=True, text=True, timeout=60, cwd=ROOT)
-    en = subprocess.run([sys.executable, "-m", "dashboard", "--help"], capture_output=True,
-                        text=True, timeout=60, cwd=ROOT, env={"PATH": "/usr/bin:/bin", "LANG": "C"})
+
+    zh = subprocess.run(
+        [sys.executable, "-m", "dashboard", "--lang", "zh_Hans_CN", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
+    en = subprocess.run(
+        [sys.executable, "-m", "dashboard", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+        env={"PATH": "/usr/bin:/bin", "LANG": "C"},
+    )
     assert zh.returncode == en.returncode == 0, zh.stderr + en.stderr
     assert "never write to any store" in en.stdout and "never write to any store" not in zh.stdout
     assert re.search(r"[\u4e00-\u9fff]{4}", zh.stdout), zh.stdout[:400]
-    by_env = subprocess.run([sys.executable, "-m", "dashboard", "--help"], capture_output=True,
-                            text=True, timeout=60, cwd=ROOT,
-                            env={"PATH": "/usr/bin:/bin", "LANG": "zh_CN.UTF-8"})
+    by_env = subprocess.run(
+        [sys.executable, "-m", "dashboard", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+        env={"PATH": "/usr/bin:/bin", "LANG": "zh_CN.UTF-8"},
+    )
     assert by_env.stdout == zh.stdout

@@ -76,8 +76,12 @@ for n in range(count):
 
 def run_and_kill(script: str, db: Path, *args: str) -> None:
     """Run ``script`` on ``db`` in a child process and SIGKILL it once it says it is ready."""
-    child = subprocess.Popen([sys.executable, "-c", script, str(db), *args], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        [sys.executable, "-c", script, str(db), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         line = child.stdout.readline()
         assert line.strip() == "ready", child.stderr.read()
@@ -92,16 +96,33 @@ def file_state(*dbs: Path) -> dict:
     for db in dbs:
         for suffix in ("", "-wal", "-shm", "-journal"):
             f = Path(str(db) + suffix)
-            out[str(f)] = ((hashlib.sha256(f.read_bytes()).hexdigest(), f.stat().st_mtime_ns)
-                           if f.exists() else None)
+            out[str(f)] = (
+                (hashlib.sha256(f.read_bytes()).hexdigest(), f.stat().st_mtime_ns) if f.exists() else None
+            )
     return out
 
 
-PAGES = ["/overview", "/overview.json", "/memories", "/memories.json?per_page=200",
-         "/memories.json?deleted=1&per_page=200", "/memories?q=memory", "/summaries",
-         "/summaries.json", "/reviews", "/reviews.json", "/preview?q=memory+uv",
-         "/preview.json?q=memory+uv", "/export", "/export/memories.json", "/findings",
-         "/findings.json", "/forget", "/forget/plan/project?cat=everything", "/projects"]
+PAGES = [
+    "/overview",
+    "/overview.json",
+    "/memories",
+    "/memories.json?per_page=200",
+    "/memories.json?deleted=1&per_page=200",
+    "/memories?q=memory",
+    "/summaries",
+    "/summaries.json",
+    "/reviews",
+    "/reviews.json",
+    "/preview?q=memory+uv",
+    "/preview.json?q=memory+uv",
+    "/export",
+    "/export/memories.json",
+    "/findings",
+    "/findings.json",
+    "/forget",
+    "/forget/plan/project?cat=everything",
+    "/projects",
+]
 
 
 def browse(client) -> str:
@@ -120,9 +141,11 @@ def browse(client) -> str:
 
 
 def rows(client) -> dict:
-    return {m["id"]: (m["title"], m["content"])
-            for m in client.get("/memories.json?deleted=1&per_page=200").get_json()["items"]
-            if m["store"] == "project"}
+    return {
+        m["id"]: (m["title"], m["content"])
+        for m in client.get("/memories.json?deleted=1&per_page=200").get_json()["items"]
+        if m["store"] == "project"
+    }
 
 
 def notice(client, store: str = "project"):
@@ -144,21 +167,22 @@ def copies(tmp_path, monkeypatch) -> Path:
 def busy(seeded):
     """The seeded stores with 60 more project memories, enough to span many pages."""
     for i in range(60):
-        seeded.save(f"note {i}", f"Committed note number {i}. " + "lorem ipsum " * 30, ["note"],
-                    scope="project")
+        seeded.save(
+            f"note {i}", f"Committed note number {i}. " + "lorem ipsum " * 30, ["note"], scope="project"
+        )
     return seeded
 
 
 def test_hot_journal_shows_the_committed_store_with_a_notice_and_writes_nothing(busy, copies):
     committed = rows(busy.app().test_client())
     live = {m.id for m in busy.manager.project_store.list_memories()}
-    assert len(committed) == 65 and len(live) == 64   # one of the seeded rows is soft-deleted
+    assert len(committed) == 65 and len(live) == 64  # one of the seeded rows is soft-deleted
     watching = busy.app().test_client()
-    assert rows(watching) == committed        # a dashboard already open when the writer dies
+    assert rows(watching) == committed  # a dashboard already open when the writer dies
     run_and_kill(KILLED_WRITER, busy.project_db)
     journal = Path(str(busy.project_db) + "-journal")
     assert journal.stat().st_size > 0 and not Path(str(busy.project_db) + "-wal").exists()
-    assert UNCOMMITTED.encode() in busy.project_db.read_bytes()   # the file holds the torn change
+    assert UNCOMMITTED.encode() in busy.project_db.read_bytes()  # the file holds the torn change
     before = file_state(busy.project_db, busy.user_db)
 
     for client in (watching, busy.app().test_client()):
@@ -169,17 +193,18 @@ def test_hot_journal_shows_the_committed_store_with_a_notice_and_writes_nothing(
         assert said["kind"] == "interrupted_write"
         assert "interrupted while writing" in said["message"]
         assert "roll it back the next time it opens" in said["message"]
-        banner = BeautifulSoup(client.get("/memories").get_data(as_text=True), "html.parser") \
-            .select_one('#banners [data-store="project"][data-notice]')
+        banner = BeautifulSoup(client.get("/memories").get_data(as_text=True), "html.parser").select_one(
+            '#banners [data-store="project"][data-notice]'
+        )
         assert banner is not None and "interrupted while writing" in banner.text
         assert notice(client, "user") is None
-    assert file_state(busy.project_db, busy.user_db) == before   # no byte, no mtime moved
+    assert file_state(busy.project_db, busy.user_db) == before  # no byte, no mtime moved
 
     # agentao opens the project: SQLite rolls the journal back; the notice goes, the rows stay.
     assert {m.id for m in busy.manager.project_store.list_memories()} == live
     assert not journal.exists()
     assert notice(watching) is None and rows(watching) == committed
-    assert list(copies.glob("*/memory.db*")) == []   # the private copy (the user's text) is gone with it
+    assert list(copies.glob("*/memory.db*")) == []  # the private copy (the user's text) is gone with it
 
 
 def test_hot_journal_too_big_to_copy_is_not_shown_and_says_why(busy, monkeypatch):
@@ -209,18 +234,19 @@ def test_browsing_after_an_agent_crash_changes_no_byte_and_shows_its_saves(seede
 
     client = seeded.app().test_client()
     seen = browse(client)
-    assert file_state(seeded.project_db, seeded.user_db) == before   # -shm neither made nor rewritten
+    assert file_state(seeded.project_db, seeded.user_db) == before  # -shm neither made nor rewritten
     contents = {c for _, c in rows(client).values()}
     assert {f"Saved just before the crash, number {n}." for n in range(3)} <= contents
     assert "Saved just before the crash" in seen
-    assert notice(client) is None   # committed saves, shown as they are: nothing to warn about
+    assert notice(client) is None  # committed saves, shown as they are: nothing to warn about
     assert file_state(seeded.project_db, seeded.user_db) == before
 
     # agentao opens the project again and folds the -wal in: the same rows, read in place.
     seeded.save("after restart", "agentao runs again.", scope="project")
     assert not wal.exists()
-    assert {f"Saved just before the crash, number {n}." for n in range(3)} <= \
-        {c for _, c in rows(client).values()}
+    assert {f"Saved just before the crash, number {n}." for n in range(3)} <= {
+        c for _, c in rows(client).values()
+    }
     assert list(copies.glob("*/memory.db*")) == []
 
 
@@ -238,19 +264,24 @@ def test_reads_stay_true_while_agentao_repairs_the_files(busy, left_by, copies, 
         else:
             run_and_kill(CRASHED_AGENT, busy.project_db, f"round {round_}")
             committed = rows(client)
-            assert f"Saved just before the crash round {round_}, number 2." in \
-                {c for _, c in committed.values()}
+            assert f"Saved just before the crash round {round_}, number 2." in {
+                c for _, c in committed.values()
+            }
         assert rows(client) == committed
         assert (notice(client) is not None) == (left_by == "killed writer")
         go = tmp_path / f"go-{round_}"
-        agent = subprocess.Popen([sys.executable, "-c", AGENT_RESTARTS, str(busy.project_db),
-                                  str(go), "15", str(round_)], stderr=subprocess.PIPE, text=True)
+        agent = subprocess.Popen(
+            [sys.executable, "-c", AGENT_RESTARTS, str(busy.project_db), str(go), "15", str(round_)],
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         go.touch()
         while agent.poll() is None:
             r = client.get("/memories.json?deleted=1&per_page=200")
             assert r.status_code == 200 and r.get_json()["problems"] == []
-            seen = {m["id"]: (m["title"], m["content"]) for m in r.get_json()["items"]
-                    if m["store"] == "project"}
+            seen = {
+                m["id"]: (m["title"], m["content"]) for m in r.get_json()["items"] if m["store"] == "project"
+            }
             assert UNCOMMITTED not in repr(seen)
             assert {k: seen.get(k) for k in committed} == committed
             during += 1
@@ -262,7 +293,7 @@ def test_reads_stay_true_while_agentao_repairs_the_files(busy, left_by, copies, 
         busy.save(f"closing {round_}", "One more save folds any -wal in.", scope="project")
         assert len(rows(client)) == len(committed) + 16
         assert list(copies.glob("*/memory.db*")) == []
-    assert during >= 3   # the dashboard did read while agentao repaired and saved
+    assert during >= 3  # the dashboard did read while agentao repaired and saved
 
 
 # A dashboard process that reads the store (making its private copy) and is then killed.
@@ -281,10 +312,10 @@ def test_a_copy_left_by_a_killed_dashboard_is_removed_by_the_next(busy, copies, 
     monkeypatch.setenv("TMPDIR", str(copies))
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(sys.path))
     run_and_kill(KILLED_DASHBOARD, busy.project_db)
-    assert len(list(copies.glob("*/memory.db*"))) == 1   # the killed one's copy, left behind
+    assert len(list(copies.glob("*/memory.db*"))) == 1  # the killed one's copy, left behind
     client = busy.app().test_client()
     assert rows(client) and notice(client)["kind"] == "interrupted_write"
-    assert len(list(copies.glob("*/memory.db*"))) == 1   # only this process's own copy now
+    assert len(list(copies.glob("*/memory.db*"))) == 1  # only this process's own copy now
     busy.save("reopened", "agentao opens the project again.", scope="project")
     assert notice(client) is None
     assert list(copies.glob("*/memory.db*")) == []
@@ -299,7 +330,6 @@ def test_a_live_agent_holding_its_wal_is_read_directly(seeded):
         assert Path(str(seeded.project_db) + "-wal").exists()
         client = seeded.app().test_client()
         assert notice(client) is None
-        assert "Saved while another connection holds the file." in \
-            {c for _, c in rows(client).values()}
+        assert "Saved while another connection holds the file." in {c for _, c in rows(client).values()}
     finally:
         held.close()

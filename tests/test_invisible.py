@@ -13,7 +13,6 @@ import sqlite3
 
 import pytest
 from bs4 import BeautifulSoup, NavigableString
-
 from hostile import get_routes, shown_text
 
 TITLE = "invoice \u202efdp.exe"
@@ -37,9 +36,14 @@ def hidden_spans(text: str):
     """Where ``text`` holds a character that reorders or hides text (an independent list:
     bidi controls, zero-width and format characters, tags, C0/C1 controls but TAB/LF/CR)."""
     import unicodedata
+
     for i, ch in enumerate(text):
-        if (unicodedata.category(ch) in ("Cf", "Zl", "Zp") and ch not in "\u200c\u200d"
-                or unicodedata.category(ch) == "Cc" and ch not in "\t\n\r"):
+        if (
+            unicodedata.category(ch) in ("Cf", "Zl", "Zp")
+            and ch not in "\u200c\u200d"
+            or unicodedata.category(ch) == "Cc"
+            and ch not in "\t\n\r"
+        ):
             yield i, i + 1
 
 
@@ -63,12 +67,27 @@ def test_no_page_shows_a_hidden_character_raw(world):
     agent, memory_id, item = world
     app = agent.app()
     client = app.test_client()
-    urls = get_routes(app, {"store": "project", "key": "project", "memory_id": memory_id,
-                            "item_id": item, "job_id": "0" * 12, "filename": "app.css",
-                            "table": "memories", "row_id": memory_id})
-    urls += [f"/reviews/effect?id={item}", f"/memories/project/{memory_id}/effect?value=x",
-             "/memories?q=invoice", "/preview?q=invoice+fdp", "/findings/check/project/"
-             f"memory_review_queue/{item}", "/reviews?status=pending"]
+    urls = get_routes(
+        app,
+        {
+            "store": "project",
+            "key": "project",
+            "memory_id": memory_id,
+            "item_id": item,
+            "job_id": "0" * 12,
+            "filename": "app.css",
+            "table": "memories",
+            "row_id": memory_id,
+        },
+    )
+    urls += [
+        f"/reviews/effect?id={item}",
+        f"/memories/project/{memory_id}/effect?value=x",
+        "/memories?q=invoice",
+        "/preview?q=invoice+fdp",
+        f"/findings/check/project/memory_review_queue/{item}",
+        "/reviews?status=pending",
+    ]
     checked = 0
     for url in sorted(set(u for u in urls if not u.startswith("/static/"))):
         for headers in ({}, {"HX-Request": "true"}):
@@ -89,10 +108,14 @@ def test_memory_text_is_isolated_and_its_hidden_characters_named(world):
     content = page.select_one('#memory-detail [data-field="content"]')
     assert content.find("bdi") is not None
     assert [m["title"] for m in content.select("span.ctl")] == [
-        "U+202E RIGHT-TO-LEFT OVERRIDE", "U+200B ZERO WIDTH SPACE", "U+E0041 TAG LATIN CAPITAL LETTER A",
-        "U+0000 NULL", "U+001B ESCAPE"]
+        "U+202E RIGHT-TO-LEFT OVERRIDE",
+        "U+200B ZERO WIDTH SPACE",
+        "U+E0041 TAG LATIN CAPITAL LETTER A",
+        "U+0000 NULL",
+        "U+001B ESCAPE",
+    ]
     assert content.select_one("span.ctl").get_text() == "⟨U+202E⟩"
-    assert shown_text(content) == CONTENT                    # every character accounted for
+    assert shown_text(content) == CONTENT  # every character accounted for
     assert page.select_one('[data-field="title"] span.ctl')["title"].startswith("U+202E")
     assert [t.get_text() for t in page.select('[data-field="tags"] .tag')] == ["fi⟨U+200D⟩nance", "plain"]
     # The edit box sends the stored value back unchanged (NUL aside: browsers make it U+FFFD).
@@ -107,8 +130,10 @@ def test_memory_text_is_isolated_and_its_hidden_characters_named(world):
 
 def test_the_markup_is_built_from_escaped_pieces():
     from dashboard.guard.textmarks import as_stored, shown
+
     assert shown('<b onclick="x">\u202e&</b>') == (
         '<bdi>&lt;b onclick=&#34;x&#34;&gt;<span class="ctl" title="U+202E RIGHT-TO-LEFT OVERRIDE">'
-        "⟨U+202E⟩</span>&amp;&lt;/b&gt;</bdi>")
+        "⟨U+202E⟩</span>&amp;&lt;/b&gt;</bdi>"
+    )
     assert shown("plain") == "<bdi>plain</bdi>" and shown(42) == "<bdi>42</bdi>"
     assert as_stored('a\x00<b>"\u202e') == "a\ufffd&lt;b&gt;&#34;\u202e"

@@ -14,9 +14,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from dashboard.actions import diskscan
-
-from dashboard.actions import sidefiles
+from dashboard.actions import diskscan, sidefiles
 from dashboard.store import connection, full_disk
 
 TRY_WRITE = """
@@ -31,8 +29,9 @@ except sqlite3.OperationalError as exc:
 
 
 def other_process_writes(db) -> str:
-    return subprocess.run([sys.executable, "-c", TRY_WRITE, str(db)], capture_output=True,
-                          text=True, timeout=30).stdout.strip()
+    return subprocess.run(
+        [sys.executable, "-c", TRY_WRITE, str(db)], capture_output=True, text=True, timeout=30
+    ).stdout.strip()
 
 
 def test_scans_and_probes_keep_the_write_lock_of_a_transaction_in_progress(agent):
@@ -47,12 +46,14 @@ def test_scans_and_probes_keep_the_write_lock_of_a_transaction_in_progress(agent
             # As after a failed write that created both side files: the probe must find
             # the store in use (this transaction) and remove nothing.
             "the failed write's tidy-up": lambda: full_disk.tidy_failed_write(
-                db, {"-wal": None, "-shm": None}, {"-wal": 0, "-shm": 32768}),
+                db, {"-wal": None, "-shm": None}, {"-wal": 0, "-shm": 32768}
+            ),
         }
         for name, look in looks.items():
             look()
-            assert other_process_writes(db).startswith("locked out"), \
+            assert other_process_writes(db).startswith("locked out"), (
                 f"{name} dropped the transaction's locks"
+            )
         assert connection.side_files(db)["-shm"] is not None
 
 
@@ -60,6 +61,7 @@ def test_a_side_file_the_agent_removes_during_the_scan_is_read_to_its_end(tmp_pa
     """agentao removes its -wal and -shm when its last connection closes; a purge's byte scan
     that had started on one reads what it held (as an open file would), never fails."""
     from dashboard.store.descriptors import KeptReader
+
     shm = tmp_path / "memory.db-shm"
     shm.write_bytes(b"purged text " * 1000)
     reader = KeptReader(shm)

@@ -12,9 +12,8 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 from agentao.memory import MemoryPromptRenderer
-from bs4 import BeautifulSoup
-
 from agentao_world import file_digest
+from bs4 import BeautifulSoup
 
 PHONE = "Call Dana at +1 415 555 0134 about the release."
 HX = {"HX-Request": "true"}
@@ -40,8 +39,9 @@ def on_disk(agent, memory_id):
 
 def agentao_stable_ids(agent) -> set[str]:
     mgr = agent.manager
-    shown = MemoryPromptRenderer().fit_stable_records(mgr.get_stable_entries(),
-                                                      session_tail=mgr.get_cross_session_tail())
+    shown = MemoryPromptRenderer().fit_stable_records(
+        mgr.get_stable_entries(), session_tail=mgr.get_cross_session_tail()
+    )
     return {r.id for r in shown}
 
 
@@ -51,8 +51,9 @@ def test_the_list_reads_at_a_glance(world):
     before = file_digest(agent.project_db, agent.user_db)
     page = soup(client.get("/memories?deleted=1"))
     rows = {r["data-memory-id"]: r for r in page.select("tr.memory")}
-    assert page.select_one("[data-field=summary]").get_text() == \
-        f"{len(rows)} memories, deleted ones included."
+    assert (
+        page.select_one("[data-field=summary]").get_text() == f"{len(rows)} memories, deleted ones included."
+    )
     assert soup(client.get("/memories?q=Neovim")).select_one("[data-field=summary]").get_text() == "1 memory."
 
     # The lead cell: the title links to the page, the value under it; whom it is about in words.
@@ -69,7 +70,10 @@ def test_the_list_reads_at_a_glance(world):
     assert badge.get_text() == "personal data" and "phone" in badge["title"].lower()
     link = urlparse(badge["href"])
     assert link.path == "/findings" and parse_qs(link.query) == {
-        "store": ["project"], "category": ["personal"], "row": [phone.id]}
+        "store": ["project"],
+        "category": ["personal"],
+        "row": [phone.id],
+    }
     clean = next(r for i, r in rows.items() if "Neovim" in r.get_text())
     assert not clean.select("a.badge.flag")
 
@@ -78,7 +82,8 @@ def test_the_list_reads_at_a_glance(world):
     assert marked == agentao_stable_ids(agent) and marked
     for i, r in rows.items():
         assert r.select_one("[data-badge]")["data-badge"] == (
-            "deleted" if r["data-deleted"] == "1" else "in-prompt" if i in marked else "recall")
+            "deleted" if r["data-deleted"] == "1" else "in-prompt" if i in marked else "recall"
+        )
     assert file_digest(agent.project_db, agent.user_db) == before, "browsing wrote to a file"
 
 
@@ -104,8 +109,10 @@ def test_a_memorys_page_answers_first(world):
     assert flag is not None and "row=" + phone.id in flag["href"]
 
     gone = soup(client.get("/memories/project/" + _deleted_id(agent)))
-    assert gone.select_one("#reach .answer").get_text() == \
-        "Deleted: the agent no longer sees it, but its text is still on disk"
+    assert (
+        gone.select_one("#reach .answer").get_text()
+        == "Deleted: the agent no longer sees it, but its text is still on disk"
+    )
 
 
 def _deleted_id(agent):
@@ -116,8 +123,16 @@ def _deleted_id(agent):
         conn.close()
 
 
-@pytest.mark.parametrize("field, focused", [("content", "edit-value"), ("tags", "edit-tags"),
-                                            ("title", "edit-value"), ("nonsense", None), (None, None)])
+@pytest.mark.parametrize(
+    "field, focused",
+    [
+        ("content", "edit-value"),
+        ("tags", "edit-tags"),
+        ("title", "edit-value"),
+        ("nonsense", None),
+        (None, None),
+    ],
+)
 def test_a_fix_link_lands_on_the_field_it_names(world, field, focused):
     agent, phone = world
     query = f"?field={field}" if field else ""
@@ -142,8 +157,10 @@ def test_delete_says_what_happened_and_undo_brings_it_back_without_javascript(wo
 
     page = soup(client.get(r.headers["Location"]))
     said = page.select_one("#status [data-said]").get_text()
-    assert said == ("Deleted 'release contact'. The agent no longer sees it; its text stays on disk "
-                    "until you forget it for good.")
+    assert said == (
+        "Deleted 'release contact'. The agent no longer sees it; its text stays on disk "
+        "until you forget it for good."
+    )
     undo = page.select_one("#status form.said-undo")
     assert undo.select_one("button").get_text() == "Undo" and undo.select_one("button").has_attr("autofocus")
     action, fields = _form(undo)
@@ -152,8 +169,10 @@ def test_delete_says_what_happened_and_undo_brings_it_back_without_javascript(wo
     assert on_disk(agent, phone.id) == (None,)
     assert phone.id in {m.id for m in agent.manager.get_all_entries()}
     page = soup(client.get(r.headers["Location"]))
-    assert page.select_one("#status [data-said]").get_text() == \
-        "Restored 'release contact'. The agent sees it again."
+    assert (
+        page.select_one("#status [data-said]").get_text()
+        == "Restored 'release contact'. The agent sees it again."
+    )
     assert page.select_one("#status form") is None
 
 
@@ -180,8 +199,10 @@ def test_delete_and_undo_through_htmx_swap_the_page_in_place(world):
     answer = soup(r)
     assert answer.select_one("#memory-page #reach")["data-reach"] != "soft_deleted"
     assert [e.get("id") for e in answer.select("[autofocus]")] == ["reach"]
-    assert answer.select_one('[hx-swap-oob] [data-said]').get_text() == \
-        "Restored 'release contact'. The agent sees it again."
+    assert (
+        answer.select_one("[hx-swap-oob] [data-said]").get_text()
+        == "Restored 'release contact'. The agent sees it again."
+    )
     assert phone.id in {m.id for m in agent.manager.get_all_entries()}
     # A second undo of the same delete is refused inside the page, and changes nothing.
     again = soup(client.post(action, data=fields, headers=HX))

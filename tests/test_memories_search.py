@@ -16,8 +16,32 @@ TEXTS = [  # (key, content, tags, type): mixed case, non-ASCII case, LIKE's wild
     ("release notes", "Written by hand, no DEPLOY step.", ["docs"], "workflow"),
     ("editor", "Neovim with LazyVim.", ["profile"], "profile"),
 ]
-QUERIES = ["deploy", "DePloY", "deploy.sh", "no deploy step", "run scripts/", "t a", "ü", "Ü", "ö", "école", "ökonomie", "straße", "\u212a", "k", "%", "_", "100%",
-           "a_b", "e%y", "snake_case", "_case", "部署", "ops", "zzz-nothing"]
+QUERIES = [
+    "deploy",
+    "DePloY",
+    "deploy.sh",
+    "no deploy step",
+    "run scripts/",
+    "t a",
+    "ü",
+    "Ü",
+    "ö",
+    "école",
+    "ökonomie",
+    "straße",
+    "\u212a",
+    "k",
+    "%",
+    "_",
+    "100%",
+    "a_b",
+    "e%y",
+    "snake_case",
+    "_case",
+    "部署",
+    "ops",
+    "zzz-nothing",
+]
 
 
 @pytest.fixture
@@ -40,8 +64,16 @@ def test_search_is_agentaos_search(corpus, q):
 
 
 @pytest.mark.parametrize("q", ["deploy", "e", "%", "ü"])
-@pytest.mark.parametrize("filters", [{"type": "workflow"}, {"scope": "project"}, {"tag": "OPS"},
-                                     {"source": "explicit"}, {"confidence": "explicit_user"}])
+@pytest.mark.parametrize(
+    "filters",
+    [
+        {"type": "workflow"},
+        {"scope": "project"},
+        {"tag": "OPS"},
+        {"source": "explicit"},
+        {"confidence": "explicit_user"},
+    ],
+)
 def test_search_combines_with_every_filter(corpus, q, filters):
     client = corpus.app().test_client()
     theirs = corpus.manager.search(q)
@@ -60,8 +92,10 @@ def test_search_pages_add_up_to_the_sorted_result(corpus, sort, order):
     whole = ids(client, q="e", sort=sort, order=order)
     pages, page = [], 1
     while True:
-        data = client.get("/memories.json", query_string={
-            "q": "e", "sort": sort, "order": order, "per_page": 3, "page": page}).get_json()
+        data = client.get(
+            "/memories.json",
+            query_string={"q": "e", "sort": sort, "order": order, "per_page": 3, "page": page},
+        ).get_json()
         assert data["total"] == len(whole)
         pages += [m["id"] for m in data["items"]]
         if page >= data["pages"]:
@@ -69,17 +103,21 @@ def test_search_pages_add_up_to_the_sorted_result(corpus, sort, order):
         page += 1
     assert pages == whole
     if sort == "key":
-        keys = [m["key_normalized"] for m in client.get(
-            "/memories.json", query_string={"q": "e", "sort": "key", "order": order}).get_json()["items"]]
+        keys = [
+            m["key_normalized"]
+            for m in client.get(
+                "/memories.json", query_string={"q": "e", "sort": "key", "order": order}
+            ).get_json()["items"]
+        ]
         assert keys == sorted(keys, reverse=order == "desc")
 
 
-@pytest.mark.parametrize("q", ["deploy", "kelvin"])   # many hits, one hit
+@pytest.mark.parametrize("q", ["deploy", "kelvin"])  # many hits, one hit
 def test_search_follows_an_agent_write_between_two_requests(corpus, q):
     client = corpus.app().test_client()
     before = ids(client, q=q)
     paged = client.get("/memories.json", query_string={"q": q, "per_page": 1}).get_json()
-    assert paged["total"] == len(before)   # the same search again, one page at a time
+    assert paged["total"] == len(before)  # the same search again, one page at a time
     fresh = corpus.save(f"new {q} fact", "Written by the agent just now.", ["later"])
     assert sorted(ids(client, q=q)) == sorted(before + [fresh.id])
     corpus.manager.delete(fresh.id)
@@ -107,13 +145,15 @@ def test_search_on_an_empty_store_finds_nothing(agent):
 def test_search_follows_agent_updates_past_a_thousand_distinct_words(corpus):
     # Over a thousand distinct words: the search's word list is packed (store/terms.py),
     # and words that come later wait beside it; both must be found.
-    bulk = [corpus.save(f"word list {k}", " ".join(f"w{n}x" for n in range(k, 1500, 3)), ["bulk"])
-            for k in range(3)]
+    bulk = [
+        corpus.save(f"word list {k}", " ".join(f"w{n}x" for n in range(k, 1500, 3)), ["bulk"])
+        for k in range(3)
+    ]
     client = corpus.app().test_client()
     assert ids(client, q="W1234X") == [bulk[1234 % 3].id]
     moving = corpus.save("moving fact", "Mentions quartz only.", ["later"])
     assert ids(client, q="quartz") == [moving.id]
-    corpus.save("moving fact", "Now mentions basalt.", ["later"])   # same key: agentao updates the row
+    corpus.save("moving fact", "Now mentions basalt.", ["later"])  # same key: agentao updates the row
     assert ids(client, q="quartz") == []
     assert ids(client, q="basalt") == [moving.id]
     for q in ["w12", "9x", "x w14", "mentions", "basalt.", "w1499x", "Deploy"]:

@@ -9,9 +9,8 @@ import socket
 from pathlib import Path
 
 import pytest
-from bs4 import BeautifulSoup
-
 from agentao_world import file_digest
+from bs4 import BeautifulSoup
 
 
 def _folder(db: Path):
@@ -38,11 +37,13 @@ def _parent_is_a_file(db: Path):
     db.parent.write_text("a file where the .agentao folder should be")
 
 
-OBSTACLES = {"folder": (_folder, "is a folder"),
-             "dangling link": (_dangling_link, "is a symbolic link to"),
-             "socket": (_socket, "is a socket"),
-             "named pipe": (_fifo, "is a named pipe"),
-             "parent is a file": (_parent_is_a_file, "is a file, not a folder")}
+OBSTACLES = {
+    "folder": (_folder, "is a folder"),
+    "dangling link": (_dangling_link, "is a symbolic link to"),
+    "socket": (_socket, "is a socket"),
+    "named pipe": (_fifo, "is a named pipe"),
+    "parent is a file": (_parent_is_a_file, "is a file, not a folder"),
+}
 
 
 def replace_store(db: Path, kind: str):
@@ -77,14 +78,16 @@ def test_not_a_file_is_shown_as_such_and_every_action_is_refused(seeded, store, 
         # The other store keeps working beside it.
         assert status_of(client, "user" if store == "project" else "project")["problem"] is None
 
-        for url, form in [("/forget/wipe", {"confirm": "yes"}),
-                          ("/forget/everything", {"confirm": "forget everything"}),
-                          (f"/forget/purge/{store}", {"cat": "everything", "confirm": "x"})]:
+        for url, form in [
+            ("/forget/wipe", {"confirm": "yes"}),
+            ("/forget/everything", {"confirm": "forget everything"}),
+            (f"/forget/purge/{store}", {"cat": "everything", "confirm": "x"}),
+        ]:
             r = client.post(url, data=form, headers={"Accept": "application/json"})
             assert r.status_code == 403, (url, r.status_code, r.get_data(as_text=True)[:300])
             message = r.get_json()["message"]
             assert words in message and "cannot be changed" in message, url
-        assert file_digest(other) == before   # the wipe did not half-run on the other store
+        assert file_digest(other) == before  # the wipe did not half-run on the other store
         if store == "project":
             r = client.get("/reviews.json")
             assert r.status_code == 503 and words in r.get_json()["message"]
@@ -97,6 +100,7 @@ def test_not_a_file_is_shown_as_such_and_every_action_is_refused(seeded, store, 
 def test_nothing_there_is_still_no_store_yet(tmp_path, there):
     """A link whose folder exists is where SQLite (so agentao) creates the store: no store yet."""
     from dashboard import create_app
+
     project = tmp_path / "fresh"
     (project / ".agentao").mkdir(parents=True)
     if there == "a link into a folder":
@@ -106,7 +110,8 @@ def test_nothing_there_is_still_no_store_yet(tmp_path, there):
     page = BeautifulSoup(client.get("/overview").get_data(as_text=True), "html.parser")
     assert "No store yet" in page.select_one('.card.store[data-store="project"]').text
     assert sorted(p.name for p in tmp_path.rglob("*")) == sorted(
-        ["fresh", ".agentao"] + (["memory.db"] if there != "nothing" else []))  # nothing made
+        ["fresh", ".agentao"] + (["memory.db"] if there != "nothing" else [])
+    )  # nothing made
 
 
 def test_a_move_or_approval_towards_a_folder_names_the_folder(agent):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
-
 from agentao_world import file_digest
 
 
@@ -24,8 +23,9 @@ def test_an_odd_shown_size_after_an_edit_is_ignored(client, value):
     """``shown`` (the block size a page predicted, carried to the page after an edit) is
     a number only when it is ASCII digits; anything else is no prediction, not a 500."""
     memory = client.get("/memories.json").get_json()["items"][0]
-    r = client.get(f"/memories/{memory['store']}/{memory['id']}",
-                   query_string={"done": "edited", "shown": value})
+    r = client.get(
+        f"/memories/{memory['store']}/{memory['id']}", query_string={"done": "edited", "shown": value}
+    )
     assert r.status_code == 200
 
 
@@ -56,10 +56,15 @@ def test_deeply_nested_json_body_is_400_and_changes_nothing(seeded, client):
     conn.close()
     before = file_digest(seeded.project_db, seeded.user_db)
     deep = '{"a":' * 50_000 + "1" + "}" * 50_000
-    for url in ("/reviews/approve", f"/reviews/{item}/reject", f"/memories/project/{memory}/edit",
-                "/reviews/erase"):
-        r = client.post(url, data=deep, headers={"Content-Type": "application/json",
-                                                 "Accept": "application/json"})
+    for url in (
+        "/reviews/approve",
+        f"/reviews/{item}/reject",
+        f"/memories/project/{memory}/edit",
+        "/reviews/erase",
+    ):
+        r = client.post(
+            url, data=deep, headers={"Content-Type": "application/json", "Accept": "application/json"}
+        )
         assert r.status_code == 400, url
         assert "nested too deeply" in r.get_json()["message"], url
     assert file_digest(seeded.project_db, seeded.user_db) == before
@@ -67,19 +72,31 @@ def test_deeply_nested_json_body_is_400_and_changes_nothing(seeded, client):
 
 def test_every_405_says_which_methods_the_url_allows(seeded, client):
     app = seeded.app()
-    fill = {"store": "project", "key": "project", "memory_id": "x", "item_id": "x", "action": "approve",
-            "job_id": "0" * 12, "filename": "app.css", "table": "memories", "row_id": "x",
-            "token": "t"}
+    fill = {
+        "store": "project",
+        "key": "project",
+        "memory_id": "x",
+        "item_id": "x",
+        "action": "approve",
+        "job_id": "0" * 12,
+        "filename": "app.css",
+        "table": "memories",
+        "row_id": "x",
+        "token": "t",
+    }
     checked = 0
     for rule in app.url_map.iter_rules():
         if rule.endpoint == "static":
             continue
-        url = rule.build({a: fill[a] for a in rule.arguments if a not in (rule.defaults or {})}
-                         | dict(rule.defaults or {}), append_unknown=False)[1]
+        url = rule.build(
+            {a: fill[a] for a in rule.arguments if a not in (rule.defaults or {})}
+            | dict(rule.defaults or {}),
+            append_unknown=False,
+        )[1]
         for method in {"GET", "POST", "PUT", "DELETE", "PATCH"} - rule.methods:
             r = client.open(url, method=method)
             if r.status_code != 405:
-                continue   # another rule at this URL takes the method
+                continue  # another rule at this URL takes the method
             allowed = {m.strip() for m in r.headers["Allow"].split(",")}
             assert rule.methods - {"HEAD", "OPTIONS"} <= allowed and method not in allowed, url
             for other in allowed - {"HEAD", "OPTIONS"}:
@@ -88,10 +105,12 @@ def test_every_405_says_which_methods_the_url_allows(seeded, client):
     assert checked > 100
 
 
-MALFORMED = [b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nno colon <script>x</script>\r\n\r\n",
-             b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n\r\n",
-             b"G<b>T / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
-             b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: x\r\n\r\n"]
+MALFORMED = [
+    b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nno colon <script>x</script>\r\n\r\n",
+    b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n\r\n",
+    b"G<b>T / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+    b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: x\r\n\r\n",
+]
 
 
 def test_waitress_own_error_answers_carry_the_security_headers(seeded):
@@ -101,10 +120,24 @@ def test_waitress_own_error_answers_carry_the_security_headers(seeded):
     import sys
     import time
     from pathlib import Path
-    proc = subprocess.Popen([sys.executable, "-m", "dashboard", "--port", "0", "--project",
-                             str(seeded.project_dir), "--user-db", str(seeded.user_db)],
-                            cwd=Path(__file__).resolve().parents[1], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True)
+
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "dashboard",
+            "--port",
+            "0",
+            "--project",
+            str(seeded.project_dir),
+            "--user-db",
+            str(seeded.user_db),
+        ],
+        cwd=Path(__file__).resolve().parents[1],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     try:
         deadline, port = time.time() + 30, None
         while port is None and time.time() < deadline:
@@ -139,10 +172,24 @@ def test_slow_headers_from_110_connections_do_not_make_the_dashboard_unreachable
     import sys
     import time
     from pathlib import Path
-    proc = subprocess.Popen([sys.executable, "-m", "dashboard", "--port", "0", "--project",
-                             str(seeded.project_dir), "--user-db", str(seeded.user_db)],
-                            cwd=Path(__file__).resolve().parents[1], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True)
+
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "dashboard",
+            "--port",
+            "0",
+            "--project",
+            str(seeded.project_dir),
+            "--user-db",
+            str(seeded.user_db),
+        ],
+        cwd=Path(__file__).resolve().parents[1],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     slow = []
     try:
         deadline, port = time.time() + 30, None
@@ -155,12 +202,13 @@ def test_slow_headers_from_110_connections_do_not_make_the_dashboard_unreachable
             s.sendall(b"GET / HTTP/1.1\r\n")
             slow.append(s)
         asked = socket.create_connection(("127.0.0.1", port), timeout=60)
-        asked.sendall(f"GET /static/app.css HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
-                      "Connection: close\r\n\r\n".encode())
+        asked.sendall(
+            f"GET /static/app.css HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n".encode()
+        )
         answer = b""
         give_up = time.time() + 60
         while not answer.startswith(b"HTTP/1.1 ") and time.time() < give_up:
-            for s in slow:   # a header byte each, as a slow client sends them
+            for s in slow:  # a header byte each, as a slow client sends them
                 try:
                     s.sendall(b"X")
                 except OSError:
@@ -168,7 +216,7 @@ def test_slow_headers_from_110_connections_do_not_make_the_dashboard_unreachable
             asked.settimeout(1)
             try:
                 answer += asked.recv(65536)
-            except socket.timeout:
+            except TimeoutError:
                 pass
         assert answer.startswith(b"HTTP/1.1 "), "no answer while slow connections held the server"
         asked.close()

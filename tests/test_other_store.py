@@ -26,10 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from agentao_world import Agent, file_digest, seed_corpus
 from bs4 import BeautifulSoup
 from flask import url_for
-
-from agentao_world import Agent, file_digest, seed_corpus
 
 JSON = {"Accept": "application/json"}
 HTMX = {"HX-Request": "true"}
@@ -52,11 +51,9 @@ def _truncate(db: Path) -> None:
 
 # Not a zero-byte file: agentao opens one as an empty store, so the dashboard shows it as a
 # store with nothing yet, like a missing one (tests/test_faults.py), not as damage.
-DAMAGES = {"truncated": _truncate,
-           "random_bytes": _random_bytes, "unreadable": lambda db: os.chmod(db, 0)}
+DAMAGES = {"truncated": _truncate, "random_bytes": _random_bytes, "unreadable": lambda db: os.chmod(db, 0)}
 # What the overview calls each damage (so the test knows the damage is the one it means).
-KINDS = {"truncated": "corrupt", "random_bytes": "not_a_database",
-         "unreadable": "unreadable"}
+KINDS = {"truncated": "corrupt", "random_bytes": "not_a_database", "unreadable": "unreadable"}
 
 
 @contextlib.contextmanager
@@ -98,8 +95,15 @@ def world():
 # ---------------------------------------------------------------------------- the walk
 # What each path argument of a GET route is, for the store a URL is about.
 def _path_values(ids: dict, store: str, made: dict) -> dict:
-    return {"store": store, "key": store, "memory_id": ids[store][0], "table": "memories",
-            "row_id": ids[store][0], "job_id": made["job"], "filename": "app.css"}
+    return {
+        "store": store,
+        "key": store,
+        "memory_id": ids[store][0],
+        "table": "memories",
+        "row_id": ids[store][0],
+        "job_id": made["job"],
+        "filename": "app.css",
+    }
 
 
 FILLED = {"store", "key", "memory_id", "table", "row_id", "job_id", "filename"}
@@ -108,12 +112,14 @@ FILLED = {"store", "key", "memory_id", "table", "row_id", "job_id", "filename"}
 def _queries(endpoint: str, items: list[dict], made: dict) -> list[dict]:
     """The query strings a route needs to do its real work (one URL per entry)."""
     per_item = [{"id": i["id"]} for i in items]
-    return {"findings.check": [{"rule": "secret.api_key", "field": "content"}],
-            "forget.plan": [{"cat": "everything"}],
-            "memories.edit_effect": [{"value": "An edited value."}],
-            "reviews.effect": per_item,
-            "reviews.erase_confirm": [{"ids": i["id"]} for i in items],
-            "reviews.erased": [{"report": made["report"]}]}.get(endpoint, [{}])
+    return {
+        "findings.check": [{"rule": "secret.api_key", "field": "content"}],
+        "forget.plan": [{"cat": "everything"}],
+        "memories.edit_effect": [{"value": "An edited value."}],
+        "reviews.effect": per_item,
+        "reviews.erase_confirm": [{"ids": i["id"]} for i in items],
+        "reviews.erased": [{"report": made["report"]}],
+    }.get(endpoint, [{}])
 
 
 def get_urls(app, ids: dict, items: list[dict], made: dict) -> list[tuple[str | None, str]]:
@@ -155,7 +161,7 @@ def visit(client, subject, url, broken: str, problem: dict, headers=None):
         return r
     assert r.status_code < 400, (url, r.status_code, body[:400])
     if r.status_code >= 300:
-        return r   # "/" and the favicon redirect
+        return r  # "/" and the favicon redirect
     if r.is_json:
         r.get_json()
     elif r.mimetype == "text/html" and "<html" in body:
@@ -168,8 +174,10 @@ def visit(client, subject, url, broken: str, problem: dict, headers=None):
 
 
 def forms_of(page) -> dict:
-    return {f["id"]: {i["name"]: i.get("value", "") for i in f.select("input")}
-            for f in page.select("#memory-actions form")}
+    return {
+        f["id"]: {i["name"]: i.get("value", "") for i in f.select("input")}
+        for f in page.select("#memory-actions form")
+    }
 
 
 def wait_for(client, job: dict) -> dict:
@@ -188,9 +196,9 @@ class Scene:
     client: object
     healthy: str
     broken: str
-    problem: dict          # the damaged store's problem as the overview gives it, and its path
-    live: dict             # store -> live memory ids, before the damage
-    items: list            # the pending review items, before the damage
+    problem: dict  # the damaged store's problem as the overview gives it, and its path
+    live: dict  # store -> live memory ids, before the damage
+    items: list  # the pending review items, before the damage
 
     def tokens(self, item):
         return {"seen": item["plan"]["item_fingerprint"], "target": item["plan"]["target_fingerprint"]}
@@ -209,19 +217,27 @@ def curate_the_healthy_store(sc: Scene) -> None:
     assert page.select_one('[data-field="content"]').text == shown["content"]
     assert problem["message"] in page.select_one('[data-field="move-problem"]').text
     forms = forms_of(page)
-    assert "target" not in forms["move-form"]   # no move button towards a damaged store
+    assert "target" not in forms["move-form"]  # no move button towards a damaged store
 
-    r = client.post(f"/memories/{healthy}/{memory_id}/edit",
-                    data=dict(forms["edit-form"], value="Edited while the other file is broken."))
+    r = client.post(
+        f"/memories/{healthy}/{memory_id}/edit",
+        data=dict(forms["edit-form"], value="Edited while the other file is broken."),
+    )
     assert r.status_code == 303, r.get_data(as_text=True)
     after = client.get(f"/memories/{healthy}/{memory_id}.json").get_json()["memory"]
     assert after["content"] == "Edited while the other file is broken."
     forms = forms_of(soup(client.get(f"/memories/{healthy}/{memory_id}")))
-    r = client.post(f"/memories/{healthy}/{memory_id}/move",
-                    data=dict(forms["edit-form"], target="none"), headers=JSON)
+    r = client.post(
+        f"/memories/{healthy}/{memory_id}/move", data=dict(forms["edit-form"], target="none"), headers=JSON
+    )
     assert r.status_code in (403, 409, 503) and problem["message"] in r.get_json()["message"]
-    fragment = soup(client.post(f"/memories/{healthy}/{memory_id}/move", headers=HTMX,
-                                data=dict(forms["edit-form"], target="none")))
+    fragment = soup(
+        client.post(
+            f"/memories/{healthy}/{memory_id}/move",
+            headers=HTMX,
+            data=dict(forms["edit-form"], target="none"),
+        )
+    )
     assert problem["message"] in fragment.select_one("[data-outcome]").text
     assert problem["message"] in fragment.select_one('[data-field="move-problem"]').text
     assert fragment.select_one("#edit-form") is not None
@@ -237,7 +253,7 @@ def decide_the_queue(sc: Scene) -> None:
     """The review queue: refused with the reason when its file is damaged; otherwise
     usable, with only the cards that would write into the damaged store blocked."""
     client, problem = sc.client, sc.problem
-    if sc.broken == "project":   # the queue itself is in the damaged file
+    if sc.broken == "project":  # the queue itself is in the damaged file
         for item in sc.items:
             r = client.post(f"/reviews/{item['id']}/approve", data=sc.tokens(item), headers=JSON)
             # Every write to a store that cannot be changed is one 403 sentence with its reason.
@@ -253,15 +269,19 @@ def decide_the_queue(sc: Scene) -> None:
         r = client.post(f"/reviews/{item['id']}/approve", data=sc.tokens(item), headers=JSON)
         assert r.status_code == 403
         assert problem["message"] in r.get_json()["outcomes"][0]["message"]
-        card = soup(client.post(f"/reviews/{item['id']}/approve", data=sc.tokens(item),
-                                headers=HTMX)).select_one(f"#review-{item['id']}")
+        card = soup(
+            client.post(f"/reviews/{item['id']}/approve", data=sc.tokens(item), headers=HTMX)
+        ).select_one(f"#review-{item['id']}")
         assert card["data-http-status"] == "403" and card["data-status"] == "pending"
         assert problem["message"] in card.select_one('[data-field="blocked"]').text
         r = client.post(f"/reviews/{item['id']}/reject", data=sc.tokens(item), headers=JSON)
         assert r.status_code == 200, r.get_json()
     first, *rest = to_project
-    r = client.post("/reviews/erase", headers=JSON, data={
-        "ids": first["id"], "confirm": "1", f"seen-{first['id']}": sc.tokens(first)["seen"]})
+    r = client.post(
+        "/reviews/erase",
+        headers=JSON,
+        data={"ids": first["id"], "confirm": "1", f"seen-{first['id']}": sc.tokens(first)["seen"]},
+    )
     assert r.status_code == 200 and r.get_json()["ok"], r.get_json()
     data = {"ids": [i["id"] for i in rest]}
     for i in rest:
@@ -274,27 +294,33 @@ def forget_in_the_healthy_store(sc: Scene) -> None:
     """A soft forget, a purge of the deleted rows and a one-memory purge work; the
     actions over both files (wipe, forget everything) name the damaged one."""
     client, healthy, problem = sc.client, sc.healthy, sc.problem
-    r = client.post(f"/forget/memory/{healthy}/{sc.live[healthy][2]}", data={"mode": "soft"},
-                    headers=JSON)
+    r = client.post(f"/forget/memory/{healthy}/{sc.live[healthy][2]}", data={"mode": "soft"}, headers=JSON)
     assert r.status_code == 200 and r.get_json()["soft_deleted"]
     plan = client.get(f"/forget/plan/{healthy}.json?cat=soft_deleted").get_json()
     assert plan["rows"]
-    r = client.post(f"/forget/purge/{healthy}", headers=JSON,
-                    data={"cat": "soft_deleted", "confirm": plan["name"],
-                          "fingerprint": plan["fingerprint"]})
+    r = client.post(
+        f"/forget/purge/{healthy}",
+        headers=JSON,
+        data={"cat": "soft_deleted", "confirm": plan["name"], "fingerprint": plan["fingerprint"]},
+    )
     assert r.status_code in (200, 202), r.get_data(as_text=True)
     done = wait_for(client, r.get_json())
     assert done["state"] == "done" and not done["error"], done
     memory_id = sc.live[healthy][0]
     asked = client.get(f"/forget/memory/{healthy}/{memory_id}.json").get_json()["confirm"]
-    r = client.post(f"/forget/memory/{healthy}/{memory_id}", headers=JSON,
-                    data={"mode": "purge", "confirm": asked["phrase"]})
+    r = client.post(
+        f"/forget/memory/{healthy}/{memory_id}",
+        headers=JSON,
+        data={"mode": "purge", "confirm": asked["phrase"]},
+    )
     assert r.status_code in (200, 202), r.get_data(as_text=True)
     done = wait_for(client, r.get_json())
     assert done["state"] == "done" and not done["error"], done
     assert client.get(f"/memories/{healthy}/{memory_id}.json").status_code == 404
-    for url, data in (("/forget/wipe", {"confirm": "yes"}),
-                      ("/forget/everything", {"confirm": "forget everything"})):
+    for url, data in (
+        ("/forget/wipe", {"confirm": "yes"}),
+        ("/forget/everything", {"confirm": "forget everything"}),
+    ):
         r = client.post(url, data=data, headers=JSON)
         assert r.status_code == 403 and problem["message"] in r.get_json()["message"], url
     assert client.post("/projects/select", data={"project": "0"}).status_code == 303
@@ -307,15 +333,18 @@ def test_every_page_and_action_of_the_other_store_works(world, broken, how):
     healthy = "user" if broken == "project" else "project"
     app = world.app()
     client = app.test_client()
-    live = {s: [m["id"] for m in client.get(f"/memories.json?scope={s}").get_json()["items"]]
-            for s in STORES}
+    live = {s: [m["id"] for m in client.get(f"/memories.json?scope={s}").get_json()["items"]] for s in STORES}
     items = client.get("/reviews.json").get_json()["items"]
     # What the walk visits needs to exist before the damage: a forget job, an erase report.
-    job = client.post(f"/forget/memory/{broken}/{live[broken][-1]}", data={"mode": "soft"},
-                      headers=JSON).get_json()
+    job = client.post(
+        f"/forget/memory/{broken}/{live[broken][-1]}", data={"mode": "soft"}, headers=JSON
+    ).get_json()
     gone = next(i for i in items if i["plan"]["store"] == "project")
-    erased = client.post("/reviews/erase", headers=JSON, data={
-        "ids": gone["id"], "confirm": "1", f"seen-{gone['id']}": gone["plan"]["item_fingerprint"]})
+    erased = client.post(
+        "/reviews/erase",
+        headers=JSON,
+        data={"ids": gone["id"], "confirm": "1", f"seen-{gone['id']}": gone["plan"]["item_fingerprint"]},
+    )
     made = {"job": job["id"], "report": erased.get_json()["token"]}
     items = client.get("/reviews.json").get_json()["items"]
     db = {"project": world.project_db, "user": world.user_db}
@@ -328,7 +357,7 @@ def test_every_page_and_action_of_the_other_store_works(world, broken, how):
         assert problem["kind"] == KINDS[how] and stores[healthy]["problem"] is None
         for subject, url in get_urls(app, live, items, made):
             visit(client, subject, url, broken, problem)
-            visit(client, subject, url, broken, problem, HTMX)   # the fragment, where there is one
+            visit(client, subject, url, broken, problem, HTMX)  # the fragment, where there is one
         scene = Scene(client, healthy, broken, problem, live, items)
         curate_the_healthy_store(scene)
         decide_the_queue(scene)

@@ -3,9 +3,8 @@ with the file internals behind a "Storage details" disclosure (#21)."""
 
 from __future__ import annotations
 
-from bs4 import BeautifulSoup
-
 from agentao_world import Agent, file_digest
+from bs4 import BeautifulSoup
 
 
 def soup(response):
@@ -30,14 +29,19 @@ def test_the_answer_comes_first_and_each_sentence_links_to_its_list(client, seed
     assert words(knows) == "The agent knows 6 things: 2 about you, 4 about this project."
     links = {a.text: a["href"] for a in knows.select("a")}
     assert client.get(links["2 about you"].replace("/memories", "/memories.json", 1)).get_json()["total"] == 2
-    assert client.get(links["4 about this project"].replace("/memories", "/memories.json", 1)).get_json()["total"] == 4
+    assert (
+        client.get(links["4 about this project"].replace("/memories", "/memories.json", 1)).get_json()[
+            "total"
+        ]
+        == 4
+    )
 
     pending = sentence(page, "pending")
     assert words(pending) == "2 suggestions wait for you."
     reviews = client.get(pending.a["href"].replace("/reviews", "/reviews.json", 1)).get_json()
     assert len(reviews["items"]) == 2 and {i["status"] for i in reviews["items"]} == {"pending"}
 
-    deleted = sentence(page, "deleted")   # one soft-deleted row: the singular
+    deleted = sentence(page, "deleted")  # one soft-deleted row: the singular
     assert words(deleted) == "1 deleted memory is invisible to the agent but still on disk."
     listed = client.get(deleted.a["href"].replace("/memories", "/memories.json", 1)).get_json()
     assert sum(1 for m in listed["items"] if m["deleted_at"]) == 1
@@ -59,7 +63,7 @@ def test_plurals_are_right_for_one(agent):
     page = soup(agent.app().test_client().get("/overview"))
     assert words(sentence(page, "knows")) == "The agent knows 1 thing: 1 about you, 0 about this project."
     assert words(sentence(page, "pending")) == "1 suggestion waits for you."
-    assert sentence(page, "deleted") is None   # nothing deleted: no sentence about it
+    assert sentence(page, "deleted") is None  # nothing deleted: no sentence about it
     assert "It puts 1 memory into every prompt" in words(sentence(page, "block"))
 
 
@@ -72,10 +76,14 @@ def test_risky_counts_the_rows_the_findings_scan_flags(agent):
     later = sentence(page, "risky")
     assert later.has_attr("data-later") and later["hx-trigger"] == "load"
     risky = soup(client.get(later["hx-get"], headers={"HX-Request": "true"})).select_one(
-        '[data-sentence="risky"]')
+        '[data-sentence="risky"]'
+    )
     findings = client.get("/findings.json").get_json()
-    flagged = {(i["store"], i["row_id"]) for i in findings["items"]
-               if i["category"] in ("secret", "personal", "instruction")}
+    flagged = {
+        (i["store"], i["row_id"])
+        for i in findings["items"]
+        if i["category"] in ("secret", "personal", "instruction")
+    }
     assert len(flagged) == 1 and risky["data-count"] == "1"
     assert words(risky).startswith("1 entry looks risky")
     by = {a["data-category"]: a for a in risky.select(".by-category a")}
@@ -101,8 +109,7 @@ def test_file_internals_sit_behind_storage_details(client):
     for card in page.select(".card.store"):
         details = card.select_one("details.storage")
         assert details.summary.text == "Storage details" and not details.has_attr("open")
-        for field in ("path", "size", "journal_mode", "schema_version", "change_counter",
-                      "freelist_count"):
+        for field in ("path", "size", "journal_mode", "schema_version", "change_counter", "freelist_count"):
             assert details.select_one(f'[data-field="{field}"]') is not None, field
             assert card.select_one(f'[data-field="{field}"]').find_parent("details") is details
         # The scope/type/source table turns into cards on a phone: every cell is labelled.
@@ -117,6 +124,7 @@ def test_a_missing_project_store_is_explained_not_an_error(tmp_path):
     project = tmp_path / "fresh"
     project.mkdir()
     from dashboard import create_app
+
     client = create_app({"PROJECT_DIR": project, "USER_DB": None, "AUTH_TOKEN": False}).test_client()
     page = soup(client.get("/overview"))
     card = page.select_one('.card.store[data-store="project"]')
@@ -125,11 +133,11 @@ def test_a_missing_project_store_is_explained_not_an_error(tmp_path):
     assert "agentao creates this file the first time it remembers something in this project" in box.text
     assert "remember that" in box.text and str(project / ".agentao" / "memory.db") in box.text
     assert words(sentence(page, "knows")) == "The agent knows nothing yet: no memory is saved."
-    assert not (project / ".agentao").exists()   # and nothing was created
+    assert not (project / ".agentao").exists()  # and nothing was created
 
 
 def test_an_empty_store_gets_a_next_step(tmp_path):
-    agent = Agent(tmp_path)     # both files created by agentao, nothing saved yet
+    agent = Agent(tmp_path)  # both files created by agentao, nothing saved yet
     page = soup(agent.app().test_client().get("/overview"))
     for kind in ("project", "user"):
         card = page.select_one(f'.card.store[data-store="{kind}"]')

@@ -15,15 +15,20 @@ import re
 import pytest
 from agentao.memory.guards import MemoryGuard
 from agentao.prompts.helpers import extract_context_hints
-from hypothesis import example, given, settings, strategies as st
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from dashboard import contract
 from dashboard.contract import extract_keywords
 from dashboard.engine import extract_hints, hints
 
 GUARD = MemoryGuard()
-PIECES = st.lists(st.sampled_from(["a", "Z", "_", "/", ".", "-", "\\", "py", "toml", "é", "中",
-                                   " ", "1", ".md", "x.y", ":"]), max_size=40).map("".join)
+PIECES = st.lists(
+    st.sampled_from(
+        ["a", "Z", "_", "/", ".", "-", "\\", "py", "toml", "é", "中", " ", "1", ".md", "x.y", ":"]
+    ),
+    max_size=40,
+).map("".join)
 
 
 @settings(max_examples=400, deadline=None)
@@ -49,15 +54,20 @@ def test_hints_equal_agentaos(texts):
 # the possessive branch takes the run whole, so every position is either inside a
 # match (read once, plus a backtrack over the match) or one character where the
 # try fails at once.  Counted on the texts that cost agentao 95 and 147 ms.
-RUNS = [lambda n: "x" + "/" * (n - 1), lambda n: "." * n, lambda n: "a" + "-" * (n - 2) + ".",
-        lambda n: "a/" * (n // 2), lambda n: "see a/b.py, " + "x." * (n // 2)]
+RUNS = [
+    lambda n: "x" + "/" * (n - 1),
+    lambda n: "." * n,
+    lambda n: "a" + "-" * (n - 2) + ".",
+    lambda n: "a/" * (n // 2),
+    lambda n: "see a/b.py, " + "x." * (n // 2),
+]
 
 
 def failed_tries_inside_a_run(pattern: re.Pattern, text: str, run_class: str) -> int:
     """Positions holding a path character where the search tries the pattern and finds nothing."""
     covered = [False] * len(text)
     for m in pattern.finditer(text):
-        covered[m.start():m.end()] = [True] * (m.end() - m.start())
+        covered[m.start() : m.end()] = [True] * (m.end() - m.start())
     in_run = re.compile(run_class)
     return sum(1 for i, ch in enumerate(text) if not covered[i] and in_run.fullmatch(ch))
 

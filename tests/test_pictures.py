@@ -7,13 +7,20 @@ import sqlite3
 from collections import Counter
 
 import pytest
+from agentao_world import Agent, file_digest
 from bs4 import BeautifulSoup
 from markupsafe import Markup
 
-from agentao_world import Agent, file_digest
 from dashboard.engine.results import Budget
-from dashboard.pictures import (budget_meters, columns, fill_periods, meter, residue_rows,
-                                score_bars, stacked_bars)
+from dashboard.pictures import (
+    budget_meters,
+    columns,
+    fill_periods,
+    meter,
+    residue_rows,
+    score_bars,
+    stacked_bars,
+)
 from dashboard.pictures.svg import number
 from dashboard.words import label
 
@@ -42,13 +49,17 @@ def widths(el, cls="seg") -> list[float]:
 
 # -- builders ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("build", [
-    lambda label: stacked_bars([(label, [(label, 3), ("b", 1)])], title=label, chart_id="t"),
-    lambda label: stacked_bars([(label, [(label, 3)])], title=label, chart_id="t", inline=True),
-    lambda label: columns([label], {label: [2]}, title=label, chart_id="t"),
-    lambda label: meter(5, 10, label=label, chart_id="t"),
-    lambda label: score_bars([(label, [("title", 3.0), ("stale", -2.0)])]),
-])
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda label: stacked_bars([(label, [(label, 3), ("b", 1)])], title=label, chart_id="t"),
+        lambda label: stacked_bars([(label, [(label, 3)])], title=label, chart_id="t", inline=True),
+        lambda label: columns([label], {label: [2]}, title=label, chart_id="t"),
+        lambda label: meter(5, 10, label=label, chart_id="t"),
+        lambda label: score_bars([(label, [("title", 3.0), ("stale", -2.0)])]),
+    ],
+)
 def test_hostile_labels_are_escaped_text(build):
     markup = build(HOSTILE_LABEL)
     assert isinstance(markup, Markup)
@@ -67,48 +78,54 @@ def test_control_and_bidi_characters_are_replaced():
 
 
 def test_stacked_bars_scale_stack_and_describe():
-    el = svg(stacked_bars([("one", [("a", 2), ("b", 6)]), ("two", [("a", 4)])],
-                          title="T", chart_id="bars", unit="memories"))
+    el = svg(
+        stacked_bars(
+            [("one", [("a", 2), ("b", 6)]), ("two", [("a", 4)])], title="T", chart_id="bars", unit="memories"
+        )
+    )
     a1, b1, a2 = widths(el)
     assert a1 * 2 == pytest.approx(a2, abs=0.2) and b1 == pytest.approx(3 * a1, abs=0.2)
     rects = el.find_all("rect", class_="seg")
     assert float(rects[1]["x"]) == pytest.approx(float(rects[0]["x"]) + a1, abs=0.2)  # stacked
     assert rects[0]["fill"] == rects[2]["fill"] != rects[1]["fill"]  # colour per segment name
-    assert el.find("desc").text == ("one: a 2, b 6 (total 8 memories); "
-                                    "two: a 4 (total 4 memories).")
+    assert el.find("desc").text == ("one: a 2, b 6 (total 8 memories); two: a 4 (total 4 memories).")
     assert [t.text for t in el.find_all("text", class_="legend")] == ["a", "b"]
 
 
 def test_chinese_labels_get_room_for_their_width():
     """A Chinese character is drawn about twice as wide as a letter: the bar label is not
     cut at the picture's left edge, and a segment name is drawn inside only when it fits."""
-    el = svg(stacked_bars([("作用域", [("本项目", 60), ("工作流程", 1)])], title="T",
-                          chart_id="zh", inline=True))
+    el = svg(
+        stacked_bars([("作用域", [("本项目", 60), ("工作流程", 1)])], title="T", chart_id="zh", inline=True)
+    )
     first = el.find("rect", class_="seg")
-    assert float(first["x"]) >= 3 * 13 + 6   # room for the three characters of 作用域
+    assert float(first["x"]) >= 3 * 13 + 6  # room for the three characters of 作用域
     assert [t.text for t in el.find_all("text", class_="seg-label")] == ["本项目"]
 
 
 def test_negative_terms_go_left_of_the_zero_line():
-    el = svg(score_bars([("m", [("title", 3.0), ("recency", 0.5), ("stale", -2.0)]),
-                         ("n", [("tag", 1.5)])]))
+    el = svg(score_bars([("m", [("title", 3.0), ("recency", 0.5), ("stale", -2.0)]), ("n", [("tag", 1.5)])]))
     zero = float(el.find("line", class_="zero")["x1"])
     rects = el.find_all("rect", class_="seg")
     stale = next(r for r in rects if "stale" in r.title.text)
     assert float(stale["x"]) + float(stale["width"]) == pytest.approx(zero, abs=0.2)
     assert all(float(r["x"]) >= zero - 0.2 for r in rects if r is not stale)
     assert "m: title 3, recency 0.5, stale -2 (total 1.5)" in el.find("desc").text
+
     # The same term keeps its colour in every picture (stale: always the penalty red).
     def colours(chart):
-        return {r.title.text.split(": ")[1].split()[0]: r["fill"]
-                for r in chart.find_all("rect", class_="seg")}
+        return {
+            r.title.text.split(": ")[1].split()[0]: r["fill"] for r in chart.find_all("rect", class_="seg")
+        }
+
     first, again = colours(el), colours(svg(score_bars([("z", [("stale", -1.0), ("title", 1.0)])])))
     assert again["title"] == first["title"] and again["stale"] == first["stale"] != first["title"]
 
 
 def test_columns_heights_follow_the_values():
-    el = svg(columns(["2026-01", "2026-02"], {"created": [4, 2], "updated": [0, 1]},
-                     title="T", chart_id="tl"))
+    el = svg(
+        columns(["2026-01", "2026-02"], {"created": [4, 2], "updated": [0, 1]}, title="T", chart_id="tl")
+    )
     heights = [float(r["height"]) for r in el.find_all("rect", class_="col")]
     assert heights[0] == pytest.approx(2 * heights[2]) and heights[1] == 0
     assert heights[3] == pytest.approx(heights[0] / 4)
@@ -129,27 +146,37 @@ def test_meter_shows_use_and_overflow():
 
 
 def test_fill_periods_adds_empty_months_and_weeks_across_a_year():
-    rows = [{"period": "2025-11", "created": 1, "updated": 0},
-            {"period": "2026-02", "created": 2, "updated": 1}]
-    assert [p["period"] for p in fill_periods(rows, "month")] == [
-        "2025-11", "2025-12", "2026-01", "2026-02"]
-    weeks = fill_periods([{"period": "2025-W51", "created": 1, "updated": 0},
-                          {"period": "2026-W02", "created": 1, "updated": 0}], "week")
-    assert [p["period"] for p in weeks] == ["2025-W51", "2025-W52", "2026-W00", "2026-W01",
-                                            "2026-W02"]
+    rows = [
+        {"period": "2025-11", "created": 1, "updated": 0},
+        {"period": "2026-02", "created": 2, "updated": 1},
+    ]
+    assert [p["period"] for p in fill_periods(rows, "month")] == ["2025-11", "2025-12", "2026-01", "2026-02"]
+    weeks = fill_periods(
+        [
+            {"period": "2025-W51", "created": 1, "updated": 0},
+            {"period": "2026-W02", "created": 1, "updated": 0},
+        ],
+        "week",
+    )
+    assert [p["period"] for p in weeks] == ["2025-W51", "2025-W52", "2026-W00", "2026-W01", "2026-W02"]
     odd = fill_periods([{"period": "garbage", "created": 1, "updated": 0}], "month")
     assert [p["period"] for p in odd] == ["garbage"]
 
 
 # -- the overview's tallies against agentao-written rows ------------------------------
 
+
 def _file_kinds(db) -> list[dict]:
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     conn.row_factory = sqlite3.Row
     try:
-        return [dict(r) for r in conn.execute(
-            "SELECT scope, type, source, confidence, deleted_at IS NOT NULL AS deleted,"
-            " COUNT(*) AS n FROM memories GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5")]
+        return [
+            dict(r)
+            for r in conn.execute(
+                "SELECT scope, type, source, confidence, deleted_at IS NOT NULL AS deleted,"
+                " COUNT(*) AS n FROM memories GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5"
+            )
+        ]
     finally:
         conn.close()
 
@@ -157,13 +184,14 @@ def _file_kinds(db) -> list[dict]:
 def _assert_overview_equals_agentao(client, agent):
     before = file_digest(agent.project_db, agent.user_db)
     data = client.get("/overview.json").get_json()
-    assert file_digest(agent.project_db, agent.user_db) == before   # browsing never writes
+    assert file_digest(agent.project_db, agent.user_db) == before  # browsing never writes
     periods = data["timeline"]["periods"]
     entries = agent.manager.get_all_entries()  # what agentao itself sees
     week = sqlite3.connect(":memory:")
-    label = {"month": lambda stamp: stamp[:7],
-             "week": lambda stamp: week.execute("SELECT strftime('%Y-W%W', ?)", (stamp,)).fetchone()[0]
-             }[data["timeline"]["by"]]
+    label = {
+        "month": lambda stamp: stamp[:7],
+        "week": lambda stamp: week.execute("SELECT strftime('%Y-W%W', ?)", (stamp,)).fetchone()[0],
+    }[data["timeline"]["by"]]
     created = Counter(label(e.created_at) for e in entries)
     updated = Counter(label(e.updated_at) for e in entries if e.updated_at > e.created_at)
     assert {p["period"]: p["created"] for p in periods if p["created"]} == dict(created)
@@ -186,11 +214,13 @@ def test_overview_tallies_follow_agentao_writes(agent):
     agent.save("fact 1", "changed value")  # an update
     gone = agent.save("gone", "soon deleted")
     agent.manager.delete(gone.id)
-    _assert_overview_equals_agentao(client, agent)   # all in one month: by week
+    _assert_overview_equals_agentao(client, agent)  # all in one month: by week
     conn = sqlite3.connect(agent.project_db)  # spread the project rows over months
     conn.execute("UPDATE memories SET created_at = '2025-10-03T10:00:00' WHERE key_normalized = 'fact_3'")
-    conn.execute("UPDATE memories SET created_at = '2025-12-24T10:00:00',"
-                 " updated_at = '2026-01-02T09:00:00' WHERE key_normalized = 'fact_5'")
+    conn.execute(
+        "UPDATE memories SET created_at = '2025-12-24T10:00:00',"
+        " updated_at = '2026-01-02T09:00:00' WHERE key_normalized = 'fact_5'"
+    )
     conn.commit()
     conn.close()
     _assert_overview_equals_agentao(client, agent)
@@ -199,6 +229,7 @@ def test_overview_tallies_follow_agentao_writes(agent):
 
 # -- on the screens ---------------------------------------------------------------------
 
+
 def test_overview_shows_composition_and_timeline_with_numbers(client, seeded):
     before = file_digest(seeded.project_db, seeded.user_db)
     page = BeautifulSoup(client.get("/overview").data, "html.parser")
@@ -206,8 +237,10 @@ def test_overview_shows_composition_and_timeline_with_numbers(client, seeded):
     assert section.has_attr("hx-disable")
     for chart in ("composition", "timeline"):
         assert_accessible_and_csp_clean(section.select_one(f'svg[data-chart="{chart}"]'))
-    counts = {(r["data-dimension"], r["data-value"]): int(r["data-count"])
-              for r in section.select('[data-table="composition"] tr[data-dimension]')}
+    counts = {
+        (r["data-dimension"], r["data-value"]): int(r["data-count"])
+        for r in section.select('[data-table="composition"] tr[data-dimension]')
+    }
     assert counts[("scope", "project")] == 4 and counts[("scope", "user")] == 2
     assert counts[("source", "explicit")] == 6 and counts[("type", "project_fact")] == 1
     desc = section.select_one('svg[data-chart="composition"] desc').text
@@ -233,7 +266,10 @@ def test_hostile_type_on_overview_is_text(agent):
     agent.save("x", "y", type=HOSTILE_LABEL)
     page = agent.app().test_client().get("/overview").get_data(as_text=True)
     soup = BeautifulSoup(page, "html.parser")
-    assert [s.get("src") for s in soup.find_all("script")] == ["/static/htmx-2.0.11.min.js", "/static/live.js"]
+    assert [s.get("src") for s in soup.find_all("script")] == [
+        "/static/htmx-2.0.11.min.js",
+        "/static/live.js",
+    ]
     chart = soup.select_one('svg[data-chart="composition"]')
     assert chart.find("script") is None and "type: " + HOSTILE_LABEL in chart.find("desc").text
     assert HOSTILE_LABEL in [r["data-value"] for r in soup.select('tr[data-dimension="type"]')]
@@ -253,8 +289,10 @@ def test_forget_residue_shows_where_residue_sits(client, seeded):
 
 def test_preview_shows_each_candidates_score_as_its_terms(client):
     for headers in ({}, HTMX):
-        page = BeautifulSoup(client.get("/preview?q=which package manager pyproject deploy",
-                                        headers=headers).data, "html.parser")
+        page = BeautifulSoup(
+            client.get("/preview?q=which package manager pyproject deploy", headers=headers).data,
+            "html.parser",
+        )
         chart = page.select_one('[data-picture="scores"] svg[data-chart="recall-scores"]')
         assert_accessible_and_csp_clean(chart)
         rows = page.select("tr.candidate")[:12]
@@ -262,16 +300,21 @@ def test_preview_shows_each_candidates_score_as_its_terms(client):
         assert len(labels) == len(rows) > 0
         desc = chart.find("desc").text
         for row in rows:  # the picture's numbers are the table's numbers
-            terms = [(td["data-term"], float(td["data-contribution"]))
-                     for td in row.select("td[data-term]") if float(td["data-contribution"])]
+            terms = [
+                (td["data-term"], float(td["data-contribution"]))
+                for td in row.select("td[data-term]")
+                if float(td["data-contribution"])
+            ]
             for name, value in terms:
-                assert f"{label('term', name)} {number(value)}" in desc   # the table header's word
+                assert f"{label('term', name)} {number(value)}" in desc  # the table header's word
     empty = BeautifulSoup(client.get("/preview?q=zzzz-nothing-matches").data, "html.parser")
     assert empty.select_one('[data-picture="scores"]') is None
 
 
-@pytest.mark.parametrize("value,text", [(3, "3"), (3.0, "3"), (0.5, "0.5"), (1 / 3, "0.33"),
-                                        (-2.0, "-2"), (0.001, "0.001"), (2.999, "3")])
+@pytest.mark.parametrize(
+    "value,text",
+    [(3, "3"), (3.0, "3"), (0.5, "0.5"), (1 / 3, "0.33"), (-2.0, "-2"), (0.001, "0.001"), (2.999, "3")],
+)
 def test_numbers_read_well(value, text):
     assert number(value) == text
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from bs4 import BeautifulSoup
-
 from agentao_world import agentao_blocks
+from bs4 import BeautifulSoup
 
 HTMX = {"HX-Request": "true"}
 BOOSTED = {"HX-Request": "true", "HX-Boosted": "true"}
@@ -18,11 +17,15 @@ def soup(response):
 
 
 def test_full_page_shows_both_blocks_byte_identical(client, seeded):
-    page = soup(client.get("/preview", query_string={"q": "which package manager", "asof": ASOF,
-                                                      "session": "session-b"}))
+    page = soup(
+        client.get(
+            "/preview", query_string={"q": "which package manager", "asof": ASOF, "session": "session-b"}
+        )
+    )
     assert page.find("html") is not None and page.select_one("form#preview-form")
-    stable, context = agentao_blocks(seeded, "which package manager", "session-b",
-                                     datetime(2031, 1, 1, tzinfo=timezone.utc))
+    stable, context = agentao_blocks(
+        seeded, "which package manager", "session-b", datetime(2031, 1, 1, tzinfo=timezone.utc)
+    )
     assert page.select_one("pre#stable-block").text == stable
     expected_context = page.select_one("pre#context-block")
     assert (expected_context.text if expected_context else "") == context
@@ -30,7 +33,7 @@ def test_full_page_shows_both_blocks_byte_identical(client, seeded):
     assert result["data-stable-used"] == str(len(stable))
     assert result["data-cjk-mode"] in ("jieba", "latin-only")
     assert page.select_one("pre#stable-block").has_attr("hx-disable")
-    assert page.select_one('meter#m-stable')["max"] == "2000"
+    assert page.select_one("meter#m-stable")["max"] == "2000"
     assert page.select_one('a[href="/preview"]') is not None  # in the menu
 
 
@@ -54,8 +57,10 @@ def test_recall_table_terms_and_tokens(client):
 
 
 def test_json_twin_with_asof_and_hints(client):
-    data = client.get("/preview.json", query_string={
-        "q": "uv", "asof": "2030-01-01T00:00:00Z", "messages": "look at pyproject.toml\nhi"}).get_json()
+    data = client.get(
+        "/preview.json",
+        query_string={"q": "uv", "asof": "2030-01-01T00:00:00Z", "messages": "look at pyproject.toml\nhi"},
+    ).get_json()
     assert data["now"] == "2030-01-01T00:00:00+00:00"
     assert data["context_hints"] == ["pyproject.toml"]
     assert data["budgets"]["stable"]["limit"] == 2000
@@ -64,8 +69,9 @@ def test_json_twin_with_asof_and_hints(client):
     stale = next(t for t in cand["terms"] if t["name"] == "stale")
     assert stale["value"] == 1.0  # four years on, every memory is stale
     fresh = client.get("/preview.json?q=uv").get_json()
-    assert all(next(t for t in c["terms"] if t["name"] == "stale")["value"] == 0.0
-               for c in fresh["candidates"])
+    assert all(
+        next(t for t in c["terms"] if t["name"] == "stale")["value"] == 0.0 for c in fresh["candidates"]
+    )
     assert client.get("/preview.json?asof=yesterday").status_code == 400
 
 
@@ -103,15 +109,15 @@ def test_new_memory_shows_up_after_the_counter_moves(client, seeded):
     assert before["candidates"] == []
     seeded.save("k8s", "Kubernetes manifests live in deploy/k8s.", ["infra"], type="note")
     after = client.get("/preview.json?q=kubernetes").get_json()
-    assert [c["title"] for c in after["candidates"]] == ["k8s"] or \
-        "k8s" in after["stable_block"]
+    assert [c["title"] for c in after["candidates"]] == ["k8s"] or "k8s" in after["stable_block"]
 
 
 # --------------------------------------------------------------------------- the answer first
 
+
 def _context_titles(block: str) -> set[str]:
     """Titles of the facts in a <memory-context> block (agentao writes one 'title:' line each)."""
-    return {line[len("title: "):] for line in block.splitlines() if line.startswith("title: ")}
+    return {line[len("title: ") :] for line in block.splitlines() if line.startswith("title: ")}
 
 
 def test_answer_in_words_comes_first_and_names_what_agentao_recalls(client, seeded):
@@ -127,11 +133,16 @@ def test_answer_in_words_comes_first_and_names_what_agentao_recalls(client, seed
     # The answer precedes every number and every raw block in the page.
     html = str(page)
     assert html.index('id="answer"') < html.index('id="recall"') < html.index('id="stable-block"')
-    named = {li.select_one("a").get_text() for li in answer.select('[data-answer="recalled"] li[data-memory-id]')}
+    named = {
+        li.select_one("a").get_text() for li in answer.select('[data-answer="recalled"] li[data-memory-id]')
+    }
     assert named and named == _context_titles(context)
     shown = len(page.select('#stable-entries tr[data-shown="1"]'))
-    assert answer.select_one('[data-answer="always-on"]').get_text(" ", strip=True).startswith(
-        f"In the always-on block (every prompt): {shown} memor")
+    assert (
+        answer.select_one('[data-answer="always-on"]')
+        .get_text(" ", strip=True)
+        .startswith(f"In the always-on block (every prompt): {shown} memor")
+    )
     # Each reason is its own list item, in words; the codes agentao writes are not the text.
     reasons = answer.select("ul.reasons > li")
     assert reasons and all("_" not in li.get_text() and "," not in li.get_text() for li in reasons)
@@ -140,30 +151,33 @@ def test_answer_in_words_comes_first_and_names_what_agentao_recalls(client, seed
 
 def test_raw_blocks_sit_behind_disclosures_byte_exact(client, seeded):
     page = soup(client.get("/preview", query_string={"q": "which package manager", "asof": ASOF}))
-    stable, context = agentao_blocks(seeded, "which package manager", None,
-                                     datetime(2031, 1, 1, tzinfo=timezone.utc))
+    stable, context = agentao_blocks(
+        seeded, "which package manager", None, datetime(2031, 1, 1, tzinfo=timezone.utc)
+    )
     for name, block in (("stable", stable), ("context", context)):
         holder = page.select_one(f'details[data-prompt-block="{name}"]')
         assert holder is not None and not holder.has_attr("open")
         pre = holder.select_one("pre[data-prompt-block]")
         assert (pre.text if pre else "") == block
-    assert page.select_one("#preview-form textarea#p-q") is not None   # the message box
+    assert page.select_one("#preview-form textarea#p-q") is not None  # the message box
     assert page.select_one('label[for="p-q"]').get_text() == "A message to the agent"
 
 
 def test_not_recalled_says_why_below_the_cut_and_over_the_budget(tmp_path):
     from agentao_world import Agent
+
     agent = Agent(tmp_path)
     for n in range(12):
-        agent.save(f"billing note {n:02d}", f"Billing retry rule number {n:02d}: " + "x" * 300,
-                   ["billing"])
+        agent.save(f"billing note {n:02d}", f"Billing retry rule number {n:02d}: " + "x" * 300, ["billing"])
     client = agent.app().test_client()
     data = client.get("/preview.json", query_string={"q": "billing retry rule", "asof": ASOF}).get_json()
     marks = {c["title"]: c["mark"] for c in data["candidates"]}
     assert {"cut_top5", "cut_context_budget", "in_block"} <= set(marks.values()), marks
     page = soup(client.get("/preview", query_string={"q": "billing retry rule", "asof": ASOF}))
-    missed = {li.select_one("a").get_text(): li.get_text(" ", strip=True)
-              for li in page.select('#answer [data-answer="not-recalled"] li')}
+    missed = {
+        li.select_one("a").get_text(): li.get_text(" ", strip=True)
+        for li in page.select('#answer [data-answer="not-recalled"] li')
+    }
     for title, text in missed.items():
         if marks[title] == "cut_context_budget":
             assert "over the 1,200-character budget" in text
@@ -178,8 +192,7 @@ def test_not_recalled_says_why_below_the_cut_and_over_the_budget(tmp_path):
 
 
 def test_ranked_table_explains_each_term_in_words_and_rounds(client):
-    page = soup(client.get("/preview", query_string={"q": "which package manager pyproject",
-                                                      "asof": ASOF}))
+    page = soup(client.get("/preview", query_string={"q": "which package manager pyproject", "asof": ASOF}))
     table = page.select_one("table.recall.rows")
     heads = {th["data-term"]: th.select_one(".term") for th in table.select("th[data-term]")}
     assert heads["title"].get_text() == "title"
@@ -188,8 +201,9 @@ def test_ranked_table_explains_each_term_in_words_and_rounds(client):
     row = table.select_one("tr.candidate")
     score = row.select_one('td[data-label="Score"] strong')
     assert score["title"] == row["data-score"] and len(score.get_text()) <= 5
-    assert row.select_one("td.lead a") and all(td.has_attr("data-label")
-                                               for td in row.select("td:not(.lead)"))
+    assert row.select_one("td.lead a") and all(
+        td.has_attr("data-label") for td in row.select("td:not(.lead)")
+    )
 
 
 def test_preview_button_moves_focus_to_the_answer(client):
@@ -203,6 +217,7 @@ def test_preview_button_moves_focus_to_the_answer(client):
 
 def test_plurals_in_the_answer(tmp_path):
     from agentao_world import Agent
+
     agent = Agent(tmp_path, with_user_store=False)
     agent.save("kubernetes", "Manifests live in deploy/k8s.", ["infra"], type="note")
     client = agent.app().test_client()

@@ -23,8 +23,9 @@ def soup(response):
 
 def make_project(root: Path, name: str, user_db: Path, facts: list[str]) -> Path:
     project = root / name
-    mgr = MemoryManager(SQLiteMemoryStore.open(project / ".agentao" / "memory.db"),
-                        SQLiteMemoryStore.open(user_db))
+    mgr = MemoryManager(
+        SQLiteMemoryStore.open(project / ".agentao" / "memory.db"), SQLiteMemoryStore.open(user_db)
+    )
     for i, fact in enumerate(facts):
         mgr.upsert(SaveMemoryRequest(key=f"{name} fact {i}", value=fact, tags=["note"]))
     return project
@@ -34,11 +35,10 @@ def two_projects(tmp_path):
     user_db = tmp_path / "home" / ".agentao" / "memory.db"
     a = make_project(tmp_path / "work", "alpha", user_db, ["Alpha uses Go."])
     b = make_project(tmp_path / "work", "beta", user_db, ["Beta uses Rust.", "Beta ships weekly."])
-    MemoryManager(SQLiteMemoryStore.open(a / ".agentao" / "memory.db"),
-                  SQLiteMemoryStore.open(user_db)).upsert(
-        SaveMemoryRequest(key="user_editor", value="Helix", tags=["user"]))
-    app = create_app({"PROJECT_DIR": [a, b], "USER_DB": user_db, "TESTING": True,
-                      "AUTH_TOKEN": False})
+    MemoryManager(
+        SQLiteMemoryStore.open(a / ".agentao" / "memory.db"), SQLiteMemoryStore.open(user_db)
+    ).upsert(SaveMemoryRequest(key="user_editor", value="Helix", tags=["user"]))
+    app = create_app({"PROJECT_DIR": [a, b], "USER_DB": user_db, "TESTING": True, "AUTH_TOKEN": False})
     return app, a, b
 
 
@@ -49,8 +49,11 @@ def test_switcher_changes_the_project_shown_and_keeps_the_user_store(tmp_path):
     assert [o.text for o in page.select("#project-switch option")] == ["alpha", "beta"]
     first = client.get("/memories.json").get_json()["items"]
     assert sorted(m["content"] for m in first) == ["Alpha uses Go.", "Helix"]
-    r = client.post("/projects/select", data={"project": "1", "next": "/memories"},
-                    headers={"Sec-Fetch-Site": "same-origin"})
+    r = client.post(
+        "/projects/select",
+        data={"project": "1", "next": "/memories"},
+        headers={"Sec-Fetch-Site": "same-origin"},
+    )
     assert r.status_code == 303 and r.headers["Location"].endswith("/memories")
     second = client.get("/memories.json").get_json()["items"]
     assert sorted(m["content"] for m in second) == ["Beta ships weekly.", "Beta uses Rust.", "Helix"]
@@ -62,7 +65,9 @@ def test_projects_page_lists_every_project_with_counts(tmp_path):
     app, a, b = two_projects(tmp_path)
     data = app.test_client().get("/projects.json").get_json()
     assert [(p["name"], p["live"], p["current"]) for p in data["projects"]] == [
-        ("alpha", 1, True), ("beta", 2, False)]
+        ("alpha", 1, True),
+        ("beta", 2, False),
+    ]
     assert "reach every project" in data["note"]
 
 
@@ -70,8 +75,13 @@ def test_user_memory_says_it_reaches_every_project(tmp_path):
     app, a, b = two_projects(tmp_path)
     client = app.test_client()
     user = next(m for m in client.get("/memories.json?scope=user").get_json()["items"])
-    assert client.get(f"/memories/user/{user['id']}.json").get_json()["reach"]["projects"] == ["alpha", "beta"]
-    assert soup(client.get(f"/memories/user/{user['id']}")).select_one("#reach-projects")["data-projects"] == "2"
+    assert client.get(f"/memories/user/{user['id']}.json").get_json()["reach"]["projects"] == [
+        "alpha",
+        "beta",
+    ]
+    assert (
+        soup(client.get(f"/memories/user/{user['id']}")).select_one("#reach-projects")["data-projects"] == "2"
+    )
 
 
 def test_bad_project_choice_is_400_and_offsite_next_is_ignored(tmp_path):
@@ -89,29 +99,58 @@ def test_scan_finds_projects_and_skips_noise(tmp_path):
     make_project(tmp_path / "src" / "nested", "two", user_db, ["y"])
     make_project(tmp_path / "src" / "node_modules", "ignored", user_db, ["z"])
     assert sorted(p.name for p in scan_projects(tmp_path / "src")) == ["one", "two"]
-    r = subprocess.run([sys.executable, "-m", "dashboard", "--scan", str(tmp_path / "empty-nowhere")],
-                       cwd=ROOT, capture_output=True, text=True, timeout=30)
+    r = subprocess.run(
+        [sys.executable, "-m", "dashboard", "--scan", str(tmp_path / "empty-nowhere")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert r.returncode == 2 and "does not exist" in r.stderr
     (tmp_path / "bare").mkdir()
-    r = subprocess.run([sys.executable, "-m", "dashboard", "--scan", str(tmp_path / "bare")],
-                       cwd=ROOT, capture_output=True, text=True, timeout=30)
+    r = subprocess.run(
+        [sys.executable, "-m", "dashboard", "--scan", str(tmp_path / "bare")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert r.returncode == 2 and "no .agentao/memory.db" in r.stderr
 
 
 SAME = {"Sec-Fetch-Site": "same-origin"}
-OFFSITE_NEXT = ["//evil.example/", "/\\evil.example/", "/\\\\evil.example", "\\\\evil.example",
-                "/\t/evil.example/", "/\n/evil.example/", "\t//evil.example", "/%09/evil.example/",
-                "/%5Cevil.example/", "https:evil.example", "https://evil.example/x", "http:/evil",
-                "javascript:alert(1)", "//evil.example/%2F..", "/\u3000/evil.example",
-                "/\uff0f/evil.example", "\u2215\u2215evil.example", "/\u202e/evil.example",
-                " //evil.example", "/.//evil.example", "/memories\r\nLocation: //evil.example",
-                "/%2F/evil.example", "/" * 3 + "evil.example"]
+OFFSITE_NEXT = [
+    "//evil.example/",
+    "/\\evil.example/",
+    "/\\\\evil.example",
+    "\\\\evil.example",
+    "/\t/evil.example/",
+    "/\n/evil.example/",
+    "\t//evil.example",
+    "/%09/evil.example/",
+    "/%5Cevil.example/",
+    "https:evil.example",
+    "https://evil.example/x",
+    "http:/evil",
+    "javascript:alert(1)",
+    "//evil.example/%2F..",
+    "/\u3000/evil.example",
+    "/\uff0f/evil.example",
+    "\u2215\u2215evil.example",
+    "/\u202e/evil.example",
+    " //evil.example",
+    "/.//evil.example",
+    "/memories\r\nLocation: //evil.example",
+    "/%2F/evil.example",
+    "/" * 3 + "evil.example",
+]
 
 
 def as_browser_reads(target: str) -> tuple[str, str]:
     """(host, path) a browser on http://localhost/ goes to for a Location of ``target``:
     WHATWG URL parsing drops tabs and newlines and reads a backslash as a slash."""
     from urllib.parse import urljoin, urlsplit
+
     cleaned = target.replace("\t", "").replace("\n", "").replace("\r", "").replace("\\", "/")
     parts = urlsplit(urljoin("http://localhost/memories", cleaned.strip()))
     return parts.netloc, parts.path
@@ -140,8 +179,9 @@ def test_switcher_returns_to_the_page_it_was_on(tmp_path, htmx):
         assert (r.headers["HX-Redirect"] if htmx else r.headers["Location"]) == page
 
 
-@pytest.mark.parametrize("path", ["/%5Cevil.example/x", "/%09/evil.example/x", "/%5C%5Cevil.example",
-                                  "/%0A/evil.example"])
+@pytest.mark.parametrize(
+    "path", ["/%5Cevil.example/x", "/%09/evil.example/x", "/%5C%5Cevil.example", "/%0A/evil.example"]
+)
 def test_a_404_at_a_hostile_path_offers_no_hostile_next(tmp_path, path):
     app, a, b = two_projects(tmp_path)
     client = app.test_client()
@@ -176,13 +216,19 @@ def test_scan_leaves_out_a_store_that_links_outside_the_tree(tmp_path):
     only_links = tmp_path / "links"
     (only_links / "p" / ".agentao").mkdir(parents=True)
     (only_links / "p" / ".agentao" / "memory.db").symlink_to(elsewhere / ".agentao" / "memory.db")
-    r = subprocess.run([sys.executable, "-m", "dashboard", "--scan", str(only_links)],
-                       cwd=ROOT, capture_output=True, text=True, timeout=30)
+    r = subprocess.run(
+        [sys.executable, "-m", "dashboard", "--scan", str(only_links)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert r.returncode == 2 and "symbolic link" in r.stderr and "outside" in r.stderr
 
 
 def test_a_linked_store_is_read_and_checked_at_its_target(tmp_path):
     import sqlite3
+
     user_db = tmp_path / "home" / ".agentao" / "memory.db"
     target = make_project(tmp_path / "real", "store", user_db, ["Kept at the target."])
     project = tmp_path / "work" / "linked"
@@ -208,4 +254,5 @@ def test_a_linked_store_is_read_and_checked_at_its_target(tmp_path):
     finally:
         writer.close()
     assert [m["content"] for m in client.get("/memories.json?scope=project").get_json()["items"]] == [
-        "Kept at the target."]
+        "Kept at the target."
+    ]

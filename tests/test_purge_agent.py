@@ -16,15 +16,17 @@ import sys
 import textwrap
 
 import pytest
-
 from agentao_world import integrity, wait_for_job
+
 from dashboard.actions import purge
 from dashboard.store import build_refs
 
 JSON = {"Accept": "application/json"}
 ROUNDS = 5
-WORDS = ("staging host backup bucket deploy token mirror replica cron vault ledger "
-         "invoice kiosk harbor signal quartz").split()
+WORDS = (
+    "staging host backup bucket deploy token mirror replica cron vault ledger "
+    "invoice kiosk harbor signal quartz"
+).split()
 
 AGENT = textwrap.dedent("""
     import json, sqlite3, sys
@@ -62,9 +64,12 @@ class AgentProcess:
     """agentao's MemoryManager in a child process; ``do`` returns once its write committed."""
 
     def __init__(self, world):
-        self.proc = subprocess.Popen([sys.executable, "-c", AGENT, str(world.project_db),
-                                      str(world.user_db)], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", AGENT, str(world.project_db), str(world.user_db)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         assert self.proc.stdout.readline().strip() == "ready"
 
     def send(self, order: str) -> None:
@@ -100,12 +105,15 @@ def rows_now(db) -> dict:
     """Every row that can be purged, as (kind-ish table, id) -> whether it is soft-deleted."""
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
-        out = {("memory", r[0]): r[1] is not None
-               for r in conn.execute("SELECT id, deleted_at FROM memories")}
-        out.update({("review", r[0]): r[1] for r in conn.execute(
-            "SELECT id, status FROM memory_review_queue")})
-        out.update({("event", str(r[0])): r[1] for r in conn.execute(
-            "SELECT id, memory_id FROM memory_events")})
+        out = {
+            ("memory", r[0]): r[1] is not None for r in conn.execute("SELECT id, deleted_at FROM memories")
+        }
+        out.update(
+            {("review", r[0]): r[1] for r in conn.execute("SELECT id, status FROM memory_review_queue")}
+        )
+        out.update(
+            {("event", str(r[0])): r[1] for r in conn.execute("SELECT id, memory_id FROM memory_events")}
+        )
         out.update({("summary", r[0]): None for r in conn.execute("SELECT id FROM session_summaries")})
         return out
     finally:
@@ -122,14 +130,17 @@ def test_purge_of_everything_finishes_while_the_agent_works(seeded, agent_proces
     are reported as kept."""
     client = seeded.app().test_client()
     for n in range(ROUNDS):
-        tag = "".join(chr(97 + int(d)) for d in f"{n:03d}")   # letters: agentao keys drop digits
+        tag = "".join(chr(97 + int(d)) for d in f"{n:03d}")  # letters: agentao keys drop digits
         plan = client.get("/forget/plan/project.json?cat=everything").get_json()
         confirmed = {(table_of(r["kind"]), r["id"]) for r in plan["rows"]}
-        before = agent_process.do(f"burst {tag}a")             # after the dry run, before the click
-        r = client.post("/forget/purge/project", headers=JSON, data={
-            "cat": "everything", "fingerprint": plan["fingerprint"], "confirm": plan["name"]})
+        before = agent_process.do(f"burst {tag}a")  # after the dry run, before the click
+        r = client.post(
+            "/forget/purge/project",
+            headers=JSON,
+            data={"cat": "everything", "fingerprint": plan["fingerprint"], "confirm": plan["name"]},
+        )
         assert r.status_code in (200, 202), r.get_json()
-        agent_process.send(f"burst {tag}b")                     # and while the purge runs
+        agent_process.send(f"burst {tag}b")  # and while the purge runs
         job = wait_for_job(client, r.get_json()["url"])
         during = agent_process.answer()
         assert job["state"] == "done", job
@@ -140,9 +151,10 @@ def test_purge_of_everything_finishes_while_the_agent_works(seeded, agent_proces
         erased = {(table_of(x["kind"]), x["id"]) for x in result["rows"]}
         assert erased == confirmed - {(table_of(s["kind"]), s["id"]) for s in result["skipped"]}
         assert result["skipped"] == []
-        for burst in (before, during):   # nothing the agent wrote was erased
-            for key in [("review", i) for i in burst["reviews"]] + \
-                    [("memory", i) for i in burst["live"] + burst["deleted"]]:
+        for burst in (before, during):  # nothing the agent wrote was erased
+            for key in [("review", i) for i in burst["reviews"]] + [
+                ("memory", i) for i in burst["live"] + burst["deleted"]
+            ]:
                 assert key in left, f"{key} written by the agent was erased"
         kept = {(table_of(x["kind"]), x["id"]) for x in result["kept"]}
         # What arrived before the click is reported as kept, by kind; nothing confirmed is.
@@ -161,14 +173,20 @@ def test_a_confirmed_row_the_agent_changed_refuses_the_purge(seeded, agent_proce
     assert len(plan["rows"]) == 2
     before = rows_now(seeded.project_db)
     agent_process.do("say I prefer tabs over spaces.")
-    r = client.post("/forget/purge/project", headers=JSON, data={
-        "cat": "review:pending", "fingerprint": plan["fingerprint"], "confirm": plan["name"]})
+    r = client.post(
+        "/forget/purge/project",
+        headers=JSON,
+        data={"cat": "review:pending", "fingerprint": plan["fingerprint"], "confirm": plan["name"]},
+    )
     assert r.status_code == 409
     assert "1 of the rows you confirmed changed since the dry run (1 review)" in r.get_json()["message"]
     assert rows_now(seeded.project_db) == before
     again = client.get("/forget/plan/project.json?cat=review:pending").get_json()
-    r = client.post("/forget/purge/project", headers=JSON, data={
-        "cat": "review:pending", "fingerprint": again["fingerprint"], "confirm": again["name"]})
+    r = client.post(
+        "/forget/purge/project",
+        headers=JSON,
+        data={"cat": "review:pending", "fingerprint": again["fingerprint"], "confirm": again["name"]},
+    )
     assert r.status_code in (200, 202)
     assert wait_for_job(client, r.get_json()["url"])["results"][0]["deleted"] == {"review": 2}
 
@@ -185,8 +203,9 @@ def test_a_row_changed_inside_the_purge_window_stops_it_before_it_writes(seeded,
         before = rows_now(seeded.project_db)
 
         def fold_now(step, fraction=None, phrase=phrase):
-            if step == "delete":   # the purge is about to take the write lock
+            if step == "delete":  # the purge is about to take the write lock
                 agent_process.do(f"say {phrase}")
+
         result = purge.purge(ref, dry_run, progress=fold_now)
         assert result.status == "changed", result.message
         assert "Nothing was erased" in result.message and "(1 review)" in result.message
@@ -203,7 +222,7 @@ def test_text_the_agent_saves_again_during_the_scan_is_not_residue(seeded, agent
     verdict says so, and never "still on disk"."""
     ref = next(r for r in build_refs(seeded.project_dir, seeded.user_db) if r.kind == "project")
     rng = random.Random(11)
-    assert purge.purge(ref, purge.plan(ref, ["soft_deleted"])).verified   # the seed's old row
+    assert purge.purge(ref, purge.plan(ref, ["soft_deleted"])).verified  # the seed's old row
     # The agent keeps a session open on the file, so its WAL is not folded back into the
     # database each time a save closes its connection: the save lands in the WAL.
     agent_process.do("hold")
@@ -222,6 +241,7 @@ def test_text_the_agent_saves_again_during_the_scan_is_not_residue(seeded, agent
                 # The scan has read the database file; the agent saves before it reads the WAL.
                 if step == "scan" and fraction and not saved:
                     saved.append(agent_process.do(f"save copy {tag}|{text}"))
+
             result = purge.purge(ref, dry_run, progress=save_again)
             assert saved, "the scan never reported progress"
             assert result.status != "found on disk", result.message
@@ -230,6 +250,7 @@ def test_text_the_agent_saves_again_during_the_scan_is_not_residue(seeded, agent
             assert "saved again by the agent during the purge" in result.message
             assert result.deleted == {"memory_deleted": 1}
             conn = sqlite3.connect(f"file:{seeded.project_db}?mode=ro", uri=True)
-            assert conn.execute("SELECT content FROM memories WHERE id = ?",
-                                (saved[0],)).fetchone() == (text,)
+            assert conn.execute("SELECT content FROM memories WHERE id = ?", (saved[0],)).fetchone() == (
+                text,
+            )
             conn.close()

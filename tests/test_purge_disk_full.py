@@ -18,9 +18,8 @@ import warnings
 from pathlib import Path
 
 import pytest
-from bs4 import BeautifulSoup
-
 from agentao_world import Agent, integrity, wait_for_job
+from bs4 import BeautifulSoup
 
 JSON = {"Accept": "application/json"}
 WORDS = "alpha bravo delta echo kilo lima oscar tango quartz harbor".split()
@@ -31,11 +30,14 @@ def small_disk(tmp_path):
     """A 4 MB tmpfs mounted for this test (the tests run as root), unmounted after."""
     where = tmp_path / "disk"
     where.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(where)],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(where)], capture_output=True, text=True
+    )
     if done.returncode:
-        reason = f"cannot mount a tmpfs here ({(done.stderr or done.stdout).strip()}): " \
-                 "the disk-full purge tests need root and mount(8)"
+        reason = (
+            f"cannot mount a tmpfs here ({(done.stderr or done.stdout).strip()}): "
+            "the disk-full purge tests need root and mount(8)"
+        )
         warnings.warn(reason, stacklevel=1)
         pytest.skip(reason)
     try:
@@ -69,17 +71,22 @@ def dump(db: Path) -> dict:
     assert not Path(str(db) + "-wal").exists()
     conn = sqlite3.connect(f"file:{db}?mode=ro&immutable=1", uri=True)
     try:
-        return {t: sorted(map(repr, conn.execute(f"SELECT * FROM {t}"))) for t in
-                ("memories", "memory_review_queue", "memory_events", "session_summaries")}
+        return {
+            t: sorted(map(repr, conn.execute(f"SELECT * FROM {t}")))
+            for t in ("memories", "memory_review_queue", "memory_events", "session_summaries")
+        }
     finally:
         conn.close()
 
 
 def purge_soft_deleted(client) -> dict:
     plan = client.get("/forget/plan/project.json?cat=soft_deleted&cat=events").get_json()
-    r = client.post("/forget/purge/project", headers=JSON, data={
-        "cat": ["soft_deleted", "events"], "fingerprint": plan["fingerprint"], "confirm": plan["name"]})
-    assert r.status_code in (200, 202), r.get_json()   # 200: it ended before the answer
+    r = client.post(
+        "/forget/purge/project",
+        headers=JSON,
+        data={"cat": ["soft_deleted", "events"], "fingerprint": plan["fingerprint"], "confirm": plan["name"]},
+    )
+    assert r.status_code in (200, 202), r.get_json()  # 200: it ended before the answer
     job = wait_for_job(client, r.get_json()["url"])
     assert job["state"] == "done", job
     return dict(job["results"][0], url=job["url"])
@@ -89,7 +96,7 @@ def purge_soft_deleted(client) -> dict:
 def test_a_delete_that_does_not_fit_says_the_disk_is_full_and_changes_nothing(small_disk, free_kb):
     rng = random.Random(1)
     agent = Agent(small_disk)
-    for n in range(60):   # 60 soft-deleted rows of ~4 KB: their DELETE rewrites ~75 pages
+    for n in range(60):  # 60 soft-deleted rows of ~4 KB: their DELETE rewrites ~75 pages
         agent.manager.delete(agent.save(f"note {n}", text(rng, 400)).id)
     client = agent.app().test_client()
     files = listing(agent.project_db)
@@ -98,7 +105,7 @@ def test_a_delete_that_does_not_fit_says_the_disk_is_full_and_changes_nothing(sm
     result = purge_soft_deleted(client)
     assert result["status"] == "disk_full"
     assert result["message"] == "The disk is full: nothing was changed, free space and try again."
-    assert listing(agent.project_db) == files            # no side file left behind
+    assert listing(agent.project_db) == files  # no side file left behind
     assert dump(agent.project_db) == before and integrity(agent.project_db, read_only=True) == "ok"
     os.remove(filler)
     again = purge_soft_deleted(client)
@@ -108,7 +115,7 @@ def test_a_delete_that_does_not_fit_says_the_disk_is_full_and_changes_nothing(sm
 def test_a_vacuum_that_does_not_fit_then_the_reruns(small_disk):
     rng = random.Random(2)
     agent = Agent(small_disk)
-    for n in range(60):   # live rows: the VACUUM must rewrite all of them
+    for n in range(60):  # live rows: the VACUUM must rewrite all of them
         agent.save(f"note {n}", text(rng, 400))
     secret = "The old staging password hint was the name of the first office cat, Biscuit."
     agent.manager.delete(agent.save("old hint", secret).id)
@@ -124,8 +131,11 @@ def test_a_vacuum_that_does_not_fit_then_the_reruns(small_disk):
     assert first["status"] == "interrupted, retry" and first["deleted"]["memory_deleted"] == 1
     # Reject and erase evidence on the same full disk: rejected, deleted, not compacted.
     page = client.get(f"/reviews/erase?ids={item.id}", headers=JSON).get_json()
-    r = client.post("/reviews/erase", headers=JSON, json={
-        "ids": [item.id], "confirm": 1, f"seen-{item.id}": page["items"][0]["seen"]})
+    r = client.post(
+        "/reviews/erase",
+        headers=JSON,
+        json={"ids": [item.id], "confirm": 1, f"seen-{item.id}": page["items"][0]["seen"]},
+    )
     [erased] = r.get_json()["items"]
     assert erased["rejected"] and erased["status"] == "interrupted, retry"
     assert "nothing was changed" not in erased["message"].lower(), erased["message"]
@@ -145,6 +155,8 @@ def test_a_vacuum_that_does_not_fit_then_the_reruns(small_disk):
     assert rerun["texts_checked"] == rerun["earlier_texts_checked"] == 1
     assert "None of the 1 purged text searched for, including the 1 that an earlier" in rerun["message"]
     page = BeautifulSoup(client.get(rerun["url"]).get_data(as_text=True), "html.parser")
-    assert page.select_one('[data-field="texts_checked"]').text == \
-        "1 text searched for (1 of them erased by an earlier, unfinished run)"
+    assert (
+        page.select_one('[data-field="texts_checked"]').text
+        == "1 text searched for (1 of them erased by an earlier, unfinished run)"
+    )
     assert secret.encode() not in agent.project_db.read_bytes()

@@ -15,14 +15,13 @@ from pathlib import Path
 
 from agentao.memory import SQLiteMemoryStore
 from agentao.memory.models import MemoryRecord
-
 from agentao_world import Agent, integrity
-from dashboard.actions import diskscan
-from dashboard.actions import purge
+
+from dashboard.actions import diskscan, purge
 from dashboard.store import build_refs
 
 ROOT = Path(__file__).resolve().parents[1]
-ROWS, ROW_BYTES = 40, 400_000   # 16 MB in few writes: the VACUUM takes a while to write
+ROWS, ROW_BYTES = 40, 400_000  # 16 MB in few writes: the VACUUM takes a while to write
 
 PURGER = textwrap.dedent("""
     import sys
@@ -45,7 +44,6 @@ def rows_by_id(db: Path, deleted: bool | None = None) -> dict:
         conn.close()
 
 
-
 def big_store(agent: Agent) -> None:
     """ROWS long memories written by agentao's store, every other one soft-deleted by it."""
     rng = random.Random(5)
@@ -56,12 +54,20 @@ def big_store(agent: Agent) -> None:
     for n in range(ROWS):
         # Distinct text per row, long enough to spill over dozens of overflow pages.
         text = rng.randbytes(ROW_BYTES * 4 // 9).hex(" ", 4)
-        record = store.upsert_memory(MemoryRecord(
-            id=f"bulk{n:04d}", scope="project", type="note", key_normalized=f"bulk {n}",
-            title=f"bulk {n}", content=text, tags=["bulk"]))
+        record = store.upsert_memory(
+            MemoryRecord(
+                id=f"bulk{n:04d}",
+                scope="project",
+                type="note",
+                key_normalized=f"bulk {n}",
+                title=f"bulk {n}",
+                content=text,
+                tags=["bulk"],
+            )
+        )
         if n % 2:
             store.soft_delete_memory(record.id)
-    held.execute("PRAGMA wal_checkpoint(TRUNCATE)")   # start from an empty WAL, as after a quiet night
+    held.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # start from an empty WAL, as after a quiet night
     held.close()
 
 
@@ -81,9 +87,13 @@ def test_purge_killed_while_rewriting_then_rerun_verifies(seeded):
     db = seeded.project_db
     big_store(seeded)
     before, gone = rows_by_id(db), rows_by_id(db, deleted=True)
-    proc = subprocess.Popen([sys.executable, "-c", PURGER, str(seeded.project_dir)],
-                            stdout=subprocess.PIPE, text=True, cwd=ROOT,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    proc = subprocess.Popen(
+        [sys.executable, "-c", PURGER, str(seeded.project_dir)],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     steps = []
     try:
         while not steps or steps[-1] != "vacuum":
@@ -105,10 +115,10 @@ def test_purge_killed_while_rewriting_then_rerun_verifies(seeded):
     assert integrity(db) == "ok"
     after = rows_by_id(db)
     purged = set(gone) - after.keys()
-    assert purged in (set(), set(gone))      # the DELETE committed whole, or not at all
-    assert after == {k: v for k, v in before.items() if k not in purged}   # every byte of the rest
+    assert purged in (set(), set(gone))  # the DELETE committed whole, or not at all
+    assert after == {k: v for k, v in before.items() if k not in purged}  # every byte of the rest
 
-    again = Agent(seeded.project_dir.parent)   # the agent, next morning
+    again = Agent(seeded.project_dir.parent)  # the agent, next morning
     again.save("after the crash", "The purge was killed and the agent carried on.", ["ops"])
     assert "after the crash" in {m.title for m in again.manager.get_all_entries()}
     assert SQLiteMemoryStore.open(db).get_memory_by_id(next(iter(set(before) - set(gone))))
@@ -116,8 +126,7 @@ def test_purge_killed_while_rewriting_then_rerun_verifies(seeded):
     ref = next(r for r in build_refs(seeded.project_dir, seeded.user_db) if r.kind == "project")
     rerun = purge.purge(ref, purge.plan(ref, ["soft_deleted"]), verify_texts=list(gone.values()))
     assert rerun.status == "verified erased", rerun.message
-    assert {v["sha256"] for v in rerun.verification} >= \
-        {diskscan.sha256_text(t) for t in gone.values()}
+    assert {v["sha256"] for v in rerun.verification} >= {diskscan.sha256_text(t) for t in gone.values()}
     assert not any(v["files"] for v in rerun.verification)
     assert integrity(db) == "ok"
 
@@ -141,9 +150,13 @@ def test_purge_killed_during_its_scan_shows_progress_and_the_rerun_gives_a_verdi
     db = seeded.project_db
     big_store(seeded)
     gone = rows_by_id(db, deleted=True)
-    proc = subprocess.Popen([sys.executable, "-c", SCANNER, str(seeded.project_dir)],
-                            stdout=subprocess.PIPE, text=True, cwd=ROOT,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SCANNER, str(seeded.project_dir)],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     fractions = []
     try:
         # Killed once the scan has told of some bytes read, and not all.
@@ -159,7 +172,7 @@ def test_purge_killed_during_its_scan_shows_progress_and_the_rerun_gives_a_verdi
         proc.stdout.close()
     assert fractions == sorted(fractions) and len(set(fractions)) >= 2
     assert integrity(db) == "ok"
-    assert rows_by_id(db, deleted=True) == {}   # the delete had committed before the scan
+    assert rows_by_id(db, deleted=True) == {}  # the delete had committed before the scan
 
     ref = next(r for r in build_refs(seeded.project_dir, seeded.user_db) if r.kind == "project")
     rerun = purge.purge(ref, purge.plan(ref, ["soft_deleted"]), verify_texts=list(gone.values()))

@@ -24,16 +24,15 @@ from pathlib import Path
 import pytest
 from agentao.memory import MemoryManager, SQLiteMemoryStore
 from agentao.memory.models import SaveMemoryRequest
+from agentao_world import Agent
 from bs4 import BeautifulSoup
 
-from agentao_world import Agent
 from dashboard.actions import approval
-from dashboard.store import build_refs
-from dashboard.store import writes
+from dashboard.store import build_refs, writes
 
 FORK = mp.get_context("fork")
 JSON = {"Accept": "application/json"}
-WAIT = 30   # seconds any side waits at the barrier before the test fails instead of hanging
+WAIT = 30  # seconds any side waits at the barrier before the test fails instead of hanging
 
 
 def _jitter(r: int) -> float:
@@ -47,17 +46,24 @@ def _words(n: int) -> list[str]:
 
 
 def _forms(client, store: str, memory_id: str, tail: str = "") -> dict:
-    page = BeautifulSoup(client.get(f"/memories/{store}/{memory_id}{tail}").get_data(as_text=True),
-                         "html.parser")
-    return {f["id"]: {i["name"]: i.get("value", "") for i in f.select("input")}
-            for f in page.select("#memory-actions form")}
+    page = BeautifulSoup(
+        client.get(f"/memories/{store}/{memory_id}{tail}").get_data(as_text=True), "html.parser"
+    )
+    return {
+        f["id"]: {i["name"]: i.get("value", "") for i in f.select("input")}
+        for f in page.select("#memory-actions form")
+    }
 
 
 def _live(db: Path, key: str) -> list[str]:
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
-        return [r[0] for r in conn.execute("SELECT id FROM memories WHERE key_normalized = ?"
-                                           " AND deleted_at IS NULL", (key,))]
+        return [
+            r[0]
+            for r in conn.execute(
+                "SELECT id FROM memories WHERE key_normalized = ? AND deleted_at IS NULL", (key,)
+            )
+        ]
     finally:
         conn.close()
 
@@ -65,9 +71,14 @@ def _live(db: Path, key: str) -> list[str]:
 def _events(db: Path, key: str) -> list[str]:
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
-        return [r[0] for r in conn.execute(
-            "SELECT e.event_type FROM memory_events e JOIN memories m ON m.id = e.memory_id"
-            " WHERE m.key_normalized = ? ORDER BY e.id", (key,))]
+        return [
+            r[0]
+            for r in conn.execute(
+                "SELECT e.event_type FROM memory_events e JOIN memories m ON m.id = e.memory_id"
+                " WHERE m.key_normalized = ? ORDER BY e.id",
+                (key,),
+            )
+        ]
     finally:
         conn.close()
 
@@ -75,8 +86,7 @@ def _events(db: Path, key: str) -> list[str]:
 def _status(db: Path, item_id: str) -> str:
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
-        return conn.execute("SELECT status FROM memory_review_queue WHERE id = ?",
-                            (item_id,)).fetchone()[0]
+        return conn.execute("SELECT status FROM memory_review_queue WHERE id = ?", (item_id,)).fetchone()[0]
     finally:
         conn.close()
 
@@ -104,6 +114,7 @@ def _child(target, *args):
             results.put(("ok", target(*args)))
         except BaseException:  # noqa: BLE001 - the parent reports it
             results.put(("error", traceback.format_exc()))
+
     proc = FORK.Process(target=main, daemon=True)
     proc.start()
     _STARTED.append(proc)
@@ -122,8 +133,7 @@ def _join(proc, results):
 
 
 # --------------------------------------------------------------------------- the other sides
-def _agent_saves(project_db: Path, user_db: Path, barrier, rounds: int, burst: int, tag: str,
-                 settle=None):
+def _agent_saves(project_db: Path, user_db: Path, barrier, rounds: int, burst: int, tag: str, settle=None):
     """agentao saving other memories into the project store, a burst per round."""
     manager = MemoryManager(SQLiteMemoryStore.open(project_db), SQLiteMemoryStore.open(user_db))
     saved = 0
@@ -132,16 +142,26 @@ def _agent_saves(project_db: Path, user_db: Path, barrier, rounds: int, burst: i
         if settle is not None:
             # One save between the page and the click (as while a person reads), then the
             # rest.  A decision is always in <memory-stable>: the block shown is now stale.
-            manager.upsert(SaveMemoryRequest(key=f"{tag} decision", value=f"Decided in round {r}.",
-                                             tags=["agent"], scope="project", type="decision"))
+            manager.upsert(
+                SaveMemoryRequest(
+                    key=f"{tag} decision",
+                    value=f"Decided in round {r}.",
+                    tags=["agent"],
+                    scope="project",
+                    type="decision",
+                )
+            )
             saved += 1
             settle.wait(WAIT)
         time.sleep(_jitter(r))
         for k in range(burst):
-            manager.upsert(SaveMemoryRequest(key=f"{tag} {r} {k}", value=f"agent note {r}.{k}",
-                                             tags=["agent"], scope="project"))
+            manager.upsert(
+                SaveMemoryRequest(
+                    key=f"{tag} {r} {k}", value=f"agent note {r}.{k}", tags=["agent"], scope="project"
+                )
+            )
             saved += 1
-        barrier.wait(WAIT)   # the round is over: the next page is read from quiet files
+        barrier.wait(WAIT)  # the round is over: the next page is read from quiet files
     return saved
 
 
@@ -153,9 +173,13 @@ def _dashboard_edits(agent: Agent, barrier, ids: list[str]):
         form = _forms(client, "project", memory_id)["edit-form"]
         barrier.wait(WAIT)
         time.sleep(_jitter(r))
-        answers.append(client.post(f"/memories/project/{memory_id}/edit", headers=JSON,
-                                   data=dict(form, value=f"Edited by the other dashboard {r}.",
-                                             tags="", type="")).status_code)
+        answers.append(
+            client.post(
+                f"/memories/project/{memory_id}/edit",
+                headers=JSON,
+                data=dict(form, value=f"Edited by the other dashboard {r}.", tags="", type=""),
+            ).status_code
+        )
         barrier.wait(WAIT)
     return answers
 
@@ -178,8 +202,11 @@ def _dashboard_decides(agent: Agent, barrier, rounds: list[list[str]], tokens: d
     client = agent.app().test_client()
     answers = {}
     for r, ids in enumerate(rounds):
-        data = {"ids": list(reversed(ids)), **{f"seen-{i}": tokens[i][0] for i in ids},
-                **{f"target-{i}": tokens[i][1] for i in ids}}
+        data = {
+            "ids": list(reversed(ids)),
+            **{f"seen-{i}": tokens[i][0] for i in ids},
+            **{f"target-{i}": tokens[i][1] for i in ids},
+        }
         barrier.wait(WAIT)
         time.sleep(_jitter(r))
         body = client.post(f"/reviews/{action}", headers=JSON, json=data).get_json()
@@ -190,8 +217,9 @@ def _dashboard_decides(agent: Agent, barrier, rounds: list[list[str]], tokens: d
 
 # --------------------------------------------------------------------------- moves
 def _movable(agent: Agent, n: int) -> list:
-    return [agent.save(f"move me {w}", f"Fact {w} that moves between the stores.", ["moving"])
-            for w in _words(n)]
+    return [
+        agent.save(f"move me {w}", f"Fact {w} that moves between the stores.", ["moving"]) for w in _words(n)
+    ]
 
 
 def _split_states(agent: Agent, memories) -> list[str]:
@@ -214,8 +242,7 @@ def test_moves_while_agentao_saves_to_the_source_store_leave_no_split(agent):
     for memory in memories:
         form = _forms(client, "project", memory.id)["move-form"]
         barrier.wait(WAIT)
-        answers.append(client.post(f"/memories/project/{memory.id}/move", headers=JSON,
-                                   data=form).get_json())
+        answers.append(client.post(f"/memories/project/{memory.id}/move", headers=JSON, data=form).get_json())
         barrier.wait(WAIT)
     saved = _join(*proc)
     assert saved == rounds * 6
@@ -236,8 +263,7 @@ def test_move_against_an_edit_in_another_dashboard_leaves_no_split(agent):
     for memory in memories:
         form = _forms(client, "project", memory.id)["move-form"]
         barrier.wait(WAIT)
-        moves.append(client.post(f"/memories/project/{memory.id}/move", headers=JSON,
-                                 data=form).status_code)
+        moves.append(client.post(f"/memories/project/{memory.id}/move", headers=JSON, data=form).status_code)
         barrier.wait(WAIT)
     edits = _join(*proc)
     assert _split_states(agent, memories) == []
@@ -255,8 +281,7 @@ def _dashboard_moves(agent: Agent, barrier, store: str, ids: list[str]):
     for memory_id in ids:
         form = _forms(client, store, memory_id)["move-form"]
         barrier.wait(WAIT)
-        answers.append(client.post(f"/memories/{store}/{memory_id}/move", headers=JSON,
-                                   data=form).get_json())
+        answers.append(client.post(f"/memories/{store}/{memory_id}/move", headers=JSON, data=form).get_json())
         barrier.wait(WAIT)
     return answers
 
@@ -266,8 +291,10 @@ def test_moves_both_ways_in_two_dashboards_do_not_deadlock(agent):
     # source) the two would each hold one lock and wait for the other.
     rounds = 10
     down = _movable(agent, rounds)
-    up = [agent.save(f"move up {w}", f"Preference {w} kept for every project.", ["moving"],
-                     scope="user") for w in _words(rounds)]
+    up = [
+        agent.save(f"move up {w}", f"Preference {w} kept for every project.", ["moving"], scope="user")
+        for w in _words(rounds)
+    ]
     client = agent.app().test_client()
     barrier = FORK.Barrier(2)
     proc = _child(_dashboard_moves, agent, barrier, "user", [m.id for m in up])
@@ -275,12 +302,11 @@ def test_moves_both_ways_in_two_dashboards_do_not_deadlock(agent):
     for memory in down:
         form = _forms(client, "project", memory.id)["move-form"]
         barrier.wait(WAIT)
-        ours.append(client.post(f"/memories/project/{memory.id}/move", headers=JSON,
-                                data=form).get_json())
+        ours.append(client.post(f"/memories/project/{memory.id}/move", headers=JSON, data=form).get_json())
         barrier.wait(WAIT)
     theirs = _join(*proc)
     assert [a["message"] for a in ours + theirs if a["status"] != 200] == []
-    assert _split_states(agent, down + up) == []   # a deadlock ends in a 'locked' answer above
+    assert _split_states(agent, down + up) == []  # a deadlock ends in a 'locked' answer above
 
 
 # --------------------------------------------------------------------------- approvals
@@ -310,8 +336,11 @@ def _bulk_approve(agent: Agent, barrier, rounds, tokens) -> dict:
     client = agent.app().test_client()
     answers = {}
     for ids in rounds:
-        data = {"ids": ids, **{f"seen-{i}": tokens[i][0] for i in ids},
-                **{f"target-{i}": tokens[i][1] for i in ids}}
+        data = {
+            "ids": ids,
+            **{f"seen-{i}": tokens[i][0] for i in ids},
+            **{f"target-{i}": tokens[i][1] for i in ids},
+        }
         barrier.wait(WAIT)
         body = client.post("/reviews/approve", headers=JSON, json=data).get_json()
         answers.update({o["id"]: o["outcome"] for o in body["outcomes"]})
@@ -345,8 +374,10 @@ def test_bulk_approve_against_agentaos_reject_leaves_no_memory_for_a_rejected_it
             wrong.append(f"{item_id} approved but status {status}, {len(live)} live")
     assert wrong == []
     assert all(theirs[i] for i in agentaos_own)
-    print(f"{len(agentaos_own)} of {len(ours)} items approved by us, then overwritten by "
-          "agentao's reject_review_item (agentao checks and updates in two transactions)")
+    print(
+        f"{len(agentaos_own)} of {len(ours)} items approved by us, then overwritten by "
+        "agentao's reject_review_item (agentao checks and updates in two transactions)"
+    )
 
 
 def test_approve_against_a_reject_in_another_dashboard_never_splits(agent):
@@ -359,8 +390,10 @@ def test_approve_against_a_reject_in_another_dashboard_never_splits(agent):
     for item_id in ours:
         key, db = _memory_key(item_id, agent)
         status, live, events = _status(agent.project_db, item_id), _live(db, key), _events(db, key)
-        assert sorted((ours[item_id], theirs[item_id])) in (["approved", "not_pending"],
-                                                            ["not_pending", "rejected"]), item_id
+        assert sorted((ours[item_id], theirs[item_id])) in (
+            ["approved", "not_pending"],
+            ["not_pending", "rejected"],
+        ), item_id
         if status == "rejected":
             assert (ours[item_id], live, events) == ("not_pending", [], []), key
         else:
@@ -389,12 +422,11 @@ def test_edits_and_soft_deletes_succeed_while_agentao_saves_other_rows(agent):
     deleted = [agent.save(f"delete me {w}", f"Doomed {w}.", ["mine"]) for w in _words(rounds)]
     client = agent.app().test_client()
     barrier, settle = FORK.Barrier(2), FORK.Barrier(2)
-    proc = _child(_agent_saves, agent.project_db, agent.user_db, barrier, 2 * rounds, 4,
-                  "agent", settle)
+    proc = _child(_agent_saves, agent.project_db, agent.user_db, barrier, 2 * rounds, 4, "agent", settle)
     answers, stale = [], 0
     for r in range(2 * rounds):
         memory = (edited if r % 2 == 0 else deleted)[r // 2]
-        if r % 2 == 0:   # the edit's effect, as "Show the effect on the prompt" shows it
+        if r % 2 == 0:  # the edit's effect, as "Show the effect on the prompt" shows it
             edit = dict(value=f"Edited {r}.", tags="mine", type="")
             form = _forms(client, "project", memory.id, f"/effect?value=Edited+{r}.&tags=mine")
             url, data = f"/memories/project/{memory.id}/edit", dict(form["edit-form"], **edit)
@@ -402,14 +434,19 @@ def test_edits_and_soft_deletes_succeed_while_agentao_saves_other_rows(agent):
             form = _forms(client, "project", memory.id)
             url, data = f"/memories/project/{memory.id}/delete", form["delete-form"]
         barrier.wait(WAIT)
-        settle.wait(WAIT)   # the agent has saved another memory since the page was shown
+        settle.wait(WAIT)  # the agent has saved another memory since the page was shown
         r_ = client.post(url, data=data)
-        answers.append((memory.key_normalized, r_.status_code,
-                        re.sub(r"\s+", " ", BeautifulSoup(r_.get_data(as_text=True),
-                                                          "html.parser").get_text())[:200]))
+        answers.append(
+            (
+                memory.key_normalized,
+                r_.status_code,
+                re.sub(r"\s+", " ", BeautifulSoup(r_.get_data(as_text=True), "html.parser").get_text())[:200],
+            )
+        )
         if r_.status_code == 303:
-            done = BeautifulSoup(client.get(r_.headers["Location"]).get_data(as_text=True),
-                                 "html.parser").select_one('[data-field="done"]')
+            done = BeautifulSoup(
+                client.get(r_.headers["Location"]).get_data(as_text=True), "html.parser"
+            ).select_one('[data-field="done"]')
             stale += done is not None and done.has_attr("data-effect-stale")
         barrier.wait(WAIT)
     _join(*proc)

@@ -13,9 +13,8 @@ import re
 import sqlite3
 import time
 
-from bs4 import BeautifulSoup
-
 from agentao_world import Agent, seed_corpus
+from bs4 import BeautifulSoup
 
 JSON = {"Accept": "application/json"}
 HTMX = {"HX-Request": "true"}
@@ -28,11 +27,13 @@ NEVER_403 = {
     "preview.ask": "the preview twin for a POSTed JSON body: it only reads, like its GET",
     "memories.plan_new": "what adding would write, for values too long for a query string: it only reads",
     "memories.bulk_plan": "a bulk action's dry run only reads; on a read-only store it says why, without Apply",
+    "checks.create": "it writes the dashboard's own checks file, never a store (--read-only refuses it: test_checks)",
+    "checks.delete": "it writes the dashboard's own checks file, never a store (--read-only refuses it: test_checks)",
     "findings.full_scan": "the full findings scan only reads the stores, as the page does",
     "reviews.erase_retry": "only a report that found text left behind can be retried, and "
-                           "its refusal is reviews.erase's own (_not_writable)",
+    "its refusal is reviews.erase's own (_not_writable)",
 }
-TWO_STOPS = re.compile(r"(?<!\.)\.\.(?!\.)")   # ".." but not an ellipsis "..."
+TWO_STOPS = re.compile(r"(?<!\.)\.\.(?!\.)")  # ".." but not an ellipsis "..."
 
 
 def messages_of(response) -> list[str]:
@@ -44,13 +45,17 @@ def messages_of(response) -> list[str]:
     if response.mimetype == "text/plain":
         return [response.get_data(as_text=True).strip()]
     page = BeautifulSoup(response.get_data(as_text=True), "html.parser")
-    return [e.get_text(" ", strip=True) for e in page.select(
-        ".error-message, [data-field=message], [data-http-status='403'].outcome,"
-        " [data-http-status='403'] .outcome")]
+    return [
+        e.get_text(" ", strip=True)
+        for e in page.select(
+            ".error-message, [data-field=message], [data-http-status='403'].outcome,"
+            " [data-http-status='403'] .outcome"
+        )
+    ]
 
 
 def check(response, where: str) -> list[str]:
-    status = response.status_code   # htmx fragments too: base.html's htmx-config swaps 4xx
+    status = response.status_code  # htmx fragments too: base.html's htmx-config swaps 4xx
     assert status == 403, (where, status, response.get_data(as_text=True)[:300])
     found = messages_of(response)
     assert found, (where, response.get_data(as_text=True)[:500])
@@ -73,27 +78,50 @@ def post_requests(app, client) -> list[tuple[str, str, dict]]:
     items = client.get("/reviews.json").get_json()["items"]
     item = items[0]
     tokens = {"change": "none", "updated_at": memory["updated_at"], "value": "x", "target": "none"}
-    review = {"seen": item["plan"]["item_fingerprint"], "target": item["plan"]["target_fingerprint"],
-              "ids": item["id"], f"seen-{item['id']}": item["plan"]["item_fingerprint"]}
+    review = {
+        "seen": item["plan"]["item_fingerprint"],
+        "target": item["plan"]["target_fingerprint"],
+        "ids": item["id"],
+        f"seen-{item['id']}": item["plan"]["item_fingerprint"],
+    }
     plan = client.get("/forget/plan/project.json?cat=soft_deleted").get_json()
     purge = {"cat": "soft_deleted", "confirm": plan["name"], "fingerprint": plan["fingerprint"]}
     about = client.get("/forget/about.json").get_json()
-    about_me = {"store": [s["store"] for s in about["stores"]], "confirm": about["phrase"],
-                **{f"fingerprint-{s['store']}": s["fingerprint"] for s in about["stores"]},
-                **{f"cat-{s['store']}": s["categories"] for s in about["stores"]}}
+    about_me = {
+        "store": [s["store"] for s in about["stores"]],
+        "confirm": about["phrase"],
+        **{f"fingerprint-{s['store']}": s["fingerprint"] for s in about["stores"]},
+        **{f"cat-{s['store']}": s["categories"] for s in about["stores"]},
+    }
     conv = client.get("/conversations/session-a.json").get_json()["forget"]
     conversation = dict(conv["fields"], confirm=conv["phrase"])
-    fill = {"store": ["project"], "key": ["project"], "memory_id": [memory["id"]],
-            "item_id": [item["id"]], "job_id": [app.extensions["refusals_job"]],
-            "token": ["none"]}
-    forms = {"memories.curate": tokens, "reviews.decide_one": review, "reviews.decide_many": review,
-             "reviews.erase": dict(review, confirm="1"), "forget.wipe": {"confirm": "yes"},
-             "forget.everything": {"confirm": "forget everything"}, "forget.purge_store": purge,
-             "forget.erase_about": about_me, "forget.erase_conversation": conversation,
-             "forget.retry": {}, "memories.add": {"key": "hand note", "value": "x"},
-             "memories.bulk": {"action": "delete", "rows": f"project:{memory['id']}:none"}}
-    actions = {"memories.curate": ["delete", "edit", "move", "restore"], "reviews.decide_one": ["approve", "reject"],
-               "reviews.decide_many": ["approve", "reject"]}
+    fill = {
+        "store": ["project"],
+        "key": ["project"],
+        "memory_id": [memory["id"]],
+        "item_id": [item["id"]],
+        "job_id": [app.extensions["refusals_job"]],
+        "token": ["none"],
+    }
+    forms = {
+        "memories.curate": tokens,
+        "reviews.decide_one": review,
+        "reviews.decide_many": review,
+        "reviews.erase": dict(review, confirm="1"),
+        "forget.wipe": {"confirm": "yes"},
+        "forget.everything": {"confirm": "forget everything"},
+        "forget.purge_store": purge,
+        "forget.erase_about": about_me,
+        "forget.erase_conversation": conversation,
+        "forget.retry": {},
+        "memories.add": {"key": "hand note", "value": "x"},
+        "memories.bulk": {"action": "delete", "rows": f"project:{memory['id']}:none"},
+    }
+    actions = {
+        "memories.curate": ["delete", "edit", "move", "restore"],
+        "reviews.decide_one": ["approve", "reject"],
+        "reviews.decide_many": ["approve", "reject"],
+    }
     out = []
     for rule in app.url_map.iter_rules():
         if "POST" not in rule.methods or rule.endpoint in NEVER_403:
@@ -106,8 +134,10 @@ def post_requests(app, client) -> list[tuple[str, str, dict]]:
         for v in values:
             url = rule.build(v, append_unknown=False)[1]
             if rule.endpoint == "forget.forget_memory":
-                out += [(rule.endpoint, url, {"mode": "soft"}),
-                        (rule.endpoint, url, {"mode": "purge", "confirm": plan["name"]})]
+                out += [
+                    (rule.endpoint, url, {"mode": "soft"}),
+                    (rule.endpoint, url, {"mode": "purge", "confirm": plan["name"]}),
+                ]
                 continue
             form = forms.get(rule.endpoint)
             assert form is not None, f"the walk has no form for POST {rule.rule}: add one"
@@ -118,9 +148,11 @@ def post_requests(app, client) -> list[tuple[str, str, dict]]:
 def finished_purge(client) -> str:
     """A purge job that ran to the end (what "retry" needs), made while the store is writable."""
     plan = client.get("/forget/plan/project.json?cat=soft_deleted").get_json()
-    job = client.post("/forget/purge/project", headers=JSON,
-                      data={"cat": "soft_deleted", "confirm": plan["name"],
-                            "fingerprint": plan["fingerprint"]}).get_json()
+    job = client.post(
+        "/forget/purge/project",
+        headers=JSON,
+        data={"cat": "soft_deleted", "confirm": plan["name"], "fingerprint": plan["fingerprint"]},
+    ).get_json()
     deadline = time.monotonic() + 30
     while job["state"] == "running" and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -145,10 +177,10 @@ def refused_writes(world, why: str) -> None:
     client = app.test_client()
     app.extensions["refusals_job"] = finished_purge(client)
     if why == "read_only":
-        app.config["READ_ONLY"] = True   # as if started with --read-only
+        app.config["READ_ONLY"] = True  # as if started with --read-only
     elif why == "newer_schema":
         newer_schema(world.project_db)
-    requests = post_requests(app, client)   # filled from the healthy store, before any damage
+    requests = post_requests(app, client)  # filled from the healthy store, before any damage
     if why == "damaged_store":
         damaged(world.project_db)
     seen = {}
@@ -156,10 +188,13 @@ def refused_writes(world, why: str) -> None:
         for name, headers in (("json", JSON), ("page", {}), ("htmx", HTMX)):
             r = client.post(url, data=form, headers=headers)
             if why == "damaged_store" and r.status_code == 503:
-                continue   # the review queue is in the damaged file: its problem, not a 403
+                continue  # the review queue is in the damaged file: its problem, not a 403
             seen.setdefault(endpoint, []).extend(check(r, f"{why}: POST {url} as {name}"))
-    walked = {rule.endpoint for rule in app.url_map.iter_rules()
-              if "POST" in rule.methods and rule.endpoint not in NEVER_403}
+    walked = {
+        rule.endpoint
+        for rule in app.url_map.iter_rules()
+        if "POST" in rule.methods and rule.endpoint not in NEVER_403
+    }
     must = walked if why != "damaged_store" else {e for e in walked if not e.startswith("reviews.")}
     assert must <= set(seen), f"these POST routes gave no 403: {sorted(must - set(seen))}"
 
@@ -172,16 +207,20 @@ def refused_visitors(world) -> None:
     check(client.post("/login", data={"token": "wrong-but-long-enough-0123"}), "login, wrong token")
     for rule in app.url_map.iter_rules():
         if rule.endpoint in ("login.login", "favicon") or rule.rule.endswith("favicon.svg"):
-            continue   # answer without a cookie by design; the login page's own 403 is below
+            continue  # answer without a cookie by design; the login page's own 403 is below
         url = rule.rule.replace("<path:filename>", "app.css")
         url = re.sub(r"<[^>]+>", "x", url)
         method = "GET" if "GET" in rule.methods else "POST"
         for headers in (JSON, {}, HTMX):
             check(client.open(url, method=method, headers=headers), f"no token: {method} {url}")
-            check(client.open(url + "?token=wrong", method=method, headers=headers),
-                  f"wrong token: {method} {url}")
-            check(client.open(url, method=method, headers=headers, base_url="http://evil.example"),
-                  f"foreign host: {method} {url}")
+            check(
+                client.open(url + "?token=wrong", method=method, headers=headers),
+                f"wrong token: {method} {url}",
+            )
+            check(
+                client.open(url, method=method, headers=headers, base_url="http://evil.example"),
+                f"foreign host: {method} {url}",
+            )
     check(client.get("/login?code=used-or-never-issued"), "login with a dead code")
     authed = app.test_client()
     assert authed.post("/login", data={"token": TOKEN}).status_code == 303
@@ -189,8 +228,10 @@ def refused_visitors(world) -> None:
         if "POST" in rule.methods:
             url = re.sub(r"<[^>]+>", "x", rule.rule)
             for headers in (JSON, {}, HTMX):
-                check(authed.post(url, headers=dict(headers, **{"Sec-Fetch-Site": "cross-site"})),
-                      f"cross-site: POST {url}")
+                check(
+                    authed.post(url, headers=dict(headers, **{"Sec-Fetch-Site": "cross-site"})),
+                    f"cross-site: POST {url}",
+                )
 
 
 def test_every_403_is_one_sentence(tmp_path):

@@ -10,9 +10,9 @@ from __future__ import annotations
 import sqlite3
 from unittest import mock
 
+from agentao_world import agentao_blocks, file_digest
 from bs4 import BeautifulSoup
 
-from agentao_world import agentao_blocks, file_digest
 from dashboard.store import writes
 
 JSON = {"Accept": "application/json"}
@@ -25,8 +25,9 @@ def soup(response):
 def gone_row(agent, key="old_api"):
     conn = sqlite3.connect(agent.project_db)
     try:
-        return conn.execute("SELECT id FROM memories WHERE key_normalized = ? AND deleted_at IS NOT NULL",
-                            (key,)).fetchone()[0]
+        return conn.execute(
+            "SELECT id FROM memories WHERE key_normalized = ? AND deleted_at IS NOT NULL", (key,)
+        ).fetchone()[0]
     finally:
         conn.close()
 
@@ -40,8 +41,12 @@ def restore_form(client, memory_id, store="project"):
 def events(agent, memory_id):
     conn = sqlite3.connect(agent.project_db)
     try:
-        return [r[0] for r in conn.execute("SELECT event_type FROM memory_events WHERE memory_id = ?"
-                                           " ORDER BY id", (memory_id,))]
+        return [
+            r[0]
+            for r in conn.execute(
+                "SELECT event_type FROM memory_events WHERE memory_id = ? ORDER BY id", (memory_id,)
+            )
+        ]
     finally:
         conn.close()
 
@@ -55,7 +60,7 @@ def test_a_restored_memory_is_listed_searched_and_rendered_by_agentao(seeded, cl
     page = soup(client.get(r.headers["Location"]))
     assert page.select_one("[data-field=done]")["data-done"] == "restored"
     assert page.select_one("#status [data-said]").get_text().startswith("Restored '")
-    assert page.select_one("#edit-form") is not None      # an ordinary live memory's page now
+    assert page.select_one("#edit-form") is not None  # an ordinary live memory's page now
 
     restored = seeded.manager.get_entry(memory_id)
     assert restored is not None and restored.content == "The old API lived at /v1."
@@ -80,7 +85,11 @@ def test_the_effect_shown_is_the_block_the_restore_produces(seeded, client):
         r = client.post(f"/memories/project/{memory_id}/restore", data=form, headers=JSON)
     body = r.get_json()
     assert (r.status_code, body["outcome"], body["event"], body["effect_as_shown"]) == (
-        200, "restored", "update", True)
+        200,
+        "restored",
+        "update",
+        True,
+    )
 
 
 def test_refused_while_a_live_memory_holds_its_key(seeded, client):
@@ -92,8 +101,11 @@ def test_refused_while_a_live_memory_holds_its_key(seeded, client):
     detail = client.get(f"/memories/project/{memory_id}.json").get_json()["write"]
     assert holder.id in detail["restore_problem"]
     before = file_digest(seeded.project_db)
-    r = client.post(f"/memories/project/{memory_id}/restore", headers=JSON,
-                    data={"updated_at": detail["updated_at"], "row": detail["row"]})
+    r = client.post(
+        f"/memories/project/{memory_id}/restore",
+        headers=JSON,
+        data={"updated_at": detail["updated_at"], "row": detail["row"]},
+    )
     assert r.status_code == 409 and holder.id in r.get_json()["message"]
     assert file_digest(seeded.project_db) == before
     assert [m.content for m in seeded.manager.search("old api")] == ["The API now lives at /v2."]
@@ -147,6 +159,9 @@ def test_read_only_store_refuses_restore(seeded):
     page = soup(client.get(f"/memories/project/{memory_id}"))
     assert page.select_one("#restore-form [data-readonly]") is not None
     detail = client.get(f"/memories/project/{memory_id}.json").get_json()["write"]
-    r = client.post(f"/memories/project/{memory_id}/restore", headers=JSON,
-                    data={"updated_at": detail["updated_at"], "row": detail["row"]})
+    r = client.post(
+        f"/memories/project/{memory_id}/restore",
+        headers=JSON,
+        data={"updated_at": detail["updated_at"], "row": detail["row"]},
+    )
     assert r.status_code == 403

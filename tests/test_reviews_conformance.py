@@ -20,13 +20,11 @@ from unittest import mock
 import pytest
 from agentao.memory import MemoryManager, SQLiteMemoryStore
 from agentao.memory.models import SaveMemoryRequest
-
 from agentao_world import Agent
-from dashboard.actions import approval
-from dashboard.actions import curation
+
+from dashboard.actions import approval, curation
 from dashboard.contract import SaveRefused
-from dashboard.store import StoreProblem, build_refs
-from dashboard.store import lockstep, writes
+from dashboard.store import StoreProblem, build_refs, lockstep, writes
 from dashboard.store.writes import Expect, WriteConflict
 
 
@@ -47,8 +45,10 @@ class Copy:
         self.refs = build_refs(self.project_dir, self.user_db)
 
     def manager(self) -> MemoryManager:
-        return MemoryManager(SQLiteMemoryStore.open(self.project_db),
-                             SQLiteMemoryStore.open(self.user_db) if self.user_db else None)
+        return MemoryManager(
+            SQLiteMemoryStore.open(self.project_db),
+            SQLiteMemoryStore.open(self.user_db) if self.user_db else None,
+        )
 
 
 def dump(path: Path | None, original: dict | None = None) -> dict:
@@ -84,18 +84,26 @@ def dump(path: Path | None, original: dict | None = None) -> dict:
             row[col] = stamp(m[col], old.get(col))
         out_mems.append(row)
     out_mems.sort(key=lambda r: (r["scope"], r["key_normalized"], r["id"]))
-    out_events = [(names.get(e["memory_id"], e["memory_id"]), e["event_type"], e["detail"])
-                  for e in events]
-    out_queue = [dict(q, updated_at=stamp(q["updated_at"], orig_queue.get(q["id"], {}).get("updated_at")))
-                 for q in queue]
-    return {"memories": out_mems, "events": out_events, "queue": out_queue, "counter": counter,
-            "_raw": mems, "_rawq": queue}
+    out_events = [(names.get(e["memory_id"], e["memory_id"]), e["event_type"], e["detail"]) for e in events]
+    out_queue = [
+        dict(q, updated_at=stamp(q["updated_at"], orig_queue.get(q["id"], {}).get("updated_at")))
+        for q in queue
+    ]
+    return {
+        "memories": out_mems,
+        "events": out_events,
+        "queue": out_queue,
+        "counter": counter,
+        "_raw": mems,
+        "_rawq": queue,
+    }
 
 
 def state(copy: Copy, original: dict) -> dict:
-    return {k: {kk: vv for kk, vv in dump(getattr(copy, k), original[k]).items()
-                if not kk.startswith("_")}
-            for k in ("project_db", "user_db")}
+    return {
+        k: {kk: vv for kk, vv in dump(getattr(copy, k), original[k]).items() if not kk.startswith("_")}
+        for k in ("project_db", "user_db")
+    }
 
 
 def snapshot(agent: Agent) -> dict:
@@ -119,14 +127,17 @@ def run_both(agent: Agent, tmp_path: Path, dashboard_step, agentao_step):
     ours, theirs = Copy(agent, tmp_path / "ours"), Copy(agent, tmp_path / "theirs")
     with mock.patch.object(writes, "now", lambda: LATER):
         out_ours = dashboard_step(ours)
-    with mock.patch("agentao.memory.manager._now", lambda: LATER), \
-            mock.patch("agentao.memory.storage._now_iso", lambda: LATER):
+    with (
+        mock.patch("agentao.memory.manager._now", lambda: LATER),
+        mock.patch("agentao.memory.storage._now_iso", lambda: LATER),
+    ):
         out_theirs = agentao_step(theirs, theirs.manager())
     return out_ours, out_theirs, state(ours, original), state(theirs, original)
 
 
 def decide(ids_and_actions):
     """The same list of (id, 'approve'|'reject') through both systems; outcomes as text."""
+
     def ours(copy):
         results = []
         for item_id, action in ids_and_actions:
@@ -161,6 +172,7 @@ def decide(ids_and_actions):
             except ValueError as refused:  # SensitiveMemoryError is a ValueError
                 results.append(("refused", str(refused)))
         return results
+
     return ours, theirs
 
 
@@ -185,8 +197,18 @@ def test_user_and_project_items_approved_like_agentao(agent, tmp_path):
 def test_reject_and_decide_twice_like_agentao(agent, tmp_path):
     agent.crystallize("I prefer tabs over spaces.", "We decided to use uv for packaging.")
     a, b = pending_ids(agent)
-    out, _ = assert_same(agent, tmp_path, [(a, "reject"), (a, "reject"), (a, "approve"),
-                                           (b, "approve"), (b, "approve"), ("nosuchitem0", "approve")])
+    out, _ = assert_same(
+        agent,
+        tmp_path,
+        [
+            (a, "reject"),
+            (a, "reject"),
+            (a, "approve"),
+            (b, "approve"),
+            (b, "approve"),
+            ("nosuchitem0", "approve"),
+        ],
+    )
     assert out[1] == ("not_pending", None) and out[2] == ("not_pending", None)
 
 
@@ -250,6 +272,7 @@ def _dies_before_second_commit(action, *args) -> None:
     no clean-up, no rollback) while the second file's transaction is open, as
     a power cut or a kill -9 would leave it.
     """
+
     def main():
         real, committed = lockstep.write, []
 
@@ -260,9 +283,11 @@ def _dies_before_second_commit(action, *args) -> None:
                 if committed:
                     os._exit(9)
                 committed.append(path)
+
         lockstep.write = dying
         action(*args)
         os._exit(0)
+
     proc = multiprocessing.get_context("fork").Process(target=main)
     proc.start()
     proc.join(30)
@@ -280,6 +305,7 @@ def _second_commit_fails(monkeypatch) -> None:
             if committed:
                 raise StoreProblem("disk_full", f"There is no room left to write {path}.")
             committed.append(path)
+
     monkeypatch.setattr(lockstep, "write", failing)
 
 
@@ -318,8 +344,9 @@ def test_crash_during_move_is_finished_by_the_next_write(seeded):
     memory = next(m for m in seeded.manager.get_all_entries("project") if m.key_normalized == "database")
     move_plan = curation.plan_move(refs, curation.live_memory(refs, "project", memory.id))
     expect = Expect(updated_at=memory.updated_at)
-    _dies_before_second_commit(curation.move, refs, "project", memory.id, expect,
-                               move_plan.target_fingerprint)
+    _dies_before_second_commit(
+        curation.move, refs, "project", memory.id, expect, move_plan.target_fingerprint
+    )
     # The target committed first: both are live, nothing is lost.
     assert [m.key_normalized for m in seeded.manager.get_all_entries("user")].count("database") == 1
     assert "database" in [m.key_normalized for m in seeded.manager.get_all_entries("project")]
@@ -346,28 +373,39 @@ def test_soft_delete_like_agentao(seeded, tmp_path, key):
 
     def theirs(copy, manager):
         return manager.delete(memory.id)
+
     out_ours, out_theirs, st_ours, st_theirs = run_both(seeded, tmp_path, ours, theirs)
     assert out_ours is out_theirs is True and st_ours == st_theirs
 
 
-@pytest.mark.parametrize("key,value,tags,type_", [
-    ("package_manager", "uv, and uv.lock is committed.", ["tooling", "Python"], "decision"),
-    ("user_language", "Answer in French.", ["user", "语言"], "profile"),
-    ("database", "PostgreSQL 17.", [], "project_fact"),
-    ("_", "Value saved under a CJK-only title.", ["运维"], "note"),
-])
+@pytest.mark.parametrize(
+    "key,value,tags,type_",
+    [
+        ("package_manager", "uv, and uv.lock is committed.", ["tooling", "Python"], "decision"),
+        ("user_language", "Answer in French.", ["user", "语言"], "profile"),
+        ("database", "PostgreSQL 17.", [], "project_fact"),
+        ("_", "Value saved under a CJK-only title.", ["运维"], "note"),
+    ],
+)
 def test_edit_like_agentao(seeded, tmp_path, key, value, tags, type_):
-    memory = _find(seeded, key) if key != "_" else next(
-        m for m in seeded.manager.get_all_entries() if m.title.startswith("部署"))
+    memory = (
+        _find(seeded, key)
+        if key != "_"
+        else next(m for m in seeded.manager.get_all_entries() if m.title.startswith("部署"))
+    )
     store = "user" if memory.scope == "user" else "project"
 
     def ours(copy):
         return curation.edit(copy.refs, store, memory.id, value, tags, type_, Expect()).event
 
     def theirs(copy, manager):
-        manager.upsert(SaveMemoryRequest(key=curation.resave_key(memory), value=value, tags=tags,
-                                         scope=memory.scope, type=type_))
+        manager.upsert(
+            SaveMemoryRequest(
+                key=curation.resave_key(memory), value=value, tags=tags, scope=memory.scope, type=type_
+            )
+        )
         return "update"
+
     out_ours, out_theirs, st_ours, st_theirs = run_both(seeded, tmp_path, ours, theirs)
     assert out_ours == out_theirs == "update" and st_ours == st_theirs
 
@@ -390,10 +428,19 @@ def test_move_like_agentao(seeded, tmp_path, key):
         return curation.move(copy.refs, store, memory.id, Expect(), plan.target_fingerprint).event
 
     def theirs(copy, manager):
-        manager.upsert(SaveMemoryRequest(key=memory.title, value=memory.content, tags=memory.tags,
-                                         scope=to, type=memory.type, source=memory.source))
+        manager.upsert(
+            SaveMemoryRequest(
+                key=memory.title,
+                value=memory.content,
+                tags=memory.tags,
+                scope=to,
+                type=memory.type,
+                source=memory.source,
+            )
+        )
         manager.delete(memory.id)
         return "create"
+
     out_ours, out_theirs, st_ours, st_theirs = run_both(seeded, tmp_path, ours, theirs)
     assert out_ours == out_theirs and st_ours == st_theirs
 
@@ -409,9 +456,11 @@ def test_agent_rewriting_the_row_after_render_is_a_conflict(seeded):
         seeded.save("database", "PostgreSQL 17 now.", ["infra"], type="project_fact")
     assert _find(seeded, "database").updated_at == memory.updated_at
     before = snapshot(seeded)
-    for attempt in (lambda: curation.edit(refs, "project", memory.id, "new", [], None, seen),
-                    lambda: curation.delete(refs, "project", memory.id, seen),
-                    lambda: curation.move(refs, "project", memory.id, seen, target)):
+    for attempt in (
+        lambda: curation.edit(refs, "project", memory.id, "new", [], None, seen),
+        lambda: curation.delete(refs, "project", memory.id, seen),
+        lambda: curation.move(refs, "project", memory.id, seen, target),
+    ):
         with pytest.raises(WriteConflict) as exc:
             attempt()
         assert exc.value.kind == "changed" and "changed since you looked" in str(exc.value)
@@ -420,11 +469,14 @@ def test_agent_rewriting_the_row_after_render_is_a_conflict(seeded):
 
 def test_agent_saving_other_rows_is_no_conflict(seeded):
     refs = build_refs(seeded.project_dir, seeded.user_db)
-    memory, doomed = (curation.live_memory(refs, "project", _find(seeded, k).id)
-                      for k in ("database", "release_process"))
+    memory, doomed = (
+        curation.live_memory(refs, "project", _find(seeded, k).id) for k in ("database", "release_process")
+    )
     seen = lambda m: Expect(updated_at=m.updated_at, row=writes.fingerprint(m))  # noqa: E731
-    seeded.save("unrelated", "The agent wrote something meanwhile.")   # the counter moves
-    assert curation.edit(refs, "project", memory.id, "PostgreSQL 17.", [], None, seen(memory)).event == "update"
+    seeded.save("unrelated", "The agent wrote something meanwhile.")  # the counter moves
+    assert (
+        curation.edit(refs, "project", memory.id, "PostgreSQL 17.", [], None, seen(memory)).event == "update"
+    )
     assert curation.delete(refs, "project", doomed.id, seen(doomed))
     assert _find(seeded, "database").content == "PostgreSQL 17."
     assert "release_process" not in [m.key_normalized for m in seeded.manager.get_all_entries()]
@@ -459,9 +511,12 @@ def test_a_new_memory_never_takes_an_id_already_in_the_file(agent, tmp_path, mon
     copy = Copy(agent, tmp_path / "copy")
     item = copy.manager().list_review_items()[0]
     target = approval.plan_approval(copy.refs, item).save.store
-    taken = copy.manager().upsert(SaveMemoryRequest(key="editor", value="Helix, not vim.",
-                                                    scope="user" if target == "user" else "project"))
-    copy.manager().delete(taken.id)             # soft-deleted rows keep their id
+    taken = copy.manager().upsert(
+        SaveMemoryRequest(
+            key="editor", value="Helix, not vim.", scope="user" if target == "user" else "project"
+        )
+    )
+    copy.manager().delete(taken.id)  # soft-deleted rows keep their id
     draws = iter([taken.id + "0" * 24, "ab12cd34" + "0" * 24])
     monkeypatch.setattr(writes.uuid, "uuid4", lambda: mock.Mock(hex=next(draws)))
     _plan, saved = approval.approve(copy.refs, item.id)

@@ -15,19 +15,18 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from bs4 import BeautifulSoup
 from agentao.memory.crystallizer import MemoryCrystallizer
 from agentao.memory.models import SaveMemoryRequest
-
 from agentao_world import file_digest
+from bs4 import BeautifulSoup
+from test_reviews_conformance import Copy, pending_ids, run_both, snapshot, state
+
 from dashboard.actions import approval
 from dashboard.actions.approval import Edits
 from dashboard.contract import SaveRefused
-from dashboard.store import build_refs
-from dashboard.store import writes
+from dashboard.store import build_refs, writes
 from dashboard.store.registry import ref_for
 from dashboard.store.writes import WriteConflict
-from test_reviews_conformance import Copy, pending_ids, run_both, snapshot, state
 
 
 def _one(agent, text):
@@ -38,9 +37,13 @@ def _one(agent, text):
 
 def _request(item, edits: Edits) -> SaveMemoryRequest:
     pick = lambda e, p: p if e is None else e  # noqa: E731
-    return SaveMemoryRequest(key=item.key_normalized, value=pick(edits.value, item.content),
-                             tags=list(pick(edits.tags, item.tags)),
-                             scope=pick(edits.scope, item.scope), type=pick(edits.type, item.type))
+    return SaveMemoryRequest(
+        key=item.key_normalized,
+        value=pick(edits.value, item.content),
+        tags=list(pick(edits.tags, item.tags)),
+        scope=pick(edits.scope, item.scope),
+        type=pick(edits.type, item.type),
+    )
 
 
 def ours(item, edits):
@@ -50,6 +53,7 @@ def ours(item, edits):
             return ("ok", saved.event, plan.save.store)
         except SaveRefused as refused:
             return ("refused", str(refused))
+
     return step
 
 
@@ -58,28 +62,30 @@ def single_path(item, edits):
         before = {m.id for m in manager.get_all_entries()}
         try:
             record = manager.upsert(_request(item, edits))
-        except ValueError as refused:   # SensitiveMemoryError is a ValueError
+        except ValueError as refused:  # SensitiveMemoryError is a ValueError
             return ("refused", str(refused))
         manager.project_store.update_review_status(item.id, "approved")
         return ("ok", "update" if record.id in before else "create", record.scope)
+
     return step
 
 
 def two_steps(item, edits):
     """agentao approves the item (where the edit puts it), then the edit is saved."""
+
     def step(copy, manager):
         scoped = dataclasses.replace(item, scope=edits.scope or item.scope)
-        record = MemoryCrystallizer().promote(scoped, manager)   # = approve_review_item at that scope
+        record = MemoryCrystallizer().promote(scoped, manager)  # = approve_review_item at that scope
         manager.upsert(dataclasses.replace(_request(item, edits), key=record.title))
+
     return step
 
 
 def compare(agent, tmp_path, item, edits):
     """Both agentao references and the dashboard; returns the dashboard's outcome and state."""
-    out, theirs, st, st_single = run_both(agent, tmp_path / "a", ours(item, edits),
-                                          single_path(item, edits))
+    out, theirs, st, st_single = run_both(agent, tmp_path / "a", ours(item, edits), single_path(item, edits))
     assert out == theirs
-    assert st == st_single                      # files and event log, ids and clocks aside
+    assert st == st_single  # files and event log, ids and clocks aside
     if out[0] == "ok":
         _, _, _, st_two = run_both(agent, tmp_path / "b", lambda c: None, two_steps(item, edits))
         for db in ("project_db", "user_db"):
@@ -133,9 +139,12 @@ def test_an_edit_can_fix_a_candidate_agentao_would_refuse(agent, tmp_path):
     item = _one(agent, "I use token=abcdefgh12345678 for the staging API.")
     refs = build_refs(agent.project_dir, agent.user_db)
     assert approval.plan_approval(refs, item_of(refs, item.id)).refusal
-    out, theirs, st, st_single = run_both(agent, tmp_path, ours(item, Edits(value="Staging API: "
-                                          "token in the vault.")), single_path(item, Edits(
-                                          value="Staging API: token in the vault.")))
+    out, theirs, st, st_single = run_both(
+        agent,
+        tmp_path,
+        ours(item, Edits(value="Staging API: token in the vault.")),
+        single_path(item, Edits(value="Staging API: token in the vault.")),
+    )
     assert out == theirs == ("ok", "create", item.scope) and st == st_single
 
 
@@ -172,9 +181,10 @@ def test_a_stale_target_from_the_unedited_plan_is_a_conflict(agent):
     refs = build_refs(agent.project_dir, agent.user_db)
     plain = approval.plan_approval(refs, item_of(refs, item.id))
     with pytest.raises(WriteConflict):
-        approval.approve(refs, item.id, plain.item_fingerprint, plain.target_fingerprint,
-                         edits=Edits(scope="user"))
-    assert agent.manager.list_review_items()[0].id == item.id   # still pending
+        approval.approve(
+            refs, item.id, plain.item_fingerprint, plain.target_fingerprint, edits=Edits(scope="user")
+        )
+    assert agent.manager.list_review_items()[0].id == item.id  # still pending
 
 
 # --------------------------------------------------------------------------- the card, the form, the twin
@@ -210,12 +220,12 @@ def test_form_path_previews_then_approves_the_edit(pending):
     client = agent.app().test_client()
     card = _soup(client.get("/reviews")).select_one(f"#review-{item.id}")
     form = _card_fields(card)
-    assert form[f"value-{item.id}"] == item.content            # prefilled with the proposal
+    assert form[f"value-{item.id}"] == item.content  # prefilled with the proposal
     form.update({f"value-{item.id}": "Never push to main; open a PR.", f"scope-{item.id}": "user"})
     preview = client.get("/reviews/effect", query_string=dict(form, id=item.id))
     card = _soup(preview).select_one(f"#review-{item.id}")
     plan = card.select_one("[data-plan]")
-    assert plan.has_attr("data-edited") and plan["data-action"] == "update"   # shown before the click
+    assert plan.has_attr("data-edited") and plan["data-action"] == "update"  # shown before the click
     assert "Push freely." in plan.select_one('[data-diff-field="content"]').text
     assert "Never push to main; open a PR." in plan.select_one('[data-field="block-diff"]').text
     assert _user_rows(agent) == [(item.key_normalized, "Push freely.", "explicit")]  # nothing written
@@ -259,21 +269,43 @@ def test_json_twin_previews_and_approves_with_edits(pending):
     client = agent.app().test_client()
     query = {"id": item.id, "value": "Never push.", "tags": "git, policy", "type": "workflow"}
     plan = client.get("/reviews/effect.json", query_string=query).get_json()["plan"]
-    assert plan["edits"] == {"value": "Never push.", "tags": ["git", "policy"], "scope": None,
-                             "type": "workflow"}
+    assert plan["edits"] == {
+        "value": "Never push.",
+        "tags": ["git", "policy"],
+        "scope": None,
+        "type": "workflow",
+    }
     assert (plan["source"], plan["type"], plan["store"]) == ("explicit", "workflow", "project")
-    bad = client.post(f"/reviews/{item.id}/approve", headers=JSON, json=dict(
-        query, value="token=abcdefgh12345678", seen=plan["item_fingerprint"],
-        target=plan["target_fingerprint"]))
+    bad = client.post(
+        f"/reviews/{item.id}/approve",
+        headers=JSON,
+        json=dict(
+            query,
+            value="token=abcdefgh12345678",
+            seen=plan["item_fingerprint"],
+            target=plan["target_fingerprint"],
+        ),
+    )
     assert bad.status_code == 422
     assert bad.get_json()["outcomes"][0]["error_type"] == "SensitiveMemoryError"
-    scope = client.post(f"/reviews/{item.id}/approve", headers=JSON, json=dict(
-        query, scope="team", seen=plan["item_fingerprint"], target=plan["target_fingerprint"]))
+    scope = client.post(
+        f"/reviews/{item.id}/approve",
+        headers=JSON,
+        json=dict(query, scope="team", seen=plan["item_fingerprint"], target=plan["target_fingerprint"]),
+    )
     assert scope.status_code == 400 and "'scope' must be" in scope.get_json()["outcomes"][0]["message"]
-    ok = client.post(f"/reviews/{item.id}/approve", headers=JSON, json=dict(
-        query, tags=["git", "policy"], seen=plan["item_fingerprint"],
-        target=plan["target_fingerprint"]))
+    ok = client.post(
+        f"/reviews/{item.id}/approve",
+        headers=JSON,
+        json=dict(
+            query, tags=["git", "policy"], seen=plan["item_fingerprint"], target=plan["target_fingerprint"]
+        ),
+    )
     assert ok.status_code == 200 and ok.get_json()["outcomes"][0]["outcome"] == "approved"
     [row] = agent.manager.get_all_entries("project")
-    assert (row.content, row.tags, row.type, row.source) == ("Never push.", ["git", "policy"],
-                                                             "workflow", "explicit")
+    assert (row.content, row.tags, row.type, row.source) == (
+        "Never push.",
+        ["git", "policy"],
+        "workflow",
+        "explicit",
+    )

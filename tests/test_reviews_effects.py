@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import pytest
+from agentao_world import Agent
 from bs4 import BeautifulSoup
 
-from agentao_world import Agent
 from dashboard.actions.effects import BlockEffect
 
 HTMX = {"HX-Request": "true"}
 JSON = {"Accept": "application/json"}
-STAMP = "2099-01-01T00:00:00"   # every write and prediction in these tests happens "now"
+STAMP = "2099-01-01T00:00:00"  # every write and prediction in these tests happens "now"
 
 
 def soup(response):
@@ -23,6 +23,7 @@ def fixed_clock(monkeypatch):
     # incidental rows are "recent"); a second boundary between them is not the point here.
     import dashboard.actions.effects
     import dashboard.store.writes
+
     monkeypatch.setattr(dashboard.store.writes, "now", lambda: STAMP)
     monkeypatch.setattr(dashboard.actions.effects, "agentao_now", lambda: STAMP)
 
@@ -35,12 +36,14 @@ def engine_block(agent: Agent) -> str:
 def agentao_block(agent: Agent) -> str:
     """agentao's own rendering of the block for a brand-new session."""
     from agentao.memory import MemoryPromptRenderer
+
     fresh = Agent(agent.project_dir.parent)
     fresh.manager._session_id = "a-brand-new-session"
     renderer = MemoryPromptRenderer()
     tail = fresh.manager.get_cross_session_tail()
     return renderer.render_stable_block(
-        renderer.fit_stable_records(fresh.manager.get_stable_entries(), tail), tail)
+        renderer.fit_stable_records(fresh.manager.get_stable_entries(), tail), tail
+    )
 
 
 def hidden_fields(form) -> dict:
@@ -56,7 +59,7 @@ def test_approve_prediction_equals_engine_and_agentao_after(seeded):
     assert effect["before_chars"] == len(before) and effect["budget"] == 2000
     assert effect["changed"] and "+title: preference_tabs_over_spaces" in effect["diff"]
     page = soup(client.get("/reviews"))
-    shown = page.select_one(f'#review-{item["id"]} [data-plan] [data-block-effect]')
+    shown = page.select_one(f"#review-{item['id']} [data-plan] [data-block-effect]")
     assert shown.has_attr("hx-disable")
     assert shown.select_one("pre[data-field=block-diff]").text == effect["diff"]
     assert int(shown["data-after-chars"]) == effect["after_chars"]
@@ -102,7 +105,7 @@ def test_soft_delete_prediction_equals_after(seeded):
     assert r.status_code == 303 and r.headers["Location"].endswith("?done=deleted")
     after = engine_block(seeded)
     assert predicted_chars == len(after)
-    assert shown.select_one("pre").text == BlockEffect(before, after, 2000).diff   # the whole change
+    assert shown.select_one("pre").text == BlockEffect(before, after, 2000).diff  # the whole change
     done = soup(client.get(r.headers["Location"])).select_one('[data-field="done"]')
     assert done["data-stable-chars"] == str(len(after))
 
@@ -119,7 +122,7 @@ def test_edit_effect_get_then_save_matches(seeded):
     page = soup(client.get(button["formaction"], query_string=query))
     assert page.find("html") is not None
     assert page.select_one("#edit-value").text == "PostgreSQL 17 everywhere."
-    effect_box = page.select_one('#edit-effect [data-block-effect]')
+    effect_box = page.select_one("#edit-effect [data-block-effect]")
     assert "+value: PostgreSQL 17 everywhere." in effect_box.select_one("pre").text
     # htmx: the actions partial alone; JSON: the numbers.
     frag = soup(client.get(button["formaction"], query_string=query, headers=HTMX))
@@ -129,8 +132,9 @@ def test_edit_effect_get_then_save_matches(seeded):
     assert r.status_code == 200
     after = engine_block(seeded)
     assert predicted["after"] == after and r.get_json()["stable_block_chars"] == len(after)
-    refused = client.get(button["formaction"], headers=JSON,
-                         query_string=dict(query, value="password=hunter2hunter2")).get_json()
+    refused = client.get(
+        button["formaction"], headers=JSON, query_string=dict(query, value="password=hunter2hunter2")
+    ).get_json()
     assert refused["effect"] is None and "sensitive" in refused["refusal"]
 
 
@@ -159,16 +163,18 @@ def test_moving_an_auto_memory_predicts_the_cap_eviction(agent):
     # The newest-created auto row is the least recently updated: shown in the block, and the
     # one the cap evicts when the moved row arrives.
     import sqlite3
+
     with sqlite3.connect(agent.user_db) as conn:
-        conn.execute("UPDATE memories SET updated_at = '2000-01-01T00:00:00'"
-                     " WHERE key_normalized = 'auto_fact_49'")
+        conn.execute(
+            "UPDATE memories SET updated_at = '2000-01-01T00:00:00' WHERE key_normalized = 'auto_fact_49'"
+        )
     conn.close()
     client = agent.app().test_client()
     before = engine_block(agent)
     _, forms = _actions(client, "project", moved.id)
     box = forms["move-form"].select_one('[data-field="move-effect"] [data-block-effect]')
     diff = box.select_one("pre").text
-    assert "-title: auto fact 49" in diff           # evicted by the cap, as the write will do it
+    assert "-title: auto fact 49" in diff  # evicted by the cap, as the write will do it
     client.post(f"/memories/project/{moved.id}/move", data=hidden_fields(forms["move-form"]))
     after = engine_block(agent)
     assert diff == BlockEffect(before, after, 2000).diff
@@ -179,11 +185,13 @@ def test_editing_an_old_incidental_row_among_many(agent):
     # Eight incidental rows: only the three most recently updated are in the block. Editing
     # the least recent one makes it the most recent: it enters, the third one drops out.
     import sqlite3
+
     rows = [agent.save(f"note {n}", f"incidental fact number {n}", type="note") for n in range(8)]
     with sqlite3.connect(agent.project_db) as conn:
         for n, m in enumerate(rows):
-            conn.execute("UPDATE memories SET updated_at = ? WHERE id = ?",
-                         (f"2030-01-01T00:00:{n:02d}", m.id))
+            conn.execute(
+                "UPDATE memories SET updated_at = ? WHERE id = ?", (f"2030-01-01T00:00:{n:02d}", m.id)
+            )
     conn.close()
     client = agent.app().test_client()
     before = engine_block(agent)
@@ -199,9 +207,11 @@ def test_editing_an_old_incidental_row_among_many(agent):
 
 def test_long_queue_over_a_large_store_links_the_rest(agent, monkeypatch):
     from dashboard.views import block_effects
-    monkeypatch.setattr(block_effects, "WORK_PER_PAGE", 0)     # as if the store were huge
-    agent.crystallize(*[f"I prefer {w} style." for w in
-                        "amber bronze cobalt denim ebony fuchsia garnet".split()])
+
+    monkeypatch.setattr(block_effects, "WORK_PER_PAGE", 0)  # as if the store were huge
+    agent.crystallize(
+        *[f"I prefer {w} style." for w in "amber bronze cobalt denim ebony fuchsia garnet".split()]
+    )
     client = agent.app().test_client()
     page = soup(client.get("/reviews"))
     cards = page.select("article.review")

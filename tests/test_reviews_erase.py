@@ -7,9 +7,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from bs4 import BeautifulSoup
-
 from agentao_world import Agent
+from bs4 import BeautifulSoup
 
 HTMX = {"HX-Request": "true"}
 JSON = {"Accept": "application/json"}
@@ -55,7 +54,7 @@ def confirm_form(client, query):
 def test_no_js_flow_confirms_then_erases_bytes_and_row(two):
     client = two.app().test_client()
     zebra = item_with(client, ZEBRA)
-    assert raw_hits(two.project_db, ZEBRA, zebra["content"])      # there before
+    assert raw_hits(two.project_db, ZEBRA, zebra["content"])  # there before
     page = soup(client.get("/reviews"))
     link = page.select_one(f'#review-{zebra["id"]} a[data-action="erase"]')
     assert link["href"] == f"/reviews/erase?ids={zebra['id']}"
@@ -78,7 +77,7 @@ def test_no_js_flow_confirms_then_erases_bytes_and_row(two):
     assert row["data-erase-status"] == "verified erased"
     assert "(rejected first)" in row.text
     assert raw_hits(two.project_db, ZEBRA, zebra["content"]) == []
-    assert raw_hits(two.project_db, PAGER)                          # the other item stays
+    assert raw_hits(two.project_db, PAGER)  # the other item stays
     for status in ("pending", "approved", "rejected"):
         ids = [i["id"] for i in client.get(f"/reviews.json?status={status}").get_json()["items"]]
         assert zebra["id"] not in ids
@@ -92,14 +91,21 @@ def test_json_answer_and_stale_fingerprint(two):
     seen = {i["id"]: i["seen"] for i in listed["items"]}
     refused = client.post("/reviews/erase", json={"ids": [zebra["id"]]}, headers=JSON)
     assert refused.status_code == 400 and "confirm" in refused.get_json()["message"]
-    r = client.post("/reviews/erase", headers=JSON, json={
-        "ids": [zebra["id"], pager["id"]], "confirm": 1,
-        f"seen-{zebra['id']}": seen[zebra["id"]], f"seen-{pager['id']}": "0" * 16})
+    r = client.post(
+        "/reviews/erase",
+        headers=JSON,
+        json={
+            "ids": [zebra["id"], pager["id"]],
+            "confirm": 1,
+            f"seen-{zebra['id']}": seen[zebra["id"]],
+            f"seen-{pager['id']}": "0" * 16,
+        },
+    )
     body = r.get_json()
     assert r.status_code == 409 and body["ok"] is False
     by_id = {i["id"]: i for i in body["items"]}
     assert by_id[zebra["id"]]["status"] == "verified erased" and by_id[zebra["id"]]["rejected"]
-    assert by_id[pager["id"]]["status"] == "conflict"                 # changed since: not erased
+    assert by_id[pager["id"]]["status"] == "conflict"  # changed since: not erased
     assert raw_hits(two.project_db, ZEBRA) == [] and raw_hits(two.project_db, PAGER)
     assert "texts" not in body and ZEBRA not in r.get_data(as_text=True)
 
@@ -110,7 +116,7 @@ def test_busy_checkpoint_reports_pending_retry_then_retry_verifies(two):
     _, data = confirm_form(client, f"ids={zebra['id']}")
     reader = sqlite3.connect(two.project_db, isolation_level=None)
     reader.execute("BEGIN")
-    reader.execute("SELECT count(*) FROM memory_review_queue").fetchone()   # the agent, reading
+    reader.execute("SELECT count(*) FROM memory_review_queue").fetchone()  # the agent, reading
     try:
         r = client.post("/reviews/erase", data=data, headers=JSON)
         item = r.get_json()["items"][0]
@@ -134,13 +140,15 @@ def test_erase_from_rejected_tab_with_htmx_and_copies_named(two):
     pager = item_with(client, PAGER)
     page = soup(client.get("/reviews"))
     card = page.select_one(f"#review-{pager['id']}")
-    client.post(f"/reviews/{pager['id']}/reject",
-                data={i["name"]: i["value"] for i in card.select("input[type=hidden]")})
+    client.post(
+        f"/reviews/{pager['id']}/reject",
+        data={i["name"]: i["value"] for i in card.select("input[type=hidden]")},
+    )
     copy = Path(str(two.project_db) + ".bak")
     shutil.copy(two.project_db, copy)
     rejected = soup(client.get("/reviews?status=rejected"))
     bulk = rejected.select_one('button[data-bulk="erase"]')
-    assert (bulk["formmethod"], bulk["formaction"]) == ("get", "/reviews/erase")   # no-JS bulk
+    assert (bulk["formmethod"], bulk["formaction"]) == ("get", "/reviews/erase")  # no-JS bulk
     assert rejected.select_one(f'#review-{pager["id"]} a[data-action="erase"]')
     frag = soup(client.get(f"/reviews/erase?ids={pager['id']}", headers=HTMX))
     assert frag.find("html") is None and "erased" in frag.select_one('[data-field="effect"]').text
@@ -166,6 +174,7 @@ def test_bad_input_is_a_clear_message(two):
 def test_hostile_text_on_confirm_report_and_effect_pages_stays_inert(agent):
     from hostile import plant
     from test_hostile import check_inert
+
     planted = plant(agent)
     client = agent.app().test_client()
     ids = [i["id"] for i in client.get("/reviews.json").get_json()["items"]]
@@ -177,8 +186,10 @@ def test_hostile_text_on_confirm_report_and_effect_pages_stays_inert(agent):
     store, memory_id = planted["script"]
     memory = client.get(f"/memories/{store}/{memory_id}.json").get_json()["memory"]
     check_inert(client.get(f"/memories/{store}/{memory_id}").get_data(as_text=True), "detail")
-    effect = client.get(f"/memories/{store}/{memory_id}/effect",
-                        query_string={"value": memory["content"] + " <b>pwn</b>", "tags": "pwn"})
+    effect = client.get(
+        f"/memories/{store}/{memory_id}/effect",
+        query_string={"value": memory["content"] + " <b>pwn</b>", "tags": "pwn"},
+    )
     assert effect.status_code == 200 and soup(effect).select_one("#edit-effect [data-block-effect]")
     check_inert(effect.get_data(as_text=True), "edit effect")
     _, data = confirm_form(client, query)

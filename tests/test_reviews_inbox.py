@@ -10,9 +10,9 @@ from __future__ import annotations
 import time
 from datetime import datetime
 
+from agentao_world import Agent, agentao_blocks
 from bs4 import BeautifulSoup
 
-from agentao_world import Agent, agentao_blocks
 from dashboard.actions.warnings import ORDER
 from dashboard.words import LABELS
 
@@ -41,9 +41,12 @@ def said(fragment) -> tuple[str, str]:
 
 
 def queue(agent: Agent) -> Agent:
-    agent.crystallize("I prefer tabs over spaces.", "We decided to use uv for packaging.",
-                      "I prefer short commit messages.",
-                      "I use token=abcdefgh12345678 for the staging API.")
+    agent.crystallize(
+        "I prefer tabs over spaces.",
+        "We decided to use uv for packaging.",
+        "I prefer short commit messages.",
+        "I use token=abcdefgh12345678 for the staging API.",
+    )
     return agent
 
 
@@ -67,18 +70,22 @@ def test_first_line_says_where_the_memory_will_show(agent):
     # Buttons before the candidate; the candidate in words; the plan behind a disclosure.
     parts = [el["class"][0] for el in card.find_all(recursive=False)]
     assert parts[:2] == ["decide", "review-body"]
-    assert [el.get("data-action") or el.name for el in card.select(".decide > [data-action], .decide > details > summary")] \
-        == ["approve", "summary", "reject", "erase"]
+    assert [
+        el.get("data-action") or el.name
+        for el in card.select(".decide > [data-action], .decide > details > summary")
+    ] == ["approve", "summary", "reject", "erase"]
     assert card.select_one("[data-plan]").find_parent("details") is not None
     assert card.select_one("q[data-field=evidence]").text == "I prefer tabs over spaces."
     assert card.select_one(".meta .term[data-code=user]").text == "about you"
     # Words, not markup: the block's name is never sent as a tag.
     assert page.select("memory-stable") == []
     assert card.select_one("[data-field=block-size]").text.startswith(
-        "The always-on block for a new session: ")
+        "The always-on block for a new session: "
+    )
     secret = items["token=abcdefgh12345678 for the staging API"]
-    assert secret["consequences"] == [{"code": "refused", "text": "Would be refused: it contains "
-                                       "a secret (agentao never saves one)."}]
+    assert secret["consequences"] == [
+        {"code": "refused", "text": "Would be refused: it contains a secret (agentao never saves one)."}
+    ]
 
 
 def test_no_room_in_the_block_says_recalled_and_the_status_agrees(agent):
@@ -95,16 +102,23 @@ def test_no_room_in_the_block_says_recalled_and_the_status_agrees(agent):
     agent.crystallize("I prefer tabs over spaces.")
     client = agent.app().test_client()
     [item] = listing(client).values()
-    assert item["consequences"] == [{"code": "overwrites", "text": "Replaces "
-                                     "“preference_tabs_over_spaces”; will be recalled when relevant."}]
+    assert item["consequences"] == [
+        {
+            "code": "overwrites",
+            "text": "Replaces “preference_tabs_over_spaces”; will be recalled when relevant.",
+        }
+    ]
     page = soup(client.get("/reviews"))
     first = page.select_one(f"#review-{item['id']} .review-body > *")
     assert first["data-consequence"] == "overwrites" and "recalled when relevant" in first.text
     r = client.post(f"/reviews/{item['id']}/approve", data=form_of(page), headers=HTMX)
     assert said(soup(r)) == (f"Approved “{item['title']}” — it will be recalled when relevant.", "ok")
     # agentao agrees: saved, and not in the block a new session gets.
-    assert [m.content for m in agent.manager.get_all_entries("user")
-            if m.key_normalized == "preference_tabs_over_spaces"] == ["tabs over spaces"]
+    assert [
+        m.content
+        for m in agent.manager.get_all_entries("user")
+        if m.key_normalized == "preference_tabs_over_spaces"
+    ] == ["tabs over spaces"]
     assert "tabs over spaces" not in agentao_blocks(agent, "anything")[0]
 
 
@@ -117,7 +131,7 @@ def test_a_decision_hands_the_keyboard_to_the_next_card(agent):
     frag = soup(r)
     done = frag.select_one(f"#review-{cards[0]}")
     assert done["data-status"] == "rejected" and not done.has_attr("autofocus")
-    assert done.select("button") == []                        # one line, nothing left to click
+    assert done.select("button") == []  # one line, nothing left to click
     title = page.select_one(f"#review-{cards[0]} [data-field=title]").text
     assert said(frag) == (f"Rejected “{title}” — it will not be saved.", "ok")
     nxt = frag.select_one(f"article[data-item-id='{cards[1]}']")
@@ -147,8 +161,7 @@ def test_bulk_results_are_counted_in_words(agent):
     secret = by["token=abcdefgh12345678 for the staging API"]["id"]
     mixed = [by["short commit messages"]["id"], secret]
     frag = soup(client.post("/reviews/approve", data=dict(form_of(page), ids=mixed), headers=HTMX))
-    assert said(frag) == ("Approved 1 suggestion. 1 could not be decided: the reason is on the "
-                          "page.", "warn")
+    assert said(frag) == ("Approved 1 suggestion. 1 could not be decided: the reason is on the page.", "warn")
     # Without JavaScript: the redirect's page says it, counted.
     r = client.post("/reviews/reject", data=dict(form_of(soup(client.get("/reviews"))), ids=[secret]))
     page = soup(client.get(r.headers["Location"]))
@@ -159,8 +172,7 @@ def test_tabs_and_header_count_in_words(agent):
     queue(agent)
     client = agent.app().test_client()
     page = soup(client.get("/reviews"))
-    assert [a.text for a in page.select("#review-tabs a")] == ["Waiting (4)", "Approved (0)",
-                                                              "Rejected (0)"]
+    assert [a.text for a in page.select("#review-tabs a")] == ["Waiting (4)", "Approved (0)", "Rejected (0)"]
     assert page.select_one("h1").text == "Suggestions to review"
     badge = soup(client.get("/memories")).select_one("header.top a[data-tab=reviews] .count")
     assert badge.text == "4" and badge["title"] == "4 suggestions wait for you"
@@ -178,6 +190,7 @@ def test_tabs_and_header_count_in_words(agent):
 def test_a_card_named_like_a_page_region_never_takes_the_swap(agent):
     """Item ``list`` would be ``#review-list``: sent out of band it would replace the queue."""
     import sqlite3
+
     agent.crystallize("I prefer tabs over spaces.", "I prefer short commit messages.")
     with sqlite3.connect(agent.project_db) as conn:
         first = conn.execute("SELECT id FROM memory_review_queue ORDER BY created_at LIMIT 1").fetchone()[0]
@@ -188,5 +201,5 @@ def test_a_card_named_like_a_page_region_never_takes_the_swap(agent):
     other = next(c for c in cards if c != "list")
     frag = soup(client.post(f"/reviews/{other}/reject", data=form_of(page), headers=HTMX))
     assert frag.select("[hx-swap-oob=true]#review-list, article[hx-swap-oob]") == []
-    assert frag.select_one(f"#review-{other}").has_attr("autofocus")   # the focus stays in the line
+    assert frag.select_one(f"#review-{other}").has_attr("autofocus")  # the focus stays in the line
     assert said(frag)[0].startswith("Rejected “")

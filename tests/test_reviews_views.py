@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from bs4 import BeautifulSoup
-
 from agentao_world import Agent, file_digest
+from bs4 import BeautifulSoup
 
 HTMX = {"HX-Request": "true"}
 BOOSTED = {"HX-Request": "true", "HX-Boosted": "true"}
@@ -21,9 +20,12 @@ def queue(agent) -> Agent:
     """One pending item of each kind: user, project, two CJK folding onto one key,
     a secret, and a collision with a live memory."""
     agent.save("constraint_never_push_to_main", "Push freely.", ["git"])
-    agent.crystallize("I prefer tabs over spaces. We must never push to main.",
-                      "我喜欢用中文回答问题", "我偏好简洁的代码风格",
-                      "I use token=abcdefgh12345678 for the staging API.")
+    agent.crystallize(
+        "I prefer tabs over spaces. We must never push to main.",
+        "我喜欢用中文回答问题",
+        "我偏好简洁的代码风格",
+        "I use token=abcdefgh12345678 for the staging API.",
+    )
     return agent
 
 
@@ -38,8 +40,10 @@ def tokens(page, item_id):
 
 
 def counts(page):
-    return {a["data-status"]: int(a.select_one('[data-field="count"]').text)
-            for a in page.select("#review-tabs a")}
+    return {
+        a["data-status"]: int(a.select_one('[data-field="count"]').text)
+        for a in page.select("#review-tabs a")
+    }
 
 
 # --------------------------------------------------------------------------- the page
@@ -122,7 +126,9 @@ def test_approve_with_htmx_swaps_row_and_counters(queue):
     said = frag.select_one('[hx-swap-oob="innerHTML:#status"] [data-said]')
     assert said.text.startswith(f"Approved “{item['title']}” — it ")
     assert outcome.text.startswith(said.text) and row.select("h2, .decide, [data-plan]") == []
-    [memory] = [m for m in queue.manager.get_all_entries() if m.key_normalized == "constraint_never_push_to_main"]
+    [memory] = [
+        m for m in queue.manager.get_all_entries() if m.key_normalized == "constraint_never_push_to_main"
+    ]
     assert outcome.select_one("a")["href"].endswith(f"/memories/project/{memory.id}")
     tabs = frag.select_one("#review-tabs")
     assert tabs["hx-swap-oob"] == "true" and counts(frag) == {"pending": 4, "approved": 1, "rejected": 0}
@@ -148,8 +154,10 @@ def test_refusal_keeps_item_pending_with_agentaos_reason(queue):
     item = items_by_content(client)["token=abcdefgh12345678 for the staging API"]
     r = _one(client, item["id"], "approve", JSON)
     assert r.status_code == 422
-    assert r.get_json()["outcomes"][0]["message"] == \
-        "Refused to save: content appears to contain sensitive credentials"
+    assert (
+        r.get_json()["outcomes"][0]["message"]
+        == "Refused to save: content appears to contain sensitive credentials"
+    )
     row = soup(_one(client, item["id"], "approve", HTMX)).select_one(f"#review-{item['id']}")
     assert row["data-outcome"] == "refused" and row["data-status"] == "pending"
     assert _one(client, item["id"], "approve").status_code == 422
@@ -200,8 +208,10 @@ def test_bulk_approve_cjk_items_fold_onto_one_memory(queue):
     assert frag.select_one("#review-list") and counts(frag)["approved"] == 3
     keys = sorted(m.key_normalized for m in queue.manager.get_all_entries("user"))
     assert keys == ["preference", "preference_tabs_over_spaces"]
-    assert next(m for m in queue.manager.get_all_entries("user")
-                if m.key_normalized == "preference").content == "简洁的代码风格"
+    assert (
+        next(m for m in queue.manager.get_all_entries("user") if m.key_normalized == "preference").content
+        == "简洁的代码风格"
+    )
 
 
 def test_bulk_with_a_refusal_reports_each_item(queue):
@@ -231,8 +241,10 @@ def test_read_only_refuses_and_hides_buttons(queue):
 # --------------------------------------------------------------------------- curation
 def _detail(client, store, memory_id):
     page = soup(client.get(f"/memories/{store}/{memory_id}"))
-    forms = {f["id"]: {i["name"]: i.get("value", "") for i in f.select("input")} for f in
-             page.select("#memory-actions form")}
+    forms = {
+        f["id"]: {i["name"]: i.get("value", "") for i in f.select("input")}
+        for f in page.select("#memory-actions form")
+    }
     return page, forms
 
 
@@ -242,14 +254,22 @@ def test_edit_without_js_and_with_htmx(seeded, client):
     assert page.select_one("#memory-actions")["data-memory-id"] == memory.id
     data = dict(forms["edit-form"], value="PostgreSQL 17.", tags="infra, db", type="decision")
     r = client.post(f"/memories/project/{memory.id}/edit", data=data)
-    assert r.status_code == 303 and r.headers["Location"].endswith(f"/memories/project/{memory.id}?done=edited")
+    assert r.status_code == 303 and r.headers["Location"].endswith(
+        f"/memories/project/{memory.id}?done=edited"
+    )
     saved = seeded.manager.get_entry(memory.id)
     assert (saved.content, saved.tags, saved.type, saved.source) == (
-        "PostgreSQL 17.", ["infra", "db"], "decision", "explicit")
+        "PostgreSQL 17.",
+        ["infra", "db"],
+        "decision",
+        "explicit",
+    )
     _, forms = _detail(client, "project", memory.id)
-    r = client.post(f"/memories/project/{memory.id}/edit",
-                    data=dict(forms["edit-form"], value="PostgreSQL 18.", tags="infra", type="note"),
-                    headers=HTMX)
+    r = client.post(
+        f"/memories/project/{memory.id}/edit",
+        data=dict(forms["edit-form"], value="PostgreSQL 18.", tags="infra", type="note"),
+        headers=HTMX,
+    )
     assert r.status_code == 200 and r.headers["HX-Redirect"].endswith(f"{memory.id}?done=edited")
     events = client.get(f"/memories/project/{memory.id}.json").get_json()["events"]
     assert [e["event_type"] for e in events] == ["create", "update", "update"]
@@ -264,19 +284,25 @@ def test_editing_the_value_keeps_tags_the_field_cannot_show_apart(agent):
     warning = page.select_one('[data-field="tags-kept"]')
     assert [c.text for c in warning.select("code")] == ["release, 2024", " ops "]
     assert page.select_one("#edit-tags")["aria-describedby"] == warning["id"]
-    effect = client.get(f"/memories/project/{memory.id}/effect", headers=JSON,
-                        query_string=dict(forms["edit-form"], value="Deploy on Mondays.", type=""))
+    effect = client.get(
+        f"/memories/project/{memory.id}/effect",
+        headers=JSON,
+        query_string=dict(forms["edit-form"], value="Deploy on Mondays.", type=""),
+    )
     assert effect.status_code == 200 and effect.get_json()["refusal"] is None
-    r = client.post(f"/memories/project/{memory.id}/edit",
-                    data=dict(forms["edit-form"], value="Deploy on Mondays.", type=""))
+    r = client.post(
+        f"/memories/project/{memory.id}/edit",
+        data=dict(forms["edit-form"], value="Deploy on Mondays.", type=""),
+    )
     assert r.status_code == 303
     saved = agent.manager.get_entry(memory.id)
     assert (saved.content, saved.tags) == ("Deploy on Mondays.", ["release, 2024", " ops "])
     # Once the field is changed it means what it says: split at commas, trimmed.
     _, forms = _detail(client, "project", memory.id)
-    r = client.post(f"/memories/project/{memory.id}/edit",
-                    data=dict(forms["edit-form"], value="Deploy on Mondays.", type="",
-                              tags="release, 2024, ops, infra"))
+    r = client.post(
+        f"/memories/project/{memory.id}/edit",
+        data=dict(forms["edit-form"], value="Deploy on Mondays.", type="", tags="release, 2024, ops, infra"),
+    )
     assert r.status_code == 303
     assert agent.manager.get_entry(memory.id).tags == ["release", "2024", "ops", "infra"]
     page, _ = _detail(client, "project", memory.id)
@@ -286,8 +312,11 @@ def test_editing_the_value_keeps_tags_the_field_cannot_show_apart(agent):
 def test_edit_refusal_and_stale_form(seeded, client):
     memory = next(m for m in seeded.manager.get_all_entries() if m.key_normalized == "database")
     _, forms = _detail(client, "project", memory.id)
-    bad = client.post(f"/memories/project/{memory.id}/edit", headers=JSON,
-                      data=dict(forms["edit-form"], value="password = hunter2hunter2", tags="", type=""))
+    bad = client.post(
+        f"/memories/project/{memory.id}/edit",
+        headers=JSON,
+        data=dict(forms["edit-form"], value="password = hunter2hunter2", tags="", type=""),
+    )
     assert bad.status_code == 422 and "sensitive credentials" in bad.get_json()["message"]
     seeded.save("database", "The agent rewrote this memory meanwhile.")
     before = file_digest(seeded.project_db)
@@ -298,11 +327,16 @@ def test_edit_refusal_and_stale_form(seeded, client):
     frag = soup(client.post(f"/memories/project/{memory.id}/edit", data=stale, headers=HTMX))
     assert frag.select_one("#memory-actions [data-outcome]")["data-outcome"] == "conflict"
     assert file_digest(seeded.project_db) == before
-    assert client.post(f"/memories/project/{memory.id}/edit", data={"value": "x"},
-                       headers=JSON).status_code == 400
+    assert (
+        client.post(f"/memories/project/{memory.id}/edit", data={"value": "x"}, headers=JSON).status_code
+        == 400
+    )
     for bad in ({"row": "not a fingerprint"}, {"change": "many"}, {"effect": "<script>"}):
-        r = client.post(f"/memories/project/{memory.id}/edit", headers=JSON,
-                        data=dict(forms["edit-form"], value="x", **bad))
+        r = client.post(
+            f"/memories/project/{memory.id}/edit",
+            headers=JSON,
+            data=dict(forms["edit-form"], value="x", **bad),
+        )
         assert r.status_code == 400 and file_digest(seeded.project_db) == before
 
 
@@ -311,9 +345,11 @@ def test_edit_goes_through_when_the_agent_saved_other_rows(seeded, client):
     _, forms = _detail(client, "project", memory.id)
     seeded.save("something else", "The agent wrote meanwhile.")  # moves the change counter
     # Scripts may still send the counter they read; it is accepted and not checked.
-    r = client.post(f"/memories/project/{memory.id}/edit", headers=JSON,
-                    data={"change": "0", **forms["edit-form"], "value": "PostgreSQL 17.",
-                          "tags": "", "type": ""})
+    r = client.post(
+        f"/memories/project/{memory.id}/edit",
+        headers=JSON,
+        data={"change": "0", **forms["edit-form"], "value": "PostgreSQL 17.", "tags": "", "type": ""},
+    )
     assert r.status_code == 200 and r.get_json()["event"] == "update"
     assert seeded.manager.get_entry(memory.id).content == "PostgreSQL 17."
 
@@ -323,26 +359,34 @@ def test_the_answer_says_when_the_effect_shown_was_out_of_date(seeded, client, m
     # the writes land in that second too (see test_reviews_effects.py).
     import dashboard.actions.effects
     import dashboard.store.writes
+
     monkeypatch.setattr(dashboard.store.writes, "now", lambda: "2099-01-01T00:00:00")
     monkeypatch.setattr(dashboard.actions.effects, "agentao_now", lambda: "2099-01-01T00:00:00")
-    first, second = (next(m for m in seeded.manager.get_all_entries() if m.key_normalized == k)
-                     for k in ("release_process", "database"))
+    first, second = (
+        next(m for m in seeded.manager.get_all_entries() if m.key_normalized == k)
+        for k in ("release_process", "database")
+    )
     _, forms = _detail(client, "project", first.id)
     r = client.post(f"/memories/project/{first.id}/delete", data=forms["delete-form"])
     done = soup(client.get(r.headers["Location"])).select_one('[data-field="done"]')
-    assert not done.has_attr("data-effect-stale")      # nothing else changed: as shown
+    assert not done.has_attr("data-effect-stale")  # nothing else changed: as shown
     _, forms = _detail(client, "project", second.id)
     shown = int(forms["delete-form"]["effect"].split("-")[0])
-    seeded.save("deploy rule", "Deploys need two approvals.", type="decision")   # in the block
+    seeded.save("deploy rule", "Deploys need two approvals.", type="decision")  # in the block
     r = client.post(f"/memories/project/{second.id}/delete", data=forms["delete-form"])
     done = soup(client.get(r.headers["Location"])).select_one('[data-field="done"]')
     assert int(done["data-shown-chars"]) == shown != int(done["data-stable-chars"])
     assert "not the effect shown before you clicked" in done.text
     # A quiet store: the move and the edit come out exactly as shown.
-    third, fourth = (next(m for m in seeded.manager.get_all_entries() if m.key_normalized == k)
-                     for k in ("package_manager", "user_language"))
-    r = client.post(f"/memories/project/{third.id}/move", headers=JSON,
-                    data=_detail(client, "project", third.id)[1]["move-form"])
+    third, fourth = (
+        next(m for m in seeded.manager.get_all_entries() if m.key_normalized == k)
+        for k in ("package_manager", "user_language")
+    )
+    r = client.post(
+        f"/memories/project/{third.id}/move",
+        headers=JSON,
+        data=_detail(client, "project", third.id)[1]["move-form"],
+    )
     assert r.get_json()["effect_as_shown"] is True
     edit = {"value": "Answer in French.", "tags": "user", "type": ""}
     page = soup(client.get(f"/memories/user/{fourth.id}/effect", query_string=edit))
@@ -352,8 +396,9 @@ def test_the_answer_says_when_the_effect_shown_was_out_of_date(seeded, client, m
     # An effect shown for other values than those saved says nothing either way.
     page = soup(client.get(f"/memories/user/{fourth.id}/effect", query_string=edit))
     form = {i["name"]: i.get("value", "") for i in page.select("#edit-form input")}
-    r = client.post(f"/memories/user/{fourth.id}/edit", headers=JSON,
-                    data={**form, **edit, "value": "Answer in German."})
+    r = client.post(
+        f"/memories/user/{fourth.id}/edit", headers=JSON, data={**form, **edit, "value": "Answer in German."}
+    )
     assert r.status_code == 200 and r.get_json()["effect_as_shown"] is None
 
 
@@ -384,14 +429,17 @@ def test_no_user_store_has_no_move(tmp_path):
 
 def test_hostile_review_text_stays_text(agent):
     import sqlite3
+
     from hostile import HOSTILE, MARK
+
     with sqlite3.connect(agent.project_db) as conn:
         for n, (name, text) in enumerate(HOSTILE.items()):
             conn.execute(
                 "INSERT INTO memory_review_queue (id, scope, type, key_normalized, title, content,"
                 " tags_json, evidence, created_at, updated_at) VALUES (?, 'project', 'decision',"
                 " ?, ?, ?, '[\"decision\"]', ?, '2025-01-01T00:00:00', '2025-01-01T00:00:00')",
-                (f"{n:012x}", f"decision_{name}_{text[:40]}", text[:200], text, text))
+                (f"{n:012x}", f"decision_{name}_{text[:40]}", text[:200], text, text),
+            )
     page = soup(agent.app().test_client().get("/reviews"))
     listing = page.select_one("#review-list")
     assert len(listing.select("article.review")) == len(HOSTILE)
@@ -399,7 +447,9 @@ def test_hostile_review_text_stays_text(agent):
     for el in listing.find_all(True):
         # The one hx-get is the card's own "Preview the edited approval" (a GET by design).
         own = el.get("data-action") == "preview-edits" and el["hx-get"].startswith("/reviews/effect?")
-        assert not any(a.startswith(("on", "hx-on", "data-hx")) or MARK in a or (a == "hx-get" and not own)
-                       for a in el.attrs)
+        assert not any(
+            a.startswith(("on", "hx-on", "data-hx")) or MARK in a or (a == "hx-get" and not own)
+            for a in el.attrs
+        )
     for body in listing.select("div.review-body"):
         assert body.has_attr("hx-disable")

@@ -19,11 +19,14 @@ SCHEMAS = Path(__file__).resolve().parent.parent / "docs" / "schemas"
 def twins(tmp_path_factory):
     """Each twin's answers on the demo (several per twin where the shape varies)."""
     project_dir, user_db = build_demo(tmp_path_factory.mktemp("demo"))
-    others = sorted(p for p in project_dir.parent.iterdir()
-                    if p.is_dir() and p not in (project_dir, user_db.parent.parent)
-                    and (p / ".agentao").is_dir())
-    client = create_app({"PROJECT_DIR": [project_dir, *others], "USER_DB": user_db,
-                         "TESTING": True, "AUTH_TOKEN": False}).test_client()
+    others = sorted(
+        p
+        for p in project_dir.parent.iterdir()
+        if p.is_dir() and p not in (project_dir, user_db.parent.parent) and (p / ".agentao").is_dir()
+    )
+    client = create_app(
+        {"PROJECT_DIR": [project_dir, *others], "USER_DB": user_db, "TESTING": True, "AUTH_TOKEN": False}
+    ).test_client()
     out: dict[str, list] = {}
 
     def get(name, url, **query):
@@ -46,17 +49,33 @@ def twins(tmp_path_factory):
     get("memory_new", "/memories/new.json", key="Build tool", value="make", tags="workflow")
     get("memory_new", "/memories/new.json", key=first["title"], value="replaced", scope=first["scope"])
     get("memory_new", "/memories/new.json", key="token", value="password=hunter22hunter22")
-    edited = get("review_effect", "/reviews/effect.json", id=pending["id"], value="Edited on the card.",
-                 tags="a, b", scope="user", type="note")
+    edited = get(
+        "review_effect",
+        "/reviews/effect.json",
+        id=pending["id"],
+        value="Edited on the card.",
+        tags="a, b",
+        scope="user",
+        type="note",
+    )
     assert edited["plan"]["edits"]["tags"] == ["a", "b"]
     get("preview", "/preview.json")
-    asked = get("preview", "/preview.json", q="which package manager do we use for tests",
-                messages="see pyproject.toml")
+    asked = get(
+        "preview",
+        "/preview.json",
+        q="which package manager do we use for tests",
+        messages="see pyproject.toml",
+    )
     get("preview", "/preview.json", q="deploy 部署", hide=asked["stable_entries"][0]["id"])
     get("preview", "/preview.json", q="tests", candidates_page=2, per_page=1)
-    posted = client.post("/preview.json", json={"q": "tests", "messages": [
-        {"role": "user", "content": [{"type": "text", "text": "see\ntests/conftest.py"}]}]},
-        headers={"Sec-Fetch-Site": "same-origin"})
+    posted = client.post(
+        "/preview.json",
+        json={
+            "q": "tests",
+            "messages": [{"role": "user", "content": [{"type": "text", "text": "see\ntests/conftest.py"}]}],
+        },
+        headers={"Sec-Fetch-Site": "same-origin"},
+    )
     assert posted.status_code == 200, posted.get_data(as_text=True)[:300]
     out["preview"].append(posted.get_json())
     get("summaries", "/summaries.json")
@@ -71,9 +90,16 @@ def twins(tmp_path_factory):
     get("forget_about", "/forget/about.json")
     get("findings", "/findings.json")
     get("check_new", "/checks/new.json", message="deploy 部署", must_recall=["deploy"])
-    saved = client.post("/checks", json={"name": "deploy", "message": "deploy 部署", "must_recall": ["deploy"],
-                                         "must_not_contain": ["hunter2"]},
-                        headers={"Sec-Fetch-Site": "same-origin", "Accept": "application/json"})
+    saved = client.post(
+        "/checks",
+        json={
+            "name": "deploy",
+            "message": "deploy 部署",
+            "must_recall": ["deploy"],
+            "must_not_contain": ["hunter2"],
+        },
+        headers={"Sec-Fetch-Site": "same-origin", "Accept": "application/json"},
+    )
     assert saved.status_code == 201, saved.get_data(as_text=True)[:300]
     get("checks", "/checks.json")
     get("activity", "/activity.json")
@@ -87,24 +113,33 @@ def twins(tmp_path_factory):
         assert r.status_code == 200, r.get_data(as_text=True)[:300]
         out.setdefault("bulk_plan", []).append(r.get_json())
         return r.get_json()
+
     plan(action="purge", ids=picks)
     plan(action="move-user", all="1")
     tagging = plan(action="tag", add_tag="checked", ids=picks)
-    form = {"action": "tag", "add_tag": "checked", "effect": tagging["effect"]["token"],
-            "rows": [r["token"] for r in tagging["rows"] if r["changes"]]}
+    form = {
+        "action": "tag",
+        "add_tag": "checked",
+        "effect": tagging["effect"]["token"],
+        "rows": [r["token"] for r in tagging["rows"] if r["changes"]],
+    }
     for status in (200, 409):
         r = client.post("/memories/bulk.json", data=form, headers={"Sec-Fetch-Site": "same-origin"})
         assert r.status_code == status, r.get_data(as_text=True)[:300]
         out.setdefault("bulk", []).append(r.get_json())
-    r = client.post("/memories/bulk.json", data={"action": "delete"}, headers={"Sec-Fetch-Site": "same-origin"})
+    r = client.post(
+        "/memories/bulk.json", data={"action": "delete"}, headers={"Sec-Fetch-Site": "same-origin"}
+    )
     assert r.status_code == 400
     out["bulk"].append(r.get_json())
     return out
 
 
 def _schemas():
-    return {p.name.removesuffix(".schema.json"): json.loads(p.read_text("utf-8"))
-            for p in sorted(SCHEMAS.glob("*.schema.json"))}
+    return {
+        p.name.removesuffix(".schema.json"): json.loads(p.read_text("utf-8"))
+        for p in sorted(SCHEMAS.glob("*.schema.json"))
+    }
 
 
 def test_every_twin_has_a_schema_and_every_schema_a_twin(twins):
@@ -121,6 +156,7 @@ def test_twin_matches_its_schema(twins, name):
     assert all("description" in field for field in schema["properties"].values()), name
     validator = Draft202012Validator(schema)
     for answer in twins[name]:
-        errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}"
-                  for e in validator.iter_errors(answer)]
+        errors = [
+            f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(answer)
+        ]
         assert not errors, errors[:5]

@@ -22,11 +22,24 @@ COOKIE = "agentao_dashboard_80"  # the test client talks to port 80
 def get_urls(app, seeded) -> list[str]:
     """One URL per GET route, arguments filled from the seeded stores."""
     from hostile import get_routes
+
     memory = seeded.manager.search("uv")[0]
-    return sorted(set(get_routes(app, {"store": "project", "key": "project",
-                                       "memory_id": memory.id, "job_id": "0" * 12,
-                                       "filename": "app.css", "table": "memories",
-                                       "row_id": memory.id})))
+    return sorted(
+        set(
+            get_routes(
+                app,
+                {
+                    "store": "project",
+                    "key": "project",
+                    "memory_id": memory.id,
+                    "job_id": "0" * 12,
+                    "filename": "app.css",
+                    "table": "memories",
+                    "row_id": memory.id,
+                },
+            )
+        )
+    )
 
 
 @pytest.fixture
@@ -72,10 +85,10 @@ def test_generated_token_has_at_least_128_bits(seeded):
 def test_every_route_needs_the_token(app, anon, seeded):
     urls = get_urls(app, seeded)
     assert {"/overview", "/memories.json", "/static/app.css", "/", "/login"} <= set(urls)
-    login = anon.get("/login")   # the one page open to all: a form, nothing from the stores
+    login = anon.get("/login")  # the one page open to all: a form, nothing from the stores
     assert login.status_code == 200 and b"memory.db" not in login.data and b"Neovim" not in login.data
     assert BeautifulSoup(login.data, "html.parser").select_one("form#login-form input[name=token]")
-    icon = anon.get("/favicon.ico", follow_redirects=True)   # fetched at the root: no cookie there
+    icon = anon.get("/favicon.ico", follow_redirects=True)  # fetched at the root: no cookie there
     assert icon.status_code == 200 and icon.headers["Cross-Origin-Resource-Policy"] == "same-origin"
     for url in (u for u in urls if u not in ("/login", "/favicon.ico")):
         r = anon.get(url)
@@ -110,13 +123,14 @@ def test_cookie_name_follows_the_configured_port(seeded):
     assert r.headers["Set-Cookie"].startswith("agentao_dashboard_8765=")
 
 
-@pytest.mark.parametrize("how", ["wrong-form", "wrong-cookie", "token-as-cookie", "wrong-header",
-                                 "token-in-url", "wrong-code"])
+@pytest.mark.parametrize(
+    "how", ["wrong-form", "wrong-cookie", "token-as-cookie", "wrong-header", "token-in-url", "wrong-code"]
+)
 def test_wrong_credentials_are_refused(anon, how):
     if how == "wrong-form":
         r = log_in(anon, TOKEN[:-1] + "x")
         assert "not the access token" in r.get_data(as_text=True)
-    elif how == "token-in-url":   # even the right one: a URL stays in the history
+    elif how == "token-in-url":  # even the right one: a URL stays in the history
         r = anon.get(f"/overview?token={TOKEN}")
         assert "does not go in a URL" in r.get_data(as_text=True)
     elif how == "wrong-code":
@@ -127,8 +141,7 @@ def test_wrong_credentials_are_refused(anon, how):
             anon.set_cookie(COOKIE, "0" * 64)
         elif how == "token-as-cookie":
             anon.set_cookie(COOKIE, TOKEN)
-        r = anon.get("/overview", headers={"Authorization": "token nope"}
-                     if how == "wrong-header" else {})
+        r = anon.get("/overview", headers={"Authorization": "token nope"} if how == "wrong-header" else {})
     assert r.status_code == 403 and "Set-Cookie" not in r.headers
 
 
@@ -140,13 +153,14 @@ def test_authorization_header_for_scripts(anon):
 
 def test_tokens_are_compared_in_constant_time(anon, monkeypatch):
     import hmac
+
     calls = []
     real = hmac.compare_digest
     from dashboard.guard import access
-    monkeypatch.setattr(access.hmac, "compare_digest",
-                        lambda a, b: calls.append(1) or real(a, b))
-    log_in(anon)                  # the form's token
-    anon.get("/overview")         # the cookie
+
+    monkeypatch.setattr(access.hmac, "compare_digest", lambda a, b: calls.append(1) or real(a, b))
+    log_in(anon)  # the form's token
+    anon.get("/overview")  # the cookie
     anon.get("/overview", headers={"Authorization": f"token {TOKEN}"})
     assert len(calls) >= 3
 
@@ -156,8 +170,17 @@ def test_no_token_mode(seeded):
     assert client.get("/overview").status_code == 200
 
 
-@pytest.mark.parametrize("host", ["evil.example", "evil.example:80", "127.0.0.1.evil.example",
-                                  "localhost.evil.example:8765", "192.168.1.10:8765", ""])
+@pytest.mark.parametrize(
+    "host",
+    [
+        "evil.example",
+        "evil.example:80",
+        "127.0.0.1.evil.example",
+        "localhost.evil.example:8765",
+        "192.168.1.10:8765",
+        "",
+    ],
+)
 def test_rebound_host_is_refused_before_routing(authed, host):
     for url in ["/overview", "/memories.json", "/static/app.css", "/no/such/page"]:
         r = authed.get(url, headers={"Host": host})
@@ -180,20 +203,23 @@ def test_configured_allow_list_includes_the_port(seeded):
 SAME_ORIGIN = "http://localhost"
 
 
-@pytest.mark.parametrize("headers,allowed", [
-    ({"Sec-Fetch-Site": "same-origin"}, True),
-    ({"Sec-Fetch-Site": "none"}, True),
-    ({"Sec-Fetch-Site": "same-site"}, False),
-    ({"Sec-Fetch-Site": "cross-site"}, False),
-    ({"Sec-Fetch-Site": "cross-site", "Origin": SAME_ORIGIN}, False),
-    ({"Sec-Fetch-Site": "", "Origin": SAME_ORIGIN}, False),
-    ({"Origin": SAME_ORIGIN}, True),
-    ({"Origin": "http://localhost:8080"}, False),
-    ({"Origin": "http://evil.example"}, False),
-    ({"Origin": "null"}, False),
-    ({"Origin": SAME_ORIGIN + ".evil.example"}, False),
-    ({}, False),
-])
+@pytest.mark.parametrize(
+    "headers,allowed",
+    [
+        ({"Sec-Fetch-Site": "same-origin"}, True),
+        ({"Sec-Fetch-Site": "none"}, True),
+        ({"Sec-Fetch-Site": "same-site"}, False),
+        ({"Sec-Fetch-Site": "cross-site"}, False),
+        ({"Sec-Fetch-Site": "cross-site", "Origin": SAME_ORIGIN}, False),
+        ({"Sec-Fetch-Site": "", "Origin": SAME_ORIGIN}, False),
+        ({"Origin": SAME_ORIGIN}, True),
+        ({"Origin": "http://localhost:8080"}, False),
+        ({"Origin": "http://evil.example"}, False),
+        ({"Origin": "null"}, False),
+        ({"Origin": SAME_ORIGIN + ".evil.example"}, False),
+        ({}, False),
+    ],
+)
 def test_unsafe_methods_need_same_origin(app, authed, headers, allowed):
     authed.environ_base.pop("HTTP_SEC_FETCH_SITE", None)  # only what the test sends
     r = authed.post("/_probe", headers=headers)
@@ -213,14 +239,20 @@ def test_unsafe_method_with_token_header_needs_no_origin(app, anon):
 
 
 def test_security_headers_on_everything(app, authed, anon):
-    responses = [authed.get("/overview"), authed.get("/memories.json"),
-                 authed.get("/static/app.css"), authed.get("/no/such/page"),
-                 anon.get("/overview"), authed.get("/", headers={"Host": "evil.example"}),
-                 authed.get("/memories?page=0")]
+    responses = [
+        authed.get("/overview"),
+        authed.get("/memories.json"),
+        authed.get("/static/app.css"),
+        authed.get("/no/such/page"),
+        anon.get("/overview"),
+        authed.get("/", headers={"Host": "evil.example"}),
+        authed.get("/memories?page=0"),
+    ]
     for r in responses:
         assert r.headers["Content-Security-Policy"].startswith(
             "default-src 'self'; script-src 'self'; object-src 'none'; base-uri 'none'; "
-            "frame-ancestors 'none'"), r.request.path
+            "frame-ancestors 'none'"
+        ), r.request.path
         assert r.headers["X-Frame-Options"] == "DENY"
         assert r.headers["X-Content-Type-Options"] == "nosniff"
         assert r.headers["Referrer-Policy"] == "no-referrer"
@@ -250,6 +282,7 @@ def test_templates_have_no_inline_script_or_handlers(path):
 
 def test_htmx_is_configured_for_the_csp(authed):
     import json
+
     page = BeautifulSoup(authed.get("/overview").data, "html.parser")
     config = json.loads(page.select_one('meta[name="htmx-config"]')["content"])
     assert config["includeIndicatorStyles"] is False and config["allowEval"] is False
@@ -264,8 +297,9 @@ def test_limits_answer_413_414_400_with_reasons(app, authed):
     assert r.status_code == 414 and "query string is longer" in r.get_data(as_text=True)
     r = authed.get("/memories.json?tag=" + "y" * 5000)
     assert r.status_code == 414 and "4096" in r.get_json()["message"]
-    r = authed.post("/_probe", data=b"z" * (app.config["MAX_CONTENT_LENGTH"] + 1),
-                    headers={"Accept": "application/json"})
+    r = authed.post(
+        "/_probe", data=b"z" * (app.config["MAX_CONTENT_LENGTH"] + 1), headers={"Accept": "application/json"}
+    )
     assert r.status_code == 413 and "nothing was changed" in r.get_json()["message"]
     assert app.extensions["probe_writes"] == []
     r = authed.get("/memories.json?per_page=201")
@@ -274,8 +308,14 @@ def test_limits_answer_413_414_400_with_reasons(app, authed):
 
 def _start(*args, env=None):
     """The real command line on a free port: (process, port, the printed path and query)."""
-    proc = subprocess.Popen([sys.executable, "-m", "dashboard", "--port", "0", *args], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dashboard", "--port", "0", *args],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     deadline = time.time() + 30
     while time.time() < deadline:
         line = proc.stdout.readline()
@@ -296,8 +336,7 @@ def _get(port, path, headers=None):
 
 
 def test_cli_prints_login_link_and_the_real_server_enforces_it(seeded):
-    proc, port, link = _start("--project", str(seeded.project_dir),
-                              "--user-db", str(seeded.user_db))
+    proc, port, link = _start("--project", str(seeded.project_dir), "--user-db", str(seeded.user_db))
     try:
         prefix, _, code = link.partition("/login?code=")
         assert re.fullmatch(r"/[A-Za-z0-9_-]{16}", prefix) and len(code) >= 43, link
@@ -317,8 +356,13 @@ def test_cli_prints_login_link_and_the_real_server_enforces_it(seeded):
 
 def test_cli_token_flags(tmp_path):
     def run(*a):
-        return subprocess.run([sys.executable, "-m", "dashboard", "--project", str(tmp_path),
-                               "--no-user-db", *a], cwd=ROOT, capture_output=True, text=True, timeout=30)
+        return subprocess.run(
+            [sys.executable, "-m", "dashboard", "--project", str(tmp_path), "--no-user-db", *a],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
 
     r = run("--no-token", "--host", "0.0.0.0")
     assert r.returncode == 2 and "only allowed on a loopback" in r.stderr
@@ -326,9 +370,8 @@ def test_cli_token_flags(tmp_path):
     assert r.returncode == 2 and "at least 16" in r.stderr
     r = run("--token", "x" * 20, "--no-token")
     assert r.returncode == 2
-    proc, port, link = _start("--project", str(tmp_path), "--no-user-db",
-                              "--token", "my-chosen-token-1234")
-    try:   # the chosen token is for scripts and the form; the link carries a one-time code
+    proc, port, link = _start("--project", str(tmp_path), "--no-user-db", "--token", "my-chosen-token-1234")
+    try:  # the chosen token is for scripts and the form; the link carries a one-time code
         assert "/login?code=" in link and "my-chosen-token" not in link
         assert _get(port, "/overview", {"Authorization": "token my-chosen-token-1234"}).status == 200
     finally:

@@ -13,17 +13,35 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from bs4 import BeautifulSoup
-
 from agentao_world import seed_corpus
+from bs4 import BeautifulSoup
 from hostile import get_routes
 
-SELECTOR_ATTRS = ("hx-target", "hx-select", "hx-include", "hx-indicator", "hx-select-oob",
-                  "hx-swap-oob", "hx-disabled-elt", "hx-sync", "hx-disinherit")
+SELECTOR_ATTRS = (
+    "hx-target",
+    "hx-select",
+    "hx-include",
+    "hx-indicator",
+    "hx-select-oob",
+    "hx-swap-oob",
+    "hx-disabled-elt",
+    "hx-sync",
+    "hx-disinherit",
+)
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 # "list" made the Approve button of item "list" target #review-list, the whole queue.
-HOSTILE_IDS = ["a, body", "b,#main", "c body", "d)*", "e\" hx-target=\"body", "f:is(html)",
-               "g'~*", "list", "erase", "h\u202eydob ,"]
+HOSTILE_IDS = [
+    "a, body",
+    "b,#main",
+    "c body",
+    "d)*",
+    'e" hx-target="body',
+    "f:is(html)",
+    "g'~*",
+    "list",
+    "erase",
+    "h\u202eydob ,",
+]
 
 
 def template_selectors() -> dict[str, set[str]]:
@@ -46,21 +64,31 @@ def test_templates_spell_out_every_selector():
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
     from agentao_world import Agent
+
     agent = seed_corpus(Agent(tmp_path_factory.mktemp("selectors")))
     with sqlite3.connect(agent.project_db) as conn:
         cols = [r[1] for r in conn.execute("PRAGMA table_info(memory_review_queue)")]
-        first = dict(zip(cols, conn.execute("SELECT * FROM memory_review_queue WHERE "
-                                            "status = 'pending' LIMIT 1").fetchone()))
+        first = dict(
+            zip(
+                cols,
+                conn.execute("SELECT * FROM memory_review_queue WHERE status = 'pending' LIMIT 1").fetchone(),
+            )
+        )
         mem_cols = [r[1] for r in conn.execute("PRAGMA table_info(memories)")]
-        mem = dict(zip(mem_cols, conn.execute("SELECT * FROM memories WHERE deleted_at IS NULL"
-                                              " LIMIT 1").fetchone()))
+        mem = dict(
+            zip(mem_cols, conn.execute("SELECT * FROM memories WHERE deleted_at IS NULL LIMIT 1").fetchone())
+        )
         for n, hostile in enumerate(HOSTILE_IDS):
             row = dict(first, id=hostile, key_normalized=f"selector_{n}", title=f"Item {hostile}")
-            conn.execute(f"INSERT INTO memory_review_queue ({', '.join(row)}) VALUES"
-                         f" ({', '.join('?' * len(row))})", tuple(row.values()))
+            conn.execute(
+                f"INSERT INTO memory_review_queue ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+                tuple(row.values()),
+            )
             row = dict(mem, id=hostile, key_normalized=f"selector_{n}")
-            conn.execute(f"INSERT INTO memories ({', '.join(row)}) VALUES"
-                         f" ({', '.join('?' * len(row))})", tuple(row.values()))
+            conn.execute(
+                f"INSERT INTO memories ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+                tuple(row.values()),
+            )
     conn.close()
     return agent
 
@@ -93,9 +121,21 @@ def test_no_selector_anywhere_holds_stored_data(world):
     client = app.test_client()
     urls = set()
     for hostile in HOSTILE_IDS:
-        urls.update(get_routes(app, {"store": "project", "key": "project", "memory_id": hostile,
-                                     "item_id": hostile, "job_id": "0" * 12, "filename": "app.css",
-                                     "table": "memory_review_queue", "row_id": hostile}))
+        urls.update(
+            get_routes(
+                app,
+                {
+                    "store": "project",
+                    "key": "project",
+                    "memory_id": hostile,
+                    "item_id": hostile,
+                    "job_id": "0" * 12,
+                    "filename": "app.css",
+                    "table": "memory_review_queue",
+                    "row_id": hostile,
+                },
+            )
+        )
         urls.add(f"/reviews/effect?id={hostile}")
     literal = set().union(*template_selectors().values())
     seen = 0

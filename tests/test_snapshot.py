@@ -11,6 +11,7 @@ def test_stable_view_skips_indexing_and_equals_the_full_preview(agent):
     from datetime import datetime, timezone
 
     from dashboard.engine import preview, stable_view
+
     for i in range(12):
         agent.save(f"user_pref_{i}", f"preference {i} " + "detail " * 40, ["user"])
         agent.save(f"note {i}", f"incidental note {i}", ["misc"])
@@ -20,24 +21,34 @@ def test_stable_view_skips_indexing_and_equals_the_full_preview(agent):
         snap = snapshot(statuses())
     hidden = {snap.user[0].id}
     for cache in (None, snap.cache):
-        block, fitted = stable_view(snap.project, snap.user, snap.summaries, hidden_ids=hidden,
-                                    cache=cache, version=snap.version)
-        full = preview(snap.project, snap.user, snap.summaries, query="", hidden_ids=hidden,
-                       now=datetime.now(timezone.utc))
+        block, fitted = stable_view(
+            snap.project, snap.user, snap.summaries, hidden_ids=hidden, cache=cache, version=snap.version
+        )
+        full = preview(
+            snap.project,
+            snap.user,
+            snap.summaries,
+            query="",
+            hidden_ids=hidden,
+            now=datetime.now(timezone.utc),
+        )
         assert block == full.stable_block
-        assert [(e.memory.id, e.shown) for e in fitted] == [(e.memory.id, e.shown) for e in full.stable_entries]
+        assert [(e.memory.id, e.shown) for e in fitted] == [
+            (e.memory.id, e.shown) for e in full.stable_entries
+        ]
         assert any(not e.shown for e in fitted)
-    assert snap.cache.builds == 0                      # no token index was built
+    assert snap.cache.builds == 0  # no token index was built
 
 
 def test_rows_and_stable_block_follow_each_agent_write_in_agentaos_order(seeded):
     # After every kind of write the next request's rows and blocks equal agentao's own.
     from agentao.memory import MemoryPromptRenderer
+
     mgr, renderer = seeded.manager, MemoryPromptRenderer()
     mgr._session_id = "a-brand-new-session"
     app = seeded.app()
     client = app.test_client()
-    client.get("/overview.json")        # the snapshots exist before the writes
+    client.get("/overview.json")  # the snapshots exist before the writes
     first = mgr.project_store.list_memories()[0]
 
     def writes():
@@ -46,6 +57,7 @@ def test_rows_and_stable_block_follow_each_agent_write_in_agentaos_order(seeded)
         yield seeded.save(first.title, "Rewritten with a new value.", list(first.tags))
         yield mgr.delete(first.id)
         yield seeded.save("scratch note", "Incidental row, newest update.", ["misc"], type="note")
+
     for step, _ in enumerate(writes()):
         with app.test_request_context("/preview"):
             snap = snapshot(statuses())
@@ -53,7 +65,8 @@ def test_rows_and_stable_block_follow_each_agent_write_in_agentaos_order(seeded)
         assert [m.id for m in snap.user] == [m.id for m in mgr.user_store.list_memories()], step
         tail = mgr.get_cross_session_tail()
         block = renderer.render_stable_block(
-            renderer.fit_stable_records(mgr.get_stable_entries(), tail), tail)
+            renderer.fit_stable_records(mgr.get_stable_entries(), tail), tail
+        )
         assert client.get("/overview.json").get_json()["stable_block_chars"] == len(block), step
         assert client.get("/preview.json?q=deploy").get_json()["stable_block"] == block, step
 
@@ -63,6 +76,7 @@ def test_a_write_landing_while_the_rows_are_read_shows_on_the_next_view(seeded, 
     # read): the read is retried or the snapshot keeps the stamp from before it, so
     # the next view shows the save; no row is lost or doubled.
     from dashboard.store import snapshot as module
+
     real_read, calls = module.read, []
 
     def read_with_a_write(path, fn, **kw):
@@ -70,10 +84,13 @@ def test_a_write_landing_while_the_rows_are_read_shows_on_the_next_view(seeded, 
             out = fn(conn)
             if not calls:
                 calls.append(path)
-                seeded.save("late arrival", "Saved while the dashboard was reading.", ["ops"],
-                            scope="project")
+                seeded.save(
+                    "late arrival", "Saved while the dashboard was reading.", ["ops"], scope="project"
+                )
             return out
+
         return real_read(path, torn, **kw)
+
     client = seeded.app().test_client()
     monkeypatch.setattr(module, "read", read_with_a_write)
     client.get("/memories.json")
@@ -87,17 +104,19 @@ def test_a_write_landing_while_the_rows_are_read_shows_on_the_next_view(seeded, 
 def test_the_status_of_a_store_follows_its_file(seeded):
     # status.inspect reuses its reading while the stamp holds: each save must still show.
     import sqlite3
+
     client = seeded.app().test_client()
 
     def project():
         return next(s for s in client.get("/overview.json").get_json()["stores"] if s["store"] == "project")
+
     before = project()
     for n in range(3):
         seeded.save(f"one more {n}", "A new project fact.", ["ops"], scope="project")
         seeded.summary(f"Session {n}.", session_id=f"s-{n}")
         now = project()
         conn = sqlite3.connect(seeded.project_db)
-        counter, = conn.execute("SELECT value FROM schema_meta WHERE key = 'memories_change'").fetchone()
+        (counter,) = conn.execute("SELECT value FROM schema_meta WHERE key = 'memories_change'").fetchone()
         conn.close()
         assert now["live"] == before["live"] + n + 1
         assert now["summaries"] == before["summaries"] + n + 1

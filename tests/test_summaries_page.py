@@ -21,7 +21,7 @@ def test_summaries_speak_plain_words_with_plurals_and_dates(client, seeded):
     assert "2 are sent with every new session" in counts
     card = page.select_one('[data-session="session-a"]')
     facts = words(card.select_one("p.muted"))
-    assert facts.startswith("1 summary · 21 characters"), facts    # "Set up uv and pytest."
+    assert facts.startswith("1 summary · 21 characters"), facts  # "Set up uv and pytest."
     stamp = card.select_one("details.summary summary time")
     # Saved moments ago: said relatively, the exact moment on hover.
     assert stamp["datetime"] and stamp["title"] and stamp["datetime"] not in stamp.get_text()

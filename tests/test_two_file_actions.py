@@ -23,13 +23,13 @@ import time
 from pathlib import Path
 
 import pytest
-from bs4 import BeautifulSoup
-
 from agentao_world import Agent
+from bs4 import BeautifulSoup
+from test_full_disk import HOLD, fill, small_disk
+
 from dashboard import create_app
 from dashboard.actions import twofile
 from dashboard.store import intents
-from test_full_disk import HOLD, fill, small_disk
 
 FORK = mp.get_context("fork")
 JSON = {"Accept": "application/json"}
@@ -39,8 +39,9 @@ N = 40
 def _live(db: Path, key: str) -> int:
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
-        return conn.execute("SELECT COUNT(*) FROM memories WHERE key_normalized = ?"
-                            " AND deleted_at IS NULL", (key,)).fetchone()[0]
+        return conn.execute(
+            "SELECT COUNT(*) FROM memories WHERE key_normalized = ? AND deleted_at IS NULL", (key,)
+        ).fetchone()[0]
     finally:
         conn.close()
 
@@ -48,22 +49,29 @@ def _live(db: Path, key: str) -> int:
 def _status(db: Path, item_id: str) -> str:
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
-        return conn.execute("SELECT status FROM memory_review_queue WHERE id = ?",
-                            (item_id,)).fetchone()[0]
+        return conn.execute("SELECT status FROM memory_review_queue WHERE id = ?", (item_id,)).fetchone()[0]
     finally:
         conn.close()
 
 
 def _memories(agent: Agent, n: int = N) -> list:
-    return [agent.save(f"fact number {i:02d}", f"Project fact {i} worth keeping.", ["moving"],
-                       scope="project") for i in range(n)]
+    return [
+        agent.save(f"fact number {i:02d}", f"Project fact {i} worth keeping.", ["moving"], scope="project")
+        for i in range(n)
+    ]
 
 
 def _bulk_move(client, memories, to="user"):
-    plan = client.post("/memories/bulk/plan.json", headers=JSON, json={
-        "action": f"move-{to}", "ids": [f"{m.scope}:{m.id}" for m in memories]}).get_json()
-    return client.post("/memories/bulk", headers=JSON, json={
-        "action": f"move-{to}", "rows": [r["token"] for r in plan["rows"] if r["changes"]]})
+    plan = client.post(
+        "/memories/bulk/plan.json",
+        headers=JSON,
+        json={"action": f"move-{to}", "ids": [f"{m.scope}:{m.id}" for m in memories]},
+    ).get_json()
+    return client.post(
+        "/memories/bulk",
+        headers=JSON,
+        json={"action": f"move-{to}", "rows": [r["token"] for r in plan["rows"] if r["changes"]]},
+    )
 
 
 def _user_item(agent: Agent):
@@ -74,17 +82,24 @@ def _user_item(agent: Agent):
 def _approve_edited(client, item_id: str, value: str):
     effect = client.get("/reviews/effect.json", query_string={"id": item_id, "value": value})
     plan = effect.get_json()["plan"]
-    return client.post(f"/reviews/{item_id}/approve?edits=1", headers=JSON, data={
-        "value": value, "seen": plan["item_fingerprint"], "target": plan["target_fingerprint"]})
+    return client.post(
+        f"/reviews/{item_id}/approve?edits=1",
+        headers=JSON,
+        data={"value": value, "seen": plan["item_fingerprint"], "target": plan["target_fingerprint"]},
+    )
 
 
 def _bulk_purge(client, memories):
     ids = [f"{m.scope}:{m.id}" for m in memories]
-    plan = client.post("/memories/bulk/plan.json", headers=JSON,
-                       json={"action": "purge", "ids": ids}).get_json()
-    body = {"action": "purge", "rows": [r["token"] for r in plan["rows"] if r["changes"]],
-            "confirm": str(len(ids)),
-            **{f"fingerprint_{s}": p["fingerprint"] for s, p in plan["purge"].items()}}
+    plan = client.post(
+        "/memories/bulk/plan.json", headers=JSON, json={"action": "purge", "ids": ids}
+    ).get_json()
+    body = {
+        "action": "purge",
+        "rows": [r["token"] for r in plan["rows"] if r["changes"]],
+        "confirm": str(len(ids)),
+        **{f"fingerprint_{s}": p["fingerprint"] for s, p in plan["purge"].items()},
+    }
     answer = client.post("/memories/bulk", headers=JSON, json=body)
     job = answer.get_json()["job"]["id"]
     while client.get(f"/forget/jobs/{job}.json").get_json()["state"] == "running":
@@ -93,17 +108,20 @@ def _bulk_purge(client, memories):
 
 
 def _intents(*dbs) -> list[str]:
-    return sorted(p.name for db in dbs for p in Path(db).parent.iterdir()
-                  if p.name.startswith(intents.PREFIX))
+    return sorted(
+        p.name for db in dbs for p in Path(db).parent.iterdir() if p.name.startswith(intents.PREFIX)
+    )
 
 
 # --------------------------------------------------------------------------- kill -9 between the commits
 def _killed(target, *args) -> int:
     """Run ``target`` in a forked dashboard armed to die right after its first commit."""
+
     def main():
         os.environ[intents.FAULT_ENV] = "between_commits"
         target(*args)
         os._exit(0)
+
     proc = FORK.Process(target=main)
     proc.start()
     proc.join(60)
@@ -119,10 +137,14 @@ def _split_move(agent):
 
 def _split_approve(agent):
     item = _user_item(agent)
-    code = _killed(lambda: _approve_edited(agent.app().test_client(), item.id,
-                                           "Tabs, never spaces, in every file."))
-    return code, [item.key_normalized], lambda: [
-        (_status(agent.project_db, item.id), _live(agent.user_db, item.key_normalized))]
+    code = _killed(
+        lambda: _approve_edited(agent.app().test_client(), item.id, "Tabs, never spaces, in every file.")
+    )
+    return (
+        code,
+        [item.key_normalized],
+        lambda: [(_status(agent.project_db, item.id), _live(agent.user_db, item.key_normalized))],
+    )
 
 
 def _split_purge(agent):
@@ -130,30 +152,41 @@ def _split_purge(agent):
     user = [agent.save(f"user fact {i}", f"A fact about me, {i}.", scope="user") for i in range(3)]
     both = project + user
     code = _killed(lambda: _bulk_purge(agent.app().test_client(), both))
-    return code, [m.key_normalized for m in both], lambda: [
-        (_live(agent.project_db, m.key_normalized) if m.scope == "project"
-         else _live(agent.user_db, m.key_normalized)) for m in both]
+    return (
+        code,
+        [m.key_normalized for m in both],
+        lambda: [
+            (
+                _live(agent.project_db, m.key_normalized)
+                if m.scope == "project"
+                else _live(agent.user_db, m.key_normalized)
+            )
+            for m in both
+        ],
+    )
 
 
-SPLITS = {"move": (_split_move, (1, 1), (0, 1)),
-          "approve": (_split_approve, ("pending", 1), ("approved", 1)),
-          "purge": (_split_purge, None, 0)}
+SPLITS = {
+    "move": (_split_move, (1, 1), (0, 1)),
+    "approve": (_split_approve, ("pending", 1), ("approved", 1)),
+    "purge": (_split_purge, None, 0),
+}
 
 
 @pytest.mark.parametrize("action", list(SPLITS))
 def test_a_kill_between_the_two_commits_is_finished_at_the_next_start_and_said(agent, action):
     split, half, whole = SPLITS[action]
     code, keys, state = split(agent)
-    assert code == -signal.SIGKILL   # the fault hook fired: killed after the first commit
+    assert code == -signal.SIGKILL  # the fault hook fired: killed after the first commit
     now = state()
     if action == "purge":
-        assert now == [0, 0, 0, 1, 1, 1], now   # the project part erased, the user part not
+        assert now == [0, 0, 0, 1, 1, 1], now  # the project part erased, the user part not
     else:
         assert set(now) == {half}, now
     assert _intents(agent.project_db, agent.user_db), "nothing recorded what was half done"
 
     app = agent.app()
-    reports = twofile.recover(app)   # what the command line does before it serves
+    reports = twofile.recover(app)  # what the command line does before it serves
     assert [r["action"] for r in reports] == [action]
     assert set(state()) == {whole}, state()
     assert _intents(agent.project_db, agent.user_db) == []
@@ -173,19 +206,37 @@ def test_a_kill_between_the_two_commits_is_finished_at_the_next_start_and_said(a
 def test_the_next_write_finishes_a_half_done_move_before_anything_else(agent):
     code, keys, state = _split_move(agent)
     assert code == -signal.SIGKILL and set(state()) == {(1, 1)}
-    client = agent.app().test_client()   # no restart: the same process keeps serving
+    client = agent.app().test_client()  # no restart: the same process keeps serving
     other = agent.save("unrelated", "Another fact.", scope="user")
-    assert client.post(f"/memories/user/{other.id}/delete", headers=JSON, data={
-        "updated_at": other.updated_at}).status_code == 200
+    assert (
+        client.post(
+            f"/memories/user/{other.id}/delete", headers=JSON, data={"updated_at": other.updated_at}
+        ).status_code
+        == 200
+    )
     assert set(state()) == {(0, 1)}
 
 
 def test_the_command_line_finishes_it_before_serving_and_prints_what_it_did(agent):
     code, keys, state = _split_move(agent)
     assert code == -signal.SIGKILL
-    proc = subprocess.Popen([sys.executable, "-m", "dashboard", "--project", str(agent.project_dir),
-                             "--user-db", str(agent.user_db), "--port", "0", "--no-token"],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "dashboard",
+            "--project",
+            str(agent.project_dir),
+            "--user-db",
+            str(agent.user_db),
+            "--port",
+            "0",
+            "--no-token",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         lines = []
         while not any("Ctrl+C" in line for line in lines):
@@ -203,19 +254,21 @@ def test_the_command_line_finishes_it_before_serving_and_prints_what_it_did(agen
 @pytest.fixture
 def project_on_a_full_disk(agent):
     """The project store on a small tmpfs an agent holds open; the user store elsewhere."""
-    memories = _memories(agent, N + 1)   # the last one is not moved
+    memories = _memories(agent, N + 1)  # the last one is not moved
     item = _user_item(agent)
     with small_disk("2m") as disk:
         project = disk / "project"
         (project / ".agentao").mkdir(parents=True)
         db = project / ".agentao" / "memory.db"
         shutil.copyfile(agent.project_db, db)
-        holder = subprocess.Popen([sys.executable, "-c", HOLD, str(db)], stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE, text=True)
+        holder = subprocess.Popen(
+            [sys.executable, "-c", HOLD, str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
         try:
             assert holder.stdout.readline().strip() == "holding"
-            app = create_app({"PROJECT_DIR": project, "USER_DB": agent.user_db, "TESTING": True,
-                              "AUTH_TOKEN": False})
+            app = create_app(
+                {"PROJECT_DIR": project, "USER_DB": agent.user_db, "TESTING": True, "AUTH_TOKEN": False}
+            )
             client = app.test_client()
             client.environ_base["HTTP_SEC_FETCH_SITE"] = "same-origin"
             yield disk, db, client, memories, item
@@ -226,7 +279,8 @@ def project_on_a_full_disk(agent):
 
 @pytest.mark.parametrize("action", ["bulk move", "move", "approve with edits"])
 def test_a_full_disk_under_the_second_store_is_said_as_it_is_and_finished_later(
-        project_on_a_full_disk, agent, action):
+    project_on_a_full_disk, agent, action
+):
     disk, db, client, memories, item = project_on_a_full_disk
     chosen = memories[:N] if action == "bulk move" else memories[:1]
     fill(disk, 0)
@@ -235,9 +289,11 @@ def test_a_full_disk_under_the_second_store_is_said_as_it_is_and_finished_later(
     elif action == "move":
         m = chosen[0]
         page = client.get(f"/memories/project/{m.id}.json").get_json()["write"]
-        r = client.post(f"/memories/project/{m.id}/move", headers=JSON,
-                        data={"updated_at": page["updated_at"], "row": page["row"],
-                              "target": page["target"]})
+        r = client.post(
+            f"/memories/project/{m.id}/move",
+            headers=JSON,
+            data={"updated_at": page["updated_at"], "row": page["row"], "target": page["target"]},
+        )
     else:
         r = _bulk_move(client, chosen)
     message = r.get_json().get("message") or r.get_json()["outcomes"][0]["message"]
@@ -247,26 +303,30 @@ def test_a_full_disk_under_the_second_store_is_said_as_it_is_and_finished_later(
         assert (_status(db, item.id), _live(agent.user_db, item.key_normalized)) == ("pending", 1)
         assert "half way" in message and "still shows as waiting" in message
     else:
-        assert [(_live(db, m.key_normalized), _live(agent.user_db, m.key_normalized))
-                for m in chosen] == [(1, 1)] * len(chosen)
+        assert [(_live(db, m.key_normalized), _live(agent.user_db, m.key_normalized)) for m in chosen] == [
+            (1, 1)
+        ] * len(chosen)
         assert "half way" in message and "both stores" in message
 
     # Still full: another write is refused, saying why, and writes nothing.
     other = memories[-1]
     page = client.get(f"/memories/project/{other.id}.json").get_json()["write"]
-    r = client.post(f"/memories/project/{other.id}/delete", headers=JSON,
-                    data={"updated_at": page["updated_at"]})
+    r = client.post(
+        f"/memories/project/{other.id}/delete", headers=JSON, data={"updated_at": page["updated_at"]}
+    )
     assert r.status_code == 503 and "half way" in r.get_json()["message"]
 
     (disk / "filler").unlink()
-    r = client.post(f"/memories/project/{other.id}/delete", headers=JSON,
-                    data={"updated_at": page["updated_at"]})
+    r = client.post(
+        f"/memories/project/{other.id}/delete", headers=JSON, data={"updated_at": page["updated_at"]}
+    )
     assert r.status_code == 200, r.get_json()
     if action == "approve with edits":
         assert _status(db, item.id) == "approved"
     else:
-        assert [(_live(db, m.key_normalized), _live(agent.user_db, m.key_normalized))
-                for m in chosen] == [(0, 1)] * len(chosen)
+        assert [(_live(db, m.key_normalized), _live(agent.user_db, m.key_normalized)) for m in chosen] == [
+            (0, 1)
+        ] * len(chosen)
     said = client.get("/overview.json").get_json()["recovered"]
     assert said and said[-1]["finished"] and "finished" in said[-1]["text"]
 
@@ -275,12 +335,12 @@ def test_a_full_disk_under_the_second_store_is_said_as_it_is_and_finished_later(
 def _agent_resaves(project_db, user_db, key, saves, stop):
     from agentao.memory import MemoryManager, SQLiteMemoryStore
     from agentao.memory.models import SaveMemoryRequest
+
     manager = MemoryManager(SQLiteMemoryStore.open(project_db), SQLiteMemoryStore.open(user_db))
     n = 0
     while not stop.is_set():
         n += 1
-        manager.upsert(SaveMemoryRequest(key=key, value=f"Re-saved by the agent, take {n}.",
-                                         scope="project"))
+        manager.upsert(SaveMemoryRequest(key=key, value=f"Re-saved by the agent, take {n}.", scope="project"))
         with saves.get_lock():
             saves.value += 1
         time.sleep(0.05)
@@ -291,19 +351,26 @@ def test_a_bulk_apply_while_the_agent_resaves_one_row_offers_the_others_in_one_c
     busy = memories[3]
     ids = [f"project:{m.id}" for m in memories]
     saves, stop = FORK.Value("i", 0), FORK.Event()
-    proc = FORK.Process(target=_agent_resaves, args=(agent.project_db, agent.user_db,
-                                                     busy.key_normalized, saves, stop))
+    proc = FORK.Process(
+        target=_agent_resaves, args=(agent.project_db, agent.user_db, busy.key_normalized, saves, stop)
+    )
     proc.start()
     try:
         client = agent.app().test_client()
         for page in (False, True):
-            plan = client.post("/memories/bulk/plan.json", headers=JSON,
-                               json={"action": "tag", "add_tag": f"t{page}", "ids": ids}).get_json()
+            plan = client.post(
+                "/memories/bulk/plan.json",
+                headers=JSON,
+                json={"action": "tag", "add_tag": f"t{page}", "ids": ids},
+            ).get_json()
             seen = saves.value
-            while saves.value < seen + 2:   # the agent re-saved the busy row since the dry run
+            while saves.value < seen + 2:  # the agent re-saved the busy row since the dry run
                 time.sleep(0.01)
-            body = {"action": "tag", "add_tag": f"t{page}",
-                    "rows": [r["token"] for r in plan["rows"] if r["changes"]]}
+            body = {
+                "action": "tag",
+                "add_tag": f"t{page}",
+                "rows": [r["token"] for r in plan["rows"] if r["changes"]],
+            }
             if not page:
                 r = client.post("/memories/bulk", headers=JSON, json=body)
                 assert r.status_code == 409 and r.get_json()["unchanged"] == 9, r.get_json()
@@ -311,12 +378,14 @@ def test_a_bulk_apply_while_the_agent_resaves_one_row_offers_the_others_in_one_c
                 data = r.get_json()
                 assert r.status_code == 200 and data["outcome"] == "partly_done", data
             else:
-                conflict = BeautifulSoup(client.post("/memories/bulk", data=body).get_data(
-                    as_text=True), "html.parser")
+                conflict = BeautifulSoup(
+                    client.post("/memories/bulk", data=body).get_data(as_text=True), "html.parser"
+                )
                 form = conflict.select_one("form#bulk-apply-unchanged")
                 assert "9 memories that did not change" in form.get_text()
                 fields = [(i["name"], i["value"]) for i in form.select("input[type=hidden]")]
                 from werkzeug.datastructures import MultiDict
+
                 answer = client.post(form["action"], data=MultiDict(fields))
                 assert answer.status_code == 200
                 shown = BeautifulSoup(answer.get_data(as_text=True), "html.parser")
@@ -324,10 +393,11 @@ def test_a_bulk_apply_while_the_agent_resaves_one_row_offers_the_others_in_one_c
                 # the changed row is planned again, with an Apply of its own
                 assert shown.select_one(f'#bulk-plan tr[data-memory-id="{busy.id}"]') is not None
                 assert shown.select_one("form#bulk-apply") is not None
-                data = {"rows": [{"id": m.id} for m in memories if m.id != busy.id],
-                        "moved": [{"id": busy.id}]}
-            assert sorted(x["id"] for x in data["rows"]) == sorted(m.id for m in memories
-                                                                   if m.id != busy.id)
+                data = {
+                    "rows": [{"id": m.id} for m in memories if m.id != busy.id],
+                    "moved": [{"id": busy.id}],
+                }
+            assert sorted(x["id"] for x in data["rows"]) == sorted(m.id for m in memories if m.id != busy.id)
             assert [x["id"] for x in data["moved"]] == [busy.id]
         tagged = client.get("/memories.json", query_string={"tag": "tTrue", "per_page": 50})
         assert len(tagged.get_json()["items"]) == 9
@@ -339,6 +409,7 @@ def test_a_bulk_apply_while_the_agent_resaves_one_row_offers_the_others_in_one_c
 # --------------------------------------------------------------------------- agentao's reject racing approve-with-edits
 def _agent_rejects_each(project_db, user_db, barrier, ids, delays):
     from agentao.memory import MemoryManager, SQLiteMemoryStore
+
     manager = MemoryManager(SQLiteMemoryStore.open(project_db), SQLiteMemoryStore.open(user_db))
     claimed = {}
     for item_id, delay in zip(ids, delays):
@@ -354,22 +425,33 @@ def test_approve_with_edits_racing_agentaos_reject_says_what_really_happened(age
     agent.crystallize(*[f"I prefer {w} tabs." for w in words])
     items = [i for i in agent.manager.list_review_items() if i.scope == "user"]
     client = agent.app().test_client()
-    plans = {i.id: client.get("/reviews/effect.json", query_string={
-        "id": i.id, "value": f"Edited: {i.content}"}).get_json()["plan"] for i in items}
+    plans = {
+        i.id: client.get(
+            "/reviews/effect.json", query_string={"id": i.id, "value": f"Edited: {i.content}"}
+        ).get_json()["plan"]
+        for i in items
+    }
     ids = [i.id for i in items]
     # agentao starts its reject from 0 to 57.5 ms after the dashboard's approval starts
     delays = [(r * 5 % 24) * 0.0025 for r in range(len(ids))]
     barrier = FORK.Barrier(2)
-    proc = FORK.Process(target=_agent_rejects_each,
-                        args=(agent.project_db, agent.user_db, barrier, ids, delays), daemon=True)
+    proc = FORK.Process(
+        target=_agent_rejects_each, args=(agent.project_db, agent.user_db, barrier, ids, delays), daemon=True
+    )
     proc.start()
     told = {}
     try:
         for item in items:
             barrier.wait(30)
-            r = client.post(f"/reviews/{item.id}/approve?edits=1", headers=JSON, data={
-                "value": f"Edited: {item.content}", "seen": plans[item.id]["item_fingerprint"],
-                "target": plans[item.id]["target_fingerprint"]})
+            r = client.post(
+                f"/reviews/{item.id}/approve?edits=1",
+                headers=JSON,
+                data={
+                    "value": f"Edited: {item.content}",
+                    "seen": plans[item.id]["item_fingerprint"],
+                    "target": plans[item.id]["target_fingerprint"],
+                },
+            )
             told[item.id] = r.get_json()["outcomes"][0]
             barrier.wait(30)
     finally:
@@ -398,24 +480,25 @@ def test_a_record_whose_store_is_gone_does_not_block_writes_for_ever(agent):
     code, keys, state = _split_move(agent)
     assert code == -signal.SIGKILL
     for suffix in ("", "-wal", "-shm"):
-        Path(str(agent.user_db) + suffix).unlink(missing_ok=True)   # the user store removed
+        Path(str(agent.user_db) + suffix).unlink(missing_ok=True)  # the user store removed
     app = agent.app()
     [report] = twofile.recover(app)
     assert report["finished"] and "could not be finished" in report["text"]
     assert _intents(agent.project_db, agent.user_db) == []
     other = agent.save("unrelated", "Another fact.", scope="project")
-    r = app.test_client().post(f"/memories/project/{other.id}/delete", headers=JSON,
-                               data={"updated_at": other.updated_at})
+    r = app.test_client().post(
+        f"/memories/project/{other.id}/delete", headers=JSON, data={"updated_at": other.updated_at}
+    )
     assert r.status_code == 200, r.get_json()
 
 
 def test_reject_after_a_killed_approval_finishes_the_approval_first(agent):
     code, keys, state = _split_approve(agent)
     assert code == -signal.SIGKILL and state() == [("pending", 1)]
-    client = agent.app().test_client()   # no restart
+    client = agent.app().test_client()  # no restart
     item = next(i for i in agent.manager.list_review_items(status=None) if i.scope == "user")
     seen = client.get("/reviews.json").get_json()["items"][0]["plan"]["item_fingerprint"]
     r = client.post(f"/reviews/{item.id}/reject", headers=JSON, data={"seen": seen})
     outcome = r.get_json()["outcomes"][0]
     assert r.status_code == 409 and outcome["state"] == "approved", outcome
-    assert state() == [("approved", 1)]   # never a rejected item with its memory live
+    assert state() == [("approved", 1)]  # never a rejected item with its memory live

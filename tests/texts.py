@@ -10,9 +10,11 @@ from __future__ import annotations
 import random
 from datetime import datetime, timedelta
 
-WORDS = ("python uv pytest deploy docker redis postgres cache auth schema migrate logging "
-         "review release branch linter ruff mypy wheel queue worker cron backup metrics "
-         "grafana sentry nginx celery kafka alembic fixture webhook retry timeout").split()
+WORDS = (
+    "python uv pytest deploy docker redis postgres cache auth schema migrate logging "
+    "review release branch linter ruff mypy wheel queue worker cron backup metrics "
+    "grafana sentry nginx celery kafka alembic fixture webhook retry timeout"
+).split()
 ZH = "部署 缓存 数据库 测试 日志 发布 分支 评审 监控 备份 队列 重试 超时 配置 接口 文档".split()
 
 
@@ -22,12 +24,17 @@ def ordinary(rng: random.Random) -> str:
     version = f"{rng.randint(0, 20)}.{rng.randint(0, 30)}.{rng.randint(0, 99)}"
     date = (datetime(2024, 1, 1) + timedelta(days=rng.randint(0, 900))).strftime("%Y-%m-%d")
     sha = "%040x" % rng.getrandbits(160)
-    uid = "%08x-%04x-4%03x-a%03x-%012x" % (rng.getrandbits(32), rng.getrandbits(16),
-                                           rng.getrandbits(12), rng.getrandbits(12), rng.getrandbits(48))
+    uid = "%08x-%04x-4%03x-a%03x-%012x" % (
+        rng.getrandbits(32),
+        rng.getrandbits(16),
+        rng.getrandbits(12),
+        rng.getrandbits(12),
+        rng.getrandbits(48),
+    )
     options = [
         f"{w()} {version} is pinned; {w()} and {w()} follow on {date}.",
         f"The {w()} service listens on port {rng.randint(1024, 65535)}; {w()} on {rng.randint(1024, 65535)}.",
-        f"Bisected {w()} failure to commit {sha[:rng.choice((7, 12, 40))]} ({w()}).",
+        f"Bisected {w()} failure to commit {sha[: rng.choice((7, 12, 40))]} ({w()}).",
         f"Run {uid} reproduced the {w()} {w()} bug.",
         f"CI build {rng.randint(10**9, 10**14)} of {w()} passed in {rng.randint(1, 59)}m.",
         f"Epoch ms {rng.randint(1_600_000_000_000, 1_800_000_000_000)} marks the {w()} cutover.",
@@ -41,30 +48,101 @@ def ordinary(rng: random.Random) -> str:
 
 
 SIZE = 4000
-ISSUE_CONTENTS = [("'<' + spaces + 'x'", "<" + " " * (SIZE - 2) + "x"),
-                  ("'token is' + spaces + 'x'", "token is" + " " * (SIZE - 9) + "x"),
-                  ("'%3c' + tabs + 'x'", "%3c" + "\t" * (SIZE - 4) + "x")]
+ISSUE_CONTENTS = [
+    ("'<' + spaces + 'x'", "<" + " " * (SIZE - 2) + "x"),
+    ("'token is' + spaces + 'x'", "token is" + " " * (SIZE - 9) + "x"),
+    ("'%3c' + tabs + 'x'", "%3c" + "\t" * (SIZE - 4) + "x"),
+]
 # What starts a try of some rule (a label, a tag opener, a token prefix), by
 # family, to be followed by a long run of one character, or repeated with one.
 HEADS = {
-    "secret": ["token is", "password is", "api key is", "secret key was", "token", "key", "key=", "key:",
-               "my_token=", "authorization", "authorization:", "bearer", "access_token=", '"code":', "?code=",
-               "-----BEGIN ", "-----BEGIN A KEY-----", "-----BEGIN PRIVATE KEY-----\n", "-----END ", "eyJ",
-               "eyJa.", "sk-", "sk-ant-", "ghp_", "xoxb-", "xapp-1-", "AKIA", "AIza", "SG.", "AccountKey=",
-               "?sig=", "x://a:", "https://a:", "glpat-", "pypi-AgE", "hf_", "npm_", "12345678:AA",
-               "密码", "密码=", "访问密钥：", "令牌是"],
+    "secret": [
+        "token is",
+        "password is",
+        "api key is",
+        "secret key was",
+        "token",
+        "key",
+        "key=",
+        "key:",
+        "my_token=",
+        "authorization",
+        "authorization:",
+        "bearer",
+        "access_token=",
+        '"code":',
+        "?code=",
+        "-----BEGIN ",
+        "-----BEGIN A KEY-----",
+        "-----BEGIN PRIVATE KEY-----\n",
+        "-----END ",
+        "eyJ",
+        "eyJa.",
+        "sk-",
+        "sk-ant-",
+        "ghp_",
+        "xoxb-",
+        "xapp-1-",
+        "AKIA",
+        "AIza",
+        "SG.",
+        "AccountKey=",
+        "?sig=",
+        "x://a:",
+        "https://a:",
+        "glpat-",
+        "pypi-AgE",
+        "hf_",
+        "npm_",
+        "12345678:AA",
+        "密码",
+        "密码=",
+        "访问密钥：",
+        "令牌是",
+    ],
     "personal": ["+1", "1", "4", "13", "@", "a@", "a@b.", "a.b@", "DE89", "GB82 ", "110101", "ID "],
-    "instruction": ["<", "</", "%3c", "&lt;", "&#60;", "&#x3c;", "\\u003c", "\\x3c", "<<", "<|", "[INST", "#",
-                    "skip", "ignore", "do not", "never ask", "without", "permission", "permissions",
-                    "system", "system:", "you are", "from now on", "pretend", "act as", "approve", "跳过", "不要",
-                    "从现在", "你现在", "系统提示"],
+    "instruction": [
+        "<",
+        "</",
+        "%3c",
+        "&lt;",
+        "&#60;",
+        "&#x3c;",
+        "\\u003c",
+        "\\x3c",
+        "<<",
+        "<|",
+        "[INST",
+        "#",
+        "skip",
+        "ignore",
+        "do not",
+        "never ask",
+        "without",
+        "permission",
+        "permissions",
+        "system",
+        "system:",
+        "you are",
+        "from now on",
+        "pretend",
+        "act as",
+        "approve",
+        "跳过",
+        "不要",
+        "从现在",
+        "你现在",
+        "系统提示",
+    ],
 }
 ALL_HEADS = [h for heads in HEADS.values() for h in heads]
 PUMPS = [" ", "\t", "\n", "a", "A", "0", "1 ", "-", ".", "/", "=", ":", "a-", "a.", "a1", "@", "é", "密"]
 UNITS = [" ", "-", "=", "a-", "\n"]
 
 
-def adversarial_contents(size: int = SIZE, heads=ALL_HEADS, pumps=PUMPS, units=UNITS) -> list[tuple[str, str]]:
+def adversarial_contents(
+    size: int = SIZE, heads=ALL_HEADS, pumps=PUMPS, units=UNITS
+) -> list[tuple[str, str]]:
     """(label, text) of adversarial contents of ``size`` characters or nearly:
     each head then a run of each pump, and each head and unit repeated."""
     out = list(ISSUE_CONTENTS) if size == SIZE else []
@@ -79,13 +157,19 @@ def adversarial_contents(size: int = SIZE, heads=ALL_HEADS, pumps=PUMPS, units=U
 def ordinary_contents(size: int = SIZE) -> list[tuple[str, str]]:
     """Three kinds of ordinary memories, each joined to ``size`` characters."""
     from findings_labelled import TEXTS
+
     rng = random.Random(5)
     notes = " ".join(ordinary(rng) for _ in range(size // 20))[:size]
     lookalikes = " ".join(t for t, family in TEXTS if family is None)
-    prose = ("The deploy runs nightly on the CI box; the summary goes to the team channel and the "
-             "dashboard shows the last fifty runs with their durations. ")
-    return [("notes", notes), ("lookalikes", (lookalikes * (size // len(lookalikes) + 1))[:size]),
-            ("prose", (prose * (size // len(prose) + 1))[:size])]
+    prose = (
+        "The deploy runs nightly on the CI box; the summary goes to the team channel and the "
+        "dashboard shows the last fifty runs with their durations. "
+    )
+    return [
+        ("notes", notes),
+        ("lookalikes", (lookalikes * (size // len(lookalikes) + 1))[:size]),
+        ("prose", (prose * (size // len(prose) + 1))[:size]),
+    ]
 
 
 def vocabulary(rng: random.Random, size: int = 2000) -> list[str]:
@@ -109,9 +193,10 @@ def realistic_text(rng: random.Random, vocab: list[str], weights: list[float], c
 def rule_runners() -> dict:
     """name -> (family, function of a text running one rule or gate of a findings
     scan to the end); family None for what runs over every text."""
-    from dashboard.engine.tokenize import Tokenizer
     from dashboard.actions.export import md_block, md_inline
+    from dashboard.engine.tokenize import Tokenizer
     from dashboard.findings import checks, gates, rules
+
     # (As the tree before issue 19 has them too, to time old and new code alike.)
     spans = getattr(rules, "_rule_spans", lambda rule, t: (m.span() for m in rule.finditer(t)))
     out = {}

@@ -1,4 +1,4 @@
-""""Forget what is about me": which rows are about the person, and the dry run of erasing them.
+""" "Forget what is about me": which rows are about the person, and the dry run of erasing them.
 
 No Flask.  The scope is decided here once, so the dry run, its confirmation
 and the purge cannot disagree:
@@ -22,14 +22,18 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from . import dryrun, purge
 from ..store import StoreRef
 from ..store import purge as sql
 from ..store.plan import DryRun
+from . import dryrun, purge
 
-ABOUT_CATEGORIES = ("personal", "secret")   # findings.rows.CATEGORIES that are about the person
-TABLE_OF = {"memory": "memories", "memory_deleted": "memories", "review": "memory_review_queue",
-            "summary": "session_summaries"}
+ABOUT_CATEGORIES = ("personal", "secret")  # findings.rows.CATEGORIES that are about the person
+TABLE_OF = {
+    "memory": "memories",
+    "memory_deleted": "memories",
+    "review": "memory_review_queue",
+    "summary": "session_summaries",
+}
 
 
 @dataclass
@@ -39,8 +43,12 @@ class StorePart:
     ref: StoreRef
     rows: DryRun
     categories: tuple[str, ...] = ()
-    why: dict[tuple[str, str], str] = field(default_factory=dict)       # (kind, id) -> "user_store" | "user_scope" | finding category
-    stays: dict[str, int] = field(default_factory=dict)     # memories / soft_deleted / reviews / summaries -> count
+    why: dict[tuple[str, str], str] = field(
+        default_factory=dict
+    )  # (kind, id) -> "user_store" | "user_scope" | finding category
+    stays: dict[str, int] = field(
+        default_factory=dict
+    )  # memories / soft_deleted / reviews / summaries -> count
 
     @cached_property
     def token(self) -> str:
@@ -58,12 +66,26 @@ class StorePart:
         return counts
 
     def to_dict(self) -> dict[str, Any]:
-        return {"store": self.ref.key, "kind": self.ref.kind, "name": self.ref.name,
-                "path": str(self.ref.path), "categories": list(self.categories),
-                "goes": self.goes(), "stays": self.stays,
-                "fingerprint": self.token if self.fits else None,
-                "rows": [{"kind": r.kind, "id": r.id, "label": r.label, "bytes": r.bytes,
-                          "why": self.why.get((r.kind, r.id), "event")} for r in self.rows]}
+        return {
+            "store": self.ref.key,
+            "kind": self.ref.kind,
+            "name": self.ref.name,
+            "path": str(self.ref.path),
+            "categories": list(self.categories),
+            "goes": self.goes(),
+            "stays": self.stays,
+            "fingerprint": self.token if self.fits else None,
+            "rows": [
+                {
+                    "kind": r.kind,
+                    "id": r.id,
+                    "label": r.label,
+                    "bytes": r.bytes,
+                    "why": self.why.get((r.kind, r.id), "event"),
+                }
+                for r in self.rows
+            ],
+        }
 
 
 def plan(refs: list[StoreRef], flags: dict[tuple[str, str, str], Any]) -> list[StorePart]:
@@ -72,7 +94,7 @@ def plan(refs: list[StoreRef], flags: dict[tuple[str, str, str], Any]) -> list[S
     ``flags`` is ``findings.flags_by_row(report)``: (store, table, row id) -> findings.
     """
     parts = []
-    for ref in sorted(refs, key=lambda r: r.kind != "user"):   # your own file first
+    for ref in sorted(refs, key=lambda r: r.kind != "user"):  # your own file first
         if ref.exists:
             parts.append(_user_part(ref) if ref.kind == "user" else _project_part(ref, flags))
     return parts
@@ -82,9 +104,13 @@ def _user_part(ref: StoreRef) -> StorePart:
     rows = sql.scoped_rows(ref)
     live = [mid for mid, _scope, is_live in rows["memories"] if is_live]
     dry = purge.plan(ref, purge.ALL_CATEGORIES, memory_ids=live)
-    return StorePart(ref, dry, tuple(purge.ALL_CATEGORIES),
-                     {(r.kind, r.id): "user_store" for r in dry if r.kind != "event"},
-                     {"memories": 0, "soft_deleted": 0, "reviews": 0, "summaries": 0})
+    return StorePart(
+        ref,
+        dry,
+        tuple(purge.ALL_CATEGORIES),
+        {(r.kind, r.id): "user_store" for r in dry if r.kind != "event"},
+        {"memories": 0, "soft_deleted": 0, "reviews": 0, "summaries": 0},
+    )
 
 
 def _project_part(ref: StoreRef, flags: dict[tuple[str, str, str], Any]) -> StorePart:
@@ -115,10 +141,12 @@ def _project_part(ref: StoreRef, flags: dict[tuple[str, str, str], Any]) -> Stor
             why["session_summaries", sid] = reason
     dry = purge.plan(ref, (), memory_ids, review_ids, summary_ids)
     gone = set(memory_ids)
-    stays = {"memories": sum(1 for m, _s, live in rows["memories"] if live and m not in gone),
-             "soft_deleted": sum(1 for m, _s, live in rows["memories"] if not live and m not in gone),
-             "reviews": len(rows["reviews"]) - len(review_ids),
-             "summaries": len(rows["summaries"]) - len(summary_ids)}
-    return StorePart(ref, dry, (), {(r.kind, r.id): why[TABLE_OF[r.kind], r.id]
-                                    for r in dry if r.kind != "event"},
-                     stays)
+    stays = {
+        "memories": sum(1 for m, _s, live in rows["memories"] if live and m not in gone),
+        "soft_deleted": sum(1 for m, _s, live in rows["memories"] if not live and m not in gone),
+        "reviews": len(rows["reviews"]) - len(review_ids),
+        "summaries": len(rows["summaries"]) - len(summary_ids),
+    }
+    return StorePart(
+        ref, dry, (), {(r.kind, r.id): why[TABLE_OF[r.kind], r.id] for r in dry if r.kind != "event"}, stays
+    )

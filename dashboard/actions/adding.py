@@ -33,7 +33,7 @@ class AddPlan:
 
     save: PlannedSave
     existing: Memory | None = None
-    problem: str | None = None     # the target file cannot be read or written
+    problem: str | None = None  # the target file cannot be read or written
 
     @property
     def action(self) -> str:
@@ -44,22 +44,41 @@ class AddPlan:
         return fingerprint(self.existing)
 
     def to_dict(self) -> dict:
-        return {"action": self.action, **self.save.to_dict(), "overwrites": self.existing,
-                "target": self.target_fingerprint, "problem": self.problem}
+        return {
+            "action": self.action,
+            **self.save.to_dict(),
+            "overwrites": self.existing,
+            "target": self.target_fingerprint,
+            "problem": self.problem,
+        }
 
 
-def plan_add(refs: list[StoreRef], key: str, value: str, tags, scope: str | None,
-             type_: str | None) -> AddPlan:
+def plan_add(
+    refs: list[StoreRef], key: str, value: str, tags, scope: str | None, type_: str | None
+) -> AddPlan:
     """agentao's save pipeline on the inputs; raises SaveRefused as agentao would refuse."""
-    save = plan_save(key, value, tags, scope=scope, type_=type_, source="explicit",
-                     has_user_store=ref_for(refs, "user") is not None)
+    save = plan_save(
+        key,
+        value,
+        tags,
+        scope=scope,
+        type_=type_,
+        source="explicit",
+        has_user_store=ref_for(refs, "user") is not None,
+    )
     target = ref_for(refs, save.store)
     if not target.exists:
         # agentao would create the file; the dashboard never creates a store.
-        return AddPlan(save, problem=_("There is no %(store)s store file yet (%(path)s); "
-                                         "agentao creates it the first time it saves a memory "
-                                         "there, and the dashboard never creates one.",
-                                         store=save.store, path=target.path))
+        return AddPlan(
+            save,
+            problem=_(
+                "There is no %(store)s store file yet (%(path)s); "
+                "agentao creates it the first time it saves a memory "
+                "there, and the dashboard never creates one.",
+                store=save.store,
+                path=target.path,
+            ),
+        )
     existing, problem = writes.target_of(target.path, save)
     return AddPlan(save, existing, str(problem) if problem is not None else None)
 

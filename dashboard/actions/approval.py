@@ -34,8 +34,7 @@ from flask_babel import gettext as _
 
 from ..contract import PlannedSave, SaveRefused, plan_save
 from ..records import Memory, ReviewItem
-from ..store import StoreProblem, StoreRef, get_memory
-from ..store import writes
+from ..store import StoreProblem, StoreRef, get_memory, writes
 from ..store.lockstep import write_all
 from ..store.registry import ref_for
 from ..store.writes import Expect, WriteConflict, fingerprint
@@ -54,17 +53,23 @@ class Edits:
     scope: str | None = None
     type: str | None = None
 
-    def against(self, item: ReviewItem) -> "Edits | None":
+    def against(self, item: ReviewItem) -> Edits | None:
         """These edits if any of them changes ``item``, else None (a plain approval)."""
-        changed = ((self.value is not None and self.value != item.content)
-                   or (self.tags is not None and tuple(self.tags) != tuple(item.tags))
-                   or (self.scope is not None and self.scope != item.scope)
-                   or (self.type is not None and self.type != item.type))
+        changed = (
+            (self.value is not None and self.value != item.content)
+            or (self.tags is not None and tuple(self.tags) != tuple(item.tags))
+            or (self.scope is not None and self.scope != item.scope)
+            or (self.type is not None and self.type != item.type)
+        )
         return self if changed else None
 
     def to_dict(self) -> dict:
-        return {"value": self.value, "tags": None if self.tags is None else list(self.tags),
-                "scope": self.scope, "type": self.type}
+        return {
+            "value": self.value,
+            "tags": None if self.tags is None else list(self.tags),
+            "scope": self.scope,
+            "type": self.type,
+        }
 
 
 @dataclass(frozen=True)
@@ -74,11 +79,11 @@ class ApprovalPlan:
     item: ReviewItem
     save: PlannedSave | None
     refusal: str | None
-    existing: Memory | None = None          # the live memory it would overwrite
+    existing: Memory | None = None  # the live memory it would overwrite
     diff: list[dict] = field(default_factory=list)
-    blocked: str | None = None              # the dashboard cannot do it (file missing)
-    edits: Edits | None = None              # approved with these edits (None: as proposed)
-    warnings: tuple[dict, ...] = ()         # what to know before approving (actions.warnings)
+    blocked: str | None = None  # the dashboard cannot do it (file missing)
+    edits: Edits | None = None  # approved with these edits (None: as proposed)
+    warnings: tuple[dict, ...] = ()  # what to know before approving (actions.warnings)
 
     @property
     def refusal_words(self) -> str | None:
@@ -104,7 +109,9 @@ class ApprovalPlan:
         save = s.to_dict() if s else {**dict.fromkeys(SAVE_FIELDS), "downgraded": False}
         save.pop("content", None)
         return {
-            "refusal": self.refusal, "blocked": self.blocked, **save,
+            "refusal": self.refusal,
+            "blocked": self.blocked,
+            **save,
             "action": None if s is None else ("update" if self.existing else "create"),
             "overwrites": self.existing.to_dict() if self.existing else None,
             "diff": self.diff,
@@ -127,17 +134,32 @@ def planned_save(item: ReviewItem, user_store: bool, edits: Edits | None = None)
     ``save_memory`` tool makes it (source ``explicit``; see the module doc).
     """
     if edits is None:
-        return plan_save(item.key_normalized, item.content, item.tags, scope=item.scope,
-                         type_=item.type, source="crystallized", has_user_store=user_store)
+        return plan_save(
+            item.key_normalized,
+            item.content,
+            item.tags,
+            scope=item.scope,
+            type_=item.type,
+            source="crystallized",
+            has_user_store=user_store,
+        )
     pick = lambda edited, proposed: proposed if edited is None else edited  # noqa: E731
-    return plan_save(item.key_normalized, pick(edits.value, item.content),
-                     pick(edits.tags, item.tags), scope=pick(edits.scope, item.scope),
-                     type_=pick(edits.type, item.type), has_user_store=user_store)
+    return plan_save(
+        item.key_normalized,
+        pick(edits.value, item.content),
+        pick(edits.tags, item.tags),
+        scope=pick(edits.scope, item.scope),
+        type_=pick(edits.type, item.type),
+        has_user_store=user_store,
+    )
 
 
-def plan_approval(refs: list[StoreRef], item: ReviewItem,
-                  problems: dict[str, StoreProblem] | None = None,
-                  edits: Edits | None = None) -> ApprovalPlan:
+def plan_approval(
+    refs: list[StoreRef],
+    item: ReviewItem,
+    problems: dict[str, StoreProblem] | None = None,
+    edits: Edits | None = None,
+) -> ApprovalPlan:
     """What approving ``item`` now would write: key, title, file, what it overwrites,
     and the warnings the item and plan tell by themselves (``warnings.of_plan``; those
     that need the whole store are added by ``warnings.with_store``).
@@ -150,8 +172,7 @@ def plan_approval(refs: list[StoreRef], item: ReviewItem,
     plan = _plan(refs, item, problems, edits)
     # The content the approval would write is what the evidence is read against.
     proposed = item if edits is None or edits.value is None else replace(item, content=edits.value)
-    return replace(plan, edits=edits,
-                   warnings=warnings.of_plan(proposed, plan.refusal, plan.existing))
+    return replace(plan, edits=edits, warnings=warnings.of_plan(proposed, plan.refusal, plan.existing))
 
 
 def _plan(refs, item, problems, edits) -> ApprovalPlan:
@@ -161,20 +182,43 @@ def _plan(refs, item, problems, edits) -> ApprovalPlan:
         return ApprovalPlan(item, None, str(refused))
     ref = ref_for(refs, save.store)
     if ref.obstacle:
-        return ApprovalPlan(item, save, None, blocked=_(
-            "The %(store)s store cannot be written: %(path)s %(reason)s.", store=save.store,
-            path=ref.path, reason=ref.obstacle))
+        return ApprovalPlan(
+            item,
+            save,
+            None,
+            blocked=_(
+                "The %(store)s store cannot be written: %(path)s %(reason)s.",
+                store=save.store,
+                path=ref.path,
+                reason=ref.obstacle,
+            ),
+        )
     if not ref.exists:
         # agentao would create the file on open; the dashboard never creates files.
-        return ApprovalPlan(item, save, None, blocked=_(
-            "The %(store)s store does not exist yet at %(path)s; agentao creates it the first "
-            "time it runs.", store=save.store, path=ref.path))
+        return ApprovalPlan(
+            item,
+            save,
+            None,
+            blocked=_(
+                "The %(store)s store does not exist yet at %(path)s; agentao creates it the first "
+                "time it runs.",
+                store=save.store,
+                path=ref.path,
+            ),
+        )
     existing, problem = writes.target_of(ref.path, save, (problems or {}).get(save.store))
     if problem is not None:
         # A damaged target blocks this item only; the rest of the queue stays usable.
-        return ApprovalPlan(item, save, None, blocked=_(
-            "The %(store)s store cannot be read, so this item cannot be approved now: %(problem)s",
-            store=save.store, problem=problem))
+        return ApprovalPlan(
+            item,
+            save,
+            None,
+            blocked=_(
+                "The %(store)s store cannot be read, so this item cannot be approved now: %(problem)s",
+                store=save.store,
+                problem=problem,
+            ),
+        )
     diff = []
     if existing is not None:
         for name in DIFF_FIELDS:
@@ -191,20 +235,32 @@ def _show(value) -> str:
 def _pending_item(refs: list[StoreRef], item_id: str, seen: str | None) -> ReviewItem:
     item = writes.review_item(ref_for(refs, "project").path, item_id)
     if item is None or item.status != "pending":
-        raise WriteConflict("not_pending", _(
-            "Review item %(id)s is no longer pending (it is %(status)s).", id=item_id,
-            status=item.status) if item else _(
-            "Review item %(id)s is no longer pending (it does not exist).", id=item_id))
+        raise WriteConflict(
+            "not_pending",
+            _("Review item %(id)s is no longer pending (it is %(status)s).", id=item_id, status=item.status)
+            if item
+            else _("Review item %(id)s is no longer pending (it does not exist).", id=item_id),
+        )
     if seen is not None and fingerprint(item) != seen:
-        raise WriteConflict("changed", _(
-            "Review item %(id)s changed since you looked (the agent proposed it again); reload "
-            "and decide again.", id=item_id))
+        raise WriteConflict(
+            "changed",
+            _(
+                "Review item %(id)s changed since you looked (the agent proposed it again); reload "
+                "and decide again.",
+                id=item_id,
+            ),
+        )
     return item
 
 
-def approve(refs: list[StoreRef], item_id: str, seen: str | None = None,
-            target: str | None = None, may_write=None,
-            edits: Edits | None = None) -> tuple[ApprovalPlan, writes.Saved]:
+def approve(
+    refs: list[StoreRef],
+    item_id: str,
+    seen: str | None = None,
+    target: str | None = None,
+    may_write=None,
+    edits: Edits | None = None,
+) -> tuple[ApprovalPlan, writes.Saved]:
     """Approve one pending item exactly as agentao would; returns the plan and the write.
 
     ``seen`` / ``target`` are the item's and the overwritten memory's
@@ -217,14 +273,14 @@ def approve(refs: list[StoreRef], item_id: str, seen: str | None = None,
     item = _pending_item(refs, item_id, seen)
     plan = plan_approval(refs, item, edits=edits)
     if may_write is not None and plan.save is not None:
-        may_write(plan.save.store)   # a read-only store says so before any other reason
+        may_write(plan.save.store)  # a read-only store says so before any other reason
     if plan.refusal:
         raise SaveRefused.of(plan.refusal)
     if plan.blocked:
         raise WriteConflict("blocked", plan.blocked)
     queue, dest = ref_for(refs, "project").path, ref_for(refs, plan.save.store).path
     intent = twofile.approve_intent(item, queue, dest, plan.save)
-    with write_all([dest, queue], intent) as conns:   # the memory commits first (see module doc)
+    with write_all([dest, queue], intent) as conns:  # the memory commits first (see module doc)
         # The item first: if another decision got there, the target check must not
         # mistake that decision's memory for a retry of this one.
         writes.pending_as_seen(conns[queue], item_id, fingerprint(item))
@@ -268,7 +324,7 @@ def read_back(refs: list[StoreRef], approved: list[tuple[str, str, str]]) -> lis
             item = writes.review_item(ref_for(refs, "project").path, item_id)
             memory = get_memory(ref_for(refs, store), memory_id)[0]
         except StoreProblem:
-            continue   # unreadable now: the banner says so; nothing to claim either way
+            continue  # unreadable now: the banner says so; nothing to claim either way
         if item is not None and item.status != "approved" and memory is not None and memory.live:
             out.append(Overridden(item_id, item.status, memory))
     return out

@@ -28,20 +28,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from flask_babel import gettext as _, ngettext
+from flask_babel import gettext as _
+from flask_babel import ngettext
 
-from . import curation, effects
 from ..contract import SaveRefused
 from ..records import Memory
 from ..store import MemoryFilters, list_memories
 from ..store.registry import ref_for
 from ..store.snapshot import rows_of
 from ..store.writes import WriteConflict, fingerprint
+from . import curation, effects
 
 ACTIONS = ("delete", "move", "tag", "purge")
-CAP = 500            # rows one request plans and writes
+CAP = 500  # rows one request plans and writes
 MAX_TAG_CHARS = 100
-NAMED = 5            # memories a warning names before "and N more"
+NAMED = 5  # memories a warning names before "and N more"
 
 
 @dataclass(frozen=True)
@@ -51,10 +52,10 @@ class RowPlan:
     store: str
     id: str
     memory: Memory | None
-    code: str            # delete | move | tag | purge, or: gone, already_deleted, already_there,
-    text: str            # already_tagged, refused
-    save: object = None           # the PlannedSave of a move or a tag
-    existing: Memory | None = None   # the live row a move replaces in the other store
+    code: str  # delete | move | tag | purge, or: gone, already_deleted, already_there,
+    text: str  # already_tagged, refused
+    save: object = None  # the PlannedSave of a move or a tag
+    existing: Memory | None = None  # the live row a move replaces in the other store
 
     @property
     def changes(self) -> bool:
@@ -70,11 +71,18 @@ class RowPlan:
 
     def to_dict(self) -> dict:
         m = self.memory
-        return {"store": self.store, "id": self.id, "code": self.code, "text": self.text,
-                "changes": self.changes, "token": self.token if self.changes else None,
-                "key_normalized": m.key_normalized if m else None, "title": m.title if m else None,
-                "save": self.save.to_dict() if self.save is not None else None,
-                "replaces": self.existing.id if self.existing is not None else None}
+        return {
+            "store": self.store,
+            "id": self.id,
+            "code": self.code,
+            "text": self.text,
+            "changes": self.changes,
+            "token": self.token if self.changes else None,
+            "key_normalized": m.key_normalized if m else None,
+            "title": m.title if m else None,
+            "save": self.save.to_dict() if self.save is not None else None,
+            "replaces": self.existing.id if self.existing is not None else None,
+        }
 
 
 @dataclass
@@ -83,7 +91,7 @@ class BulkPlan:
 
     action: str
     rows: list[RowPlan]
-    total: int                     # rows the selection would change, beyond the cap too
+    total: int  # rows the selection would change, beyond the cap too
     tag: str | None = None
     to: str | None = None
     effect: effects.BlockEffect | None = None
@@ -94,25 +102,37 @@ class BulkPlan:
         return [r for r in self.rows if r.changes]
 
     def to_dict(self) -> dict:
-        return {"action": self.action, "tag": self.tag, "to": self.to, "total": self.total,
-                "count": len(self.changing), "cap": CAP, "capped": self.total > len(self.changing),
-                "rows": [r.to_dict() for r in self.rows],
-                "effect": self.effect.to_dict() if self.effect else None,
-                "warnings": self.warnings}
+        return {
+            "action": self.action,
+            "tag": self.tag,
+            "to": self.to,
+            "total": self.total,
+            "count": len(self.changing),
+            "cap": CAP,
+            "capped": self.total > len(self.changing),
+            "rows": [r.to_dict() for r in self.rows],
+            "effect": self.effect.to_dict() if self.effect else None,
+            "warnings": self.warnings,
+        }
 
 
 class BulkConflict(WriteConflict):
     """Rows changed since the dry run; nothing was written.  ``rows``: (store, id, why)."""
 
     def __init__(self, rows: list[tuple[str, str, str]]):
-        super().__init__("changed", ngettext(
-            "%(num)d memory changed since the dry run; nothing was changed. Review the changes again.",
-            "%(num)d memories changed since the dry run; nothing was changed. Review the changes again.",
-            len(rows)))
+        super().__init__(
+            "changed",
+            ngettext(
+                "%(num)d memory changed since the dry run; nothing was changed. Review the changes again.",
+                "%(num)d memories changed since the dry run; nothing was changed. Review the changes again.",
+                len(rows),
+            ),
+        )
         self.rows = rows
 
 
 # -- which rows ------------------------------------------------------------------------
+
 
 def qualifies(action: str, memory: Memory, tag: str | None, to: str | None) -> bool:
     """Whether the action would change this row at all (a cheap test, before planning)."""
@@ -120,8 +140,11 @@ def qualifies(action: str, memory: Memory, tag: str | None, to: str | None) -> b
         return True
     if not memory.live:
         return False
-    return (action == "delete" or (action == "move" and memory.store != to)
-            or (action == "tag" and tag not in memory.tags))
+    return (
+        action == "delete"
+        or (action == "move" and memory.store != to)
+        or (action == "tag" and tag not in memory.tags)
+    )
 
 
 def named_rows(refs, picks: list[tuple[str, str]]) -> list[tuple[str, str, Memory | None]]:
@@ -142,18 +165,29 @@ def matching_rows(refs, filters: MemoryFilters, action: str, tag=None, to=None):
 
 # -- the dry run -------------------------------------------------------------------------
 
+
 def plan_row(refs, action: str, store: str, memory_id: str, m: Memory | None, tag, to) -> RowPlan:
     if m is None:
-        return RowPlan(store, memory_id, None, "gone", _("Not in the %(store)s store (any more); "
-                       "left out.", store=store))
+        return RowPlan(
+            store, memory_id, None, "gone", _("Not in the %(store)s store (any more); left out.", store=store)
+        )
     if action == "purge":
-        return RowPlan(store, m.id, m, "purge", _("Erased from the file with its history, "
-                       "then the disk is checked for its text. Cannot be undone."))
+        return RowPlan(
+            store,
+            m.id,
+            m,
+            "purge",
+            _(
+                "Erased from the file with its history, "
+                "then the disk is checked for its text. Cannot be undone."
+            ),
+        )
     if not m.live:
         return RowPlan(store, m.id, m, "already_deleted", _("Soft-deleted already; left as it is."))
     if action == "delete":
-        return RowPlan(store, m.id, m, "delete", _("Soft-deleted: agentao stops using it; "
-                       "its page can restore it."))
+        return RowPlan(
+            store, m.id, m, "delete", _("Soft-deleted: agentao stops using it; its page can restore it.")
+        )
     if action == "tag":
         if tag in m.tags:
             return RowPlan(store, m.id, m, "already_tagged", _("Has the tag already; left as it is."))
@@ -161,17 +195,27 @@ def plan_row(refs, action: str, store: str, memory_id: str, m: Memory | None, ta
             save = curation.plan_edit(refs, m, m.content, [*m.tags, tag], m.type)
         except (SaveRefused, WriteConflict) as refused:
             return RowPlan(store, m.id, m, "refused", _("Left as it is: %(why)s", why=str(refused)))
-        return RowPlan(store, m.id, m, "tag", _("Saved again with the tag added: %(tags)s.",
-                                                 tags=", ".join(save.tags)), save)
+        return RowPlan(
+            store,
+            m.id,
+            m,
+            "tag",
+            _("Saved again with the tag added: %(tags)s.", tags=", ".join(save.tags)),
+            save,
+        )
     if m.store == to:
-        return RowPlan(store, m.id, m, "already_there", _("In the %(store)s store already; left as "
-                       "it is.", store=to))
+        return RowPlan(
+            store, m.id, m, "already_there", _("In the %(store)s store already; left as it is.", store=to)
+        )
     move = curation.plan_move(refs, m)
     if move.problem:
         return RowPlan(store, m.id, m, "refused", _("Left as it is: %(why)s", why=move.problem))
     if move.existing is not None:
-        text = _("Saved in the %(store)s store over its memory “%(title)s”, then soft-deleted here.",
-                 store=to, title=move.existing.title)
+        text = _(
+            "Saved in the %(store)s store over its memory “%(title)s”, then soft-deleted here.",
+            store=to,
+            title=move.existing.title,
+        )
     else:
         text = _("Saved in the %(store)s store as a new memory, then soft-deleted here.", store=to)
     return RowPlan(store, m.id, m, "move", text, move.save, move.existing)
@@ -181,8 +225,11 @@ def plan(refs, snap, action: str, chosen, total: int | None = None, tag=None, to
     """The dry run over ``chosen`` ((store, id, Memory|None) triples, at most CAP are planned)."""
     rows = [plan_row(refs, action, s, i, m, tag, to) for s, i, m in chosen[:CAP]]
     changing = [r for r in rows if r.changes]
-    total = len(changing) + sum(1 for s, i, m in chosen[CAP:] if m and qualifies(action, m, tag, to)) \
-        if total is None else total
+    total = (
+        len(changing) + sum(1 for s, i, m in chosen[CAP:] if m and qualifies(action, m, tag, to))
+        if total is None
+        else total
+    )
     out = BulkPlan(action, rows, total, tag, to)
     if changing:
         out.effect = _effect(snap, action, changing)
@@ -198,7 +245,7 @@ def _effect(snap, action: str, changing: list[RowPlan]) -> effects.BlockEffect:
     for n, r in enumerate(changing):
         row = effects.would_save(r.save, r.existing if action == "move" else r.memory)
         if row.id == effects.NEW_ID:
-            row = replace(row, id=f"{effects.NEW_ID}{n}")   # each new row its own stand-in
+            row = replace(row, id=f"{effects.NEW_ID}{n}")  # each new row its own stand-in
         saved.append(row)
         if row.source == "auto":
             hide.update(effects.auto_cap_hides(snap, row))
@@ -214,44 +261,99 @@ def _names(memories) -> str:
 def _warnings(p: BulkPlan) -> list[dict]:
     out, changing = [], p.changing
     if p.total > len(changing):
-        out.append({"code": "capped", "text": _(
-            "This handles the first %(num)d of %(total)d memories; run it again for the rest.",
-            num=len(changing), total=p.total)})
+        out.append(
+            {
+                "code": "capped",
+                "text": _(
+                    "This handles the first %(num)d of %(total)d memories; run it again for the rest.",
+                    num=len(changing),
+                    total=p.total,
+                ),
+            }
+        )
     refused = [r for r in p.rows if r.code == "refused"]
     if refused:
-        out.append({"code": "refused", "text": ngettext(
-            "%(num)d memory cannot be changed this way and is left as it is (see its row).",
-            "%(num)d memories cannot be changed this way and are left as they are (see their rows).",
-            len(refused))})
+        out.append(
+            {
+                "code": "refused",
+                "text": ngettext(
+                    "%(num)d memory cannot be changed this way and is left as it is (see its row).",
+                    "%(num)d memories cannot be changed this way and are left as they are (see their rows).",
+                    len(refused),
+                ),
+            }
+        )
     effect, acted = p.effect, {(r.store, r.id) for r in changing}
     if effect is not None:
         after = {(m.store, m.id) for m in effect.after_shown}
-        leaving = [m for m in effect.before_shown if (m.store, m.id) in acted and p.action != "tag"
-                   and p.action != "move"]
+        leaving = [
+            m
+            for m in effect.before_shown
+            if (m.store, m.id) in acted and p.action != "tag" and p.action != "move"
+        ]
         if leaving:
-            out.append({"code": "leaves_block", "text": ngettext(
-                "%(num)d of them is in every new session's prompt now and will not be: %(names)s.",
-                "%(num)d of them are in every new session's prompt now and will not be: %(names)s.",
-                len(leaving), names=_names(leaving))})
-        pushed = [m for m in effect.before_shown if m.source == "explicit"
-                  and (m.store, m.id) not in acted and (m.store, m.id) not in after]
+            out.append(
+                {
+                    "code": "leaves_block",
+                    "text": ngettext(
+                        "%(num)d of them is in every new session's prompt now and will not be: %(names)s.",
+                        "%(num)d of them are in every new session's prompt now and will not be: %(names)s.",
+                        len(leaving),
+                        names=_names(leaving),
+                    ),
+                }
+            )
+        pushed = [
+            m
+            for m in effect.before_shown
+            if m.source == "explicit" and (m.store, m.id) not in acted and (m.store, m.id) not in after
+        ]
         if pushed:
-            out.append({"code": "evicts_explicit", "text": _(
-                "This pushes memories you saved yourself out of the always-on %(tag)s "
-                "block: %(names)s.", tag="<memory-stable>", names=_names(pushed))})
+            out.append(
+                {
+                    "code": "evicts_explicit",
+                    "text": _(
+                        "This pushes memories you saved yourself out of the always-on %(tag)s "
+                        "block: %(names)s.",
+                        tag="<memory-stable>",
+                        names=_names(pushed),
+                    ),
+                }
+            )
     replaced = [r.existing for r in changing if r.existing is not None]
     if replaced:
-        out.append({"code": "overwrites", "text": ngettext(
-            "Moving replaces %(num)d live memory in the %(store)s store: %(names)s.",
-            "Moving replaces %(num)d live memories in the %(store)s store: %(names)s.",
-            len(replaced), store=p.to, names=_names(replaced))})
+        out.append(
+            {
+                "code": "overwrites",
+                "text": ngettext(
+                    "Moving replaces %(num)d live memory in the %(store)s store: %(names)s.",
+                    "Moving replaces %(num)d live memories in the %(store)s store: %(names)s.",
+                    len(replaced),
+                    store=p.to,
+                    names=_names(replaced),
+                ),
+            }
+        )
     if p.action == "tag":
         becoming = [r.memory for r in changing if r.memory.source != "explicit"]
         if becoming:
-            out.append({"code": "becomes_explicit", "text": _(
-                "Tagging saves each memory as agentao's save_memory does, so these then count as "
-                "saved by you (source explicit): %(names)s.", names=_names(becoming))})
+            out.append(
+                {
+                    "code": "becomes_explicit",
+                    "text": _(
+                        "Tagging saves each memory as agentao's save_memory does, so these then count as "
+                        "saved by you (source explicit): %(names)s.",
+                        names=_names(becoming),
+                    ),
+                }
+            )
     if p.action == "purge" and changing:
-        out.append({"code": "irreversible", "text": _(
-            "A hard purge cannot be undone: the memories and their history leave the file for good.")})
+        out.append(
+            {
+                "code": "irreversible",
+                "text": _(
+                    "A hard purge cannot be undone: the memories and their history leave the file for good."
+                ),
+            }
+        )
     return out

@@ -16,12 +16,12 @@ from dataclasses import dataclass
 
 from flask_babel import gettext as _
 
-from . import twofile
-from .bulk import BulkConflict, RowPlan, named_rows, plan_row
 from ..store import intents, writes
 from ..store.lockstep import write_all
 from ..store.registry import ref_for
 from ..store.writes import Expect, WriteConflict, fingerprint
+from . import twofile
+from .bulk import BulkConflict, RowPlan, named_rows, plan_row
 
 
 @dataclass(frozen=True)
@@ -90,11 +90,16 @@ def _apply(refs, action, posted, tag, to, partial):
     stores = sorted({r.store for r in rows}, key=("project", "user").index)
     paths = [ref_for(refs, s).path for s in stores]
     if action == "move":
-        paths = [ref_for(refs, to).path] + paths   # the target commits first (see module doc)
+        paths = [ref_for(refs, to).path] + paths  # the target commits first (see module doc)
     done, stale = [], []
-    intent = None if action != "move" else twofile.move_intent(
-        [(r.store, ref_for(refs, r.store).path, r.memory, ref_for(refs, to).path, r.save)
-         for r in rows], to)
+    intent = (
+        None
+        if action != "move"
+        else twofile.move_intent(
+            [(r.store, ref_for(refs, r.store).path, r.memory, ref_for(refs, to).path, r.save) for r in rows],
+            to,
+        )
+    )
     with write_all(paths, intent) as conns:
         checked = []
         for r, p in zip(rows, posted):
@@ -103,17 +108,18 @@ def _apply(refs, action, posted, tag, to, partial):
                 writes.row_as_seen(conn, Expect(row_id=r.id, row=p.row), r.store)
                 target = None
                 if action == "move":
-                    target = writes.target_as_seen(conns[ref_for(refs, to).path], r.save,
-                                                   Expect(target=p.target))
+                    target = writes.target_as_seen(
+                        conns[ref_for(refs, to).path], r.save, Expect(target=p.target)
+                    )
                 elif action == "tag":
                     target = writes.target_as_seen(conn, r.save, Expect(row_id=r.id))
                 checked.append((r, conn, target))
             except WriteConflict as moved:
                 stale.append((r.store, r.id, str(moved)))
         if stale and not partial:
-            raise BulkConflict(stale)   # inside write_all: every file rolls back
+            raise BulkConflict(stale)  # inside write_all: every file rolls back
         left += stale
-        if intent is not None and stale:   # the record names the rows written only
+        if intent is not None and stale:  # the record names the rows written only
             kept = {r.id for r, _c, _t in checked}
             intent.data["rows"] = [x for x in intent.data["rows"] if x["id"] in kept]
         for r, conn, target in checked:
@@ -121,26 +127,31 @@ def _apply(refs, action, posted, tag, to, partial):
                 writes.delete_row(conn, r.id)
                 done.append({"store": r.store, "id": r.id, "memory_id": r.id, "event": "soft_delete"})
                 continue
-            saved = writes.put(conns[ref_for(refs, to).path] if action == "move" else conn,
-                               r.save, target)
+            saved = writes.put(conns[ref_for(refs, to).path] if action == "move" else conn, r.save, target)
             if action == "move":
                 writes.delete_row(conn, r.id)
-            done.append({"store": r.store, "id": r.id, "memory_id": saved.memory_id,
-                         "event": saved.event, "memory_store": to or r.store})
+            done.append(
+                {
+                    "store": r.store,
+                    "id": r.id,
+                    "memory_id": saved.memory_id,
+                    "event": saved.event,
+                    "memory_store": to or r.store,
+                }
+            )
     return done, left
 
 
 def purge_runs(refs, rows: list[RowPlan]) -> dict:
     """store -> the purge's DryRun of these rows (each memory with its events)."""
     from . import purge
+
     out = {}
     for store in ("project", "user"):
         ids = [r.id for r in rows if r.store == store and r.code == "purge"]
         if ids:
             out[store] = purge.plan(ref_for(refs, store), memory_ids=ids)
     return out
-
-
 
 
 def purge_all(refs: dict, runs: dict, job) -> list:
@@ -151,6 +162,7 @@ def purge_all(refs: dict, runs: dict, job) -> list:
     start or before its next write there, and the job's page answers again.
     """
     from . import purge
+
     intent = twofile.purge_intent(job.id, runs, refs) if len(runs) > 1 else None
     if intent is not None:
         intent.record(refs[next(iter(runs))].path)
@@ -159,8 +171,9 @@ def purge_all(refs: dict, runs: dict, job) -> list:
         for n, (store, run) in enumerate(runs.items()):
             results.append(purge.purge(refs[store], run, progress=job.progress))
             if intent is not None and n < len(runs) - 1:
-                intent.update(runs={**intent.data["runs"], store: {
-                    **intent.data["runs"][store], "done": True}})
+                intent.update(
+                    runs={**intent.data["runs"], store: {**intent.data["runs"][store], "done": True}}
+                )
                 intents.fault("between_commits")
     finally:
         if intent is not None:

@@ -31,13 +31,13 @@ from ..findings.rules import scan_text
 
 FILE_NAME = "memory-checks.json"
 FORMAT = "agentao-memory-checks/1"
-MAX_FILE_BYTES = 2_000_000   # a hand-edited file is read only up to this size
-MAX_CHECKS = 200             # each check is one preview run
-MAX_TEXT = 4000              # the message, as the preview takes it
-MAX_ITEMS = 50               # per expectation list
-MAX_MESSAGES = 10            # agentao reads hints from the last 10 messages
+MAX_FILE_BYTES = 2_000_000  # a hand-edited file is read only up to this size
+MAX_CHECKS = 200  # each check is one preview run
+MAX_TEXT = 4000  # the message, as the preview takes it
+MAX_ITEMS = 50  # per expectation list
+MAX_MESSAGES = 10  # agentao reads hints from the last 10 messages
 BUILTIN_ID = "builtin-stable-private"
-_writing = threading.Lock()   # one read-modify-write of a checks file at a time (this process)
+_writing = threading.Lock()  # one read-modify-write of a checks file at a time (this process)
 
 
 class ChecksProblem(Exception):
@@ -52,7 +52,7 @@ def checks_path(store_path: Path) -> Path:
 def _strings(value, name: str, limit: int = MAX_ITEMS) -> list[str]:
     if value is None:
         return []
-    if isinstance(value, str):   # a form's textarea: one item a line
+    if isinstance(value, str):  # a form's textarea: one item a line
         value = value.splitlines()
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ChecksProblem(f"'{name}' must be a list of strings")
@@ -79,24 +79,29 @@ def validate(data: dict, *, keep_id: bool = False) -> dict:
         raise ChecksProblem("'session' must be a session id (text, at most 200 characters)")
     check = {
         "id": data.get("id") if keep_id and isinstance(data.get("id"), str) else new_id(),
-        "name": name.strip(), "message": message, "session": session.strip(),
+        "name": name.strip(),
+        "message": message,
+        "session": session.strip(),
         "messages": _strings(data.get("messages"), "messages", MAX_MESSAGES),
         "must_recall": _strings(data.get("must_recall"), "must_recall"),
         "must_not_recall": _strings(data.get("must_not_recall"), "must_not_recall"),
         "must_not_contain": _strings(data.get("must_not_contain"), "must_not_contain"),
     }
     if not (check["must_recall"] or check["must_not_recall"] or check["must_not_contain"]):
-        raise ChecksProblem("a check needs at least one expectation: 'must_recall', "
-                            "'must_not_recall' or 'must_not_contain'")
+        raise ChecksProblem(
+            "a check needs at least one expectation: 'must_recall', 'must_not_recall' or 'must_not_contain'"
+        )
     both = set(map(str.casefold, check["must_recall"])) & set(map(str.casefold, check["must_not_recall"]))
     if both:
-        raise ChecksProblem("a memory cannot be both in 'must_recall' and 'must_not_recall': "
-                            + ", ".join(sorted(both)))
+        raise ChecksProblem(
+            "a memory cannot be both in 'must_recall' and 'must_not_recall': " + ", ".join(sorted(both))
+        )
     if keep_id:
         check["created_at"] = data.get("created_at") if isinstance(data.get("created_at"), str) else ""
         last = data.get("last_pass")
-        if isinstance(last, dict) and all(isinstance(last.get(k), str)
-                                          for k in ("at", "stable_block", "context_block")):
+        if isinstance(last, dict) and all(
+            isinstance(last.get(k), str) for k in ("at", "stable_block", "context_block")
+        ):
             check["last_pass"] = {k: last[k] for k in ("at", "stable_block", "context_block")}
         if data.get("last_result") in ("pass", "fail"):
             check["last_result"] = data["last_result"]
@@ -123,7 +128,7 @@ def load(path: Path) -> list[dict]:
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise ChecksProblem(f"{path} is not valid JSON ({exc})") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("checks"), list):
-        raise ChecksProblem(f"{path} is not a checks file (expected \"format\": \"{FORMAT}\")")
+        raise ChecksProblem(f'{path} is not a checks file (expected "format": "{FORMAT}")')
     if len(data["checks"]) > MAX_CHECKS:
         raise ChecksProblem(f"{path} holds more than {MAX_CHECKS} checks")
     out = []
@@ -166,14 +171,14 @@ class Result:
     """One check run: pass or fail, the reasons as codes with their values, the blocks."""
 
     check: dict
-    store: str                     # the file the check lives in: "project" or "user"
+    store: str  # the file the check lives in: "project" or "user"
     passed: bool
-    reasons: list[dict] = field(default_factory=list)   # {"code": …, "memory"/"text": …}
+    reasons: list[dict] = field(default_factory=list)  # {"code": …, "memory"/"text": …}
     stable_block: str = ""
     context_block: str = ""
-    recalled: list[str] = field(default_factory=list)   # keys in either block
+    recalled: list[str] = field(default_factory=list)  # keys in either block
     builtin: bool = False
-    ran: bool = True               # False: left out when the time budget ran out
+    ran: bool = True  # False: left out when the time budget ran out
 
     @property
     def diff(self) -> dict | None:
@@ -181,20 +186,34 @@ class Result:
         last = self.check.get("last_pass")
         if not last:
             return None
-        return {"since": last["at"],
-                "stable": line_diff(last["stable_block"], self.stable_block),
-                "context": line_diff(last["context_block"], self.context_block)}
+        return {
+            "since": last["at"],
+            "stable": line_diff(last["stable_block"], self.stable_block),
+            "context": line_diff(last["context_block"], self.context_block),
+        }
 
     def to_dict(self) -> dict:
         c = self.check
-        return {"id": c["id"], "name": c["name"], "store": self.store, "builtin": self.builtin,
-                "message": c.get("message", ""), "session": c.get("session", ""),
-                "messages": c.get("messages", []),
-                "must_recall": c.get("must_recall", []), "must_not_recall": c.get("must_not_recall", []),
-                "must_not_contain": c.get("must_not_contain", []),
-                "passed": self.passed, "ran": self.ran, "reasons": self.reasons, "recalled": self.recalled,
-                "stable_block": self.stable_block, "context_block": self.context_block,
-                "last_pass_at": (c.get("last_pass") or {}).get("at"), "diff": self.diff}
+        return {
+            "id": c["id"],
+            "name": c["name"],
+            "store": self.store,
+            "builtin": self.builtin,
+            "message": c.get("message", ""),
+            "session": c.get("session", ""),
+            "messages": c.get("messages", []),
+            "must_recall": c.get("must_recall", []),
+            "must_not_recall": c.get("must_not_recall", []),
+            "must_not_contain": c.get("must_not_contain", []),
+            "passed": self.passed,
+            "ran": self.ran,
+            "reasons": self.reasons,
+            "recalled": self.recalled,
+            "stable_block": self.stable_block,
+            "context_block": self.context_block,
+            "last_pass_at": (c.get("last_pass") or {}).get("at"),
+            "diff": self.diff,
+        }
 
 
 def line_diff(before: str, after: str) -> list[str]:
@@ -222,19 +241,33 @@ def _find(reached, wanted: str):
 
 def evaluate(check: dict, store: str, snap, cjk: str, now: datetime) -> Result:
     """Run one check through the preview engine, as the ``/preview`` page runs its message."""
-    p = preview(snap.project, snap.user, snap.summaries, query=check["message"],
-                messages=[{"role": "user", "content": m} for m in check.get("messages", [])],
-                session_id=check.get("session") or None, now=now,
-                cache=snap.cache, version=snap.version, tokenizer=tokenizer_for(cjk))
+    p = preview(
+        snap.project,
+        snap.user,
+        snap.summaries,
+        query=check["message"],
+        messages=[{"role": "user", "content": m} for m in check.get("messages", [])],
+        session_id=check.get("session") or None,
+        now=now,
+        cache=snap.cache,
+        version=snap.version,
+        tokenizer=tokenizer_for(cjk),
+    )
     stable = [s.memory for s in p.stable_entries if s.shown]
-    context = [s.memory for s in p.recall.top[:p.recall.kept]]   # the block's facts, in order
+    context = [s.memory for s in p.recall.top[: p.recall.kept]]  # the block's facts, in order
     reasons: list[dict] = []
     for wanted in check.get("must_recall", []):
         if _find(stable, wanted) is None and _find(context, wanted) is None:
             near = next((c for c in p.candidates if wanted.casefold() in _names(c.memory)), None)
             known = near is not None or any(wanted.casefold() in _names(m) for m in p.pool)
-            reasons.append({"code": ("not_recalled_" + near.mark) if near is not None
-                            else ("not_recalled" if known else "no_such_memory"), "memory": wanted})
+            reasons.append(
+                {
+                    "code": ("not_recalled_" + near.mark)
+                    if near is not None
+                    else ("not_recalled" if known else "no_such_memory"),
+                    "memory": wanted,
+                }
+            )
     for unwanted in check.get("must_not_recall", []):
         m = _find(stable, unwanted)
         if m is not None:
@@ -246,31 +279,68 @@ def evaluate(check: dict, store: str, snap, cjk: str, now: datetime) -> Result:
         t = text.casefold()
         for code, block in (("text_in_stable", p.stable_block), ("text_in_context", p.context_block)):
             if t in block.casefold():
-                holder = next((m for m in (stable if code == "text_in_stable" else context)
-                               if t in (m.title + "\n" + m.content).casefold()), None)
-                reasons.append({"code": code, "text": text,
-                                "memory": _label(holder) if holder is not None else ""})
-    return Result(check, store, not reasons, reasons, p.stable_block, p.context_block,
-                  [_label(m) for m in stable + context])
+                holder = next(
+                    (
+                        m
+                        for m in (stable if code == "text_in_stable" else context)
+                        if t in (m.title + "\n" + m.content).casefold()
+                    ),
+                    None,
+                )
+                reasons.append(
+                    {"code": code, "text": text, "memory": _label(holder) if holder is not None else ""}
+                )
+    return Result(
+        check,
+        store,
+        not reasons,
+        reasons,
+        p.stable_block,
+        p.context_block,
+        [_label(m) for m in stable + context],
+    )
 
 
 def builtin(snap) -> Result:
     """The check every store gets: nothing in ``<memory-stable>`` (in every prompt) that
     Findings flags as a secret or personal data."""
     from ..engine import stable_view
-    block, fitted = stable_view(snap.project, snap.user, snap.summaries,
-                                cache=snap.cache, version=snap.version)
+
+    block, fitted = stable_view(
+        snap.project, snap.user, snap.summaries, cache=snap.cache, version=snap.version
+    )
     reasons = []
     for s in fitted.shown():
         m = s.memory
         for f in scan_text(m.title, "title") + scan_text(m.content, "content"):
             if f.category in ("secret", "personal"):
-                reasons.append({"code": "private_in_stable", "memory": _label(m),
-                                "rule": f.rule, "category": f.category, "text": f.excerpt})
-    check = {"id": BUILTIN_ID, "name": "", "message": "", "must_recall": [], "must_not_recall": [],
-             "must_not_contain": []}
-    return Result(check, "builtin", not reasons, reasons, block, "",
-                  [_label(s.memory) for s in fitted.shown()], builtin=True)
+                reasons.append(
+                    {
+                        "code": "private_in_stable",
+                        "memory": _label(m),
+                        "rule": f.rule,
+                        "category": f.category,
+                        "text": f.excerpt,
+                    }
+                )
+    check = {
+        "id": BUILTIN_ID,
+        "name": "",
+        "message": "",
+        "must_recall": [],
+        "must_not_recall": [],
+        "must_not_contain": [],
+    }
+    return Result(
+        check,
+        "builtin",
+        not reasons,
+        reasons,
+        block,
+        "",
+        [_label(s.memory) for s in fitted.shown()],
+        builtin=True,
+    )
 
 
 @dataclass
@@ -278,9 +348,9 @@ class Run:
     """Every check of the shown stores, run once."""
 
     results: list[Result]
-    problems: dict[str, str]       # store key -> why its checks file could not be read
-    files: dict[str, str]          # store key -> the checks file's path
-    version: tuple = ()            # the files' snapshot the run read (set by the caller)
+    problems: dict[str, str]  # store key -> why its checks file could not be read
+    files: dict[str, str]  # store key -> the checks file's path
+    version: tuple = ()  # the files' snapshot the run read (set by the caller)
 
     @property
     def failed(self) -> int:
@@ -304,7 +374,7 @@ def run_all(refs, snap, cjk: str, now: datetime | None = None, time_limit: float
     results, problems, files = [builtin(snap)], {}, {}
     for ref in refs:
         path = checks_path(ref.path)
-        if str(path) in files.values():   # both stores in one folder: one file, run once
+        if str(path) in files.values():  # both stores in one folder: one file, run once
             continue
         files[ref.key] = str(path)
         try:
@@ -322,8 +392,11 @@ def run_all(refs, snap, cjk: str, now: datetime | None = None, time_limit: float
 
 def changed(before: dict[str, bool], after: Run) -> list[dict]:
     """Checks whose pass/fail differs between two runs (a new check counts as changed)."""
-    return [{"id": r.check["id"], "name": r.check["name"] or r.check["id"], "passed": r.passed}
-            for r in after.results if r.ran and before.get(r.check["id"]) != r.passed]
+    return [
+        {"id": r.check["id"], "name": r.check["name"] or r.check["id"], "passed": r.passed}
+        for r in after.results
+        if r.ran and before.get(r.check["id"]) != r.passed
+    ]
 
 
 def record(refs, run: Run) -> None:
@@ -354,9 +427,14 @@ def _record(refs, by_store: dict, stamp: str) -> None:
             result = "pass" if r.passed else "fail"
             last = c.get("last_pass") or {}
             if r.passed and (last.get("stable_block"), last.get("context_block")) != (
-                    r.stable_block, r.context_block):
-                c["last_pass"] = {"at": stamp, "stable_block": r.stable_block,
-                                  "context_block": r.context_block}
+                r.stable_block,
+                r.context_block,
+            ):
+                c["last_pass"] = {
+                    "at": stamp,
+                    "stable_block": r.stable_block,
+                    "context_block": r.context_block,
+                }
                 dirty = True
             if c.get("last_result") != result:
                 c["last_result"] = result

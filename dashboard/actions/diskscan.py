@@ -30,8 +30,8 @@ from pathlib import Path
 
 import ahocorasick
 
-from .sidefiles import size_of
 from ..store.descriptors import KeptReader
+from .sidefiles import size_of
 
 WINDOW = 32
 MIN_KEY = 16
@@ -43,16 +43,16 @@ LAZY_FINDS = 16
 # A text it cannot cut costs a few ``bytes.find`` (or, past FINDS_INSTEAD or
 # for a long text, a dense pass): each cost is written as the anchor density
 # it equals.
-SPARSE = 1 / 40        # anchors per byte of file, at most, for the sparse level
-KEYED = 1 / 64         # anchors per byte of text, at least: a 200-byte remnant holds ~3
-IN_TEXT = 1 / 20       # anchors per byte of text, at most: runs of ~20 bytes or more
-DENSE = 1 / 10         # the dense level: one more, dearer pass (translate, short runs)
-PER_FIND = 1 / 300     # one text searched with bytes.find costs about a pass at this density
-FINDS_INSTEAD = 8      # up to this many short texts left: bytes.find beats a dense pass
-LONG_TEXT = 256        # a text this long may be split over pages: never only finds
-PIECE = 1 << 18        # bytes read and split at a time: the runs stay in L2 cache
-WORD = 8               # short texts: WORD-byte words at offsets WORD divides are looked up
-FINDS = 32             # up to this many strings too short for that: bytes.find; more, an automaton
+SPARSE = 1 / 40  # anchors per byte of file, at most, for the sparse level
+KEYED = 1 / 64  # anchors per byte of text, at least: a 200-byte remnant holds ~3
+IN_TEXT = 1 / 20  # anchors per byte of text, at most: runs of ~20 bytes or more
+DENSE = 1 / 10  # the dense level: one more, dearer pass (translate, short runs)
+PER_FIND = 1 / 300  # one text searched with bytes.find costs about a pass at this density
+FINDS_INSTEAD = 8  # up to this many short texts left: bytes.find beats a dense pass
+LONG_TEXT = 256  # a text this long may be split over pages: never only finds
+PIECE = 1 << 18  # bytes read and split at a time: the runs stay in L2 cache
+WORD = 8  # short texts: WORD-byte words at offsets WORD divides are looked up
+FINDS = 32  # up to this many strings too short for that: bytes.find; more, an automaton
 
 
 @dataclass
@@ -61,9 +61,9 @@ class TextHits:
 
     sha256: str
     bytes: int
-    files: dict = field(default_factory=dict)   # path -> {"whole": bool, "fragments": n}
-    still_stored: bool = False   # a remaining row holds the same text: not residue
-    saved_again: bool = False    # ... a row that was saved while the scan ran
+    files: dict = field(default_factory=dict)  # path -> {"whole": bool, "fragments": n}
+    still_stored: bool = False  # a remaining row holds the same text: not residue
+    saved_again: bool = False  # ... a row that was saved while the scan ran
 
     @property
     def found(self) -> bool:
@@ -79,17 +79,18 @@ class _Level:
     """One way of cutting bytes into runs, and the texts' runs long enough to be keys."""
 
     anchors: bytes
-    texts: list = field(default_factory=list)    # (text index, its keys)
-    first: dict = field(default_factory=dict)    # text index -> (its first key, offset in text)
+    texts: list = field(default_factory=list)  # (text index, its keys)
+    first: dict = field(default_factory=dict)  # text index -> (its first key, offset in text)
     keyset: frozenset = frozenset()
-    starts: frozenset = frozenset()              # every text's first key
+    starts: frozenset = frozenset()  # every text's first key
 
     def __post_init__(self):
         # Several anchors become the first one; a single one needs no translate.
         self.sep = self.anchors[:1]
         self._mapped = None
-        self.table = bytes.maketrans(self.anchors, self.sep * len(self.anchors)) \
-            if len(self.anchors) > 1 else None
+        self.table = (
+            bytes.maketrans(self.anchors, self.sep * len(self.anchors)) if len(self.anchors) > 1 else None
+        )
 
     def translate(self, data: bytes) -> bytes:
         return data.translate(self.table) if self.table else data
@@ -112,7 +113,7 @@ class _Level:
         if self._mapped is None:
             owner, more = {}, {}
             for i, mine in self.texts:
-                for key in owner.keys() & mine:   # walks ``mine``, not the dict
+                for key in owner.keys() & mine:  # walks ``mine``, not the dict
                     more[key] = more.get(key, (owner[key],)) + (i,)
                 owner.update(dict.fromkeys(mine, i))
             self._mapped = owner, more
@@ -126,7 +127,7 @@ class _Level:
             # a piece at a time, the runs are still in the CPU cache when hashed.
             here = self.keyset.intersection(runs)
             found |= here
-            located = locate.intersection(here)   # a few keys: a set that stays in L1
+            located = locate.intersection(here)  # a few keys: a set that stays in L1
             if not located:
                 continue
             offset, done = start, 0
@@ -142,7 +143,7 @@ class _Level:
         # still open and goes in front of the next chunk's first.  An open run
         # longer than a piece (a stretch of zeros, say) is no key: it is
         # dropped, and only its length kept for the offsets.
-        start, carry, end = 0, b"", 0   # the open run and its offset (None: dropped)
+        start, carry, end = 0, b"", 0  # the open run and its offset (None: dropped)
         for chunk in chunks:
             end += len(chunk)
             runs = self.runs(chunk)
@@ -162,7 +163,7 @@ class _Level:
 
 
 def _chunks(data: bytes):
-    return (data[i:i + PIECE] for i in range(0, len(data), PIECE))
+    return (data[i : i + PIECE] for i in range(0, len(data), PIECE))
 
 
 def _read(fh, on_chunk=lambda chunk: None):
@@ -193,13 +194,13 @@ class Plain:
         # word -> needle number * 256 + where the word starts in it (a tuple of those, rarely):
         # one small int per word keeps tens of thousands of needles in a few MB.
         self.words: dict[int, int | tuple] = {}
-        common = Counter(sample[k:k + WORD] for k in range(0, len(sample) - WORD + 1))
+        common = Counter(sample[k : k + WORD] for k in range(0, len(sample) - WORD + 1))
         for number, n in enumerate(self.needles):
             if few or len(n) < 2 * WORD - 1:
                 continue
             for r in range(WORD):
-                at = min(range(r, min(len(n) - WORD + 1, 256), WORD), key=lambda k: common[n[k:k + WORD]])
-                word, entry = int.from_bytes(n[at:at + WORD], sys.byteorder), number << 8 | at
+                at = min(range(r, min(len(n) - WORD + 1, 256), WORD), key=lambda k: common[n[k : k + WORD]])
+                word, entry = int.from_bytes(n[at : at + WORD], sys.byteorder), number << 8 | at
                 had = self.words.get(word)
                 self.words[word] = entry if had is None else (*(had if type(had) is tuple else (had,)), entry)
         self.wordset = frozenset(self.words)
@@ -220,7 +221,8 @@ class Plain:
                 self._words_in(window, present)
             if self.tiny:
                 self._tiny_in(window, present)
-            tail[0] = window[max(0, len(window) - self.overlap):]
+            tail[0] = window[max(0, len(window) - self.overlap) :]
+
         return feed, present
 
     def present(self, chunks) -> set:
@@ -230,11 +232,11 @@ class Plain:
         return present
 
     def _words_in(self, window: bytes, present: set) -> None:
-        words = array("Q", window[:len(window) // WORD * WORD]).tolist()
+        words = array("Q", window[: len(window) // WORD * WORD]).tolist()
         hits = self.wordset.intersection(words)
         if not hits:
             return
-        if len(hits) <= FINDS:   # a few words: bytes.find walks the buffer in C
+        if len(hits) <= FINDS:  # a few words: bytes.find walks the buffer in C
             spots = []
             for word in hits:
                 key = word.to_bytes(WORD, sys.byteorder)
@@ -275,7 +277,7 @@ class Needles:
         self.levels: list[_Level] = []
         self.keys_of: dict[int, int] = {}
         self.finds: dict[int, list[bytes]] = {}
-        self.live: set[int] = set()   # texts a remaining row still holds whole
+        self.live: set[int] = set()  # texts a remaining row still holds whole
         self._live_keys: dict[int, set] = {}
         self._later_keys: dict[int, set] = {}
         in_file = Counter(sample)
@@ -284,8 +286,9 @@ class Needles:
         # A second single anchor for the texts the first leaves, if it leaves
         # no more than finds can take: far cheaper than the dense pass.
         for choose in (_sparse_anchor, partial(_sparse_anchor, last=False), _dense_anchors):
-            if not todo or (self.levels and len(todo) <= FINDS_INSTEAD
-                            and max(len(self.raw[i]) for i in todo) < LONG_TEXT):
+            if not todo or (
+                self.levels and len(todo) <= FINDS_INSTEAD and max(len(self.raw[i]) for i in todo) < LONG_TEXT
+            ):
                 break
             anchors = choose([self.raw[i] for i in todo], in_file)
             if anchors is None:
@@ -337,12 +340,11 @@ class Needles:
         if not (hit.get("keys") or hit.get("words")):
             return False
         if hit.get("words"):
-            if self._later[0] is not live:   # the short texts' pieces it holds: one pass, once
+            if self._later[0] is not live:  # the short texts' pieces it holds: one pass, once
                 self._later = (live, self.plain.present(_chunks(live)))
             if not hit["words"] <= self._later[1]:
                 return False
-        return all(keys <= self._held_by_live_rows(n, keys, live)
-                   for n, keys in hit.get("keys", {}).items())
+        return all(keys <= self._held_by_live_rows(n, keys, live) for n, keys in hit.get("keys", {}).items())
 
     @property
     def passes(self) -> int:
@@ -360,9 +362,11 @@ class Needles:
             on_bytes(len(chunk))
             if feed is not None:
                 feed(chunk)
+
         for n, level in enumerate(self.levels):
-            found, starts = level.find(_read(fh, both if n == 0 else lambda c: on_bytes(len(c))),
-                                       level.starts)
+            found, starts = level.find(
+                _read(fh, both if n == 0 else lambda c: on_bytes(len(c))), level.starts
+            )
             live = self._held_by_live_rows(n, found) if found else set()
             # Keys per text: every key here, and those no live row holds.
             keys_here = level.count_texts(found)
@@ -382,8 +386,11 @@ class Needles:
                 # would start where its first key sits, less that key's offset.
                 if keys_here[i] == self.keys_of[i]:
                     key, shift = level.first[i]
-                    seen[i]["whole"] = any(_at(fh, p - shift, len(self.raw[i])) == self.raw[i]
-                                           for p in starts.get(key, ()) if p >= shift)
+                    seen[i]["whole"] = any(
+                        _at(fh, p - shift, len(self.raw[i])) == self.raw[i]
+                        for p in starts.get(key, ())
+                        if p >= shift
+                    )
         if self.finds:
             if not self.levels:
                 for _ in _read(fh, both):
@@ -417,7 +424,7 @@ def _at(fh, offset: int, size: int) -> bytes:
 
 
 def _text_counts(raw_texts: list[bytes]) -> tuple[int, Counter]:
-    text = b"".join(raw_texts[:2000])[:1 << 16]
+    text = b"".join(raw_texts[:2000])[: 1 << 16]
     return len(text), Counter(text)
 
 
@@ -426,18 +433,22 @@ def _sparse_anchor(raw_texts: list[bytes], in_file: dict, last: bool = True) -> 
     # cannot cut priced at what looking for that text otherwise costs.  Unless
     # it is the ``last`` resort, none when the texts it leaves need a dense pass.
     size, in_text = _text_counts(raw_texts)
-    fit = sorted((b for b, n in in_text.items()
-                  if KEYED * size <= n <= IN_TEXT * size and in_file.get(b, 0) <= SPARSE),
-                 key=lambda b: in_file.get(b, 0))
+    fit = sorted(
+        (
+            b
+            for b, n in in_text.items()
+            if KEYED * size <= n <= IN_TEXT * size and in_file.get(b, 0) <= SPARSE
+        ),
+        key=lambda b: in_file.get(b, 0),
+    )
     sample = raw_texts[:2000]
     best, least = None, float("inf")
     for b in fit:
         if in_file.get(b, 0) >= least:
             break
-        uncut = [t for t in sample if t.count(b) < 2]   # an estimate: no key without two anchors
+        uncut = [t for t in sample if t.count(b) < 2]  # an estimate: no key without two anchors
         left = len(uncut) * len(raw_texts) / len(sample)
-        extra = left * PER_FIND if left <= FINDS_INSTEAD and \
-            all(len(t) < LONG_TEXT for t in uncut) else DENSE
+        extra = left * PER_FIND if left <= FINDS_INSTEAD and all(len(t) < LONG_TEXT for t in uncut) else DENSE
         if in_file.get(b, 0) + extra < least:
             best, least = b, in_file.get(b, 0) + extra
     if best is not None and (last or least - in_file.get(best, 0) < DENSE):
@@ -505,7 +516,7 @@ def scan(paths, texts, ignore: bytes = b"", progress=lambda done, total: None, l
 
     for p in paths:
         try:
-            fh = KeptReader(p)   # never open()/close(): see store/descriptors.py
+            fh = KeptReader(p)  # never open()/close(): see store/descriptors.py
         except FileNotFoundError:
             continue
         start = done

@@ -20,13 +20,13 @@ import binascii
 import json
 import re
 import zlib
-from typing import Iterable
+from collections.abc import Iterable
 
 from ..store.plan import KINDS, PlanRow
 
 VERSION = "1."
-MAX_TOKEN = 768 * 1024          # under the form limit (MAX_CONTENT_LENGTH, 1 MB)
-MAX_JSON = 64 * 1024 * 1024     # decompressed: a bomb stops here
+MAX_TOKEN = 768 * 1024  # under the form limit (MAX_CONTENT_LENGTH, 1 MB)
+MAX_JSON = 64 * 1024 * 1024  # decompressed: a bomb stops here
 _DIGEST = re.compile(r"[0-9a-f]{1,64}")
 
 
@@ -39,13 +39,12 @@ def fingerprint(rows: Iterable[PlanRow]) -> str:
             events.append(int(r.id))
         else:
             named.setdefault(r.kind, []).append([r.id, r.digest])
-    body = {"rows": {k: sorted(v) for k, v in named.items()},
-            "events": _deltas(sorted(set(events)))}
+    body = {"rows": {k: sorted(v) for k, v in named.items()}, "events": _deltas(sorted(set(events)))}
     raw = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass")
     return VERSION + base64.urlsafe_b64encode(zlib.compress(raw, 9)).decode("ascii")
 
 
-_JSON_PER_ROW = 48   # a named row takes about 30 characters of JSON, an event 2 or more
+_JSON_PER_ROW = 48  # a named row takes about 30 characters of JSON, an event 2 or more
 
 
 def rows_of(token: str, most: int | None = None) -> list[PlanRow]:
@@ -58,7 +57,7 @@ def rows_of(token: str, most: int | None = None) -> list[PlanRow]:
         raise ValueError("not a dry run's fingerprint")
     limit = MAX_JSON if most is None else min(MAX_JSON, 1024 + _JSON_PER_ROW * most)
     try:
-        packed = base64.urlsafe_b64decode(token[len(VERSION):].encode("ascii"))
+        packed = base64.urlsafe_b64decode(token[len(VERSION) :].encode("ascii"))
         inflate = zlib.decompressobj()
         raw = inflate.decompress(packed, limit)
         if inflate.unconsumed_tail:
@@ -70,8 +69,12 @@ def rows_of(token: str, most: int | None = None) -> list[PlanRow]:
         named = sum(len(v) for v in body["rows"].values()) + len(body["events"])
         if most is not None and named > most:
             raise ValueError("it names more rows than the store holds")
-        rows = [PlanRow(kind, i, digest=d) for kind in KINDS for i, d in body["rows"].get(kind, [])
-                if isinstance(i, str) and isinstance(d, str) and (d == "" or _DIGEST.fullmatch(d))]
+        rows = [
+            PlanRow(kind, i, digest=d)
+            for kind in KINDS
+            for i, d in body["rows"].get(kind, [])
+            if isinstance(i, str) and isinstance(d, str) and (d == "" or _DIGEST.fullmatch(d))
+        ]
         if sum(len(v) for v in body["rows"].values()) != len(rows) or set(body["rows"]) - set(KINDS):
             raise ValueError("a row it names is not one")
         at = 0

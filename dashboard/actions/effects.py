@@ -25,22 +25,24 @@ prediction equals ``preview``'s block over the files after the real write.
 from __future__ import annotations
 
 import difflib
+import hashlib
 import heapq
 from bisect import bisect_right
-import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from ..contract import PlannedSave
 from ..engine import all_entries, session_tail, stable_view
 from ..engine.render import STABLE_BUDGET
 from ..engine.stable import fit, select
 from ..preview_source import Snapshot
-from ..store.memories import sql_order
 from ..records import Memory
-from ..store.writes import AUTO_CAP, now as agentao_now
+from ..store.memories import sql_order
+from ..store.writes import AUTO_CAP
+from ..store.writes import now as agentao_now
 
-NEW_ID = "(new)"   # never a real id: agentao's are hex
+NEW_ID = "(new)"  # never a real id: agentao's are hex
 
 
 @dataclass(frozen=True)
@@ -67,9 +69,16 @@ class BlockEffect:
     @property
     def diff(self) -> str:
         """A compact unified diff (one line of context) of the two blocks."""
-        return "\n".join(difflib.unified_diff(
-            self.before.splitlines(), self.after.splitlines(),
-            "memory-stable now", "memory-stable after", n=1, lineterm=""))
+        return "\n".join(
+            difflib.unified_diff(
+                self.before.splitlines(),
+                self.after.splitlines(),
+                "memory-stable now",
+                "memory-stable after",
+                n=1,
+                lineterm="",
+            )
+        )
 
     @property
     def token(self) -> str:
@@ -78,9 +87,16 @@ class BlockEffect:
         return block_token(self.after)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"before_chars": len(self.before), "after_chars": len(self.after),
-                "budget": self.budget, "delta": self.delta, "changed": self.changed,
-                "diff": self.diff, "after": self.after, "token": self.token}
+        return {
+            "before_chars": len(self.before),
+            "after_chars": len(self.after),
+            "budget": self.budget,
+            "delta": self.delta,
+            "changed": self.changed,
+            "diff": self.diff,
+            "after": self.after,
+            "token": self.token,
+        }
 
 
 def block_token(block: str) -> str:
@@ -91,20 +107,30 @@ def block_token(block: str) -> str:
 def current_block(snap: Snapshot, hidden: Iterable[str] = frozenset()) -> str:
     """The block agentao would send a new session now (what ``/memory status`` sizes)."""
     # query="" : the stable block depends on neither the query nor the clock.
-    return stable_view(snap.project, snap.user, snap.summaries, hidden_ids=hidden,
-                       cache=snap.cache, version=snap.version)[0]
+    return stable_view(
+        snap.project, snap.user, snap.summaries, hidden_ids=hidden, cache=snap.cache, version=snap.version
+    )[0]
 
 
 def would_save(plan: PlannedSave, existing: Memory | None, stamp: str | None = None) -> Memory:
     """The row ``writes.save_memory(plan)`` would leave: updated in place, or new."""
     stamp = stamp or agentao_now()
     return Memory(
-        id=existing.id if existing else NEW_ID, scope=plan.scope, type=plan.type,
-        key_normalized=plan.key_normalized, title=plan.title, content=plan.content,
-        tags=tuple(plan.tags), keywords=tuple(plan.keywords), source=plan.source,
-        confidence=plan.confidence, sensitivity="normal",
-        created_at=existing.created_at if existing else stamp, updated_at=stamp,
-        store=plan.store)
+        id=existing.id if existing else NEW_ID,
+        scope=plan.scope,
+        type=plan.type,
+        key_normalized=plan.key_normalized,
+        title=plan.title,
+        content=plan.content,
+        tags=tuple(plan.tags),
+        keywords=tuple(plan.keywords),
+        source=plan.source,
+        confidence=plan.confidence,
+        sensitivity="normal",
+        created_at=existing.created_at if existing else stamp,
+        updated_at=stamp,
+        store=plan.store,
+    )
 
 
 def auto_cap_hides(snap: Snapshot, row: Memory) -> list[str]:
@@ -118,7 +144,7 @@ def _over_auto_cap(rows: Iterable[Memory], row: Memory) -> list[str]:
     rows = [row if m.id == row.id else m for m in rows] + [row]
     auto = {m.id: m for m in rows if m.scope == row.scope and m.live and m.source == "auto"}
     ranked = sorted(auto.values(), key=lambda m: (m.updated_at, m.created_at))
-    return [m.id for m in ranked[:max(0, len(ranked) - AUTO_CAP)]]
+    return [m.id for m in ranked[: max(0, len(ranked) - AUTO_CAP)]]
 
 
 def _place(m: Memory) -> tuple[tuple[int, Any], ...]:
@@ -129,7 +155,7 @@ def _place(m: Memory) -> tuple[tuple[int, Any], ...]:
 def _saved_in(rows: list[Memory], row: Memory) -> list[Memory]:
     """A file's live rows, in its listing order, as they are after ``row`` is saved there."""
     kept = [m for m in rows if m.id != row.id]
-    at = bisect_right(kept, _place(row), key=_place)   # after its equals, as a stable sort
+    at = bisect_right(kept, _place(row), key=_place)  # after its equals, as a stable sort
     return kept[:at] + [row] + kept[at:]
 
 
@@ -143,8 +169,9 @@ def _all_saved_in(rows: list[Memory], saved: list[Memory]) -> list[Memory]:
     return list(heapq.merge(kept, sorted(saved, key=_place), key=_place))
 
 
-def save_effect(snap: Snapshot, plan: PlannedSave, existing: Memory | None,
-                hide: Iterable[str] = ()) -> BlockEffect:
+def save_effect(
+    snap: Snapshot, plan: PlannedSave, existing: Memory | None, hide: Iterable[str] = ()
+) -> BlockEffect:
     """Before/after for a planned save (plus ids soft-deleted by the same action)."""
     row = would_save(plan, existing)
     if plan.source == "auto":
@@ -170,14 +197,18 @@ def rows_effect(snap: Snapshot, saved: Iterable[Memory], hide: Iterable[str] = (
     tail = session_tail(snap.summaries, None)
     entries = [m for m in all_entries(project, user) if m.id not in hidden]
     after = fit(select(entries), tail, snap.cache.costs)
-    before, shown_now = stable_view(snap.project, snap.user, snap.summaries,
-                                    cache=snap.cache, version=snap.version)
-    return BlockEffect(before, after.block(tail), STABLE_BUDGET,
-                       tuple(s.memory for s in shown_now.shown()),
-                       tuple(s.memory for s in after.shown()))
+    before, shown_now = stable_view(
+        snap.project, snap.user, snap.summaries, cache=snap.cache, version=snap.version
+    )
+    return BlockEffect(
+        before,
+        after.block(tail),
+        STABLE_BUDGET,
+        tuple(s.memory for s in shown_now.shown()),
+        tuple(s.memory for s in after.shown()),
+    )
 
 
 def delete_effect(snap: Snapshot, memory: Memory) -> BlockEffect:
     """Before/after for soft-deleting ``memory`` (its id hidden, as the preview's what-if)."""
-    return BlockEffect(current_block(snap), current_block(snap, frozenset({memory.id})),
-                       STABLE_BUDGET)
+    return BlockEffect(current_block(snap), current_block(snap, frozenset({memory.id})), STABLE_BUDGET)

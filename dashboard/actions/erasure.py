@@ -23,10 +23,9 @@ from typing import Any
 
 from flask_babel import gettext as _
 
-from . import approval, purge
-from ..store import StoreProblem, StoreRef
-from ..store import writes
+from ..store import StoreProblem, StoreRef, writes
 from ..store.writes import WriteConflict
+from . import approval, purge
 
 KEEP_REPORTS = 20
 ERASED = "verified erased"
@@ -38,22 +37,29 @@ class ItemErasure:
     """What happened to one review item."""
 
     id: str
-    was: str | None                 # its status before: pending / approved / rejected
-    rejected: bool = False          # we rejected it first
-    status: str = "not erased"      # verified erased, pending, retry, found on disk, conflict, ...
+    was: str | None  # its status before: pending / approved / rejected
+    rejected: bool = False  # we rejected it first
+    status: str = "not erased"  # verified erased, pending, retry, found on disk, conflict, ...
     message: str = ""
-    copies: list[str] = field(default_factory=list)   # files beside the db still holding its text
-    shared: bool = False            # a remaining row holds the same text (not residue)
-    saved_again: bool = False       # ... a row the agent saved while the erase ran
+    copies: list[str] = field(default_factory=list)  # files beside the db still holding its text
+    shared: bool = False  # a remaining row holds the same text (not residue)
+    saved_again: bool = False  # ... a row the agent saved while the erase ran
 
     @property
     def ok(self) -> bool:
         return self.status == ERASED
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "was": self.was, "rejected": self.rejected, "status": self.status,
-                "message": self.message, "copies_with_hits": self.copies,
-                "text_still_in_use": self.shared, "saved_again": self.saved_again}
+        return {
+            "id": self.id,
+            "was": self.was,
+            "rejected": self.rejected,
+            "status": self.status,
+            "message": self.message,
+            "copies_with_hits": self.copies,
+            "text_still_in_use": self.shared,
+            "saved_again": self.saved_again,
+        }
 
 
 @dataclass
@@ -66,17 +72,23 @@ class EraseReport:
     status: str = "not run"
     message: str = ""
     checkpoint: dict[str, Any] | None = None
-    texts: tuple[str, ...] = ()               # kept only while a retry may need them; never serialized
-    hashes: dict[str, str] = field(default_factory=dict)   # item id -> sha256 of its texts
+    texts: tuple[str, ...] = ()  # kept only while a retry may need them; never serialized
+    hashes: dict[str, str] = field(default_factory=dict)  # item id -> sha256 of its texts
 
     @property
     def retryable(self) -> bool:
         return bool(self.texts) and any(i.status == RETRY for i in self.items)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"token": self.token, "store": self.store, "status": self.status,
-                "message": self.message, "checkpoint": self.checkpoint,
-                "retryable": self.retryable, "items": [i.to_dict() for i in self.items]}
+        return {
+            "token": self.token,
+            "store": self.store,
+            "status": self.status,
+            "message": self.message,
+            "checkpoint": self.checkpoint,
+            "retryable": self.retryable,
+            "items": [i.to_dict() for i in self.items],
+        }
 
 
 class Reports:
@@ -103,8 +115,9 @@ def reports_for(extensions: dict[str, Any]) -> Reports:
     return reports
 
 
-def erase(refs: list[StoreRef], project: StoreRef, ids: list[str],
-          seen: dict[str, str | None]) -> EraseReport:
+def erase(
+    refs: list[StoreRef], project: StoreRef, ids: list[str], seen: dict[str, str | None]
+) -> EraseReport:
     """Reject the pending ones among ``ids`` (checking ``seen``), then purge them all, verified."""
     report = EraseReport(secrets.token_urlsafe(12), project.key, [])
     chosen = []
@@ -159,14 +172,17 @@ def _judge(report: EraseReport, result: purge.PurgeResult, chosen: list[str]) ->
         done.saved_again = any(h.get("saved_again") for h in hits)
         if result.status == RETRY:
             done.status = RETRY
-            done.message = _("Erased from the table, but the agent (or another program) is reading "
-                             "the file, so the write-ahead log still holds the text. Retry when it "
-                             "is idle.")
+            done.message = _(
+                "Erased from the table, but the agent (or another program) is reading "
+                "the file, so the write-ahead log still holds the text. Retry when it "
+                "is idle."
+            )
         elif result.status not in (ERASED, "found on disk"):
             done.status = result.status
-            if done.rejected and result.status != "interrupted, retry":   # no delete committed
-                done.message = _("It was rejected, but not erased: %(reason)s Erase it again.",
-                                 reason=result.reason)
+            if done.rejected and result.status != "interrupted, retry":  # no delete committed
+                done.message = _(
+                    "It was rejected, but not erased: %(reason)s Erase it again.", reason=result.reason
+                )
             elif done.rejected:
                 done.message = _("It was rejected first. %(verdict)s", verdict=result.message)
             else:
@@ -176,16 +192,19 @@ def _judge(report: EraseReport, result: purge.PurgeResult, chosen: list[str]) ->
             done.message = _("Its text is still in SQLite's files; erase again.")
         else:
             done.status = ERASED
-            done.message = _("Its content and evidence are no longer anywhere in the database or "
-                             "its side files.")
+            done.message = _(
+                "Its content and evidence are no longer anywhere in the database or its side files."
+            )
         # Each further fact is a sentence of its own, added after the verdict.
         if done.copies and done.status == ERASED:
-            done.message += " " + _("Copies beside the database still hold it: %(files)s.",
-                                    files=", ".join(done.copies))
+            done.message += " " + _(
+                "Copies beside the database still hold it: %(files)s.", files=", ".join(done.copies)
+            )
         if done.saved_again:
-            done.message += " " + _("The agent saved the same text again while it was being "
-                                    "erased: a live row holds it now, so it stays in the file (not "
-                                    "residue).")
+            done.message += " " + _(
+                "The agent saved the same text again while it was being "
+                "erased: a live row holds it now, so it stays in the file (not "
+                "residue)."
+            )
         elif done.shared:
-            done.message += " " + _("Another review item still holds the same text, so it stays in "
-                                    "the file.")
+            done.message += " " + _("Another review item still holds the same text, so it stays in the file.")

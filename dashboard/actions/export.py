@@ -27,18 +27,41 @@ import io
 import json
 import re
 import unicodedata
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 from ..guard.invisible import hidden_prefix
-from .export_document import (INVISIBLE_NOTE, Document, Pieces, Words, build_document,  # noqa: F401
-                              records)
+from .export_document import INVISIBLE_NOTE, Document, Pieces, Words, build_document, records  # noqa: F401
 
 FORMATS = {"json": "application/json", "csv": "text/csv", "md": "text/markdown"}
-CSV_COLUMNS = ("section", "visible_to_agent", "store", "store_path", "scope", "type", "id", "key",
-               "title", "content", "tags", "keywords", "source", "confidence", "sensitivity",
-               "created_at", "updated_at", "deleted_at", "events", "status", "evidence",
-               "occurrences", "source_session", "session_id", "tokens_before",
-               "messages_summarized")
+CSV_COLUMNS = (
+    "section",
+    "visible_to_agent",
+    "store",
+    "store_path",
+    "scope",
+    "type",
+    "id",
+    "key",
+    "title",
+    "content",
+    "tags",
+    "keywords",
+    "source",
+    "confidence",
+    "sensitivity",
+    "created_at",
+    "updated_at",
+    "deleted_at",
+    "events",
+    "status",
+    "evidence",
+    "occurrences",
+    "source_session",
+    "session_id",
+    "tokens_before",
+    "messages_summarized",
+)
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "'")
 # Characters that start Markdown syntax mid-line: emphasis, code, links, images, autolinks,
 # raw HTML, entities, tables, strikethrough, headings.  (Line starts are always ours.)
@@ -47,7 +70,7 @@ _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#!|~&])")
 
 # -- pieces ---------------------------------------------------------------------------
 
-CHUNK = 1 << 16   # characters per chunk handed to the server: one socket write, not one per row
+CHUNK = 1 << 16  # characters per chunk handed to the server: one socket write, not one per row
 
 
 def _chunks(parts: Iterator[str]) -> Iterator[str]:
@@ -70,12 +93,18 @@ def events_text(events: dict[str, Any] | None, words: Words | None = None) -> st
     if not events or not events.get("count"):
         return _("no events")
     kinds = ", ".join("%s %s" % (k, n) for k, n in sorted(events["by_type"].items()))
-    return ngettext("%(num)d event (%(kinds)s), first %(first)s, last %(last)s",
-                    "%(num)d events (%(kinds)s), first %(first)s, last %(last)s", events["count"],
-                    kinds=kinds, first=events["first"], last=events["last"])
+    return ngettext(
+        "%(num)d event (%(kinds)s), first %(first)s, last %(last)s",
+        "%(num)d events (%(kinds)s), first %(first)s, last %(last)s",
+        events["count"],
+        kinds=kinds,
+        first=events["first"],
+        last=events["last"],
+    )
 
 
 # -- JSON -------------------------------------------------------------------------------
+
 
 def _lazy(value: Any) -> bool:
     if isinstance(value, Pieces):
@@ -92,7 +121,7 @@ def _dumps(value: Any, pad: str) -> str:
 def _json(value: Any, depth: int) -> Iterator[str]:
     """``json.dumps(value, indent=2)`` at ``depth``, in parts, reading ``Pieces`` as it goes."""
     pad = "  " * depth
-    if isinstance(value, Pieces):   # its records hold no Pieces: each is dumped whole
+    if isinstance(value, Pieces):  # its records hold no Pieces: each is dumped whole
         n = -1
         for n, record in enumerate(value):
             yield ("[\n" if n == 0 else ",\n") + pad + "  " + _dumps(record, pad + "  ")
@@ -107,7 +136,7 @@ def _json(value: Any, depth: int) -> Iterator[str]:
         for n, item in enumerate(value):
             yield ("[\n" if n == 0 else ",\n") + pad + "  "
             yield from _json(item, depth + 1)
-        yield "\n" + pad + "]"   # not empty: it holds Pieces
+        yield "\n" + pad + "]"  # not empty: it holds Pieces
     else:
         yield _dumps(value, pad)
 
@@ -127,6 +156,7 @@ def to_json(doc: Document) -> Iterator[str]:
 
 # -- CSV --------------------------------------------------------------------------------
 
+
 def csv_cell(value: Any) -> str:
     """One CSV cell: lists as JSON, None as empty, formula-looking text defused with a '."""
     if value is None:
@@ -137,7 +167,7 @@ def csv_cell(value: Any) -> str:
     # NFKC makes each full-width or small form its ASCII self (and "＇" an apostrophe,
     # which keeps "drop one leading '" the exact reverse).
     skip = hidden_prefix(text) if text and not text[0].isalnum() else 0
-    first = unicodedata.normalize("NFKC", text[skip:skip + 1])
+    first = unicodedata.normalize("NFKC", text[skip : skip + 1])
     return "'" + text if first.startswith(_FORMULA_START) else text
 
 
@@ -166,8 +196,12 @@ def to_csv(doc: Document) -> Iterator[str]:
     for st in doc.data["stores"]:
         if st["problem"]:
             # A store that could not be read is named in the table, not silently left out.
-            yield row(csv_row("unreadable_store", {"store": st["store"], "store_path": st["path"],
-                                                   "content": st["problem"]}))
+            yield row(
+                csv_row(
+                    "unreadable_store",
+                    {"store": st["store"], "store_path": st["path"], "content": st["problem"]},
+                )
+            )
     for section, record in records(doc.data):
         yield row(csv_row(section, record, doc.words))
     for problem in doc.finish():
@@ -175,6 +209,7 @@ def to_csv(doc: Document) -> Iterator[str]:
 
 
 # -- Markdown ---------------------------------------------------------------------------
+
 
 def md_inline(value: Any) -> str:
     """One-line text that Markdown shows literally: punctuation escaped, breaks folded."""
@@ -199,65 +234,137 @@ def _md_store(row: dict[str, Any]) -> str:
 
 def _md_memory(m: dict[str, Any], words: Words) -> list[str]:
     _ = words.gettext
-    return ["#### " + md_inline(m["title"]), "", *_md_fields([
-        (_("ID"), m["id"]), (_("Key"), m["key"]), (_("Scope"), m["scope"]), (_("Type"), m["type"]),
-        (_("Store"), _md_store(m)), (_("Source"), m["source"]),
-        (_("Confidence"), m["confidence"]), (_("Created"), m["created_at"]),
-        (_("Updated"), m["updated_at"]), *([(_("Deleted"), m["deleted_at"])] if m["deleted_at"] else []),
-        (_("Tags"), ", ".join(m["tags"]) or _("none")),
-        (_("Keywords"), ", ".join(m["keywords"]) or _("none")),
-        (_("History"), events_text(m["events"], words))]), "", md_block(m["content"]), ""]
+    return [
+        "#### " + md_inline(m["title"]),
+        "",
+        *_md_fields(
+            [
+                (_("ID"), m["id"]),
+                (_("Key"), m["key"]),
+                (_("Scope"), m["scope"]),
+                (_("Type"), m["type"]),
+                (_("Store"), _md_store(m)),
+                (_("Source"), m["source"]),
+                (_("Confidence"), m["confidence"]),
+                (_("Created"), m["created_at"]),
+                (_("Updated"), m["updated_at"]),
+                *([(_("Deleted"), m["deleted_at"])] if m["deleted_at"] else []),
+                (_("Tags"), ", ".join(m["tags"]) or _("none")),
+                (_("Keywords"), ", ".join(m["keywords"]) or _("none")),
+                (_("History"), events_text(m["events"], words)),
+            ]
+        ),
+        "",
+        md_block(m["content"]),
+        "",
+    ]
 
 
 def _md_review(r: dict[str, Any], words: Words) -> list[str]:
     _ = words.gettext
-    return ["#### " + md_inline(r["title"]), "", *_md_fields([
-        (_("ID"), r["id"]), (_("Status"), r["status"]), (_("Key"), r["key"]), (_("Scope"), r["scope"]),
-        (_("Type"), r["type"]), (_("Store"), _md_store(r)),
-        (_("Occurrences"), r["occurrences"]), (_("Source session"), r["source_session"]),
-        (_("Created"), r["created_at"]), (_("Updated"), r["updated_at"])]), "",
-        _("Content:"), "", md_block(r["content"]), "", _("Evidence:"), "", md_block(r["evidence"]), ""]
+    return [
+        "#### " + md_inline(r["title"]),
+        "",
+        *_md_fields(
+            [
+                (_("ID"), r["id"]),
+                (_("Status"), r["status"]),
+                (_("Key"), r["key"]),
+                (_("Scope"), r["scope"]),
+                (_("Type"), r["type"]),
+                (_("Store"), _md_store(r)),
+                (_("Occurrences"), r["occurrences"]),
+                (_("Source session"), r["source_session"]),
+                (_("Created"), r["created_at"]),
+                (_("Updated"), r["updated_at"]),
+            ]
+        ),
+        "",
+        _("Content:"),
+        "",
+        md_block(r["content"]),
+        "",
+        _("Evidence:"),
+        "",
+        md_block(r["evidence"]),
+        "",
+    ]
 
 
 def _md_summary(s: dict[str, Any], words: Words) -> list[str]:
     _ = words.gettext
-    return ["#### " + _("Session %(id)s", id=md_inline(s["session_id"])), "", *_md_fields([
-        (_("ID"), s["id"]), (_("Store"), _md_store(s)),
-        (_("Created"), s["created_at"]), (_("Tokens before"), s["tokens_before"]),
-        (_("Messages summarized"), s["messages_summarized"])]), "", md_block(s["content"]), ""]
+    return [
+        "#### " + _("Session %(id)s", id=md_inline(s["session_id"])),
+        "",
+        *_md_fields(
+            [
+                (_("ID"), s["id"]),
+                (_("Store"), _md_store(s)),
+                (_("Created"), s["created_at"]),
+                (_("Tokens before"), s["tokens_before"]),
+                (_("Messages summarized"), s["messages_summarized"]),
+            ]
+        ),
+        "",
+        md_block(s["content"]),
+        "",
+    ]
 
 
 def _md_lines(doc: Document) -> Iterator[str]:
     data, words = doc.data, doc.words
     _, ngettext = words.gettext, words.ngettext
-    yield from ["# " + _("What the agent knows"), "", ngettext(
-        "Exported %(stamp)s by the agentao memory dashboard: %(num)d live memory.",
-        "Exported %(stamp)s by the agentao memory dashboard: %(num)d live memories.",
-        data["live_count"], stamp=md_inline(data["generated_at"])), ""]
+    yield from [
+        "# " + _("What the agent knows"),
+        "",
+        ngettext(
+            "Exported %(stamp)s by the agentao memory dashboard: %(num)d live memory.",
+            "Exported %(stamp)s by the agentao memory dashboard: %(num)d live memories.",
+            data["live_count"],
+            stamp=md_inline(data["generated_at"]),
+        ),
+        "",
+    ]
     for st in data["stores"]:
-        state = md_inline(st["problem"]) if st["problem"] else ngettext(
-            "%(num)d live memory", "%(num)d live memories", st["live"])
-        yield "- " + _("%(kind)s store %(path)s: %(state)s", kind=md_inline(st["kind"]),
-                       path=md_inline(st["path"]), state=state)
+        state = (
+            md_inline(st["problem"])
+            if st["problem"]
+            else ngettext("%(num)d live memory", "%(num)d live memories", st["live"])
+        )
+        yield "- " + _(
+            "%(kind)s store %(path)s: %(state)s",
+            kind=md_inline(st["kind"]),
+            path=md_inline(st["path"]),
+            state=state,
+        )
     yield ""
     scope = None
     for group in data["groups"]:
         if group["scope"] != scope:
             scope = group["scope"]
             yield from ["## " + _("Scope: %(scope)s", scope=md_inline(scope)), ""]
-        yield from ["### " + _("Type: %(type)s (%(num)d)", type=md_inline(group["type"]),
-                               num=len(group["memories"])), ""]
+        yield from [
+            "### " + _("Type: %(type)s (%(num)d)", type=md_inline(group["type"]), num=len(group["memories"])),
+            "",
+        ]
         for m in group["memories"]:
             yield from _md_memory(m, words)
     invisible = data.get("invisible")
     if invisible is not None:
-        yield from ["## " + _("Invisible to the agent, still in the files"), "",
-                    md_inline(invisible["note"]), "",
-                    "### " + _("Soft-deleted memories (%(num)d)", num=len(invisible["soft_deleted"])), ""]
+        yield from [
+            "## " + _("Invisible to the agent, still in the files"),
+            "",
+            md_inline(invisible["note"]),
+            "",
+            "### " + _("Soft-deleted memories (%(num)d)", num=len(invisible["soft_deleted"])),
+            "",
+        ]
         for m in invisible["soft_deleted"]:
             yield from _md_memory(m, words)
-        yield from ["### " + _("Review-queue items with evidence (%(num)d)",
-                               num=len(invisible["review_queue"])), ""]
+        yield from [
+            "### " + _("Review-queue items with evidence (%(num)d)", num=len(invisible["review_queue"])),
+            "",
+        ]
         for r in invisible["review_queue"]:
             yield from _md_review(r, words)
         yield from ["### " + _("Session summaries (%(num)d)", num=len(invisible["session_summaries"])), ""]
@@ -273,7 +380,7 @@ def to_markdown(doc: Document) -> Iterator[str]:
     what went wrong while it was written comes last."""
     lines = _md_lines(doc)
     yield next(lines)
-    blank = 0   # blank lines are held back: the report ends with exactly one line break
+    blank = 0  # blank lines are held back: the report ends with exactly one line break
     for line in lines:
         if line:
             yield "\n" * (blank + 1) + line

@@ -12,18 +12,21 @@ either is complete or says at its end that it is not.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
 
-from flask_babel import get_translations, lazy_gettext as _l
+from flask_babel import get_translations
+from flask_babel import lazy_gettext as _l
 
 from ..records import Memory, ReviewItem, Summary
 from ..store import StoreProblem
 from ..store import export as source
 
-PIECE = 500   # rows per read: 500 x 4,000 characters is 2 MB and some tens of ms of work
-INVISIBLE_NOTE = _l("Still in the files but invisible to the agent: agentao never injects these "
-                    "into a prompt or lists them as memories.")
+PIECE = 500  # rows per read: 500 x 4,000 characters is 2 MB and some tens of ms of work
+INVISIBLE_NOTE = _l(
+    "Still in the files but invisible to the agent: agentao never injects these "
+    "into a prompt or lists them as memories."
+)
 
 
 class Words:
@@ -46,26 +49,59 @@ class Words:
 
 
 def memory_record(m: Memory, path: str, events: dict) -> dict:
-    return {"id": m.id, "store": m.store, "store_path": path, "scope": m.scope, "type": m.type,
-            "key": m.key_normalized, "title": m.title, "content": m.content,
-            "tags": list(m.tags), "keywords": list(m.keywords), "source": m.source,
-            "confidence": m.confidence, "sensitivity": m.sensitivity,
-            "created_at": m.created_at, "updated_at": m.updated_at, "deleted_at": m.deleted_at,
-            "events": events.get(m.id, {"count": 0, "by_type": {}, "first": None, "last": None})}
+    return {
+        "id": m.id,
+        "store": m.store,
+        "store_path": path,
+        "scope": m.scope,
+        "type": m.type,
+        "key": m.key_normalized,
+        "title": m.title,
+        "content": m.content,
+        "tags": list(m.tags),
+        "keywords": list(m.keywords),
+        "source": m.source,
+        "confidence": m.confidence,
+        "sensitivity": m.sensitivity,
+        "created_at": m.created_at,
+        "updated_at": m.updated_at,
+        "deleted_at": m.deleted_at,
+        "events": events.get(m.id, {"count": 0, "by_type": {}, "first": None, "last": None}),
+    }
 
 
 def review_record(r: ReviewItem, path: str) -> dict:
-    return {"id": r.id, "store": r.store, "store_path": path, "scope": r.scope, "type": r.type,
-            "key": r.key_normalized, "title": r.title, "content": r.content, "tags": list(r.tags),
-            "confidence": r.confidence, "status": r.status, "evidence": r.evidence,
-            "occurrences": r.occurrences, "source_session": r.source_session,
-            "created_at": r.created_at, "updated_at": r.updated_at}
+    return {
+        "id": r.id,
+        "store": r.store,
+        "store_path": path,
+        "scope": r.scope,
+        "type": r.type,
+        "key": r.key_normalized,
+        "title": r.title,
+        "content": r.content,
+        "tags": list(r.tags),
+        "confidence": r.confidence,
+        "status": r.status,
+        "evidence": r.evidence,
+        "occurrences": r.occurrences,
+        "source_session": r.source_session,
+        "created_at": r.created_at,
+        "updated_at": r.updated_at,
+    }
 
 
 def summary_record(s: Summary, path: str) -> dict:
-    return {"id": s.id, "store": s.store, "store_path": path, "session_id": s.session_id,
-            "content": s.summary_text, "tokens_before": s.tokens_before,
-            "messages_summarized": s.messages_summarized, "created_at": s.created_at}
+    return {
+        "id": s.id,
+        "store": s.store,
+        "store_path": path,
+        "session_id": s.session_id,
+        "content": s.summary_text,
+        "tokens_before": s.tokens_before,
+        "messages_summarized": s.messages_summarized,
+        "created_at": s.created_at,
+    }
 
 
 @dataclass
@@ -89,36 +125,48 @@ class Pieces:
     def __iter__(self) -> Iterator[dict]:
         ngettext = (self.words or Words()).ngettext
         for start in range(0, len(self.order), PIECE):
-            piece = self.order[start:start + PIECE]
+            piece = self.order[start : start + PIECE]
             found: dict = {}
             for index in dict.fromkeys(i for i, _rowid in piece):
                 outline = self.outlines[index]
                 try:
                     got = self.fetch(outline, [rowid for i, rowid in piece if i == index])
                 except StoreProblem as problem:
-                    self.problems.append(ngettext(
-                        "%(num)d row of %(path)s could not be read and is missing from this "
-                        "file: %(problem)s", "%(num)d rows of %(path)s could not be read and are "
-                        "missing from this file: %(problem)s", len(piece), path=outline.ref.path,
-                        problem=problem))
+                    self.problems.append(
+                        ngettext(
+                            "%(num)d row of %(path)s could not be read and is missing from this "
+                            "file: %(problem)s",
+                            "%(num)d rows of %(path)s could not be read and are "
+                            "missing from this file: %(problem)s",
+                            len(piece),
+                            path=outline.ref.path,
+                            problem=problem,
+                        )
+                    )
                     continue
                 found.update(((index, rowid), record) for rowid, record in got.items())
             yield from (found[k] for k in piece if k in found)
 
 
 def _memories(outline, rowids) -> dict:
-    return {rowid: memory_record(m, str(outline.ref.path), outline.events)
-            for rowid, m in source.memories(outline.ref, rowids).items()}
+    return {
+        rowid: memory_record(m, str(outline.ref.path), outline.events)
+        for rowid, m in source.memories(outline.ref, rowids).items()
+    }
 
 
 def _reviews(outline, rowids) -> dict:
-    return {rowid: review_record(r, str(outline.ref.path))
-            for rowid, r in source.reviews(outline.ref, rowids).items()}
+    return {
+        rowid: review_record(r, str(outline.ref.path))
+        for rowid, r in source.reviews(outline.ref, rowids).items()
+    }
 
 
 def _summaries(outline, rowids) -> dict:
-    return {rowid: summary_record(s, str(outline.ref.path))
-            for rowid, s in source.summaries(outline.ref, rowids).items()}
+    return {
+        rowid: summary_record(s, str(outline.ref.path))
+        for rowid, s in source.summaries(outline.ref, rowids).items()
+    }
 
 
 @dataclass
@@ -130,36 +178,65 @@ class Document:
     words: Words = field(default_factory=Words)
 
 
-def build_document(outlines: list, problems: dict, include_invisible: bool,
-                   generated_at: str) -> Document:
+def build_document(outlines: list, problems: dict, include_invisible: bool, generated_at: str) -> Document:
     """The export of these stores' outlines (project first); ``problems`` maps a store key to
     ``(ref, message)`` for stores that could not be read."""
     words = Words()
     _ = words.gettext
     stores, live = [], []
     for index, o in enumerate(outlines):
-        stores.append({"store": o.ref.key, "kind": o.ref.kind, "name": o.ref.name,
-                       "path": str(o.ref.path), "live": len(o.live), "problem": None})
+        stores.append(
+            {
+                "store": o.ref.key,
+                "kind": o.ref.kind,
+                "name": o.ref.name,
+                "path": str(o.ref.path),
+                "live": len(o.live),
+                "problem": None,
+            }
+        )
         live += [(scope, type_, index, rowid) for scope, type_, rowid in o.live]
     for key, (ref, message) in problems.items():
-        stores.append({"store": key, "kind": ref.kind, "name": ref.name, "path": str(ref.path),
-                       "live": 0, "problem": message})
+        stores.append(
+            {
+                "store": key,
+                "kind": ref.kind,
+                "name": ref.name,
+                "path": str(ref.path),
+                "live": 0,
+                "problem": message,
+            }
+        )
     groups: dict = {}
     for scope, type_, index, rowid in sorted(live, key=lambda m: m[:2]):  # stable: file order
         groups.setdefault((scope, type_), []).append((index, rowid))
     lists = [Pieces(outlines, order, _memories, words=words) for order in groups.values()]
-    data = {"export": "agentao memory dashboard", "version": 1, "generated_at": generated_at,
-            "include_invisible": include_invisible, "stores": stores, "live_count": len(live),
-            "groups": [{"scope": s, "type": t, "memories": ms}
-                       for (s, t), ms in zip(groups, lists)]}
+    data = {
+        "export": "agentao memory dashboard",
+        "version": 1,
+        "generated_at": generated_at,
+        "include_invisible": include_invisible,
+        "stores": stores,
+        "live_count": len(live),
+        "groups": [{"scope": s, "type": t, "memories": ms} for (s, t), ms in zip(groups, lists)],
+    }
     if include_invisible:
-        every = lambda field_: [(i, r) for i, o in enumerate(outlines)  # noqa: E731
-                                for r in getattr(o, field_)]
-        lists += [Pieces(outlines, every("soft_deleted"), _memories, words=words),
-                  Pieces(outlines, every("reviews"), _reviews, words=words),
-                  Pieces(outlines, every("summaries"), _summaries, words=words)]
-        data["invisible"] = {"note": str(INVISIBLE_NOTE), "soft_deleted": lists[-3],
-                             "review_queue": lists[-2], "session_summaries": lists[-1]}
+        every = lambda field_: [
+            (i, r)
+            for i, o in enumerate(outlines)  # noqa: E731
+            for r in getattr(o, field_)
+        ]
+        lists += [
+            Pieces(outlines, every("soft_deleted"), _memories, words=words),
+            Pieces(outlines, every("reviews"), _reviews, words=words),
+            Pieces(outlines, every("summaries"), _summaries, words=words),
+        ]
+        data["invisible"] = {
+            "note": str(INVISIBLE_NOTE),
+            "soft_deleted": lists[-3],
+            "review_queue": lists[-2],
+            "session_summaries": lists[-1],
+        }
 
     def finish() -> list[str]:
         out = [p for pieces in lists for p in pieces.problems]
@@ -167,13 +244,22 @@ def build_document(outlines: list, problems: dict, include_invisible: bool,
             try:
                 changed = source.version(o.ref) != o.version
             except StoreProblem as problem:
-                changed, out = False, out + [_("%(path)s could not be read again: %(problem)s",
-                                               path=o.ref.path, problem=problem)]
+                changed, out = (
+                    False,
+                    out
+                    + [_("%(path)s could not be read again: %(problem)s", path=o.ref.path, problem=problem)],
+                )
             if changed:
-                out.append(_("%(path)s changed while it was exported (something saved, edited or "
-                             "deleted meanwhile): rows written then may be missing or shown twice. "
-                             "Export again for a consistent copy.", path=o.ref.path))
+                out.append(
+                    _(
+                        "%(path)s changed while it was exported (something saved, edited or "
+                        "deleted meanwhile): rows written then may be missing or shown twice. "
+                        "Export again for a consistent copy.",
+                        path=o.ref.path,
+                    )
+                )
         return out
+
     return Document(data, finish, words)
 
 

@@ -10,14 +10,15 @@ from __future__ import annotations
 import secrets
 import threading
 import time
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
 from contextlib import ExitStack
-from typing import Callable, Iterable
+from dataclasses import dataclass, field
 
 from flask import Flask, current_app, has_app_context
-from flask_babel import force_locale, get_locale, gettext as _
+from flask_babel import force_locale, get_locale
+from flask_babel import gettext as _
 
-KEEP = 50   # finished jobs remembered; older ones are dropped
+KEEP = 50  # finished jobs remembered; older ones are dropped
 
 
 @dataclass
@@ -83,8 +84,9 @@ class Jobs:
         if running & stores:
             raise Busy(_("A forget action is already running on this store; wait for it to finish."))
 
-    def start(self, kind: str, stores: Iterable[str], work: Callable[[Job], object],
-              background: bool = True) -> Job:
+    def start(
+        self, kind: str, stores: Iterable[str], work: Callable[[Job], object], background: bool = True
+    ) -> Job:
         """Run ``work(job)``; in a daemon thread unless ``background`` is false."""
         names = tuple(stores)
         with self._lock:
@@ -94,8 +96,9 @@ class Jobs:
             for old in [j for j in self._jobs.values() if j.state != "running"][:-KEEP]:
                 del self._jobs[old.id]
         if background:
-            threading.Thread(target=self._run_in, args=(job, work, *_asked_in()), daemon=True,
-                             name=f"forget-{job.id}").start()
+            threading.Thread(
+                target=self._run_in, args=(job, work, *_asked_in()), daemon=True, name=f"forget-{job.id}"
+            ).start()
         else:
             self._run(job, work)
         return job
@@ -103,8 +106,7 @@ class Jobs:
     def add_done(self, job_id: str, kind: str, stores: Iterable[str], result: object) -> Job:
         """A job this process did not start but finished (one interrupted by a restart, see
         ``actions.twofile``): its page answers again, with ``result``."""
-        job = Job(job_id, kind, tuple(stores), state="done", step="done", result=result,
-                  finished=time.time())
+        job = Job(job_id, kind, tuple(stores), state="done", step="done", result=result, finished=time.time())
         with self._lock:
             self._jobs[job_id] = job
         return job
@@ -124,7 +126,7 @@ class Jobs:
         try:
             job.result = work(job)
             job.state = "done"
-        except Exception as exc:   # a job must end in a state the page can show
+        except Exception as exc:  # a job must end in a state the page can show
             job.error, job.state = f"{type(exc).__name__}: {exc}", "error"
         finally:
             job.finished = time.time()

@@ -32,26 +32,80 @@ import re
 
 from ..findings.checks import token_set
 
-EVIDENCE_CHARS = 4000   # agentao keeps 240; a hand-written row may hold more
+EVIDENCE_CHARS = 4000  # agentao keeps 240; a hand-written row may hold more
 
 # English cues, as whole words (after folding ’ to ' and dropping the
 # apostrophe: "don't" -> "dont").  Two-word cues are matched on word pairs.
 EN_CUES = frozenset(
     "never not no dont doesnt didnt wont cant cannot shouldnt mustnt wouldnt isnt arent "
-    "stop stopped avoid avoiding neither nor none without".split())
-EN_PAIRS = frozenset({("no", "longer"), ("do", "not"), ("does", "not"), ("must", "not"),
-                      ("should", "not"), ("rather", "not"), ("no", "more")})
+    "stop stopped avoid avoiding neither nor none without".split()
+)
+EN_PAIRS = frozenset(
+    {
+        ("no", "longer"),
+        ("do", "not"),
+        ("does", "not"),
+        ("must", "not"),
+        ("should", "not"),
+        ("rather", "not"),
+        ("no", "more"),
+    }
+)
 # Chinese cues, found as substrings; the compounds below contain one but negate nothing.
-ZH_CUES = ("不要", "不准", "不许", "不能", "不用", "不必", "不再", "从不", "永远不", "禁止", "避免",
-           "停止", "切勿", "请勿", "勿", "别", "没有", "没", "无需", "不")
-ZH_NOT_NEGATION = ("不同", "不错", "不断", "不过", "不仅", "不少", "不久", "不管", "不论", "不但",
-                   "不如", "要不", "特别", "区别", "分别", "类别", "级别", "识别", "告别", "别人",
-                   "别的", "性别", "个别", "差不多", "没错")
-WINDOW_WORDS = 3     # English words looked at before the content
-WINDOW_CHARS = 4     # Chinese characters looked at before the content
+ZH_CUES = (
+    "不要",
+    "不准",
+    "不许",
+    "不能",
+    "不用",
+    "不必",
+    "不再",
+    "从不",
+    "永远不",
+    "禁止",
+    "避免",
+    "停止",
+    "切勿",
+    "请勿",
+    "勿",
+    "别",
+    "没有",
+    "没",
+    "无需",
+    "不",
+)
+ZH_NOT_NEGATION = (
+    "不同",
+    "不错",
+    "不断",
+    "不过",
+    "不仅",
+    "不少",
+    "不久",
+    "不管",
+    "不论",
+    "不但",
+    "不如",
+    "要不",
+    "特别",
+    "区别",
+    "分别",
+    "类别",
+    "级别",
+    "识别",
+    "告别",
+    "别人",
+    "别的",
+    "性别",
+    "个别",
+    "差不多",
+    "没错",
+)
+WINDOW_WORDS = 3  # English words looked at before the content
+WINDOW_CHARS = 4  # Chinese characters looked at before the content
 
 _CLAUSE_END = re.compile(r"[.;!?。；！？，,、\n:：]")
-_WORD = re.compile(r"[a-z']++|[\u3400-\u9fff]")      # a Latin word, or one CJK character
+_WORD = re.compile(r"[a-z']++|[\u3400-\u9fff]")  # a Latin word, or one CJK character
 _SPACE = re.compile(r"\s++")
 
 
@@ -64,8 +118,7 @@ def _latin_words(text: str) -> list[str]:
 
 
 def _en_cue(words: list[str]) -> bool:
-    return (any(w in EN_CUES for w in words)
-            or any(pair in EN_PAIRS for pair in zip(words, words[1:])))
+    return any(w in EN_CUES for w in words) or any(pair in EN_PAIRS for pair in zip(words, words[1:]))
 
 
 def _zh_cue(text: str, limit: int | None = None) -> bool:
@@ -74,8 +127,9 @@ def _zh_cue(text: str, limit: int | None = None) -> bool:
     for cue in ZH_CUES:
         at = text.find(cue)
         while 0 <= at < stop:
-            if not any(text.find(c, max(0, at - len(c) + 1), at + len(c)) != -1
-                       for c in ZH_NOT_NEGATION if cue in c):
+            if not any(
+                text.find(c, max(0, at - len(c) + 1), at + len(c)) != -1 for c in ZH_NOT_NEGATION if cue in c
+            ):
                 return True
             at = text.find(cue, at + 1)
     return False
@@ -97,7 +151,7 @@ def _leading_cue(content: str) -> tuple[bool, str]:
         return True, " ".join(words[2:])
     for cue in ZH_CUES:
         if content.startswith(cue) and not any(content.startswith(c) for c in ZH_NOT_NEGATION):
-            return True, content[len(cue):].lstrip()
+            return True, content[len(cue) :].lstrip()
     return False, content
 
 
@@ -106,7 +160,7 @@ def _before(evidence: str, at: int, head: str) -> bool:
     start = max(0, at - 80)
     clause = evidence[start:at]
     cut = [m.end() for m in _CLAUSE_END.finditer(clause)]
-    clause = clause[cut[-1]:] if cut else clause
+    clause = clause[cut[-1] :] if cut else clause
     words = _latin_words(clause)[-WINDOW_WORDS:]
     if _en_cue(words):
         return True

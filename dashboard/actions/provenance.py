@@ -22,15 +22,15 @@ said as such, never guessed.
 from __future__ import annotations
 
 import hashlib
-from bisect import bisect_left, bisect_right
 import re
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 
 from ..contract import SaveRefused, normalize_key
 from ..engine.stable import TAIL_KEPT, TAIL_READ, session_tail
 from ..records import Memory, ReviewItem, Summary
 
-MAX_ID = 200                               # longer session ids are refused as input
+MAX_ID = 200  # longer session ids are refused as input
 _PLAIN = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
 
 
@@ -69,9 +69,9 @@ class Conversation:
 
     session_id: str
     key: str
-    summaries: list = field(default_factory=list)      # Summary, newest first
-    suggestions: list = field(default_factory=list)    # ReviewItem, newest first
-    approved: list = field(default_factory=list)       # (Memory, Link) whose text came from here
+    summaries: list = field(default_factory=list)  # Summary, newest first
+    suggestions: list = field(default_factory=list)  # ReviewItem, newest first
+    approved: list = field(default_factory=list)  # (Memory, Link) whose text came from here
     times: list = field(default_factory=list)
 
     @property
@@ -91,15 +91,16 @@ class Link:
     """A crystallized memory's suggestions: ``match`` is exact, ambiguous or none."""
 
     match: str
-    item: ReviewItem | None = None                     # the suggestion its current text came from
-    others: list = field(default_factory=list)         # other approvals written under the same key
+    item: ReviewItem | None = None  # the suggestion its current text came from
+    others: list = field(default_factory=list)  # other approvals written under the same key
 
 
 class Trail:
     """Every conversation, suggestion and summary of the shown stores, linked to memories."""
 
-    def __init__(self, memories: list[Memory], items: list[ReviewItem], summaries: list[Summary],
-                 has_user_store: bool):
+    def __init__(
+        self, memories: list[Memory], items: list[ReviewItem], summaries: list[Summary], has_user_store: bool
+    ):
         self.memories, self.items, self.summaries = memories, items, summaries
         self.has_user_store = has_user_store
         by_id: dict[str, Conversation] = {}
@@ -108,6 +109,7 @@ class Trail:
             if sid not in by_id:
                 by_id[sid] = Conversation(sid, url_key(sid))
             return by_id[sid]
+
         for s in summaries:
             c = conv(s.session_id)
             c.summaries.append(s)
@@ -134,8 +136,9 @@ class Trail:
                     conv(link.item.source_session).approved.append((m, link))
         # Saves of explicit and automatic memories, by time: each conversation takes a
         # slice of this sorted list (bisect), so no page costs memories × conversations.
-        self.saves = sorted((stamp, n) for n, m in enumerate(memories)
-                            if m.source != "crystallized" for stamp in _saves(m))
+        self.saves = sorted(
+            (stamp, n) for n, m in enumerate(memories) if m.source != "crystallized" for stamp in _saves(m)
+        )
         self.by_key = {c.key: c for c in by_id.values()}
 
     def _store_of(self, item: ReviewItem) -> str:
@@ -151,8 +154,10 @@ class Trail:
 
     def saved_during(self, c: Conversation) -> list:
         """(Memory, stamp, conversations active then) for memories saved within ``c``'s span."""
-        return [(self.memories[n], stamp, len(self.active_at(stamp)))
-                for n, stamp in sorted(self._slice(c).items(), key=lambda kv: kv[1])]
+        return [
+            (self.memories[n], stamp, len(self.active_at(stamp)))
+            for n, stamp in sorted(self._slice(c).items(), key=lambda kv: kv[1])
+        ]
 
     def count_during(self, c: Conversation) -> int:
         return len(self._slice(c))
@@ -169,8 +174,12 @@ class Trail:
 
     def of_memory(self, m: Memory) -> dict:
         """A memory's provenance as plain data (its twin's ``provenance``)."""
-        out: dict = {"source": m.source, "confidence": m.confidence, "created_at": m.created_at,
-                     "updated_at": m.updated_at}
+        out: dict = {
+            "source": m.source,
+            "confidence": m.confidence,
+            "created_at": m.created_at,
+            "updated_at": m.updated_at,
+        }
         if m.source == "crystallized":
             link = self.links.get((m.store, m.id)) or Link("none")
             out["suggestion"] = _item_dict(link.item, self) if link.item else None
@@ -178,18 +187,23 @@ class Trail:
             out["other_approvals"] = [_item_dict(i, self) for i in link.others]
             return out
         out["match"] = "by time"
-        out["recorded_conversation"] = None   # agentao does not record it
-        out["saves"] = [{"at": stamp, "active": [{"session_id": c.session_id, "key": c.key}
-                                                 for c in self.active_at(stamp)]}
-                        for stamp in _saves(m)]
+        out["recorded_conversation"] = None  # agentao does not record it
+        out["saves"] = [
+            {
+                "at": stamp,
+                "active": [{"session_id": c.session_id, "key": c.key} for c in self.active_at(stamp)],
+            }
+            for stamp in _saves(m)
+        ]
         return out
 
     def tail_state(self) -> dict:
         """Summary id -> "whole" / "part" for the summaries a new session's ``<memory-stable>``
         shows (agentao's cross-session tail, from the engine)."""
         tail = session_tail(self.summaries, None)
-        rows = sorted((s for s in self.summaries if s.store == "project"),
-                      key=lambda s: s.created_at, reverse=True)
+        rows = sorted(
+            (s for s in self.summaries if s.store == "project"), key=lambda s: s.created_at, reverse=True
+        )
         out = {}
         for s in rows[:TAIL_READ][:TAIL_KEPT]:
             text = s.summary_text.strip() if isinstance(s.summary_text, str) else ""
@@ -205,6 +219,7 @@ def load(refs) -> Trail:
     memories too), the project file's summaries and suggestions.  Raises StoreProblem."""
     from ..store import list_review_items, list_summaries
     from ..store.snapshot import rows_of
+
     memories, items, summaries = [], [], []
     for ref in refs:
         memories.extend(rows_of(ref).rows)
@@ -219,9 +234,9 @@ def plan(refs, trail: Trail, conv: Conversation, added=()) -> list:
     memories the person ticked (those saved while it ran are offered, never chosen for them)."""
     from . import purge
     from .about import StorePart
-    from ..store import purge as sql
+
     chosen = {(m.store, m.id): "approved" for m, _link in conv.approved}
-    known = {(m.store, m.id) for m, _stamp, _n in trail.saved_during(conv)}   # offered, no other
+    known = {(m.store, m.id) for m, _stamp, _n in trail.saved_during(conv)}  # offered, no other
     for pair in added:
         if pair in known:
             chosen.setdefault(pair, "added")
@@ -237,8 +252,15 @@ def plan(refs, trail: Trail, conv: Conversation, added=()) -> list:
         why.update({("memory_deleted", mid): chosen[ref.key, mid] for mid in mids})
         why.update({("review", rid): "suggestion" for rid in rids})
         why.update({("summary", sid): "summary" for sid in sids})
-        parts.append(StorePart(ref, dry, (), {(r.kind, r.id): why.get((r.kind, r.id), "event")
-                                              for r in dry if r.kind != "event"}, {}))
+        parts.append(
+            StorePart(
+                ref,
+                dry,
+                (),
+                {(r.kind, r.id): why.get((r.kind, r.id), "event") for r in dry if r.kind != "event"},
+                {},
+            )
+        )
     return parts
 
 
@@ -259,12 +281,24 @@ def _link(m: Memory, approved: list[ReviewItem]) -> Link:
 
 def _item_dict(item: ReviewItem, trail: Trail) -> dict:
     c = trail.by_session.get(item.source_session)
-    return {"id": item.id, "title": item.title, "status": item.status, "evidence": item.evidence,
-            "source_session": item.source_session, "conversation": c.key if c else None,
-            "occurrences": item.occurrences, "suggested_at": item.created_at,
-            "approved_at": item.updated_at if item.status == "approved" else None}
+    return {
+        "id": item.id,
+        "title": item.title,
+        "status": item.status,
+        "evidence": item.evidence,
+        "source_session": item.source_session,
+        "conversation": c.key if c else None,
+        "occurrences": item.occurrences,
+        "suggested_at": item.created_at,
+        "approved_at": item.updated_at if item.status == "approved" else None,
+    }
 
 
 def memory_link_dict(m: Memory, link: Link | None) -> dict:
-    return {"store": m.store, "id": m.id, "title": m.title, "live": m.deleted_at is None,
-            "match": link.match if link else "by time"}
+    return {
+        "store": m.store,
+        "id": m.id,
+        "title": m.title,
+        "live": m.deleted_at is None,
+        "match": link.match if link else "by time",
+    }

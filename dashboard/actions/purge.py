@@ -11,27 +11,29 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import diskscan, dryrun, sidefiles, verdicts
 from flask_babel import lazy_gettext as _l
 
-from ..store import StoreProblem, StoreRef
+from ..store import StoreProblem, StoreRef, writes
 from ..store import purge as sql
-from ..store import writes
+from . import diskscan, dryrun, sidefiles, verdicts
 
 UNREACHABLE = _l(
     "No program can reach further than these files. Earlier copies of them may survive in "
     "file-system blocks the operating system has released but not overwritten, in flash "
     "cells an SSD has retired by wear levelling, in snapshots, and in backups or synced "
     "copies kept elsewhere (Time Machine, cloud drives, copies you made by hand). Erasing "
-    "those needs full-disk encryption, the disk's own secure-erase, or deleting the backups.")
+    "those needs full-disk encryption, the disk's own secure-erase, or deleting the backups."
+)
 KNOWN_TEXTS_ONLY = _l(
     "The on-disk check can only look for texts it knows: the current text of each erased row. "
     "Older versions of a memory's text left by earlier updates are not in the database any more, "
     "so they cannot be searched for; the VACUUM rebuilds the file without its free pages, "
-    "which is what removes them.")
+    "which is what removes them."
+)
 
 
 # -- wipe ----------------------------------------------------------------------------
+
 
 @dataclass
 class WipeResult:
@@ -47,9 +49,13 @@ class WipeResult:
         return not self.not_cleared
 
     def to_dict(self) -> dict:
-        return {"ok": self.ok, "memories_cleared": self.memories_cleared,
-                "summaries_cleared": self.summaries_cleared,
-                "not_cleared": list(self.not_cleared), "targets": self.targets}
+        return {
+            "ok": self.ok,
+            "memories_cleared": self.memories_cleared,
+            "summaries_cleared": self.summaries_cleared,
+            "not_cleared": list(self.not_cleared),
+            "targets": self.targets,
+        }
 
 
 def wipe(refs: list[StoreRef], now: str | None = None) -> WipeResult:
@@ -79,12 +85,12 @@ def wipe(refs: list[StoreRef], now: str | None = None) -> WipeResult:
     try:
         result.summaries_cleared = sql.delete_all_summaries(project)
         remain = sql.summaries_remain(project)
-        result.targets.append({"target": "session summaries", "store": project.key,
-                               "cleared": result.summaries_cleared})
+        result.targets.append(
+            {"target": "session summaries", "store": project.key, "cleared": result.summaries_cleared}
+        )
     except StoreProblem as exc:
         remain = True
-        result.targets.append({"target": "session summaries", "store": project.key,
-                               "error": str(exc)})
+        result.targets.append({"target": "session summaries", "store": project.key, "error": str(exc)})
     if remain:
         result.not_cleared += ("session summaries",)
     return result
@@ -97,39 +103,50 @@ def soft_forget(ref: StoreRef, memory_id: str, now: str | None = None) -> bool:
 
 # -- residue ---------------------------------------------------------------------------
 
+
 def residue_report(ref: StoreRef) -> dict:
     """Everything in and around one file that still holds forgotten text. Changes no byte."""
     rows = sql.residue_rows(ref)
     by_status: dict = {}
     for item in rows["reviews"]:
         by_status.setdefault(item["status"], []).append(item)
-    files = [{"path": str(p), "size": sidefiles.size_of(p), "role": _role(ref.path, p)}
-             for p in sidefiles.sqlite_files(ref.path)]
+    files = [
+        {"path": str(p), "size": sidefiles.size_of(p), "role": _role(ref.path, p)}
+        for p in sidefiles.sqlite_files(ref.path)
+    ]
     journal = sidefiles.size_of(Path(str(ref.path) + "-journal"))
     return {
-        "store": ref.key, "name": ref.name, "path": str(ref.path),
-        "soft_deleted": {"count": len(rows["soft_deleted"]),
-                         "bytes": sum(r["bytes"] for r in rows["soft_deleted"]),
-                         "items": rows["soft_deleted"]},
+        "store": ref.key,
+        "name": ref.name,
+        "path": str(ref.path),
+        "soft_deleted": {
+            "count": len(rows["soft_deleted"]),
+            "bytes": sum(r["bytes"] for r in rows["soft_deleted"]),
+            "items": rows["soft_deleted"],
+        },
         "reviews": {s: {"count": len(items), "items": items} for s, items in by_status.items()},
-        "events_of_forgotten": rows["events"], "summaries": rows["summaries"],
-        "free_pages": {"count": rows["freelist_count"], "page_size": rows["page_size"],
-                       "bytes": rows["freelist_count"] * rows["page_size"],
-                       "page_count": rows["page_count"]},
+        "events_of_forgotten": rows["events"],
+        "summaries": rows["summaries"],
+        "free_pages": {
+            "count": rows["freelist_count"],
+            "page_size": rows["page_size"],
+            "bytes": rows["freelist_count"] * rows["page_size"],
+            "page_count": rows["page_count"],
+        },
         "wal": sidefiles.wal_state(ref.path),
         "journal": {"exists": journal is not None, "size": journal or 0},
         "files": files,
-        "copies": [{"path": str(p), "size": sidefiles.size_of(p)}
-                   for p in sidefiles.copies_beside(ref.path)],
+        "copies": [{"path": str(p), "size": sidefiles.size_of(p)} for p in sidefiles.copies_beside(ref.path)],
         "unreachable": str(UNREACHABLE),
     }
 
 
 def _role(db: Path, p: Path) -> str:
-    return "database" if p == Path(db) else p.name[len(Path(db).name) + 1:]
+    return "database" if p == Path(db) else p.name[len(Path(db).name) + 1 :]
 
 
 # -- hard purge ------------------------------------------------------------------------
+
 
 @dataclass
 class PurgeResult:
@@ -139,19 +156,19 @@ class PurgeResult:
     path: str
     status: str = "running"
     message: str = ""
-    reason: str = ""   # why it stopped, without what that changed (for callers' own sentences)
-    plan: list = field(default_factory=list)   # what a retry must still erase (a DryRun)
+    reason: str = ""  # why it stopped, without what that changed (for callers' own sentences)
+    plan: list = field(default_factory=list)  # what a retry must still erase (a DryRun)
     deleted: dict = field(default_factory=dict)
-    skipped: list = field(default_factory=list)   # confirmed rows already gone: {kind, id}
-    kept: list = field(default_factory=list)      # rows that arrived after the dry run: {kind, id}
+    skipped: list = field(default_factory=list)  # confirmed rows already gone: {kind, id}
+    kept: list = field(default_factory=list)  # rows that arrived after the dry run: {kind, id}
     checkpoint: tuple | None = None
     verification: list = field(default_factory=list)
     files_scanned: list = field(default_factory=list)
     copies_with_hits: list = field(default_factory=list)
     seconds: float = 0.0
-    texts: tuple = ()   # kept in memory for a retry, dropped once verified; never serialized
-    earlier_texts: int = 0   # how many of ``texts`` an earlier, unfinished run had erased
-    rows: list = field(default_factory=list)   # the rows erased: kinds, ids, sizes and hashes
+    texts: tuple = ()  # kept in memory for a retry, dropped once verified; never serialized
+    earlier_texts: int = 0  # how many of ``texts`` an earlier, unfinished run had erased
+    rows: list = field(default_factory=list)  # the rows erased: kinds, ids, sizes and hashes
 
     @property
     def verified(self) -> bool:
@@ -159,16 +176,25 @@ class PurgeResult:
 
     def to_dict(self) -> dict:
         return {
-            "store": self.store, "path": self.path, "status": self.status,
-            "message": self.message, "deleted": self.deleted, "skipped": self.skipped,
-            "kept": self.kept, "kept_by_kind": _by_kind(self.kept),
+            "store": self.store,
+            "path": self.path,
+            "status": self.status,
+            "message": self.message,
+            "deleted": self.deleted,
+            "skipped": self.skipped,
+            "kept": self.kept,
+            "kept_by_kind": _by_kind(self.kept),
             "skipped_by_kind": _by_kind(self.skipped),
-            "checkpoint": None if self.checkpoint is None else
-            dict(zip(("busy", "wal_frames", "checkpointed"), self.checkpoint)),
-            "rows": self.rows, "texts_checked": len(self.verification),
+            "checkpoint": None
+            if self.checkpoint is None
+            else dict(zip(("busy", "wal_frames", "checkpointed"), self.checkpoint)),
+            "rows": self.rows,
+            "texts_checked": len(self.verification),
             "earlier_texts_checked": self.earlier_texts if self.verification else 0,
-            "verification": self.verification, "files_scanned": self.files_scanned,
-            "copies_with_hits": self.copies_with_hits, "seconds": round(self.seconds, 3),
+            "verification": self.verification,
+            "files_scanned": self.files_scanned,
+            "copies_with_hits": self.copies_with_hits,
+            "seconds": round(self.seconds, 3),
             "limits": str(KNOWN_TEXTS_ONLY),
         }
 
@@ -209,8 +235,7 @@ def check(ref: StoreRef, dry_run: sql.DryRun) -> sql.Comparison:
     return sql.check(ref, dry_run)
 
 
-def purge(ref: StoreRef, rows, verify_texts=(),
-          progress=lambda step, fraction=None: None) -> PurgeResult:
+def purge(ref: StoreRef, rows, verify_texts=(), progress=lambda step, fraction=None: None) -> PurgeResult:
     """Erase the rows of a dry run, VACUUM, truncate the WAL, then search the files for every text.
 
     ``rows`` is a DryRun (or a plain list of PlanRows).  Rows that arrived
@@ -238,9 +263,15 @@ def purge(ref: StoreRef, rows, verify_texts=(),
         erased = [t for r in outcome.erased for t in r.texts if t]
         result.texts = tuple(dict.fromkeys(erased + list(earlier)))
         result.earlier_texts = len(set(earlier) - set(erased))
-        result.rows = [{"kind": r.kind, "id": r.id, "bytes": r.bytes,
-                        "sha256": [diskscan.sha256_text(t) for t in r.texts if t]}
-                       for r in outcome.erased]
+        result.rows = [
+            {
+                "kind": r.kind,
+                "id": r.id,
+                "bytes": r.bytes,
+                "sha256": [diskscan.sha256_text(t) for t in r.texts if t],
+            }
+            for r in outcome.erased
+        ]
     if failed is not None:
         result.status, result.message = failed.kind, verdicts.failure(failed, outcome.committed)
         result.reason = verdicts.reason(failed)
@@ -259,18 +290,29 @@ def purge(ref: StoreRef, rows, verify_texts=(),
 def _verify(ref: StoreRef, result: PurgeResult, progress) -> None:
     own = sidefiles.sqlite_files(ref.path)
     copies = sidefiles.copies_beside(ref.path)
-    hits, scanned = diskscan.scan(own + copies, result.texts, ignore=sql.remaining_text(ref),
-                                  progress=lambda done, total: progress("scan", done / total),
-                                  live_again=lambda: _live_text(ref))
+    hits, scanned = diskscan.scan(
+        own + copies,
+        result.texts,
+        ignore=sql.remaining_text(ref),
+        progress=lambda done, total: progress("scan", done / total),
+        live_again=lambda: _live_text(ref),
+    )
     own_names = {str(p) for p in own}
-    result.files_scanned = [{"path": str(p), "size": size,
-                             "kind": "sqlite" if str(p) in own_names else "copy"}
-                            for p, size in scanned]
+    result.files_scanned = [
+        {"path": str(p), "size": size, "kind": "sqlite" if str(p) in own_names else "copy"}
+        for p, size in scanned
+    ]
     found_own, copies_hit = False, set()
     for h in hits.values():
-        result.verification.append({"sha256": h.sha256, "bytes": h.bytes,
-                                    "still_stored": h.still_stored, "saved_again": h.saved_again,
-                                    "files": h.files})
+        result.verification.append(
+            {
+                "sha256": h.sha256,
+                "bytes": h.bytes,
+                "still_stored": h.still_stored,
+                "saved_again": h.saved_again,
+                "files": h.files,
+            }
+        )
         found_own |= any(path in own_names for path in h.files)
         copies_hit |= {path for path in h.files if path not in own_names}
     result.copies_with_hits = sorted(copies_hit)
@@ -305,8 +347,7 @@ def forget_memory(ref: StoreRef, memory_id: str, progress=lambda s, f=None: None
 ALL_CATEGORIES = sql.CATEGORIES
 
 
-def forget_everything(refs: list[StoreRef], progress=lambda s, f=None: None,
-                      earlier=lambda ref: ()) -> dict:
+def forget_everything(refs: list[StoreRef], progress=lambda s, f=None: None, earlier=lambda ref: ()) -> dict:
     """Wipe as agentao does, then purge every category in every store, verified: one report.
 
     ``earlier(ref)`` gives texts an earlier, unfinished purge of that store erased, to look for again.
@@ -319,15 +360,19 @@ def forget_everything(refs: list[StoreRef], progress=lambda s, f=None: None,
         except StoreProblem as exc:
             results.append(PurgeResult(ref.key, str(ref.path), status=exc.kind, message=str(exc)))
             continue
-        results.append(purge(ref, rows, verify_texts=earlier(ref),
-                             progress=lambda s, f=None, k=ref.key: progress(f"{k}: {s}", f)))
+        results.append(
+            purge(
+                ref,
+                rows,
+                verify_texts=earlier(ref),
+                progress=lambda s, f=None, k=ref.key: progress(f"{k}: {s}", f),
+            )
+        )
     return {"wipe": wiped, "results": results}
 
 
 def overall(results: list[PurgeResult]) -> str:
     """One verdict for several files: the weakest one."""
     order = ["verified erased", "pending, retry", "found on disk", "interrupted, retry"]
-    worst = max((order.index(r.status) if r.status in order else len(order) for r in results),
-                default=0)
-    return order[worst] if worst < len(order) else next(
-        r.status for r in results if r.status not in order)
+    worst = max((order.index(r.status) if r.status in order else len(order) for r in results), default=0)
+    return order[worst] if worst < len(order) else next(r.status for r in results if r.status not in order)

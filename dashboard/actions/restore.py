@@ -13,13 +13,14 @@ from dataclasses import dataclass, replace
 
 from flask_babel import gettext as _
 
-from . import effects
 from ..preview_source import Snapshot
 from ..records import Memory
 from ..store import StoreProblem, StoreRef, writes
 from ..store.registry import ref_for
-from ..store.undelete import restore as restore_row, restore_obstacle
+from ..store.undelete import restore as restore_row
+from ..store.undelete import restore_obstacle
 from ..store.writes import Expect
+from . import effects
 
 
 @dataclass(frozen=True)
@@ -41,8 +42,9 @@ def plan_restore(refs: list[StoreRef], memory: Memory) -> RestorePlan:
     try:
         return RestorePlan(memory, restore_obstacle(ref.path, memory))
     except StoreProblem as unreadable:
-        return RestorePlan(memory, _("The %(store)s store cannot be read: %(why)s",
-                                             store=memory.store, why=unreadable))
+        return RestorePlan(
+            memory, _("The %(store)s store cannot be read: %(why)s", store=memory.store, why=unreadable)
+        )
 
 
 def restore_effect(snap: Snapshot, plan: RestorePlan) -> effects.BlockEffect:
@@ -52,5 +54,8 @@ def restore_effect(snap: Snapshot, plan: RestorePlan) -> effects.BlockEffect:
 
 def restore(refs: list[StoreRef], store: str, memory_id: str, expect: Expect) -> writes.Saved:
     """Restore the row if it is still the soft-deleted one the page showed and nothing holds its key."""
-    return restore_row(ref_for(refs, store).path, Expect(row_id=memory_id, updated_at=expect.updated_at,
-                                                         row=expect.row), store)
+    return restore_row(
+        ref_for(refs, store).path,
+        Expect(row_id=memory_id, updated_at=expect.updated_at, row=expect.row),
+        store,
+    )

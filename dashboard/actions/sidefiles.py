@@ -20,7 +20,7 @@ COPY_SUFFIXES = (".db", ".sqlite", ".sqlite3", ".bak", ".backup", ".old")
 
 def read_or_none(p: Path) -> bytes | None:
     """A file's bytes, or None when it vanished (the agent removes -wal/-shm on close)."""
-    return read_bytes(p)   # through a kept descriptor: closing one would drop SQLite's locks
+    return read_bytes(p)  # through a kept descriptor: closing one would drop SQLite's locks
 
 
 def size_of(p: Path) -> int | None:
@@ -44,8 +44,12 @@ def copies_beside(db: Path) -> list[Path]:
     for p in sorted(db.parent.iterdir()) if db.parent.is_dir() else []:
         if p.name in own or not p.is_file():
             continue
-        if p.name.startswith(db.name + ".") or p.name.startswith(db.stem + "-") \
-                or p.suffix.lower() in COPY_SUFFIXES or _looks_like_sqlite(p):
+        if (
+            p.name.startswith(db.name + ".")
+            or p.name.startswith(db.stem + "-")
+            or p.suffix.lower() in COPY_SUFFIXES
+            or _looks_like_sqlite(p)
+        ):
             found.append(p)
     return found
 
@@ -59,6 +63,7 @@ def _looks_like_sqlite(p: Path) -> bool:
 
 # -- WAL -----------------------------------------------------------------------
 
+
 def wal_state(db: Path) -> dict[str, Any]:
     """Parse ``db-wal`` and ``db-shm`` from their bytes (read-only, no SQLite).
 
@@ -69,8 +74,15 @@ def wal_state(db: Path) -> dict[str, Any]:
     """
     wal, shm = Path(str(db) + "-wal"), Path(str(db) + "-shm")
     data = read_or_none(wal)
-    out: dict[str, Any] = {"exists": data is not None, "size": len(data or b""),
-           "page_size": 0, "frames": 0, "committed": 0, "backfilled": None, "pending": 0}
+    out: dict[str, Any] = {
+        "exists": data is not None,
+        "size": len(data or b""),
+        "page_size": 0,
+        "frames": 0,
+        "committed": 0,
+        "backfilled": None,
+        "pending": 0,
+    }
     if data is None or out["size"] < 32:
         return out
     magic, _version, page_size, _seq, salt1, salt2, c1, c2 = struct.unpack(">8I", data[:32])
@@ -85,11 +97,12 @@ def wal_state(db: Path) -> dict[str, Any]:
     out["page_size"] = page_size
     offset, frame = 32, 24 + page_size
     while offset + frame <= len(data):
-        pgno, commit, f1, f2, k1, k2 = struct.unpack(">6I", data[offset:offset + 24])
+        pgno, commit, f1, f2, k1, k2 = struct.unpack(">6I", data[offset : offset + 24])
         if (f1, f2) != (salt1, salt2):
             break
-        s = _checksum(data[offset + 24:offset + frame], order,
-                      *_checksum(data[offset:offset + 8], order, *s))
+        s = _checksum(
+            data[offset + 24 : offset + frame], order, *_checksum(data[offset : offset + 8], order, *s)
+        )
         if s != (k1, k2):
             break
         out["frames"] += 1
@@ -99,8 +112,8 @@ def wal_state(db: Path) -> dict[str, Any]:
     head = (read_or_none(shm) or b"")[:136]
     if len(head) == 136:
         # wal-index header (native byte order): mxFrame at 16; nBackfill at 96.
-        mx_frame, = struct.unpack("=I", head[16:20])
-        backfill, = struct.unpack("=I", head[96:100])
+        (mx_frame,) = struct.unpack("=I", head[16:20])
+        (backfill,) = struct.unpack("=I", head[96:100])
         out["backfilled"] = min(backfill, out["committed"])
         out["max_frame"] = mx_frame
     out["pending"] = out["committed"] - (out["backfilled"] or 0)

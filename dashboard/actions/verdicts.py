@@ -12,7 +12,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from flask_babel import gettext as _, lazy_gettext as _l, ngettext
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
+from flask_babel import ngettext
 
 from ..store import StoreProblem
 from ..store.purge import count_kinds
@@ -23,9 +25,11 @@ if TYPE_CHECKING:
 # describe_error's sentences say "nothing was changed" for a single write; a
 # purge knows better whether its delete had committed, and says so itself.
 _NOTHING_CHANGED = re.compile(r"[;.]?\s*[^.;]*\bnothing was changed\b[^.]*\.?", re.IGNORECASE)
-LIST_GONE = _l("the texts an earlier purge erased are kept only in the memory of the dashboard "
-                "that ran it, never on disk, so if it was interrupted and the dashboard restarted "
-                "since, that list is gone and they could not be looked for")
+LIST_GONE = _l(
+    "the texts an earlier purge erased are kept only in the memory of the dashboard "
+    "that ran it, never on disk, so if it was interrupted and the dashboard restarted "
+    "since, that list is gone and they could not be looked for"
+)
 
 
 def reason(exc: StoreProblem) -> str:
@@ -40,13 +44,18 @@ def failure(exc: StoreProblem, committed: bool) -> str:
         return _("Nothing was erased: %(error)s Look at the new dry run before purging.", error=exc)
     if exc.kind == "disk_full":
         if committed:
-            return _("The rows were deleted, but the disk is full, so the file could not be "
-                     "compacted and its free pages may still hold their text: free space and run "
-                     "the purge again to finish it.")
+            return _(
+                "The rows were deleted, but the disk is full, so the file could not be "
+                "compacted and its free pages may still hold their text: free space and run "
+                "the purge again to finish it."
+            )
         return _("The disk is full: nothing was changed, free space and try again.")
     if committed:
-        return _("The rows were deleted but the file was not compacted: %(reason)s Run the purge "
-                 "again to finish it.", reason=reason(exc))
+        return _(
+            "The rows were deleted but the file was not compacted: %(reason)s Run the purge "
+            "again to finish it.",
+            reason=reason(exc),
+        )
     return _("Nothing was changed: %(reason)s", reason=reason(exc))
 
 
@@ -55,32 +64,52 @@ def scanned(result: PurgeResult, copies_hit: set[str]) -> str:
     parts = [_verdict(result)]
     again = sum(1 for v in result.verification if v.get("saved_again"))
     if again:
-        parts.append(ngettext(
-            "%(num)d purged text was saved again by the agent during the purge: a live row holds "
-            "it now, so it is in the file as that row's data, not as residue.",
-            "%(num)d purged texts were saved again by the agent during the purge: a live row "
-            "holds it now, so it is in the file as that row's data, not as residue.", again))
+        parts.append(
+            ngettext(
+                "%(num)d purged text was saved again by the agent during the purge: a live row holds "
+                "it now, so it is in the file as that row's data, not as residue.",
+                "%(num)d purged texts were saved again by the agent during the purge: a live row "
+                "holds it now, so it is in the file as that row's data, not as residue.",
+                again,
+            )
+        )
     if result.kept:
-        parts.append(ngettext(
-            "%(num)d row that arrived after the dry run was kept (%(kinds)s): not what you "
-            "confirmed; a new dry run lists them.",
-            "%(num)d rows that arrived after the dry run were kept (%(kinds)s): not what you "
-            "confirmed; a new dry run lists them.", len(result.kept), kinds=count_kinds(result.kept)))
+        parts.append(
+            ngettext(
+                "%(num)d row that arrived after the dry run was kept (%(kinds)s): not what you "
+                "confirmed; a new dry run lists them.",
+                "%(num)d rows that arrived after the dry run were kept (%(kinds)s): not what you "
+                "confirmed; a new dry run lists them.",
+                len(result.kept),
+                kinds=count_kinds(result.kept),
+            )
+        )
     if result.skipped and result.verification:
-        parts.append(ngettext(
-            "%(num)d row of the dry run was already gone (%(kinds)s).",
-            "%(num)d rows of the dry run were already gone (%(kinds)s).", len(result.skipped),
-            kinds=count_kinds(result.skipped)))
+        parts.append(
+            ngettext(
+                "%(num)d row of the dry run was already gone (%(kinds)s).",
+                "%(num)d rows of the dry run were already gone (%(kinds)s).",
+                len(result.skipped),
+                kinds=count_kinds(result.skipped),
+            )
+        )
     if copies_hit:
-        parts.append(_("Copies beside the database still hold purged text: %(files)s. Delete them "
-                       "yourself if you no longer need them.", files=", ".join(sorted(copies_hit))))
+        parts.append(
+            _(
+                "Copies beside the database still hold purged text: %(files)s. Delete them "
+                "yourself if you no longer need them.",
+                files=", ".join(sorted(copies_hit)),
+            )
+        )
     return " ".join(parts)
 
 
 def _verdict(result: PurgeResult) -> str:
     if result.status == "pending, retry":
-        return _("Another program (probably the agent) is reading the file, so the write-ahead "
-                 "log could not be emptied. Retry when it is idle.")
+        return _(
+            "Another program (probably the agent) is reading the file, so the write-ahead "
+            "log could not be emptied. Retry when it is idle."
+        )
     if result.status == "found on disk":
         return _("Some purged text is still in SQLite's files; run the purge again.")
     n = len(result.verification)
@@ -90,26 +119,35 @@ def _verdict(result: PurgeResult) -> str:
             "earlier, unfinished run had erased, was found in the database or its side files.",
             "None of the %(num)d purged texts searched for, including the %(earlier)s that an "
             "earlier, unfinished run had erased, was found in the database or its side files.",
-            n, earlier=result.earlier_texts)
+            n,
+            earlier=result.earlier_texts,
+        )
     if n:
-        return ngettext("None of the %(num)d purged text searched for was found in the database "
-                        "or its side files.",
-                        "None of the %(num)d purged texts searched for was found in the database "
-                        "or its side files.", n)
+        return ngettext(
+            "None of the %(num)d purged text searched for was found in the database or its side files.",
+            "None of the %(num)d purged texts searched for was found in the database or its side files.",
+            n,
+        )
     # Nothing to look for: say what was checked, and what could not be.
     if result.skipped:
-        what = ngettext("Nothing was left to erase: the %(num)d row of the dry run was already "
-                        "gone (%(kinds)s).", "Nothing was left to erase: the %(num)d rows of the "
-                        "dry run were already gone (%(kinds)s).", len(result.skipped),
-                        kinds=count_kinds(result.skipped))
+        what = ngettext(
+            "Nothing was left to erase: the %(num)d row of the dry run was already gone (%(kinds)s).",
+            "Nothing was left to erase: the %(num)d rows of the dry run were already gone (%(kinds)s).",
+            len(result.skipped),
+            kinds=count_kinds(result.skipped),
+        )
     elif result.deleted:
-        what = _("The rows erased (%(kinds)s) hold no text of their own.",
-                 kinds=count_kinds_of(result.deleted))
+        what = _(
+            "The rows erased (%(kinds)s) hold no text of their own.", kinds=count_kinds_of(result.deleted)
+        )
     else:
         what = _("There was nothing to erase.")
-    return _("%(what)s The file was compacted and its write-ahead log emptied, which removes what "
-             "an interrupted purge leaves in free pages; but no text was searched for: %(why)s.",
-             what=what, why=LIST_GONE)
+    return _(
+        "%(what)s The file was compacted and its write-ahead log emptied, which removes what "
+        "an interrupted purge leaves in free pages; but no text was searched for: %(why)s.",
+        what=what,
+        why=LIST_GONE,
+    )
 
 
 def count_kinds_of(counts: dict[str, int]) -> str:

@@ -37,8 +37,14 @@ from ..findings.corpus import Docs, contradicted_preferences, subject
 from ..findings.duplicates import DUPLICATE_THRESHOLD, MAX_RELATED, MIN_TOKENS
 from .polarity import contradicts
 
-ORDER = ("refused", "evicts_explicit", "contradicts_evidence", "contradicts_memory",
-         "overwrites", "duplicates")
+ORDER = (
+    "refused",
+    "evicts_explicit",
+    "contradicts_evidence",
+    "contradicts_memory",
+    "overwrites",
+    "duplicates",
+)
 
 
 def _named(m) -> dict:
@@ -47,6 +53,7 @@ def _named(m) -> dict:
 
 def _names(memories) -> str:
     from ..words import listing
+
     return listing(_("“%(title)s” (%(key)s)", title=m.title, key=m.key_normalized) for m in memories)
 
 
@@ -62,8 +69,11 @@ def refusal_text(refusal: str) -> str:
         return _("Memory content is empty")
     found = re.fullmatch(r"Memory content exceeds max length \((\d+) > (\d+)\)", refusal)
     if found:
-        return _("Memory content exceeds max length (%(num)s > %(limit)s)",
-                 num=found.group(1), limit=found.group(2))
+        return _(
+            "Memory content exceeds max length (%(num)s > %(limit)s)",
+            num=found.group(1),
+            limit=found.group(2),
+        )
     return refusal
 
 
@@ -71,19 +81,40 @@ def of_plan(item, refusal: str | None, existing) -> tuple[dict, ...]:
     """The warnings the item and its plan tell by themselves."""
     out = []
     if refusal:
-        out.append({"code": "refused", "text": _(
-            "agentao would refuse to save this, so approving cannot work and the item stays "
-            "pending: %(why)s", why=refusal_text(refusal))})
+        out.append(
+            {
+                "code": "refused",
+                "text": _(
+                    "agentao would refuse to save this, so approving cannot work and the item stays "
+                    "pending: %(why)s",
+                    why=refusal_text(refusal),
+                ),
+            }
+        )
     if contradicts(item.evidence, item.content):
-        out.append({"code": "contradicts_evidence", "text": _(
-            "The content may say the opposite of its evidence: a negation (%(words)s) stands on "
-            "one side and not on the other. Read the evidence before approving.",
-            words="never, don't, not, 不要, 别 …")})
+        out.append(
+            {
+                "code": "contradicts_evidence",
+                "text": _(
+                    "The content may say the opposite of its evidence: a negation (%(words)s) stands on "
+                    "one side and not on the other. Read the evidence before approving.",
+                    words="never, don't, not, 不要, 别 …",
+                ),
+            }
+        )
     if existing is not None:
-        out.append({"code": "overwrites", "text": _(
-            "Approving replaces the live memory %(names)s in the %(store)s store; its old "
-            "content is not kept.", names=_names([existing]), store=existing.store),
-            "memories": [_named(existing)]})
+        out.append(
+            {
+                "code": "overwrites",
+                "text": _(
+                    "Approving replaces the live memory %(names)s in the %(store)s store; its old "
+                    "content is not kept.",
+                    names=_names([existing]),
+                    store=existing.store,
+                ),
+                "memories": [_named(existing)],
+            }
+        )
     return tuple(out)
 
 
@@ -95,19 +126,42 @@ def with_store(plans: dict, block_effects: dict, snap) -> dict:
     live = [m for m in (*snap.project, *snap.user) if m.deleted_at is None]
     extra: dict[str, list[dict]] = {i: [] for i in ready}
     for i, names in _evicted(ready, block_effects, snap).items():
-        extra[i].append({"code": "evicts_explicit", "text": _(
-            "Approving pushes memories you saved yourself out of the always-on %(tag)s block, "
-            "so a new session no longer sees them: %(names)s.", tag="<memory-stable>",
-            names=_names(names)), "memories": [_named(m) for m in names]})
+        extra[i].append(
+            {
+                "code": "evicts_explicit",
+                "text": _(
+                    "Approving pushes memories you saved yourself out of the always-on %(tag)s block, "
+                    "so a new session no longer sees them: %(names)s.",
+                    tag="<memory-stable>",
+                    names=_names(names),
+                ),
+                "memories": [_named(m) for m in names],
+            }
+        )
     for i, found in _contradicted(ready, live).items():
-        extra[i].append({"code": "contradicts_memory", "text": _(
-            "It may contradict a live preference or constraint on the same subject "
-            "(%(subject)s): %(names)s.", subject=subject(ready[i].save.key_normalized),
-            names=_names(found)), "memories": [_named(m) for m in found]})
+        extra[i].append(
+            {
+                "code": "contradicts_memory",
+                "text": _(
+                    "It may contradict a live preference or constraint on the same subject "
+                    "(%(subject)s): %(names)s.",
+                    subject=subject(ready[i].save.key_normalized),
+                    names=_names(found),
+                ),
+                "memories": [_named(m) for m in found],
+            }
+        )
     for i, found in _duplicated(ready, live).items():
-        extra[i].append({"code": "duplicates", "text": _(
-            "It is nearly the same as a live memory under another key: %(names)s.",
-            names=_names(found)), "memories": [_named(m) for m in found]})
+        extra[i].append(
+            {
+                "code": "duplicates",
+                "text": _(
+                    "It is nearly the same as a live memory under another key: %(names)s.",
+                    names=_names(found),
+                ),
+                "memories": [_named(m) for m in found],
+            }
+        )
     out = dict(plans)
     for i, more in extra.items():
         if more:
@@ -179,7 +233,7 @@ def _duplicated(plans: dict, live: list) -> dict:
         longest = sorted(mine, key=lambda t: (-len(t), t))
         # A row may miss at most need - 1 tokens, so of the 3 * need longest it holds
         # (as substrings) all but need - 1: a test that drops most rows before tokenising.
-        probe = longest[:3 * need]
+        probe = longest[: 3 * need]
         floor = len(probe) - need + 1
         rows: set[int] = set()
         for token in longest[:need]:
@@ -187,10 +241,13 @@ def _duplicated(plans: dict, live: list) -> dict:
             while at != -1:
                 n = bisect_right(starts, at) - 1
                 rows.add(n)
-                at = joined.find(token, starts[n] + len(texts[n]) + 1)   # the next row
+                at = joined.find(token, starts[n] + len(texts[n]) + 1)  # the next row
         rows = {n for n in rows if sum(t in texts[n] for t in probe) >= floor}
-        near = sorted((-jaccard(mine, token_set(texts[n])), n) for n in rows
-                      if live[n].key_normalized != plan.save.key_normalized)
+        near = sorted(
+            (-jaccard(mine, token_set(texts[n])), n)
+            for n in rows
+            if live[n].key_normalized != plan.save.key_normalized
+        )
         hits = [live[n] for score, n in near if -score >= DUPLICATE_THRESHOLD]
         if hits:
             found[i] = hits[:MAX_RELATED]

@@ -43,17 +43,42 @@ CJK
 from .cache import EngineCache
 from .hints import extract_hints
 from .preview import preview, stable_block_size, stable_view
-from .recall import CUT_BUDGET, CUT_TOP_K, EXCLUDED_STABLE, IN_BLOCK, Term
 from .ranking import Candidate
+from .recall import CUT_BUDGET, CUT_TOP_K, EXCLUDED_STABLE, IN_BLOCK, Term
 from .results import Budget, Preview
 from .stable import Selected, all_entries, session_tail
-from .tokenize import (CJK_SETTINGS, MODE_JIEBA, MODE_LATIN, TokenOrigin, Tokenizer, default_tokenizer,
-                       tokenizer_for)
+from .tokenize import (
+    CJK_SETTINGS,
+    MODE_JIEBA,
+    MODE_LATIN,
+    Tokenizer,
+    TokenOrigin,
+    default_tokenizer,
+    tokenizer_for,
+)
 
 __all__ = [
-    "preview", "stable_block_size", "stable_view", "extract_hints", "session_tail", "all_entries",
-    "EngineCache", "Preview", "Candidate", "Budget", "Selected", "Term",
-    "Tokenizer", "TokenOrigin", "default_tokenizer", "tokenizer_for", "CJK_SETTINGS",
-    "MODE_JIEBA", "MODE_LATIN",
-    "IN_BLOCK", "CUT_TOP_K", "CUT_BUDGET", "EXCLUDED_STABLE",
+    "preview",
+    "stable_block_size",
+    "stable_view",
+    "extract_hints",
+    "session_tail",
+    "all_entries",
+    "EngineCache",
+    "Preview",
+    "Candidate",
+    "Budget",
+    "Selected",
+    "Term",
+    "Tokenizer",
+    "TokenOrigin",
+    "default_tokenizer",
+    "tokenizer_for",
+    "CJK_SETTINGS",
+    "MODE_JIEBA",
+    "MODE_LATIN",
+    "IN_BLOCK",
+    "CUT_TOP_K",
+    "CUT_BUDGET",
+    "EXCLUDED_STABLE",
 ]

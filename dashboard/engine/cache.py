@@ -14,8 +14,8 @@ another thread builds the next; building is serialised by a lock.
 from __future__ import annotations
 
 import threading
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Hashable, Iterable, Sequence
 
 from dashboard.records import Memory
 
@@ -42,8 +42,12 @@ class Bundle:
 
     def meets(self, tokens: frozenset[str]) -> bool:
         """Whether the record is indexed under any of ``tokens`` (a recall candidate)."""
-        return not (tokens.isdisjoint(self.title) and tokens.isdisjoint(self.content)
-                    and tokens.isdisjoint(self.keywords) and tokens.isdisjoint(self.tags))
+        return not (
+            tokens.isdisjoint(self.title)
+            and tokens.isdisjoint(self.content)
+            and tokens.isdisjoint(self.keywords)
+            and tokens.isdisjoint(self.tags)
+        )
 
 
 class _Builder:
@@ -52,7 +56,7 @@ class _Builder:
     def __init__(self, tokenizer: Tokenizer):
         self.tok = tokenizer
         self.kw_memo: dict[str, frozenset[str]] = {}
-        self.words: dict[str, str] = {}   # one string per distinct token
+        self.words: dict[str, str] = {}  # one string per distinct token
 
     def _held(self, tokens: Iterable[str]) -> tuple[str, ...]:
         words = self.words
@@ -66,9 +70,12 @@ class _Builder:
             if toks is None:
                 toks = self.kw_memo[k] = self.tok.tokens(k)
             kw |= toks
-        return Bundle(self._held(self.tok.tokens(m.title)),
-                      self._held(self.tok.tokens(m.content[:CONTENT_INDEXED])),
-                      self._held(kw), self._held({t.lower() for t in m.tags}))
+        return Bundle(
+            self._held(self.tok.tokens(m.title)),
+            self._held(self.tok.tokens(m.content[:CONTENT_INDEXED])),
+            self._held(kw),
+            self._held({t.lower() for t in m.tags}),
+        )
 
 
 @dataclass
@@ -108,12 +115,15 @@ class EngineCache:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._state: IndexState | None = None
-        self._stable: tuple[Hashable, list[tuple[Memory, str]], list[int]] | None = None   # (version, selected entries, their fact lengths)
+        self._stable: tuple[Hashable, list[tuple[Memory, str]], list[int]] | None = (
+            None  # (version, selected entries, their fact lengths)
+        )
         self.builds = 0  # how many times the index was built; tests read it
-        self.costs = FactCosts()   # stable fact lengths, per row object
+        self.costs = FactCosts()  # stable fact lengths, per row object
 
-    def stable(self, project: Sequence[Memory], user: Sequence[Memory],
-               version: Hashable | None) -> tuple[list[tuple[Memory, str]], list[int]]:
+    def stable(
+        self, project: Sequence[Memory], user: Sequence[Memory], version: Hashable | None
+    ) -> tuple[list[tuple[Memory, str]], list[int]]:
         """``select`` over the rows and each selected fact's length, once per ``version``
         (``None``: "unknown", computed afresh every time)."""
         held = self._stable
@@ -125,8 +135,13 @@ class EngineCache:
             self._stable = (version, picked, costs)
         return picked, costs
 
-    def state(self, project: Sequence[Memory], user: Sequence[Memory],
-              version: Hashable | None, tokenizer: Tokenizer) -> IndexState:
+    def state(
+        self,
+        project: Sequence[Memory],
+        user: Sequence[Memory],
+        version: Hashable | None,
+        tokenizer: Tokenizer,
+    ) -> IndexState:
         """The index for these records, built again only when ``version`` moved.
 
         ``version=None`` means "unknown": the index is built every time.
@@ -145,7 +160,6 @@ class EngineCache:
             return fresh
 
 
-def uncached_state(project: Sequence[Memory], user: Sequence[Memory],
-                   tokenizer: Tokenizer) -> IndexState:
+def uncached_state(project: Sequence[Memory], user: Sequence[Memory], tokenizer: Tokenizer) -> IndexState:
     """A throw-away index, for callers that pass no cache."""
     return build_state(all_entries(project, user), (None, tokenizer.mode), tokenizer)

@@ -8,7 +8,8 @@ so ``foo.toolongext`` yields ``foo.toolon`` and ``3.11.2`` yields ``3.11``.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 HINT_MESSAGES = 10
 HINT_LIMIT = 20
@@ -31,8 +32,7 @@ def _texts(message: Any) -> list[str]:
     if isinstance(content, str):
         return [content]
     if isinstance(content, list):
-        return [str(b.get("text", "")) for b in content
-                if isinstance(b, dict) and b.get("type") == "text"]
+        return [str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text"]
     return []
 
 

@@ -9,36 +9,49 @@ before all of it, as if those rows had been deleted.
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Iterable, Sequence
 from datetime import datetime, timezone
-from typing import Any, Hashable, Iterable, Sequence
+from typing import Any
 
 from dashboard.records import Memory, Summary
 
 from . import recall as rc
 from .cache import EngineCache, IndexState, uncached_state
 from .hints import extract_hints
-from .render import CONTEXT_BUDGET, STABLE_BUDGET, render_context
 from .ranking import EMPTY, Recall, rank, stamp_ranks
+from .render import CONTEXT_BUDGET, STABLE_BUDGET, render_context
 from .results import Budget, Preview
 from .stable import FactCosts, Fitted, all_entries, fit, select, session_tail
 from .tokenize import Tokenizer, default_tokenizer
+
 
 def _aware(now: datetime) -> datetime:
     # A naive clock is taken as UTC, the same reading agentao gives stamps.
     return now if now.tzinfo is not None else now.replace(tzinfo=timezone.utc)
 
 
-def _state(project: Sequence[Memory], user: Sequence[Memory], cache: EngineCache | None,
-           version: Hashable | None, tok: Tokenizer) -> IndexState:
+def _state(
+    project: Sequence[Memory],
+    user: Sequence[Memory],
+    cache: EngineCache | None,
+    version: Hashable | None,
+    tok: Tokenizer,
+) -> IndexState:
     if cache is None:
         return uncached_state(project, user, tok)
     return cache.state(project, user, version, tok)
 
 
-def stable_view(project_memories: Sequence[Memory], user_memories: Sequence[Memory],
-                summaries: Iterable[Summary], *, session_id: str | None = None,
-                hidden_ids: Iterable[str] = frozenset(), cache: EngineCache | None = None,
-                version: Hashable | None = None) -> tuple[str, Fitted]:
+def stable_view(
+    project_memories: Sequence[Memory],
+    user_memories: Sequence[Memory],
+    summaries: Iterable[Summary],
+    *,
+    session_id: str | None = None,
+    hidden_ids: Iterable[str] = frozenset(),
+    cache: EngineCache | None = None,
+    version: Hashable | None = None,
+) -> tuple[str, Fitted]:
     """The ``<memory-stable>`` block and its fitted entries, without indexing for recall.
 
     The stable block needs no tokens, so screens that only show it (the
@@ -60,22 +73,44 @@ def stable_view(project_memories: Sequence[Memory], user_memories: Sequence[Memo
     return fitted.block(tail), fitted
 
 
-def stable_block_size(project_memories: Sequence[Memory], user_memories: Sequence[Memory],
-                      summaries: Iterable[Summary], *, session_id: str | None = None,
-                      hidden_ids: Iterable[str] = frozenset(),
-                      cache: EngineCache | None = None, version: Hashable | None = None,
-                      tokenizer: Tokenizer | None = None) -> int:
+def stable_block_size(
+    project_memories: Sequence[Memory],
+    user_memories: Sequence[Memory],
+    summaries: Iterable[Summary],
+    *,
+    session_id: str | None = None,
+    hidden_ids: Iterable[str] = frozenset(),
+    cache: EngineCache | None = None,
+    version: Hashable | None = None,
+    tokenizer: Tokenizer | None = None,
+) -> int:
     """Length of the ``<memory-stable>`` block (what ``/memory status`` reports).
 
     No clock and no query are involved; 0 means agentao would send no block.
     ``tokenizer`` is accepted for symmetry with ``preview`` and not needed.
     """
-    return len(stable_view(project_memories, user_memories, summaries, session_id=session_id,
-                           hidden_ids=hidden_ids, cache=cache, version=version)[0])
+    return len(
+        stable_view(
+            project_memories,
+            user_memories,
+            summaries,
+            session_id=session_id,
+            hidden_ids=hidden_ids,
+            cache=cache,
+            version=version,
+        )[0]
+    )
 
 
-def _recall(state: IndexState, query: str, hints: Iterable[str], tok: Tokenizer, hidden: frozenset[str],
-            shown: frozenset[str], now: datetime) -> tuple[Recall, str]:
+def _recall(
+    state: IndexState,
+    query: str,
+    hints: Iterable[str],
+    tok: Tokenizer,
+    hidden: frozenset[str],
+    shown: frozenset[str],
+    now: datetime,
+) -> tuple[Recall, str]:
     """The ranked recall run, or an empty one with a note saying why none."""
     if not query.strip():
         return EMPTY, "empty query: agentao recalls nothing"
@@ -88,19 +123,31 @@ def _recall(state: IndexState, query: str, hints: Iterable[str], tok: Tokenizer,
     ids -= hidden
     ages = rc.Ages(now, state.stamps)
     records, bundles = state.records, state.bundles
-    scored = [s for s in (rc.score(records[i], bundles[i], q, h, ages, True) for i in ids)
-              if s is not None and s.signal > 0]
+    scored = [
+        s
+        for s in (rc.score(records[i], bundles[i], q, h, ages, True) for i in ids)
+        if s is not None and s.signal > 0
+    ]
     if state.ranks is None:
         state.ranks = stamp_ranks(m.updated_at for m in records.values())
     return rank(scored, shown, state.ranks), ""
 
 
-def preview(project_memories: Sequence[Memory], user_memories: Sequence[Memory],
-            summaries: Iterable[Summary], *, query: str, messages: Iterable[Any] = (),
-            session_id: str | None = None, now: datetime,
-            hidden_ids: Iterable[str] = frozenset(), cache: EngineCache | None = None,
-            version: Hashable | None = None, tokenizer: Tokenizer | None = None,
-            context_hints: Sequence[str] | None = None) -> Preview:
+def preview(
+    project_memories: Sequence[Memory],
+    user_memories: Sequence[Memory],
+    summaries: Iterable[Summary],
+    *,
+    query: str,
+    messages: Iterable[Any] = (),
+    session_id: str | None = None,
+    now: datetime,
+    hidden_ids: Iterable[str] = frozenset(),
+    cache: EngineCache | None = None,
+    version: Hashable | None = None,
+    tokenizer: Tokenizer | None = None,
+    context_hints: Sequence[str] | None = None,
+) -> Preview:
     """Compute both blocks and every explanation for one query.
 
     ``project_memories`` / ``user_memories``: each file's rows in
@@ -120,20 +167,39 @@ def preview(project_memories: Sequence[Memory], user_memories: Sequence[Memory],
     state = _state(project_memories, user_memories, cache, version, tok)
     summaries = list(summaries)
     tail = session_tail(summaries, session_id)
-    block, fitted = stable_view(project_memories, user_memories, summaries, session_id=session_id,
-                                hidden_ids=hidden, cache=cache, version=version)
+    block, fitted = stable_view(
+        project_memories,
+        user_memories,
+        summaries,
+        session_id=session_id,
+        hidden_ids=hidden,
+        cache=cache,
+        version=version,
+    )
     shown = frozenset(s.memory.id for s in fitted.shown())
     hints = tuple(context_hints) if context_hints is not None else extract_hints(messages)
     recall, note = _recall(state, query, hints, tok, hidden, shown, now)
     context = render_context(recall.facts)
-    pool = tuple(m for m in state.records.values() if m.id not in hidden) if hidden \
+    pool = (
+        tuple(m for m in state.records.values() if m.id not in hidden)
+        if hidden
         else tuple(state.records.values())
+    )
     return Preview(
-        stable_block=block, context_block=context,
+        stable_block=block,
+        context_block=context,
         stable_budget=Budget(len(block), STABLE_BUDGET),
         context_budget=Budget(len(context), CONTEXT_BUDGET),
-        session_tail=tail, stable_entries=tuple(fitted), query=query,
+        session_tail=tail,
+        stable_entries=tuple(fitted),
+        query=query,
         query_tokens=tok.explain(query),
-        hints=hints, hint_tokens=tuple(sorted(tok.tokens(" ".join(hints)))),
-        recall=recall, recall_note=note, cjk_mode=tok.mode, now=now,
-        hidden_ids=hidden, pool=pool)
+        hints=hints,
+        hint_tokens=tuple(sorted(tok.tokens(" ".join(hints)))),
+        recall=recall,
+        recall_note=note,
+        cjk_mode=tok.mode,
+        now=now,
+        hidden_ids=hidden,
+        pool=pool,
+    )

@@ -14,15 +14,16 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Callable, Iterable
+from typing import Any
 
-from . import recall as rc
-from .render import EXCERPT_CHARS, context_fact, context_room
 from dashboard.records import Memory
 
+from . import recall as rc
 from .recall import Scored, Term
+from .render import EXCERPT_CHARS, context_fact, context_room
 
 SortKey = Callable[[rc.Scored], tuple[float, int, str]]
 
@@ -67,15 +68,25 @@ class Candidate:
     def to_dict(self) -> dict[str, Any]:
         """Plain form for the JSON twin."""
         m = self.memory
-        return {"id": m.id, "title": m.title, "scope": m.scope, "type": m.type,
-                "store": m.store, "updated_at": m.updated_at,
-                "excerpt": m.content[:EXCERPT_CHARS],   # agentao's RecallCandidate.excerpt
-                "score": self.score, "score_text": f"{self.score:.2f}",
-                "signal": self.scored.signal, "days": self.scored.days,
-                "reasons": list(self.reasons), "mark": self.mark,
-                "rank": self.rank, "tied": self.tied, "cost": self.cost,
-                "terms": [t.to_dict() for t in self.terms]}
-
+        return {
+            "id": m.id,
+            "title": m.title,
+            "scope": m.scope,
+            "type": m.type,
+            "store": m.store,
+            "updated_at": m.updated_at,
+            "excerpt": m.content[:EXCERPT_CHARS],  # agentao's RecallCandidate.excerpt
+            "score": self.score,
+            "score_text": f"{self.score:.2f}",
+            "signal": self.scored.signal,
+            "days": self.scored.days,
+            "reasons": list(self.reasons),
+            "mark": self.mark,
+            "rank": self.rank,
+            "tied": self.tied,
+            "cost": self.cost,
+            "terms": [t.to_dict() for t in self.terms],
+        }
 
 
 def stamp_ranks(stamps: Iterable[str]) -> dict[str, int]:
@@ -85,8 +96,10 @@ def stamp_ranks(stamps: Iterable[str]) -> dict[str, int]:
 
 def order_key(ranks: dict[str, int]) -> SortKey:
     """Sort key giving the documented tie order (ascending = best first)."""
+
     def key(s: rc.Scored) -> tuple[float, int, str]:
         return (-s.score, -ranks[s.memory.updated_at], s.memory.id)
+
     return key
 
 
@@ -94,13 +107,13 @@ def order_key(ranks: dict[str, int]) -> SortKey:
 class Recall:
     """One recall run: the block's facts now, every candidate's mark on demand."""
 
-    eligible: list[rc.Scored]   # ranked by agentao (not shown in the stable block)
-    excluded: list[rc.Scored]   # shown in the stable block: agentao never scores them
-    top: list[rc.Scored]        # the first TOP_K of ``eligible`` in order
-    costs: list[int]            # context-fact cost of each of ``top``
-    kept: int                   # how many of ``top`` the budget let in
-    facts: list[str]            # their rendered facts
-    key: SortKey                # the sort key (see :func:`order_key`)
+    eligible: list[rc.Scored]  # ranked by agentao (not shown in the stable block)
+    excluded: list[rc.Scored]  # shown in the stable block: agentao never scores them
+    top: list[rc.Scored]  # the first TOP_K of ``eligible`` in order
+    costs: list[int]  # context-fact cost of each of ``top``
+    kept: int  # how many of ``top`` the budget let in
+    facts: list[str]  # their rendered facts
+    key: SortKey  # the sort key (see :func:`order_key`)
 
     @cached_property
     def candidates(self) -> tuple[Candidate, ...]:
@@ -114,8 +127,7 @@ class Recall:
             else:
                 mark = rc.IN_BLOCK if n <= self.kept else rc.CUT_BUDGET
                 out.append(Candidate(s, mark, n, ties[s.score], self.costs[n - 1]))
-        out += [Candidate(s, rc.EXCLUDED_STABLE, None, 0)
-                for s in sorted(self.excluded, key=self.key)]
+        out += [Candidate(s, rc.EXCLUDED_STABLE, None, 0) for s in sorted(self.excluded, key=self.key)]
         return tuple(out)
 
 

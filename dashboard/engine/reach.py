@@ -27,8 +27,7 @@ def memory_reach(memory: Memory, because: str | None, shown: bool | None = None)
     if because is not None and shown is not False:
         return {"code": "stable", "because": because, "text": reach_text("stable", because, shown)}
     if because is not None:
-        return {"code": "stable_evicted", "because": because,
-                "text": reach_text("stable_evicted", because)}
+        return {"code": "stable_evicted", "because": because, "text": reach_text("stable_evicted", because)}
     return {"code": "recall", "text": reach_text("recall")}
 
 
@@ -38,12 +37,19 @@ def reach_text(code: str, because: str | None = None, shown: bool | None = None)
     if code == "soft_deleted":
         return _("soft-deleted: invisible to the agent, content still in the file")
     if code == "stable" and shown:
-        return _("always in %(tag)s (%(because)s), so never recalled",
-                 tag="<memory-stable>", because=because)
+        return _("always in %(tag)s (%(because)s), so never recalled", tag="<memory-stable>", because=because)
     if code == "stable":
-        return _("always in %(tag)s (%(because)s), so never recalled (unless the "
-                 "2000-character budget leaves it out)", tag="<memory-stable>", because=because)
+        return _(
+            "always in %(tag)s (%(because)s), so never recalled (unless the "
+            "2000-character budget leaves it out)",
+            tag="<memory-stable>",
+            because=because,
+        )
     if code == "stable_evicted":
-        return _("selected for %(tag)s (%(because)s) but the 2000-character budget leaves it "
-                 "out; recall only until room frees up", tag="<memory-stable>", because=because)
+        return _(
+            "selected for %(tag)s (%(because)s) but the 2000-character budget leaves it "
+            "out; recall only until room frees up",
+            tag="<memory-stable>",
+            because=because,
+        )
     return _("recall only: in %(tag)s when a query scores it", tag="<memory-context>")

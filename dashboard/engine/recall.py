@@ -46,7 +46,7 @@ def _parse_us(stamp: str) -> int | None:
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-_NAIVE_EPOCH = datetime(1970, 1, 1)      # a naive stamp is read as UTC
+_NAIVE_EPOCH = datetime(1970, 1, 1)  # a naive stamp is read as UTC
 _US = timedelta(microseconds=1)
 
 
@@ -100,8 +100,13 @@ class Term:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain form for the JSON twin."""
-        return {"name": self.name, "value": self.value, "weight": self.weight,
-                "contribution": self.contribution, "matched": list(self.matched)}
+        return {
+            "name": self.name,
+            "value": self.value,
+            "weight": self.weight,
+            "contribution": self.contribution,
+            "matched": list(self.matched),
+        }
 
 
 class Scored:
@@ -114,8 +119,16 @@ class Scored:
 
     __slots__ = ("memory", "score", "signal", "days", "_w", "_values", "_hits")
 
-    def __init__(self, memory: Memory, score: float, signal: float, days: float,
-                 w: float, values: tuple[float, ...], hits: tuple[Any, ...]):
+    def __init__(
+        self,
+        memory: Memory,
+        score: float,
+        signal: float,
+        days: float,
+        w: float,
+        values: tuple[float, ...],
+        hits: tuple[Any, ...],
+    ):
         self.memory, self.score, self.signal, self.days = memory, score, signal, days
         self._w, self._values, self._hits = w, values, hits
 
@@ -139,15 +152,29 @@ class Scored:
     def reasons(self) -> tuple[str, ...]:
         """agentao's reason names, in agentao's order."""
         tag, title, kw, content, fp, _, stale = self._values
-        return tuple(name for name, on in (
-            ("tag_match", tag > 0), ("title_overlap", title > 0),
-            ("keyword_match", kw > 0), ("content_match", content > 0),
-            ("filepath_hint", fp == 1.0), ("stale_penalty", stale == 1.0),
-            ("explicit", self.memory.confidence == "explicit_user")) if on)
+        return tuple(
+            name
+            for name, on in (
+                ("tag_match", tag > 0),
+                ("title_overlap", title > 0),
+                ("keyword_match", kw > 0),
+                ("content_match", content > 0),
+                ("filepath_hint", fp == 1.0),
+                ("stale_penalty", stale == 1.0),
+                ("explicit", self.memory.confidence == "explicit_user"),
+            )
+            if on
+        )
 
 
-def score(memory: Memory, bundle: Bundle, query: frozenset[str],
-          hints: frozenset[str], now: datetime | Ages, skip_silent: bool = False) -> Scored | None:
+def score(
+    memory: Memory,
+    bundle: Bundle,
+    query: frozenset[str],
+    hints: frozenset[str],
+    now: datetime | Ages,
+    skip_silent: bool = False,
+) -> Scored | None:
     """Score one record against query and hint tokens; ``now`` a clock or :class:`Ages`.
 
     With ``skip_silent`` a record without signal gives None (the hot loop
@@ -156,15 +183,18 @@ def score(memory: Memory, bundle: Bundle, query: frozenset[str],
     q = len(query)
     per = max(q, 1)
     w = tag_weight(q)
-    hits = (query.intersection(bundle.tags), query.intersection(bundle.title),
-            query.intersection(bundle.keywords), query.intersection(bundle.content),
-            hints.intersection(bundle.keywords))
+    hits = (
+        query.intersection(bundle.tags),
+        query.intersection(bundle.title),
+        query.intersection(bundle.keywords),
+        query.intersection(bundle.content),
+        hints.intersection(bundle.keywords),
+    )
     if skip_silent and not (hits[0] or hits[1] or hits[2] or hits[3] or hits[4]):
         return None
     tag = len(hits[0]) / per
     # |Q ∪ T| from the sizes: the same integer without building the union.
-    title = (len(hits[1]) / (q + len(bundle.title) - len(hits[1]))
-             if query and bundle.title else 0.0)
+    title = len(hits[1]) / (q + len(bundle.title) - len(hits[1])) if query and bundle.title else 0.0
     kw = len(hits[2]) / per
     content = len(hits[3]) / per
     fp = 1.0 if hits[4] else 0.0
@@ -172,10 +202,16 @@ def score(memory: Memory, bundle: Bundle, query: frozenset[str],
     recency = 1.0 / (1.0 + days / 30)
     stale = 1.0 if days > STALE_DAYS else 0.0
     # Written out in agentao's order: float addition is not associative.
-    total = (w * tag + 3.0 * title + 2.0 * kw + 1.0 * content + 2.0 * fp
-             + 1.0 * recency - 2.0 * stale)
-    return Scored(memory, total, tag + title + kw + content + fp, days, w,
-                  (tag, title, kw, content, fp, recency, stale), hits)
+    total = w * tag + 3.0 * title + 2.0 * kw + 1.0 * content + 2.0 * fp + 1.0 * recency - 2.0 * stale
+    return Scored(
+        memory,
+        total,
+        tag + title + kw + content + fp,
+        days,
+        w,
+        (tag, title, kw, content, fp, recency, stale),
+        hits,
+    )
 
 
 def order(scored: list[Scored]) -> list[Scored]:

@@ -14,8 +14,8 @@ from .ranking import Candidate, Recall
 from .stable import Selected
 from .tokenize import TokenOrigin
 
-CANDIDATES_PER_PAGE = 100   # the twin's first page: the block, its cuts and the near misses
-EVICTED_SHOWN = 100         # stable entries left out by the budget, listed after the shown ones
+CANDIDATES_PER_PAGE = 100  # the twin's first page: the block, its cuts and the near misses
+EVICTED_SHOWN = 100  # stable entries left out by the budget, listed after the shown ones
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ class Preview:
     hints: tuple[str, ...]
     hint_tokens: tuple[str, ...]
     recall: Recall = field(repr=False)
-    recall_note: str          # "" when recall ran; else why agentao recalls nothing
+    recall_note: str  # "" when recall ran; else why agentao recalls nothing
     cjk_mode: str
     now: datetime
     hidden_ids: frozenset[str]
@@ -93,21 +93,25 @@ class Preview:
         shown = [s for s in self.stable_entries if s.shown]
         evicted = [s for s in self.stable_entries if not s.shown]
         return {
-            "stable_block": self.stable_block, "context_block": self.context_block,
-            "budgets": {"stable": self.stable_budget.to_dict(),
-                        "context": self.context_budget.to_dict()},
+            "stable_block": self.stable_block,
+            "context_block": self.context_block,
+            "budgets": {"stable": self.stable_budget.to_dict(), "context": self.context_budget.to_dict()},
             "session_tail": self.session_tail,
             "stable_entries": [s.to_dict() for s in shown + evicted[:EVICTED_SHOWN]],
             "stable_entries_total": len(self.stable_entries),
             "query": self.query,
             "query_tokens": [t.to_dict() for t in self.query_tokens],
-            "context_hints": list(self.hints), "hint_tokens": list(self.hint_tokens),
-            "candidates": [c.to_dict() for c in ranked[start:start + per_page]],
-            "candidates_total": len(ranked), "candidates_page": page, "per_page": per_page,
+            "context_hints": list(self.hints),
+            "hint_tokens": list(self.hint_tokens),
+            "candidates": [c.to_dict() for c in ranked[start : start + per_page]],
+            "candidates_total": len(ranked),
+            "candidates_page": page,
+            "per_page": per_page,
             "candidates_pages": max(1, -(-len(ranked) // per_page)),
             "marks": dict(Counter(c.mark for c in ranked)),
-            "recall_note": self.recall_note, "cjk_mode": self.cjk_mode,
-            "now": self.now.isoformat(), "hidden_ids": sorted(self.hidden_ids),
-            "never_recalled": {"reason": self.never_recalled_reason,
-                               "count": len(self.never_recalled)},
+            "recall_note": self.recall_note,
+            "cjk_mode": self.cjk_mode,
+            "now": self.now.isoformat(),
+            "hidden_ids": sorted(self.hidden_ids),
+            "never_recalled": {"reason": self.never_recalled_reason, "count": len(self.never_recalled)},
         }

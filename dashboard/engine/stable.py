@@ -10,9 +10,10 @@ session's, first 3 kept, shown oldest first, last 800 characters.
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import Any, Callable, Iterable, Sequence, overload
+from typing import Any, overload
 
 from dashboard.records import Memory, Summary
 
@@ -45,10 +46,10 @@ class Selected:
     """One stable entry: why it was selected and whether the budget let it in."""
 
     memory: Memory
-    because: str          # "user scope", "type <t>", "recent incidental 1/3", ...
-    cost: int             # characters its fact takes, newline included
+    because: str  # "user scope", "type <t>", "recent incidental 1/3", ...
+    cost: int  # characters its fact takes, newline included
     shown: bool
-    room_before: int      # characters left when the fit reached this entry
+    room_before: int  # characters left when the fit reached this entry
 
     @property
     def evicted(self) -> bool:
@@ -57,13 +58,20 @@ class Selected:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain form for the JSON twin."""
-        return {"id": self.memory.id, "title": self.memory.title,
-                "scope": self.memory.scope, "type": self.memory.type,
-                "store": self.memory.store, "because": self.because,
-                "cost": self.cost, "shown": self.shown,
-                "room_before": self.room_before,
-                "evicted_reason": ("over budget: needs %d, %d left"
-                                   % (self.cost, self.room_before)) if not self.shown else ""}
+        return {
+            "id": self.memory.id,
+            "title": self.memory.title,
+            "scope": self.memory.scope,
+            "type": self.memory.type,
+            "store": self.memory.store,
+            "because": self.because,
+            "cost": self.cost,
+            "shown": self.shown,
+            "room_before": self.room_before,
+            "evicted_reason": ("over budget: needs %d, %d left" % (self.cost, self.room_before))
+            if not self.shown
+            else "",
+        }
 
 
 BECAUSE = {t: f"type {t}" for t in STRUCTURAL_TYPES}
@@ -138,12 +146,17 @@ class Fitted(Sequence[Selected]):
     rows costs no more objects than the facts it shows.
     """
 
-    def __init__(self, picked: Sequence[tuple[Memory, str]], costs: list[int], shown_at: list[int],
-                 rooms_after: list[int]):
+    def __init__(
+        self,
+        picked: Sequence[tuple[Memory, str]],
+        costs: list[int],
+        shown_at: list[int],
+        rooms_after: list[int],
+    ):
         self._picked = picked
         self._costs = costs
-        self._rooms = rooms_after          # room before any shown entry, then after each
-        self._order = [-i for i in shown_at]   # shown indices negated: ascending, for bisect
+        self._rooms = rooms_after  # room before any shown entry, then after each
+        self._order = [-i for i in shown_at]  # shown indices negated: ascending, for bisect
 
     def __len__(self) -> int:
         return len(self._picked)
@@ -162,7 +175,7 @@ class Fitted(Sequence[Selected]):
         if not 0 <= i < len(self):
             raise IndexError(i)
         memory, because = self._picked[i]
-        newer_shown = bisect_left(self._order, -i)   # shown entries newer than i
+        newer_shown = bisect_left(self._order, -i)  # shown entries newer than i
         shown = newer_shown < len(self._order) and self._order[newer_shown] == -i
         return Selected(memory, because, self._costs[i], shown, self._rooms[newer_shown])
 
@@ -183,12 +196,16 @@ class Fitted(Sequence[Selected]):
         return None
 
 
-_SKIP = 256   # entries compared at C speed (min of a slice) while none can fit
+_SKIP = 256  # entries compared at C speed (min of a slice) while none can fit
 
 
-def fit(picked: Sequence[tuple[Memory, str]], tail: str,
-        cost: Callable[[Memory], int] | None = None, budget: int = STABLE_BUDGET,
-        costs: list[int] | None = None) -> Fitted:
+def fit(
+    picked: Sequence[tuple[Memory, str]],
+    tail: str,
+    cost: Callable[[Memory], int] | None = None,
+    budget: int = STABLE_BUDGET,
+    costs: list[int] | None = None,
+) -> Fitted:
     """Decide which selected entries the budget shows, in selection order.
 
     Newest-created first; an entry that does not fit is skipped and the walk
@@ -215,7 +232,7 @@ def fit(picked: Sequence[tuple[Memory, str]], tail: str,
         i -= 1
         while i >= 0:
             start = max(0, i - _SKIP + 1)
-            if min(costs[start:i + 1]) > room:
+            if min(costs[start : i + 1]) > room:
                 i = start - 1
                 continue
             while costs[i] > room:
@@ -243,5 +260,5 @@ def session_tail(summaries: Iterable[Summary], session_id: str | None) -> str:
         text = text[-TAIL_CHARS:]
         cut = text.find("\n")
         if cut != -1:
-            text = text[cut + 1:]
+            text = text[cut + 1 :]
     return text.strip()

@@ -33,11 +33,13 @@ _SEAM = re.compile(rf"(?<=[a-zA-Z\d])(?=[{_CJK}])|(?<=[{_CJK}])(?=[a-zA-Z\d])")
 # Backtick and tilde are deliberately absent: agentao does not split on them.
 _SEPARATORS = re.compile(r"[\s/\\_\-.,:;|@#$%^&*()+=\[\]{}<>?!'\"]+")
 
-STOPWORDS = frozenset("""
+STOPWORDS = frozenset(
+    """
     a an the is are was were be been have has had do does did will would can
     could should may might shall to of in for on with at by from as into and or
     but not no so if then that this it its i you we they my your
-""".split())
+""".split()
+)
 
 _SEGMENT_MEMO = 50_000  # distinct CJK runs remembered per tokenizer
 
@@ -114,8 +116,7 @@ class Tokenizer:
     def _latin(self, text: str, has_cjk: bool) -> list[str]:
         # The seam rule needs a CJK character; skipping it otherwise is only speed.
         prepped = _SEAM.sub(" ", text) if has_cjk else text
-        return [p for p in _SEPARATORS.split(prepped.lower())
-                if len(p) > 1 and p not in STOPWORDS]
+        return [p for p in _SEPARATORS.split(prepped.lower()) if len(p) > 1 and p not in STOPWORDS]
 
     def _cjk_words(self, text: str, has_cjk: bool) -> list[str]:
         if self._jieba is None or not has_cjk:
@@ -127,8 +128,9 @@ class Tokenizer:
             if found is None:
                 # The same short runs recur across thousands of records; jieba
                 # is deterministic for a given dictionary, so remember them.
-                found = tuple(w for w in self._jieba.lcut(run, cut_all=False)
-                              if len(w) >= 2 and _CJK_CHAR.match(w))
+                found = tuple(
+                    w for w in self._jieba.lcut(run, cut_all=False) if len(w) >= 2 and _CJK_CHAR.match(w)
+                )
                 if len(memo) >= _SEGMENT_MEMO:
                     memo.clear()
                 memo[run] = found
@@ -176,7 +178,7 @@ def default_tokenizer() -> Tokenizer:
 CJK_SETTINGS = ("auto", "on", "off")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def tokenizer_for(cjk: str) -> Tokenizer:
     """The tokenizer for a ``--cjk`` setting, one per process and setting.
 

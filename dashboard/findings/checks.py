@@ -12,9 +12,9 @@ import hashlib
 import hmac
 import os
 import re
+from collections.abc import Iterator
 from datetime import date
 from operator import add
-from typing import Iterator
 
 from ..engine.render import escape
 
@@ -41,7 +41,8 @@ _ID_CHECK = "10X98765432"
 # First two digits of a PRC administrative division code (provinces, SARs, Taiwan).
 _ID_PROVINCES = frozenset(
     "11 12 13 14 15 21 22 23 31 32 33 34 35 36 37 41 42 43 44 45 46 50 51 52 53 54 "
-    "61 62 63 64 65 71 81 82 83 91".split())
+    "61 62 63 64 65 71 81 82 83 91".split()
+)
 
 
 def prc_id_ok(number: str, latest_year: int = 2100) -> bool:
@@ -61,11 +62,49 @@ def prc_id_ok(number: str, latest_year: int = 2100) -> bool:
 
 # ISO 13616 lengths of the countries people here are likely to bank in.
 IBAN_LENGTHS = {
-    "AD": 24, "AE": 23, "AT": 20, "BE": 16, "BG": 22, "BH": 22, "BR": 29, "CH": 21, "CY": 28,
-    "CZ": 24, "DE": 22, "DK": 18, "EE": 20, "ES": 24, "FI": 18, "FR": 27, "GB": 22, "GR": 27,
-    "HR": 21, "HU": 28, "IE": 22, "IL": 23, "IS": 26, "IT": 27, "LI": 21, "LT": 20, "LU": 20,
-    "LV": 21, "MC": 27, "MT": 31, "NL": 18, "NO": 15, "PL": 28, "PT": 25, "QA": 29, "RO": 24,
-    "SA": 24, "SE": 24, "SI": 19, "SK": 24, "SM": 27, "TR": 26, "UA": 29,
+    "AD": 24,
+    "AE": 23,
+    "AT": 20,
+    "BE": 16,
+    "BG": 22,
+    "BH": 22,
+    "BR": 29,
+    "CH": 21,
+    "CY": 28,
+    "CZ": 24,
+    "DE": 22,
+    "DK": 18,
+    "EE": 20,
+    "ES": 24,
+    "FI": 18,
+    "FR": 27,
+    "GB": 22,
+    "GR": 27,
+    "HR": 21,
+    "HU": 28,
+    "IE": 22,
+    "IL": 23,
+    "IS": 26,
+    "IT": 27,
+    "LI": 21,
+    "LT": 20,
+    "LU": 20,
+    "LV": 21,
+    "MC": 27,
+    "MT": 31,
+    "NL": 18,
+    "NO": 15,
+    "PL": 28,
+    "PT": 25,
+    "QA": 29,
+    "RO": 24,
+    "SA": 24,
+    "SE": 24,
+    "SI": 19,
+    "SK": 24,
+    "SM": 27,
+    "TR": 26,
+    "UA": 29,
 }
 
 
@@ -93,7 +132,7 @@ def mask_secret(span: str) -> str:
     label = ""
     m = _LABEL.match(span)
     if m and len(m.group(1)) < len(span) and len(m.group(1)) <= 40:
-        label, span = m.group(1), span[len(m.group(1)):]
+        label, span = m.group(1), span[len(m.group(1)) :]
     keep = min(4, len(span) // 4)
     return f"{label}{span[:keep]}…[{len(span) - keep} chars hidden]"
 
@@ -141,8 +180,7 @@ def _cjk_tokens(run: str):
 # ASCII letters lower-cased, digits kept, every other ASCII character a space:
 # ``str.split`` then yields exactly ``_ASCII_WORD``'s tokens.  NUL stays, to
 # separate texts joined for one pass (when a text holds one, each goes alone).
-_ASCII_WORDS = {c: (c + 32 if 65 <= c <= 90 else c if chr(c).isalnum() else 32)
-                for c in range(1, 128)}
+_ASCII_WORDS = {c: (c + 32 if 65 <= c <= 90 else c if chr(c).isalnum() else 32) for c in range(1, 128)}
 # Everything but CJK characters and NUL, to leave each text's CJK runs.
 _NOT_CJK = re.compile(r"[^\u3400-\u4dbf\u4e00-\u9fff\0]+")
 
@@ -200,8 +238,9 @@ _SIGNATURE = re.compile(r"([0-9a-f]{8})\.([1-9][0-9]{0,5})\.([0-9a-f]{32})")
 
 
 def _digest(text: str) -> str:
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16,
-                           key=_SIGNING_KEY).hexdigest()
+    return hashlib.blake2b(
+        text.encode("utf-8", "surrogatepass"), digest_size=16, key=_SIGNING_KEY
+    ).hexdigest()
 
 
 def text_signature(text: str) -> str:
@@ -225,5 +264,4 @@ def signature_in(block: str, signature: str) -> bool:
     """Whether the text behind ``signature`` (``signed_here``) appears anywhere in ``block``."""
     _signer, length, digest = _SIGNATURE.fullmatch(signature).groups()
     n = int(length)
-    return any(hmac.compare_digest(_digest(block[i:i + n]), digest)
-               for i in range(len(block) - n + 1))
+    return any(hmac.compare_digest(_digest(block[i : i + n]), digest) for i in range(len(block) - n + 1))

@@ -11,9 +11,10 @@ rows have nothing to report.  The near-duplicate join itself is in
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
 from itertools import compress, count
 from operator import or_
-from typing import Iterator, NamedTuple
+from typing import NamedTuple
 
 from ..contract import SaveRefused, normalize_key
 from .checks import token_sets
@@ -28,15 +29,15 @@ class Docs(NamedTuple):
     row's token set and length); rules built from texts (``of``) get both.
     """
 
-    keys: list[str]     # key_normalized
+    keys: list[str]  # key_normalized
     scopes: list[str]
     types: list[str]
-    texts: list[str]    # content; a scan's Docs hold ``lengths`` and ``sets`` instead
-    sets: list[frozenset[str] | None] | None = None   # token_set of each text (None: left out)
-    lengths: list[int] | None = None                   # len of each text
+    texts: list[str]  # content; a scan's Docs hold ``lengths`` and ``sets`` instead
+    sets: list[frozenset[str] | None] | None = None  # token_set of each text (None: left out)
+    lengths: list[int] | None = None  # len of each text
 
     @classmethod
-    def of(cls, rows) -> "Docs":
+    def of(cls, rows) -> Docs:
         """From ``(key, scope, type, text)`` tuples."""
         if not rows:
             return cls([], [], [], [], [], [])
@@ -61,31 +62,39 @@ def same_key_both_scopes(docs: Docs) -> Iterator[tuple[int, Finding]]:
     for key, group in by_key.items():
         for n in group:
             others = tuple(m for m in group if m != n)[:MAX_RELATED]
-            yield n, Finding("conflict.same_key", "conflict", "key_normalized", 0, len(key), key,
-                             why, others)
+            yield n, Finding("conflict.same_key", "conflict", "key_normalized", 0, len(key), key, why, others)
 
 
-def near_duplicates(docs: Docs, threshold: float = DUPLICATE_THRESHOLD
-                    ) -> Iterator[tuple[int, Finding]]:
+def near_duplicates(docs: Docs, threshold: float = DUPLICATE_THRESHOLD) -> Iterator[tuple[int, Finding]]:
     """Near-identical content under different keys (token Jaccard ≥ 0.9): one of them is redundant"""
     return duplicate_findings(docs, pairs_of_sets(docs.keys, docs.sets, threshold)[0])
 
 
-def duplicate_findings(docs: Docs, pairs: dict[int, dict[int, float]]
-                       ) -> Iterator[tuple[int, Finding]]:
+def duplicate_findings(docs: Docs, pairs: dict[int, dict[int, float]]) -> Iterator[tuple[int, Finding]]:
     """``near_duplicates``'s findings from ``duplicate_pairs`` of the same docs, in the same order."""
     why = near_duplicates.__doc__.splitlines()[0]
     for n, others in pairs.items():
         if others:
-            yield n, Finding("conflict.duplicate", "conflict", "content", 0, docs.lengths[n],
-                             f"{len(others)} near-identical (Jaccard {max(others.values()):.2f})",
-                             why, tuple(others))
+            yield (
+                n,
+                Finding(
+                    "conflict.duplicate",
+                    "conflict",
+                    "content",
+                    0,
+                    docs.lengths[n],
+                    f"{len(others)} near-identical (Jaccard {max(others.values()):.2f})",
+                    why,
+                    tuple(others),
+                ),
+            )
 
 
 # Words that say how, not what: skipped when finding a key's subject.
 _NOT_SUBJECT = frozenset(
     "preference user profile constraint decision workflow use uses using prefer prefers like "
-    "likes want wants always never the a an to i my of for with".split())
+    "likes want wants always never the a an to i my of for with".split()
+)
 
 
 def subject(key: str) -> str:
@@ -116,7 +125,7 @@ def contradicted_preferences(memories: Docs, approved: Docs) -> Iterator[tuple[i
     for n in compress(count(), preferences):
         key, tokens = memories.keys[n], memories.sets[n]
         if tokens is None:
-            continue   # a row the scan kept no token set of (its memory bound)
+            continue  # a row the scan kept no token set of (its memory bound)
         clashing = []
         for c in by_subject.get(subject(key), ()):
             try:
@@ -126,5 +135,16 @@ def contradicted_preferences(memories: Docs, approved: Docs) -> Iterator[tuple[i
             if key != written and tokens != approved.sets[c]:
                 clashing.append(c)
         if clashing:
-            yield n, Finding("conflict.contradicted", "conflict", "content", 0, memories.lengths[n],
-                             f"subject '{subject(key)}'", why, tuple(clashing[:MAX_RELATED]))
+            yield (
+                n,
+                Finding(
+                    "conflict.contradicted",
+                    "conflict",
+                    "content",
+                    0,
+                    memories.lengths[n],
+                    f"subject '{subject(key)}'",
+                    why,
+                    tuple(clashing[:MAX_RELATED]),
+                ),
+            )

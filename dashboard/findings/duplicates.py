@@ -17,30 +17,30 @@ from __future__ import annotations
 import math
 import time
 from collections import Counter, defaultdict
-
-from flask_babel import gettext as _, ngettext
-
-from .said import Said
+from collections.abc import Sequence
 from itertools import compress, count, repeat
 from operator import ne, sub
-from typing import Sequence
+
+from flask_babel import gettext as _
+from flask_babel import ngettext
 
 from .checks import jaccard, token_sets
+from .said import Said
 
 DUPLICATE_THRESHOLD = 0.9
-MIN_TOKENS = 3          # "ok", "uv" under two keys is not worth a finding
+MIN_TOKENS = 3  # "ok", "uv" under two keys is not worth a finding
 MAX_RELATED = 5
-COMMON_ROWS = 1000      # a word in more rows than this is never a prefix token compared on
-MAX_VISITED = 150       # rows looked at (in the prefix tokens' lists) per row, at most
+COMMON_ROWS = 1000  # a word in more rows than this is never a prefix token compared on
+MAX_VISITED = 150  # rows looked at (in the prefix tokens' lists) per row, at most
 
 
 class Cut:
     """What the bounds left out; empty when the join is exact."""
 
     def __init__(self) -> None:
-        self.common_rows = 0       # rows whose prefix held a word too common to compare on
-        self.capped_rows = 0       # rows that reached MAX_VISITED
-        self.stopped_at: tuple[int, int] | None = None   # (rows joined, rows to join) at the deadline
+        self.common_rows = 0  # rows whose prefix held a word too common to compare on
+        self.capped_rows = 0  # rows that reached MAX_VISITED
+        self.stopped_at: tuple[int, int] | None = None  # (rows joined, rows to join) at the deadline
 
     def __bool__(self) -> bool:
         return bool(self.common_rows or self.capped_rows or self.stopped_at)
@@ -49,36 +49,62 @@ class Cut:
         out = []
         if self.stopped_at:
             done, total = self.stopped_at
-            out.append(Said(lambda: _("the near-duplicate check stopped at the time limit after "
-                                      "%(done)s of %(total)s long memories",
-                                      done="{:,}".format(done), total="{:,}".format(total))))
+            out.append(
+                Said(
+                    lambda: _(
+                        "the near-duplicate check stopped at the time limit after "
+                        "%(done)s of %(total)s long memories",
+                        done="{:,}".format(done),
+                        total="{:,}".format(total),
+                    )
+                )
+            )
         if self.common_rows:
             n = self.common_rows
-            out.append(Said(lambda: ngettext(
-                "the near-duplicate check skipped words found in more than %(common)s memories "
-                "(too common to tell duplicates apart): %(count)s memory was compared on its "
-                "rarer words only",
-                "the near-duplicate check skipped words found in more than %(common)s memories "
-                "(too common to tell duplicates apart): %(count)s memories were compared on their "
-                "rarer words only", n, common="{:,}".format(COMMON_ROWS), count="{:,}".format(n))))
+            out.append(
+                Said(
+                    lambda: ngettext(
+                        "the near-duplicate check skipped words found in more than %(common)s memories "
+                        "(too common to tell duplicates apart): %(count)s memory was compared on its "
+                        "rarer words only",
+                        "the near-duplicate check skipped words found in more than %(common)s memories "
+                        "(too common to tell duplicates apart): %(count)s memories were compared on their "
+                        "rarer words only",
+                        n,
+                        common="{:,}".format(COMMON_ROWS),
+                        count="{:,}".format(n),
+                    )
+                )
+            )
         if self.capped_rows:
             n = self.capped_rows
-            out.append(Said(lambda: ngettext(
-                "%(count)s memory was compared with only %(max)s others each",
-                "%(count)s memories were compared with only %(max)s others each", n,
-                count="{:,}".format(n), max="{:,}".format(MAX_VISITED))))
+            out.append(
+                Said(
+                    lambda: ngettext(
+                        "%(count)s memory was compared with only %(max)s others each",
+                        "%(count)s memories were compared with only %(max)s others each",
+                        n,
+                        count="{:,}".format(n),
+                        max="{:,}".format(MAX_VISITED),
+                    )
+                )
+            )
         return out
 
 
-def duplicate_pairs(keys: list[str], texts: list[str], threshold: float = DUPLICATE_THRESHOLD
-                    ) -> dict[int, dict[int, float]]:
+def duplicate_pairs(
+    keys: list[str], texts: list[str], threshold: float = DUPLICATE_THRESHOLD
+) -> dict[int, dict[int, float]]:
     """For each text (by position), the texts under another key it nearly equals, with the score."""
     return pairs_of_sets(keys, token_sets(texts), threshold)[0]
 
 
-def pairs_of_sets(keys: list[str], sets: list[frozenset[str] | None],
-                  threshold: float = DUPLICATE_THRESHOLD, deadline: float | None = None
-                  ) -> tuple[dict[int, dict[int, float]], Cut]:
+def pairs_of_sets(
+    keys: list[str],
+    sets: list[frozenset[str] | None],
+    threshold: float = DUPLICATE_THRESHOLD,
+    deadline: float | None = None,
+) -> tuple[dict[int, dict[int, float]], Cut]:
     """``duplicate_pairs`` of the texts' token sets (None: a row left out), and what was cut.
 
     Three exact steps, none pairwise over the corpus.  With a = |A−B|, b = |B−A|
@@ -132,18 +158,27 @@ def pairs_of_sets(keys: list[str], sets: list[frozenset[str] | None],
             by_sum[total].append(tokens)
     smaller_sums = by_sum.keys()
     for tokens, total, token_hashes in zip(near, sums, hashes):
-        if len(tokens) >= subset_min and not smaller_sums.isdisjoint(
-                map(sub, repeat(total), token_hashes)):
-            smaller = [s for t in tokens for s in by_sum.get(total - hash(t), ())
-                       if len(s) == len(tokens) - 1 and s < tokens]
+        if len(tokens) >= subset_min and not smaller_sums.isdisjoint(map(sub, repeat(total), token_hashes)):
+            smaller = [
+                s
+                for t in tokens
+                for s in by_sum.get(total - hash(t), ())
+                if len(s) == len(tokens) - 1 and s < tokens
+            ]
             # Linked in row order, not in the order of this set's tokens: set order
             # follows the process's string hashing, and which MAX_RELATED rows a
             # row names must not.
             for s in sorted(smaller, key=lambda s: rows_of(s)[0]):
                 _link(pairs, keys, rows_of(tokens), rows_of(s), (len(tokens) - 1) / len(tokens))
     cut = Cut()
-    _prefix_join([(tokens, rows_of(tokens)) for tokens in last if len(tokens) >= join_min],
-                 threshold, keys, pairs, cut, deadline)
+    _prefix_join(
+        [(tokens, rows_of(tokens)) for tokens in last if len(tokens) >= join_min],
+        threshold,
+        keys,
+        pairs,
+        cut,
+        deadline,
+    )
     return pairs, cut
 
 
@@ -166,13 +201,13 @@ def _prefix_join(reps, threshold, keys, pairs, cut: Cut, deadline: float | None)
         seen: set[int] = set()
         common = capped = False
         visited = 0
-        for t in ranked[:len(ranked) - math.ceil(threshold * len(ranked)) + 1]:
+        for t in ranked[: len(ranked) - math.ceil(threshold * len(ranked)) + 1]:
             if df[t] > COMMON_ROWS:
                 common = True
                 continue
             posting = index[t]
             if visited + len(posting) > MAX_VISITED:
-                capped, posting = True, posting[:max(0, MAX_VISITED - visited)]
+                capped, posting = True, posting[: max(0, MAX_VISITED - visited)]
             visited += len(posting)
             for j in posting:
                 other = reps[j][0]

@@ -18,15 +18,16 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Iterable
 from datetime import datetime
-from typing import Iterable, NamedTuple
+from typing import NamedTuple
 
-HELD = 500   # the newest fixes kept: a bulk delete of thousands need not all be listed
+HELD = 500  # the newest fixes kept: a bulk delete of thousands need not all be listed
 
 
 class Gone(NamedTuple):
-    item: object        # the Item as it was last shown (its excerpt is masked)
-    path: str           # the store file it was in
+    item: object  # the Item as it was last shown (its excerpt is masked)
+    path: str  # the store file it was in
     fixed_at: datetime  # when the scan that no longer found it ran
 
 
@@ -45,8 +46,8 @@ class Fixed:
 
     def __init__(self) -> None:
         self._gone: OrderedDict[tuple, Gone] = OrderedDict()
-        self._last: dict[str, dict[tuple, object]] = {}   # file -> its findings, last complete scan
-        self._lock = threading.Lock()   # pages read while a background scan updates
+        self._last: dict[str, dict[tuple, object]] = {}  # file -> its findings, last complete scan
+        self._lock = threading.Lock()  # pages read while a background scan updates
 
     def update(self, report, paths: dict[str, str], when: datetime) -> None:
         """Take a new scan: ``paths`` maps each store key it was asked to read to its file.
@@ -61,9 +62,9 @@ class Fixed:
 
     def _update(self, scanned: dict[str, str], now: dict, timed_out: bool, when: datetime) -> None:
         for key in [k for k in self._gone if k in now]:
-            del self._gone[key]   # it came back
+            del self._gone[key]  # it came back
         if timed_out:
-            return   # rows were left unread: what is missing proves nothing
+            return  # rows were left unread: what is missing proves nothing
         for path in set(scanned.values()):
             found = {k: i for k, i in now.items() if k[0] == path}
             for key, item in self._last.get(path, {}).items():
@@ -84,6 +85,6 @@ class Fixed:
 def _scanned(report, paths: dict[str, str]) -> dict[str, str]:
     # A store the scan could not read (a problem) did not lose its findings.
     broken = {p.get("store") for p in report.problems}
-    if "" in broken:   # the stable selection could not be read: reach unknown everywhere
+    if "" in broken:  # the stable selection could not be read: reach unknown everywhere
         return {}
     return {k: v for k, v in paths.items() if k in report.scanned and k not in broken}

@@ -13,6 +13,7 @@ from itertools import accumulate
 
 from ..guard.invisible import ANY_HIDDEN
 
+
 # Cheap gates, one per family, searched over the lower-cased text: every rule
 # of a family needs one of its gate's fragments, so a text the gate passes
 # over cannot hold a finding of that family.  Most rows stop at the union of
@@ -26,40 +27,118 @@ def _each(heads, tail):
 
 
 _SECRET_FRAGMENTS = [
-    "-----begin", "sk-", "aiza", "gocspx-", r"akia[0-9a-z]{16}", r"asia[0-9a-z]{16}",
-    r"gh[pousr]_", "github_pat_", r"xox[baprs]-", "xapp-", r"sk_(?:live|test)_",
-    r"rk_(?:live|test)_", "whsec_", "eyj", r"bearer\s", r"authorization\s*[:=]", r"\?code=",
-    "&code=", r"\"code\"\s*:",
+    "-----begin",
+    "sk-",
+    "aiza",
+    "gocspx-",
+    r"akia[0-9a-z]{16}",
+    r"asia[0-9a-z]{16}",
+    r"gh[pousr]_",
+    "github_pat_",
+    r"xox[baprs]-",
+    "xapp-",
+    r"sk_(?:live|test)_",
+    r"rk_(?:live|test)_",
+    "whsec_",
+    "eyj",
+    r"bearer\s",
+    r"authorization\s*[:=]",
+    r"\?code=",
+    "&code=",
+    r"\"code\"\s*:",
     *_each(["key", "token", "secret", "passwd", "password", "code_verifier"], r"[\"']?\s*[:=]"),
     *_each(["key", "token", "secret", "password", "passphrase"], r"\s+(?:is|was)\b"),
-    "npm_", "pypi-age", r"gl(?:pat|dt|rt|ptt|ft|cbt)-", "hf_", r"sg\.", r"sk[0-9a-f]{32}",
-    "accountkey=", "sig=", "_v1_", r"shp(?:at|ca|pa|ss)_", r"hooks\.slack", ":aa", r"://[^\s/]*@",
-    "密码", "密钥", "秘钥", "私钥", "口令", "令牌",
+    "npm_",
+    "pypi-age",
+    r"gl(?:pat|dt|rt|ptt|ft|cbt)-",
+    "hf_",
+    r"sg\.",
+    r"sk[0-9a-f]{32}",
+    "accountkey=",
+    "sig=",
+    "_v1_",
+    r"shp(?:at|ca|pa|ss)_",
+    r"hooks\.slack",
+    ":aa",
+    r"://[^\s/]*@",
+    "密码",
+    "密钥",
+    "秘钥",
+    "私钥",
+    "口令",
+    "令牌",
 ]
 _PERSONAL_FRAGMENTS = [
-    r"@[a-z0-9-]+\.[a-z]", r"\+[1-9](?:[\s.()-]{0,2}\d){7}", r"1[3-9]\d[\s-]?\d{4}[\s-]?\d{4}(?!\d)",
-    *_each("23456", r"\d{2}(?:[ -]?\d){10}"), *_each("123456789", r"\d{16}[\dx]"),
+    r"@[a-z0-9-]+\.[a-z]",
+    r"\+[1-9](?:[\s.()-]{0,2}\d){7}",
+    r"1[3-9]\d[\s-]?\d{4}[\s-]?\d{4}(?!\d)",
+    *_each("23456", r"\d{2}(?:[ -]?\d){10}"),
+    *_each("123456789", r"\d{16}[\dx]"),
 ]
-_IBAN_GATE = re.compile(r"[A-Z]{2}\d{2} ?[A-Z0-9]{4}")   # on the original text: IBANs are upper case
+_IBAN_GATE = re.compile(r"[A-Z]{2}\d{2} ?[A-Z0-9]{4}")  # on the original text: IBANs are upper case
 _INSTRUCTION_FRAGMENTS = [
-    "skip", "ignor", "bypass", "disabl", r"turn\s+off", "overrid", "circumvent", "suppress",
-    "disregard", "forget", r"get\s+around", r"work\s+around", "approv", "dangerously", "yolo",
-    r"say\s+yes", r"answer\s+yes",
-    *_each([r"do\s+not", r"don'?t", "never", r"no\s+need\s+to", "stop"],
-           r"\s+(?:ask|wait|prompt|request|seek|check|confirm|verify)"),
+    "skip",
+    "ignor",
+    "bypass",
+    "disabl",
+    r"turn\s+off",
+    "overrid",
+    "circumvent",
+    "suppress",
+    "disregard",
+    "forget",
+    r"get\s+around",
+    r"work\s+around",
+    "approv",
+    "dangerously",
+    "yolo",
+    r"say\s+yes",
+    r"answer\s+yes",
+    *_each(
+        [r"do\s+not", r"don'?t", "never", r"no\s+need\s+to", "stop"],
+        r"\s+(?:ask|wait|prompt|request|seek|check|confirm|verify)",
+    ),
     r"without\s+(?:ask|confirm|approv|permission|consent)",
-    "跳过", "忽略", "绕过", "绕开", "无视", "关闭", "禁用", "取消", "不理会", "确认", "询问", "请示",
-    "征求", "问我", "审批", "批准", *_each(["自动", "总是", "一律", "全部", "始终"], "同意"),
-    "你现在", "从现在", "系统提示", "系统指令",
-    r"<\|", r"\[/?inst\]", r"<<\s*/?sys", r"\[/?system\]", r"#[ \t]*(?:system|instruction)",
-    *_each(["system", "assistant", "developer"], r"[ \t]*:"), r"you\s+are\s+now", r"from\s+now",
-    r"instructions\s*:", "pretend", r"act\s+as",
+    "跳过",
+    "忽略",
+    "绕过",
+    "绕开",
+    "无视",
+    "关闭",
+    "禁用",
+    "取消",
+    "不理会",
+    "确认",
+    "询问",
+    "请示",
+    "征求",
+    "问我",
+    "审批",
+    "批准",
+    *_each(["自动", "总是", "一律", "全部", "始终"], "同意"),
+    "你现在",
+    "从现在",
+    "系统提示",
+    "系统指令",
+    r"<\|",
+    r"\[/?inst\]",
+    r"<<\s*/?sys",
+    r"\[/?system\]",
+    r"#[ \t]*(?:system|instruction)",
+    *_each(["system", "assistant", "developer"], r"[ \t]*:"),
+    r"you\s+are\s+now",
+    r"from\s+now",
+    r"instructions\s*:",
+    "pretend",
+    r"act\s+as",
     # Possessive (``*+``): \s*(?:/)?\s* let sre split a run of spaces between
     # the two \s* in every way before failing (quadratic); no slash starts
     # with a space, so taking the whole run at once matches the same texts.
-    *_each(["<", "&lt;?", "&#0*+60;?", "&#x0*+3c;?", r"\\u003c", r"\\x3c", "%3c"],
-           r"\s*+(?:(?:/|\\/|&#0*+47;?|&#x0*+2f;?|%2f)\s*+)?"
-           r"(?:memory-stable|memory-context|fact|session|system-reminder)"),
+    *_each(
+        ["<", "&lt;?", "&#0*+60;?", "&#x0*+3c;?", r"\\u003c", r"\\x3c", "%3c"],
+        r"\s*+(?:(?:/|\\/|&#0*+47;?|&#x0*+2f;?|%2f)\s*+)?"
+        r"(?:memory-stable|memory-context|fact|session|system-reminder)",
+    ),
 ]
 _QUANTIFIERS = ("?", "*", "+", "{")
 
@@ -68,9 +147,10 @@ def _head(fragment: str) -> str:
     """The fragment's first character (or escaped punctuation), which must be literal."""
     escaped = fragment[0] == "\\"
     n = 2 if escaped else 1
-    class_escape = escaped and fragment[1].isalnum()        # \d, \s, \b...
-    if (fragment[0] in ".^$*+?{}[]|()" or class_escape
-            or fragment[n:n + 1] in _QUANTIFIERS):           # "x?" makes x optional
+    class_escape = escaped and fragment[1].isalnum()  # \d, \s, \b...
+    if (
+        fragment[0] in ".^$*+?{}[]|()" or class_escape or fragment[n : n + 1] in _QUANTIFIERS
+    ):  # "x?" makes x optional
         raise ValueError(f"gate fragment must start with a literal: {fragment!r}")
     return fragment[:n]
 
@@ -85,9 +165,12 @@ def _factored(fragments: list[str]) -> re.Pattern[str]:
     groups: dict[str, list[str]] = {}
     for f in fragments:
         h = _head(f)
-        groups.setdefault(h, []).append(f[len(h):])
-    return re.compile("|".join(h + (tails[0] if len(tails) == 1 else f"(?:{'|'.join(tails)})")
-                               for h, tails in groups.items()))
+        groups.setdefault(h, []).append(f[len(h) :])
+    return re.compile(
+        "|".join(
+            h + (tails[0] if len(tails) == 1 else f"(?:{'|'.join(tails)})") for h, tails in groups.items()
+        )
+    )
 
 
 def _by_head(fragments: list[str]) -> list[tuple[str, re.Pattern[str]]]:
@@ -105,9 +188,11 @@ def _by_head(fragments: list[str]) -> list[tuple[str, re.Pattern[str]]]:
     return [(h[-1], _factored(fs)) for h, fs in groups.items()]
 
 
-FAMILY_GATES = {"secret": _factored(_SECRET_FRAGMENTS),
-                "personal": _factored(_PERSONAL_FRAGMENTS),
-                "instruction": _factored(_INSTRUCTION_FRAGMENTS)}
+FAMILY_GATES = {
+    "secret": _factored(_SECRET_FRAGMENTS),
+    "personal": _factored(_PERSONAL_FRAGMENTS),
+    "instruction": _factored(_INSTRUCTION_FRAGMENTS),
+}
 _HEAD_GATES = _by_head(_SECRET_FRAGMENTS + _PERSONAL_FRAGMENTS + _INSTRUCTION_FRAGMENTS)
 _NON_DIGIT_HEAD_GATES = [g for g in _HEAD_GATES if not "0" <= g[0] <= "9"]
 _WORD_HEAD_GATES = [g for g in _NON_DIGIT_HEAD_GATES if g[0].isascii()]
@@ -138,8 +223,10 @@ _FOLD = str.maketrans("\u0130\u0131\u017f\u212a", "iisk")
 # stands for a letter, \b may see a word's edge the letter hides: a gate on
 # the "?" text passes a superset.  _ORDINARY matches up to the first character
 # "?" could not stand for, in one sre loop.
-_ORDINARY = re.compile(r"[^\d\s\u0130\u0131\u017f\u212a]*+"
-                       r"(?:[\x00-\x7f]+[^\d\s\u0130\u0131\u017f\u212a]*+)*+")
+_ORDINARY = re.compile(
+    r"[^\d\s\u0130\u0131\u017f\u212a]*+"
+    r"(?:[\x00-\x7f]+[^\d\s\u0130\u0131\u017f\u212a]*+)*+"
+)
 
 
 def rows_to_scan(texts: list[str], digit_rules) -> set[int]:
@@ -166,8 +253,10 @@ def rows_to_scan(texts: list[str], digit_rules) -> set[int]:
     # rules.hidden_characters: bidi controls and invisible characters, none of them ASCII.
     _search_rows([ANY_HIDDEN], other_joined, other_starts, others, out)
     odd = _odd_rows(other_joined, other_starts, others)
-    joined, starts = _concat(_joined([texts[i] for i in rows]),
-                             (other_joined.encode("ascii", "replace").decode("ascii"), other_starts))
+    joined, starts = _concat(
+        _joined([texts[i] for i in rows]),
+        (other_joined.encode("ascii", "replace").decode("ascii"), other_starts),
+    )
     rows += others
     low, shape = joined.lower(), joined.translate(_SHAPES)
     _search_heads(_WORD_HEAD_GATES, low, starts, rows, out)
@@ -175,8 +264,9 @@ def rows_to_scan(texts: list[str], digit_rules) -> set[int]:
     digits: set[int] = set()
     _search_rows([_DIGIT_SHAPE], shape, starts, range(len(rows)), digits)
     at = sorted(digits)
-    _search_digit_rules(digit_rules, [joined[starts[k]:starts[k + 1] - 1] for k in at],
-                        [rows[k] for k in at], out)
+    _search_digit_rules(
+        digit_rules, [joined[starts[k] : starts[k + 1] - 1] for k in at], [rows[k] for k in at], out
+    )
     # The texts "?" could hide a match in are also searched as they are, folded
     # and lower-cased one by one: lower() may change their length.  No shapes
     # (translating such text costs more than it saves): the digit rules run on
@@ -253,8 +343,9 @@ def _search_heads(gates, joined: str, starts: list[int], rows, out: set[int]) ->
             pos = starts[n + 1]
 
 
-def _search_rows(patterns, joined: str, starts: list[int], rows, out: set[int],
-                 check=None, pos: int = 0) -> None:
+def _search_rows(
+    patterns, joined: str, starts: list[int], rows, out: set[int], check=None, pos: int = 0
+) -> None:
     # After a hit, the search goes on at the next text: a text is in or out, and
     # texts holding a fragment many times do not cost a match object each.  A
     # match its check refuses lets the search go on after it, as finditer would.
@@ -275,6 +366,5 @@ def open_families(text: str) -> dict[str, bool]:
     out = {fam: g.search(low) is not None for fam, g in FAMILY_GATES.items()}
     out["personal"] = out["personal"] or _IBAN_GATE.search(text) is not None
     # rules.hidden_characters (never ASCII, so an ASCII text costs nothing more).
-    out["instruction"] = out["instruction"] or (
-        not text.isascii() and ANY_HIDDEN.search(text) is not None)
+    out["instruction"] = out["instruction"] or (not text.isascii() and ANY_HIDDEN.search(text) is not None)
     return out

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from typing import Iterator
+from collections.abc import Iterator
 
 # agentao's JWT shape (contract.SECRET_RULES "jwt"):
 #   \beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\b
@@ -29,8 +29,10 @@ from typing import Iterator
 # text after it, so it fails too: when the real branch fails, the second one
 # takes the run, and the search goes on after it.  ``.`` is not a token
 # character, so the runs before each ``\.`` may be taken whole (``{8,}+``).
-_JWT = re.compile(r"\beyJ(?:([A-Za-z0-9_-]{8,}+\.eyJ[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,}\b)"
-                  r"|[A-Za-z0-9_-]*+)")
+_JWT = re.compile(
+    r"\beyJ(?:([A-Za-z0-9_-]{8,}+\.eyJ[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,}\b)"
+    r"|[A-Za-z0-9_-]*+)"
+)
 
 
 def jwt(text: str) -> Iterator[tuple[int, int]]:
@@ -56,7 +58,8 @@ def jwt(text: str) -> Iterator[tuple[int, int]]:
 _CN_TRY = re.compile(
     r"(?:密码|密钥|秘钥|私钥|口令|令牌|访问密钥)\s*+(?:是|为|[:：=])\s*+"
     r"(?=(?:“(?=[^\s\"'”，。；,;]{5})|[\"']?(?=[^\s\"'”，。；,;]{6}))"
-    r"(?:[^\s\"'”，。；,;]{0,40}?[A-Za-z0-9]|[^\s\"'”，。；,;]{41}))")
+    r"(?:[^\s\"'”，。；,;]{0,40}?[A-Za-z0-9]|[^\s\"'”，。；,;]{41}))"
+)
 _CN_RUN = re.compile(r"[^\s\"'”，。；,;]*+")
 _ALNUM = re.compile(r"[A-Za-z0-9]")
 
@@ -67,7 +70,7 @@ def chinese_secret(text: str) -> Iterator[tuple[int, int]]:
     while (m := _CN_TRY.search(text, pos)) is not None:
         v = m.end()
         quote = text[v] if v < len(text) and text[v] in "\"'“" else ""
-        start = v + len(quote)        # the optional quote is greedy: after it first
+        start = v + len(quote)  # the optional quote is greedy: after it first
         end = _CN_RUN.match(text, start).end()
         if _ALNUM.search(text, start, end) and (end - start >= 6 or quote == "“" and end - v >= 6):
             yield m.start(), end
@@ -92,8 +95,8 @@ class Disjoint:
 
     def overlaps(self, start: int, end: int) -> bool:
         """Whether some kept span ``(s, e)`` has ``start < e and end > s``."""
-        j = bisect_left(self.starts, end) - 1   # the last kept span starting before ``end``
-        return j >= 0 and self.ends[j] > start   # (ends rise with starts: no overlaps)
+        j = bisect_left(self.starts, end) - 1  # the last kept span starting before ``end``
+        return j >= 0 and self.ends[j] > start  # (ends rise with starts: no overlaps)
 
     def add(self, start: int, end: int, value) -> None:
         """Keep ``(start, end)``, which overlaps no kept span."""

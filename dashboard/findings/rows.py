@@ -11,24 +11,32 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from flask_babel import gettext as _, lazy_gettext as _l
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
 
 from ..engine.reach import memory_reach, reach_text
 from ..engine.render import EXCERPT_CHARS, VALUE_PREVIEW
 from ..engine.stable import TAIL_CHARS, TAIL_KEPT, TAIL_READ, TAIL_SEPARATOR
 from ..records import Memory
 from .gates import rows_to_scan
+from .rules import DIGIT_RULES, NEAR_LIMIT, Finding, Staleness, is_canonical_stamp, near_size_limit, scan_text
 from .why import why_text
-from .rules import (DIGIT_RULES, NEAR_LIMIT, Finding, Staleness, is_canonical_stamp, near_size_limit,
-                    scan_text)
 
-CATEGORIES = {"secret": _l("Secrets"), "personal": _l("Personal data"),
-              "instruction": _l("Instruction-like content"), "conflict": _l("Conflicts and duplicates"),
-              "upkeep": _l("Oversized or stale")}
-REACH = {"stable": _l("stable block every turn"), "recall": _l("recall only"),
-         "disk": _l("invisible but still on disk")}
+CATEGORIES = {
+    "secret": _l("Secrets"),
+    "personal": _l("Personal data"),
+    "instruction": _l("Instruction-like content"),
+    "conflict": _l("Conflicts and duplicates"),
+    "upkeep": _l("Oversized or stale"),
+}
+REACH = {
+    "stable": _l("stable block every turn"),
+    "recall": _l("recall only"),
+    "disk": _l("invisible but still on disk"),
+}
 _REACH_ORDER = {"stable": 0, "recall": 1, "disk": 2}
 CATEGORY_ORDER = {c: i for i, c in enumerate(CATEGORIES)}
+
 
 @dataclass(slots=True)  # not frozen: a frozen __init__ is slower, and scans make many
 class Item:
@@ -37,18 +45,25 @@ class Item:
     store: str
     table: str
     row_id: str
-    label: str          # key or session id, to recognise the row
+    label: str  # key or session id, to recognise the row
     finding: Finding
     reach: str
-    reach_detail: "Later"   # str() it: words in the reader's locale
-    state: str          # what the fixes depend on: live | deleted | a review status | ""
+    reach_detail: Later  # str() it: words in the reader's locale
+    state: str  # what the fixes depend on: live | deleted | a review status | ""
 
     def to_dict(self) -> dict:
-        return {"store": self.store, "table": self.table, "row_id": self.row_id,
-                "label": self.label, **self.finding.to_dict(), "why": why_text(self.finding),
-                "reach": self.reach,
-                "reach_text": str(REACH[self.reach]), "reach_detail": str(self.reach_detail),
-                "state": self.state}
+        return {
+            "store": self.store,
+            "table": self.table,
+            "row_id": self.row_id,
+            "label": self.label,
+            **self.finding.to_dict(),
+            "why": why_text(self.finding),
+            "reach": self.reach,
+            "reach_text": str(REACH[self.reach]),
+            "reach_detail": str(self.reach_detail),
+            "state": self.state,
+        }
 
 
 class Later:
@@ -65,25 +80,33 @@ class Later:
 
     def __str__(self) -> str:
         if self.code == "soft_deleted":
-            return _("%(reach)s (since %(stamp)s)", reach=reach_text("soft_deleted"),
-                     stamp=self.args[0])
+            return _("%(reach)s (since %(stamp)s)", reach=reach_text("soft_deleted"), stamp=self.args[0])
         if self.code == "past_stable":
-            return _("past the first %(num)d characters, the only part of the value the stable "
-                     "block shows; still in the file", num=self.args[0])
+            return _(
+                "past the first %(num)d characters, the only part of the value the stable "
+                "block shows; still in the file",
+                num=self.args[0],
+            )
         if self.code == "past_recall":
-            return _("past the first %(num)d characters, the only part of the value recall "
-                     "shows; still in the file", num=self.args[0])
+            return _(
+                "past the first %(num)d characters, the only part of the value recall "
+                "shows; still in the file",
+                num=self.args[0],
+            )
         if self.code == "review_pending":
-            return _("review item (%(status)s): not in any prompt; becomes a memory if approved",
-                     status=self.args[0])
+            return _(
+                "review item (%(status)s): not in any prompt; becomes a memory if approved",
+                status=self.args[0],
+            )
         if self.code == "review_decided":
-            return _("review item (%(status)s): not in any prompt; kept in the queue forever "
-                     "after the decision", status=self.args[0])
+            return _(
+                "review item (%(status)s): not in any prompt; kept in the queue forever after the decision",
+                status=self.args[0],
+            )
         if self.code == "summary_tail":
             return _("in the session tail of %(tag)s every turn", tag="<memory-stable>")
         if self.code == "summary_outside":
-            return _("summary outside the 800-character session tail: not in any prompt, still "
-                     "in the file")
+            return _("summary outside the 800-character session tail: not in any prompt, still in the file")
         return reach_text(self.code, *self.args)
 
     def __eq__(self, other) -> bool:
@@ -129,12 +152,17 @@ def tail_reach(rows) -> dict[str, int]:
 
 def order(item: Item) -> tuple:
     # The page's order: category, then how the text reaches the model, then place.
-    return (CATEGORY_ORDER[item.finding.category], _REACH_ORDER[item.reach], item.store,
-            item.table, item.row_id, item.finding.start)
+    return (
+        CATEGORY_ORDER[item.finding.category],
+        _REACH_ORDER[item.reach],
+        item.store,
+        item.table,
+        item.row_id,
+        item.finding.start,
+    )
 
 
-def memory_findings(key: str, mems: list[Memory], because: dict, now: datetime,
-                     items: list[Item]) -> None:
+def memory_findings(key: str, mems: list[Memory], because: dict, now: datetime, items: list[Item]) -> None:
     # Most rows have nothing to report, so no pass here visits every row in
     # Python: the gate picks the rows the text rules may flag, one comparison
     # in a list comprehension the fresh ones.  A row's findings keep the order
@@ -157,14 +185,18 @@ def memory_findings(key: str, mems: list[Memory], because: dict, now: datetime,
             items.append(Item(key, "memories", m.id, m.key_normalized, f, reach, detail, state))
     staleness = Staleness(now)
     fresh_after = staleness.fresh_after
-    for m in [m for m in mems if m.deleted_at is None and not (
-            m.updated_at > fresh_after and is_canonical_stamp(m.updated_at))]:
+    for m in [
+        m
+        for m in mems
+        if m.deleted_at is None and not (m.updated_at > fresh_after and is_canonical_stamp(m.updated_at))
+    ]:
         rule = because.get((key, m.id))
         old = staleness(m.updated_at, rule is not None)
         if old is None:
             continue
-        items.append(Item(key, "memories", m.id, m.key_normalized, old,
-                          *memory_item_reach(m, rule, old), "live"))
+        items.append(
+            Item(key, "memories", m.id, m.key_normalized, old, *memory_item_reach(m, rule, old), "live")
+        )
 
 
 def review_findings(key: str, reviews, items: list[Item]) -> None:
@@ -172,8 +204,9 @@ def review_findings(key: str, reviews, items: list[Item]) -> None:
         detail = Later("review_pending" if r.status == "pending" else "review_decided", r.status)
         for name in ("title", "content", "evidence"):
             for f in scan_text(getattr(r, name), name):
-                items.append(Item(key, "memory_review_queue", r.id, r.key_normalized, f,
-                                  "disk", detail, r.status))
+                items.append(
+                    Item(key, "memory_review_queue", r.id, r.key_normalized, f, "disk", detail, r.status)
+                )
 
 
 def summary_findings(key: str, summaries, in_tail: dict[str, int], items: list[Item]) -> None:

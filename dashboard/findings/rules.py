@@ -17,17 +17,16 @@ Families (the ``category`` of a finding):
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from functools import lru_cache
-from typing import Callable, Iterable, Iterator
 
 from ..contract import CONTENT_MAX, SECRET_RULES
-from ..guard.invisible import hidden_spans
 from ..engine.recall import STALE_DAYS, Ages
+from ..guard.invisible import hidden_spans
 from . import linear
-from .checks import (iban_ok, luhn_ok, mask_digits, mask_email, mask_secret, prc_id_ok,
-                     text_signature)
+from .checks import iban_ok, luhn_ok, mask_digits, mask_email, mask_secret, prc_id_ok, text_signature
 from .gates import FAMILY_GATES, open_families
 
 NEAR_LIMIT = 3600
@@ -43,15 +42,21 @@ class Finding:
     field: str
     start: int
     end: int
-    excerpt: str        # masked for secret and personal findings
+    excerpt: str  # masked for secret and personal findings
     why: str
     related: tuple[str, ...] = ()
     signature: str = ""  # of the flagged text (checks.text_signature), for text rules only
 
     def to_dict(self) -> dict:
-        return {"rule": self.rule, "category": self.category, "field": self.field,
-                "span": [self.start, self.end], "excerpt": self.excerpt, "why": self.why,
-                "related": list(self.related)}
+        return {
+            "rule": self.rule,
+            "category": self.category,
+            "field": self.field,
+            "span": [self.start, self.end],
+            "excerpt": self.excerpt,
+            "why": self.why,
+            "related": list(self.related),
+        }
 
 
 @dataclass(frozen=True)
@@ -90,26 +95,41 @@ EXTRA_SECRETS: tuple[tuple[str, re.Pattern[str] | Callable], ...] = (
     ("azure_sas_signature", re.compile(r"[?&;]sig=[A-Za-z0-9%+/]{30,}={0,2}")),
     ("digitalocean_token", re.compile(r"\bdo[por]_v1_[a-f0-9]{64}\b")),
     ("shopify_token", re.compile(r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b")),
-    ("slack_webhook", re.compile(
-        r"https://hooks\.slack\.com/services/T[A-Za-z0-9]+/B[A-Za-z0-9]+/[A-Za-z0-9]{20,}")),
+    (
+        "slack_webhook",
+        re.compile(r"https://hooks\.slack\.com/services/T[A-Za-z0-9]+/B[A-Za-z0-9]+/[A-Za-z0-9]{20,}"),
+    ),
     ("telegram_bot_token", re.compile(r"\b\d{8,10}:AA[A-Za-z0-9_-]{33}\b")),
     # scheme://user:password@host — the usual way a database password lands in a note.
-    ("url_credentials", re.compile(
-        r"\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@]+:(?![$<{%*])[^\s:/@]{3,}@[^\s/]+")),
+    ("url_credentials", re.compile(r"\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@]+:(?![$<{%*])[^\s:/@]{3,}@[^\s/]+")),
     # DB_PASSWORD=..., my_token=...: the guard skips labels glued to a word.
-    ("labelled_secret", re.compile(
-        r"\b[A-Za-z0-9_]*?[A-Za-z0-9](?:_|-)?(?:api[_-]?key|token|secret|password|passwd)"
-        r"\s*[:=]\s*[\"']?(?![$<{%])[^\s\"']{8,}", re.I)),
+    (
+        "labelled_secret",
+        re.compile(
+            r"\b[A-Za-z0-9_]*?[A-Za-z0-9](?:_|-)?(?:api[_-]?key|token|secret|password|passwd)"
+            r"\s*[:=]\s*[\"']?(?![$<{%])[^\s\"']{8,}",
+            re.I,
+        ),
+    ),
     # "the API key is 3f9a...": a value with both letters and digits after "is".
     # Possessive runs of spaces (``\s*+``): ``\s*[:=]?\s*`` split "token is" +
     # 4,000 spaces between its two \s* in every way before failing (quadratic).
-    ("stated_secret", re.compile(
-        r"\b(?:api[ _-]?key|access[ _-]?key|secret(?:[ _-]?key)?|token|password|passphrase)"
-        r"\s++(?:is|was)\s*+(?:[:=]\s*+)?[\"'`]?(?=[^\s\"'`]*\d)(?=[^\s\"'`]*[A-Za-z])[^\s\"'`]{8,}",
-        re.I)),
-    ("key_hex_value", re.compile(
-        r"\bkey\s*[:=]\s*[\"']?(?=[A-Za-z0-9+/_-]*\d)(?=[A-Za-z0-9+/_-]*[A-Za-z])"
-        r"[A-Za-z0-9+/_-]{32,}={0,2}(?![A-Za-z0-9+/=_-])", re.I)),
+    (
+        "stated_secret",
+        re.compile(
+            r"\b(?:api[ _-]?key|access[ _-]?key|secret(?:[ _-]?key)?|token|password|passphrase)"
+            r"\s++(?:is|was)\s*+(?:[:=]\s*+)?[\"'`]?(?=[^\s\"'`]*\d)(?=[^\s\"'`]*[A-Za-z])[^\s\"'`]{8,}",
+            re.I,
+        ),
+    ),
+    (
+        "key_hex_value",
+        re.compile(
+            r"\bkey\s*[:=]\s*[\"']?(?=[A-Za-z0-9+/_-]*\d)(?=[A-Za-z0-9+/_-]*[A-Za-z])"
+            r"[A-Za-z0-9+/_-]{32,}={0,2}(?![A-Za-z0-9+/=_-])",
+            re.I,
+        ),
+    ),
     # (?:密码|…)\s*(?:是|为|[:：=])\s*["'“]?(?=[^\s"'”，。；,;]*[A-Za-z0-9])[^\s"'”，。；,;]{6,},
     # in linear time (findings/linear.py).
     ("chinese_secret", linear.chinese_secret),
@@ -126,11 +146,17 @@ def _rule_spans(rule, text: str) -> Iterator[tuple[int, int]]:
 def secret_spans(text: str) -> list[tuple[int, int, str]]:
     """Every secret in ``text`` as ``(start, end, rule id)``, overlaps removed
     (agentao's own rules win over ours, then the earlier, longer span)."""
-    found = [(s, e, i, f"secret.guard_{name}")
-             for i, (name, p) in enumerate(_GUARD_RULES) for s, e in _rule_spans(p, text)]
+    found = [
+        (s, e, i, f"secret.guard_{name}")
+        for i, (name, p) in enumerate(_GUARD_RULES)
+        for s, e in _rule_spans(p, text)
+    ]
     base = len(_GUARD_RULES)
-    found += [(s, e, base + i, f"secret.{name}")
-              for i, (name, p) in enumerate(EXTRA_SECRETS) for s, e in _rule_spans(p, text)]
+    found += [
+        (s, e, base + i, f"secret.{name}")
+        for i, (name, p) in enumerate(EXTRA_SECRETS)
+        for s, e in _rule_spans(p, text)
+    ]
     found.sort(key=lambda f: (f[2], f[0]))
     kept = linear.Disjoint()
     for start, end, _order, rule in found:
@@ -139,8 +165,10 @@ def secret_spans(text: str) -> list[tuple[int, int, str]]:
     return list(kept)
 
 
-GUARD_WHY = ("agentao 0.5.17 refuses to save this today ({name}); it got in through an older "
-             "version, a hand edit or a path the guard does not check")
+GUARD_WHY = (
+    "agentao 0.5.17 refuses to save this today ({name}); it got in through an older "
+    "version, a hand edit or a path the guard does not check"
+)
 EXTRA_WHY = "credential format agentao's guard does not detect ({name})"
 
 
@@ -151,15 +179,22 @@ EXTRA_WHY = "credential format agentao's guard does not detect ({name})"
 # and a full stop after it may end the sentence.
 _EMAIL = re.compile(
     r"(?<![A-Za-z0-9_.+%-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}"
-    r"[A-Za-z0-9])?\.)+[A-Za-z]{2,24}(?![A-Za-z0-9_:@]|\.[A-Za-z0-9])")
+    r"[A-Za-z0-9])?\.)+[A-Za-z]{2,24}(?![A-Za-z0-9_:@]|\.[A-Za-z0-9])"
+)
 _PLACEHOLDER_DOMAIN = re.compile(
-    r"@(?:[\w-]+\.)*(?:example\.(?:com|org|net)|[\w-]+\.(?:example|invalid|test|localhost))$", re.I)
+    r"@(?:[\w-]+\.)*(?:example\.(?:com|org|net)|[\w-]+\.(?:example|invalid|test|localhost))$", re.I
+)
 
 
 def email_address(text: str):
     """E-mail address (personal data the guard never looks for)"""
-    return _spans(_EMAIL, text, lambda s: not _PLACEHOLDER_DOMAIN.search(s)
-                  and not s.lower().startswith(("noreply@", "no-reply@", "git@")))
+    return _spans(
+        _EMAIL,
+        text,
+        lambda s: (
+            not _PLACEHOLDER_DOMAIN.search(s) and not s.lower().startswith(("noreply@", "no-reply@", "git@"))
+        ),
+    )
 
 
 _INTL_PHONE = re.compile(r"(?<![\w+])\+[1-9](?:[\s.()-]{0,2}\d){7,14}(?![\d])")
@@ -173,7 +208,9 @@ _CN_MOBILE = re.compile(r"1(?<![0-9A-Za-z_.+/-]1)[3-9]\d(?:[\s-]?\d{4}){2}(?![0-
 # (Possessive, as stated_secret: no separator is a space.)
 _NOT_PERSONAL_BEFORE = re.compile(
     r"(?:build|run|job|order|invoice|ticket|commit|pipeline|id|no\.?|#|构建号?|订单号?|流水号?|编号|工单)"
-    r"\s*+(?:[:：#]\s*+)?$", re.I)
+    r"\s*+(?:[:：#]\s*+)?$",
+    re.I,
+)
 
 
 def _not_a_counter(text: str, start: int) -> bool:
@@ -190,23 +227,28 @@ def phone_number(text: str):
 
 # The ten digits every card needs after its first three are spelled out: a
 # repeated group costs sre a frame per step (the store gate runs it 1.8x faster).
-_CARD = re.compile(r"[2-6](?<![0-9A-Za-z_.-][2-6])\d{2}" + r"[ -]?\d" * 10
-                   + r"(?:[ -]?\d){0,6}(?![0-9A-Za-z_-])")
+_CARD = re.compile(
+    r"[2-6](?<![0-9A-Za-z_.-][2-6])\d{2}" + r"[ -]?\d" * 10 + r"(?:[ -]?\d){0,6}(?![0-9A-Za-z_-])"
+)
 
 
 def _card_brand_ok(d: str) -> bool:
     n, two, four = len(d), int(d[:2]), int(d[:4])
-    return ((d[0] == "4" and n in (13, 16, 19)) or (51 <= two <= 55 and n == 16)
-            or (2221 <= four <= 2720 and n == 16) or (two in (34, 37) and n == 15)
-            or ((two in (36, 38) or 300 <= int(d[:3]) <= 305) and 14 <= n <= 19)
-            or (3528 <= four <= 3589 and 16 <= n <= 19)
-            or ((d.startswith(("6011", "65", "62")) or 644 <= int(d[:3]) <= 649) and 16 <= n <= 19))
+    return (
+        (d[0] == "4" and n in (13, 16, 19))
+        or (51 <= two <= 55 and n == 16)
+        or (2221 <= four <= 2720 and n == 16)
+        or (two in (34, 37) and n == 15)
+        or ((two in (36, 38) or 300 <= int(d[:3]) <= 305) and 14 <= n <= 19)
+        or (3528 <= four <= 3589 and 16 <= n <= 19)
+        or ((d.startswith(("6011", "65", "62")) or 644 <= int(d[:3]) <= 649) and 16 <= n <= 19)
+    )
 
 
 def _card_ok(span: str) -> bool:
-    if " " in span and "-" in span:        # one kind of separator at most
+    if " " in span and "-" in span:  # one kind of separator at most
         return False
-    digits = span.replace(" ", "").replace("-", "")     # _CARD's only separators
+    digits = span.replace(" ", "").replace("-", "")  # _CARD's only separators
     return 13 <= len(digits) <= 19 and _card_brand_ok(digits) and luhn_ok(digits)
 
 
@@ -217,7 +259,7 @@ def payment_card(text: str):
             yield s, e
 
 
-_PRC_ID = re.compile(r"[1-9](?<![0-9A-Za-z][1-9])\d{16}[\dXx](?![0-9A-Za-z])")   # see _CN_MOBILE
+_PRC_ID = re.compile(r"[1-9](?<![0-9A-Za-z][1-9])\d{16}[\dXx](?![0-9A-Za-z])")  # see _CN_MOBILE
 
 
 def prc_resident_id(text: str):
@@ -237,6 +279,7 @@ _IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b
 def iban(text: str):
     """IBAN bank account number (country length and mod-97 check pass)"""
     from .checks import IBAN_LENGTHS
+
     for m in _IBAN.finditer(text):
         cc = m.group(0)[:2]
         want = IBAN_LENGTHS.get(cc)
@@ -258,7 +301,8 @@ _OVERRIDE_EN = re.compile(
     r"security\s+checks?|(?:all|any|every|safety|security|these)\s+checks|sandbox(?:ing)?|"
     r"(?:previous|prior|above|earlier|all|your|system|original)\s+(?:instructions?|rules?|"
     r"prompts?|guidelines?)|restrictions?|content\s+polic(?:y|ies)|(?:the\s+)?user'?s?\s+consent)\b",
-    re.I)
+    re.I,
+)
 _NO_ASK_EN = re.compile(
     r"\b(?:do\s+not|don'?t|never|no\s+need\s+to|stop)\s+(?:ask(?:ing)?|wait(?:ing)?\s+for|"
     r"prompt(?:ing)?|request(?:ing)?|seek(?:ing)?|check(?:ing)?\s+with)\b[^.!?\n;]{0,25}?"
@@ -267,13 +311,16 @@ _NO_ASK_EN = re.compile(
     r"|\b(?:do\s+not|don'?t|never|no\s+need\s+to)\s+(?:confirm|verify\s+with\s+(?:the\s+)?user)\b"
     r"|\b(?:always|automatically)\s+approve\b|\bauto[- ]?approv\w*"
     r"|\bapprove\s+(?:all|everything|anything|every\s+\w+)\b|\b(?:always|just)\s+(?:say|answer)\s+yes\b"
-    r"|--dangerously-skip-permissions|\byolo\s+mode\b", re.I)
+    r"|--dangerously-skip-permissions|\byolo\s+mode\b",
+    re.I,
+)
 _OVERRIDE_ZH = re.compile(
     r"(?:跳过|忽略|绕过|绕开|无视|关闭|禁用|取消|不理会)[^。！？\n；]{0,10}?(?:二次确认|确认|审批|审核|权限|"
     r"安全检查|安全限制|安全策略|安全规则|沙箱|防护|护栏|(?:之前|以上|上面|前面|所有|系统|你的|原来|原有)的?"
     r"(?:规则|指令|提示词?|设定|限制))"
     r"|(?:不要|不用|不必|无需|无须|不需要|别)再?(?:向我|跟我)?(?:确认|询问|请示|征求|问我|审批|批准)"
-    r"|(?:自动|总是|一律|全部|始终)(?:批准|同意)")
+    r"|(?:自动|总是|一律|全部|始终)(?:批准|同意)"
+)
 
 
 def override_instruction(text: str):
@@ -292,7 +339,8 @@ _ROLE = re.compile(
     r"|\bnew\s+(?:system\s+)?instructions\s*:|\bpretend\s+(?:to\s+be|you\s+are)\b"
     r"|\bact\s+as\s+(?:an?\s+)?(?:unrestricted|jailbroken|DAN)\b"
     r"|你现在(?:是一个|是一名|扮演)|从现在(?:开始|起)[，,]?\s*你(?:是|要|必须|应该|将)|(?:系统提示|系统指令)[:：]",
-    re.I | re.M)
+    re.I | re.M,
+)
 
 
 def role_marker(text: str):
@@ -304,7 +352,9 @@ def role_marker(text: str):
 # spaces cost 100 ms a row with \s*(?:/…)?\s*.
 _BLOCK_TAG = re.compile(
     r"(?:<|&lt;?|&#0*+60;?|&#x0*+3c;?|\\u003c|\\x3c|%3c)\s*+(?:(?:/|\\/|&#0*+47;?|&#x0*+2f;?|%2f)\s*+)?"
-    r"(?:memory-stable|memory-context|fact|session|system-reminder)(?![\w-])", re.I)
+    r"(?:memory-stable|memory-context|fact|session|system-reminder)(?![\w-])",
+    re.I,
+)
 
 
 def prompt_block_tag(text: str):
@@ -342,7 +392,7 @@ def _excerpt(text: str, start: int, end: int, hidden: linear.Disjoint) -> str:
     lo, hi = max(0, start - CONTEXT_CHARS), min(len(text), end + CONTEXT_CHARS)
     out, pos = [], lo
     for s, e, mask in hidden.within(lo, hi):
-        out.append(text[pos:max(pos, s)])
+        out.append(text[pos : max(pos, s)])
         out.append(mask(text[s:e]))
         pos = max(pos, e)
     out.append(text[pos:hi])
@@ -362,10 +412,12 @@ def scan_text(text: str, field: str = "content", gate: bool = True) -> list[Find
     out = []
     for s, e, rule in secrets:
         name = rule.split(".", 1)[1]
-        why = (GUARD_WHY.format(name=name[6:]) if name.startswith("guard_")
-               else EXTRA_WHY.format(name=name))
-        out.append(Finding(rule, "secret", field, s, e, mask_secret(text[s:e]), why,
-                           signature=text_signature(text[s:e])))
+        why = GUARD_WHY.format(name=name[6:]) if name.startswith("guard_") else EXTRA_WHY.format(name=name)
+        out.append(
+            Finding(
+                rule, "secret", field, s, e, mask_secret(text[s:e]), why, signature=text_signature(text[s:e])
+            )
+        )
     # What an unmasked excerpt must not show around its span: the secrets, and the
     # personal data (the masked rules come first in TEXT_RULES), each as its finding shows it.
     hidden = linear.Disjoint()
@@ -383,8 +435,18 @@ def scan_text(text: str, field: str = "content", gate: bool = True) -> list[Find
                 excerpt = rule.mask(text[s:e])
             else:
                 excerpt = _excerpt(text, s, e, hidden)
-            out.append(Finding(rule.id, rule.category, field, s, e, excerpt, rule.why,
-                               signature=text_signature(text[s:e])))
+            out.append(
+                Finding(
+                    rule.id,
+                    rule.category,
+                    field,
+                    s,
+                    e,
+                    excerpt,
+                    rule.why,
+                    signature=text_signature(text[s:e]),
+                )
+            )
     return out
 
 
@@ -399,8 +461,10 @@ def near_size_limit(content: str, field: str = "content") -> Finding | None:
     if n > CONTENT_MAX:
         why = f"{n} characters: over agentao's {CONTENT_MAX} limit, so a hand edit or another tool wrote it"
         return Finding("upkeep.over_limit", "upkeep", field, 0, n, f"{n} characters", why)
-    why = (f"{n} characters, near agentao's {CONTENT_MAX} limit: a pasted document? "
-           "Only its first 240 (stable) or 200 (recall) characters ever reach the model")
+    why = (
+        f"{n} characters, near agentao's {CONTENT_MAX} limit: a pasted document? "
+        "Only its first 240 (stable) or 200 (recall) characters ever reach the model"
+    )
     return Finding("upkeep.near_limit", "upkeep", field, 0, n, f"{n} characters", why)
 
 
@@ -437,19 +501,30 @@ class Staleness:
 
     def __call__(self, updated_at: str, stable: bool = False) -> Finding | None:
         if updated_at > self.fresh_after and is_canonical_stamp(updated_at):
-            return None   # fast path; anything unusual goes through agentao's parse
+            return None  # fast path; anything unusual goes through agentao's parse
         days = self._ages.once(updated_at or "")
         if days <= STALE_DAYS:
             return None
-        return Finding("upkeep.stale", "upkeep", "updated_at", 0, len(updated_at), updated_at,
-                       _stale_why(int(days), stable))
+        return Finding(
+            "upkeep.stale",
+            "upkeep",
+            "updated_at",
+            0,
+            len(updated_at),
+            updated_at,
+            _stale_why(int(days), stable),
+        )
 
 
 @lru_cache(maxsize=4096)
 def _stale_why(days: int, stable: bool) -> str:
     # One text per age in days: a large store has tens of thousands of stale rows.
     if stable:
-        return (f"updated {days} days ago (> {STALE_DAYS}): not recall-scored but injected "
-                "every turn through <memory-stable> — is it still true?")
-    return (f"updated {days} days ago (> {STALE_DAYS}): recall scores it −2 (stale_penalty), "
-            "so it has mostly stopped being recalled — still true? update or delete it")
+        return (
+            f"updated {days} days ago (> {STALE_DAYS}): not recall-scored but injected "
+            "every turn through <memory-stable> — is it still true?"
+        )
+    return (
+        f"updated {days} days ago (> {STALE_DAYS}): recall scores it −2 (stale_penalty), "
+        "so it has mostly stopped being recalled — still true? update or delete it"
+    )

@@ -8,7 +8,7 @@ like any text; ``str()`` it for a JSON twin.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 
 class Said:

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import time
 from bisect import bisect_left
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import repeat
-from typing import Callable, Iterable
 
 from flask_babel import gettext as _
 
@@ -25,11 +25,21 @@ from ..store import StoreProblem
 from ..store.registry import StoreRef
 from ..store.scan import batches, count_rows, stable_candidates, summary_tail
 from . import corpus
-from .said import Said
 from .checks import token_sets
 from .duplicates import pairs_of_sets
-from .rows import (CATEGORIES, CATEGORY_ORDER, REACH, Item, memory_findings, memory_item_reach,
-                   order, review_findings, summary_findings, tail_reach)
+from .rows import (
+    CATEGORIES,
+    CATEGORY_ORDER,
+    REACH,
+    Item,
+    memory_findings,
+    memory_item_reach,
+    order,
+    review_findings,
+    summary_findings,
+    tail_reach,
+)
+from .said import Said
 
 __all__ = ["CATEGORIES", "REACH", "Item", "Report", "scan"]
 
@@ -49,8 +59,8 @@ class Report:
     problems: list[dict] = field(default_factory=list)
     rows_total: int = 0
     rows_scanned: int = 0
-    cut: list = field(default_factory=list)   # what the bounds left out: sentences (findings.said.Said)
-    timed_out: bool = False   # rows were left unread: a finding missing here may still exist
+    cut: list = field(default_factory=list)  # what the bounds left out: sentences (findings.said.Said)
+    timed_out: bool = False  # rows were left unread: a finding missing here may still exist
 
     @property
     def complete(self) -> bool:
@@ -69,7 +79,7 @@ class _Live:
     """What the corpus rules need of the live memories, kept across batches (no text)."""
 
     def __init__(self) -> None:
-        self.rows: list[tuple[str, str]] = []      # (store, id)
+        self.rows: list[tuple[str, str]] = []  # (store, id)
         self.docs = corpus.Docs([], [], [], [], [], [])
         self.held = 0
         self.left_out = 0
@@ -82,7 +92,7 @@ class _Live:
         live = [m for m in batch if getattr(m, "deleted_at", None) is None]
         sets: list = token_sets([m.content for m in live])
         size = sum(map(len, sets))
-        if self.held + size <= TOKENS_HELD:   # the usual case, in C
+        if self.held + size <= TOKENS_HELD:  # the usual case, in C
             self.held += size
             sets = list(map(frozenset, map(map, repeat(self._words.setdefault), sets, sets)))
         else:
@@ -101,8 +111,12 @@ class _Live:
         d.lengths.extend(len(m.content) for m in live)
 
 
-def scan(refs: Iterable[StoreRef], now: datetime, time_limit: float | None = None,
-         progress: Callable[[str, float | None], None] | None = None) -> Report:
+def scan(
+    refs: Iterable[StoreRef],
+    now: datetime,
+    time_limit: float | None = None,
+    progress: Callable[[str, float | None], None] | None = None,
+) -> Report:
     """Read every store in batches and run every rule; unreadable stores become problems.
 
     ``time_limit`` (seconds): stop reading once it is spent and answer with
@@ -125,7 +139,7 @@ def scan(refs: Iterable[StoreRef], now: datetime, time_limit: float | None = Non
     report.rows_total = sum(n for t in totals.values() for n in t.values())
     try:
         because = _stable_rules(readable)
-    except StoreProblem as problem:   # a file that broke between two reads
+    except StoreProblem as problem:  # a file that broke between two reads
         report.problems.append({"store": "", "kind": problem.kind, "message": str(problem)})
         because = {}
     items, live, approved = report.items, _Live(), _Live()
@@ -134,7 +148,7 @@ def scan(refs: Iterable[StoreRef], now: datetime, time_limit: float | None = Non
     for ref in readable:
         scanned = report.scanned.setdefault(ref.key, {"memories": 0, "reviews": 0, "summaries": 0})
         try:
-            in_tail = (tail_reach(summary_tail(ref, TAIL_READ)) if ref.kind == "project" else {})
+            in_tail = tail_reach(summary_tail(ref, TAIL_READ)) if ref.kind == "project" else {}
             for table in _TABLES:
                 for batch in batches(ref, table):
                     if table == "memories":
@@ -147,13 +161,16 @@ def scan(refs: Iterable[StoreRef], now: datetime, time_limit: float | None = Non
                         approved_rows += [(ref.key, r.id) for r in chosen]
                     else:
                         summary_findings(ref.key, batch, in_tail, items)
-                    scanned[{"memories": "memories", "memory_review_queue": "reviews"}.get(
-                        table, "summaries")] += len(batch)
+                    scanned[
+                        {"memories": "memories", "memory_review_queue": "reviews"}.get(table, "summaries")
+                    ] += len(batch)
                     report.rows_scanned += len(batch)
                     if progress:
-                        progress(f"scanned {report.rows_scanned:,} of {report.rows_total:,} rows",
-                                 report.rows_scanned / max(1, report.rows_total))
-                    time.sleep(0)   # let the server's other threads have the interpreter
+                        progress(
+                            f"scanned {report.rows_scanned:,} of {report.rows_total:,} rows",
+                            report.rows_scanned / max(1, report.rows_total),
+                        )
+                    time.sleep(0)  # let the server's other threads have the interpreter
                     if deadline is not None and time.monotonic() > deadline:
                         out_of_time = True
                         break
@@ -166,30 +183,43 @@ def scan(refs: Iterable[StoreRef], now: datetime, time_limit: float | None = Non
     report.timed_out = out_of_time
     if out_of_time:
         scanned, total = report.rows_scanned, report.rows_total
-        report.cut.append(Said(lambda: _("scanned %(done)s of %(total)s rows in the time allowed "
-                                         "(%(limit)s s)", done="{:,}".format(scanned),
-                                         total="{:,}".format(total), limit="{:g}".format(time_limit))))
+        report.cut.append(
+            Said(
+                lambda: _(
+                    "scanned %(done)s of %(total)s rows in the time allowed (%(limit)s s)",
+                    done="{:,}".format(scanned),
+                    total="{:,}".format(total),
+                    limit="{:g}".format(time_limit),
+                )
+            )
+        )
     if live.left_out:
         left = live.left_out
-        report.cut.append(Said(lambda: _("%(num)s memories took no part in the conflict and "
-                                         "duplicate checks (they hold more than %(words)s words "
-                                         "together)", num="{:,}".format(left),
-                                         words="{:,}".format(TOKENS_HELD))))
+        report.cut.append(
+            Said(
+                lambda: _(
+                    "%(num)s memories took no part in the conflict and "
+                    "duplicate checks (they hold more than %(words)s words "
+                    "together)",
+                    num="{:,}".format(left),
+                    words="{:,}".format(TOKENS_HELD),
+                )
+            )
+        )
     items.sort(key=order)
     # The corpus rules get what is left of the budget, and at least a tenth of it.
-    join_by = None if deadline is None else max(started + time_limit,
-                                                time.monotonic() + time_limit / 10)
+    join_by = None if deadline is None else max(started + time_limit, time.monotonic() + time_limit / 10)
     conflicts = _corpus(live, approved, approved_rows, because, join_by, report)
     # Conflicts come only from the corpus rules: sorted apart, they go in at their
     # category's place, so the list sorted above stays sorted.
-    at = bisect_left(items, CATEGORY_ORDER["conflict"],
-                     key=lambda i: CATEGORY_ORDER[i.finding.category])
+    at = bisect_left(items, CATEGORY_ORDER["conflict"], key=lambda i: CATEGORY_ORDER[i.finding.category])
     items[at:at] = conflicts
     return report
 
 
-def _corpus(live: _Live, approved: _Live, approved_rows, because: dict, deadline: float | None,
-            report: Report) -> list[Item]:
+def _corpus(
+    live: _Live, approved: _Live, approved_rows, because: dict, deadline: float | None, report: Report
+) -> list[Item]:
     """Conflicts and duplicates among the live rows, as sorted items."""
     docs = live.docs
     pairs, cut = pairs_of_sets(docs.keys, docs.sets, deadline=deadline)

@@ -32,17 +32,17 @@ from collections import Counter
 
 from flask import current_app
 
-COOKIE_LIFETIME = 12 * 3600     # seconds a cookie stays good without use
-RENEW_AFTER = 10 * 60           # a cookie in use older than this is re-issued
-FREE_FAILURES = 5               # wrong tokens allowed before the pauses start
-MAX_PAUSE = 60                  # seconds; the pause doubles up to this
+COOKIE_LIFETIME = 12 * 3600  # seconds a cookie stays good without use
+RENEW_AFTER = 10 * 60  # a cookie in use older than this is re-issued
+FREE_FAILURES = 5  # wrong tokens allowed before the pauses start
+MAX_PAUSE = 60  # seconds; the pause doubles up to this
 FORGET_FAILURES_AFTER = 15 * 60  # seconds without a wrong token reset the count
 MIN_TOKEN_CHARS = 16
 MIN_TOKEN_BITS = 64
 
 
 def _now() -> float:
-    return time.time()          # tests move this clock
+    return time.time()  # tests move this clock
 
 
 def token_problem(token: str) -> str | None:
@@ -57,14 +57,15 @@ def token_problem(token: str) -> str | None:
     if len(token) < MIN_TOKEN_CHARS:
         return f"the token must be at least {MIN_TOKEN_CHARS} characters"
     if any(not " " <= c <= "~" for c in token) or token != token.strip():
-        return ("the token must be printable ASCII (it is sent in HTTP headers), "
-                "with no space at either end")
+        return "the token must be printable ASCII (it is sent in HTTP headers), with no space at either end"
     counts = Counter(token)
     bits = -len(token) * sum(n / len(token) * math.log2(n / len(token)) for n in counts.values())
     if bits < MIN_TOKEN_BITS:
-        return (f"the token is too predictable: about {bits:.0f} bits by its length and mix of "
-                f"characters, at least {MIN_TOKEN_BITS} needed (a generated one has about 256; "
-                "python -c 'import secrets; print(secrets.token_urlsafe(32))' makes one)")
+        return (
+            f"the token is too predictable: about {bits:.0f} bits by its length and mix of "
+            f"characters, at least {MIN_TOKEN_BITS} needed (a generated one has about 256; "
+            "python -c 'import secrets; print(secrets.token_urlsafe(32))' makes one)"
+        )
     return None
 
 
@@ -83,7 +84,7 @@ class Access:
     def __init__(self):
         self.secret = secrets.token_bytes(32)
         self._lock = threading.Lock()
-        self._codes: set[str] = set()   # digests of the live one-time codes
+        self._codes: set[str] = set()  # digests of the live one-time codes
         self._failures = 0
         self._last_failure = 0.0
 
@@ -109,7 +110,7 @@ class Access:
                 continue
             if hmac.compare_digest(mac.encode(), self._mac("cookie", issued).encode()):
                 age = _now() - int(issued)
-                if -60 <= age < COOKIE_LIFETIME:     # a minute of clock skew
+                if -60 <= age < COOKIE_LIFETIME:  # a minute of clock skew
                     ages.append(max(age, 0.0))
         return min(ages, default=None)
 
@@ -137,7 +138,7 @@ class Access:
         return code
 
     def use_code(self, code: str) -> bool:
-        digest = _digest(code)   # set lookup on a digest: nothing to time
+        digest = _digest(code)  # set lookup on a digest: nothing to time
         with self._lock:
             if digest in self._codes:
                 self._codes.discard(digest)
@@ -161,8 +162,9 @@ class Access:
                 left = math.ceil(self._last_failure + pause - now)
                 if left > 0:
                     return False, left
-            if given is not None and hmac.compare_digest(given.encode("utf-8", "surrogateescape"),
-                                                         token.encode()):
+            if given is not None and hmac.compare_digest(
+                given.encode("utf-8", "surrogateescape"), token.encode()
+            ):
                 self._failures = 0
                 return True, 0
             self._failures += 1

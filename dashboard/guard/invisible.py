@@ -20,14 +20,16 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Iterator
+from collections.abc import Iterator
 
 # Reorder text: embeddings, overrides, isolates and the marks.
 BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
 # Show nothing: zero-width and format characters, fillers, tags.
-INVISIBLE = ("\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180e\u200b\u2028\u2029\u2060-\u2064"
-             "\u206a-\u206f\u3164\ufeff\uffa0\ufff9-\ufffb\U0001d173-\U0001d17a"
-             "\U000e0000-\U000e007f")
+INVISIBLE = (
+    "\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180e\u200b\u2028\u2029\u2060-\u2064"
+    "\u206a-\u206f\u3164\ufeff\uffa0\ufff9-\ufffb\U0001d173-\U0001d17a"
+    "\U000e0000-\U000e007f"
+)
 JOINERS = "\u200c\u200d"
 SELECTORS = "\ufe00-\ufe0f\U000e0100-\U000e01ef"
 # C0 and C1 controls but TAB, LF and CR: shown marked, not a finding (ANSI colour codes
@@ -36,18 +38,27 @@ SELECTORS = "\ufe00-\ufe0f\U000e0100-\U000e01ef"
 # call as the JSON escape "\ud800" (in tags, keywords), which reads back as that str.
 CONTROLS = "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff"
 
-_SELECTOR = re.compile(f"[{SELECTORS}]")   # .match(ch): is ch one
+_SELECTOR = re.compile(f"[{SELECTORS}]")  # .match(ch): is ch one
 _JOINER = frozenset("\u200c\u200d")
 # Scripts that never use a joiner (CJK, kana, Hangul, full-width forms): one there only
 # splits a word, e.g. "密\u200d码" past a rule that looks for "密码".
 _NO_JOINERS = re.compile("[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\U00020000-\U0003ffff]")
-_RUNS = {True: re.compile(f"[{BIDI}{INVISIBLE}{JOINERS}{SELECTORS}{CONTROLS}]+"),
-         False: re.compile(f"[{BIDI}{INVISIBLE}{JOINERS}{SELECTORS}]+")}
+_RUNS = {
+    True: re.compile(f"[{BIDI}{INVISIBLE}{JOINERS}{SELECTORS}{CONTROLS}]+"),
+    False: re.compile(f"[{BIDI}{INVISIBLE}{JOINERS}{SELECTORS}]+"),
+}
 # Every character ``hidden_spans(text, controls=False)`` may report (and the honest
 # joiners and selectors too): a superset, for the findings gates.  None is ASCII.
 ANY_HIDDEN = re.compile(f"[{BIDI}{INVISIBLE}{JOINERS}{SELECTORS}]")
-_CONTROL_NAMES = {0x00: "NULL", 0x07: "BELL", 0x08: "BACKSPACE", 0x0B: "LINE TABULATION",
-                  0x0C: "FORM FEED", 0x1B: "ESCAPE", 0x7F: "DELETE"}
+_CONTROL_NAMES = {
+    0x00: "NULL",
+    0x07: "BELL",
+    0x08: "BACKSPACE",
+    0x0B: "LINE TABULATION",
+    0x0C: "FORM FEED",
+    0x1B: "ESCAPE",
+    0x7F: "DELETE",
+}
 
 
 def _honest(text: str, start: int, end: int) -> bool:
@@ -64,8 +75,14 @@ def _honest(text: str, start: int, end: int) -> bool:
         return True
     if run[-1] not in _JOINER or len(run) > 2 or (len(run) == 2 and not _SELECTOR.match(run[0])):
         return False
-    return (bool(after) and not before.isascii() and not after.isascii() and not after.isspace()
-            and not _NO_JOINERS.match(before) and not _NO_JOINERS.match(after))
+    return (
+        bool(after)
+        and not before.isascii()
+        and not after.isascii()
+        and not after.isspace()
+        and not _NO_JOINERS.match(before)
+        and not _NO_JOINERS.match(after)
+    )
 
 
 def hidden_spans(text: str, controls: bool = True) -> Iterator[tuple[int, int]]:
@@ -86,7 +103,7 @@ def hidden_spans(text: str, controls: bool = True) -> Iterator[tuple[int, int]]:
 def may_hide(text: str) -> bool:
     """Whether ``text`` holds any character ``hidden_spans`` may report: one regex search,
     for the many short strings a page prints (True can still mean none: see ``_honest``)."""
-    if text.isascii() and text.isprintable():   # both O(1) or a C loop: most of a page
+    if text.isascii() and text.isprintable():  # both O(1) or a C loop: most of a page
         return False
     return _RUNS[True].search(text) is not None
 
@@ -98,7 +115,7 @@ def holds_surrogate(value) -> bool:
     """Whether a parsed JSON value (a request body) holds a lone surrogate in any key or
     string: ``"\\ud800"`` parses to one, and no UTF-8 text (no file, no page) can hold it."""
     stack = [value]
-    while stack:   # a loop, not recursion: the body may nest as deep as the parser allowed
+    while stack:  # a loop, not recursion: the body may nest as deep as the parser allowed
         item = stack.pop()
         if isinstance(item, str):
             if not item.isascii() and _SURROGATE.search(item):
@@ -127,9 +144,12 @@ def escaped(text) -> str:
     if text.isascii() and text.isprintable():
         return text
     hidden = set(hidden_chars(text))
-    return "".join(ch.encode("unicode_escape").decode("ascii")
-                   if i in hidden or not (ch.isprintable() or ch == " ") else ch
-                   for i, ch in enumerate(text))
+    return "".join(
+        ch.encode("unicode_escape").decode("ascii")
+        if i in hidden or not (ch.isprintable() or ch == " ")
+        else ch
+        for i, ch in enumerate(text)
+    )
 
 
 def hidden_chars(text: str, controls: bool = True) -> Iterator[int]:

@@ -15,7 +15,8 @@ and the caller falls back to a page of its own.
 from __future__ import annotations
 
 import unicodedata
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from flask import current_app, request, url_for
@@ -41,7 +42,7 @@ def _build(endpoint: str, args: Mapping[str, Any], query: MultiDict[str, str]) -
         return None
     parts = urlsplit(built)
     if parts.scheme or parts.netloc or not built.startswith("/") or built.startswith("//"):
-        return None   # cannot happen with url_for's relative URLs; checked all the same
+        return None  # cannot happen with url_for's relative URLs; checked all the same
     return built
 
 
@@ -55,9 +56,9 @@ def local_url(raw: str | None) -> str | None:
     path = unquote(parts.path)
     if _refused(path) or path.startswith("//"):
         return None
-    root = request.script_root   # the random prefix the command line serves under
+    root = request.script_root  # the random prefix the command line serves under
     if root and (path == root or path.startswith(root + "/")):
-        path = path[len(root):] or "/"
+        path = path[len(root) :] or "/"
     adapter = current_app.url_map.bind_to_environ(request.environ)
     try:
         endpoint, args = adapter.match(path, method="GET")

@@ -23,8 +23,12 @@ def _next() -> str:
     control character — so a crafted link cannot send a fresh login elsewhere.
     """
     wanted = request.values.get("next", "")
-    local = (wanted.startswith("/") and not wanted.startswith("//") and len(wanted) < 2048
-             and not any(c == "\\" or ord(c) < 0x20 or ord(c) == 0x7f for c in wanted))
+    local = (
+        wanted.startswith("/")
+        and not wanted.startswith("//")
+        and len(wanted) < 2048
+        and not any(c == "\\" or ord(c) < 0x20 or ord(c) == 0x7F for c in wanted)
+    )
     return wanted if local else "/"
 
 
@@ -51,9 +55,14 @@ def login():
     if code is not None and request.method == "GET" and security.access().use_code(code):
         return _logged_in()
     if security.cookie_age() is not None:
-        return redirect(security.inside(_next()), 303)   # already in (a used link reopened)
+        return redirect(security.inside(_next()), 303)  # already in (a used link reopened)
     if code is not None:
-        return _page(_("This login link has already been used, or is from an earlier start of "
-                       "the dashboard: each printed link works once. Enter the access token below, "
-                       "or restart the dashboard for a new link."), 403)
+        return _page(
+            _(
+                "This login link has already been used, or is from an earlier start of "
+                "the dashboard: each printed link works once. Enter the access token below, "
+                "or restart the dashboard for a new link."
+            ),
+            403,
+        )
     return _page(None, 200)

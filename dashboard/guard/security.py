@@ -51,8 +51,10 @@ from .access import COOKIE_LIFETIME, RENEW_AFTER, Access, token_problem
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 SAME_ORIGIN_FETCH = frozenset({"same-origin", "none"})
-CSP = ("default-src 'self'; script-src 'self'; object-src 'none'; base-uri 'none'; "
-       "frame-ancestors 'none'; form-action 'self'")
+CSP = (
+    "default-src 'self'; script-src 'self'; object-src 'none'; base-uri 'none'; "
+    "frame-ancestors 'none'; form-action 'self'"
+)
 HEADERS = (
     ("Content-Security-Policy", CSP),
     ("X-Frame-Options", "DENY"),
@@ -89,6 +91,7 @@ def allowed_hosts(host: str, port: int) -> list[str]:
         names.append(f"[{bare}]" if ":" in bare else bare)
     else:
         import socket  # a wildcard bind is reached by this machine's own name
+
         names += [socket.gethostname().lower(), socket.getfqdn().lower()]
     return sorted({f"{n}:{port}" for n in names})
 
@@ -122,10 +125,14 @@ class HostGuard:
 
         host = environ.get("HTTP_HOST", "")
         if not _host_ok(host, self.app.config.get("ALLOWED_HOSTS")):
-            body = (b"Refused: this dashboard only answers to its own address "
-                    b"(for example http://127.0.0.1:<port>/); the Host header was not one of them.\n")
-            with_headers("403 Forbidden", [("Content-Type", "text/plain; charset=utf-8"),
-                                           ("Content-Length", str(len(body)))])
+            body = (
+                b"Refused: this dashboard only answers to its own address "
+                b"(for example http://127.0.0.1:<port>/); the Host header was not one of them.\n"
+            )
+            with_headers(
+                "403 Forbidden",
+                [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", str(len(body)))],
+            )
             return [body]
         prefix = self.app.config.get("URL_PREFIX") or ""
         path = environ.get("PATH_INFO", "")
@@ -134,7 +141,7 @@ class HostGuard:
             # without it is served too (scripts holding the cookie or the token may
             # use either), but a browser sends the cookie only under the prefix.
             environ["SCRIPT_NAME"] = environ.get("SCRIPT_NAME", "") + prefix
-            environ["PATH_INFO"] = path[len(prefix):] or "/"
+            environ["PATH_INFO"] = path[len(prefix) :] or "/"
         return self.wsgi_app(environ, with_headers)
 
 
@@ -144,8 +151,9 @@ def _denied(message: str, status: int = 403, retry_after: int = 0):
         error = "Too many wrong tokens" if status == 429 else "Token required"
         response = jsonify({"error": error, "message": message, "status": status})
     else:
-        response = current_app.make_response(render_template(
-            "security/denied.html", message=message, next=clean_path(), status=status))
+        response = current_app.make_response(
+            render_template("security/denied.html", message=message, next=clean_path(), status=status)
+        )
     response.status_code = status
     if retry_after:
         response.headers["Retry-After"] = str(retry_after)
@@ -155,6 +163,7 @@ def _denied(message: str, status: int = 403, retry_after: int = 0):
 def clean_path() -> str:
     """This request's path and query inside the app, without any credential in it."""
     from urllib.parse import urlencode
+
     rest = [(k, v) for k, v in request.args.items(multi=True) if k not in ("token", "code")]
     return request.path + ("?" + urlencode(rest) if rest else "")
 
@@ -182,9 +191,15 @@ def cookie_age() -> float | None:
 
 
 def set_auth_cookie(response) -> None:
-    response.set_cookie(cookie_name(_port()), access().cookie_value(), max_age=COOKIE_LIFETIME,
-                        httponly=True, samesite="Strict", secure=request.is_secure,
-                        path=current_app.config.get("URL_PREFIX") or "/")
+    response.set_cookie(
+        cookie_name(_port()),
+        access().cookie_value(),
+        max_age=COOKIE_LIFETIME,
+        httponly=True,
+        samesite="Strict",
+        secure=request.is_secure,
+        path=current_app.config.get("URL_PREFIX") or "/",
+    )
 
 
 def check_token(given: str | None):
@@ -193,11 +208,22 @@ def check_token(given: str | None):
     if ok:
         return None
     if wait:
-        return _denied(_("Too many wrong access tokens: the dashboard checks none for %(num)d s "
-                         "(a logged-in browser and the one-time link keep working).", num=wait),
-                       429, wait)
-    return _denied(_("That is not the access token of the running dashboard (a restart without "
-                     "%(option)s makes a new one).", option="--token"))
+        return _denied(
+            _(
+                "Too many wrong access tokens: the dashboard checks none for %(num)d s "
+                "(a logged-in browser and the one-time link keep working).",
+                num=wait,
+            ),
+            429,
+            wait,
+        )
+    return _denied(
+        _(
+            "That is not the access token of the running dashboard (a restart without "
+            "%(option)s makes a new one).",
+            option="--token",
+        )
+    )
 
 
 def _check_token():
@@ -206,18 +232,23 @@ def _check_token():
         return None
     if "token" in request.args:
         # Not even checked: a URL stays in history, so the long-lived token never goes in one.
-        return _denied(_("The access token does not go in a URL (browsers keep URLs in their "
-                         "history). Open the one-time link the dashboard printed at start-up, "
-                         "or enter the token below; scripts send it as %(header)s.",
-                         header="'Authorization: token …'"))
+        return _denied(
+            _(
+                "The access token does not go in a URL (browsers keep URLs in their "
+                "history). Open the one-time link the dashboard printed at start-up, "
+                "or enter the token below; scripts send it as %(header)s.",
+                header="'Authorization: token …'",
+            )
+        )
     age = cookie_age()
     if age is not None:
         g.renew_auth_cookie = age > RENEW_AFTER
         return None
     if request.endpoint == "login.login":
-        return None     # the login page checks what it is given itself
-    if request.endpoint == "favicon" or (request.endpoint == "static" and (
-            request.view_args or {}).get("filename") == FAVICON):
+        return None  # the login page checks what it is given itself
+    if request.endpoint == "favicon" or (
+        request.endpoint == "static" and (request.view_args or {}).get("filename") == FAVICON
+    ):
         # Browsers fetch /favicon.ico at the root, outside the random path, where they
         # send no cookie (and log the 403).  The icon tells a visitor no more than the
         # login page does, and its CORP header keeps other origins from loading it.
@@ -228,9 +259,14 @@ def _check_token():
         if refused is None:
             request.environ["dashboard.token_header"] = True
         return refused
-    return _denied(_("This dashboard needs you to log in. Open the one-time link %(command)s "
-                     "printed when it started (%(link)s), or enter its access token below.",
-                     command="agentao-memory-dashboard", link="…/login?code=…"))
+    return _denied(
+        _(
+            "This dashboard needs you to log in. Open the one-time link %(command)s "
+            "printed when it started (%(link)s), or enter its access token below.",
+            command="agentao-memory-dashboard",
+            link="…/login?code=…",
+        )
+    )
 
 
 def _same_origin() -> bool:
@@ -248,8 +284,13 @@ def _guard():
     if refused is not None:
         return refused
     if request.method not in SAFE_METHODS and not _same_origin():
-        abort(403, _("Refused: changes are only accepted from the dashboard's own pages "
-                     "(the request's Sec-Fetch-Site/Origin headers said it came from elsewhere)."))
+        abort(
+            403,
+            _(
+                "Refused: changes are only accepted from the dashboard's own pages "
+                "(the request's Sec-Fetch-Site/Origin headers said it came from elsewhere)."
+            ),
+        )
     limit = current_app.config["MAX_QUERY_LENGTH"]
     if len(request.query_string) > limit:
         abort(414, _("The query string is longer than %(num)d characters; shorten the filters.", num=limit))
@@ -263,7 +304,7 @@ def _after(response):
     # Memory text should not linger in the browser's disk cache.
     if request.endpoint != "static":
         response.headers.setdefault("Cache-Control", "no-store")
-    if g.get("renew_auth_cookie"):   # sliding expiry: a cookie in use stays good
+    if g.get("renew_auth_cookie"):  # sliding expiry: a cookie in use stays good
         set_auth_cookie(response)
     return response
 

@@ -31,7 +31,7 @@ from markupsafe import Markup, escape
 from .invisible import code_point, describe, hidden_spans, may_hide
 
 _MARK = Markup('<span class="ctl" title="{}">⟨{}⟩</span>')
-_BDI = Markup("<bdi>%s</bdi>")   # % escapes a str argument, keeps a Markup one
+_BDI = Markup("<bdi>%s</bdi>")  # % escapes a str argument, keeps a Markup one
 _SURROGATES = re.compile("[\ud800-\udfff]")
 
 
@@ -53,7 +53,8 @@ def shown(value) -> Markup:
         return Markup(f"<bdi>{escape(text)}</bdi>")
     body = Markup("").join(
         piece if isinstance(piece, Markup) else escape(piece)
-        for piece in _pieces(text, lambda ch: _MARK.format(describe(ch), code_point(ch))))
+        for piece in _pieces(text, lambda ch: _MARK.format(describe(ch), code_point(ch)))
+    )
     return _BDI % body
 
 

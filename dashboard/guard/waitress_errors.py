@@ -52,33 +52,39 @@ HEADER_SECONDS = 10
 
 class SecureChannel(HTTPChannel):
     error_task_class = SecureErrorTask
-    headers_since: float | None = None   # the first byte of headers still arriving
+    headers_since: float | None = None  # the first byte of headers still arriving
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.headers_since = self.creation_time   # a new connection owes its first request
+        self.headers_since = self.creation_time  # a new connection owes its first request
 
     def received(self, data):
         before = self.request
         done = super().received(data)
         if self.request is None or self.request.headers_finished:
-            self.headers_since = None   # between requests (keep-alive), or reading a body
+            self.headers_since = None  # between requests (keep-alive), or reading a body
         elif self.request is not before or self.headers_since is None:
-            self.headers_since = time.time()   # a new request's first bytes
+            self.headers_since = time.time()  # a new request's first bytes
         return done
 
     def readable(self):
-        if (self.headers_since is not None and not self.will_close
-                and time.time() - self.headers_since > HEADER_SECONDS):
-            self.will_close = True   # written out by waitress's own close path
+        if (
+            self.headers_since is not None
+            and not self.will_close
+            and time.time() - self.headers_since > HEADER_SECONDS
+        ):
+            self.will_close = True  # written out by waitress's own close path
         return super().readable()
 
 
 def harden(server) -> bool:
     """Make ``server`` (what ``waitress.create_server`` returned) answer its own errors with
     the security headers; False if this waitress has no ``channel_class`` to point."""
-    servers = [server] if hasattr(server, "channel_class") else [
-        s for s in getattr(server, "map", {}).values() if hasattr(s, "channel_class")]
+    servers = (
+        [server]
+        if hasattr(server, "channel_class")
+        else [s for s in getattr(server, "map", {}).values() if hasattr(s, "channel_class")]
+    )
     if not servers or not hasattr(HTTPChannel, "error_task_class"):
         return False
     for s in servers:

@@ -1,8 +1,28 @@
 """Server-rendered SVG pictures with no charting library (see svg.py for the safety rules)."""
 
-from .screens import (budget_meters, candidate_scores, composition, fill_periods, overview_pictures, residue_bars,
-                      residue_rows, score_bars)
+from .screens import (
+    budget_meters,
+    candidate_scores,
+    composition,
+    fill_periods,
+    overview_pictures,
+    residue_bars,
+    residue_rows,
+    score_bars,
+)
 from .svg import clean, columns, meter, stacked_bars
 
-__all__ = ["budget_meters", "candidate_scores", "composition", "fill_periods", "overview_pictures", "residue_bars",
-           "residue_rows", "score_bars", "clean", "columns", "meter", "stacked_bars"]
+__all__ = [
+    "budget_meters",
+    "candidate_scores",
+    "composition",
+    "fill_periods",
+    "overview_pictures",
+    "residue_bars",
+    "residue_rows",
+    "score_bars",
+    "clean",
+    "columns",
+    "meter",
+    "stacked_bars",
+]

@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 from datetime import date, timedelta
 
-from flask_babel import gettext as _, ngettext
+from flask_babel import gettext as _
+from flask_babel import ngettext
 from markupsafe import Markup
 
 from ..words import label
@@ -20,6 +21,7 @@ SCORE_TERMS = ("tag", "title", "keyword", "content", "filepath_hint", "recency",
 
 
 # -- overview ---------------------------------------------------------------------------
+
 
 def composition(statuses) -> list[tuple[str, list[tuple[str, int]]]]:
     """Live memories of the readable stores counted by scope, type, source and confidence."""
@@ -91,27 +93,36 @@ def overview_pictures(statuses, timeline: dict) -> dict:
     return {
         "composition_rows": comp,
         "composition": stacked_bars(
-            [(label("dimension", dim), [(label(dim, code), n) for code, n in values])
-             for dim, values in comp], title=_("Live memories by scope, type, source and "
-                                                  "confidence"), chart_id="composition",
-                                    unit=_memories, inline=True),
+            [
+                (label("dimension", dim), [(label(dim, code), n) for code, n in values])
+                for dim, values in comp
+            ],
+            title=_("Live memories by scope, type, source and confidence"),
+            chart_id="composition",
+            unit=_memories,
+            inline=True,
+        ),
         "by": timeline["by"],
         "periods": periods,
-        "timeline": columns([p["period"] for p in periods],
-                            {_("created"): [p["created"] for p in periods],
-                             _("updated"): [p["updated"] for p in periods]},
-                            title=_("Live memories created and last updated, per week")
-                            if timeline["by"] == "week" else
-                            _("Live memories created and last updated, per month")
-                            if timeline["by"] == "month" else
-                            _("Live memories created and last updated, per %(period)s",
-                              period=label("period", timeline["by"])),
-                            chart_id="timeline"),
+        "timeline": columns(
+            [p["period"] for p in periods],
+            {_("created"): [p["created"] for p in periods], _("updated"): [p["updated"] for p in periods]},
+            title=_("Live memories created and last updated, per week")
+            if timeline["by"] == "week"
+            else _("Live memories created and last updated, per month")
+            if timeline["by"] == "month"
+            else _(
+                "Live memories created and last updated, per %(period)s",
+                period=label("period", timeline["by"]),
+            ),
+            chart_id="timeline",
+        ),
         "problems": timeline.get("problems", {}),
     }
 
 
 # -- preview ----------------------------------------------------------------------------
+
 
 def score_bars(candidates, *, chart_id: str = "scores", title: str | None = None) -> Markup:
     """Each candidate's score as stacked contributions of its terms (the stale penalty leftwards).
@@ -123,45 +134,72 @@ def score_bars(candidates, *, chart_id: str = "scores", title: str | None = None
     named = [label("term", t) for t in SCORE_TERMS]
     colours = {t: PALETTE[n] for n, t in enumerate(named)}
     candidates = [(row, [(label("term", t), v) for t, v in terms]) for row, terms in candidates]
-    return stacked_bars(candidates, title=title or _("Score by term"), chart_id=chart_id,
-                        order=named, colours=colours)
+    return stacked_bars(
+        candidates, title=title or _("Score by term"), chart_id=chart_id, order=named, colours=colours
+    )
 
 
 def candidate_scores(candidates, limit: int = 12) -> Markup | None:
     """Score-by-term bars for the first ``limit`` recall candidates (engine ``Candidate``s)."""
-    rows = [(f"{c.rank or '–'}. {c.memory.title}", [(t.name, t.contribution) for t in c.terms])
-            for c in list(candidates)[:limit]]
+    rows = [
+        (f"{c.rank or '–'}. {c.memory.title}", [(t.name, t.contribution) for t in c.terms])
+        for c in list(candidates)[:limit]
+    ]
     if not rows:
         return None
-    return score_bars(rows, chart_id="recall-scores",
-                      title=ngettext("Score of the first candidate, by term",
-                                     "Score of the first %(num)d candidates, by term", len(rows)))
+    return score_bars(
+        rows,
+        chart_id="recall-scores",
+        title=ngettext(
+            "Score of the first candidate, by term",
+            "Score of the first %(num)d candidates, by term",
+            len(rows),
+        ),
+    )
 
 
 def budget_meters(budgets: dict) -> dict:
     """A meter per block budget: ``{"stable": Budget-like, "context": ...}`` -> Markup each."""
-    labels = {"stable": _("%(tag)s budget", tag="<memory-stable>"),
-              "context": _("%(tag)s budget", tag="<memory-context>")}
-    return {name: meter(b.used, b.limit, label=labels.get(name, name), chart_id=f"budget-{name}")
-            for name, b in budgets.items()}
+    labels = {
+        "stable": _("%(tag)s budget", tag="<memory-stable>"),
+        "context": _("%(tag)s budget", tag="<memory-context>"),
+    }
+    return {
+        name: meter(b.used, b.limit, label=labels.get(name, name), chart_id=f"budget-{name}")
+        for name, b in budgets.items()
+    }
 
 
 # -- forget -----------------------------------------------------------------------------
 
+
 def residue_rows(report: dict) -> list[tuple[str, list[tuple[str, int]]]]:
     """Per file, the bytes that may still hold forgotten text (from ``purge.residue_report``)."""
-    reviews = sum(len(str(r.get(k) or "").encode()) for group in report["reviews"].values()
-                  for r in group["items"] for k in ("title", "content", "evidence"))
-    rows = [(_("database"), [(_("soft-deleted memories"), report["soft_deleted"]["bytes"]),
-                             (_("review queue"), reviews),
-                             (_("session summaries"), report["summaries"].get("bytes", 0)),
-                             (_("free pages"), report["free_pages"]["bytes"])])]
+    reviews = sum(
+        len(str(r.get(k) or "").encode())
+        for group in report["reviews"].values()
+        for r in group["items"]
+        for k in ("title", "content", "evidence")
+    )
+    rows = [
+        (
+            _("database"),
+            [
+                (_("soft-deleted memories"), report["soft_deleted"]["bytes"]),
+                (_("review queue"), reviews),
+                (_("session summaries"), report["summaries"].get("bytes", 0)),
+                (_("free pages"), report["free_pages"]["bytes"]),
+            ],
+        )
+    ]
     if report["wal"].get("exists"):
         rows.append(("-wal", [(_("write-ahead log"), report["wal"].get("size", 0))]))
     if report["journal"].get("exists"):
         rows.append(("-journal", [(_("rollback journal"), report["journal"]["size"])]))
-    rows += [(c["path"].rsplit("/", 1)[-1], [(_("copy beside the file"), c["size"] or 0)])
-             for c in report["copies"]]
+    rows += [
+        (c["path"].rsplit("/", 1)[-1], [(_("copy beside the file"), c["size"] or 0)])
+        for c in report["copies"]
+    ]
     return rows
 
 
@@ -170,5 +208,9 @@ def residue_bars(report: dict, *, chart_id: str | None = None) -> Markup | None:
     rows = residue_rows(report)
     if not any(value for _, parts in rows for _, value in parts):
         return None
-    return stacked_bars(rows, title=_("Where forgotten text may still sit, per file"),
-                        chart_id=chart_id or f"residue-{report['store']}", unit=_bytes)
+    return stacked_bars(
+        rows,
+        title=_("Where forgotten text may still sit, per file"),
+        chart_id=chart_id or f"residue-{report['store']}",
+        unit=_bytes,
+    )

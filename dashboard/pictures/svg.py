@@ -19,8 +19,7 @@ from flask_babel import gettext as _
 from markupsafe import Markup, escape
 
 # Okabe–Ito: distinguishable with the common colour-vision deficiencies.
-PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442",
-           "#999999")
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#999999")
 NEGATIVE = "#b31d28"
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u202a-\u202e\u2066-\u2069]")
 LABEL_W, VALUE_W, ROW_H, BAR_H = 170, 50, 24, 16
@@ -30,7 +29,7 @@ def clean(text, limit: int = 0) -> str:
     """Text safe to put in SVG: controls and bidi overrides replaced, shortened, escaped."""
     text = _CONTROL.sub("\ufffd", " ".join(str(text).split()))
     if limit and len(text) > limit:
-        text = text[:limit - 1] + "…"
+        text = text[: limit - 1] + "…"
     return str(escape(text))
 
 
@@ -44,9 +43,11 @@ def number(value: float) -> str:
 
 def ink(fill: str) -> str:
     """Black or white, whichever contrasts more with ``fill`` (WCAG relative luminance)."""
+
     def channel(c: float) -> float:
         return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
-    r, g, b = (channel(int(fill[i:i + 2], 16) / 255) for i in (1, 3, 5))
+
+    r, g, b = (channel(int(fill[i : i + 2], 16) / 255) for i in (1, 3, 5))
     lum = 0.2126 * r + 0.7152 * g + 0.0722 * b
     return "#000000" if (lum + 0.05) / 0.05 >= 1.05 / (lum + 0.05) else "#ffffff"
 
@@ -72,14 +73,15 @@ def chars(value: float) -> str:
     return _("%(num)s chars", num=number(value))
 
 
-def _svg(chart_id: str, kind: str, width: int, height: int, title: str, desc: str,
-         body: list[str]) -> Markup:
+def _svg(chart_id: str, kind: str, width: int, height: int, title: str, desc: str, body: list[str]) -> Markup:
     i = _ident(chart_id)
-    head = (f'<svg xmlns="http://www.w3.org/2000/svg" class="chart chart-{kind}" '
-            f'data-chart="{i}" role="img" aria-labelledby="{i}-title {i}-desc" '
-            f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
-            f'preserveAspectRatio="xMinYMin meet">'
-            f'<title id="{i}-title">{clean(title)}</title><desc id="{i}-desc">{clean(desc)}</desc>')
+    head = (
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="chart chart-{kind}" '
+        f'data-chart="{i}" role="img" aria-labelledby="{i}-title {i}-desc" '
+        f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
+        f'preserveAspectRatio="xMinYMin meet">'
+        f'<title id="{i}-title">{clean(title)}</title><desc id="{i}-desc">{clean(desc)}</desc>'
+    )
     return Markup(head + "".join(body) + "</svg>")  # every piece above was escaped
 
 
@@ -95,14 +97,25 @@ def _legend(colours: dict, y: int, width: int) -> tuple[list[str], int]:
         step = 22 + text_w(name[:24])
         if x and x + step > width:
             x, y = 0, y + 18
-        out.append(f'<rect class="legend-key" x="{x}" y="{y}" width="12" height="12" '
-                   f'fill="{colour}"/><text class="legend" x="{x + 16}" y="{y + 11}">{label}</text>')
+        out.append(
+            f'<rect class="legend-key" x="{x}" y="{y}" width="12" height="12" '
+            f'fill="{colour}"/><text class="legend" x="{x + 16}" y="{y + 11}">{label}</text>'
+        )
         x += step
     return out, y + 18
 
 
-def stacked_bars(bars, *, title: str, chart_id: str, unit="", width: int = 480,
-                 order=None, colours: dict | None = None, inline: bool = False) -> Markup:
+def stacked_bars(
+    bars,
+    *,
+    title: str,
+    chart_id: str,
+    unit="",
+    width: int = 480,
+    order=None,
+    colours: dict | None = None,
+    inline: bool = False,
+) -> Markup:
     """Horizontal stacked bars: ``bars`` is ``[(label, [(segment, value), ...]), ...]``.
 
     Positive values stack rightwards from a zero line, negative ones leftwards
@@ -127,8 +140,10 @@ def stacked_bars(bars, *, title: str, chart_id: str, unit="", width: int = 480,
     for row, (label, segs) in enumerate(bars):
         y = row * ROW_H
         total = sum(v for _, v in segs)
-        body.append(f'<text class="bar-label" x="{label_w - 6}" y="{y + 13}" '
-                    f'text-anchor="end">{clean(label, 26)}</text>')
+        body.append(
+            f'<text class="bar-label" x="{label_w - 6}" y="{y + 13}" '
+            f'text-anchor="end">{clean(label, 26)}</text>'
+        )
         right, left = zero, zero
         if inline:
             colours = {name: PALETTE[n % len(PALETTE)] for n, (name, _) in enumerate(segs)}
@@ -139,28 +154,34 @@ def stacked_bars(bars, *, title: str, chart_id: str, unit="", width: int = 480,
                 right += w
             else:
                 left -= w
-            body.append(f'<rect class="seg" x="{x:.1f}" y="{y + 2}" width="{max(w, 0.5):.1f}" '
-                        f'height="{BAR_H}" fill="{NEGATIVE if value < 0 else colours[name]}">'
-                        f'<title>{clean(_("%(label)s: %(name)s %(amount)s", label=label, name=name, amount=amount(value, unit)))}'
-                        f'</title></rect>')
+            body.append(
+                f'<rect class="seg" x="{x:.1f}" y="{y + 2}" width="{max(w, 0.5):.1f}" '
+                f'height="{BAR_H}" fill="{NEGATIVE if value < 0 else colours[name]}">'
+                f"<title>{clean(_('%(label)s: %(name)s %(amount)s', label=label, name=name, amount=amount(value, unit)))}"
+                f"</title></rect>"
+            )
             if inline and w >= text_w(name) + 8:  # the name fits inside its segment
-                body.append(f'<text class="seg-label" x="{x + 4:.1f}" y="{y + 14}" '
-                            f'fill="{ink(colours[name])}">{clean(name, 40)}</text>')
-        body.append(f'<text class="bar-value" x="{right + 4:.1f}" y="{y + 13}">'
-                    f'{clean(number(total))}</text>')
+                body.append(
+                    f'<text class="seg-label" x="{x + 4:.1f}" y="{y + 14}" '
+                    f'fill="{ink(colours[name])}">{clean(name, 40)}</text>'
+                )
+        body.append(f'<text class="bar-value" x="{right + 4:.1f}" y="{y + 13}">{clean(number(total))}</text>')
         parts = ", ".join("%s %s" % (n, number(v)) for n, v in segs) or _("nothing")
-        descs.append(_("%(label)s: %(parts)s (total %(amount)s)", label=label, parts=parts,
-                       amount=amount(total, unit)))
+        descs.append(
+            _("%(label)s: %(parts)s (total %(amount)s)", label=label, parts=parts, amount=amount(total, unit))
+        )
     if low:
-        body.append(f'<line class="zero" x1="{zero:.1f}" x2="{zero:.1f}" y1="0" '
-                    f'y2="{len(bars) * ROW_H}" stroke="#1b1f24"/>')
-    legend, height = ([], len(bars) * ROW_H) if inline else _legend(
-        colours, len(bars) * ROW_H + 6, width)
+        body.append(
+            f'<line class="zero" x1="{zero:.1f}" x2="{zero:.1f}" y1="0" '
+            f'y2="{len(bars) * ROW_H}" stroke="#1b1f24"/>'
+        )
+    legend, height = ([], len(bars) * ROW_H) if inline else _legend(colours, len(bars) * ROW_H + 6, width)
     return _svg(chart_id, "bars", width, height, title, "; ".join(descs) + ".", body + legend)
 
 
-def columns(periods, series: dict, *, title: str, chart_id: str, width: int = 480,
-            height: int = 180) -> Markup:
+def columns(
+    periods, series: dict, *, title: str, chart_id: str, width: int = 480, height: int = 180
+) -> Markup:
     """Grouped columns per period: ``series`` maps a name to one value per period."""
     names = list(series)
     colours = _colours(names)
@@ -168,8 +189,10 @@ def columns(periods, series: dict, *, title: str, chart_id: str, width: int = 48
     plot_h, base = height - 50, height - 34
     slot = (width - 40) / max(len(periods), 1)
     bar_w = max(min(slot / (len(names) + 1), 28), 2)
-    body = [f'<text class="axis" x="0" y="12">{clean(number(top))}</text>',
-            f'<line class="axis" x1="36" x2="{width}" y1="{base}" y2="{base}" stroke="#57606a"/>']
+    body = [
+        f'<text class="axis" x="0" y="12">{clean(number(top))}</text>',
+        f'<line class="axis" x1="36" x2="{width}" y1="{base}" y2="{base}" stroke="#57606a"/>',
+    ]
     every = max(1, round(len(periods) / 12))  # at most ~12 period labels fit
     descs = []
     for p, period in enumerate(periods):
@@ -177,34 +200,50 @@ def columns(periods, series: dict, *, title: str, chart_id: str, width: int = 48
         for s, name in enumerate(names):
             value = series[name][p]
             h = value / top * plot_h
-            body.append(f'<rect class="col" x="{x0 + s * bar_w:.1f}" y="{base - h:.1f}" '
-                        f'width="{bar_w - 1:.1f}" height="{h:.1f}" fill="{colours[name]}">'
-                        f'<title>{clean(period)}: {clean(name)} {value}</title></rect>')
+            body.append(
+                f'<rect class="col" x="{x0 + s * bar_w:.1f}" y="{base - h:.1f}" '
+                f'width="{bar_w - 1:.1f}" height="{h:.1f}" fill="{colours[name]}">'
+                f"<title>{clean(period)}: {clean(name)} {value}</title></rect>"
+            )
         if p % every == 0:
             body.append(f'<text class="axis" x="{x0:.1f}" y="{base + 14}">{clean(period, 10)}</text>')
-        descs.append(_("%(period)s: %(values)s", period=period,
-                       values=", ".join("%s %s" % (n, series[n][p]) for n in names)))
+        descs.append(
+            _(
+                "%(period)s: %(values)s",
+                period=period,
+                values=", ".join("%s %s" % (n, series[n][p]) for n in names),
+            )
+        )
     legend, _height = _legend(colours, height - 16, width)
     desc = "; ".join(descs) + "." if descs else _("No memories yet.")
     return _svg(chart_id, "columns", width, height + 2, title, desc, body + legend)
 
 
-def meter(used: float, limit: float, *, label: str, chart_id: str, unit=None,
-          width: int = 420) -> Markup:
+def meter(used: float, limit: float, *, label: str, chart_id: str, unit=None, width: int = 420) -> Markup:
     """A budget meter: the used part of ``limit``, an overflow shown past the limit line."""
     share = used / limit if limit else 0.0
     track = width - 10
     full = min(share, 1.0) * track / max(share, 1.0)
     limit_x = track / max(share, 1.0)
-    body = [f'<rect class="meter-track" x="0" y="0" width="{track}" height="14" fill="#eaeef2"/>',
-            f'<rect class="meter-used" x="0" y="0" width="{full:.1f}" height="14" '
-            f'fill="{PALETTE[0] if share <= 1 else NEGATIVE}"/>']
+    body = [
+        f'<rect class="meter-track" x="0" y="0" width="{track}" height="14" fill="#eaeef2"/>',
+        f'<rect class="meter-used" x="0" y="0" width="{full:.1f}" height="14" '
+        f'fill="{PALETTE[0] if share <= 1 else NEGATIVE}"/>',
+    ]
     if share > 1:
-        body.append(f'<rect class="meter-over" x="{limit_x:.1f}" y="0" '
-                    f'width="{track - limit_x:.1f}" height="14" fill="{NEGATIVE}"/>')
-    body.append(f'<line class="meter-limit" x1="{limit_x:.1f}" x2="{limit_x:.1f}" y1="-2" '
-                f'y2="16" stroke="#1b1f24"/>')
-    text = _("%(label)s: %(used)s of %(limit)s (%(share)s)", label=label, used=number(used),
-             limit=amount(limit, unit or chars), share="{:.0%}".format(share))
+        body.append(
+            f'<rect class="meter-over" x="{limit_x:.1f}" y="0" '
+            f'width="{track - limit_x:.1f}" height="14" fill="{NEGATIVE}"/>'
+        )
+    body.append(
+        f'<line class="meter-limit" x1="{limit_x:.1f}" x2="{limit_x:.1f}" y1="-2" y2="16" stroke="#1b1f24"/>'
+    )
+    text = _(
+        "%(label)s: %(used)s of %(limit)s (%(share)s)",
+        label=label,
+        used=number(used),
+        limit=amount(limit, unit or chars),
+        share="{:.0%}".format(share),
+    )
     body.append(f'<text class="meter-text" x="0" y="30">{clean(text)}</text>')
     return _svg(chart_id, "meter", width, 36, label, text + ".", body)

@@ -11,8 +11,22 @@ from .status import StoreStatus, inspect
 from .summaries import list_review_items, list_summaries
 
 __all__ = [
-    "StoreProblem", "file_stamp", "read", "write", "MAX_PER_PAGE", "SORTS", "MemoryFilters", "MemoryPage",
-    "get_memory", "list_memories", "StoreRef", "build_refs",
-    "default_user_db", "project_db_path", "StoreStatus", "inspect", "list_review_items",
+    "StoreProblem",
+    "file_stamp",
+    "read",
+    "write",
+    "MAX_PER_PAGE",
+    "SORTS",
+    "MemoryFilters",
+    "MemoryPage",
+    "get_memory",
+    "list_memories",
+    "StoreRef",
+    "build_refs",
+    "default_user_db",
+    "project_db_path",
+    "StoreStatus",
+    "inspect",
+    "list_review_items",
     "list_summaries",
 ]

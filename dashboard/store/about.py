@@ -8,8 +8,9 @@ and says how many more there are, with a link to the full filtered list.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from . import rows
 from .connection import read
@@ -29,17 +30,22 @@ class Section:
     def more(self) -> int:
         return max(0, self.total - len(self.items))
 
-    def add(self, other: "Section", limit: int) -> None:
+    def add(self, other: Section, limit: int) -> None:
         self.items = (self.items + other.items)[:limit]
         self.total += other.total
 
     def to_dict(self) -> dict[str, Any]:
-        return {"total": self.total, "shown": len(self.items), "more": self.more,
-                "items": self.items}
+        return {"total": self.total, "shown": len(self.items), "more": self.more, "items": self.items}
 
 
-def _section(conn: sqlite3.Connection, table: str, where: str, order: str, limit: int,
-             make: Callable[[sqlite3.Row], Any]) -> Section:
+def _section(
+    conn: sqlite3.Connection,
+    table: str,
+    where: str,
+    order: str,
+    limit: int,
+    make: Callable[[sqlite3.Row], Any],
+) -> Section:
     total = conn.execute(f"SELECT COUNT(*) FROM {table} WHERE {where}").fetchone()[0]
     found = conn.execute(f"SELECT * FROM {table} WHERE {where} ORDER BY {order} LIMIT ?", (limit,))
     return Section([make(r) for r in found], total)
@@ -51,25 +57,40 @@ def user_memories(ref: StoreRef, limit: int = LIMIT) -> tuple[Section, Section]:
     Scope, not file: without a user store agentao keeps user-scope memories in the
     project file, and the overview's "about you" count and link filter by scope too.
     """
+
     def run(conn: sqlite3.Connection) -> tuple[Section, Section]:
-        make = lambda r: rows.memory(r, ref.key)   # noqa: E731
-        live = _section(conn, "memories", "scope = 'user' AND deleted_at IS NULL",
-                        "updated_at DESC, id", limit, make)
-        gone = _section(conn, "memories", "scope = 'user' AND deleted_at IS NOT NULL",
-                        "deleted_at DESC, id", limit, make)
+        make = lambda r: rows.memory(r, ref.key)  # noqa: E731
+        live = _section(
+            conn, "memories", "scope = 'user' AND deleted_at IS NULL", "updated_at DESC, id", limit, make
+        )
+        gone = _section(
+            conn, "memories", "scope = 'user' AND deleted_at IS NOT NULL", "deleted_at DESC, id", limit, make
+        )
         return live, gone
+
     return read(ref.path, run)
 
 
 def review_evidence(ref: StoreRef, limit: int = LIMIT) -> Section:
     """Review items whose evidence (the person's own message) is kept: pending first."""
-    return read(ref.path, lambda conn: _section(
-        conn, "memory_review_queue", "evidence IS NOT NULL AND evidence != ''",
-        "status != 'pending', updated_at DESC, id", limit, lambda r: rows.review(r, ref.key)))
+    return read(
+        ref.path,
+        lambda conn: _section(
+            conn,
+            "memory_review_queue",
+            "evidence IS NOT NULL AND evidence != ''",
+            "status != 'pending', updated_at DESC, id",
+            limit,
+            lambda r: rows.review(r, ref.key),
+        ),
+    )
 
 
 def session_summaries(ref: StoreRef, limit: int = LIMIT) -> Section:
     """The file's session summaries (what was said, in the agent's words), newest first."""
-    return read(ref.path, lambda conn: _section(
-        conn, "session_summaries", "1", "created_at DESC, id", limit,
-        lambda r: rows.summary(r, ref.key)))
+    return read(
+        ref.path,
+        lambda conn: _section(
+            conn, "session_summaries", "1", "created_at DESC, id", limit, lambda r: rows.summary(r, ref.key)
+        ),
+    )

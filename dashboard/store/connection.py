@@ -17,9 +17,10 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import Callable, Iterator, TypeVar
+from typing import TypeVar
 from urllib.parse import quote
 
 from flask_babel import gettext as _
@@ -31,8 +32,7 @@ from .registry import obstacle
 T = TypeVar("T")
 
 SUPPORTED_SCHEMA = "3"
-REQUIRED_TABLES = ("schema_meta", "memories", "session_summaries", "memory_events",
-                   "memory_review_queue")
+REQUIRED_TABLES = ("schema_meta", "memories", "session_summaries", "memory_events", "memory_review_queue")
 BUSY_TIMEOUT_S = 2.0
 # A lock-free read is retried when an agent write landed during it.  An agent
 # saving in a loop (load.py: ~90 saves a second) tears a read of a few
@@ -79,28 +79,39 @@ def describe_error(path: Path, exc: BaseException, writing: bool = False) -> Sto
     text = str(exc)
     low = text.lower()
     if full_disk.is_disk_full(path, exc, writing):
-        return StoreProblem("disk_full", _("The disk is full: nothing was changed, free space and "
-                                              "try again (writing %(path)s; SQLite: %(error)s).",
-                                              path=path, error=text))
+        return StoreProblem(
+            "disk_full",
+            _(
+                "The disk is full: nothing was changed, free space and "
+                "try again (writing %(path)s; SQLite: %(error)s).",
+                path=path,
+                error=text,
+            ),
+        )
     if "readonly" in low or "read-only" in low:
-        return StoreProblem("read_only", _("%(path)s cannot be written (%(error)s); nothing was changed.",
-                                              path=path, error=text))
+        return StoreProblem(
+            "read_only",
+            _("%(path)s cannot be written (%(error)s); nothing was changed.", path=path, error=text),
+        )
     if "locked" in low or "busy" in low:
-        return StoreProblem("locked", _("%(path)s is locked by another process; try again in a moment.",
-                                           path=path))
+        return StoreProblem(
+            "locked", _("%(path)s is locked by another process; try again in a moment.", path=path)
+        )
     if "not a database" in low:
         return StoreProblem("not_a_database", _("%(path)s is not an SQLite database.", path=path))
     if "malformed" in low or "corrupt" in low:
-        return StoreProblem("corrupt", _("%(path)s is damaged (SQLite: %(error)s). Nothing was changed.",
-                                            path=path, error=text))
+        return StoreProblem(
+            "corrupt",
+            _("%(path)s is damaged (SQLite: %(error)s). Nothing was changed.", path=path, error=text),
+        )
     if isinstance(exc, PermissionError) or "unable to open" in low or "readonly" in low:
         return StoreProblem("unreadable", _("%(path)s cannot be opened (%(error)s).", path=path, error=text))
-    error = "%s: %s" % (type(exc).__name__, text)   # the exception's own words, not translated
+    error = "%s: %s" % (type(exc).__name__, text)  # the exception's own words, not translated
     if writing:
-        return StoreProblem("unreadable", _("%(path)s could not be written (%(error)s).", path=path,
-                                            error=error))
-    return StoreProblem("unreadable", _("%(path)s could not be read (%(error)s).", path=path,
-                                        error=error))
+        return StoreProblem(
+            "unreadable", _("%(path)s could not be written (%(error)s).", path=path, error=error)
+        )
+    return StoreProblem("unreadable", _("%(path)s could not be read (%(error)s).", path=path, error=error))
 
 
 def _decode_text(raw: bytes) -> str:
@@ -118,19 +129,21 @@ def file_stamp(path: Path | str) -> recovery.Signature:
     return recovery.signature(Path(path))
 
 
-def _moved(files: dict[str, Path], plans: dict[str, recovery.Plan],
-           before: dict[str, recovery.Signature]) -> bool:
+def _moved(
+    files: dict[str, Path], plans: dict[str, recovery.Plan], before: dict[str, recovery.Signature]
+) -> bool:
     """Whether a lock-free read (immutable, or of a copy) may have missed a change of the files."""
-    return any(plans[a].mode != recovery.SHARED and recovery.signature(p) != before[a]
-               for a, p in files.items())
+    return any(
+        plans[a].mode != recovery.SHARED and recovery.signature(p) != before[a] for a, p in files.items()
+    )
 
 
 def _open_uri(path: Path, plan: recovery.Plan, sig: recovery.Signature, pins: ExitStack) -> str | None:
     """The URI to read ``path`` by ``plan``; None when its copy met a change (read again)."""
     if plan.mode != recovery.COPY:
-        copies.drop(path)   # repaired meanwhile (by agentao, or a write): the copy must go
+        copies.drop(path)  # repaired meanwhile (by agentao, or a write): the copy must go
         return _uri(path, plan.mode == recovery.IMMUTABLE)
-    assert plan.reason is not None   # a copy is planned with its reason
+    assert plan.reason is not None  # a copy is planned with its reason
     try:
         copy = pins.enter_context(copies.private_copy(path, sig, plan.reason))
     except copies.CannotCopy as exc:
@@ -138,8 +151,7 @@ def _open_uri(path: Path, plan: recovery.Plan, sig: recovery.Signature, pins: Ex
     return None if copy is None else _uri(copy, True)
 
 
-def read(path: Path, fn: Callable[[sqlite3.Connection], T],
-         attach: dict[str, Path] | None = None) -> T:
+def read(path: Path, fn: Callable[[sqlite3.Connection], T], attach: dict[str, Path] | None = None) -> T:
     """Run ``fn(conn)`` on a read-only connection to ``path`` without changing any file.
 
     ``attach`` maps schema aliases to further stores opened the same way on the
@@ -165,7 +177,7 @@ def read(path: Path, fn: Callable[[sqlite3.Connection], T],
         before = {alias: recovery.signature(p) for alias, p in files.items()}
         plans = {alias: recovery.plan(p) for alias, p in files.items()}
         if any(plan.mode == recovery.WAIT for plan in plans.values()):
-            continue   # an agent between two operations: it is back in a moment
+            continue  # an agent between two operations: it is back in a moment
         current = None
         try:
             with ExitStack() as pins:
@@ -174,10 +186,11 @@ def read(path: Path, fn: Callable[[sqlite3.Connection], T],
                     current = p
                     uris[alias] = _open_uri(p, plans[alias], before[alias], pins)
                 if None in uris.values():
-                    continue   # a copy met a write: read again
+                    continue  # a copy met a write: read again
                 assert uris["main"] is not None
-                conn = sqlite3.connect(uris["main"], uri=True, timeout=BUSY_TIMEOUT_S,
-                                       check_same_thread=False)
+                conn = sqlite3.connect(
+                    uris["main"], uri=True, timeout=BUSY_TIMEOUT_S, check_same_thread=False
+                )
                 try:
                     conn.row_factory = sqlite3.Row
                     conn.text_factory = _decode_text
@@ -194,10 +207,15 @@ def read(path: Path, fn: Callable[[sqlite3.Connection], T],
                     conn.close()
         except (sqlite3.Error, OSError) as exc:
             if isinstance(exc, sqlite3.OperationalError) and str(exc) == "interrupted":
-                raise StoreProblem("time_limit", _(
-                    "Reading %(path)s took longer than %(seconds)s s and was stopped: this answer "
-                    "is cut short. Narrow what you asked for, or try again.",
-                    path=current or path, seconds=READ_TIME_LIMIT_S)) from exc
+                raise StoreProblem(
+                    "time_limit",
+                    _(
+                        "Reading %(path)s took longer than %(seconds)s s and was stopped: this answer "
+                        "is cut short. Narrow what you asked for, or try again.",
+                        path=current or path,
+                        seconds=READ_TIME_LIMIT_S,
+                    ),
+                ) from exc
             if _moved(files, plans, before) or _needs_rollback(exc):
                 continue  # a torn read while the agent wrote, not damage: read again
             raise describe_error(current or files["main"], exc) from exc
@@ -220,9 +238,14 @@ def settle(*paths: Path | str) -> list[intents.Report]:
     try:
         return intents.settle(*paths)
     except intents.Unfinished as exc:
-        raise StoreProblem("half_done", _("%(what)s Nothing else is written to these stores "
-                                          "until it is finished, so this action was not done.",
-                                          what=exc)) from None
+        raise StoreProblem(
+            "half_done",
+            _(
+                "%(what)s Nothing else is written to these stores "
+                "until it is finished, so this action was not done.",
+                what=exc,
+            ),
+        ) from None
 
 
 @contextmanager
@@ -241,13 +264,23 @@ def write(path: Path, settled: bool = False) -> Iterator[sqlite3.Connection]:
         settle(path)
     if not folder_writable(path):
         # WAL needs to create side files in the folder, so check before SQLite half-tries.
-        raise StoreProblem("read_only", _("%(path)s or its folder is not writable; the dashboard "
-                                          "is read-only there and nothing was changed.", path=path))
+        raise StoreProblem(
+            "read_only",
+            _(
+                "%(path)s or its folder is not writable; the dashboard "
+                "is read-only there and nothing was changed.",
+                path=path,
+            ),
+        )
     before = side_files(path)
     try:
-        conn = sqlite3.connect(f"file:{quote(str(path))}?mode=rw", uri=True,
-                               timeout=BUSY_TIMEOUT_S, isolation_level=None,
-                               check_same_thread=False)
+        conn = sqlite3.connect(
+            f"file:{quote(str(path))}?mode=rw",
+            uri=True,
+            timeout=BUSY_TIMEOUT_S,
+            isolation_level=None,
+            check_same_thread=False,
+        )
     except sqlite3.Error as exc:
         raise describe_error(path, exc, writing=True) from exc
     conn.row_factory = sqlite3.Row
@@ -303,13 +336,21 @@ def _check_schema(conn: sqlite3.Connection, path: Path) -> None:
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     missing = [t for t in REQUIRED_TABLES if t not in tables]
     if missing:
-        raise StoreProblem("missing_tables", _("%(path)s lacks table(s) %(tables)s; it is shown "
-                                               "read-only and nothing was changed.",
-                                               path=path, tables=", ".join(missing)))
+        raise StoreProblem(
+            "missing_tables",
+            _(
+                "%(path)s lacks table(s) %(tables)s; it is shown read-only and nothing was changed.",
+                path=path,
+                tables=", ".join(missing),
+            ),
+        )
     row = conn.execute("SELECT value FROM schema_meta WHERE key = 'version'").fetchone()
     if row is None or str(row[0]) != SUPPORTED_SCHEMA:
-        raise StoreProblem("schema", f"{path} has schema version {None if row is None else row[0]!r}, "
-                           f"not {SUPPORTED_SCHEMA}; it is shown read-only and nothing was changed.")
+        raise StoreProblem(
+            "schema",
+            f"{path} has schema version {None if row is None else row[0]!r}, "
+            f"not {SUPPORTED_SCHEMA}; it is shown read-only and nothing was changed.",
+        )
 
 
 def side_files(path: Path) -> dict[str, int | None]:

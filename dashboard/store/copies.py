@@ -25,12 +25,12 @@ import sqlite3
 import tempfile
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 from flask_babel import gettext as _
-from pathlib import Path
-from typing import Iterator
 
 from .descriptors import copy_to
 from .recovery import Signature, happened, side, signature, what_next
@@ -49,7 +49,7 @@ class _Copy:
     retired: bool = False
 
 
-_COPIES: "OrderedDict[str, _Copy]" = OrderedDict()
+_COPIES: OrderedDict[str, _Copy] = OrderedDict()
 _COPIES_LOCK = threading.Lock()
 
 
@@ -110,13 +110,24 @@ def _make(db: Path, sig: Signature, reason: str) -> _Copy | None:
     tmp = tempfile.gettempdir()
 
     def refuse(why: str) -> CannotCopy:
-        return CannotCopy(_("%(happened)s Reading it in place would change the files, and "
-                            "%(why)s, so the store is not shown. %(next)s",
-                            happened=happened(reason, db), why=why,
-                            next=what_next(reason, "store")))
+        return CannotCopy(
+            _(
+                "%(happened)s Reading it in place would change the files, and "
+                "%(why)s, so the store is not shown. %(next)s",
+                happened=happened(reason, db),
+                why=why,
+                next=what_next(reason, "store"),
+            )
+        )
+
     if size > COPY_BUDGET_BYTES:
-        raise refuse(_("at %(size)s it is larger than the %(budget)s the dashboard copies to "
-                       "read a store", size=_mb(size), budget=_mb(COPY_BUDGET_BYTES)))
+        raise refuse(
+            _(
+                "at %(size)s it is larger than the %(budget)s the dashboard copies to read a store",
+                size=_mb(size),
+                budget=_mb(COPY_BUDGET_BYTES),
+            )
+        )
     try:
         if shutil.disk_usage(tmp).free < 2 * size + COPY_BUDGET_BYTES // 8:
             raise OSError(f"{tmp} has too little free space")
@@ -126,7 +137,7 @@ def _make(db: Path, sig: Signature, reason: str) -> _Copy | None:
         raise refuse(_("no private copy could be made (%(error)s)", error=exc)) from None
     try:
         target = Path(folder) / "memory.db"
-        copy_to(db, target)            # the main file through the kept descriptor (locks!)
+        copy_to(db, target)  # the main file through the kept descriptor (locks!)
         for suffix in ("-journal", "-wal"):
             try:
                 shutil.copyfile(side(db, suffix), side(target, suffix))
@@ -173,7 +184,7 @@ def _sweep(tmp: str) -> None:
     except OSError:
         return
     for entry in entries:
-        pid = entry.name[len(_PREFIX):].split("-")[0] if entry.name.startswith(_PREFIX) else ""
+        pid = entry.name[len(_PREFIX) :].split("-")[0] if entry.name.startswith(_PREFIX) else ""
         if not pid.isdigit() or int(pid) == os.getpid():
             continue
         try:
@@ -183,7 +194,7 @@ def _sweep(tmp: str) -> None:
         except ProcessLookupError:
             shutil.rmtree(entry.path, ignore_errors=True)
         except OSError:
-            pass   # alive (or not ours to ask about): leave it
+            pass  # alive (or not ours to ask about): leave it
 
 
 @atexit.register

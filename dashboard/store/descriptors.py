@@ -24,11 +24,12 @@ import os
 import struct
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Literal
+from typing import Literal
 
-_FDS: "OrderedDict[str, tuple[tuple[int, int], int]]" = OrderedDict()
+_FDS: OrderedDict[str, tuple[tuple[int, int], int]] = OrderedDict()
 _LOCK = threading.Lock()
 _FDS_MAX = 32  # a server shows two stores; tests make many short-lived ones
 _CHUNK = 1 << 20
@@ -45,8 +46,9 @@ _FLOCK = "hhqqi4x"
 _GETLK = getattr(fcntl, "F_OFD_GETLK", fcntl.F_GETLK)
 
 
-def _fd(path: Path, flags: int = os.O_RDONLY,
-        cache: OrderedDict[str, tuple[tuple[int, int], int]] | None = None) -> int:
+def _fd(
+    path: Path, flags: int = os.O_RDONLY, cache: OrderedDict[str, tuple[tuple[int, int], int]] | None = None
+) -> int:
     cache = _FDS if cache is None else cache
     st = os.stat(path)
     key = (st.st_dev, st.st_ino)
@@ -124,7 +126,7 @@ class KeptReader:
         size = max(0, self.size - self.pos) if size is None or size < 0 else size
         with _LOCK:
             if _FDS.get(str(self.path)) is not self.entry:
-                return b""   # closed since: another file took its path
+                return b""  # closed since: another file took its path
             data = os.pread(self.entry[1], size, self.pos)
         self.pos += len(data)
         return data
@@ -145,7 +147,7 @@ def read_bytes(path: Path) -> bytes | None:
         return None
 
 
-_RW: "OrderedDict[str, tuple[tuple[int, int], int]]" = OrderedDict()
+_RW: OrderedDict[str, tuple[tuple[int, int], int]] = OrderedDict()
 
 
 @contextmanager
@@ -166,13 +168,15 @@ def alone(path: Path) -> Iterator[bool]:
     with _LOCK:
         try:
             fd = _fd(Path(path), os.O_RDWR, _RW)
-            fcntl.fcntl(fd, setlk, struct.pack(_FLOCK, fcntl.F_WRLCK, os.SEEK_SET,
-                                               PENDING_BYTE, LOCK_RANGE, 0))
+            fcntl.fcntl(
+                fd, setlk, struct.pack(_FLOCK, fcntl.F_WRLCK, os.SEEK_SET, PENDING_BYTE, LOCK_RANGE, 0)
+            )
         except OSError:
             yield False
             return
         try:
             yield True
         finally:
-            fcntl.fcntl(fd, setlk, struct.pack(_FLOCK, fcntl.F_UNLCK, os.SEEK_SET,
-                                               PENDING_BYTE, LOCK_RANGE, 0))
+            fcntl.fcntl(
+                fd, setlk, struct.pack(_FLOCK, fcntl.F_UNLCK, os.SEEK_SET, PENDING_BYTE, LOCK_RANGE, 0)
+            )

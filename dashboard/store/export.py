@@ -16,10 +16,10 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
+from ..records import Memory, ReviewItem, Summary
 from . import rows
 from .connection import read
 from .registry import StoreRef
-from ..records import Memory, ReviewItem, Summary
 
 
 @dataclass(frozen=True)
@@ -43,10 +43,12 @@ class Outline:
     version: tuple[Any, ...]
 
 
-_VERSION = ("SELECT (SELECT value FROM schema_meta WHERE key = 'memories_change'),"
-            " (SELECT COUNT(*) FROM memories), (SELECT COUNT(*) FROM memory_events),"
-            " (SELECT COUNT(*) || ' ' || IFNULL(MAX(updated_at), '') FROM memory_review_queue),"
-            " (SELECT COUNT(*) FROM session_summaries)")
+_VERSION = (
+    "SELECT (SELECT value FROM schema_meta WHERE key = 'memories_change'),"
+    " (SELECT COUNT(*) FROM memories), (SELECT COUNT(*) FROM memory_events),"
+    " (SELECT COUNT(*) || ' ' || IFNULL(MAX(updated_at), '') FROM memory_review_queue),"
+    " (SELECT COUNT(*) FROM session_summaries)"
+)
 
 
 def _version(conn: sqlite3.Connection) -> tuple[Any, ...]:
@@ -63,23 +65,31 @@ def outline(ref: StoreRef, include_invisible: bool = False) -> Outline:
 
     Raises StoreProblem when the file cannot be read.
     """
+
     def run(conn: sqlite3.Connection) -> Outline:
         live, deleted = [], []
-        for r in conn.execute(f"SELECT rowid AS rid, {rows.text_select(('scope', 'type'))},"
-                              " deleted_at IS NULL AS live FROM memories"
-                              " ORDER BY memories.scope, memories.type, created_at, id"):
+        for r in conn.execute(
+            f"SELECT rowid AS rid, {rows.text_select(('scope', 'type'))},"
+            " deleted_at IS NULL AS live FROM memories"
+            " ORDER BY memories.scope, memories.type, created_at, id"
+        ):
             if r["live"]:
                 live.append((r["scope"], r["type"], r["rid"]))
             elif include_invisible:
                 deleted.append(r["rid"])
         reviews = summaries = ()
         if include_invisible:
-            reviews = tuple(r[0] for r in conn.execute(
-                "SELECT rowid FROM memory_review_queue ORDER BY status, created_at, id"))
-            summaries = tuple(r[0] for r in conn.execute(
-                "SELECT rowid FROM session_summaries ORDER BY created_at, id"))
-        return Outline(ref, tuple(live), tuple(deleted), reviews, summaries, _event_history(conn),
-                       _version(conn))
+            reviews = tuple(
+                r[0]
+                for r in conn.execute("SELECT rowid FROM memory_review_queue ORDER BY status, created_at, id")
+            )
+            summaries = tuple(
+                r[0] for r in conn.execute("SELECT rowid FROM session_summaries ORDER BY created_at, id")
+            )
+        return Outline(
+            ref, tuple(live), tuple(deleted), reviews, summaries, _event_history(conn), _version(conn)
+        )
+
     return read(ref.path, run)
 
 
@@ -89,13 +99,14 @@ def _marks(n: int) -> str:
 
 def _event_history(conn: sqlite3.Connection) -> dict[str, dict[str, Any]]:
     history: dict[str, dict[str, Any]] = {}
-    for r in conn.execute("SELECT memory_id, event_type, COUNT(*) AS n, MIN(timestamp) AS first,"
-                          " MAX(timestamp) AS last FROM (SELECT"
-                          f" {rows.text_select(('memory_id', 'event_type', 'timestamp'))}"
-                          " FROM memory_events)"
-                          " GROUP BY memory_id, event_type ORDER BY memory_id, event_type"):
-        h = history.setdefault(r["memory_id"], {"count": 0, "by_type": {}, "first": None,
-                                                "last": None})
+    for r in conn.execute(
+        "SELECT memory_id, event_type, COUNT(*) AS n, MIN(timestamp) AS first,"
+        " MAX(timestamp) AS last FROM (SELECT"
+        f" {rows.text_select(('memory_id', 'event_type', 'timestamp'))}"
+        " FROM memory_events)"
+        " GROUP BY memory_id, event_type ORDER BY memory_id, event_type"
+    ):
+        h = history.setdefault(r["memory_id"], {"count": 0, "by_type": {}, "first": None, "last": None})
         h["count"] += r["n"]
         h["by_type"][r["event_type"]] = r["n"]
         h["first"] = min(filter(None, (h["first"], r["first"])), default=None)
@@ -105,19 +116,38 @@ def _event_history(conn: sqlite3.Connection) -> dict[str, dict[str, Any]]:
 
 def memories(ref: StoreRef, rowids: list[int]) -> dict[int, Memory]:
     """rowid -> Memory for one piece; a rowid gone since the outline is simply absent."""
-    return read(ref.path, lambda conn: {r["rowid"]: rows.memory(r, ref.key) for r in conn.execute(
-        f"SELECT rowid, * FROM memories WHERE rowid IN ({_marks(len(rowids))})", rowids)})
+    return read(
+        ref.path,
+        lambda conn: {
+            r["rowid"]: rows.memory(r, ref.key)
+            for r in conn.execute(
+                f"SELECT rowid, * FROM memories WHERE rowid IN ({_marks(len(rowids))})", rowids
+            )
+        },
+    )
 
 
 def reviews(ref: StoreRef, rowids: list[int]) -> dict[int, ReviewItem]:
     """rowid -> review-queue item for one piece."""
-    return read(ref.path, lambda conn: {r["rowid"]: rows.review(r, ref.key) for r in conn.execute(
-        f"SELECT rowid, * FROM memory_review_queue WHERE rowid IN ({_marks(len(rowids))})",
-        rowids)})
+    return read(
+        ref.path,
+        lambda conn: {
+            r["rowid"]: rows.review(r, ref.key)
+            for r in conn.execute(
+                f"SELECT rowid, * FROM memory_review_queue WHERE rowid IN ({_marks(len(rowids))})", rowids
+            )
+        },
+    )
 
 
 def summaries(ref: StoreRef, rowids: list[int]) -> dict[int, Summary]:
     """rowid -> session summary for one piece."""
-    return read(ref.path, lambda conn: {r["rowid"]: rows.summary(r, ref.key) for r in conn.execute(
-        f"SELECT rowid, * FROM session_summaries WHERE rowid IN ({_marks(len(rowids))})",
-        rowids)})
+    return read(
+        ref.path,
+        lambda conn: {
+            r["rowid"]: rows.summary(r, ref.key)
+            for r in conn.execute(
+                f"SELECT rowid, * FROM session_summaries WHERE rowid IN ({_marks(len(rowids))})", rowids
+            )
+        },
+    )

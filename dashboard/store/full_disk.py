@@ -66,7 +66,7 @@ def tidy_failed_write(path: Path, before: dict[str, int | None], now: dict[str, 
     anyone is in it) and no connection of any process has the store open.
     A -wal another program has open is never touched.
     """
-    if before["-wal"] is not None or now["-wal"]:   # not ours, or it may hold frames
+    if before["-wal"] is not None or now["-wal"]:  # not ours, or it may hold frames
         return
     created = [s for s in ("-wal", "-shm") if before[s] is None and now[s] is not None]
     if not created:

@@ -26,15 +26,16 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterable
 from pathlib import Path
-from typing import Any, Callable, Hashable, Iterable, TypeVar
+from typing import Any, TypeVar
 
 from .connection import file_stamp
 from .recovery import Signature
 
 T = TypeVar("T")
-Stamps = tuple[Signature, ...]   # each file's ``file_stamp``, in the order of its paths
-KEPT = 24   # values held, the least recently used dropped first: both files and a switch or two
+Stamps = tuple[Signature, ...]  # each file's ``file_stamp``, in the order of its paths
+KEPT = 24  # values held, the least recently used dropped first: both files and a switch or two
 
 _lock = threading.Lock()
 _table: OrderedDict[tuple[str, tuple[str, ...], Hashable], tuple[Stamps, object]] = OrderedDict()
@@ -59,8 +60,9 @@ def peek(name: str, paths: Iterable[Path | str], key: Hashable = (), stamp: Stam
     return None
 
 
-def keep(name: str, paths: Iterable[Path | str], value: object, key: Hashable = (),
-         stamp: Stamps | None = None) -> None:
+def keep(
+    name: str, paths: Iterable[Path | str], value: object, key: Hashable = (), stamp: Stamps | None = None
+) -> None:
     """Hold ``value`` for the files as they were at ``stamp`` (taken before the work)."""
     files = tuple(map(str, paths))
     with _lock:
@@ -79,7 +81,7 @@ def held(name: str, paths: Iterable[Path | str], work: Callable[[Stamps], T], ke
     with _lock:
         gate = _working.setdefault(name, threading.Lock())
     with gate:
-        stamp = stamps(paths)   # again: another thread may have done the work meanwhile
+        stamp = stamps(paths)  # again: another thread may have done the work meanwhile
         found = peek(name, paths, key, stamp)
         if found is None:
             found = work(stamp)

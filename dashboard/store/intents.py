@@ -36,19 +36,20 @@ import os
 import secrets
 import signal
 import threading
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 PREFIX, SUFFIX = "dashboard-intent-", ".json"
-FAULT_ENV = "AGENTAO_DASHBOARD_FAULT"   # a test build's fault hook (see ``fault``)
-KEEP = 20   # reports remembered for the pages
+FAULT_ENV = "AGENTAO_DASHBOARD_FAULT"  # a test build's fault hook (see ``fault``)
+KEEP = 20  # reports remembered for the pages
 
-Record = dict[str, Any]   # an intent file's JSON object: ids, paths, digests, by name
-Report = dict[str, Any]   # what a finish did: its sentence ("text"), "finished", and details
+Record = dict[str, Any]  # an intent file's JSON object: ids, paths, digests, by name
+Report = dict[str, Any]  # what a finish did: its sentence ("text"), "finished", and details
 
-FINISHERS: dict[str, Callable[[Record], Report]] = {}   # action -> finish(record) -> report
+FINISHERS: dict[str, Callable[[Record], Report]] = {}  # action -> finish(record) -> report
 
-_partners: dict[str, set[str]] = {}   # a store folder -> the folders of the stores shown with it
+_partners: dict[str, set[str]] = {}  # a store folder -> the folders of the stores shown with it
 _reports: list[Report] = []
 _lock = threading.RLock()
 _local = threading.local()
@@ -97,8 +98,15 @@ class Intent:
 
     def content(self) -> Record:
         from .writes import now
-        return {"version": 1, "id": self.id, "action": self.action, "stores": self.stores,
-                "started": self.data.get("started") or now(), **self.data}
+
+        return {
+            "version": 1,
+            "id": self.id,
+            "action": self.action,
+            "stores": self.stores,
+            "started": self.data.get("started") or now(),
+            **self.data,
+        }
 
     def record(self, beside: Path) -> None:
         """Write the record durably beside ``beside`` and hold its lock (OSError: not written)."""
@@ -112,7 +120,7 @@ class Intent:
         self._write()
 
     def _write(self) -> None:
-        assert self.path is not None   # named by record() before the first write
+        assert self.path is not None  # named by record() before the first write
         tmp = self.path.with_name(self.path.name + ".tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
@@ -157,8 +165,9 @@ def _records(paths: tuple[Path | str, ...]) -> list[Path]:
     for folder in sorted(folders):
         try:
             with os.scandir(folder) as entries:
-                found += [Path(e.path) for e in entries
-                          if e.name.startswith(PREFIX) and e.name.endswith(SUFFIX)]
+                found += [
+                    Path(e.path) for e in entries if e.name.startswith(PREFIX) and e.name.endswith(SUFFIX)
+                ]
         except OSError:
             continue
     return sorted(found)
@@ -195,28 +204,35 @@ def _settle_one(record: Path, paths: tuple[Path | str, ...]) -> Report | None:
     try:
         fd = os.open(record, os.O_RDONLY)
     except OSError:
-        return None   # finished meanwhile
+        return None  # finished meanwhile
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
-            return None   # its action is still running
+            return None  # its action is still running
         if not record.exists():
-            return None   # finished between our listing and our lock
+            return None  # finished between our listing and our lock
         try:
             data = json.loads(record.read_bytes())
         except (OSError, ValueError):
             data = None
         if not FINISHERS:
-            import importlib   # the finishers are the actions' (actions.twofile)
+            import importlib  # the finishers are the actions' (actions.twofile)
+
             importlib.import_module("dashboard.actions.twofile")
         if not isinstance(data, dict) or data.get("action") not in FINISHERS:
-            return None   # not ours to read (a newer dashboard's, or damaged): left as it is
+            return None  # not ours to read (a newer dashboard's, or damaged): left as it is
         if paths and not any(_same(p, s) for p in paths for s in data.get("stores", ())):
             return None
         report = FINISHERS[data["action"]](data)
-        report = {"id": data.get("id"), "action": data["action"], "started": data.get("started"),
-                  "stores": data.get("stores"), "finished": True, **report}
+        report = {
+            "id": data.get("id"),
+            "action": data["action"],
+            "started": data.get("started"),
+            "stores": data.get("stores"),
+            "finished": True,
+            **report,
+        }
         note(report)
         if not report["finished"]:
             raise Unfinished(report)

@@ -20,8 +20,8 @@ which reads both as C strings, text and pattern end at a NUL.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from operator import itemgetter
-from typing import Callable, Iterator
 
 # A piece with "_" inside tries this many candidates from each of its (up to)
 # three longest plain runs, the longest first, before the bitmasks: a rare run
@@ -29,7 +29,7 @@ from typing import Callable, Iterator
 # a few passes over the text whatever it holds.
 _MIN_CANDIDATES = 8
 _ANCHORS = 3
-_SHORT_CANDIDATES = 2    # for a run of one character, which a text holds everywhere or nowhere
+_SHORT_CANDIDATES = 2  # for a run of one character, which a text holds everywhere or nowhere
 
 
 class _Wild:
@@ -62,9 +62,9 @@ class _Wild:
                 self.odd_code[c] = b
                 self.remap[ord(c)] = chr(b)
                 self.remap[b] = sentinel
-        else:   # no bytes to spare (hundreds of distinct characters): candidates only
+        else:  # no bytes to spare (hundreds of distinct characters): candidates only
             self.remap = None
-        self.groups = [distinct[i:i + 8] for i in range(0, len(distinct), 8)]
+        self.groups = [distinct[i : i + 8] for i in range(0, len(distinct), 8)]
         # The masks' shifts, each character's first place first, then each one's
         # second...: where a text repeats one character, the others end it soon.
         by_char: dict[str, list[int]] = {}
@@ -73,30 +73,33 @@ class _Wild:
         turns = [(k, ch, place) for ch, places in by_char.items() for k, place in enumerate(places)]
         self.steps = [(divmod(distinct.index(ch), 8), place) for _k, ch, place in sorted(turns)]
         self.others = [run for _at, run in self.anchors[_ANCHORS:]]
-        self.tables = {id(code): [_table(code, g) for g in self.groups]
-                       for code in (self.plain_code, self.odd_code)}
+        self.tables = {
+            id(code): [_table(code, g) for g in self.groups] for code in (self.plain_code, self.odd_code)
+        }
 
     def at(self, text: str, i: int) -> bool:
         """Whether the piece matches ``text`` at ``i`` (which leaves room for it)."""
-        return self.check(text[i:i + self.size]) == self.chars
+        return self.check(text[i : i + self.size]) == self.chars
 
     def find(self, text: str, start: int, end: int) -> int:
         """Leftmost i >= start with the piece at ``text[i:i+size]`` and i + size <= end; or -1."""
         size, check, chars, find = self.size, self.check, self.chars, text.find
-        if self.remap is None:   # no masks: the longest run's candidates, all of them
+        if self.remap is None:  # no masks: the longest run's candidates, all of them
             anchors = [(lead, run, 1 << 62) for lead, run in self.anchors[:1]]
         else:
-            anchors = [(lead, run, _SHORT_CANDIDATES if len(run) == 1 else _MIN_CANDIDATES)
-                       for lead, run in self.anchors[:_ANCHORS]]
+            anchors = [
+                (lead, run, _SHORT_CANDIDATES if len(run) == 1 else _MIN_CANDIDATES)
+                for lead, run in self.anchors[:_ANCHORS]
+            ]
         for lead, run, tries in anchors:
             last = end - size + lead + len(run)
             for _ in range(min(tries, _MIN_CANDIDATES) if self.remap is not None else tries):
-                if end - start < size:   # (and find's bound above stays >= 0)
+                if end - start < size:  # (and find's bound above stays >= 0)
                     return -1
                 i = find(run, start + lead, last) - lead
                 if i < -lead:
-                    return -1    # no more of this run: no more of the piece
-                if check(text[i:i + size]) == chars:
+                    return -1  # no more of this run: no more of the piece
+                if check(text[i : i + size]) == chars:
                     return i
                 start = i + 1
         if end - start < size or any(find(r, start, end) < 0 for r in self.others):
@@ -132,7 +135,7 @@ class _Wild:
         except UnicodeEncodeError:
             if not self.odd:
                 return window.encode("latin-1", "replace"), self.plain_code
-            assert self.remap is not None   # the masks (and so this) only where bytes were to spare
+            assert self.remap is not None  # the masks (and so this) only where bytes were to spare
             return window.translate(self.remap).encode("latin-1", "replace"), self.odd_code
         return (data, self.plain_code) if self.latin else None
 
@@ -141,7 +144,7 @@ def _table(code: dict[str, int], group: list[str]) -> bytes:
     # bytes.translate table: the byte of the group's b-th character -> 1 << b, all others -> 0.
     table = bytearray(256)
     for b, ch in enumerate(group):
-        if code[ch] < 256:    # (a character past Latin-1 in the plain code is never looked for)
+        if code[ch] < 256:  # (a character past Latin-1 in the plain code is never looked for)
             table[code[ch]] = 1 << b
     return bytes(table)
 
@@ -164,11 +167,11 @@ class _Piece:
         self.trail = len(piece) - len(core) - self.lead
         self.core = core
         self.wild = _Wild(core) if "_" in core else None
-        self.times = 1      # several pieces in a row of this plain text (see ``Like``)
+        self.times = 1  # several pieces in a row of this plain text (see ``Like``)
 
     def place(self, text: str, pos: int, end: int) -> tuple[int, int] | None:
         """Leftmost (start, stop) of the piece in ``text[pos:end]``, or None."""
-        if pos + len(self) > end:   # (and find's bound below stays >= 0)
+        if pos + len(self) > end:  # (and find's bound below stays >= 0)
             return None
         if not self.core:
             return pos, pos + len(self)
@@ -226,12 +229,16 @@ class Like:
         self.middle: list[_Piece] = []
         for part in _merged(parts[1:-1]):
             piece, before = _Piece(part), self.middle[-1] if self.middle else None
-            if (before is not None and before.wild is None and part == before.core
-                    and len(before) == len(part) * before.times):
-                before.times += 1      # "%z%z%z%…": one split, not a find per piece
+            if (
+                before is not None
+                and before.wild is None
+                and part == before.core
+                and len(before) == len(part) * before.times
+            ):
+                before.times += 1  # "%z%z%z%…": one split, not a find per piece
             else:
                 self.middle.append(piece)
-        self.floating = not parts[0] and not parts[-1]   # "%...%": matches anywhere
+        self.floating = not parts[0] and not parts[-1]  # "%...%": matches anywhere
 
     def matches(self, text: str) -> bool:
         text = text.split("\0", 1)[0] if "\0" in text else text
@@ -271,4 +278,4 @@ class Like:
         if not self.floating or len(self.middle) != 1:
             return None
         piece = self.middle[0]
-        return piece.core if piece.wild is None and len(piece) == len(piece.core) else None   # (times 1)
+        return piece.core if piece.wild is None and len(piece) == len(piece.core) else None  # (times 1)

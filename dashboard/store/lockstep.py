@@ -18,9 +18,10 @@ one order and the commits made in another.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from flask_babel import gettext as _
 
@@ -33,8 +34,9 @@ class _Abandon(Exception):
 
 
 @contextmanager
-def write_all(paths: list[Path], intent: intents.Intent | None = None
-              ) -> Iterator[dict[Path, sqlite3.Connection]]:
+def write_all(
+    paths: list[Path], intent: intents.Intent | None = None
+) -> Iterator[dict[Path, sqlite3.Connection]]:
     """One ``write`` transaction on every distinct file in ``paths``, all held at once.
 
     The locks are taken in one fixed order, by resolved path, so two
@@ -57,7 +59,7 @@ def write_all(paths: list[Path], intent: intents.Intent | None = None
     files: dict[str, Path] = {}
     for p in paths:
         files.setdefault(str(Path(p).resolve()), Path(p))
-    settle(*files.values())   # an earlier action stopped half way is finished first
+    settle(*files.values())  # an earlier action stopped half way is finished first
     held: dict[str, tuple[Any, sqlite3.Connection]] = {}
     try:
         for key in sorted(files):
@@ -74,7 +76,7 @@ def write_all(paths: list[Path], intent: intents.Intent | None = None
     except BaseException:
         _abandon(held.values())
         raise
-    keys = list(files)   # commit order: as given
+    keys = list(files)  # commit order: as given
     if len(keys) < 2:
         intent = None
     if intent is not None:
@@ -85,19 +87,24 @@ def write_all(paths: list[Path], intent: intents.Intent | None = None
             raise describe_error(files[keys[0]].parent, exc, writing=True) from exc
     for n, key in enumerate(keys):
         try:
-            held[key][0].__exit__(None, None, None)   # write() commits
+            held[key][0].__exit__(None, None, None)  # write() commits
         except BaseException as exc:
-            _abandon(held[k] for k in keys[n + 1:])
+            _abandon(held[k] for k in keys[n + 1 :])
             if intent is not None:
                 intent.close(finished=n == 0)
             if n == 0 or not isinstance(exc, StoreProblem):
                 raise
             if intent is not None:
                 raise StoreProblem("half_done", intent.half(reason(exc))) from exc
-            raise StoreProblem("half_done", _(
-                "%(written)s was written but %(missed)s was not: %(error)s",
-                written=", ".join(str(files[k]) for k in keys[:n]), missed=files[key],
-                error=reason(exc))) from exc
+            raise StoreProblem(
+                "half_done",
+                _(
+                    "%(written)s was written but %(missed)s was not: %(error)s",
+                    written=", ".join(str(files[k]) for k in keys[:n]),
+                    missed=files[key],
+                    error=reason(exc),
+                ),
+            ) from exc
         if n == 0:
             intents.fault("between_commits")
     if intent is not None:

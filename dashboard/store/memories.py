@@ -2,22 +2,29 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 import heapq
 import sqlite3
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from itertools import islice
 from operator import attrgetter
+from typing import Any
 
+from ..records import Event, Memory
 from . import rows, search
 from .connection import StoreProblem, read
 from .registry import StoreRef
 from .search import ascii_lower
 from .snapshot import FileRows, rows_of
-from ..records import Event, Memory
 
-SORTS = {"updated": "updated_at", "created": "created_at", "title": "title",
-         "key": "key_normalized", "type": "type", "scope": "scope"}
+SORTS = {
+    "updated": "updated_at",
+    "created": "created_at",
+    "title": "title",
+    "key": "key_normalized",
+    "type": "type",
+    "scope": "scope",
+}
 MAX_PER_PAGE = 200
 
 
@@ -45,7 +52,7 @@ class MemoryPage:
     page: int = 1
     per_page: int = 50
     problems: dict[str, StoreProblem] = field(default_factory=dict)  # store key -> StoreProblem left out
-    choices: dict[str, list[Any]] = field(default_factory=dict)   # column -> values, when asked for
+    choices: dict[str, list[Any]] = field(default_factory=dict)  # column -> values, when asked for
 
     @property
     def pages(self) -> int:
@@ -81,8 +88,7 @@ def _matches(snap: FileRows, f: MemoryFilters) -> list[int]:
     return keep
 
 
-def list_memories(refs: list[StoreRef], f: MemoryFilters,
-                  choices: tuple[str, ...] = ()) -> MemoryPage:
+def list_memories(refs: list[StoreRef], f: MemoryFilters, choices: tuple[str, ...] = ()) -> MemoryPage:
     """One page of memories from the given stores, filtered, sorted and paged.
 
     Computed in Python from each file's snapshot (``snapshot.rows_of``), read
@@ -111,25 +117,39 @@ def list_memories(refs: list[StoreRef], f: MemoryFilters,
     value = attrgetter(column)
     try:
         items = _page(runs, lambda pm: (value(pm[1]), pm[0], pm[1].id), f, start)
-    except TypeError:   # the files hold different kinds in the column: SQLite's order across kinds
+    except TypeError:  # the files hold different kinds in the column: SQLite's order across kinds
         items = _page(runs, lambda pm: (sql_order(value(pm[1])), pm[0], sql_order(pm[1].id)), f, start)
-    return MemoryPage(items=items, total=total, page=f.page, per_page=f.per_page,
-                      problems=problems, choices={c: sorted(v, key=sql_order) for c, v in values.items()})
+    return MemoryPage(
+        items=items,
+        total=total,
+        page=f.page,
+        per_page=f.per_page,
+        problems=problems,
+        choices={c: sorted(v, key=sql_order) for c, v in values.items()},
+    )
 
 
-def _page(runs: list[tuple[str, tuple[Memory, ...], list[int]]], key: Callable[[tuple[str, Memory]], Any],
-          f: MemoryFilters, start: int) -> list[Memory]:
+def _page(
+    runs: list[tuple[str, tuple[Memory, ...], list[int]]],
+    key: Callable[[tuple[str, Memory]], Any],
+    f: MemoryFilters,
+    start: int,
+) -> list[Memory]:
     def run(path: str, rows: tuple[Memory, ...], keep: list[int]) -> Iterator[tuple[str, Memory]]:
         return ((path, rows[i]) for i in (reversed(keep) if f.descending else keep))
+
     merged = heapq.merge(*(run(*r) for r in runs), key=key, reverse=f.descending)
     return [m for _, m in islice(merged, start, start + f.per_page)]
 
 
 def get_memory(ref: StoreRef, memory_id: str) -> tuple[Memory | None, list[Event]]:
     """One row (live or soft-deleted) and its event history, oldest event first."""
+
     def run(conn: sqlite3.Connection) -> tuple[Memory | None, list[Event]]:
         row = conn.execute("SELECT * FROM memories WHERE id = ?", (memory_id,)).fetchone()
-        events = conn.execute("SELECT * FROM memory_events WHERE memory_id = ? ORDER BY id",
-                              (memory_id,)).fetchall()
+        events = conn.execute(
+            "SELECT * FROM memory_events WHERE memory_id = ? ORDER BY id", (memory_id,)
+        ).fetchall()
         return (rows.memory(row, ref.key) if row else None), [rows.event(e, ref.key) for e in events]
+
     return read(ref.path, run)

@@ -13,17 +13,23 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from flask_babel import gettext as _
 
 REVIEW_STATUSES = ("pending", "approved", "rejected")
 CATEGORIES = ("soft_deleted", *(f"review:{s}" for s in REVIEW_STATUSES), "summaries", "events")
-KINDS = ("memory_deleted", "memory", "review", "summary", "event")   # erase order: events last
-TABLES = {"memory_deleted": "memories", "memory": "memories", "review": "memory_review_queue",
-          "summary": "session_summaries", "event": "memory_events"}
-DIGEST_HEX = 8   # 32 bits: a changed row passes for unchanged once in four billion
+KINDS = ("memory_deleted", "memory", "review", "summary", "event")  # erase order: events last
+TABLES = {
+    "memory_deleted": "memories",
+    "memory": "memories",
+    "review": "memory_review_queue",
+    "summary": "session_summaries",
+    "event": "memory_events",
+}
+DIGEST_HEX = 8  # 32 bits: a changed row passes for unchanged once in four billion
 
 
 @dataclass(frozen=True)
@@ -47,8 +53,10 @@ class PlanRow:
     @property
     def bytes(self) -> int:
         # A hand edit can leave a BLOB (bytes) or NULL where agentao writes text.
-        return sum(len(t) if isinstance(t, bytes) else len(str(t or "").encode("utf-8", "surrogatepass"))
-                   for t in self.texts)
+        return sum(
+            len(t) if isinstance(t, bytes) else len(str(t or "").encode("utf-8", "surrogatepass"))
+            for t in self.texts
+        )
 
 
 @dataclass(frozen=True)
@@ -58,7 +66,7 @@ class Selection:
     categories: tuple[str, ...] = ()
     memory_ids: tuple[str, ...] = ()
     review_ids: tuple[str, ...] = ()
-    summary_ids: tuple[Any, ...] = ()   # "forget what is about me" takes the summaries holding personal data
+    summary_ids: tuple[Any, ...] = ()  # "forget what is about me" takes the summaries holding personal data
 
     def __bool__(self) -> bool:
         return bool(self.categories or self.memory_ids or self.review_ids or self.summary_ids)
@@ -80,10 +88,10 @@ class DryRun(list["PlanRow"]):
 class Comparison:
     """A dry run against the file as it is now (current versions of the rows)."""
 
-    matched: list[PlanRow] = field(default_factory=list)   # confirmed and unchanged: these go
-    gone: list[PlanRow] = field(default_factory=list)      # confirmed, no longer in the file
-    changed: list[PlanRow] = field(default_factory=list)   # confirmed, but not as the dry run saw them
-    arrived: list[PlanRow] = field(default_factory=list)   # chosen now, not in the dry run: kept
+    matched: list[PlanRow] = field(default_factory=list)  # confirmed and unchanged: these go
+    gone: list[PlanRow] = field(default_factory=list)  # confirmed, no longer in the file
+    changed: list[PlanRow] = field(default_factory=list)  # confirmed, but not as the dry run saw them
+    arrived: list[PlanRow] = field(default_factory=list)  # chosen now, not in the dry run: kept
 
 
 def digest(row: sqlite3.Row) -> str:
@@ -98,14 +106,26 @@ def _row(kind: str, r: sqlite3.Row) -> PlanRow:
     if kind in ("memory_deleted", "memory"):
         return PlanRow(kind, r["id"], r["title"], (r["content"],), digest(r))
     if kind == "review":
-        from ..words import label   # the human word for the status (words imports no store)
-        return PlanRow(kind, r["id"], _("%(status)s: %(title)s", status=label("review_status", r["status"]),
-                                        title=r["title"]), (r["content"], r["evidence"]), digest(r))
+        from ..words import label  # the human word for the status (words imports no store)
+
+        return PlanRow(
+            kind,
+            r["id"],
+            _("%(status)s: %(title)s", status=label("review_status", r["status"]), title=r["title"]),
+            (r["content"], r["evidence"]),
+            digest(r),
+        )
     if kind == "summary":
-        return PlanRow(kind, r["id"], _("session %(id)s", id=r["session_id"]), (r["summary_text"],),
-                       digest(r))
-    return PlanRow(kind, str(r["id"]), _("%(event)s of %(memory)s", event=r["event_type"],
-                                         memory=r["memory_id"]), (), digest(r))
+        return PlanRow(
+            kind, r["id"], _("session %(id)s", id=r["session_id"]), (r["summary_text"],), digest(r)
+        )
+    return PlanRow(
+        kind,
+        str(r["id"]),
+        _("%(event)s of %(memory)s", event=r["event_type"], memory=r["memory_id"]),
+        (),
+        digest(r),
+    )
 
 
 def rows_for(conn: sqlite3.Connection, selection: Selection) -> DryRun:
@@ -128,21 +148,32 @@ def rows_for(conn: sqlite3.Connection, selection: Selection) -> DryRun:
     wanted = conn.execute(
         f"SELECT * FROM memory_review_queue WHERE status IN ({','.join('?' * len(statuses))})"
         f" OR id IN ({','.join('?' * len(review_ids))}) ORDER BY status, id",
-        (*statuses, *review_ids))
+        (*statuses, *review_ids),
+    )
     plan.extend(_row("review", r) for r in wanted)
     if "summaries" in categories or selection.summary_ids:
         every = "summaries" in categories
-        plan.extend(_row("summary", r) for r in conn.execute(
-            "SELECT * FROM session_summaries WHERE ? OR id IN (SELECT value FROM json_each(?))"
-            " ORDER BY rowid", (every, json.dumps(list(selection.summary_ids)))))
+        plan.extend(
+            _row("summary", r)
+            for r in conn.execute(
+                "SELECT * FROM session_summaries WHERE ? OR id IN (SELECT value FROM json_each(?))"
+                " ORDER BY rowid",
+                (every, json.dumps(list(selection.summary_ids))),
+            )
+        )
     # Events of memories already gone, plus those of the memories this purge
     # removes; a memory purged by id always takes its own events with it.
     orphans = "memory_id NOT IN (SELECT id FROM memories) OR " if "events" in categories else ""
     owners = purged_memories if "events" in categories else memory_ids
     if orphans or owners:
-        plan.extend(_row("event", r) for r in conn.execute(
-            f"SELECT * FROM memory_events WHERE {orphans}memory_id IN"
-            f" ({','.join('?' * len(owners))}) ORDER BY id", owners))
+        plan.extend(
+            _row("event", r)
+            for r in conn.execute(
+                f"SELECT * FROM memory_events WHERE {orphans}memory_id IN"
+                f" ({','.join('?' * len(owners))}) ORDER BY id",
+                owners,
+            )
+        )
     return plan
 
 
@@ -154,8 +185,9 @@ def _by_id(conn: sqlite3.Connection, keys: Iterable[tuple[str, Any]]) -> dict[tu
         if not ids:
             continue
         cast = "CAST(value AS INTEGER)" if kind == "event" else "value"
-        for r in conn.execute(f"SELECT * FROM {TABLES[kind]} WHERE id IN"
-                              f" (SELECT {cast} FROM json_each(?))", (json.dumps(ids),)):
+        for r in conn.execute(
+            f"SELECT * FROM {TABLES[kind]} WHERE id IN (SELECT {cast} FROM json_each(?))", (json.dumps(ids),)
+        ):
             found[kind, str(r["id"])] = _row(kind, r)
     return found
 

@@ -11,16 +11,25 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 from urllib.parse import quote
 
 from . import events
-from .connection import (BUSY_TIMEOUT_S, StoreProblem, describe_error, read, rollback_quietly,
-                         settle, write)
-from .plan import (CATEGORIES, KINDS, REVIEW_STATUSES, Comparison, DryRun, PlanRow,  # noqa: F401
-                   Selection, compare, rows_for)
+from .connection import BUSY_TIMEOUT_S, StoreProblem, describe_error, read, rollback_quietly, settle, write
+from .plan import (  # noqa: F401
+    CATEGORIES,
+    KINDS,
+    REVIEW_STATUSES,
+    Comparison,
+    DryRun,
+    PlanRow,
+    Selection,
+    compare,
+    rows_for,
+)
 from .registry import StoreRef
 
 CHECKPOINT_BUSY_MS = 1000
@@ -37,7 +46,7 @@ _DELETE = {
     "summary": f"DELETE FROM session_summaries WHERE {_IDS} RETURNING id",
     # A plan names events by their integer id written as text.
     "event": "DELETE FROM memory_events WHERE id IN (SELECT CAST(value AS INTEGER) FROM json_each(?))"
-             " AND memory_id NOT IN (SELECT id FROM memories) RETURNING id",
+    " AND memory_id NOT IN (SELECT id FROM memories) RETURNING id",
 }
 
 
@@ -50,19 +59,20 @@ class EraseOutcome:
     """
 
     deleted: dict[str, int] = field(default_factory=dict)
-    skipped: list[dict[str, str]] = field(default_factory=list)   # confirmed rows gone before the purge came
-    kept: list[dict[str, str]] = field(default_factory=list)      # rows that arrived after the dry run
-    erased: list[PlanRow] = field(default_factory=list)    # the PlanRows deleted, current texts
+    skipped: list[dict[str, str]] = field(default_factory=list)  # confirmed rows gone before the purge came
+    kept: list[dict[str, str]] = field(default_factory=list)  # rows that arrived after the dry run
+    erased: list[PlanRow] = field(default_factory=list)  # the PlanRows deleted, current texts
     committed: bool = False
-    checkpoint: tuple[int, int, int] | None = None   # (busy, wal frames, frames checkpointed)
+    checkpoint: tuple[int, int, int] | None = None  # (busy, wal frames, frames checkpointed)
 
 
 class RowsChanged(StoreProblem):
     """Confirmed rows changed since the dry run: the purge refused before writing."""
 
     def __init__(self, rows: list[PlanRow]):
-        super().__init__("changed", f"{len(rows)} of the confirmed rows changed since the dry run "
-                                    f"({count_kinds(rows)}).")
+        super().__init__(
+            "changed", f"{len(rows)} of the confirmed rows changed since the dry run ({count_kinds(rows)})."
+        )
         self.rows = rows
 
 
@@ -77,12 +87,15 @@ def count_kinds(rows: Iterable[PlanRow | dict[str, Any]]) -> str:
 
 # -- agentao's wipe ---------------------------------------------------------
 
+
 def clear_scope(ref: StoreRef, scope: str, now: str) -> int:
     """Soft-delete every live row of ``scope`` in one file, no events (agentao ``clear``)."""
     with write(ref.path) as conn:
-        cleared = conn.execute("UPDATE memories SET deleted_at = ?, updated_at = ?"
-                               " WHERE scope = ? AND deleted_at IS NULL", (now, now, scope)).rowcount
-        events.note_own_counter(ref.path, conn)   # no event to tell the pulse it was ours
+        cleared = conn.execute(
+            "UPDATE memories SET deleted_at = ?, updated_at = ? WHERE scope = ? AND deleted_at IS NULL",
+            (now, now, scope),
+        ).rowcount
+        events.note_own_counter(ref.path, conn)  # no event to tell the pulse it was ours
         return cleared
 
 
@@ -95,12 +108,15 @@ def delete_all_summaries(ref: StoreRef) -> int:
 def soft_delete_memory(ref: StoreRef, memory_id: str, now: str) -> bool:
     """agentao's single soft delete: mark the row and log a ``soft_delete`` event."""
     with write(ref.path) as conn:
-        changed = conn.execute("UPDATE memories SET deleted_at = ?, updated_at = ?"
-                               " WHERE id = ? AND deleted_at IS NULL",
-                               (now, now, memory_id)).rowcount
+        changed = conn.execute(
+            "UPDATE memories SET deleted_at = ?, updated_at = ? WHERE id = ? AND deleted_at IS NULL",
+            (now, now, memory_id),
+        ).rowcount
         if changed:
-            logged = conn.execute("INSERT INTO memory_events (memory_id, event_type, timestamp)"
-                                  " VALUES (?, 'soft_delete', ?)", (memory_id, now))
+            logged = conn.execute(
+                "INSERT INTO memory_events (memory_id, event_type, timestamp) VALUES (?, 'soft_delete', ?)",
+                (memory_id, now),
+            )
             events.note_own_event(logged.lastrowid, memory_id, "soft_delete", now)
         return bool(changed)
 
@@ -108,40 +124,61 @@ def soft_delete_memory(ref: StoreRef, memory_id: str, now: str) -> bool:
 def summaries_remain(ref: StoreRef) -> bool:
     """Whether any summary is left; a file that cannot be read cannot confirm it."""
     try:
-        return read(ref.path, lambda c: c.execute(
-            "SELECT 1 FROM session_summaries LIMIT 1").fetchone() is not None)
+        return read(
+            ref.path, lambda c: c.execute("SELECT 1 FROM session_summaries LIMIT 1").fetchone() is not None
+        )
     except StoreProblem:
         return True
 
 
 # -- residue ------------------------------------------------------------------
 
+
 def residue_rows(ref: StoreRef) -> dict[str, Any]:
     """Rows that still hold forgotten text, and the file's free pages (read-only)."""
+
     def run(conn: sqlite3.Connection) -> dict[str, Any]:
-        soft = [dict(r) for r in conn.execute(
-            "SELECT id, scope, title, deleted_at,"
-            " length(CAST(content AS BLOB)) + length(CAST(title AS BLOB)) AS bytes"
-            " FROM memories WHERE deleted_at IS NOT NULL ORDER BY deleted_at DESC, id")]
-        reviews = [dict(r) for r in conn.execute(
-            "SELECT id, status, scope, type, title, content, evidence, updated_at"
-            " FROM memory_review_queue ORDER BY status, updated_at DESC, id")]
+        soft = [
+            dict(r)
+            for r in conn.execute(
+                "SELECT id, scope, title, deleted_at,"
+                " length(CAST(content AS BLOB)) + length(CAST(title AS BLOB)) AS bytes"
+                " FROM memories WHERE deleted_at IS NOT NULL ORDER BY deleted_at DESC, id"
+            )
+        ]
+        reviews = [
+            dict(r)
+            for r in conn.execute(
+                "SELECT id, status, scope, type, title, content, evidence, updated_at"
+                " FROM memory_review_queue ORDER BY status, updated_at DESC, id"
+            )
+        ]
         events = conn.execute(
             "SELECT count(*) AS n, count(DISTINCT e.memory_id) AS memories FROM memory_events e"
             " LEFT JOIN memories m ON m.id = e.memory_id"
-            " WHERE m.id IS NULL OR m.deleted_at IS NOT NULL").fetchone()
+            " WHERE m.id IS NULL OR m.deleted_at IS NOT NULL"
+        ).fetchone()
         summaries = conn.execute(
             "SELECT count(*) AS n, coalesce(sum(length(CAST(summary_text AS BLOB))), 0) AS bytes"
-            " FROM session_summaries").fetchone()
-        pragma = {name: conn.execute(f"PRAGMA {name}").fetchone()[0]
-                  for name in ("page_size", "page_count", "freelist_count")}
-        return {"soft_deleted": soft, "reviews": reviews,
-                "events": {"rows": events["n"], "memories": events["memories"]},
-                "summaries": {"count": summaries["n"], "bytes": summaries["bytes"]}, **pragma}
+            " FROM session_summaries"
+        ).fetchone()
+        pragma = {
+            name: conn.execute(f"PRAGMA {name}").fetchone()[0]
+            for name in ("page_size", "page_count", "freelist_count")
+        }
+        return {
+            "soft_deleted": soft,
+            "reviews": reviews,
+            "events": {"rows": events["n"], "memories": events["memories"]},
+            "summaries": {"count": summaries["n"], "bytes": summaries["bytes"]},
+            **pragma,
+        }
+
     return read(ref.path, run)
 
 
 # -- dry run ------------------------------------------------------------------
+
 
 def scoped_rows(ref: StoreRef) -> dict[str, Any]:
     """Every memory, review item and summary id with what a scoped forget picks by (read-only).
@@ -150,20 +187,40 @@ def scoped_rows(ref: StoreRef) -> dict[str, Any]:
     Only rows whose id is text: agentao writes no other, and a purge names rows by their id in
     its fingerprint (a hand-written BLOB id there would break the dry run).
     """
+
     def run(conn: sqlite3.Connection) -> dict[str, Any]:
-        return {"memories": [(r["id"], r["scope"], r["deleted_at"] is None) for r in conn.execute(
-                    "SELECT id, scope, deleted_at FROM memories WHERE typeof(id) = 'text' ORDER BY rowid")],
-                "reviews": [(r["id"], r["scope"]) for r in conn.execute(
-                    "SELECT id, scope FROM memory_review_queue WHERE typeof(id) = 'text' ORDER BY rowid")],
-                "summaries": [r["id"] for r in conn.execute(
-                    "SELECT id FROM session_summaries WHERE typeof(id) IN ('text', 'integer')"
-                    " ORDER BY rowid")],
-                "events": conn.execute("SELECT count(*) FROM memory_events").fetchone()[0]}
+        return {
+            "memories": [
+                (r["id"], r["scope"], r["deleted_at"] is None)
+                for r in conn.execute(
+                    "SELECT id, scope, deleted_at FROM memories WHERE typeof(id) = 'text' ORDER BY rowid"
+                )
+            ],
+            "reviews": [
+                (r["id"], r["scope"])
+                for r in conn.execute(
+                    "SELECT id, scope FROM memory_review_queue WHERE typeof(id) = 'text' ORDER BY rowid"
+                )
+            ],
+            "summaries": [
+                r["id"]
+                for r in conn.execute(
+                    "SELECT id FROM session_summaries WHERE typeof(id) IN ('text', 'integer') ORDER BY rowid"
+                )
+            ],
+            "events": conn.execute("SELECT count(*) FROM memory_events").fetchone()[0],
+        }
+
     return read(ref.path, run)
 
 
-def plan_rows(ref: StoreRef, categories: Iterable[str] = (), memory_ids: Iterable[str] = (),
-              review_ids: Iterable[str] = (), summary_ids: Iterable[Any] = ()) -> DryRun:
+def plan_rows(
+    ref: StoreRef,
+    categories: Iterable[str] = (),
+    memory_ids: Iterable[str] = (),
+    review_ids: Iterable[str] = (),
+    summary_ids: Iterable[Any] = (),
+) -> DryRun:
     """Exactly the rows a purge of ``categories`` (and the given ids) would erase."""
     selection = Selection(tuple(categories), tuple(memory_ids), tuple(review_ids), tuple(summary_ids))
     return read(ref.path, lambda conn: rows_for(conn, selection))
@@ -173,16 +230,24 @@ def most_rows(ref: StoreRef) -> int:
     """The most rows a dry run of this store can name: the rows it holds, plus its highest
     event id (events are named by id, and each id once).  A fingerprint naming more is
     refused before its rows are built."""
+
     def run(conn: sqlite3.Connection) -> int:
-        held: int = sum(conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
-                   for t in ("memories", "memory_review_queue", "session_summaries"))
+        held: int = sum(
+            conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
+            for t in ("memories", "memory_review_queue", "session_summaries")
+        )
         seq = conn.execute("SELECT MAX(id) FROM memory_events").fetchone()[0] or 0
         try:
-            seq = max(seq, int(conn.execute("SELECT seq FROM sqlite_sequence WHERE name ="
-                                            " 'memory_events'").fetchone()[0]))
+            seq = max(
+                seq,
+                int(
+                    conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'memory_events'").fetchone()[0]
+                ),
+            )
         except (TypeError, ValueError, sqlite3.OperationalError):
             pass
         return held + seq
+
     return read(ref.path, run)
 
 
@@ -193,13 +258,18 @@ def check(ref: StoreRef, dry_run: DryRun) -> Comparison:
 
 # -- the hard purge -------------------------------------------------------------
 
+
 def _open_rw(path: Path) -> sqlite3.Connection:
     if not Path(path).is_file():
         raise StoreProblem("missing", f"{path} does not exist.")
     try:
-        conn = sqlite3.connect(f"file:{quote(str(path))}?mode=rw", uri=True,
-                               timeout=BUSY_TIMEOUT_S, isolation_level=None,
-                               check_same_thread=False)
+        conn = sqlite3.connect(
+            f"file:{quote(str(path))}?mode=rw",
+            uri=True,
+            timeout=BUSY_TIMEOUT_S,
+            isolation_level=None,
+            check_same_thread=False,
+        )
         # Rows read as the dry run read them (same decoding), so their digests agree.
         conn.row_factory = sqlite3.Row
         conn.text_factory = lambda raw: raw.decode("utf-8", "replace")
@@ -208,7 +278,7 @@ def _open_rw(path: Path) -> sqlite3.Connection:
         conn.execute("PRAGMA secure_delete = ON")
         conn.execute("PRAGMA temp_store = MEMORY")
         # A bigger page cache keeps the DELETE from spilling pages to the WAL twice.
-        conn.execute("PRAGMA cache_size = -262144")   # up to 256 MB, allocated as used
+        conn.execute("PRAGMA cache_size = -262144")  # up to 256 MB, allocated as used
         conn.execute("PRAGMA foreign_keys = ON")
     except sqlite3.Error as exc:
         raise describe_error(path, exc, writing=True) from exc
@@ -219,7 +289,7 @@ def _delete(conn: sqlite3.Connection, rows: list[PlanRow]) -> tuple[list[PlanRow
     """Delete ``rows`` kind by kind; returns (rows deleted, {kind, id} of those a guard kept)."""
     deleted: list[PlanRow] = []
     skipped: list[dict[str, str]] = []
-    for kind in KINDS:   # events after memories
+    for kind in KINDS:  # events after memories
         mine = [r for r in rows if r.kind == kind]
         if not mine:
             continue
@@ -227,7 +297,7 @@ def _delete(conn: sqlite3.Connection, rows: list[PlanRow]) -> tuple[list[PlanRow
         gone = {str(r[0]) for r in conn.execute(_DELETE[kind], (json.dumps([r.id for r in mine]),))}
         for row in mine:
             if row.id in gone:
-                gone.discard(row.id)   # listed twice: the second one found nothing
+                gone.discard(row.id)  # listed twice: the second one found nothing
                 deleted.append(row)
             else:
                 skipped.append({"kind": kind, "id": row.id})
@@ -243,8 +313,12 @@ def _checkpoint(conn: sqlite3.Connection) -> tuple[int, int, int]:
     return tuple(conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone())
 
 
-def erase(ref: StoreRef, dry_run: DryRun, on_step: Callable[[str], None] = lambda step: None,
-          outcome: EraseOutcome | None = None) -> EraseOutcome:
+def erase(
+    ref: StoreRef,
+    dry_run: DryRun,
+    on_step: Callable[[str], None] = lambda step: None,
+    outcome: EraseOutcome | None = None,
+) -> EraseOutcome:
     """Erase the confirmed rows of ``dry_run`` in one BEGIN IMMEDIATE transaction, then
     VACUUM and truncate the WAL.
 
@@ -256,7 +330,7 @@ def erase(ref: StoreRef, dry_run: DryRun, on_step: Callable[[str], None] = lambd
     is how a purge interrupted after its DELETE is finished by running it again.
     """
     outcome = outcome if outcome is not None else EraseOutcome()
-    settle(ref.path)   # a two-file action left half done on this store is finished first
+    settle(ref.path)  # a two-file action left half done on this store is finished first
     conn = _open_rw(ref.path)
     try:
         try:
@@ -267,7 +341,7 @@ def erase(ref: StoreRef, dry_run: DryRun, on_step: Callable[[str], None] = lambd
                 if now.changed:
                     raise RowsChanged(now.changed)
                 deleted, guarded = _delete(conn, now.matched)
-                events.note_own_counter(ref.path, conn)   # the live pulse: this change is ours
+                events.note_own_counter(ref.path, conn)  # the live pulse: this change is ours
                 conn.execute("COMMIT")
             except BaseException:
                 rollback_quietly(conn)
@@ -290,12 +364,13 @@ def erase(ref: StoreRef, dry_run: DryRun, on_step: Callable[[str], None] = lambd
 
 def remaining_text(ref: StoreRef) -> bytes:
     """Every text value still stored in the file, joined: fragments found here are live data."""
+
     def run(conn: sqlite3.Connection) -> bytes:
-        tables = [r[0] for r in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table'")]
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
         parts = [r[0] for r in conn.execute("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL")]
         for table in tables:
             for row in conn.execute(f'SELECT * FROM "{table}"'):
                 parts.extend(v for v in row if isinstance(v, str))
         return "\x00".join(parts).encode("utf-8", "surrogatepass")
+
     return read(ref.path, run)

@@ -37,7 +37,7 @@ from flask_babel import gettext as _
 
 from .descriptors import LOCK_RANGE, PENDING_BYTE, RESERVED_BYTE, lock_held, read_header
 
-WAL_HEADER_BYTES = 32   # a -wal shorter than its header holds no frame
+WAL_HEADER_BYTES = 32  # a -wal shorter than its header holds no frame
 # A -wal nobody holds that was written this recently belongs to an agent between two
 # operations (agentao opens and closes the file for each): it is back within
 # milliseconds, so the read waits for it instead of copying a store it is about to change.
@@ -52,7 +52,7 @@ IMMUTABLE, SHARED, COPY, WAIT = "immutable", "shared", "copy", "wait"
 @dataclass(frozen=True)
 class Plan:
     mode: str
-    reason: str | None = None   # for copies: "interrupted_write" or "wal_left"
+    reason: str | None = None  # for copies: "interrupted_write" or "wal_left"
 
 
 def side(path: Path, suffix: str) -> Path:
@@ -85,7 +85,7 @@ def _hot_journal(db: Path) -> bool:
         if side(db, "-journal").stat().st_size == 0 or db.stat().st_size == 0:
             return False
         if lock_held(db, RESERVED_BYTE, 1):
-            return False   # a live writer owns the journal; SQLite's locks keep a read consistent
+            return False  # a live writer owns the journal; SQLite's locks keep a read consistent
         return read_header(side(db, "-journal"), 1) not in (b"", b"\0")
     except OSError:
         return False
@@ -99,25 +99,30 @@ def plan(path: Path) -> Plan:
     wal = _stat(side(db, "-wal"))
     if wal is not None:
         if lock_held(db, PENDING_BYTE, LOCK_RANGE):
-            return Plan(SHARED)   # a live connection: it keeps -shm valid, no recovery runs
+            return Plan(SHARED)  # a live connection: it keeps -shm valid, no recovery runs
         if wal[0] < WAL_HEADER_BYTES:
-            return Plan(IMMUTABLE)   # nothing in the -wal: the main file is the whole store
+            return Plan(IMMUTABLE)  # nothing in the -wal: the main file is the whole store
         if 0 <= time.time_ns() - wal[1] < WAL_SETTLE_NS:
             return Plan(WAIT)
         return Plan(COPY, "wal_left")
     if side(db, "-journal").exists() and lock_held(db, RESERVED_BYTE, 1):
-        return Plan(SHARED)   # a live non-WAL writer mid-transaction: wait for its commit
+        return Plan(SHARED)  # a live non-WAL writer mid-transaction: wait for its commit
     return Plan(IMMUTABLE)
 
 
 def happened(reason: str, db: Path) -> str:
     """What left the files needing a repair, in a sentence."""
     if reason == "interrupted_write":
-        return _("A program was interrupted while writing to this store: its unfinished change "
-                 "is still in %(file)s.", file=db.name + "-journal")
-    return _("Saves to this store are still only in %(file)s and no program has it open to fold "
-             "them into the file (agentao was stopped, or closed while the store was read).",
-             file=db.name + "-wal")
+        return _(
+            "A program was interrupted while writing to this store: its unfinished change "
+            "is still in %(file)s.",
+            file=db.name + "-journal",
+        )
+    return _(
+        "Saves to this store are still only in %(file)s and no program has it open to fold "
+        "them into the file (agentao was stopped, or closed while the store was read).",
+        file=db.name + "-wal",
+    )
 
 
 def what_next(reason: str, kind: str) -> str:
@@ -127,14 +132,18 @@ def what_next(reason: str, kind: str) -> str:
         if kind == "project":
             return _("agentao will roll it back the next time it opens the project.")
         if kind == "user":
-            return _("agentao will roll it back the next time it opens the user store (every "
-                     "agentao session does).")
+            return _(
+                "agentao will roll it back the next time it opens the user store (every "
+                "agentao session does)."
+            )
         return _("agentao will roll it back the next time it opens this store.")
     if kind == "project":
         return _("agentao folds them into the file the next time it opens the project.")
     if kind == "user":
-        return _("agentao folds them into the file the next time it opens the user store (every "
-                 "agentao session does).")
+        return _(
+            "agentao folds them into the file the next time it opens the user store (every "
+            "agentao session does)."
+        )
     return _("agentao folds them into the file the next time it opens this store.")
 
 
@@ -149,8 +158,12 @@ def notice(path: Path, kind: str) -> dict[str, Any] | None:
     found = plan(path)
     if found.reason != "interrupted_write":
         return None
-    return {"kind": found.reason,
-            "message": _("%(happened)s It is shown as it was before that change, read from a "
-                         "private copy: the files are not touched. %(next)s",
-                         happened=happened(found.reason, Path(path)),
-                         next=what_next(found.reason, kind))}
+    return {
+        "kind": found.reason,
+        "message": _(
+            "%(happened)s It is shown as it was before that change, read from a "
+            "private copy: the files are not touched. %(next)s",
+            happened=happened(found.reason, Path(path)),
+            next=what_next(found.reason, kind),
+        ),
+    }

@@ -11,11 +11,12 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
-from flask_babel import gettext as _, lazy_gettext as _l
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
 
 # Folders never worth descending into when looking for projects.
 _SKIP = {".git", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".mypy_cache", "site-packages"}
@@ -51,11 +52,13 @@ class StoreRef:
         return obstacle(self.path)
 
 
-_KINDS = ((stat.S_ISDIR, _l("is a folder, not an SQLite file, so it is not a memory store")),
-          (stat.S_ISSOCK, _l("is a socket, not an SQLite file, so it is not a memory store")),
-          (stat.S_ISFIFO, _l("is a named pipe, not an SQLite file, so it is not a memory store")),
-          (stat.S_ISCHR, _l("is a device, not an SQLite file, so it is not a memory store")),
-          (stat.S_ISBLK, _l("is a device, not an SQLite file, so it is not a memory store")))
+_KINDS = (
+    (stat.S_ISDIR, _l("is a folder, not an SQLite file, so it is not a memory store")),
+    (stat.S_ISSOCK, _l("is a socket, not an SQLite file, so it is not a memory store")),
+    (stat.S_ISFIFO, _l("is a named pipe, not an SQLite file, so it is not a memory store")),
+    (stat.S_ISCHR, _l("is a device, not an SQLite file, so it is not a memory store")),
+    (stat.S_ISBLK, _l("is a device, not an SQLite file, so it is not a memory store")),
+)
 
 
 def obstacle(path: Path) -> str | None:
@@ -75,9 +78,11 @@ def obstacle(path: Path) -> str | None:
             target = Path(os.path.join(path.parent, os.readlink(path)))
             if os.path.isdir(target.parent):
                 return None
-            return _("is a symbolic link to %(target)s, which does not exist and cannot be "
-                     "created there (no such folder); it is not a memory store",
-                     target=os.readlink(path))
+            return _(
+                "is a symbolic link to %(target)s, which does not exist and cannot be "
+                "created there (no such folder); it is not a memory store",
+                target=os.readlink(path),
+            )
         return _blocked_folder(path)
     except NotADirectoryError:
         return _blocked_folder(path)
@@ -88,8 +93,11 @@ def obstacle(path: Path) -> str | None:
     if stat.S_ISREG(mode):
         return None
     said = next((said for test, said in _KINDS if test(mode)), None)
-    return str(said) if said is not None else _(
-        "is something other than a file, not an SQLite file, so it is not a memory store")
+    return (
+        str(said)
+        if said is not None
+        else _("is something other than a file, not an SQLite file, so it is not a memory store")
+    )
 
 
 def _blocked_folder(path: Path) -> str | None:
@@ -98,8 +106,10 @@ def _blocked_folder(path: Path) -> str | None:
         if os.path.lexists(parent):
             if os.path.isdir(parent):
                 return None
-            return _("cannot be created: %(parent)s is a file, not a folder, so agentao cannot "
-                     "keep a store there", parent=parent)
+            return _(
+                "cannot be created: %(parent)s is a file, not a folder, so agentao cannot keep a store there",
+                parent=parent,
+            )
     return None
 
 
@@ -113,8 +123,10 @@ class Workspace:
     def project_names(self) -> list[str]:
         """Display names: the folder name, made unique by its parent when two clash."""
         names = [d.resolve().name or str(d) for d in self.project_dirs]
-        return [f"{n} ({d.resolve().parent.name})" if names.count(n) > 1 else n
-                for n, d in zip(names, self.project_dirs)]
+        return [
+            f"{n} ({d.resolve().parent.name})" if names.count(n) > 1 else n
+            for n, d in zip(names, self.project_dirs)
+        ]
 
     def refs(self, index: int = 0) -> list[StoreRef]:
         """Project store ``index`` first, then the user store when one is configured."""
@@ -155,8 +167,14 @@ def default_user_db() -> Path:
 def build_refs(project_dir: Path, user_db: Path | None, name: str | None = None) -> list[StoreRef]:
     """Project store first, then the user store when one is configured."""
     project_dir = Path(project_dir)
-    refs = [StoreRef("project", "project", store_path(project_db_path(project_dir)),
-                     name or project_dir.resolve().name or str(project_dir))]
+    refs = [
+        StoreRef(
+            "project",
+            "project",
+            store_path(project_db_path(project_dir)),
+            name or project_dir.resolve().name or str(project_dir),
+        )
+    ]
     if user_db is not None:
         refs.append(StoreRef("user", "user", store_path(user_db), "user store"))
     return refs
@@ -196,8 +214,10 @@ def _outside(db: Path, top: Path) -> str | None:
     if not target.is_file():
         return f"{db} is a symbolic link to {target}, which is not a file"
     if not target.is_relative_to(top):
-        return (f"{db} is a symbolic link to {target}, outside {top}; pass --project "
-                f"{db.parent.parent} to open it on purpose")
+        return (
+            f"{db} is a symbolic link to {target}, outside {top}; pass --project "
+            f"{db.parent.parent} to open it on purpose"
+        )
     return None
 
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from ..records import Event, Memory, ReviewItem, Summary
 
@@ -39,8 +40,9 @@ def whole_number(raw: Any) -> int | None:
 def text_select(columns: Iterable[str]) -> str:
     """A SELECT list of ``columns`` in which a BLOB is read as TEXT, done by SQLite in C
     (a bulk read of 100,000 rows must not pay a Python call per value)."""
-    return ", ".join(f"CASE WHEN typeof({c}) = 'blob' THEN CAST({c} AS TEXT) ELSE {c} END AS {c}"
-                     for c in columns)
+    return ", ".join(
+        f"CASE WHEN typeof({c}) = 'blob' THEN CAST({c} AS TEXT) ELSE {c} END AS {c}" for c in columns
+    )
 
 
 def _plain(row: RowLike) -> RowLike:
@@ -55,7 +57,7 @@ def decode_list(raw: Any) -> tuple[str, ...]:
     raw = as_text(raw)
     try:
         value = json.loads(raw) if isinstance(raw, str) else []
-    except (ValueError, RecursionError):   # not JSON, or nested deeper than the stack
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than the stack
         return (str(raw),)
     if not isinstance(value, list):
         return (str(raw),)
@@ -71,34 +73,65 @@ def decode_list(raw: Any) -> tuple[str, ...]:
 def memory(row: RowLike, store: str) -> Memory:
     row = _plain(row)
     return Memory(
-        id=row["id"], scope=row["scope"], type=row["type"],
-        key_normalized=row["key_normalized"], title=row["title"], content=row["content"],
-        tags=decode_list(row["tags_json"]), keywords=decode_list(row["keywords_json"]),
-        source=row["source"], confidence=row["confidence"], sensitivity=row["sensitivity"],
-        created_at=row["created_at"], updated_at=row["updated_at"],
-        deleted_at=row["deleted_at"], store=store)
+        id=row["id"],
+        scope=row["scope"],
+        type=row["type"],
+        key_normalized=row["key_normalized"],
+        title=row["title"],
+        content=row["content"],
+        tags=decode_list(row["tags_json"]),
+        keywords=decode_list(row["keywords_json"]),
+        source=row["source"],
+        confidence=row["confidence"],
+        sensitivity=row["sensitivity"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        deleted_at=row["deleted_at"],
+        store=store,
+    )
 
 
 def summary(row: RowLike, store: str) -> Summary:
     row = _plain(row)
-    return Summary(id=row["id"], session_id=row["session_id"], summary_text=row["summary_text"],
-                   tokens_before=row["tokens_before"],
-                   messages_summarized=row["messages_summarized"],
-                   created_at=row["created_at"], store=store)
+    return Summary(
+        id=row["id"],
+        session_id=row["session_id"],
+        summary_text=row["summary_text"],
+        tokens_before=row["tokens_before"],
+        messages_summarized=row["messages_summarized"],
+        created_at=row["created_at"],
+        store=store,
+    )
 
 
 def review(row: RowLike, store: str) -> ReviewItem:
     row = _plain(row)
     return ReviewItem(
-        id=row["id"], scope=row["scope"], type=row["type"],
-        key_normalized=row["key_normalized"], title=row["title"], content=row["content"],
-        tags=decode_list(row["tags_json"]), evidence=row["evidence"],
-        source_session=row["source_session"], occurrences=row["occurrences"],
-        confidence=row["confidence"], status=row["status"],
-        created_at=row["created_at"], updated_at=row["updated_at"], store=store)
+        id=row["id"],
+        scope=row["scope"],
+        type=row["type"],
+        key_normalized=row["key_normalized"],
+        title=row["title"],
+        content=row["content"],
+        tags=decode_list(row["tags_json"]),
+        evidence=row["evidence"],
+        source_session=row["source_session"],
+        occurrences=row["occurrences"],
+        confidence=row["confidence"],
+        status=row["status"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        store=store,
+    )
 
 
 def event(row: RowLike, store: str) -> Event:
     row = _plain(row)
-    return Event(id=row["id"], memory_id=row["memory_id"], event_type=row["event_type"],
-                 timestamp=row["timestamp"], detail=row["detail"], store=store)
+    return Event(
+        id=row["id"],
+        memory_id=row["memory_id"],
+        event_type=row["event_type"],
+        timestamp=row["timestamp"],
+        detail=row["detail"],
+        store=store,
+    )

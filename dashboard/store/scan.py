@@ -11,42 +11,57 @@ batch is read whole or again, never seen twice).  Rows are ``records``:
 from __future__ import annotations
 
 import sqlite3
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from ..records import Memory, ReviewItem, Summary
-from .connection import _decode_text as decode_text, read
+from .connection import _decode_text as decode_text
+from .connection import read
 from .registry import StoreRef
 from .rows import text_select
 
-BATCH = 500   # rows per read: 2 MB of text at agentao's 4,000-character limit
+BATCH = 500  # rows per read: 2 MB of text at agentao's 4,000-character limit
 
-MEMORY_COLUMNS = ("id", "scope", "type", "key_normalized", "title", "content",
-                  "created_at", "updated_at", "deleted_at")
-REVIEW_COLUMNS = ("id", "scope", "type", "key_normalized", "title", "content",
-                  "evidence", "status")
+MEMORY_COLUMNS = (
+    "id",
+    "scope",
+    "type",
+    "key_normalized",
+    "title",
+    "content",
+    "created_at",
+    "updated_at",
+    "deleted_at",
+)
+REVIEW_COLUMNS = ("id", "scope", "type", "key_normalized", "title", "content", "evidence", "status")
 SUMMARY_COLUMNS = ("id", "session_id", "summary_text", "created_at")
 # What the stable selection needs of every live row (engine.stable.select): no text.
 STABLE_COLUMNS = ("id", "scope", "type", "created_at", "updated_at")
 
-TABLES = {"memories": MEMORY_COLUMNS, "memory_review_queue": REVIEW_COLUMNS,
-          "session_summaries": SUMMARY_COLUMNS}
-SCANNED = TABLES   # the scanned tables, for reading one row again
+TABLES = {
+    "memories": MEMORY_COLUMNS,
+    "memory_review_queue": REVIEW_COLUMNS,
+    "session_summaries": SUMMARY_COLUMNS,
+}
+SCANNED = TABLES  # the scanned tables, for reading one row again
 
 
 def _record(table: str, store: str) -> Callable[[tuple[Any, ...]], Any]:
     if table == "memories":
-        return lambda r: Memory(r[0], r[1], r[2], r[3], r[4], r[5], created_at=r[6],
-                                updated_at=r[7], deleted_at=r[8], store=store)
+        return lambda r: Memory(
+            r[0], r[1], r[2], r[3], r[4], r[5], created_at=r[6], updated_at=r[7], deleted_at=r[8], store=store
+        )
     if table == "memory_review_queue":
-        return lambda r: ReviewItem(r[0], r[1], r[2], r[3], r[4], r[5], evidence=r[6],
-                                    status=r[7], store=store)
+        return lambda r: ReviewItem(
+            r[0], r[1], r[2], r[3], r[4], r[5], evidence=r[6], status=r[7], store=store
+        )
     return lambda r: Summary(r[0], r[1], r[2], created_at=r[3], store=store)
 
 
 def _rows(ref: StoreRef, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     def run(conn: sqlite3.Connection) -> list[tuple[Any, ...]]:
         cur = conn.cursor()
-        cur.row_factory = None   # plain tuples, made records below
+        cur.row_factory = None  # plain tuples, made records below
         conn.text_factory = str  # decode in C; only invalid UTF-8 pays for the tolerant decoder
         try:
             return cur.execute(sql, params).fetchall()
@@ -55,6 +70,7 @@ def _rows(ref: StoreRef, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[A
                 raise
             conn.text_factory = decode_text
             return conn.cursor().execute(sql, params).fetchall()
+
     return read(ref.path, run)
 
 
@@ -67,8 +83,7 @@ def batches(ref: StoreRef, table: str, size: int | None = None) -> Iterator[list
     """Every row of ``table`` (memories live and soft-deleted, reviews of any status,
     summaries) as records, in rowid order, ``size`` rows per read."""
     make, size = _record(table, ref.key), size or BATCH
-    sql = (f"SELECT rowid, {text_select(TABLES[table])} FROM {table} "
-           f"WHERE rowid > ? ORDER BY rowid LIMIT ?")
+    sql = f"SELECT rowid, {text_select(TABLES[table])} FROM {table} WHERE rowid > ? ORDER BY rowid LIMIT ?"
     last = None
     while True:
         rows = _rows(ref, sql, (-(2**63) if last is None else last, size))
@@ -83,22 +98,35 @@ def batches(ref: StoreRef, table: str, size: int | None = None) -> Iterator[list
 def stable_candidates(ref: StoreRef) -> list[Memory]:
     """Every live memory without its text, in ``ORDER BY created_at`` (then rowid)
     order, as ``engine.stable.all_entries`` wants each file's rows."""
-    rows = _rows(ref, f"SELECT {text_select(STABLE_COLUMNS)} FROM memories "
-                      "WHERE deleted_at IS NULL ORDER BY created_at, rowid")
-    return [Memory(r[0], r[1], r[2], "", "", "", created_at=r[3], updated_at=r[4], store=ref.key)
-            for r in rows]
+    rows = _rows(
+        ref,
+        f"SELECT {text_select(STABLE_COLUMNS)} FROM memories "
+        "WHERE deleted_at IS NULL ORDER BY created_at, rowid",
+    )
+    return [
+        Memory(r[0], r[1], r[2], "", "", "", created_at=r[3], updated_at=r[4], store=ref.key) for r in rows
+    ]
 
 
 def summary_tail(ref: StoreRef, limit: int) -> list[Summary]:
     """The ``limit`` newest session summaries, newest first (the tail's order, contract §8)."""
     make = _record("session_summaries", ref.key)
-    return [make(r) for r in _rows(
-        ref, f"SELECT {text_select(SUMMARY_COLUMNS)} FROM session_summaries "
-             "ORDER BY created_at DESC, rowid LIMIT ?", (limit,))]
+    return [
+        make(r)
+        for r in _rows(
+            ref,
+            f"SELECT {text_select(SUMMARY_COLUMNS)} FROM session_summaries "
+            "ORDER BY created_at DESC, rowid LIMIT ?",
+            (limit,),
+        )
+    ]
 
 
 def scan_row(ref: StoreRef, table: str, row_id: str) -> Memory | ReviewItem | Summary | None:
     """One row of a scanned table as the scan reads it (a record), or None if it is gone."""
-    rows = _rows(ref, f"SELECT {text_select(TABLES[table])} FROM {table} WHERE id = ? "
-                      "ORDER BY rowid LIMIT 1", (row_id,))
+    rows = _rows(
+        ref,
+        f"SELECT {text_select(TABLES[table])} FROM {table} WHERE id = ? ORDER BY rowid LIMIT 1",
+        (row_id,),
+    )
     return _record(table, ref.key)(rows[0]) if rows else None

@@ -65,33 +65,81 @@ def create_fresh_store(path: Path) -> sqlite3.Connection:
     return conn
 
 
-def seed_memory(conn: sqlite3.Connection, plan: PlannedSave, created_at: str, updated_at: str,
-                deleted_at: str | None, events: list[tuple[str, str]]) -> str:
+def seed_memory(
+    conn: sqlite3.Connection,
+    plan: PlannedSave,
+    created_at: str,
+    updated_at: str,
+    deleted_at: str | None,
+    events: list[tuple[str, str]],
+) -> str:
     """Insert one memory (a ``contract.PlannedSave``) and its event history into a fresh store."""
     mid = uuid.uuid4().hex[:8]
     conn.execute(
         "INSERT INTO memories (id, scope, type, key_normalized, title, content, tags_json,"
         " keywords_json, source, confidence, sensitivity, created_at, updated_at, deleted_at)"
         " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-        (mid, plan.scope, plan.type, plan.key_normalized, plan.title, plan.content,
-         json.dumps(list(plan.tags)), json.dumps(list(plan.keywords)), plan.source,
-         plan.confidence, "normal", created_at, updated_at, deleted_at))
-    conn.executemany("INSERT INTO memory_events (memory_id, event_type, timestamp) VALUES (?,?,?)",
-                     [(mid, kind, at) for kind, at in events])
+        (
+            mid,
+            plan.scope,
+            plan.type,
+            plan.key_normalized,
+            plan.title,
+            plan.content,
+            json.dumps(list(plan.tags)),
+            json.dumps(list(plan.keywords)),
+            plan.source,
+            plan.confidence,
+            "normal",
+            created_at,
+            updated_at,
+            deleted_at,
+        ),
+    )
+    conn.executemany(
+        "INSERT INTO memory_events (memory_id, event_type, timestamp) VALUES (?,?,?)",
+        [(mid, kind, at) for kind, at in events],
+    )
     return mid
 
 
-def seed_review(conn: sqlite3.Connection, *, scope: str, type_: str, key: str, title: str,
-                content: str, evidence: str, session: str, occurrences: int, status: str,
-                created_at: str, updated_at: str) -> None:
+def seed_review(
+    conn: sqlite3.Connection,
+    *,
+    scope: str,
+    type_: str,
+    key: str,
+    title: str,
+    content: str,
+    evidence: str,
+    session: str,
+    occurrences: int,
+    status: str,
+    created_at: str,
+    updated_at: str,
+) -> None:
     """Insert one review-queue item into a fresh store, shaped as agentao's crystallizer writes it."""
     conn.execute(
         "INSERT INTO memory_review_queue (id, scope, type, key_normalized, title, content,"
         " tags_json, evidence, source_session, occurrences, confidence, status, created_at,"
         " updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-        (uuid.uuid4().hex[:12], scope, type_, key, title, content, json.dumps([type_]),
-         evidence, session, occurrences, "inferred" if occurrences >= 2 else "auto_summary",
-         status, created_at, updated_at))
+        (
+            uuid.uuid4().hex[:12],
+            scope,
+            type_,
+            key,
+            title,
+            content,
+            json.dumps([type_]),
+            evidence,
+            session,
+            occurrences,
+            "inferred" if occurrences >= 2 else "auto_summary",
+            status,
+            created_at,
+            updated_at,
+        ),
+    )
 
 
 def seed_summary(conn: sqlite3.Connection, session_id: str, text: str, created_at: str) -> None:
@@ -99,4 +147,5 @@ def seed_summary(conn: sqlite3.Connection, session_id: str, text: str, created_a
     conn.execute(
         "INSERT INTO session_summaries (id, session_id, summary_text, tokens_before,"
         " messages_summarized, created_at) VALUES (?,?,?,?,?,?)",
-        (uuid.uuid4().hex[:12], session_id, text, 48000, 37, created_at))
+        (uuid.uuid4().hex[:12], session_id, text, 48000, 37, created_at),
+    )

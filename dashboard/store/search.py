@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 from itertools import repeat
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..records import Memory
@@ -29,16 +30,18 @@ if TYPE_CHECKING:
 from .like import Like
 
 _DECODER = json.JSONDecoder()
-SEP = "\x1f"   # between a haystack's fields
+SEP = "\x1f"  # between a haystack's fields
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 # A JSON column that is not valid JSON would make json_each fail the whole query.
 _TAGS = "json_each(CASE WHEN json_valid(m.tags_json) THEN m.tags_json ELSE '[]' END)"
 _KEYWORDS = "json_each(CASE WHEN json_valid(m.keywords_json) THEN m.keywords_json ELSE '[]' END)"
 # agentao's predicate, pattern bound five times.
-_PREDICATE = ("(LOWER(m.title) LIKE ? OR LOWER(m.content) LIKE ? OR LOWER(m.key_normalized) LIKE ?"
-              f" OR EXISTS (SELECT 1 FROM {_TAGS} t WHERE LOWER(t.value) LIKE ?)"
-              f" OR EXISTS (SELECT 1 FROM {_KEYWORDS} k WHERE LOWER(k.value) LIKE ?))")
+_PREDICATE = (
+    "(LOWER(m.title) LIKE ? OR LOWER(m.content) LIKE ? OR LOWER(m.key_normalized) LIKE ?"
+    f" OR EXISTS (SELECT 1 FROM {_TAGS} t WHERE LOWER(t.value) LIKE ?)"
+    f" OR EXISTS (SELECT 1 FROM {_KEYWORDS} k WHERE LOWER(k.value) LIKE ?))"
+)
 
 
 def ascii_lower(text: str) -> str:
@@ -80,15 +83,16 @@ def haystack(m: Memory) -> str:
 
 def _wildcard(needle: str) -> Callable[[str], bool]:
     """A test of one plain row's haystack for a needle with ``%``, ``_``, NUL or ``SEP``."""
-    exact = Like(f"%{needle}%")      # SQLite's pattern; cut at a NUL, it may lose its last %
+    exact = Like(f"%{needle}%")  # SQLite's pattern; cut at a NUL, it may lose its last %
     loose = exact if exact.floating else Like(f"%{needle.split(chr(0), 1)[0]}%")
     search, matches = loose.search, exact.matches
     core = exact.literal()
     if core is not None and SEP not in core:
-        return lambda text: core in text     # "%word%": a plain needle after all
+        return lambda text: core in text  # "%word%": a plain needle after all
 
     def fields(text: str) -> bool:
         return search(text) is not None and any(map(matches, text.split(SEP)))
+
     if loose is not exact:
         return fields
 
@@ -99,9 +103,10 @@ def _wildcard(needle: str) -> Callable[[str], bool]:
         while (span := search(text, pos)) is not None:
             last = text.rfind(SEP, *span)
             if last < 0:
-                return True      # placed inside one field
+                return True  # placed inside one field
             pos = last + 1
         return False
+
     return hit
 
 
@@ -126,11 +131,13 @@ def _odd_hits(odd: dict[int, tuple[Any, ...]], needle: str) -> list[int]:
     # agentao's own predicate, run by SQLite on the odd rows' stored values.
     conn = sqlite3.connect(":memory:")
     try:
-        conn.execute("CREATE TABLE m (pos INTEGER PRIMARY KEY, title, content, key_normalized,"
-                     " tags_json, keywords_json)")
-        conn.executemany("INSERT INTO m VALUES (?, ?, ?, ?, ?, ?)",
-                         [(i, *values) for i, values in odd.items()])
-        return [r[0] for r in conn.execute(f"SELECT m.pos FROM m WHERE {_PREDICATE}",
-                                           [f"%{needle}%"] * 5)]
+        conn.execute(
+            "CREATE TABLE m (pos INTEGER PRIMARY KEY, title, content, key_normalized,"
+            " tags_json, keywords_json)"
+        )
+        conn.executemany(
+            "INSERT INTO m VALUES (?, ?, ?, ?, ?, ?)", [(i, *values) for i, values in odd.items()]
+        )
+        return [r[0] for r in conn.execute(f"SELECT m.pos FROM m WHERE {_PREDICATE}", [f"%{needle}%"] * 5)]
     finally:
         conn.close()

@@ -27,7 +27,7 @@ from functools import cached_property
 from operator import attrgetter
 from typing import Any
 
-from ..engine.stable import TAIL_READ   # summaries agentao reads for the tail (contract §8)
+from ..engine.stable import TAIL_READ  # summaries agentao reads for the tail (contract §8)
 from ..records import Memory, Summary
 from . import rows as rowmod
 from .connection import read
@@ -37,9 +37,22 @@ from .registry import StoreRef
 from .rows import text_select, whole_number
 from .search import haystack, json_strings
 
-COLUMNS = ("id", "scope", "type", "key_normalized", "title", "content", "tags_json",
-           "keywords_json", "source", "confidence", "sensitivity", "created_at", "updated_at",
-           "deleted_at")
+COLUMNS = (
+    "id",
+    "scope",
+    "type",
+    "key_normalized",
+    "title",
+    "content",
+    "tags_json",
+    "keywords_json",
+    "source",
+    "confidence",
+    "sensitivity",
+    "created_at",
+    "updated_at",
+    "deleted_at",
+)
 SEARCHED = ("title", "content", "key_normalized", "tags_json", "keywords_json")
 
 
@@ -47,12 +60,12 @@ SEARCHED = ("title", "content", "key_normalized", "tags_json", "keywords_json")
 class FileRows:
     """One file's rows as read in one transaction; never changed after it is made."""
 
-    key: str                      # the store key: "project" or "user"
+    key: str  # the store key: "project" or "user"
     path: str
     stamp: Signature
-    counter: int | None           # schema_meta.memories_change (None: absent or odd)
-    rows: tuple[Memory, ...]      # every row, in agentao's listing order
-    summaries: tuple[Summary, ...] = ()   # the newest TAIL_READ, newest first
+    counter: int | None  # schema_meta.memories_change (None: absent or odd)
+    rows: tuple[Memory, ...]  # every row, in agentao's listing order
+    summaries: tuple[Summary, ...] = ()  # the newest TAIL_READ, newest first
     # Rows the search haystack cannot decide (odd JSON, NUL, non-text fields):
     # position -> the searched columns as stored, for agentao's predicate in SQL.
     odd: dict[int, tuple[Any, ...]] = field(default_factory=dict)
@@ -64,12 +77,14 @@ class FileRows:
         key = ("order", column)
         if key not in self._values:
             from .memories import sql_order
+
             rows, get = self.rows, attrgetter(column)
             try:
                 found = sorted(range(len(rows)), key=lambda i: (get(rows[i]), rows[i].id))
-            except TypeError:   # a column mixing kinds (a hand edit): SQLite's order across kinds
-                found = sorted(range(len(rows)),
-                               key=lambda i: (sql_order(get(rows[i])), sql_order(rows[i].id)))
+            except TypeError:  # a column mixing kinds (a hand edit): SQLite's order across kinds
+                found = sorted(
+                    range(len(rows)), key=lambda i: (sql_order(get(rows[i])), sql_order(rows[i].id))
+                )
             self._values[key] = found
         order: list[int] = self._values[key]
         return order
@@ -95,25 +110,38 @@ class FileRows:
     def tags(self) -> list[frozenset[str]]:
         """Per row, its tags folded as SQLite's LOWER folds them (the tag filter)."""
         from .search import ascii_lower
-        return [frozenset(ascii_lower(t) for t in m.tags) if i not in self.odd
-                else frozenset(ascii_lower(t) for t in json_strings(self.odd[i][3])[0])
-                for i, m in enumerate(self.rows)]
+
+        return [
+            frozenset(ascii_lower(t) for t in m.tags)
+            if i not in self.odd
+            else frozenset(ascii_lower(t) for t in json_strings(self.odd[i][3])[0])
+            for i, m in enumerate(self.rows)
+        ]
 
 
 def rows_of(ref: StoreRef) -> FileRows:
     """The file's snapshot, read again whole if its stamp moved (``held``); raises StoreProblem."""
-    return held("rows", (ref.path,), key=ref.key,
-                work=lambda stamp: read(ref.path, lambda conn: _read(conn, ref, stamp[0])))
+    return held(
+        "rows",
+        (ref.path,),
+        key=ref.key,
+        work=lambda stamp: read(ref.path, lambda conn: _read(conn, ref, stamp[0])),
+    )
 
 
 def _read(conn: sqlite3.Connection, ref: StoreRef, stamp: Signature) -> FileRows:
-    conn.execute("BEGIN")   # one read transaction: counter, rows and summaries agree
+    conn.execute("BEGIN")  # one read transaction: counter, rows and summaries agree
     try:
         meta = conn.execute("SELECT value FROM schema_meta WHERE key = 'memories_change'").fetchone()
-        found = conn.execute(f"SELECT {text_select(COLUMNS)} FROM memories"
-                             " ORDER BY created_at, scope, key_normalized").fetchall()
-        summaries = tuple(rowmod.summary(r, ref.key) for r in conn.execute(
-            "SELECT * FROM session_summaries ORDER BY created_at DESC LIMIT ?", (TAIL_READ,)))
+        found = conn.execute(
+            f"SELECT {text_select(COLUMNS)} FROM memories ORDER BY created_at, scope, key_normalized"
+        ).fetchall()
+        summaries = tuple(
+            rowmod.summary(r, ref.key)
+            for r in conn.execute(
+                "SELECT * FROM session_summaries ORDER BY created_at DESC LIMIT ?", (TAIL_READ,)
+            )
+        )
     finally:
         conn.execute("COMMIT")
     records, odd = [], {}
@@ -122,8 +150,9 @@ def _read(conn: sqlite3.Connection, ref: StoreRef, stamp: Signature) -> FileRows
         records.append(m)
         if not plain:
             odd[i] = tuple(row[c] for c in SEARCHED)
-    return FileRows(ref.key, str(ref.path), stamp, whole_number(meta[0]) if meta else None,
-                    tuple(records), summaries, odd)
+    return FileRows(
+        ref.key, str(ref.path), stamp, whole_number(meta[0]) if meta else None, tuple(records), summaries, odd
+    )
 
 
 def _memory(row: sqlite3.Row, store: str) -> tuple[Memory, bool]:
@@ -132,12 +161,24 @@ def _memory(row: sqlite3.Row, store: str) -> tuple[Memory, bool]:
     keywords, plain_keywords = json_strings(row["keywords_json"])
     if not (plain_tags and plain_keywords):
         return rowmod.memory(row, store), False
-    m = Memory(id=row["id"], scope=row["scope"], type=row["type"],
-               key_normalized=row["key_normalized"], title=row["title"], content=row["content"],
-               tags=tuple(tags), keywords=tuple(keywords), source=row["source"],
-               confidence=row["confidence"], sensitivity=row["sensitivity"],
-               created_at=row["created_at"], updated_at=row["updated_at"],
-               deleted_at=row["deleted_at"], store=store)
+    m = Memory(
+        id=row["id"],
+        scope=row["scope"],
+        type=row["type"],
+        key_normalized=row["key_normalized"],
+        title=row["title"],
+        content=row["content"],
+        tags=tuple(tags),
+        keywords=tuple(keywords),
+        source=row["source"],
+        confidence=row["confidence"],
+        sensitivity=row["sensitivity"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        deleted_at=row["deleted_at"],
+        store=store,
+    )
     texts = (m.title, m.content, m.key_normalized)
-    return m, all(isinstance(t, str) and "\0" not in t and "\x1f" not in t
-                  for t in (*texts, *m.tags, *m.keywords))
+    return m, all(
+        isinstance(t, str) and "\0" not in t and "\x1f" not in t for t in (*texts, *m.tags, *m.keywords)
+    )

@@ -9,21 +9,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from flask_babel import gettext as _, lazy_gettext as _l
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
 
 from . import held, recovery
-from .connection import (REQUIRED_TABLES, SUPPORTED_SCHEMA, StoreProblem,
-                         folder_writable, read, side_files)
+from .connection import REQUIRED_TABLES, SUPPORTED_SCHEMA, StoreProblem, folder_writable, read, side_files
 from .descriptors import read_header
 from .registry import StoreRef
 from .rows import text_select, whole_number
 
-_JOURNAL_BY_HEADER = {1: "delete (rollback journal)", 2: "wal"}   # journal_mode: a twin value
+_JOURNAL_BY_HEADER = {1: "delete (rollback journal)", 2: "wal"}  # journal_mode: a twin value
 _AGENTAO_THEN = {
-    "project": _l("agentao cannot open it either: it keeps this project's memories in a temporary "
-                  "store, lost when it exits."),
-    "user": _l("agentao cannot open it either: it reads no user memories and saves user-scope "
-               "memories in the project store."),
+    "project": _l(
+        "agentao cannot open it either: it keeps this project's memories in a temporary "
+        "store, lost when it exits."
+    ),
+    "user": _l(
+        "agentao cannot open it either: it reads no user memories and saves user-scope "
+        "memories in the project store."
+    ),
 }
 
 
@@ -34,7 +38,7 @@ class StoreStatus:
     ref: StoreRef
     problem: StoreProblem | None = None
     read_only_reason: str | None = None
-    notice: dict[str, Any] | None = None   # what is shown is not what the file holds: see recovery.notice
+    notice: dict[str, Any] | None = None  # what is shown is not what the file holds: see recovery.notice
     size: int = 0
     journal_mode: str = ""
     schema_version: str | None = None
@@ -69,9 +73,14 @@ class StoreStatus:
 
     def to_dict(self) -> dict[str, Any]:
         d = {k: v for k, v in self.__dict__.items() if k not in ("ref", "problem")}
-        d.update(store=self.ref.key, kind=self.ref.kind, path=str(self.ref.path),
-                 problem=None if self.problem is None else
-                 {"kind": self.problem.kind, "message": str(self.problem)})
+        d.update(
+            store=self.ref.key,
+            kind=self.ref.kind,
+            path=str(self.ref.path),
+            problem=None
+            if self.problem is None
+            else {"kind": self.problem.kind, "message": str(self.problem)},
+        )
         return d
 
 
@@ -96,26 +105,50 @@ def _collect(conn: sqlite3.Connection, st: StoreStatus, deep: bool) -> None:
     if not deep:
         return  # every page needs health; only the overview pays for the counts
     if "memories" in tables:
-        st.take_counts([dict(r) for r in conn.execute(
-            f"SELECT {text_select(('scope', 'type', 'source', 'confidence'))},"
-            " deleted_at IS NOT NULL AS deleted,"
-            " COUNT(*) AS n FROM memories GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5")])
+        st.take_counts(
+            [
+                dict(r)
+                for r in conn.execute(
+                    f"SELECT {text_select(('scope', 'type', 'source', 'confidence'))},"
+                    " deleted_at IS NOT NULL AS deleted,"
+                    " COUNT(*) AS n FROM memories GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5"
+                )
+            ]
+        )
     if "memory_review_queue" in tables:
-        st.reviews_by_status = dict(conn.execute(
-            f"SELECT {text_select(('status',))}, COUNT(*) FROM memory_review_queue GROUP BY 1").fetchall())
+        st.reviews_by_status = dict(
+            conn.execute(
+                f"SELECT {text_select(('status',))}, COUNT(*) FROM memory_review_queue GROUP BY 1"
+            ).fetchall()
+        )
         st.pending_reviews = st.reviews_by_status.get("pending", 0)
     if "session_summaries" in tables:
         st.summaries, st.sessions = conn.execute(
-            "SELECT COUNT(*), COUNT(DISTINCT session_id) FROM session_summaries").fetchone()
-        latest = conn.execute("SELECT LENGTH(summary_text) FROM session_summaries"
-                              " ORDER BY created_at DESC LIMIT 1").fetchone()
+            "SELECT COUNT(*), COUNT(DISTINCT session_id) FROM session_summaries"
+        ).fetchone()
+        latest = conn.execute(
+            "SELECT LENGTH(summary_text) FROM session_summaries ORDER BY created_at DESC LIMIT 1"
+        ).fetchone()
         st.latest_summary_chars = latest[0] if latest else 0
 
 
 # What _collect reads: what a held reading gives back.
-_READ_FIELDS = ("missing_tables", "page_size", "page_count", "freelist_count", "schema_version",
-                "change_counter", "counts", "live", "deleted", "pending_reviews",
-                "reviews_by_status", "summaries", "sessions", "latest_summary_chars")
+_READ_FIELDS = (
+    "missing_tables",
+    "page_size",
+    "page_count",
+    "freelist_count",
+    "schema_version",
+    "change_counter",
+    "counts",
+    "live",
+    "deleted",
+    "pending_reviews",
+    "reviews_by_status",
+    "summaries",
+    "sessions",
+    "latest_summary_chars",
+)
 
 
 def _contents(ref: StoreRef, st: StoreStatus, deep: bool) -> None:
@@ -145,9 +178,10 @@ def _may_read(path: Path | str) -> bool:
     # os.access, not open(): closing a descriptor of a store drops SQLite's locks.
     # The effective ids only when they differ (a server started by root as another user).
     effective = {"effective_ids": True} if os.geteuid() != os.getuid() else {}
-    return all(os.access(p, os.R_OK, **effective)
-               for p in (path, *(str(path) + s for s in ("-wal", "-journal")
-                                 if os.path.exists(str(path) + s))))
+    return all(
+        os.access(p, os.R_OK, **effective)
+        for p in (path, *(str(path) + s for s in ("-wal", "-journal") if os.path.exists(str(path) + s)))
+    )
 
 
 def inspect(ref: StoreRef, force_read_only: bool = False, deep: bool = True) -> StoreStatus:
@@ -157,25 +191,44 @@ def inspect(ref: StoreRef, force_read_only: bool = False, deep: bool = True) -> 
         reason = ref.obstacle
         if reason is not None:
             st.problem = StoreProblem(
-                "not_a_file", _("%(path)s %(reason)s. The dashboard shows nothing from it and "
-                                "changes nothing there; %(agentao)s Move it away and agentao "
-                                "creates its store there the next time it starts.", path=ref.path,
-                                reason=reason, agentao=_AGENTAO_THEN[ref.kind]))
+                "not_a_file",
+                _(
+                    "%(path)s %(reason)s. The dashboard shows nothing from it and "
+                    "changes nothing there; %(agentao)s Move it away and agentao "
+                    "creates its store there the next time it starts.",
+                    path=ref.path,
+                    reason=reason,
+                    agentao=_AGENTAO_THEN[ref.kind],
+                ),
+            )
         else:
-            st.problem = StoreProblem("missing", _("No store at %(path)s: agentao creates it there "
-                                                   "the first time it saves a memory.", path=ref.path))
+            st.problem = StoreProblem(
+                "missing",
+                _(
+                    "No store at %(path)s: agentao creates it there the first time it saves a memory.",
+                    path=ref.path,
+                ),
+            )
         return st
     try:
         st.size = ref.path.stat().st_size
         st.side_files = side_files(ref.path)
-        if st.size == 0 and not any(os.path.getsize(str(ref.path) + x) for x in ("-wal", "-journal")
-                                    if os.path.exists(str(ref.path) + x)):
+        if st.size == 0 and not any(
+            os.path.getsize(str(ref.path) + x)
+            for x in ("-wal", "-journal")
+            if os.path.exists(str(ref.path) + x)
+        ):
             # SQLite reads an empty file as an empty database, and agentao opens it so: it
             # creates its tables there when it starts.  Nothing to show, nothing wrong.
-            st.problem = StoreProblem("missing", _(
-                "%(path)s is an empty file (0 bytes): agentao opens it as an empty store and "
-                "creates its tables in it the next time it starts. The dashboard never writes "
-                "to it.", path=ref.path))
+            st.problem = StoreProblem(
+                "missing",
+                _(
+                    "%(path)s is an empty file (0 bytes): agentao opens it as an empty store and "
+                    "creates its tables in it the next time it starts. The dashboard never writes "
+                    "to it.",
+                    path=ref.path,
+                ),
+            )
             return st
         st.journal_mode = _journal_mode(ref.path)
         _contents(ref, st, deep)
@@ -184,15 +237,25 @@ def inspect(ref: StoreRef, force_read_only: bool = False, deep: bool = True) -> 
         st.problem = problem
         return st
     except OSError as exc:
-        st.problem = StoreProblem("unreadable", _("%(path)s cannot be read (%(error)s).", path=ref.path, error=exc))
+        st.problem = StoreProblem(
+            "unreadable", _("%(path)s cannot be read (%(error)s).", path=ref.path, error=exc)
+        )
         return st
     if st.missing_tables:
         st.problem = StoreProblem(
-            "missing_tables", _("%(path)s is not an agentao memory store: missing table(s) "
-                                "%(tables)s.", path=ref.path, tables=", ".join(st.missing_tables)))
+            "missing_tables",
+            _(
+                "%(path)s is not an agentao memory store: missing table(s) %(tables)s.",
+                path=ref.path,
+                tables=", ".join(st.missing_tables),
+            ),
+        )
     elif st.schema_version != SUPPORTED_SCHEMA:
-        st.read_only_reason = _("Schema version %(version)r is not the version 3 this dashboard "
-                                "understands; it is shown read-only.", version=st.schema_version)
+        st.read_only_reason = _(
+            "Schema version %(version)r is not the version 3 this dashboard "
+            "understands; it is shown read-only.",
+            version=st.schema_version,
+        )
     elif force_read_only:
         st.read_only_reason = _("The dashboard was started read-only.")
     elif not folder_writable(ref.path):

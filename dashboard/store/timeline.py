@@ -12,11 +12,13 @@ from .registry import StoreRef
 # what a query on the file gives.
 # A BLOB a hand edit left is read as TEXT first, as every other read does (rows.text_select).
 _TEXT = "CASE WHEN typeof({0}) = 'blob' THEN CAST({0} AS TEXT) ELSE {0} END"
-_SQL = {by: f"SELECT {label.format(_TEXT.format('created_at'))},"
-              f" {label.format(_TEXT.format('updated_at'))}, {_TEXT.format('updated_at')} >"
-              f" {_TEXT.format('created_at')}, COUNT(*) FROM memories WHERE deleted_at IS NULL"
-              " GROUP BY 1, 2, 3"
-        for by, label in (("month", "substr({}, 1, 7)"), ("week", "strftime('%Y-W%W', {})"))}
+_SQL = {
+    by: f"SELECT {label.format(_TEXT.format('created_at'))},"
+    f" {label.format(_TEXT.format('updated_at'))}, {_TEXT.format('updated_at')} >"
+    f" {_TEXT.format('created_at')}, COUNT(*) FROM memories WHERE deleted_at IS NULL"
+    " GROUP BY 1, 2, 3"
+    for by, label in (("month", "substr({}, 1, 7)"), ("week", "strftime('%Y-W%W', {})"))
+}
 
 
 def _periods(refs: list[StoreRef], by: str, problems: dict[str, StoreProblem]) -> list[dict[str, Any]]:
@@ -30,7 +32,7 @@ def _periods(refs: list[StoreRef], by: str, problems: dict[str, StoreProblem]) -
             problems[ref.key] = problem
             continue
         for created, updated, later, n in found:
-            for what, label in (("created", created), ("updated", updated))[:2 if later else 1]:
+            for what, label in (("created", created), ("updated", updated))[: 2 if later else 1]:
                 label = label or "unknown"
                 row = rows.setdefault(label, {"period": label, "created": 0, "updated": 0})
                 row[what] += n
@@ -49,5 +51,4 @@ def timeline(refs: list[StoreRef]) -> tuple[dict[str, Any], dict[str, StoreProbl
     by, periods = "month", _periods(refs, "month", problems)
     if len(periods) <= 2:
         by, periods = "week", _periods(refs, "week", problems)
-    return {"by": by, "periods": periods,
-            "problems": {key: str(p) for key, p in problems.items()}}, problems
+    return {"by": by, "periods": periods, "problems": {key: str(p) for key, p in problems.items()}}, problems

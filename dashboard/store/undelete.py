@@ -25,30 +25,44 @@ from pathlib import Path
 
 from flask_babel import gettext as _
 
+from ..contract import find_secret
+from ..records import Memory
 from . import rows, writes
 from .connection import read, write
 from .writes import AUTO_CAP, Expect, Saved, WriteConflict, _event, _live_at
-from ..contract import find_secret
-from ..records import Memory
 
 
 def obstacle(conn: sqlite3.Connection, memory: Memory) -> str | None:
     """Why ``memory`` cannot be restored now, in words for a person; None when it can."""
     if find_secret(memory.content):
-        return _("Its content looks like it holds a credential, and agentao refuses to save such "
-                 "content; it stays deleted (a purge removes it from the file). Nothing was changed.")
+        return _(
+            "Its content looks like it holds a credential, and agentao refuses to save such "
+            "content; it stays deleted (a purge removes it from the file). Nothing was changed."
+        )
     holder = _live_at(conn, memory.scope, memory.key_normalized, memory.store)
     if holder is not None:
-        return _("The live memory %(id)s already holds the key '%(key)s' in the %(scope)s scope, "
-                 "and agentao keeps one live memory per key; delete or rename that one first. "
-                 "Nothing was changed.", id=holder.id, key=memory.key_normalized, scope=memory.scope)
+        return _(
+            "The live memory %(id)s already holds the key '%(key)s' in the %(scope)s scope, "
+            "and agentao keeps one live memory per key; delete or rename that one first. "
+            "Nothing was changed.",
+            id=holder.id,
+            key=memory.key_normalized,
+            scope=memory.scope,
+        )
     if memory.source == "auto":
-        auto = conn.execute("SELECT COUNT(*) FROM memories WHERE scope = ? AND source = 'auto'"
-                            " AND deleted_at IS NULL", (memory.scope,)).fetchone()[0]
+        auto = conn.execute(
+            "SELECT COUNT(*) FROM memories WHERE scope = ? AND source = 'auto' AND deleted_at IS NULL",
+            (memory.scope,),
+        ).fetchone()[0]
         if auto >= AUTO_CAP:
-            return _("The %(scope)s scope already keeps %(num)d auto-saved memories, agentao's "
-                     "limit of %(cap)d: its next auto save would soft-delete the oldest of them to "
-                     "make room. Nothing was changed.", scope=memory.scope, num=auto, cap=AUTO_CAP)
+            return _(
+                "The %(scope)s scope already keeps %(num)d auto-saved memories, agentao's "
+                "limit of %(cap)d: its next auto save would soft-delete the oldest of them to "
+                "make room. Nothing was changed.",
+                scope=memory.scope,
+                num=auto,
+                cap=AUTO_CAP,
+            )
     return None
 
 
@@ -60,12 +74,17 @@ def restore_obstacle(path: Path, memory: Memory) -> str | None:
 def _deleted_as_seen(conn: sqlite3.Connection, expect: Expect, store: str) -> Memory:
     row = conn.execute("SELECT * FROM memories WHERE id = ?", (expect.row_id,)).fetchone()
     if row is None:
-        raise WriteConflict("gone", _("Memory %(id)s is no longer in the %(store)s store (purged); "
-                                      "nothing was changed.", id=expect.row_id, store=store))
+        raise WriteConflict(
+            "gone",
+            _(
+                "Memory %(id)s is no longer in the %(store)s store (purged); nothing was changed.",
+                id=expect.row_id,
+                store=store,
+            ),
+        )
     memory = rows.memory(row, store)
     if memory.live:
-        raise WriteConflict("changed", _("Memory %(id)s is live already; nothing was changed.",
-                                         id=memory.id))
+        raise WriteConflict("changed", _("Memory %(id)s is live already; nothing was changed.", id=memory.id))
     return writes.unchanged_since(memory, expect)
 
 
@@ -77,7 +96,9 @@ def restore(path: Path, expect: Expect, store: str) -> Saved:
         if problem is not None:
             raise WriteConflict("blocked", problem)
         stamp = writes.now()
-        conn.execute("UPDATE memories SET deleted_at = NULL, updated_at = ?"
-                     " WHERE id = ? AND deleted_at IS NOT NULL", (stamp, memory.id))
+        conn.execute(
+            "UPDATE memories SET deleted_at = NULL, updated_at = ? WHERE id = ? AND deleted_at IS NOT NULL",
+            (stamp, memory.id),
+        )
         _event(conn, memory.id, "update", stamp)
         return Saved(memory.id, "update", stamp, memory)

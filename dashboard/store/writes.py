@@ -34,14 +34,14 @@ from pathlib import Path
 
 from flask_babel import gettext as _
 
-from . import events, rows
-from .connection import StoreProblem, read, write
 from .. import clock
 from ..contract import PlannedSave
 from ..records import Memory, ReviewItem
+from . import events, rows
+from .connection import StoreProblem, read, write
 
-AUTO_CAP = 50   # live source='auto' rows agentao keeps per scope (contract §4.7)
-NONE = "none"   # fingerprint of "no live row there"
+AUTO_CAP = 50  # live source='auto' rows agentao keeps per scope (contract §4.7)
+NONE = "none"  # fingerprint of "no live row there"
 
 
 class WriteConflict(Exception):
@@ -60,16 +60,16 @@ class WriteConflict(Exception):
 class Expect:
     """What the page was rendered with; each field set is checked inside the transaction."""
 
-    row_id: str | None = None        # the row being edited/deleted must still be live...
-    updated_at: str | None = None    # ...still carry this updated_at...
-    row: str | None = None           # ...and still have this fingerprint (a same-second change)
-    target: str | None = None        # fingerprint of the live row at the plan's (scope, key), or NONE
+    row_id: str | None = None  # the row being edited/deleted must still be live...
+    updated_at: str | None = None  # ...still carry this updated_at...
+    row: str | None = None  # ...and still have this fingerprint (a same-second change)
+    target: str | None = None  # fingerprint of the live row at the plan's (scope, key), or NONE
 
 
 @dataclass(frozen=True)
 class Saved:
     memory_id: str
-    event: str            # "create" or "update"
+    event: str  # "create" or "update"
     timestamp: str
     before: Memory | None
 
@@ -90,8 +90,9 @@ def fingerprint(record: Memory | ReviewItem | None) -> str:
 
 # --------------------------------------------------------------------------- reads
 def _live_at(conn: sqlite3.Connection, scope: str, key: str, store: str) -> Memory | None:
-    row = conn.execute("SELECT * FROM memories WHERE scope = ? AND key_normalized = ?"
-                       " AND deleted_at IS NULL", (scope, key)).fetchone()
+    row = conn.execute(
+        "SELECT * FROM memories WHERE scope = ? AND key_normalized = ? AND deleted_at IS NULL", (scope, key)
+    ).fetchone()
     return rows.memory(row, store) if row else None
 
 
@@ -100,8 +101,9 @@ def live_at(path: Path, scope: str, key: str, store: str) -> Memory | None:
     return read(path, lambda conn: _live_at(conn, scope, key, store))
 
 
-def target_of(path: Path, plan: PlannedSave,
-              known: Exception | None = None) -> tuple[Memory | None, Exception | None]:
+def target_of(
+    path: Path, plan: PlannedSave, known: Exception | None = None
+) -> tuple[Memory | None, Exception | None]:
     """(the live row ``plan`` would update, None) or (None, why the file cannot be read).
 
     ``known`` is a problem the page already knows of that file: it is not read again.
@@ -116,16 +118,24 @@ def target_of(path: Path, plan: PlannedSave,
 
 def review_item(path: Path, item_id: str, store: str = "project") -> ReviewItem | None:
     """One review-queue row by id, whatever its status."""
+
     def run(conn: sqlite3.Connection) -> ReviewItem | None:
         row = conn.execute("SELECT * FROM memory_review_queue WHERE id = ?", (item_id,)).fetchone()
         return rows.review(row, store) if row else None
+
     return read(path, run)
 
 
 def review_counts(path: Path) -> dict[str, int]:
     """Review items per status, read fresh (the page's counters after a decision)."""
-    found = dict(read(path, lambda conn: conn.execute(
-        "SELECT status, COUNT(*) FROM memory_review_queue GROUP BY status").fetchall()))
+    found = dict(
+        read(
+            path,
+            lambda conn: conn.execute(
+                "SELECT status, COUNT(*) FROM memory_review_queue GROUP BY status"
+            ).fetchall(),
+        )
+    )
     return {s: found.get(s, 0) for s in ("pending", "approved", "rejected")}
 
 
@@ -136,8 +146,9 @@ def row_as_seen(conn: sqlite3.Connection, expect: Expect, store: str = "project"
         return None
     row = conn.execute("SELECT * FROM memories WHERE id = ?", (expect.row_id,)).fetchone()
     if row is None or row["deleted_at"] is not None:
-        raise WriteConflict("gone", _("Memory %(id)s is no longer live; nothing was changed.",
-                                      id=expect.row_id))
+        raise WriteConflict(
+            "gone", _("Memory %(id)s is no longer live; nothing was changed.", id=expect.row_id)
+        )
     return unchanged_since(rows.memory(row, store), expect)
 
 
@@ -145,19 +156,31 @@ def unchanged_since(memory: Memory, expect: Expect) -> Memory:
     """``memory`` if it is still as the page showed it (its stamp, its fingerprint); else the
     conflict a person reads ("changed since you looked")."""
     if (expect.updated_at is not None and memory.updated_at != expect.updated_at) or (
-            expect.row is not None and fingerprint(memory) != expect.row):
-        raise WriteConflict("changed", _("Memory %(id)s changed since you looked (updated "
-                                         "%(stamp)s); reload and decide again.", id=memory.id,
-                                         stamp=memory.updated_at))
+        expect.row is not None and fingerprint(memory) != expect.row
+    ):
+        raise WriteConflict(
+            "changed",
+            _(
+                "Memory %(id)s changed since you looked (updated %(stamp)s); reload and decide again.",
+                id=memory.id,
+                stamp=memory.updated_at,
+            ),
+        )
     return memory
 
 
 def _holds(row: Memory, plan: PlannedSave) -> bool:
     # The target already carries exactly what this save writes: a retried
     # write after a crash, not somebody else's change.
-    return (row.title, row.content, row.tags, row.keywords, row.type, row.source,
-            row.confidence) == (plan.title, plan.content, plan.tags, plan.keywords,
-                                plan.type, plan.source, plan.confidence)
+    return (row.title, row.content, row.tags, row.keywords, row.type, row.source, row.confidence) == (
+        plan.title,
+        plan.content,
+        plan.tags,
+        plan.keywords,
+        plan.type,
+        plan.source,
+        plan.confidence,
+    )
 
 
 def target_as_seen(conn: sqlite3.Connection, plan: PlannedSave, expect: Expect = Expect()) -> Memory | None:
@@ -168,14 +191,24 @@ def target_as_seen(conn: sqlite3.Connection, plan: PlannedSave, expect: Expect =
     the action's other rows first, so that is the only way it can be there.
     """
     existing = _live_at(conn, plan.scope, plan.key_normalized, plan.store)
-    if (expect.target is not None and fingerprint(existing) != expect.target
-            and not (existing is not None and _holds(existing, plan))):
-        raise WriteConflict("changed", _("The memory '%(key)s' in the %(store)s store changed "
-                                         "since you looked; reload and decide again.",
-                                         key=plan.key_normalized, store=plan.store))
+    if (
+        expect.target is not None
+        and fingerprint(existing) != expect.target
+        and not (existing is not None and _holds(existing, plan))
+    ):
+        raise WriteConflict(
+            "changed",
+            _(
+                "The memory '%(key)s' in the %(store)s store changed "
+                "since you looked; reload and decide again.",
+                key=plan.key_normalized,
+                store=plan.store,
+            ),
+        )
     if expect.row_id is not None and (existing is None or existing.id != expect.row_id):
-        raise WriteConflict("changed", _("This save would not land on the memory you were "
-                                         "editing; nothing was changed."))
+        raise WriteConflict(
+            "changed", _("This save would not land on the memory you were editing; nothing was changed.")
+        )
     return existing
 
 
@@ -183,29 +216,39 @@ def pending_as_seen(conn: sqlite3.Connection, item_id: str, seen: str | None = N
     """The review item, still pending and (if ``seen`` is given) unchanged, or WriteConflict."""
     row = conn.execute("SELECT * FROM memory_review_queue WHERE id = ?", (item_id,)).fetchone()
     if row is None or row["status"] != "pending":
-        raise WriteConflict("not_pending", _(
-            "Review item %(id)s is no longer pending (it is %(status)s).", id=item_id,
-            status=row["status"]) if row else _(
-            "Review item %(id)s is no longer pending (it does not exist).", id=item_id))
+        raise WriteConflict(
+            "not_pending",
+            _("Review item %(id)s is no longer pending (it is %(status)s).", id=item_id, status=row["status"])
+            if row
+            else _("Review item %(id)s is no longer pending (it does not exist).", id=item_id),
+        )
     item = rows.review(row, "project")
     if seen is not None and fingerprint(item) != seen:
-        raise WriteConflict("changed", _(
-            "Review item %(id)s changed since you looked (the agent proposed it again); reload "
-            "and decide again.", id=item_id))
+        raise WriteConflict(
+            "changed",
+            _(
+                "Review item %(id)s changed since you looked (the agent proposed it again); reload "
+                "and decide again.",
+                id=item_id,
+            ),
+        )
     return item
 
 
 # --------------------------------------------------------------------------- writes (in a transaction)
 def _event(conn: sqlite3.Connection, memory_id: str, kind: str, stamp: str) -> None:
-    cursor = conn.execute("INSERT INTO memory_events (memory_id, event_type, timestamp)"
-                          " VALUES (?, ?, ?)", (memory_id, kind, stamp))
-    events.note_own_event(cursor.lastrowid, memory_id, kind, stamp)   # the feed's "this dashboard"
+    cursor = conn.execute(
+        "INSERT INTO memory_events (memory_id, event_type, timestamp) VALUES (?, ?, ?)",
+        (memory_id, kind, stamp),
+    )
+    events.note_own_event(cursor.lastrowid, memory_id, kind, stamp)  # the feed's "this dashboard"
 
 
 def _soft_delete(conn: sqlite3.Connection, memory_id: str, stamp: str) -> bool:
-    changed = conn.execute("UPDATE memories SET deleted_at = ?, updated_at = ?"
-                           " WHERE id = ? AND deleted_at IS NULL",
-                           (stamp, stamp, memory_id)).rowcount
+    changed = conn.execute(
+        "UPDATE memories SET deleted_at = ?, updated_at = ? WHERE id = ? AND deleted_at IS NULL",
+        (stamp, stamp, memory_id),
+    ).rowcount
     if changed:
         _event(conn, memory_id, "soft_delete", stamp)
     return bool(changed)
@@ -213,10 +256,12 @@ def _soft_delete(conn: sqlite3.Connection, memory_id: str, stamp: str) -> bool:
 
 def _enforce_auto_cap(conn: sqlite3.Connection, scope: str, stamp: str) -> None:
     # agentao soft-deletes the oldest auto rows (by updated_at) beyond 50 per scope.
-    auto = conn.execute("SELECT id FROM memories WHERE scope = ? AND deleted_at IS NULL"
-                        " AND source = 'auto' ORDER BY updated_at ASC, created_at ASC",
-                        (scope,)).fetchall()
-    for row in auto[:max(0, len(auto) - AUTO_CAP)]:
+    auto = conn.execute(
+        "SELECT id FROM memories WHERE scope = ? AND deleted_at IS NULL"
+        " AND source = 'auto' ORDER BY updated_at ASC, created_at ASC",
+        (scope,),
+    ).fetchall()
+    for row in auto[: max(0, len(auto) - AUTO_CAP)]:
         _soft_delete(conn, row["id"], stamp)
 
 
@@ -240,8 +285,18 @@ def put(conn: sqlite3.Connection, plan: PlannedSave, existing: Memory | None) ->
             "UPDATE memories SET title = ?, content = ?, tags_json = ?, keywords_json = ?,"
             " type = ?, source = ?, confidence = ?, sensitivity = 'normal', updated_at = ?"
             " WHERE id = ?",
-            (plan.title, plan.content, tags, keywords, plan.type, plan.source,
-             plan.confidence, stamp, existing.id))
+            (
+                plan.title,
+                plan.content,
+                tags,
+                keywords,
+                plan.type,
+                plan.source,
+                plan.confidence,
+                stamp,
+                existing.id,
+            ),
+        )
         memory_id, kind = existing.id, "update"
     else:
         memory_id, kind = _fresh_id(conn), "create"
@@ -249,8 +304,21 @@ def put(conn: sqlite3.Connection, plan: PlannedSave, existing: Memory | None) ->
             "INSERT INTO memories (id, scope, type, key_normalized, title, content, tags_json,"
             " keywords_json, source, confidence, sensitivity, created_at, updated_at)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'normal', ?, ?)",
-            (memory_id, plan.scope, plan.type, plan.key_normalized, plan.title, plan.content,
-             tags, keywords, plan.source, plan.confidence, stamp, stamp))
+            (
+                memory_id,
+                plan.scope,
+                plan.type,
+                plan.key_normalized,
+                plan.title,
+                plan.content,
+                tags,
+                keywords,
+                plan.source,
+                plan.confidence,
+                stamp,
+                stamp,
+            ),
+        )
     _event(conn, memory_id, kind, stamp)
     if plan.source == "auto":
         _enforce_auto_cap(conn, plan.scope, stamp)
@@ -266,8 +334,9 @@ def mark(conn: sqlite3.Connection, item_id: str, status: str) -> str:
     """Set a review item's status (agentao writes no event for it); returns the new updated_at."""
     assert status in ("approved", "rejected")
     stamp = now()
-    conn.execute("UPDATE memory_review_queue SET status = ?, updated_at = ? WHERE id = ?",
-                 (status, stamp, item_id))
+    conn.execute(
+        "UPDATE memory_review_queue SET status = ?, updated_at = ? WHERE id = ?", (status, stamp, item_id)
+    )
     events.note_own_review(item_id, status, stamp)
     return stamp
 

@@ -21,10 +21,13 @@ from .findings import actions, current_report
 
 bp = Blueprint("about", __name__)
 
-ABOUT_CATEGORIES = ("personal", "secret")   # findings that are about the person
+ABOUT_CATEGORIES = ("personal", "secret")  # findings that are about the person
 # Where a finding sits, in words: the table, then the file.
-PLACES = {"memories": _l("memory"), "memory_review_queue": _l("suggestion"),
-          "session_summaries": _l("session summary")}
+PLACES = {
+    "memories": _l("memory"),
+    "memory_review_queue": _l("suggestion"),
+    "session_summaries": _l("session summary"),
+}
 FILES = {"user": _l("your user store"), "project": _l("this project's store")}
 
 
@@ -35,7 +38,7 @@ def _memories() -> tuple[Section, Section, list[dict]]:
             continue
         try:
             mine, deleted = user_memories(st.ref)
-        except StoreProblem as exc:   # damaged since its health was read: say so, go on
+        except StoreProblem as exc:  # damaged since its health was read: say so, go on
             problems.append({"store": st.ref.key, "message": str(exc)})
             continue
         live.add(mine, LIMIT)
@@ -68,19 +71,39 @@ def index(fmt: str):
     live, gone, problems = _memories()
     evidence, summaries = _project_sections()
     findings, complete = _findings()
-    return page(fmt, "about/index.html", to_json=_json,
-                memories=live, deleted=gone, findings=findings, scan_complete=complete,
-                evidence=evidence, summaries=summaries, problems=problems, limit=LIMIT,
-                finding_link=lambda item: actions(item)[0].href,
-                categories=CATEGORIES, reaches=REACH, places=PLACES, files=FILES,
-                has_forget_about="forget.about" in current_app.view_functions)
+    return page(
+        fmt,
+        "about/index.html",
+        to_json=_json,
+        memories=live,
+        deleted=gone,
+        findings=findings,
+        scan_complete=complete,
+        evidence=evidence,
+        summaries=summaries,
+        problems=problems,
+        limit=LIMIT,
+        finding_link=lambda item: actions(item)[0].href,
+        categories=CATEGORIES,
+        reaches=REACH,
+        places=PLACES,
+        files=FILES,
+        has_forget_about="forget.about" in current_app.view_functions,
+    )
 
 
 def _json(ctx) -> dict:
-    findings = {c: {**s.to_dict(), "items": [{**i.to_dict(), "href": ctx["finding_link"](i)}
-                                             for i in s.items]}
-                for c, s in ctx["findings"].items()}
-    return {"memories": ctx["memories"], "deleted": ctx["deleted"], "findings": findings,
-            "scan_complete": ctx["scan_complete"], "evidence": ctx["evidence"],
-            "summaries": ctx["summaries"], "problems": ctx["problems"],
-            "forget_about": url_for("forget.about") if ctx["has_forget_about"] else None}
+    findings = {
+        c: {**s.to_dict(), "items": [{**i.to_dict(), "href": ctx["finding_link"](i)} for i in s.items]}
+        for c, s in ctx["findings"].items()
+    }
+    return {
+        "memories": ctx["memories"],
+        "deleted": ctx["deleted"],
+        "findings": findings,
+        "scan_complete": ctx["scan_complete"],
+        "evidence": ctx["evidence"],
+        "summaries": ctx["summaries"],
+        "problems": ctx["problems"],
+        "forget_about": url_for("forget.about") if ctx["has_forget_about"] else None,
+    }

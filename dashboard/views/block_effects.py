@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from flask import g
 
-from ..actions import curation
-from ..actions import effects
+from ..actions import curation, effects
 from ..contract import SaveRefused
 from ..engine import stable_view
-from ..preview_source import Snapshot, snapshot as snapshot_of
+from ..preview_source import Snapshot
+from ..preview_source import snapshot as snapshot_of
 from ..store.writes import WriteConflict
 from ..web import statuses, stores
 
@@ -21,7 +21,7 @@ from ..web import statuses, stores
 def snapshot(fresh: bool = False) -> Snapshot:
     """The rows the engine sees; ``fresh`` after a write in this request (counters moved)."""
     if fresh:
-        g.store_statuses = None   # statuses() memoises per request: inspect the files again
+        g.store_statuses = None  # statuses() memoises per request: inspect the files again
     return snapshot_of(statuses())
 
 
@@ -39,8 +39,9 @@ def shown_now() -> tuple[str, frozenset]:
     """The stable block read back from the files after an action, and the (store, id)
     of the memories it shows: whether an approved memory really entered it."""
     snap = snapshot(fresh=True)
-    block, fitted = stable_view(snap.project, snap.user, snap.summaries, cache=snap.cache,
-                                version=snap.version)
+    block, fitted = stable_view(
+        snap.project, snap.user, snap.summaries, cache=snap.cache, version=snap.version
+    )
     return block, frozenset((s.memory.store, s.memory.id) for s in fitted.shown())
 
 
@@ -61,7 +62,7 @@ def for_approvals(plans: dict, work: int | None = None) -> dict:
     ready = approvable(plans)
     if not ready:
         return {}
-    snap = snapshot()   # every card shares the same rows
+    snap = snapshot()  # every card shares the same rows
     work = WORK_PER_PAGE if work is None else work
     eager = max(MIN_EAGER, work // max(1, len(snap.project) + len(snap.user)))
     ready = dict(list(ready.items())[:eager])

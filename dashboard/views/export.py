@@ -21,9 +21,11 @@ from ..web import page, page_route, statuses
 
 bp = Blueprint("export", __name__)
 # format -> (the link's words, what the file is for)
-FORMAT_LABELS = {"json": (_l("JSON"), _l("for programs and scripts")),
-                 "csv": (_l("CSV"), _l("opens in a spreadsheet such as Excel (UTF-8)")),
-                 "md": (_l("Markdown"), _l("to read, or keep beside your notes"))}
+FORMAT_LABELS = {
+    "json": (_l("JSON"), _l("for programs and scripts")),
+    "csv": (_l("CSV"), _l("opens in a spreadsheet such as Excel (UTF-8)")),
+    "md": (_l("Markdown"), _l("to read, or keep beside your notes")),
+}
 
 
 def _include_invisible() -> bool:
@@ -43,16 +45,35 @@ def index(fmt: str):
     include_invisible = _include_invisible()
     sts = statuses(deep=True)
     downloads = _downloads(include_invisible)
-    return page(fmt, "export/index.html", to_json=_json, sts=sts, downloads=downloads,
-                labels=FORMAT_LABELS, include_invisible=include_invisible)
+    return page(
+        fmt,
+        "export/index.html",
+        to_json=_json,
+        sts=sts,
+        downloads=downloads,
+        labels=FORMAT_LABELS,
+        include_invisible=include_invisible,
+    )
 
 
 def _json(ctx) -> dict:
-    return {"include_invisible": ctx["include_invisible"], "downloads": ctx["downloads"],
-            "stores": [{"store": st.ref.key, "kind": st.ref.kind, "path": str(st.ref.path),
-                        "readable": st.readable, "live": st.live, "deleted": st.deleted,
-                        "reviews": sum(st.reviews_by_status.values()),
-                        "summaries": st.summaries} for st in ctx["sts"]]}
+    return {
+        "include_invisible": ctx["include_invisible"],
+        "downloads": ctx["downloads"],
+        "stores": [
+            {
+                "store": st.ref.key,
+                "kind": st.ref.kind,
+                "path": str(st.ref.path),
+                "readable": st.readable,
+                "live": st.live,
+                "deleted": st.deleted,
+                "reviews": sum(st.reviews_by_status.values()),
+                "summaries": st.summaries,
+            }
+            for st in ctx["sts"]
+        ],
+    }
 
 
 def _filename(fmt: str, include_invisible: bool, now: datetime) -> str:
@@ -79,18 +100,18 @@ def download(fmt: str):
         except StoreProblem as problem:
             problems[st.ref.key] = (st.ref, str(problem))
     now = clock.local()
-    doc = export.build_document(outlines, problems, include_invisible,
-                                now.isoformat(timespec="seconds"))
+    doc = export.build_document(outlines, problems, include_invisible, now.isoformat(timespec="seconds"))
     # A generator: each piece of rows is read, rendered and sent before the next is read,
     # so memory stays bounded and no step holds the other requests' GIL for long.
-    response = current_app.response_class(export.encoded(export.render(doc, fmt)),
-                                          content_type=f"{export.FORMATS[fmt]}; charset=utf-8")
+    response = current_app.response_class(
+        export.encoded(export.render(doc, fmt)), content_type=f"{export.FORMATS[fmt]}; charset=utf-8"
+    )
     response.headers["Content-Disposition"] = (
-        f'attachment; filename="{_filename(fmt, include_invisible, now)}"')
+        f'attachment; filename="{_filename(fmt, include_invisible, now)}"'
+    )
     response.headers["Cache-Control"] = "no-store"  # memory text should not linger in caches
     return response
 
 
 for _fmt in export.FORMATS:
-    bp.add_url_rule(f"/export/memories.{_fmt}", view_func=download, defaults={"fmt": _fmt},
-                    methods=["GET"])
+    bp.add_url_rule(f"/export/memories.{_fmt}", view_func=download, defaults={"fmt": _fmt}, methods=["GET"])

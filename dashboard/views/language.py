@@ -5,8 +5,8 @@ from __future__ import annotations
 from flask import Blueprint, abort, current_app, redirect, request, url_for
 from flask_babel import gettext as _
 
-from ..guard.localurl import local_url
 from ..guard.access import sign_preference
+from ..guard.localurl import local_url
 from ..words import LOCALES, language_cookie
 
 bp = Blueprint("language", __name__)
@@ -24,6 +24,12 @@ def choose():
     if request.headers.get("HX-Request") == "true":
         response = current_app.make_response(("", 204))
         response.headers["HX-Redirect"] = back
-    response.set_cookie(language_cookie(), sign_preference(lang), httponly=True, samesite="Strict",
-                        max_age=60 * 60 * 24 * 365, path=current_app.config["URL_PREFIX"] or "/")
+    response.set_cookie(
+        language_cookie(),
+        sign_preference(lang),
+        httponly=True,
+        samesite="Strict",
+        max_age=60 * 60 * 24 * 365,
+        path=current_app.config["URL_PREFIX"] or "/",
+    )
     return response

@@ -12,15 +12,14 @@ from dataclasses import asdict, dataclass
 from flask import abort, make_response, redirect, request
 from flask_babel import gettext as _
 
-from . import block_effects
 from ..actions import effects
 from ..contract import SaveRefused
 from ..guard.invisible import holds_surrogate
 from ..store import StoreProblem
 from ..store.writes import WriteConflict
 from ..web import statuses
+from . import block_effects
 from .resolve import ID, cannot_change  # noqa: F401  (ID: the views import it from here)
-
 
 
 @dataclass
@@ -28,18 +27,18 @@ class Outcome:
     """The result of one action on one item; ``status`` is its HTTP status."""
 
     id: str
-    outcome: str            # approved, rejected, deleted, edited, moved, refused, conflict, ...
+    outcome: str  # approved, rejected, deleted, edited, moved, refused, conflict, ...
     message: str
     status: int = 200
     memory_id: str | None = None
     memory_store: str | None = None
     event: str | None = None
-    stable_block_chars: int | None = None   # the new session's block, read back after the write
-    shown_effect: str | None = None         # the effect token the form showed (curation)
-    effect_as_shown: bool | None = None     # whether the block came out as shown; None: none shown
-    error_type: str | None = None           # a refusal: agentao's exception (SensitiveMemoryError, ValueError)
-    state: str | None = None                # a review item no longer pending: its status now
-    fix: dict | None = None                 # one POST that repairs what happened (said.html's form)
+    stable_block_chars: int | None = None  # the new session's block, read back after the write
+    shown_effect: str | None = None  # the effect token the form showed (curation)
+    effect_as_shown: bool | None = None  # whether the block came out as shown; None: none shown
+    error_type: str | None = None  # a refusal: agentao's exception (SensitiveMemoryError, ValueError)
+    state: str | None = None  # a review item no longer pending: its status now
+    fix: dict | None = None  # one POST that repairs what happened (said.html's form)
 
     @property
     def ok(self) -> bool:
@@ -65,8 +64,13 @@ def form_values() -> dict:
     if body is None and request.is_json and request.get_data():
         abort(400, _("The JSON body cannot be read (not JSON, or nested too deeply); nothing was changed."))
     if holds_surrogate(body):
-        abort(400, _("The JSON body holds a lone surrogate (an escape such as \\ud800 without its "
-                     "pair), which is not a character and cannot be stored as text; nothing was changed."))
+        abort(
+            400,
+            _(
+                "The JSON body holds a lone surrogate (an escape such as \\ud800 without its "
+                "pair), which is not a character and cannot be stored as text; nothing was changed."
+            ),
+        )
     return body if isinstance(body, dict) else {}
 
 

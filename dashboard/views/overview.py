@@ -13,15 +13,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from flask import Blueprint, redirect, url_for
-from flask_babel import gettext as _, ngettext
+from flask_babel import gettext as _
+from flask_babel import ngettext
 from markupsafe import Markup, escape
 
 from .. import facts
-from ..findings.scan import CATEGORIES
-from ..preview_source import snapshot
-from ..pictures import overview_pictures
-from ..store.timeline import timeline as read_timeline
 from ..actions.twofile import recovered
+from ..findings.scan import CATEGORIES
+from ..pictures import overview_pictures
+from ..preview_source import snapshot
+from ..store.timeline import timeline as read_timeline
 from ..web import page, page_route, render, statuses, stores, wants_fragment
 from .findings import current_report
 
@@ -34,15 +35,20 @@ class Sentence:
 
     code: str
     count: int
-    text: str          # plain words (the twin's)
-    html: Markup       # the same words with their links (the page's)
+    text: str  # plain words (the twin's)
+    html: Markup  # the same words with their links (the page's)
     href: str
-    detail: str = ""   # more words after it, not part of the link
-    later: bool = False   # the page fetches it after loading (the findings scan): see risky()
+    detail: str = ""  # more words after it, not part of the link
+    later: bool = False  # the page fetches it after loading (the findings scan): see risky()
 
     def to_dict(self) -> dict:
-        return {"code": self.code, "count": self.count, "text": self.text, "href": self.href,
-                "detail": self.detail}
+        return {
+            "code": self.code,
+            "count": self.count,
+            "text": self.text,
+            "href": self.href,
+            "detail": self.detail,
+        }
 
 
 def _linked(template: str, parts: dict) -> tuple[str, Markup]:
@@ -70,14 +76,26 @@ def _knows(sts) -> Sentence:
     if not n["total"]:
         return _sentence("knows", 0, _("The agent knows nothing yet: no memory is saved."), everything)
     # The parts' places are given back as themselves, to be filled by _linked.
-    template = ngettext("The agent knows %(num)d thing: %(you)s, %(here)s.",
-                        "The agent knows %(num)d things: %(you)s, %(here)s.", n["total"],
-                        you="%(you)s", here="%(here)s")
-    text, html = _linked(template, {
-        "you": (ngettext("%(num)d about you", "%(num)d about you", n["user"]),
-                url_for("memories.index", scope="user")),
-        "here": (ngettext("%(num)d about this project", "%(num)d about this project", n["project"]),
-                 url_for("memories.index", scope="project"))})
+    template = ngettext(
+        "The agent knows %(num)d thing: %(you)s, %(here)s.",
+        "The agent knows %(num)d things: %(you)s, %(here)s.",
+        n["total"],
+        you="%(you)s",
+        here="%(here)s",
+    )
+    text, html = _linked(
+        template,
+        {
+            "you": (
+                ngettext("%(num)d about you", "%(num)d about you", n["user"]),
+                url_for("memories.index", scope="user"),
+            ),
+            "here": (
+                ngettext("%(num)d about this project", "%(num)d about this project", n["project"]),
+                url_for("memories.index", scope="project"),
+            ),
+        },
+    )
     return Sentence("knows", n["total"], text, html, everything)
 
 
@@ -85,8 +103,11 @@ def _risky() -> tuple[Sentence, dict[str, int], bool]:
     """Entries holding a secret, personal data or an instruction (facts.risky_in), from the
     findings screen's current report."""
     found = facts.risky_in(current_report()[0])
-    return (_sentence("risky", found.count, found.text, url_for("findings.index")),
-            found.by_category, found.complete)
+    return (
+        _sentence("risky", found.count, found.text, url_for("findings.index")),
+        found.by_category,
+        found.complete,
+    )
 
 
 def _block(snap) -> tuple[Sentence, dict]:
@@ -108,39 +129,61 @@ def _risky_later() -> tuple[Sentence, dict[str, int], bool]:
 def _answer(sts, snap, risky_now: bool = True) -> tuple[list[Sentence], dict]:
     knows = _knows(sts)
     pending = facts.pending()
-    waiting = _sentence("pending", pending, facts.pending_words(pending),
-                        url_for("reviews.index", status="pending"))
+    waiting = _sentence(
+        "pending", pending, facts.pending_words(pending), url_for("reviews.index", status="pending")
+    )
     risky, by_category, complete = _risky() if risky_now else _risky_later()
     out = [knows, waiting, risky]
     deleted = facts.deleted(sts)
     if deleted:
-        out.append(_sentence("deleted", deleted, ngettext(
-            "%(num)d deleted memory is invisible to the agent but still on disk.",
-            "%(num)d deleted memories are invisible to the agent but still on disk.", deleted),
-            url_for("memories.index", deleted=1)))
+        out.append(
+            _sentence(
+                "deleted",
+                deleted,
+                ngettext(
+                    "%(num)d deleted memory is invisible to the agent but still on disk.",
+                    "%(num)d deleted memories are invisible to the agent but still on disk.",
+                    deleted,
+                ),
+                url_for("memories.index", deleted=1),
+            )
+        )
     block, block_counts = _block(snap)
     out.append(block)
     counts = {s.code: s.count for s in out} | {
-        "deleted": deleted, "risky_complete": complete, "risky_by_category": by_category,
-        "block": block_counts}
+        "deleted": deleted,
+        "risky_complete": complete,
+        "risky_by_category": by_category,
+        "block": block_counts,
+    }
     return out, counts
 
 
 @page_route(bp, "/overview")
 def index(fmt: str):
-    sts = statuses(deep=True)   # with the memories tally, counted by SQLite on the file
+    sts = statuses(deep=True)  # with the memories tally, counted by SQLite on the file
     timeline, problems = read_timeline([st.ref for st in sts if st.readable])
     for st in sts:
         if st.ref.key in problems:
-            st.problem = problems[st.ref.key]   # the header reads, the rows do not
+            st.problem = problems[st.ref.key]  # the header reads, the rows do not
     snap = snapshot(sts)
     # The findings scan (bounded, up to FINDINGS_TIME_LIMIT_MS on a large store) must not hold
     # up the first screen: the page asks for its sentence once shown; the twin waits for it.
     sentences, counts = _answer(sts, snap, risky_now=fmt == "json")
-    return page(fmt, "overview/index.html", "overview/_body.html", to_json=_json,
-                statuses=sts, timeline=timeline, stable_block_chars=counts["block"]["chars"],
-                sentences=sentences, counts=counts, categories=CATEGORIES, risky=facts.RISKY,
-                pictures=None if fmt == "json" else overview_pictures(sts, timeline))
+    return page(
+        fmt,
+        "overview/index.html",
+        "overview/_body.html",
+        to_json=_json,
+        statuses=sts,
+        timeline=timeline,
+        stable_block_chars=counts["block"]["chars"],
+        sentences=sentences,
+        counts=counts,
+        categories=CATEGORIES,
+        risky=facts.RISKY,
+        pictures=None if fmt == "json" else overview_pictures(sts, timeline),
+    )
 
 
 @bp.get("/overview/risky")
@@ -150,15 +193,24 @@ def risky():
     if not wants_fragment():
         return redirect(url_for("overview.index"), 303)
     sentence, by_category, complete = _risky()
-    return render("overview/_risky.html", s=sentence, risky=facts.RISKY, categories=CATEGORIES,
-                  counts={"risky_by_category": by_category, "risky_complete": complete})
+    return render(
+        "overview/_risky.html",
+        s=sentence,
+        risky=facts.RISKY,
+        categories=CATEGORIES,
+        counts={"risky_by_category": by_category, "risky_complete": complete},
+    )
 
 
 def _json(ctx) -> dict:
-    return {"stores": ctx["statuses"], "timeline": ctx["timeline"],
-            "stable_block_chars": ctx["stable_block_chars"],
-            "sentences": ctx["sentences"], "counts": ctx["counts"],
-            "recovered": recovered(stores())}
+    return {
+        "stores": ctx["statuses"],
+        "timeline": ctx["timeline"],
+        "stable_block_chars": ctx["stable_block_chars"],
+        "sentences": ctx["sentences"],
+        "counts": ctx["counts"],
+        "recovered": recovered(stores()),
+    }
 
 
 @bp.record_once

@@ -5,11 +5,10 @@ from __future__ import annotations
 from flask import Blueprint, abort, current_app, redirect, request, url_for
 from flask_babel import gettext as _
 
-from ..guard.localurl import local_url
 from ..guard.access import sign_preference
+from ..guard.localurl import local_url
 from ..store import inspect
-from ..web import (current_project, page, page_route, project_cookie, wants_fragment, whole_number,
-                   workspace)
+from ..web import current_project, page, page_route, project_cookie, wants_fragment, whole_number, workspace
 
 bp = Blueprint("projects", __name__)
 
@@ -20,12 +19,23 @@ def index(fmt: str):
     rows = []
     for i, (name, ref) in enumerate(zip(ws.project_names(), ws.project_refs())):
         st = inspect(ref, current_app.config["READ_ONLY"], deep=True)
-        rows.append({"index": i, "name": name, "dir": str(ws.project_dirs[i]), "db": str(ref.path),
-                     "current": i == current_project(), "live": st.live, "deleted": st.deleted,
-                     "pending_reviews": st.pending_reviews,
-                     "problem": None if st.problem is None else str(st.problem)})
-    shared = {"user_db": None if ws.user_db is None else str(ws.user_db),
-              "note": "User-scope memories live in the user store and reach every project."}
+        rows.append(
+            {
+                "index": i,
+                "name": name,
+                "dir": str(ws.project_dirs[i]),
+                "db": str(ref.path),
+                "current": i == current_project(),
+                "live": st.live,
+                "deleted": st.deleted,
+                "pending_reviews": st.pending_reviews,
+                "problem": None if st.problem is None else str(st.problem),
+            }
+        )
+    shared = {
+        "user_db": None if ws.user_db is None else str(ws.user_db),
+        "note": "User-scope memories live in the user store and reach every project.",
+    }
     return page(fmt, "projects/index.html", projects=rows, **shared)
 
 
@@ -42,6 +52,12 @@ def select():
     if wants_fragment() or request.headers.get("HX-Request") == "true":
         response = current_app.make_response(("", 204))
         response.headers["HX-Redirect"] = back
-    response.set_cookie(project_cookie(), sign_preference(str(index)), httponly=True, samesite="Strict",
-                        max_age=60 * 60 * 24 * 365, path=current_app.config["URL_PREFIX"] or "/")
+    response.set_cookie(
+        project_cookie(),
+        sign_preference(str(index)),
+        httponly=True,
+        samesite="Strict",
+        max_age=60 * 60 * 24 * 365,
+        path=current_app.config["URL_PREFIX"] or "/",
+    )
     return response

@@ -20,7 +20,7 @@ from ..store import StoreRef, get_memory
 from ..store.purge import count_kinds
 from ..web import raise_if_unreadable, status_of, store_by_key
 
-ID = re.compile(r"[A-Za-z0-9_-]{1,64}")   # a memory's or review item's id as agentao writes it
+ID = re.compile(r"[A-Za-z0-9_-]{1,64}")  # a memory's or review item's id as agentao writes it
 
 
 def store(key: str) -> StoreRef:
@@ -40,8 +40,7 @@ def cannot_change(key: str) -> str | None:
         return None
     # The reasons are sentences already: one full stop, not two.
     reason = str(st.problem or st.read_only_reason or _("the dashboard runs read-only"))
-    return _("The %(kind)s store cannot be changed: %(reason)s.", kind=st.ref.kind,
-             reason=reason.rstrip("."))
+    return _("The %(kind)s store cannot be changed: %(reason)s.", kind=st.ref.kind, reason=reason.rstrip("."))
 
 
 def writable(key: str) -> StoreRef:
@@ -58,20 +57,20 @@ def writable(key: str) -> StoreRef:
 def memory(key: str, memory_id: str, live: bool = False):
     """(store, memory, its events); a 404 when the store or the row (a live one if asked) is not there."""
     ref = store(key)
-    found, events = (get_memory(ref, memory_id) if ref.exists and ID.fullmatch(memory_id)
-                     else (None, []))
+    found, events = get_memory(ref, memory_id) if ref.exists and ID.fullmatch(memory_id) else (None, [])
     if found is None or (live and not found.live):
-        raise NotFound(_("No live memory '%(id)s' in store '%(store)s'.", id=memory_id, store=key)
-                       if live else
-                       _("No memory '%(id)s' in store '%(store)s'.", id=memory_id, store=key))
+        raise NotFound(
+            _("No live memory '%(id)s' in store '%(store)s'.", id=memory_id, store=key)
+            if live
+            else _("No memory '%(id)s' in store '%(store)s'.", id=memory_id, store=key)
+        )
     return ref, found, events
 
 
 def typed(given: str | None, expected: str) -> None:
     """A destructive form's typed confirmation: exactly ``expected``, or a 400 that changes nothing."""
     if (given or "").strip() != str(expected):
-        raise BadRequest(_("To confirm, type “%(phrase)s” exactly. Nothing was changed.",
-                           phrase=expected))
+        raise BadRequest(_("To confirm, type “%(phrase)s” exactly. Nothing was changed.", phrase=expected))
 
 
 def dry_run(ref: StoreRef, token: str | None, categories=(), by_id: bool = False):
@@ -80,11 +79,20 @@ def dry_run(ref: StoreRef, token: str | None, categories=(), by_id: bool = False
     try:
         rows = (purge.confirmed_by_id if by_id else purge.confirmed)(ref, token or "", categories)
     except ValueError:
-        raise BadRequest(_("The dry run's fingerprint is missing or damaged: look at the dry run "
-                           "again. Nothing was changed.")) from None
+        raise BadRequest(
+            _(
+                "The dry run's fingerprint is missing or damaged: look at the dry run "
+                "again. Nothing was changed."
+            )
+        ) from None
     changed = purge.check(ref, rows).changed
     if changed:
-        raise Conflict(_("%(n)d of the rows you confirmed changed since the dry run (%(what)s). "
-                         "Look at the new dry run. Nothing was changed.",
-                         n=len(changed), what=count_kinds(changed)))
+        raise Conflict(
+            _(
+                "%(n)d of the rows you confirmed changed since the dry run (%(what)s). "
+                "Look at the new dry run. Nothing was changed.",
+                n=len(changed),
+                what=count_kinds(changed),
+            )
+        )
     return rows

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "tests"))   # tests/agentao_world.py and tests/hostile.py
+sys.path.insert(0, str(REPO / "tests"))  # tests/agentao_world.py and tests/hostile.py
 
 from agentao_world import Agent, seed_corpus  # noqa: E402  (the real agentao MemoryManager)
 
@@ -41,23 +41,25 @@ os.environ.setdefault("SE_OFFLINE", "true")  # never let Selenium Manager try to
 
 # -- the server ----------------------------------------------------------------------------
 
+
 class Server:
     """``python -m dashboard`` in a subprocess; ``url(path)`` builds addresses on it."""
 
     def __init__(self, projects, user_db, extra=()):
-        args = [sys.executable, "-m", "dashboard", "--port", "0", "--token", TOKEN,
-                "--threads", "4"]
+        args = [sys.executable, "-m", "dashboard", "--port", "0", "--token", TOKEN, "--threads", "4"]
         for p in projects:
             args += ["--project", str(p)]
         if projects:  # no projects: ``extra`` says what to show (``--demo``)
             args += ["--user-db", str(user_db)] if user_db else ["--no-user-db"]
-        self.proc = subprocess.Popen([*args, *extra], cwd=REPO, stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT, text=True, bufsize=1)
+        self.proc = subprocess.Popen(
+            [*args, *extra], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
+        )
         self.output: list[str] = []
-        self.link = self._wait_for_url()     # works once; login() spends it
+        self.link = self._wait_for_url()  # works once; login() spends it
         # ``--demo`` prints its folder before the URL: its two stores, read-only, for the tests.
-        self.demo_root = next((Path(m.group(1)) for line in self.output
-                               if (m := re.search(r"Demo data: (\S+)", line))), None)
+        self.demo_root = next(
+            (Path(m.group(1)) for line in self.output if (m := re.search(r"Demo data: (\S+)", line))), None
+        )
         if self.demo_root is not None:
             self.project_db = self.demo_root / "demo-project" / ".agentao" / "memory.db"
             self.user_db = self.demo_root / "home" / ".agentao" / "memory.db"
@@ -75,7 +77,7 @@ class Server:
             self.output.append(line)
             found = re.search(r"http://[^/\s]+/\S*/login\?code=\S+", line)
             if found:
-                assert TOKEN not in line, line   # the long-lived token never goes in a URL
+                assert TOKEN not in line, line  # the long-lived token never goes in a URL
                 return found.group(0)
         self.stop()
         raise RuntimeError("the dashboard did not print its URL:\n" + "".join(self.output))
@@ -101,7 +103,7 @@ class Server:
             try:
                 if driver.current_url.startswith(self.base):
                     driver.get("about:blank")
-            except Exception:   # noqa: BLE001 - a browser already gone has no page to leave
+            except Exception:  # noqa: BLE001 - a browser already gone has no page to leave
                 pass
         if self.proc.poll() is None:
             self.proc.terminate()
@@ -131,23 +133,36 @@ def fresh_candidate(server, text: str) -> str:
 
 # -- the browser ---------------------------------------------------------------------------
 
+
 def start_browser():
     """Headless Chromium through Debian's matching chromedriver; fails loudly when missing."""
     missing = [p for p in (CHROMIUM, CHROMEDRIVER) if not Path(p).exists()]
     if missing:
-        pytest.fail(f"Real-browser tests need Debian's Chromium: {', '.join(missing)} not found. "
-                    "Install with: apt-get install chromium chromium-driver (.ci/run does this).",
-                    pytrace=False)
+        pytest.fail(
+            f"Real-browser tests need Debian's Chromium: {', '.join(missing)} not found. "
+            "Install with: apt-get install chromium chromium-driver (.ci/run does this).",
+            pytrace=False,
+        )
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
     profile = tempfile.mkdtemp(prefix="dashboard-chromium-")
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--disable-quic", "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--hide-scrollbars",
-                 f"--user-data-dir={profile}", f"--window-size={DESKTOP[0]},{DESKTOP[1]}"):
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--hide-scrollbars",
+        f"--user-data-dir={profile}",
+        f"--window-size={DESKTOP[0]},{DESKTOP[1]}",
+    ):
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
@@ -201,11 +216,12 @@ def clean_console(request):
 
 # -- helpers the tests share -------------------------------------------------------------
 
+
 def login(driver, server: Server) -> None:
     """Log in as a person would: the printed one-time link on a server's first login
     (303 + cookie, the URL loses the code), the login form with the token after that."""
     set_size(driver, DESKTOP)
-    server.driver = driver   # Server.stop leaves its pages first (see there)
+    server.driver = driver  # Server.stop leaves its pages first (see there)
     # Start each module as a new visitor: no project choice left by another module.
     if driver.current_url.startswith("http"):
         driver.delete_all_cookies()
@@ -229,9 +245,11 @@ def wait_for(driver, condition, message="", timeout: float = WAIT):
     """
     from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
     from selenium.webdriver.support.ui import WebDriverWait
+
     # A swap can replace an element between finding it and reading it: just look again.
-    waiter = WebDriverWait(driver, timeout, poll_frequency=0.05,
-                           ignored_exceptions=[StaleElementReferenceException])
+    waiter = WebDriverWait(
+        driver, timeout, poll_frequency=0.05, ignored_exceptions=[StaleElementReferenceException]
+    )
     try:
         return waiter.until(condition)
     except TimeoutException:
@@ -241,7 +259,8 @@ def wait_for(driver, condition, message="", timeout: float = WAIT):
 def htmx_settled(driver) -> bool:
     """No htmx request in flight (htmx marks the element with .htmx-request)."""
     return driver.execute_script(
-        "return window.htmx !== undefined && document.querySelector('.htmx-request') === null")
+        "return window.htmx !== undefined && document.querySelector('.htmx-request') === null"
+    )
 
 
 def set_size(driver, size) -> None:
@@ -258,6 +277,7 @@ def screenshot(driver, name: str, sizes=(DESKTOP, NARROW), restore=True) -> list
     for looking at, not for pixel comparison.
     """
     import base64
+
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     saved = []
     for size in sizes:
@@ -273,11 +293,11 @@ def screenshot(driver, name: str, sizes=(DESKTOP, NARROW), restore=True) -> list
 
 def resource_urls(driver) -> list[str]:
     """Every sub-resource and fetch/XHR the page made since its last full load."""
-    return driver.execute_script(
-        "return performance.getEntriesByType('resource').map(e => e.name)")
+    return driver.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
 
 
 # -- data ---------------------------------------------------------------------------------
+
 
 def seed(agent: Agent) -> Agent:
     """A realistic corpus through agentao: both scopes, a soft-deleted row, summaries,
@@ -329,29 +349,50 @@ def html_pages(app, memories: list[tuple[str, str]], item_id: str, queries=None)
     (``queries`` maps a path to the query string to add instead).
     """
     from hostile import get_routes
+
     urls = set()
     for store, memory_id in memories:
-        urls.update(get_routes(app, {"store": store, "key": store, "memory_id": memory_id,
-                                     "item_id": item_id, "job_id": "0" * 12,
-                                     "filename": "app.css", "table": "memories",
-                                     "row_id": memory_id}))
+        urls.update(
+            get_routes(
+                app,
+                {
+                    "store": store,
+                    "key": store,
+                    "memory_id": memory_id,
+                    "item_id": item_id,
+                    "job_id": "0" * 12,
+                    "filename": "app.css",
+                    "table": "memories",
+                    "row_id": memory_id,
+                },
+            )
+        )
     # Job and report pages exist only after an action has run.
     skip = ("/static/", "/forget/jobs/", "/favicon.ico", "/reviews/erased", "/login")
-    urls = {u for u in urls if not u.startswith(skip) and u != "/"
-            and not u.endswith((".json", ".csv", ".md"))}
+    urls = {
+        u for u in urls if not u.startswith(skip) and u != "/" and not u.endswith((".json", ".csv", ".md"))
+    }
     # A conversation's id comes from the stores, not from the filler: the first two listed.
     urls = {u for u in urls if not u.startswith("/conversations/")}
-    urls.update(c["url"] for c in app.test_client().get(
-        "/conversations.json").get_json()["conversations"][:2])
-    extra = {"/memories": "?per_page=200&deleted=1", "/forget/plan/project": "?cat=everything",
-             "/reviews/erase": f"?ids={item_id}", "/reviews/effect": f"?id={item_id}",
-             "/forget/plan/user": "?cat=everything", "/preview": "?q=which+port+for+service+03"} | (queries or {})
+    urls.update(
+        c["url"] for c in app.test_client().get("/conversations.json").get_json()["conversations"][:2]
+    )
+    extra = {
+        "/memories": "?per_page=200&deleted=1",
+        "/forget/plan/project": "?cat=everything",
+        "/reviews/erase": f"?ids={item_id}",
+        "/reviews/effect": f"?id={item_id}",
+        "/forget/plan/user": "?cat=everything",
+        "/preview": "?q=which+port+for+service+03",
+    } | (queries or {})
+
     def query(url):
         if url.startswith("/memories/") and url.endswith("/effect"):
-            return "?value=An+edited+value"   # the edit form's what-if
+            return "?value=An+edited+value"  # the edit form's what-if
         if url.startswith("/findings/check/"):
-            return "?rule=secret.npm_token&field=content&label=a+key"   # a finding to re-check
+            return "?rule=secret.npm_token&field=content&label=a+key"  # a finding to re-check
         return extra.get(url, "")
+
     return sorted(u + query(u) for u in urls)
 
 
@@ -380,7 +421,7 @@ class Journey:
 
     def click(self, element):
         element.click()
-        self.clicks += 1   # after it landed: a click on a replaced element is retried, not counted
+        self.clicks += 1  # after it landed: a click on a replaced element is retried, not counted
         return element
 
     def type(self, element, text: str):
@@ -397,6 +438,7 @@ class Journey:
     def tab_to(self, predicate, limit: int = 60):
         """Press Tab until the focused element satisfies ``predicate``; it, or AssertionError."""
         from selenium.webdriver.common.keys import Keys
+
         for _ in range(limit):
             active = self.driver.switch_to.active_element
             if predicate(active):
@@ -406,13 +448,15 @@ class Journey:
 
     def done(self) -> dict:
         import json
+
         width = self.driver.execute_script("return window.innerWidth")
         record = {"journey": self.name, "width": width, "clicks": self.clicks, "keys": self.keys}
         JOURNEYS.parent.mkdir(parents=True, exist_ok=True)
         known = json.loads(JOURNEYS.read_text()) if JOURNEYS.exists() else []
         known = [r for r in known if (r["journey"], r["width"]) != (self.name, width)]
-        JOURNEYS.write_text(json.dumps(sorted(known + [record], key=lambda r: (r["journey"], r["width"])),
-                                       indent=1))
+        JOURNEYS.write_text(
+            json.dumps(sorted(known + [record], key=lambda r: (r["journey"], r["width"])), indent=1)
+        )
         return record
 
 
@@ -421,7 +465,9 @@ def in_viewport(driver, element) -> bool:
     return driver.execute_script(
         "const r = arguments[0].getBoundingClientRect();"
         "return r.width > 0 && r.height > 0 && r.top >= 0 && r.left >= 0 &&"
-        " r.bottom <= window.innerHeight && r.right <= window.innerWidth;", element)
+        " r.bottom <= window.innerHeight && r.right <= window.innerWidth;",
+        element,
+    )
 
 
 PHONE = (390, 844)

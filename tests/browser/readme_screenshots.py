@@ -12,16 +12,17 @@ from __future__ import annotations
 
 from selenium.webdriver.common.by import By
 
-from .conftest import DESKTOP, PHONE, REPO, Server, htmx_settled, login, quit_browser, start_browser, \
-    wait_for
+from .conftest import DESKTOP, PHONE, REPO, Server, htmx_settled, login, quit_browser, start_browser, wait_for
 
 # name: (path, window size, height of the shot or None for the page's own, up to MAX_HEIGHT)
-SHOTS = {"screenshot-overview.png": ("/overview", DESKTOP, None),
-         "screenshot-memories.png": ("/memories", DESKTOP, 900),
-         "screenshot-reviews.png": ("/reviews", DESKTOP, 900),
-         "screenshot-preview.png": ("/preview?q=how+do+I+deploy&go=1", DESKTOP, 900),
-         "screenshot-overview-phone.png": ("/overview", PHONE, 844),
-         "screenshot-memories-phone.png": ("/memories", PHONE, 844)}
+SHOTS = {
+    "screenshot-overview.png": ("/overview", DESKTOP, None),
+    "screenshot-memories.png": ("/memories", DESKTOP, 900),
+    "screenshot-reviews.png": ("/reviews", DESKTOP, 900),
+    "screenshot-preview.png": ("/preview?q=how+do+I+deploy&go=1", DESKTOP, 900),
+    "screenshot-overview-phone.png": ("/overview", PHONE, 844),
+    "screenshot-memories-phone.png": ("/memories", PHONE, 844),
+}
 CHINESE = {"screenshot-overview-zh.png": ("/overview", DESKTOP, 900)}
 MAX_HEIGHT = 1600
 
@@ -32,8 +33,7 @@ def shoot(driver, server, shots) -> None:
         driver.get(server.url(path))
         wait_for(driver, htmx_settled)
         if height is None:
-            height = min(MAX_HEIGHT, driver.execute_script(
-                "return document.documentElement.scrollHeight"))
+            height = min(MAX_HEIGHT, driver.execute_script("return document.documentElement.scrollHeight"))
         driver.set_window_size(size[0], height)
         wait_for(driver, htmx_settled)
         out = REPO / "docs" / name

@@ -12,8 +12,19 @@ import json
 
 import pytest
 
-from .conftest import DESKTOP, PHONE, Server, axe_problems, first_row, html_pages, htmx_settled, \
-    layout_problems, login, set_size, wait_for
+from .conftest import (
+    DESKTOP,
+    PHONE,
+    Server,
+    axe_problems,
+    first_row,
+    html_pages,
+    htmx_settled,
+    layout_problems,
+    login,
+    set_size,
+    wait_for,
+)
 
 
 @pytest.fixture(scope="module")
@@ -26,12 +37,13 @@ def demo(browser):
 
 def demo_pages(srv) -> list[str]:
     from dashboard import create_app
-    app = create_app({"PROJECT_DIR": srv.project_db.parent.parent, "USER_DB": srv.user_db,
-                      "AUTH_TOKEN": False})
+
+    app = create_app(
+        {"PROJECT_DIR": srv.project_db.parent.parent, "USER_DB": srv.user_db, "AUTH_TOKEN": False}
+    )
     project = first_row(srv.project_db, "SELECT id FROM memories WHERE deleted_at IS NULL")[0]
     user = first_row(srv.user_db, "SELECT id FROM memories WHERE deleted_at IS NULL")[0]
-    item = first_row(srv.project_db,
-                     "SELECT id FROM memory_review_queue WHERE status = 'pending'")[0]
+    item = first_row(srv.project_db, "SELECT id FROM memory_review_queue WHERE status = 'pending'")[0]
     return ["/overview"] + html_pages(app, [("project", project), ("user", user)], item)
 
 
@@ -48,5 +60,4 @@ def test_every_demo_page_passes_axe_and_fits_a_phone(browser, demo):
             if problems:
                 found[f"{path} @{size[0]}"] = problems
     set_size(browser, DESKTOP)
-    assert not found, "accessibility / layout problems:\n" + json.dumps(found, indent=1,
-                                                                        ensure_ascii=False)
+    assert not found, "accessibility / layout problems:\n" + json.dumps(found, indent=1, ensure_ascii=False)

@@ -15,8 +15,18 @@ from pathlib import Path
 import pytest
 from selenium.webdriver.common.by import By
 
-from .conftest import (DESKTOP, PHONE, Journey, Server, htmx_settled, in_viewport, login, screenshot,
-                       set_size, wait_for)
+from .conftest import (
+    DESKTOP,
+    PHONE,
+    Journey,
+    Server,
+    htmx_settled,
+    in_viewport,
+    login,
+    screenshot,
+    set_size,
+    wait_for,
+)
 
 TAG = "checked"
 
@@ -34,9 +44,13 @@ def demo(browser):
 def rows_on_disk(db: Path, ids) -> dict:
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
-        return {r[0]: (json.loads(r[1]), r[2]) for r in conn.execute(
-            f"SELECT id, tags_json, deleted_at FROM memories WHERE id IN ({','.join('?' * len(ids))})",
-            list(ids))}
+        return {
+            r[0]: (json.loads(r[1]), r[2])
+            for r in conn.execute(
+                f"SELECT id, tags_json, deleted_at FROM memories WHERE id IN ({','.join('?' * len(ids))})",
+                list(ids),
+            )
+        }
     finally:
         conn.close()
 
@@ -47,13 +61,17 @@ def said(driver) -> str:
 
 def review_and_apply(driver, j: Journey, expect: str):
     j.click(driver.find_element(By.CSS_SELECTOR, "[data-action=bulk-review]"))
-    heading = wait_for(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#bulk-plan h2"),
-                       "no dry run appeared")[0]
+    heading = wait_for(
+        driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#bulk-plan h2"), "no dry run appeared"
+    )[0]
     wait_for(driver, htmx_settled)
     # The dry run is where the eye is, with keyboard focus on its heading.
     # (the focus scrolls it into view a moment after the swap settles)
-    wait_for(driver, lambda d: in_viewport(d, heading) and d.switch_to.active_element == heading,
-             "the dry run is not in view with focus on its heading")
+    wait_for(
+        driver,
+        lambda d: in_viewport(d, heading) and d.switch_to.active_element == heading,
+        "the dry run is not in view with focus on its heading",
+    )
     assert driver.find_element(By.CSS_SELECTOR, "[data-field=bulk-effect] [data-block-effect]")
     j.click(driver.find_element(By.CSS_SELECTOR, "#bulk-apply [data-action=bulk-apply]"))
     wait_for(driver, lambda d: expect in said(d), lambda: f"#status says {said(driver)!r}")
@@ -99,5 +117,5 @@ def test_tag_two_ticked_memories_then_delete_all_matching_on_a_phone(browser, de
     record = j.done()
     assert record["clicks"] <= 5 and record["keys"] == 0, record
     assert all(gone for _tags, gone in rows_on_disk(project_db, picked).values())
-    assert browser.find_elements(By.CSS_SELECTOR, "#memory-list [data-empty]")   # the list, refreshed
+    assert browser.find_elements(By.CSS_SELECTOR, "#memory-list [data-empty]")  # the list, refreshed
     screenshot(browser, "bulk-deleted", sizes=(PHONE,))

@@ -21,8 +21,11 @@ def demo(browser):
 
 
 def _row(browser, name):
-    rows = [r for r in browser.find_elements(By.CSS_SELECTOR, "#checks tr[data-check]")
-            if r.find_element(By.CSS_SELECTOR, "td.lead").text.startswith(name)]
+    rows = [
+        r
+        for r in browser.find_elements(By.CSS_SELECTOR, "#checks tr[data-check]")
+        if r.find_element(By.CSS_SELECTOR, "td.lead").text.startswith(name)
+    ]
     assert rows, f"no check {name!r} on the Checks screen"
     return rows[0]
 
@@ -37,22 +40,34 @@ def test_preview_make_a_check_forget_then_it_fails(browser, demo):
     key = keys[0]
     browser.find_element(By.ID, "c-name").send_keys("release")
     browser.find_element(By.CSS_SELECTOR, "#check-form button[type=submit]").click()
-    wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#checks tr[data-check]"),
-             lambda: browser.find_element(By.TAG_NAME, "main").text[:500])
+    wait_for(
+        browser,
+        lambda d: d.find_elements(By.CSS_SELECTOR, "#checks tr[data-check]"),
+        lambda: browser.find_element(By.TAG_NAME, "main").text[:500],
+    )
     assert _row(browser, "release").get_attribute("data-passed") == "1"
 
-    memory_id, title = read_db(demo.project_db, "SELECT id, title FROM memories WHERE key_normalized = ? "
-                               "AND deleted_at IS NULL", key)[0]
+    memory_id, title = read_db(
+        demo.project_db, "SELECT id, title FROM memories WHERE key_normalized = ? AND deleted_at IS NULL", key
+    )[0]
     browser.get(demo.url(f"/forget/memory/project/{memory_id}"))
     wait_for(browser, htmx_settled)
     box = browser.find_element(By.ID, "forget-confirm")
     box.send_keys(browser.find_element(By.CSS_SELECTOR, "#purge-memory-form [data-field=phrase]").text)
     browser.find_element(By.CSS_SELECTOR, "button[data-action=purge-memory]").click()
-    wait_for(browser, lambda d: [j for j in d.find_elements(By.CSS_SELECTOR, ".job[data-job]")
-                                 if j.get_attribute("data-state") != "running"], "the erase never finished", 40)
+    wait_for(
+        browser,
+        lambda d: [
+            j
+            for j in d.find_elements(By.CSS_SELECTOR, ".job[data-job]")
+            if j.get_attribute("data-state") != "running"
+        ],
+        "the erase never finished",
+        40,
+    )
 
     browser.get(demo.url("/checks"))
     row = _row(browser, "release")
     assert row.get_attribute("data-passed") == "0"
     assert key in row.text and "deleted" in row.text
-    assert row.find_elements(By.CSS_SELECTOR, "details pre.diff")   # what changed since it passed
+    assert row.find_elements(By.CSS_SELECTOR, "details pre.diff")  # what changed since it passed

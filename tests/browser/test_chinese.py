@@ -17,17 +17,48 @@ from .conftest import DESKTOP, PHONE, htmx_settled, set_size, wait_for
 from .test_accessibility import demo, demo_pages  # noqa: F401  (the demo server fixture)
 
 # Words that stay as they are in a Chinese page: names, not UI words.
-NAMES = {"agentao", "sqlite", "json", "markdown", "jieba", "htmx", "cjk", "wal", "utc", "id",
-         "url", "ctrl", "vacuum", "uv", "pypi", "neovim", "lazyvim", "postgresql", "httpx", "ruff",
-         "memory", "stable", "context", "db", "md", "csv", "english",
-         # agentao's two prompt block tags, <memory-stable> and <memory-context>: names, as sent
-         "memory-stable", "memory-context",
-         # products and standards a Chinese page names in Latin letters ("UTF-" is how the
-         # word pattern below cuts "UTF-8")
-         "api", "excel", "utf-", "ssd",
-         # the key names the secret rule looks for, quoted as they appear in a file
-         # ("API_KEY=…", "password: …")
-         "key", "password"}
+NAMES = {
+    "agentao",
+    "sqlite",
+    "json",
+    "markdown",
+    "jieba",
+    "htmx",
+    "cjk",
+    "wal",
+    "utc",
+    "id",
+    "url",
+    "ctrl",
+    "vacuum",
+    "uv",
+    "pypi",
+    "neovim",
+    "lazyvim",
+    "postgresql",
+    "httpx",
+    "ruff",
+    "memory",
+    "stable",
+    "context",
+    "db",
+    "md",
+    "csv",
+    "english",
+    # agentao's two prompt block tags, <memory-stable> and <memory-context>: names, as sent
+    "memory-stable",
+    "memory-context",
+    # products and standards a Chinese page names in Latin letters ("UTF-" is how the
+    # word pattern below cuts "UTF-8")
+    "api",
+    "excel",
+    "utf-",
+    "ssd",
+    # the key names the secret rule looks for, quoted as they appear in a file
+    # ("API_KEY=…", "password: …")
+    "key",
+    "password",
+}
 # Names of more than one word, taken out of the text before its words are counted.
 PHRASES = ("Time Machine",)
 VISIBLE_TEXT = """
@@ -56,8 +87,11 @@ def test_every_demo_page_reads_in_chinese(browser, demo):
     switch = browser.find_element(By.ID, "language-switch")
     switch.find_element(By.CSS_SELECTOR, "option[value='zh_Hans_CN']").click()
     browser.find_element(By.CSS_SELECTOR, "#language-switcher button").click()
-    wait_for(browser, lambda d: d.find_element(By.TAG_NAME, "html").get_attribute("lang") == "zh-Hans-CN",
-             "the switcher did not switch the page to Chinese")
+    wait_for(
+        browser,
+        lambda d: d.find_element(By.TAG_NAME, "html").get_attribute("lang") == "zh-Hans-CN",
+        "the switcher did not switch the page to Chinese",
+    )
     left, overflow = {}, {}
     try:
         for size in (DESKTOP, PHONE):

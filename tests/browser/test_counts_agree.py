@@ -34,32 +34,44 @@ def twin(driver, server, path):
     text = driver.execute_async_script(
         "const done = arguments[arguments.length - 1];"
         "fetch(arguments[0], {headers: {Accept: 'application/json'}})"
-        ".then(r => r.text()).then(done, e => done(String(e)));", server.url(path))
+        ".then(r => r.text()).then(done, e => done(String(e)));",
+        server.url(path),
+    )
     return json.loads(text)
 
 
 def pending_in_file(server) -> int:
-    return read_db(server.project_db, "SELECT COUNT(*) FROM memory_review_queue"
-                   " WHERE status = 'pending'")[0][0]
+    return read_db(server.project_db, "SELECT COUNT(*) FROM memory_review_queue WHERE status = 'pending'")[0][
+        0
+    ]
 
 
 def check_pending_badge(driver, server) -> None:
     """The Suggestions badge, as it is after the action (no reload), says what the file holds."""
     want = pending_in_file(server) or None
-    wait_for(driver, lambda d: badge(d, "reviews") == want,
-             lambda: f"Suggestions badge {badge(driver, 'reviews')}, the file holds {want}")
+    wait_for(
+        driver,
+        lambda d: badge(d, "reviews") == want,
+        lambda: f"Suggestions badge {badge(driver, 'reviews')}, the file holds {want}",
+    )
 
 
 def check_agree(driver, server) -> dict:
     """Overview, Findings and twins against each other and against the files."""
     pending = pending_in_file(server)
     driver.get(server.url("/overview"))
-    sentence = wait_for(driver, lambda d: [s for s in d.find_elements(
-        By.CSS_SELECTOR, "p[data-sentence=risky][data-count]")], "the risky sentence never came")[0]
+    sentence = wait_for(
+        driver,
+        lambda d: [s for s in d.find_elements(By.CSS_SELECTOR, "p[data-sentence=risky][data-count]")],
+        "the risky sentence never came",
+    )[0]
     risky = int(sentence.get_attribute("data-count"))
     # The sentence's own answer redraws the header: the badge is the scan it was read from.
-    wait_for(driver, lambda d: badge(d, "findings") == (risky or None),
-             lambda: f"overview says {risky}, the Findings badge {badge(driver, 'findings')}")
+    wait_for(
+        driver,
+        lambda d: badge(d, "findings") == (risky or None),
+        lambda: f"overview says {risky}, the Findings badge {badge(driver, 'findings')}",
+    )
     waiting = int(css(driver, "p[data-sentence=pending]").get_attribute("data-count"))
     assert waiting == pending == (badge(driver, "reviews") or 0)
 
@@ -68,8 +80,7 @@ def check_agree(driver, server) -> dict:
     headline = css(driver, "#finding-list [data-field=risky]")
     assert int(headline.get_attribute("data-count")) == risky == (badge(driver, "findings") or 0)
     findings = twin(driver, server, "/findings.json?per_page=1000")
-    in_files = {(i["store"], i["table"], i["row_id"]) for i in findings["items"]
-                if i["category"] in RISKY}
+    in_files = {(i["store"], i["table"], i["row_id"]) for i in findings["items"] if i["category"] in RISKY}
     assert findings["risky"]["count"] == len(in_files) == risky
     assert headline.text == findings["risky"]["text"]
     overview = twin(driver, server, "/overview.json")["counts"]
@@ -79,9 +90,16 @@ def check_agree(driver, server) -> dict:
 
 
 def finished_job(driver):
-    return wait_for(driver, lambda d: [j for j in d.find_elements(By.CSS_SELECTOR, ".job[data-job]")
-                                       if j.get_attribute("data-state") != "running"],
-                    "the erase never finished", timeout=40)[0]
+    return wait_for(
+        driver,
+        lambda d: [
+            j
+            for j in d.find_elements(By.CSS_SELECTOR, ".job[data-job]")
+            if j.get_attribute("data-state") != "running"
+        ],
+        "the erase never finished",
+        timeout=40,
+    )[0]
 
 
 def decide(driver, server, verb):
@@ -90,8 +108,13 @@ def decide(driver, server, verb):
     card = css(driver, "#review-list article.review[data-status=pending]")
     item = card.get_attribute("data-item-id")
     card.find_element(By.CSS_SELECTOR, f"button[data-action={verb}]").click()
-    wait_for(driver, lambda d: css(d, f"article[data-item-id='{item}']").get_attribute(
-        "data-status") == verb.rstrip("e") + "ed", f"the {verb} card was not replaced")
+    wait_for(
+        driver,
+        lambda d: (
+            css(d, f"article[data-item-id='{item}']").get_attribute("data-status") == verb.rstrip("e") + "ed"
+        ),
+        f"the {verb} card was not replaced",
+    )
     check_pending_badge(driver, server)
 
 
@@ -113,21 +136,31 @@ def test_every_count_agrees_after_each_action(browser):
         row = css(browser, 'tr.finding[data-category="secret"]')
         memory = row.get_attribute("data-row-id")
         row.find_element(By.CSS_SELECTOR, 'a[data-action="edit"]').click()
-        field = wait_for(browser, lambda d: d.switch_to.active_element.tag_name == "textarea"
-                         and d.switch_to.active_element, "the value is not focused")
+        field = wait_for(
+            browser,
+            lambda d: d.switch_to.active_element.tag_name == "textarea" and d.switch_to.active_element,
+            "the value is not focused",
+        )
         field.clear()
         field.send_keys(NEW_VALUE)
         css(browser, '#edit button[data-action="edit"], #edit-form button[data-action="edit"]').click()
-        wait_for(browser, lambda d: read_db(server.project_db, "SELECT content FROM memories"
-                                            " WHERE id = ?", memory)[0][0] == NEW_VALUE, "not saved")
+        wait_for(
+            browser,
+            lambda d: (
+                read_db(server.project_db, "SELECT content FROM memories WHERE id = ?", memory)[0][0]
+                == NEW_VALUE
+            ),
+            "not saved",
+        )
         wait_for(browser, htmx_settled)
         after = check_agree(browser, server)
         assert after["risky"] == seen["risky"] - 1
         seen = after
 
         # Purge a flagged memory for good (the instruction aimed at the agent).
-        flagged = next(i for i in twin(browser, server, "/findings.json")["items"]
-                       if i["category"] == "instruction")
+        flagged = next(
+            i for i in twin(browser, server, "/findings.json")["items"] if i["category"] == "instruction"
+        )
         browser.get(server.url(f"/forget/memory/{flagged['store']}/{flagged['row_id']}"))
         wait_for(browser, htmx_settled)
         phrase = css(browser, "#purge-memory-form [data-field=phrase]").text
@@ -147,7 +180,7 @@ def test_every_count_agrees_after_each_action(browser):
         css(browser, "#about-confirm").send_keys(phrase)
         css(browser, "#about-form button[type=submit]").click()
         assert finished_job(browser).get_attribute("data-verdict") == "verified erased"
-        check_pending_badge(browser, server)   # its suggestions about you went with it
+        check_pending_badge(browser, server)  # its suggestions about you went with it
         assert badge(browser, "findings") is None
         after = check_agree(browser, server)
         assert after["pending"] < seen["pending"] and after["risky"] < seen["risky"]

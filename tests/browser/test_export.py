@@ -19,8 +19,9 @@ def server(workspace, browser):
 
 @pytest.fixture
 def downloads(browser, tmp_path):
-    browser.execute_cdp_cmd("Browser.setDownloadBehavior",
-                            {"behavior": "allow", "downloadPath": str(tmp_path)})
+    browser.execute_cdp_cmd(
+        "Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(tmp_path)}
+    )
     yield tmp_path
     browser.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "default"})
 
@@ -40,8 +41,10 @@ def download(browser, folder, fmt: str):
 def test_each_download_link_saves_a_file_with_the_live_memories(browser, server, downloads):
     browser.get(server.url("/export"))
     wait_for(browser, htmx_settled)
-    formats = [a.get_attribute("data-format")
-               for a in browser.find_elements(By.CSS_SELECTOR, "#export-downloads a[download]")]
+    formats = [
+        a.get_attribute("data-format")
+        for a in browser.find_elements(By.CSS_SELECTOR, "#export-downloads a[download]")
+    ]
     assert len(formats) >= 3, formats
     for fmt in formats:
         saved = download(browser, downloads, fmt)
@@ -58,8 +61,11 @@ def test_including_invisible_rows_changes_the_links_and_the_file(browser, server
     wait_for(browser, htmx_settled)
     browser.find_element(By.NAME, "include_invisible").click()
     browser.find_element(By.CSS_SELECTOR, "#export-options button[type=submit]").click()
-    wait_for(browser, lambda d: d.find_element(By.ID, "export-downloads")
-             .get_attribute("data-include-invisible") == "1", "the links were not updated")
+    wait_for(
+        browser,
+        lambda d: d.find_element(By.ID, "export-downloads").get_attribute("data-include-invisible") == "1",
+        "the links were not updated",
+    )
     assert "include_invisible=1" in browser.current_url
     saved = download(browser, downloads, "json")
     assert "The old API lived at /v1." in saved.read_text(encoding="utf-8-sig")

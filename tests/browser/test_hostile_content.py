@@ -14,12 +14,26 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 import pytest
+from hostile import plant
 from selenium.webdriver.common.by import By
 
-from hostile import plant
-
-from .conftest import PHONE, Agent, Server, axe_problems, close_agent, console_problems, first_row, \
-    html_pages, htmx_settled, layout_problems, login, resource_urls, screenshot, set_size, wait_for
+from .conftest import (
+    PHONE,
+    Agent,
+    Server,
+    axe_problems,
+    close_agent,
+    console_problems,
+    first_row,
+    html_pages,
+    htmx_settled,
+    layout_problems,
+    login,
+    resource_urls,
+    screenshot,
+    set_size,
+    wait_for,
+)
 
 BROWSER_PAYLOADS = {
     "b_script": "<script>window.__pwned = 1; document.title = 'pwned'</script>",
@@ -49,11 +63,14 @@ def corpus(tmp_path_factory):
     agent = Agent(tmp_path_factory.mktemp("hostile-browser"))
     planted = plant(agent)
     for i, (name, text) in enumerate(BROWSER_PAYLOADS.items()):
-        memory = agent.save(f"{name} {text[:40]}", text, tags=[text[:30], name],
-                            scope="user" if i % 2 else "project")
+        memory = agent.save(
+            f"{name} {text[:40]}", text, tags=[text[:30], name], scope="user" if i % 2 else "project"
+        )
         planted[name] = ("user" if i % 2 else "project", memory.id)
-    agent.crystallize("I prefer " + BROWSER_PAYLOADS["b_script"] + " always.",
-                      "We must never " + BROWSER_PAYLOADS["b_hx_load"])
+    agent.crystallize(
+        "I prefer " + BROWSER_PAYLOADS["b_script"] + " always.",
+        "We must never " + BROWSER_PAYLOADS["b_hx_load"],
+    )
     agent.summary(BROWSER_PAYLOADS["b_img"] + BROWSER_PAYLOADS["b_hx_load"], session_id="hostile")
     close_agent(agent)
     return agent, planted
@@ -83,9 +100,12 @@ def pages(corpus) -> list[str]:
     wanted = [planted[name] for name in [*BROWSER_PAYLOADS, "raw_bytes", "raw_json"]]
     queries = {"/preview": "?q=pwn+script+marker+alert"}
     one_per_store = list({store: (store, memory_id) for store, memory_id in wanted}.values())
-    assert len(one_per_store) == 2   # the store-keyed pages (residue, dry run) for both stores
-    urls = [u for u in html_pages(app, one_per_store, item, queries)
-            if not any(memory_id in u for _, memory_id in one_per_store)]
+    assert len(one_per_store) == 2  # the store-keyed pages (residue, dry run) for both stores
+    urls = [
+        u
+        for u in html_pages(app, one_per_store, item, queries)
+        if not any(memory_id in u for _, memory_id in one_per_store)
+    ]
     for turn, memory in enumerate(wanted):
         own = [u for u in html_pages(app, [memory], item, queries) if memory[1] in u]
         urls.append(own[turn % len(own)])
@@ -101,12 +121,14 @@ def test_no_payload_runs_and_no_request_fires_on_any_page(browser, server, corpu
         wait_for(browser, htmx_settled, f"htmx never settled on {path}")
         state = browser.execute_script(
             "return {pwned: window.__pwned, title: document.title, requests: window.__requests,"
-            " text: document.body.innerText}")
+            " text: document.body.innerText}"
+        )
         assert state["requests"] is not None, "the request recorder did not run"
         assert state["pwned"] is None, (path, state["pwned"])
         assert state["title"].endswith("· agentao memory dashboard"), (path, state["title"])
-        fired = [u for u in state["requests"] + resource_urls(browser)
-                 if any(m in u.lower() for m in MARKERS)]
+        fired = [
+            u for u in state["requests"] + resource_urls(browser) if any(m in u.lower() for m in MARKERS)
+        ]
         assert not fired, (path, fired)
         problems = console_problems(browser)
         assert not problems, (path, problems)
@@ -116,8 +138,11 @@ def test_no_payload_runs_and_no_request_fires_on_any_page(browser, server, corpu
     browser.get(server.url("/memories"))
     wait_for(browser, htmx_settled)
     browser.find_element(By.ID, "f-q").send_keys("zzz")
-    wait_for(browser, lambda d: any("q=zzz" in u for u in
-                                    d.execute_script("return window.__requests")), "recorder is blind")
+    wait_for(
+        browser,
+        lambda d: any("q=zzz" in u for u in d.execute_script("return window.__requests")),
+        "recorder is blind",
+    )
     # The payloads were there to be tried: the pages showed them as text.
     shown = "\n".join(seen)
     for text in (BROWSER_PAYLOADS["b_script"], BROWSER_PAYLOADS["b_hx_load"]):
@@ -145,7 +170,9 @@ def test_boosted_navigation_through_hostile_pages_fires_nothing(browser, server)
     assert len(links) >= 6
     for href in links:
         browser.find_element(By.CSS_SELECTOR, f"header nav a[href='{urlsplit(href).path}']").click()
-        wait_for(browser, lambda d, href=href: d.current_url == href and htmx_settled(d), f"never reached {href}")
+        wait_for(
+            browser, lambda d, href=href: d.current_url == href and htmx_settled(d), f"never reached {href}"
+        )
         assert browser.execute_script("return window.__samePage") is True, f"{href} was a full load"
     state = browser.execute_script("return {pwned: window.__pwned, requests: window.__requests}")
     assert state["pwned"] is None
@@ -157,8 +184,9 @@ def test_hostile_list_and_review_pages_look_like_text(browser, server):
     browser.get(server.url("/memories?q=marker"))
     rows = browser.find_elements(By.CSS_SELECTOR, "#memory-list tr.memory")
     assert len(rows) >= 4
-    assert not browser.find_elements(By.CSS_SELECTOR, "#memory-list img, #memory-list svg, "
-                                                      "#memory-list style, #memory-list script")
+    assert not browser.find_elements(
+        By.CSS_SELECTOR, "#memory-list img, #memory-list svg, #memory-list style, #memory-list script"
+    )
     screenshot(browser, "hostile-memories")
     browser.get(server.url("/reviews"))
     assert not browser.find_elements(By.CSS_SELECTOR, "#review-list script, #review-list img")

@@ -25,16 +25,25 @@ def test_a_memory_to_its_conversation_to_forgetting_it(browser):
         box = browser.find_element(By.ID, "conv-confirm")
         box.send_keys(phrase)
         browser.find_element(By.CSS_SELECTOR, "[data-action=forget-conversation]").click()
-        job = wait_for(browser, lambda d: [j for j in d.find_elements(By.CSS_SELECTOR, ".job[data-job]")
-                                           if j.get_attribute("data-state") != "running"],
-                       "the erase never finished", timeout=40)[0]
+        job = wait_for(
+            browser,
+            lambda d: [
+                j
+                for j in d.find_elements(By.CSS_SELECTOR, ".job[data-job]")
+                if j.get_attribute("data-state") != "running"
+            ],
+            "the erase never finished",
+            timeout=40,
+        )[0]
         assert job.get_attribute("data-verdict") == "verified erased", job.text
         verdict = job.find_element(By.CSS_SELECTOR, "[data-field=verdict]")
         assert in_viewport(browser, verdict), "the verified report is not in view"
-        assert read_db(server.project_db, "SELECT count(*) FROM session_summaries WHERE session_id = ?",
-                       session) == [(0,)]
-        assert read_db(server.project_db, "SELECT count(*) FROM memory_review_queue"
-                                          " WHERE source_session = ?", session) == [(0,)]
+        assert read_db(
+            server.project_db, "SELECT count(*) FROM session_summaries WHERE session_id = ?", session
+        ) == [(0,)]
+        assert read_db(
+            server.project_db, "SELECT count(*) FROM memory_review_queue WHERE source_session = ?", session
+        ) == [(0,)]
         browser.get(server.url("/"))
     finally:
         server.stop()

@@ -15,11 +15,22 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from .conftest import (DESKTOP, PHONE, Journey, Server, htmx_settled, in_viewport, login, read_db,
-                       screenshot, set_size, wait_for)
+from .conftest import (
+    DESKTOP,
+    PHONE,
+    Journey,
+    Server,
+    htmx_settled,
+    in_viewport,
+    login,
+    read_db,
+    screenshot,
+    set_size,
+    wait_for,
+)
 
 NEW_VALUE = "Staging deploys read the key from the team vault; run scripts/deploy.sh staging."
-MAX_CLICKS = 4   # fix link, Save, the Findings tab, Re-check
+MAX_CLICKS = 4  # fix link, Save, the Findings tab, Re-check
 
 
 def demo_db(server: Server) -> Path:
@@ -37,16 +48,21 @@ def test_fix_a_flagged_secret(browser, size):
         login(browser, server)
         set_size(browser, size)
         db = demo_db(server)
-        secret_row = "SELECT content FROM memories WHERE key_normalized = 'staging_deploy' AND deleted_at IS NULL"
+        secret_row = (
+            "SELECT content FROM memories WHERE key_normalized = 'staging_deploy' AND deleted_at IS NULL"
+        )
         [(before,)] = read_db(db, secret_row)
         assert "DEPLOY_API_KEY=sk_demo_" in before
         browser.get(server.url("/findings"))
         # The list fits the window: no sideways scroll, no cell squeezed under 60 px.
-        assert browser.execute_script(
-            "return document.documentElement.scrollWidth <= window.innerWidth")
-        assert browser.execute_script(
-            "return [...document.querySelectorAll('#finding-list td')].filter(td =>"
-            " td.getBoundingClientRect().width < 60).length") == 0
+        assert browser.execute_script("return document.documentElement.scrollWidth <= window.innerWidth")
+        assert (
+            browser.execute_script(
+                "return [...document.querySelectorAll('#finding-list td')].filter(td =>"
+                " td.getBoundingClientRect().width < 60).length"
+            )
+            == 0
+        )
         j = Journey(browser, "6 fix a flagged secret")
 
         row = css(browser, 'tr.finding[data-category="secret"]')
@@ -54,9 +70,11 @@ def test_fix_a_flagged_secret(browser, size):
         j.click(row.find_element(By.CSS_SELECTOR, 'a[data-action="edit"]'))
 
         # The edit form, its value field focused, in view.
-        field = wait_for(browser, lambda d: d.switch_to.active_element.tag_name == "textarea"
-                         and d.switch_to.active_element,
-                         lambda: f"the value is not focused: {browser.current_url}")
+        field = wait_for(
+            browser,
+            lambda d: d.switch_to.active_element.tag_name == "textarea" and d.switch_to.active_element,
+            lambda: f"the value is not focused: {browser.current_url}",
+        )
         assert browser.current_url.endswith("?field=content")
         assert field.find_elements(By.XPATH, "ancestor::*[@id='edit']"), "not in the edit form"
         assert in_viewport(browser, field)
@@ -65,23 +83,37 @@ def test_fix_a_flagged_secret(browser, size):
         j.key(field, Keys.CONTROL, "a")
         j.type(field, NEW_VALUE)
         j.click(css(browser, '#edit button[data-action="edit"], #edit-form button[data-action="edit"]'))
-        wait_for(browser, lambda d: "DEPLOY_API_KEY" not in read_db(db, secret_row)[0][0],
-                 lambda: "the edit was not saved: " + css(browser, "#status").text)
+        wait_for(
+            browser,
+            lambda d: "DEPLOY_API_KEY" not in read_db(db, secret_row)[0][0],
+            lambda: "the edit was not saved: " + css(browser, "#status").text,
+        )
 
         # The save answers with a new page: the tab is clicked once that page is in (a click
         # on the old page's tab, replaced meanwhile, is retried, not counted twice).
         wait_for(browser, htmx_settled)
-        wait_for(browser, lambda d: j.click(css(d, 'header a[data-tab="findings"]')) is not None,
-                 "the findings tab could not be clicked")
-        fixed = wait_for(browser, lambda d: d.find_elements(
-            By.CSS_SELECTOR, '#findings-fixed li[data-fixed][data-rule^="secret."]'),
-            lambda: "no fixed finding listed: " + css(browser, "main").text[:600])[0]
+        wait_for(
+            browser,
+            lambda d: j.click(css(d, 'header a[data-tab="findings"]')) is not None,
+            "the findings tab could not be clicked",
+        )
+        fixed = wait_for(
+            browser,
+            lambda d: d.find_elements(
+                By.CSS_SELECTOR, '#findings-fixed li[data-fixed][data-rule^="secret."]'
+            ),
+            lambda: "no fixed finding listed: " + css(browser, "main").text[:600],
+        )[0]
         assert "Fixed" in fixed.text
         j.click(fixed.find_element(By.CSS_SELECTOR, 'a[data-action="check"]'))
 
-        verdict = wait_for(browser, lambda d: d.find_elements(
-            By.CSS_SELECTOR, '#finding-check[data-verdict="fixed"] [data-field="verdict"]'),
-            lambda: "the re-check does not say fixed: " + css(browser, "main").text[:600])[0]
+        verdict = wait_for(
+            browser,
+            lambda d: d.find_elements(
+                By.CSS_SELECTOR, '#finding-check[data-verdict="fixed"] [data-field="verdict"]'
+            ),
+            lambda: "the re-check does not say fixed: " + css(browser, "main").text[:600],
+        )[0]
         assert verdict.text.startswith("Fixed")
         assert in_viewport(browser, verdict)
         screenshot(browser, f"journey6-fixed-{size[0]}", sizes=(size,), restore=False)

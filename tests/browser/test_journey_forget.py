@@ -16,8 +16,19 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from .conftest import (DESKTOP, PHONE, Journey, Server, htmx_settled, in_viewport, login, read_db,
-                       screenshot, set_size, wait_for)
+from .conftest import (
+    DESKTOP,
+    PHONE,
+    Journey,
+    Server,
+    htmx_settled,
+    in_viewport,
+    login,
+    read_db,
+    screenshot,
+    set_size,
+    wait_for,
+)
 
 
 @pytest.fixture(params=[DESKTOP, PHONE], ids=["desktop", "phone"])
@@ -38,9 +49,16 @@ def _focused(browser):
 
 
 def _finished_job(browser):
-    return wait_for(browser, lambda d: [j for j in d.find_elements(By.CSS_SELECTOR, ".job[data-job]")
-                                        if j.get_attribute("data-state") != "running"],
-                    "the erase never finished", timeout=40)[0]
+    return wait_for(
+        browser,
+        lambda d: [
+            j
+            for j in d.find_elements(By.CSS_SELECTOR, ".job[data-job]")
+            if j.get_attribute("data-state") != "running"
+        ],
+        "the erase never finished",
+        timeout=40,
+    )[0]
 
 
 def _no_trace(db: Path, texts: list[str]) -> list[str]:
@@ -55,8 +73,12 @@ def _no_trace(db: Path, texts: list[str]) -> list[str]:
 
 def test_journey_5_forget_what_is_about_me_keyboard_only(browser, demo):
     user_texts = [r[0] for r in read_db(demo.user_db, "SELECT content FROM memories")]
-    facts = {r[0] for r in read_db(demo.project_db, "SELECT id FROM memories WHERE "
-                                   "deleted_at IS NULL AND type = 'project_fact'")}
+    facts = {
+        r[0]
+        for r in read_db(
+            demo.project_db, "SELECT id FROM memories WHERE deleted_at IS NULL AND type = 'project_fact'"
+        )
+    }
     assert user_texts and facts
 
     browser.get(demo.url("/forget"))
@@ -68,11 +90,17 @@ def test_journey_5_forget_what_is_about_me_keyboard_only(browser, demo):
     wait_for(browser, htmx_settled)
     plan = browser.find_element(By.ID, "forget-about")
     assert int(plan.get_attribute("data-rows")) > 0
-    stores = {s.get_attribute("data-store") for s in browser.find_elements(By.CSS_SELECTOR, "section.about-store")}
+    stores = {
+        s.get_attribute("data-store") for s in browser.find_elements(By.CSS_SELECTOR, "section.about-store")
+    }
     assert stores == {"project", "user"}
     # A project fact holding personal data or a secret goes too; every other one stays.
-    flagged = {tr.get_attribute("data-id") for tr in browser.find_elements(
-        By.CSS_SELECTOR, 'section.about-store[data-store="project"] tr[data-kind="memory"]')}
+    flagged = {
+        tr.get_attribute("data-id")
+        for tr in browser.find_elements(
+            By.CSS_SELECTOR, 'section.about-store[data-store="project"] tr[data-kind="memory"]'
+        )
+    }
     kept = facts - flagged
     assert kept
     screenshot(browser, "journey5-dry-run", sizes=[demo.size], restore=False)
@@ -88,7 +116,7 @@ def test_journey_5_forget_what_is_about_me_keyboard_only(browser, demo):
     assert in_viewport(browser, verdict), "the verified report is not in view"
     said = browser.find_element(By.CSS_SELECTOR, "#status .said")
     assert in_viewport(browser, said) and said.text.startswith("Erased")
-    assert not browser.find_elements(By.ID, "about-form")            # the dry run made way for it
+    assert not browser.find_elements(By.ID, "about-form")  # the dry run made way for it
     screenshot(browser, "journey5-report", sizes=[demo.size], restore=False)
     record = j.done()
     assert record["clicks"] == 0
@@ -96,28 +124,38 @@ def test_journey_5_forget_what_is_about_me_keyboard_only(browser, demo):
     # On disk: the user store holds nothing, the project facts are all there.
     assert read_db(demo.user_db, "SELECT count(*) FROM memories") == [(0,)]
     assert read_db(demo.project_db, "SELECT count(*) FROM memory_review_queue WHERE scope = 'user'") == [(0,)]
-    left = {r[0] for r in read_db(demo.project_db, "SELECT id FROM memories WHERE "
-                                  "deleted_at IS NULL AND type = 'project_fact'")}
+    left = {
+        r[0]
+        for r in read_db(
+            demo.project_db, "SELECT id FROM memories WHERE deleted_at IS NULL AND type = 'project_fact'"
+        )
+    }
     assert left == kept
     assert _no_trace(demo.user_db, user_texts) == []
 
 
 def test_journey_4_forget_one_memory_for_good_from_its_row(browser, demo):
-    memory_id, title, content = read_db(demo.project_db, "SELECT id, title, content FROM memories "
-                                        "WHERE type = 'project_fact' AND deleted_at IS NULL "
-                                        "ORDER BY title LIMIT 1")[0]
+    memory_id, title, content = read_db(
+        demo.project_db,
+        "SELECT id, title, content FROM memories "
+        "WHERE type = 'project_fact' AND deleted_at IS NULL "
+        "ORDER BY title LIMIT 1",
+    )[0]
     browser.get(demo.url("/memories?per_page=200"))
     wait_for(browser, htmx_settled, "htmx did not load")
     j = Journey(browser, "4 forget one memory for good")
     row = browser.find_element(By.CSS_SELECTOR, f'tr[data-memory-id="{memory_id}"]')
     j.click(row.find_element(By.CSS_SELECTOR, "a[href*='/memories/']"))
-    link = wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "a[data-action=forget-for-good]"),
-                    "no 'Forget for good' on the detail page")[0]
+    link = wait_for(
+        browser,
+        lambda d: d.find_elements(By.CSS_SELECTOR, "a[data-action=forget-for-good]"),
+        "no 'Forget for good' on the detail page",
+    )[0]
     j.click(link)
     box = wait_for(browser, lambda d: d.find_elements(By.ID, "forget-confirm"), "no confirmation")[0]
     wait_for(browser, htmx_settled)
     phrase = browser.find_element(By.CSS_SELECTOR, "#purge-memory-form [data-field=phrase]").text
-    assert box.get_attribute("data-asks") == "title" and phrase == title   # its name, not the store's
+    assert box.get_attribute("data-asks") == "title" and phrase == title  # its name, not the store's
     screenshot(browser, "journey4-confirm", sizes=[demo.size], restore=False)
     j.type(box, phrase)
     j.click(browser.find_element(By.CSS_SELECTOR, "#purge-memory-form button[type=submit]"))
@@ -127,10 +165,10 @@ def test_journey_4_forget_one_memory_for_good_from_its_row(browser, demo):
     assert verdict.text == "Erased: no copy left in the file, its journal or side files"
     assert in_viewport(browser, verdict)
     body = browser.find_element(By.TAG_NAME, "main").text
-    assert content not in body and title not in body          # the verdict, not the erased text
+    assert content not in body and title not in body  # the verdict, not the erased text
     assert not browser.find_elements(By.CSS_SELECTOR, "#purge-memory-form, #soft-form")
     screenshot(browser, "journey4-verdict", sizes=[demo.size], restore=False)
     record = j.done()
-    assert record["clicks"] <= 3 and record["clicks"] + 1 <= 4    # three clicks and the typed title
+    assert record["clicks"] <= 3 and record["clicks"] + 1 <= 4  # three clicks and the typed title
     assert read_db(demo.project_db, "SELECT count(*) FROM memories WHERE id = ?", memory_id) == [(0,)]
     assert _no_trace(demo.project_db, [content]) == []

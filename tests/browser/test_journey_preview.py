@@ -14,8 +14,21 @@ import pytest
 from agentao.memory import MemoryPromptRenderer, MemoryRetriever
 from selenium.webdriver.common.by import By
 
-from .conftest import DESKTOP, PHONE, Agent, Journey, Server, close_agent, htmx_settled, \
-    in_viewport, login, screenshot, seed_corpus, set_size, wait_for
+from .conftest import (
+    DESKTOP,
+    PHONE,
+    Agent,
+    Journey,
+    Server,
+    close_agent,
+    htmx_settled,
+    in_viewport,
+    login,
+    screenshot,
+    seed_corpus,
+    set_size,
+    wait_for,
+)
 
 MESSAGE = "which port does service 03 use"
 
@@ -62,12 +75,20 @@ def test_why_did_the_agent_bring_it_up(browser, server, size):
     assert box.get_attribute("id") == "p-q", "the message box does not have the focus"
     j.type(box, MESSAGE)
     j.click(browser.find_element(By.CSS_SELECTOR, "#preview-form button[name=go]"))
-    wait_for(browser, lambda d: parse_qs(urlparse(d.current_url).query).get("go") == ["1"]
-             and parse_qs(urlparse(d.current_url).query).get("q") == [MESSAGE],
-             lambda: f"Preview did not ask for the message: {browser.current_url}")
+    wait_for(
+        browser,
+        lambda d: (
+            parse_qs(urlparse(d.current_url).query).get("go") == ["1"]
+            and parse_qs(urlparse(d.current_url).query).get("q") == [MESSAGE]
+        ),
+        lambda: f"Preview did not ask for the message: {browser.current_url}",
+    )
     wait_for(browser, htmx_settled)
-    wait_for(browser, lambda d: d.switch_to.active_element.get_attribute("id") == "answer-title",
-             "the answer did not take the focus after Preview")
+    wait_for(
+        browser,
+        lambda d: d.switch_to.active_element.get_attribute("id") == "answer-title",
+        "the answer did not take the focus after Preview",
+    )
 
     # The answer, in words, naming what was recalled, with nothing scrolled.
     assert browser.execute_script("return window.scrollY") == 0
@@ -92,8 +113,15 @@ def test_why_did_the_agent_bring_it_up(browser, server, size):
     assert record["clicks"] == 1 and record["keys"] == len(MESSAGE), record
 
 
-@pytest.mark.parametrize("path", ["/summaries", "/export", "/export?include_invisible=1",
-                                  f"/preview?q={MESSAGE.replace(' ', '+')}&hide=x"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/summaries",
+        "/export",
+        "/export?include_invisible=1",
+        f"/preview?q={MESSAGE.replace(' ', '+')}&hide=x",
+    ],
+)
 def test_summaries_export_and_preview_fit_a_phone(browser, server, path):
     """No sideways scroll at 390 px and no cell narrower than 60 px (lists are cards there)."""
     set_size(browser, PHONE)
@@ -103,6 +131,5 @@ def test_summaries_export_and_preview_fit_a_phone(browser, server, path):
     assert width <= PHONE[0] + 2, (path, width)
     narrow = browser.execute_script(NARROW_CELLS.replace("#preview-result ", "main "))
     assert narrow == [], (path, narrow)
-    screenshot(browser, "phone" + path.split("?")[0].replace("/", "-"), sizes=[PHONE, DESKTOP],
-               restore=False)
+    screenshot(browser, "phone" + path.split("?")[0].replace("/", "-"), sizes=[PHONE, DESKTOP], restore=False)
     set_size(browser, DESKTOP)

@@ -13,8 +13,17 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
-from .conftest import DESKTOP, NARROW, first_row, html_pages, htmx_settled, login, screenshot, \
-    set_size, wait_for
+from .conftest import (
+    DESKTOP,
+    NARROW,
+    first_row,
+    html_pages,
+    htmx_settled,
+    login,
+    screenshot,
+    set_size,
+    wait_for,
+)
 
 SCROLL_TOLERANCE = 2  # px: sub-pixel rounding, not a layout that overflows
 UNLABELLED = """
@@ -89,11 +98,14 @@ return worst ? [Math.round(right), worst.tagName + (worst.id ? '#' + worst.id : 
 
 
 def listed_keys(browser) -> set[str]:
-    return {r.get_attribute("data-key") for r in browser.find_elements(By.CSS_SELECTOR, "#memory-list tr.memory")}
+    return {
+        r.get_attribute("data-key") for r in browser.find_elements(By.CSS_SELECTOR, "#memory-list tr.memory")
+    }
 
 
 def test_switching_projects_in_the_header(browser, server, two_projects):
     import sqlite3
+
     conn = sqlite3.connect(f"file:{two_projects[0].user_db}?mode=ro", uri=True)
     user_keys = {k for (k,) in conn.execute("SELECT key_normalized FROM memories WHERE deleted_at IS NULL")}
     conn.close()
@@ -121,8 +133,10 @@ def test_switching_projects_in_the_header(browser, server, two_projects):
     wait_for(browser, lambda d: "package_manager" in listed_keys(d), "switching back failed")
     browser.find_element(By.CSS_SELECTOR, "header nav a[href$='/overview']").click()
     wait_for(browser, lambda d: d.current_url.endswith("/overview"))
-    assert Select(browser.find_element(By.ID, "project-switch")).first_selected_option \
-        .get_attribute("value") == "0"
+    assert (
+        Select(browser.find_element(By.ID, "project-switch")).first_selected_option.get_attribute("value")
+        == "0"
+    )
 
 
 # WCAG 2 contrast of every element that shows its own text, against the first
@@ -152,8 +166,17 @@ return bad.slice(0, 10);
 
 def test_text_contrast_meets_wcag_aa(browser, server, two_projects):
     low = {}
-    for path in ["/overview", "/memories?deleted=1", "/summaries", "/findings", "/reviews",
-                 "/forget", "/export", "/preview?q=which+port+for+service+03", "/projects"]:
+    for path in [
+        "/overview",
+        "/memories?deleted=1",
+        "/summaries",
+        "/findings",
+        "/reviews",
+        "/forget",
+        "/export",
+        "/preview?q=which+port+for+service+03",
+        "/projects",
+    ]:
         browser.get(server.url(path))
         wait_for(browser, htmx_settled)
         found = browser.execute_script(LOW_CONTRAST)

@@ -13,8 +13,21 @@ import time
 import pytest
 from selenium.webdriver.common.by import By
 
-from .conftest import (PHONE, REPO, Agent, Server, close_agent, htmx_settled, in_viewport, login,
-                       screenshot, seed, set_size, wait_for, DESKTOP)
+from .conftest import (
+    DESKTOP,
+    PHONE,
+    REPO,
+    Agent,
+    Server,
+    close_agent,
+    htmx_settled,
+    in_viewport,
+    login,
+    screenshot,
+    seed,
+    set_size,
+    wait_for,
+)
 
 NOTICE = "#status [data-said=live]"
 
@@ -34,9 +47,11 @@ def agent_process(server, code: str) -> float:
     """Run ``code`` (with ``a``, an agentao MemoryManager wrapper) in a new agentao process;
     the moment it finished writing."""
     root = server.agent.project_dir.parent
-    script = ("import sys; from pathlib import Path; sys.path.insert(0, 'tests');"
-              "from agentao_world import Agent; a = Agent(Path(sys.argv[1]));"
-              f"{code}; a.project_store.close(); a.user_store.close()")
+    script = (
+        "import sys; from pathlib import Path; sys.path.insert(0, 'tests');"
+        "from agentao_world import Agent; a = Agent(Path(sys.argv[1]));"
+        f"{code}; a.project_store.close(); a.user_store.close()"
+    )
     subprocess.run([sys.executable, "-c", script, str(root)], cwd=REPO, check=True, timeout=60)
     return time.monotonic()
 
@@ -44,7 +59,7 @@ def agent_process(server, code: str) -> float:
 def open_activity(browser, server):
     browser.get(server.url("/activity"))
     wait_for(browser, htmx_settled, "htmx did not load")
-    browser.execute_script("window.__samePage = true")   # a full reload would wipe it
+    browser.execute_script("window.__samePage = true")  # a full reload would wipe it
 
 
 def feed_titles(browser) -> list[str]:
@@ -55,22 +70,26 @@ def test_the_notice_comes_within_two_seconds_and_typed_text_stays(browser, live)
     open_activity(browser, live)
     browser.find_element(By.CSS_SELECTOR, "#activity-feed details.activity-forms summary").click()
     field = browser.find_element(By.CSS_SELECTOR, "#activity-feed input[name=q]")
-    field.send_keys("half-typed filter")          # typed, never sent
-    wrote = agent_process(live, 'a.save("deploy target", "Deploys go to fly.io.", ["infra"], '
-                                'scope="project")')
+    field.send_keys("half-typed filter")  # typed, never sent
+    wrote = agent_process(
+        live, 'a.save("deploy target", "Deploys go to fly.io.", ["infra"], scope="project")'
+    )
     notice = wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, NOTICE), "no notice")[0]
     waited = time.monotonic() - wrote
     assert notice.text == "The agent just saved 'deploy target'."
-    assert waited < 2.6, waited                      # one 2 s poll, and the round trip
+    assert waited < 2.6, waited  # one 2 s poll, and the round trip
     assert in_viewport(browser, notice)
     # The feed holds a half-typed field: it is not refreshed under the person's hands.
-    offer = wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#activity-feed [data-live-offer]"),
-                     "no 'Show the change' button")[0]
+    offer = wait_for(
+        browser,
+        lambda d: d.find_elements(By.CSS_SELECTOR, "#activity-feed [data-live-offer]"),
+        "no 'Show the change' button",
+    )[0]
     assert offer.text == "Show the change"
     assert field.get_attribute("value") == "half-typed filter"
     assert browser.switch_to.active_element == field
     assert "deploy target" not in feed_titles(browser)
-    offer.click()                                     # the person asks for it
+    offer.click()  # the person asks for it
     wait_for(browser, lambda d: "deploy target" in feed_titles(d), "the feed did not refresh")
     assert browser.execute_script("return window.__samePage") is True
     screenshot(browser, "activity-live-notice", sizes=(DESKTOP, PHONE))
@@ -79,31 +98,42 @@ def test_the_notice_comes_within_two_seconds_and_typed_text_stays(browser, live)
 def test_an_untouched_feed_refreshes_itself_in_place(browser, live):
     open_activity(browser, live)
     browser.execute_script("window.scrollTo(0, 200)")
-    agent_process(live, 'a.manager.delete(a.manager.project_store.get_memory_by_scope_key('
-                        '"project", "deploy_target").id)')
+    agent_process(
+        live,
+        'a.manager.delete(a.manager.project_store.get_memory_by_scope_key("project", "deploy_target").id)',
+    )
     notice = wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, NOTICE), "no notice")[0]
     assert notice.text == "The agent just deleted 'deploy target'."
-    first = wait_for(browser, lambda d: d.find_elements(
-        By.CSS_SELECTOR, "#activity-feed tbody tr[data-kind=soft_delete]"), "feed not refreshed")[0]
+    first = wait_for(
+        browser,
+        lambda d: d.find_elements(By.CSS_SELECTOR, "#activity-feed tbody tr[data-kind=soft_delete]"),
+        "feed not refreshed",
+    )[0]
     assert "deploy target" in first.text and "the agent" in first.text
-    assert browser.execute_script("return window.__samePage") is True   # swapped, not reloaded
+    assert browser.execute_script("return window.__samePage") is True  # swapped, not reloaded
     assert not browser.find_elements(By.CSS_SELECTOR, "[data-live-offer]")
 
 
 def test_a_hidden_tab_does_not_poll_and_asks_at_once_when_shown(browser, live):
     open_activity(browser, live)
-    count = ("return performance.getEntriesByType('resource')"
-             ".filter(e => e.name.includes('/activity/pulse')).length")
+    count = (
+        "return performance.getEntriesByType('resource')"
+        ".filter(e => e.name.includes('/activity/pulse')).length"
+    )
     wait_for(browser, lambda d: d.execute_script(count) >= 1, "the page does not poll")
-    browser.execute_script("Object.defineProperty(document, 'visibilityState',"
-                           " {configurable: true, get: () => 'hidden'});"
-                           "document.dispatchEvent(new Event('visibilitychange'))")
+    browser.execute_script(
+        "Object.defineProperty(document, 'visibilityState',"
+        " {configurable: true, get: () => 'hidden'});"
+        "document.dispatchEvent(new Event('visibilitychange'))"
+    )
     before = browser.execute_script(count)
-    time.sleep(4.5)                                   # two polls' worth
+    time.sleep(4.5)  # two polls' worth
     assert browser.execute_script(count) == before
-    browser.execute_script("Object.defineProperty(document, 'visibilityState',"
-                           " {configurable: true, get: () => 'visible'});"
-                           "document.dispatchEvent(new Event('visibilitychange'))")
+    browser.execute_script(
+        "Object.defineProperty(document, 'visibilityState',"
+        " {configurable: true, get: () => 'visible'});"
+        "document.dispatchEvent(new Event('visibilitychange'))"
+    )
     wait_for(browser, lambda d: d.execute_script(count) > before, "no poll once shown", timeout=1.0)
 
 
@@ -125,18 +155,25 @@ def test_the_memories_list_and_the_suggestions_refresh_when_the_agent_writes(bro
     wait_for(browser, htmx_settled, "htmx did not load")
     browser.execute_script("window.__samePage = true")
     agent_process(live, 'a.save("cache backend", "Redis 7 behind the API.", ["infra"], scope="project")')
-    wait_for(browser, lambda d: any("cache_backend" in r.get_attribute("data-memory-id") or
-                                    "cache backend" in r.text for r in d.find_elements(
-                                        By.CSS_SELECTOR, "#memory-list tr.memory")),
-             "the list did not show the new memory")
+    wait_for(
+        browser,
+        lambda d: any(
+            "cache_backend" in r.get_attribute("data-memory-id") or "cache backend" in r.text
+            for r in d.find_elements(By.CSS_SELECTOR, "#memory-list tr.memory")
+        ),
+        "the list did not show the new memory",
+    )
     assert browser.find_element(By.CSS_SELECTOR, NOTICE).text == "The agent just saved 'cache backend'."
     assert browser.execute_script("return window.__samePage") is True
     browser.get(live.url("/reviews"))
     wait_for(browser, htmx_settled, "htmx did not load")
     before = len(browser.find_elements(By.CSS_SELECTOR, "#review-list [data-status=pending]"))
     agent_process(live, 'a.crystallize("We decided to deploy on Fridays only.")')
-    wait_for(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#review-list [data-status=pending]"))
-             > before, "the suggestions did not refresh")
+    wait_for(
+        browser,
+        lambda d: len(d.find_elements(By.CSS_SELECTOR, "#review-list [data-status=pending]")) > before,
+        "the suggestions did not refresh",
+    )
     assert "The agent just suggested" in browser.find_element(By.CSS_SELECTOR, NOTICE).text
 
 
@@ -144,16 +181,20 @@ def test_the_memories_list_and_the_suggestions_refresh_when_the_agent_writes(bro
 def test_journey_what_did_the_agent_just_do(browser, live, size):
     """From any page, one click shows what the agent did last, and who did it."""
     from .conftest import Journey
+
     set_size(browser, size)
     try:
         browser.get(live.url("/overview"))
         wait_for(browser, htmx_settled, "htmx did not load")
         j = Journey(browser, "what the agent just did")
         j.click(browser.find_element(By.CSS_SELECTOR, "nav.tabs a[data-tab=activity]"))
-        newest = wait_for(browser, lambda d: d.find_elements(
-            By.CSS_SELECTOR, "#activity-feed tbody tr"), "no activity listed")[0]
+        newest = wait_for(
+            browser,
+            lambda d: d.find_elements(By.CSS_SELECTOR, "#activity-feed tbody tr"),
+            "no activity listed",
+        )[0]
         assert newest.get_attribute("data-actor") in {"agent", "approval", "review", "dashboard"}
-        assert newest.find_element(By.CSS_SELECTOR, "td.lead .term").text   # "saved", "deleted", …
+        assert newest.find_element(By.CSS_SELECTOR, "td.lead .term").text  # "saved", "deleted", …
         browser.execute_script("window.scrollTo(0, 0)")
         assert in_viewport(browser, newest)
         record = j.done()

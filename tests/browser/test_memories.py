@@ -29,10 +29,12 @@ def open_memories(browser, server, query=""):
 def listed(browser) -> dict:
     section = browser.find_element(By.ID, "memory-list")
     rows = section.find_elements(By.CSS_SELECTOR, "tr.memory")
-    return {"total": int(section.get_attribute("data-total")),
-            "page": int(section.get_attribute("data-page")),
-            "scopes": {r.get_attribute("data-scope") for r in rows},
-            "keys": [r.get_attribute("data-key") for r in rows]}
+    return {
+        "total": int(section.get_attribute("data-total")),
+        "page": int(section.get_attribute("data-page")),
+        "scopes": {r.get_attribute("data-scope") for r in rows},
+        "keys": [r.get_attribute("data-key") for r in rows],
+    }
 
 
 def _narrowed_to(shown: dict, keys: list[str]) -> bool:
@@ -54,14 +56,17 @@ def test_typing_in_search_swaps_the_list_and_pushes_the_url(browser, server):
     assert everything >= 18
     box = browser.find_element(By.ID, "f-q")
     box.send_keys("Ne")
-    time.sleep(0.4)   # past the debounce: a request for "Ne" may still be on its way
+    time.sleep(0.4)  # past the debounce: a request for "Ne" may still be on its way
     box.send_keys("ovim")
     # On a slow machine the keys may come further apart than the debounce, so
     # "Neov", "Neovi" may each swap the list in before "Neovim" does: wait for the
     # last one, reading the list again whenever a swap replaced it meanwhile.
     wait_for(browser, lambda d: query_of(d).get("q") == "Neovim", "the URL was not pushed")
-    wait_for(browser, lambda d: _narrowed_to(listed(d), ["editor"]),
-             lambda: f"the list never narrowed to the match: {listed(browser)}")
+    wait_for(
+        browser,
+        lambda d: _narrowed_to(listed(d), ["editor"]),
+        lambda: f"the list never narrowed to the match: {listed(browser)}",
+    )
     assert still_same_page(browser), "the search reloaded the page instead of swapping #memory-list"
     screenshot(browser, "memories-search")
 
@@ -98,8 +103,10 @@ def test_a_row_opens_its_detail_page(browser, server):
     open_memories(browser, server, "?q=PostgreSQL")
     browser.find_element(By.CSS_SELECTOR, "#memory-list tr.memory a.title").click()
     detail = wait_for(browser, lambda d: d.find_elements(By.ID, "memory-detail"), "no detail page")[0]
-    assert detail.find_element(By.CSS_SELECTOR, "[data-field=content]").text == \
-        "PostgreSQL 16 in production, SQLite in tests."
+    assert (
+        detail.find_element(By.CSS_SELECTOR, "[data-field=content]").text
+        == "PostgreSQL 16 in production, SQLite in tests."
+    )
     kind = detail.find_element(By.CSS_SELECTOR, "[data-fact=type] .term")
     assert (kind.text, kind.get_attribute("data-code")) == ("project fact", "project_fact")
     screenshot(browser, "memory-detail")
@@ -111,7 +118,8 @@ def test_keyboard_reaches_every_filter_and_then_the_results(browser, server):
     open_memories(browser, server)
     form_controls = browser.execute_script(
         "return [...document.querySelectorAll('#memory-filters input, #memory-filters select,"
-        " #memory-filters button')].filter(e => e.type !== 'hidden')")
+        " #memory-filters button')].filter(e => e.type !== 'hidden')"
+    )
     browser.find_element(By.ID, "f-q").click()
     visited = [browser.switch_to.active_element]
     # Past the filters come the list's own controls (the bulk toolbar, each row's checkbox),
@@ -125,7 +133,8 @@ def test_keyboard_reaches_every_filter_and_then_the_results(browser, server):
     assert all(c in visited for c in form_controls), "a filter control is not reachable by Tab"
     result = visited[-1]
     assert result.tag_name == "a" and browser.execute_script(
-        "return arguments[0].closest('#memory-list') !== null", result), "Tab never reached the results"
+        "return arguments[0].closest('#memory-list') !== null", result
+    ), "Tab never reached the results"
     result.send_keys(Keys.ENTER)
     wait_for(browser, lambda d: d.find_elements(By.ID, "memory-detail"), "Enter did not open it")
 
@@ -133,8 +142,10 @@ def test_keyboard_reaches_every_filter_and_then_the_results(browser, server):
 def test_the_console_check_sees_a_csp_refusal(browser, server):
     # The guard every test relies on is not blind: an inline script is refused and reported.
     open_memories(browser, server)
-    browser.execute_script("const s = document.createElement('script');"
-                           "s.textContent = 'window.__ran = 1'; document.body.appendChild(s);")
+    browser.execute_script(
+        "const s = document.createElement('script');"
+        "s.textContent = 'window.__ran = 1'; document.body.appendChild(s);"
+    )
     assert browser.execute_script("return window.__ran") is None
     problems = wait_for(browser, lambda d: console_problems(d), "no console report of the refusal")
     assert any("Content Security Policy" in p for p in problems), problems

@@ -5,12 +5,25 @@ and the keyboard already are."""
 from __future__ import annotations
 
 import pytest
+from agentao_world import Agent
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from agentao_world import Agent
-from .conftest import (DESKTOP, PHONE, Journey, Server, close_agent, htmx_settled, in_viewport, login,
-                       read_db, screenshot, seed, set_size, wait_for)
+from .conftest import (
+    DESKTOP,
+    PHONE,
+    Journey,
+    Server,
+    close_agent,
+    htmx_settled,
+    in_viewport,
+    login,
+    read_db,
+    screenshot,
+    seed,
+    set_size,
+    wait_for,
+)
 
 # Every visible cell of the list: its width, and how far the page scrolls sideways.
 MEASURE = """
@@ -61,7 +74,7 @@ def own(browser, tmp_path_factory):
     """A server of its own over an agentao corpus: this module deletes and restores."""
     agent = seed(Agent(tmp_path_factory.mktemp("cards")))
     agent.save("release contact", "Call Dana at +1 415 555 0134 about the release.", ["workflow"])
-    agent.save("x" * 120, "y" * 600, ["z" * 150])   # one long word everywhere a row has text
+    agent.save("x" * 120, "y" * 600, ["z" * 150])  # one long word everywhere a row has text
     close_agent(agent)
     server = Server([agent.project_dir], agent.user_db)
     server.agent = agent
@@ -89,11 +102,14 @@ def test_delete_then_undo_from_the_row(browser, own, size):
     row = browser.find_element(By.CSS_SELECTOR, f'tr.memory[data-memory-id="{memory_id}"]')
     assert row.find_element(By.CSS_SELECTOR, "a.badge[data-category=personal]").text == "personal data"
     j.click(row.find_element(By.CSS_SELECTOR, "a.title"))
-    delete = wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#delete-form button"), "no page")[0]
+    delete = wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#delete-form button"), "no page")[
+        0
+    ]
     browser.execute_script("window.__samePage = true")
     j.click(delete)
-    status = wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#status [data-said]"),
-                      "the delete said nothing")[0]
+    status = wait_for(
+        browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#status [data-said]"), "the delete said nothing"
+    )[0]
     assert status.text.startswith("Deleted 'release contact'. The agent no longer sees it")
     assert in_viewport(browser, browser.find_element(By.ID, "status")), "the result is out of view"
     assert browser.execute_script("return window.__samePage === true"), "htmx did not swap in place"
@@ -104,13 +120,19 @@ def test_delete_then_undo_from_the_row(browser, own, size):
     undo = browser.switch_to.active_element
     assert undo.get_attribute("data-action") == "restore" and undo.text == "Undo"
     j.key(undo, Keys.ENTER)
-    wait_for(browser, lambda d: "Restored 'release contact'" in d.find_element(By.ID, "status").text,
-             "the undo said nothing")
+    wait_for(
+        browser,
+        lambda d: "Restored 'release contact'" in d.find_element(By.ID, "status").text,
+        "the undo said nothing",
+    )
     assert in_viewport(browser, browser.find_element(By.ID, "status"))
     assert read_db(db, "SELECT deleted_at FROM memories WHERE id = ?", memory_id) == [(None,)]
     assert memory_id in agentao_ids(own.agent)
-    wait_for(browser, lambda d: d.switch_to.active_element.get_attribute("id") == "reach",
-             "focus was lost after the undo")
+    wait_for(
+        browser,
+        lambda d: d.switch_to.active_element.get_attribute("id") == "reach",
+        "focus was lost after the undo",
+    )
     assert browser.find_element(By.ID, "reach").get_attribute("data-reach") != "soft_deleted"
     record = j.done()
     assert (record["clicks"], record["keys"]) == (2, 1), record

@@ -6,14 +6,23 @@ check that no redirect after a change lands on a URL the token guard refuses.
 
 from __future__ import annotations
 
-
 import pytest
 from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import Select
 
-from .conftest import fresh_candidate, read_db, Agent, Server, close_agent, login, second_project, seed, wait_for
+from .conftest import (
+    Agent,
+    Server,
+    close_agent,
+    fresh_candidate,
+    login,
+    read_db,
+    second_project,
+    seed,
+    wait_for,
+)
 
 
 @pytest.fixture(scope="module")
@@ -67,15 +76,18 @@ def test_filter_form_submits_as_a_get(browser, server):
     Select(browser.find_element(By.ID, "f-scope")).select_by_value("")
     follow(browser, browser.find_element(By.CSS_SELECTOR, "#memory-filters button[type=submit]"))
     assert "q=Neovim" in browser.current_url
-    keys = [r.get_attribute("data-key") for r in browser.find_elements(By.CSS_SELECTOR, "#memory-list tr.memory")]
+    keys = [
+        r.get_attribute("data-key") for r in browser.find_elements(By.CSS_SELECTOR, "#memory-list tr.memory")
+    ]
     assert keys == ["editor"]
 
 
 def test_approve_posts_and_lands_back_on_the_queue(browser, server):
     db = server.agent.project_db
     browser.get(server.url("/reviews"))
-    button = next(b for b in browser.find_elements(By.CSS_SELECTOR, "button[data-action=approve]")
-                  if b.is_enabled())
+    button = next(
+        b for b in browser.find_elements(By.CSS_SELECTOR, "button[data-action=approve]") if b.is_enabled()
+    )
     item_id = button.find_element(By.XPATH, "ancestor::article").get_attribute("data-item-id")
     title = browser.find_element(By.CSS_SELECTOR, f"#review-{item_id} [data-field=title]").text
     follow(browser, button)
@@ -107,8 +119,11 @@ def test_approve_with_edits_previews_on_its_page_then_posts(browser, server):
     assert heading(browser) == "Suggestions to review", browser.page_source[:300]
     assert "with your edits" in browser.find_element(By.CSS_SELECTOR, "#status [data-said]").text
     assert read_db(db, "SELECT status FROM memory_review_queue WHERE id = ?", item_id) == [("approved",)]
-    assert read_db(server.agent.user_db, "SELECT scope, source FROM memories WHERE content = ?",
-                   "Edited without JavaScript.") == [("user", "explicit")]
+    assert read_db(
+        server.agent.user_db,
+        "SELECT scope, source FROM memories WHERE content = ?",
+        "Edited without JavaScript.",
+    ) == [("user", "explicit")]
 
 
 def test_reject_and_erase_lands_on_its_report(browser, server):
@@ -128,11 +143,15 @@ def test_project_switcher_posts_and_comes_back(browser, server):
     Select(browser.find_element(By.ID, "project-switch")).select_by_index(1)
     follow(browser, browser.find_element(By.CSS_SELECTOR, "#project-switcher button[type=submit]"))
     assert browser.current_url.endswith("/memories")
-    keys = {r.get_attribute("data-key") for r in browser.find_elements(By.CSS_SELECTOR, "#memory-list tr.memory")}
+    keys = {
+        r.get_attribute("data-key") for r in browser.find_elements(By.CSS_SELECTOR, "#memory-list tr.memory")
+    }
     assert "frontend_stack" in keys and "package_manager" not in keys
     Select(browser.find_element(By.ID, "project-switch")).select_by_index(0)
     follow(browser, browser.find_element(By.CSS_SELECTOR, "#project-switcher button[type=submit]"))
-    keys = {r.get_attribute("data-key") for r in browser.find_elements(By.CSS_SELECTOR, "#memory-list tr.memory")}
+    keys = {
+        r.get_attribute("data-key") for r in browser.find_elements(By.CSS_SELECTOR, "#memory-list tr.memory")
+    }
     assert "package_manager" in keys
 
 

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from _harness import PIN, AgentaoAnswer, Corpus
 from agentao.memory import RecallCandidate
 
 from dashboard.engine import IN_BLOCK, preview
-
-from _harness import PIN, AgentaoAnswer, Corpus
 
 
 def _by_score(items):
@@ -18,8 +17,17 @@ def _by_score(items):
     return groups
 
 
-def check(corpus: Corpus, query: str, messages=(), session_id=None, *, tokenizer=None,
-          cache=None, now=PIN, retriever=None):
+def check(
+    corpus: Corpus,
+    query: str,
+    messages=(),
+    session_id=None,
+    *,
+    tokenizer=None,
+    cache=None,
+    now=PIN,
+    retriever=None,
+):
     """Assert our preview is one of the outputs agentao can produce; return it.
 
     Blocks must be byte-identical whenever no tie reorders the top 5; with
@@ -28,9 +36,18 @@ def check(corpus: Corpus, query: str, messages=(), session_id=None, *, tokenizer
     renderer makes of our (agentao-scored) top 5.
     """
     project, user, summaries = corpus.rows()
-    ours = preview(project, user, summaries, query=query, messages=messages,
-                   session_id=session_id, now=now, tokenizer=tokenizer, cache=cache,
-                   version=corpus.version() if cache is not None else None)
+    ours = preview(
+        project,
+        user,
+        summaries,
+        query=query,
+        messages=messages,
+        session_id=session_id,
+        now=now,
+        tokenizer=tokenizer,
+        cache=cache,
+        version=corpus.version() if cache is not None else None,
+    )
     theirs = AgentaoAnswer(corpus, query, messages, session_id, retriever)
     r = theirs.retriever
 
@@ -73,8 +90,7 @@ def check(corpus: Corpus, query: str, messages=(), session_id=None, *, tokenizer
     for c in top:
         total, reasons, _ = r.score(by_id[c.memory.id], q_tokens, h_tokens)
         m = c.memory
-        expected.append(RecallCandidate(m.id, m.scope, m.type, m.title, m.content[:200],
-                                        total, reasons))
+        expected.append(RecallCandidate(m.id, m.scope, m.type, m.title, m.content[:200], total, reasons))
     assert ours.context_block == theirs.renderer.render_dynamic_block(expected)
     if [c.memory.id for c in top] == [c.memory_id for c in theirs.candidates]:
         assert ours.context_block == theirs.context_block

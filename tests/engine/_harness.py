@@ -13,11 +13,15 @@ from pathlib import Path
 import agentao.memory.manager as agentao_manager
 import agentao.memory.retriever as agentao_retriever
 import agentao.memory.storage as agentao_storage
-from agentao.memory import (MemoryManager, MemoryPromptRenderer, MemoryRetriever,
-                            SaveMemoryRequest, SQLiteMemoryStore)
-from agentao.prompts.helpers import extract_context_hints
-
 from _rows import change_counter, read_memories, read_summaries
+from agentao.memory import (
+    MemoryManager,
+    MemoryPromptRenderer,
+    MemoryRetriever,
+    SaveMemoryRequest,
+    SQLiteMemoryStore,
+)
+from agentao.prompts.helpers import extract_context_hints
 
 PIN = datetime(2025, 6, 1, 12, 0, 0, tzinfo=timezone.utc)
 
@@ -40,8 +44,10 @@ def pin_agentao_clock(monkeypatch, when: datetime = PIN) -> None:
 
 def agentao_without_jieba(monkeypatch) -> None:
     """Make agentao behave as if its ``i18n`` extra were not installed."""
+
     def missing():
         raise ImportError("jieba hidden for this test")
+
     monkeypatch.setattr(agentao_retriever, "_import_jieba", missing)
 
 
@@ -52,13 +58,19 @@ class Corpus:
     unless ``at`` is given, so stamps are distinct unless a test wants ties.
     """
 
-    def __init__(self, root: Path, monkeypatch, with_user_store: bool = True,
-                 start: datetime = datetime(2025, 5, 1, 9, 0, 0)):
+    def __init__(
+        self,
+        root: Path,
+        monkeypatch,
+        with_user_store: bool = True,
+        start: datetime = datetime(2025, 5, 1, 9, 0, 0),
+    ):
         self.project_db = root / "project" / ".agentao" / "memory.db"
         self.user_db = root / "home" / ".agentao" / "memory.db" if with_user_store else None
         self.manager = MemoryManager(
             SQLiteMemoryStore.open(self.project_db),
-            SQLiteMemoryStore.open(self.user_db) if with_user_store else None)
+            SQLiteMemoryStore.open(self.user_db) if with_user_store else None,
+        )
         self.clock = start
         self._fixed: str | None = None
         # The manager stamps created_at, the storage layer stamps updated_at.
@@ -79,8 +91,11 @@ class Corpus:
         """Save through agentao's upsert; ``at`` fixes the stamp (a string)."""
         self._fixed = at
         try:
-            return self.manager.upsert(SaveMemoryRequest(
-                key=key, value=value, tags=list(tags), scope=scope, type=type, source=source))
+            return self.manager.upsert(
+                SaveMemoryRequest(
+                    key=key, value=value, tags=list(tags), scope=scope, type=type, source=source
+                )
+            )
         finally:
             self._fixed = None
 
@@ -96,9 +111,11 @@ class Corpus:
     # -- reading back, as the dashboard will -------------------------------
     def rows(self):
         """(project rows, user rows, summaries) read with plain sqlite3."""
-        return (read_memories(self.project_db, "project"),
-                read_memories(self.user_db, "user"),
-                read_summaries(self.project_db))
+        return (
+            read_memories(self.project_db, "project"),
+            read_memories(self.user_db, "user"),
+            read_summaries(self.project_db),
+        )
 
     def version(self):
         """The two change counters, the engine cache key."""
@@ -108,8 +125,14 @@ class Corpus:
 class AgentaoAnswer:
     """What agentao's own prompt path produces for one query."""
 
-    def __init__(self, corpus: Corpus, query: str, messages=(), session_id=None,
-                 retriever: MemoryRetriever | None = None):
+    def __init__(
+        self,
+        corpus: Corpus,
+        query: str,
+        messages=(),
+        session_id=None,
+        retriever: MemoryRetriever | None = None,
+    ):
         mgr = corpus.manager
         # A fresh random id is agentao's view of a brand-new session.
         mgr.archive_session(session_id)
@@ -122,6 +145,7 @@ class AgentaoAnswer:
         msgs = [m if isinstance(m, dict) else {"role": "user", "content": m} for m in messages]
         self.hints = extract_context_hints(msgs)
         self.candidates = self.retriever.recall_candidates(
-            query=query, context_hints=self.hints, exclude_ids={r.id for r in self.shown})
+            query=query, context_hints=self.hints, exclude_ids={r.id for r in self.shown}
+        )
         self.context_block = renderer.render_dynamic_block(self.candidates)
         self.renderer = renderer

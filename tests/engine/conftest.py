@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from _harness import Corpus, agentao_without_jieba, pin_agentao_clock
 
 from dashboard.engine import Tokenizer
-
-from _harness import Corpus, agentao_without_jieba, pin_agentao_clock
 
 
 @pytest.fixture
@@ -19,6 +18,7 @@ def make_corpus(tmp_path, monkeypatch):
         corpus = Corpus(tmp_path / f"c{len(made)}", monkeypatch, with_user_store, **kw)
         made.append(corpus)
         return corpus
+
     return make
 
 

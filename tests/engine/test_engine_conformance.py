@@ -9,43 +9,66 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
-
-from dashboard.engine import EngineCache, Tokenizer, preview
-
 from _conform import check
 from _harness import PIN
 
+from dashboard.engine import EngineCache, Tokenizer, preview
+
 ENGLISH_QUERIES = [
-    "which package manager do we use?", "redis", "Redis caches", "tests", "v3 api",
-    "how do I release a new version", "deploy to production", "postgres v16 settings",
-    "the", "   ", "", "?!", "python typing style", "pyproject.toml", "src/app/main.py broke",
-    "what did we decide about logging", "never push to main", "editor keybindings",
-    "docker compose ports", "ci pipeline stages and caching", "memories keywords tags",
-    "billing service timeouts", "v2", "class success", "a b c d e",
+    "which package manager do we use?",
+    "redis",
+    "Redis caches",
+    "tests",
+    "v3 api",
+    "how do I release a new version",
+    "deploy to production",
+    "postgres v16 settings",
+    "the",
+    "   ",
+    "",
+    "?!",
+    "python typing style",
+    "pyproject.toml",
+    "src/app/main.py broke",
+    "what did we decide about logging",
+    "never push to main",
+    "editor keybindings",
+    "docker compose ports",
+    "ci pipeline stages and caching",
+    "memories keywords tags",
+    "billing service timeouts",
+    "v2",
+    "class success",
+    "a b c d e",
 ]
 
 CHINESE_QUERIES = [
-    "部署脚本在哪里", "用中文回答", "数据库版本", "PostgreSQL16版本", "Python版本管理",
-    "我喜欢用中文回答。", "缓存 redis 配置", "日志", "测试覆盖率要求", "项目语言",
-    "部署 deploy", "かな テスト", "한국어 메모",
+    "部署脚本在哪里",
+    "用中文回答",
+    "数据库版本",
+    "PostgreSQL16版本",
+    "Python版本管理",
+    "我喜欢用中文回答。",
+    "缓存 redis 配置",
+    "日志",
+    "测试覆盖率要求",
+    "项目语言",
+    "部署 deploy",
+    "かな テスト",
+    "한국어 메모",
 ]
 
 
 def _english(c):
-    c.save("Package Manager", "This project uses uv; see pyproject.toml and uv.lock.",
-           ["tooling"])
+    c.save("Package Manager", "This project uses uv; see pyproject.toml and uv.lock.", ["tooling"])
     c.save("user_language", "Answer in English, code comments too.", ["user"])
     c.save("editor", "Uses Neovim with LazyVim keybindings.", ["profile"])
-    c.save("database", "PostgreSQL 16 in production, SQLite in tests.", ["infra"],
-           type="project_fact")
-    c.save("release process", "Tag on main, CI builds the wheel, then twine upload.",
-           ["workflow"])
-    c.save("logging decision", "We decided to use structlog with JSON output.",
-           ["decision", "logging"])
+    c.save("database", "PostgreSQL 16 in production, SQLite in tests.", ["infra"], type="project_fact")
+    c.save("release process", "Tag on main, CI builds the wheel, then twine upload.", ["workflow"])
+    c.save("logging decision", "We decided to use structlog with JSON output.", ["decision", "logging"])
     c.save("never push main", "Never push directly to main; open a PR.", ["constraint"])
     c.save("redis", "Redis caches sessions for 24h on port 6380.", ["infra", "cache"])
-    c.save("billing timeouts", "billing/service.py retries 3 times, timeout 5s.",
-           ["billing"], type="note")
+    c.save("billing timeouts", "billing/service.py retries 3 times, timeout 5s.", ["billing"], type="note")
     c.save("docker", "docker compose maps 8080 to the api container.", ["infra"])
     c.save("ci", "CI pipeline: lint, test, build; caching via actions/cache.", ["ci"])
     c.save("api v3", "The v3 API replaces v2 endpoints; v2 sunsets in 2026.", ["api"])
@@ -85,9 +108,15 @@ def test_chinese_and_mixed_corpus_both_cjk_modes(make_corpus, cjk, query):
 def test_hints_from_recent_messages(make_corpus):
     c = make_corpus()
     _english(c)
-    msgs = ["see billing/service.py and C:\\proj\\file.txt", "old.toolongext", "3.11.2",
-            {"role": "assistant", "content": [{"type": "text", "text": "edit src/app/main.py"},
-                                              {"type": "image", "text": "x.png"}]}]
+    msgs = [
+        "see billing/service.py and C:\\proj\\file.txt",
+        "old.toolongext",
+        "3.11.2",
+        {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "edit src/app/main.py"}, {"type": "image", "text": "x.png"}],
+        },
+    ]
     for query in ("retries", "the", "main", "uv"):
         ours = check(c, query, msgs)
     assert "billing/service.py" in ours.hints
@@ -105,8 +134,12 @@ def test_stale_fresh_future_and_odd_stamps(make_corpus):
         c.save(f"filler {n}", f"filler number {n}", type="decision")
     odd = c.save("odd stamp", "Redis odd stamp.", ["infra"])
     with sqlite3.connect(c.project_db) as conn:  # hand-edited stamps agentao must tolerate
-        for stamp in ("2025-01-01 00:00:00Z", "garbage", "2025-01-01T00:00:00+08:00",
-                      "2025-02-01T00:00:00.123456"):
+        for stamp in (
+            "2025-01-01 00:00:00Z",
+            "garbage",
+            "2025-01-01T00:00:00+08:00",
+            "2025-02-01T00:00:00.123456",
+        ):
             conn.execute("UPDATE memories SET updated_at=? WHERE id=?", (stamp, odd.id))
             conn.commit()
             check(c, "redis setting")
@@ -116,12 +149,11 @@ def test_stale_fresh_future_and_odd_stamps(make_corpus):
     assert "stale_penalty" in marks.get("old note", ())
 
 
-
 def test_age_of_any_stamp_is_agentaos(monkeypatch):
     # agentao's own age function with its clock frozen at our `now`, on stamps
     # agentao writes, hand-edited ones, ones it cannot parse and extreme ones.
-    from datetime import datetime, timezone
     import random
+    from datetime import datetime, timezone
 
     from agentao.memory import retriever
 
@@ -136,28 +168,50 @@ def test_age_of_any_stamp_is_agentaos(monkeypatch):
 
     monkeypatch.setattr(retriever, "datetime", Frozen)
     rng = random.Random(7)
-    stamps = ["2025-03-03T09:30:15", "2025-03-03T09:30:16", "2025-03-03 09:30:15Z",
-              "2025-01-01T00:00:00+08:00", "2025-02-01T00:00:00.123456", "2025-06-01T09:30:15.654321",
-              "2025-06-01T09:30:15.654322", "2025-02-30T00:00:00", "2025-01-01T25:00:00", "garbage",
-              "", "2025-01-01", "2025-01-01T10+05:00", "0001-01-01T00:00:00", "9999-12-31T23:59:59",
-              "0001-01-01T00:00:00+14:00", "2025-01-01T00:00:00-23:59", "2025-13-01T00:00:00"]
-    stamps += [f"{rng.randint(1, 9999):04d}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}T"
-               f"{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}:{rng.randint(0, 59):02d}"
-               for _ in range(2000)]
+    stamps = [
+        "2025-03-03T09:30:15",
+        "2025-03-03T09:30:16",
+        "2025-03-03 09:30:15Z",
+        "2025-01-01T00:00:00+08:00",
+        "2025-02-01T00:00:00.123456",
+        "2025-06-01T09:30:15.654321",
+        "2025-06-01T09:30:15.654322",
+        "2025-02-30T00:00:00",
+        "2025-01-01T25:00:00",
+        "garbage",
+        "",
+        "2025-01-01",
+        "2025-01-01T10+05:00",
+        "0001-01-01T00:00:00",
+        "9999-12-31T23:59:59",
+        "0001-01-01T00:00:00+14:00",
+        "2025-01-01T00:00:00-23:59",
+        "2025-13-01T00:00:00",
+    ]
+    stamps += [
+        f"{rng.randint(1, 9999):04d}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}T"
+        f"{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}:{rng.randint(0, 59):02d}"
+        for _ in range(2000)
+    ]
     for stamp in stamps:
         assert days_since(stamp, now) == retriever._days_since(stamp), stamp
+
 
 def test_budget_overflow_both_blocks(make_corpus):
     c = make_corpus()
     big = "x&<>" * 100
     for n in range(12):
-        c.save(f"constraint {n} " + "k" * 60, f"Constraint {n}: {big}",
-               ["constraint"] + [f"tag{i}" for i in range(n * 3)])
+        c.save(
+            f"constraint {n} " + "k" * 60,
+            f"Constraint {n}: {big}",
+            ["constraint"] + [f"tag{i}" for i in range(n * 3)],
+        )
     c.save("huge tags", "tiny", ["constraint"] + [f"t{i:04d}" for i in range(400)])
     c.save("small old", "small", ["decision"], at="2025-01-01T00:00:00")
     for n in range(8):
-        c.save(f"long title recall {n} " + "z" * 90, f"recall target {n} " + "<&>" * 80,
-               ["recall"], type="note")
+        c.save(
+            f"long title recall {n} " + "z" * 90, f"recall target {n} " + "<&>" * 80, ["recall"], type="note"
+        )
     c.save("short recall", "recall target short", ["recall"], type="note")
     for query in ("recall target", "constraint", "tiny small", "recall"):
         ours = check(c, query)
@@ -219,10 +273,8 @@ def test_hidden_equals_deleted(make_corpus):
     c = make_corpus()
     _english(c)
     project, user, summaries = c.rows()
-    victims = [m.id for m in project + user if m.title in ("redis", "release process",
-                                                          "user_language")]
-    hidden = preview(project, user, summaries, query="redis release english",
-                     now=PIN, hidden_ids=victims)
+    victims = [m.id for m in project + user if m.title in ("redis", "release process", "user_language")]
+    hidden = preview(project, user, summaries, query="redis release english", now=PIN, hidden_ids=victims)
     for vid in victims:
         c.manager.delete(vid)
     deleted = check(c, "redis release english")

@@ -27,13 +27,11 @@ bp = Blueprint("activity", __name__)
 
 PER_PAGE = 50
 MAX_PAGE = 200
-_SAME_VISIT = timedelta(minutes=30)   # reloads within this keep the visit's baseline
+_SAME_VISIT = timedelta(minutes=30)  # reloads within this keep the visit's baseline
 
 
 def visit_cookie() -> str:
     return f"agentao_memory_activity_{request.host.rpartition(':')[2] or 'default'}"
-
-
 
 
 def _visits() -> tuple[str | None, str]:
@@ -73,7 +71,9 @@ def index(fmt: str):
         abort(400, _("'store' must be 'project', 'user' or empty for both."))
     since, to = _day("from"), _day("to")
     # The day after ``to``; the last day there is (9999-12-31) has none: no end then.
-    until = (date.fromisoformat(to) + timedelta(days=1)).isoformat() if to and to < date.max.isoformat() else None
+    until = (
+        (date.fromisoformat(to) + timedelta(days=1)).isoformat() if to and to < date.max.isoformat() else None
+    )
     page_no = number_arg("page", 1, MAX_PAGE)
     refs = [r for r in readable_refs() if store in ("", r.key)]
     baseline, now = _visits()
@@ -87,30 +87,58 @@ def index(fmt: str):
     words = request.args.get("q", "").strip()[:200]
     found = activity_log.feed(refs, since, until, page_no, PER_PAGE, words)
     changes = activity_log.changed_since(refs, changed_from) if changed_from else None
-    last_visit = (activity_log.changed_since(refs, baseline, limits=False)["counts"]
-                  if baseline and changes is None and fmt != "json" else None)
-    response = page(fmt, "activity/index.html", "activity/_feed.html", to_json=_json,
-                    items=found["items"], total=found["total"], page=page_no,
-                    pages=max(1, ceil(found["total"] / PER_PAGE)), store=store,
-                    filters={"store": store or None, "from": since, "to": to, "q": words or None},
-                    changes=changes, changed_arg=changed_arg, baseline=baseline,
-                    last_visit=last_visit, stores=[r.key for r in refs])
+    last_visit = (
+        activity_log.changed_since(refs, baseline, limits=False)["counts"]
+        if baseline and changes is None and fmt != "json"
+        else None
+    )
+    response = page(
+        fmt,
+        "activity/index.html",
+        "activity/_feed.html",
+        to_json=_json,
+        items=found["items"],
+        total=found["total"],
+        page=page_no,
+        pages=max(1, ceil(found["total"] / PER_PAGE)),
+        store=store,
+        filters={"store": store or None, "from": since, "to": to, "q": words or None},
+        changes=changes,
+        changed_arg=changed_arg,
+        baseline=baseline,
+        last_visit=last_visit,
+        stores=[r.key for r in refs],
+    )
     if not wants_fragment() and not wants_json():
         _remember_visit(response, baseline, now)
     return response
 
 
 def _remember_visit(response, baseline: str | None, now: str) -> None:
-    response.set_cookie(visit_cookie(), sign_preference(f"{baseline or ''}|{now}"),
-                        httponly=True, samesite="Strict", max_age=60 * 60 * 24 * 365,
-                        path=current_app.config["URL_PREFIX"] or "/")
+    response.set_cookie(
+        visit_cookie(),
+        sign_preference(f"{baseline or ''}|{now}"),
+        httponly=True,
+        samesite="Strict",
+        max_age=60 * 60 * 24 * 365,
+        path=current_app.config["URL_PREFIX"] or "/",
+    )
 
 
 def _json(ctx) -> dict:
     changes = ctx["changes"]
     if changes is not None:
-        changes = {**changes, **{g: [m.to_dict() for m in changes[g]]
-                                 for g in ("added", "changed", "removed")}}
-    return {"stores": ctx["stores"], "filters": ctx["filters"], "page": ctx["page"],
-            "pages": ctx["pages"], "total": ctx["total"], "items": ctx["items"],
-            "last_visit": ctx["baseline"], "changed": changes}
+        changes = {
+            **changes,
+            **{g: [m.to_dict() for m in changes[g]] for g in ("added", "changed", "removed")},
+        }
+    return {
+        "stores": ctx["stores"],
+        "filters": ctx["filters"],
+        "page": ctx["page"],
+        "pages": ctx["pages"],
+        "total": ctx["total"],
+        "items": ctx["items"],
+        "last_visit": ctx["baseline"],
+        "changed": changes,
+    }

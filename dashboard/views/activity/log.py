@@ -26,7 +26,7 @@ from ...store import events as log
 from ...store.held import held
 from ...store.snapshot import rows_of
 
-_RANK = {"event": 0, "review": 1, "wipe": 2}   # order within one second: write, then mark
+_RANK = {"event": 0, "review": 1, "wipe": 2}  # order within one second: write, then mark
 _APPROVAL_S = 2
 
 
@@ -58,8 +58,11 @@ def _approved(e: dict, approvals: list[dict]) -> bool:
             gap = datetime.fromisoformat(str(a["updated_at"])) - at
         except ValueError:
             continue
-        if (timedelta(0) <= gap <= timedelta(seconds=_APPROVAL_S) and a["scope"] == e["scope"]
-                and normalize_key(str(a["key_normalized"])) == e["key_normalized"]):
+        if (
+            timedelta(0) <= gap <= timedelta(seconds=_APPROVAL_S)
+            and a["scope"] == e["scope"]
+            and normalize_key(str(a["key_normalized"])) == e["key_normalized"]
+        ):
             return True
     return False
 
@@ -75,29 +78,68 @@ def entries(store: str, found: dict, approvals: list[dict]) -> list[dict]:
             actor = "approval"
         else:
             actor = "agent"
-        out.append({"store": store, "kind": kind, "at": e["timestamp"], "actor": actor,
-                    "memory_id": e["memory_id"], "review_id": None, "title": e.get("title"),
-                    "key_normalized": e.get("key_normalized"), "scope": e.get("scope"),
-                    "event_id": e["id"], "count": 1, "titles": [], "now": _now_of(e),
-                    "_rank": (e["timestamp"], _RANK["event"], e["id"])})
+        out.append(
+            {
+                "store": store,
+                "kind": kind,
+                "at": e["timestamp"],
+                "actor": actor,
+                "memory_id": e["memory_id"],
+                "review_id": None,
+                "title": e.get("title"),
+                "key_normalized": e.get("key_normalized"),
+                "scope": e.get("scope"),
+                "event_id": e["id"],
+                "count": 1,
+                "titles": [],
+                "now": _now_of(e),
+                "_rank": (e["timestamp"], _RANK["event"], e["id"]),
+            }
+        )
     for r in found["reviews"]:
         own = log.own_review(r["id"], r["status"], r["updated_at"])
-        out.append({"store": store, "kind": r["status"], "at": r["updated_at"],
-                    "actor": "dashboard" if own else "review", "memory_id": None,
-                    "review_id": r["id"], "title": r["title"], "key_normalized": r["key_normalized"],
-                    "scope": r["scope"], "event_id": None, "count": 1, "titles": [], "now": None,
-                    "_rank": (r["updated_at"], _RANK["review"], 0)})
+        out.append(
+            {
+                "store": store,
+                "kind": r["status"],
+                "at": r["updated_at"],
+                "actor": "dashboard" if own else "review",
+                "memory_id": None,
+                "review_id": r["id"],
+                "title": r["title"],
+                "key_normalized": r["key_normalized"],
+                "scope": r["scope"],
+                "event_id": None,
+                "count": 1,
+                "titles": [],
+                "now": None,
+                "_rank": (r["updated_at"], _RANK["review"], 0),
+            }
+        )
     for w in found["wipes"]:
         titles = [t for t in w["titles"] if t is not None]
-        out.append({"store": store, "kind": "wiped", "at": w["deleted_at"], "actor": "agent",
-                    "memory_id": None, "review_id": None, "title": None, "key_normalized": None,
-                    "scope": None, "event_id": None, "count": w["n"], "titles": titles,
-                    "now": "deleted", "_rank": (w["deleted_at"], _RANK["wipe"], 0)})
+        out.append(
+            {
+                "store": store,
+                "kind": "wiped",
+                "at": w["deleted_at"],
+                "actor": "agent",
+                "memory_id": None,
+                "review_id": None,
+                "title": None,
+                "key_normalized": None,
+                "scope": None,
+                "event_id": None,
+                "count": w["n"],
+                "titles": titles,
+                "now": "deleted",
+                "_rank": (w["deleted_at"], _RANK["wipe"], 0),
+            }
+        )
     return out
 
 
-def feed(refs, since: str | None, until: str | None, page: int, per_page: int,
-         words: str = "") -> dict:
+def feed(refs, since: str | None, until: str | None, page: int, per_page: int, words: str = "") -> dict:
     """The page ``page`` of every readable store's entries, newest first, and the total."""
     merged, total = [], 0
     for ref in refs:
@@ -108,7 +150,7 @@ def feed(refs, since: str | None, until: str | None, page: int, per_page: int,
         merged += entries(ref.key, found, approvals)
         total += found["total"]
     merged.sort(key=lambda x: (str(x["_rank"][0]), x["_rank"][1], x["_rank"][2]), reverse=True)
-    shown = merged[(page - 1) * per_page: page * per_page]
+    shown = merged[(page - 1) * per_page : page * per_page]
     for item in shown:
         item.pop("_rank")
     return {"items": shown, "total": total}
@@ -120,8 +162,12 @@ _LISTED = 50
 def changed_since(refs, since: str, limits: bool = True) -> dict:
     """``_changed_since``, held while the files' stamps hold (``store.held``): every reload of
     a visit asks, and at 10,000 memories the page misses its budget without it."""
-    return held("changed", [r.path for r in refs], lambda _stamp: _changed_since(refs, since, limits),
-                key=(tuple(r.key for r in refs), since, limits))
+    return held(
+        "changed",
+        [r.path for r in refs],
+        lambda _stamp: _changed_since(refs, since, limits),
+        key=(tuple(r.key for r in refs), since, limits),
+    )
 
 
 def _changed_since(refs, since: str, limits: bool) -> dict:
@@ -136,13 +182,28 @@ def _changed_since(refs, since: str, limits: bool) -> dict:
     what cannot be told: the log starting after ``since``, changes erased by a purge,
     rows with no event at all.
     """
-    out = {"since": since, "added": [], "changed": [], "removed": [], "passing": 0,
-           "counts": {"added": 0, "changed": 0, "removed": 0}, "limits": []}
+    out = {
+        "since": since,
+        "added": [],
+        "changed": [],
+        "removed": [],
+        "passing": 0,
+        "counts": {"added": 0, "changed": 0, "removed": 0},
+        "limits": [],
+    }
     for ref in refs:
         snap = rows_of(ref)
         # Rows older than ``since`` written since: were they live at ``since``?
-        gone = log.deleted_then(ref, [m.id for m in snap.rows if str(m.created_at) < since and (
-            str(m.deleted_at if m.deleted_at is not None else m.updated_at) >= since)], since)
+        gone = log.deleted_then(
+            ref,
+            [
+                m.id
+                for m in snap.rows
+                if str(m.created_at) < since
+                and (str(m.deleted_at if m.deleted_at is not None else m.updated_at) >= since)
+            ],
+            since,
+        )
         for m in snap.rows:
             then = str(m.created_at) < since and m.id not in gone
             if m.deleted_at is None:
@@ -156,12 +217,11 @@ def _changed_since(refs, since: str, limits: bool) -> dict:
                 out["counts"][group] += 1
                 if len(out[group]) < _LISTED:
                     out[group].append(m)
-        if not limits:   # the counts alone ("since your last visit"): no read of the log
+        if not limits:  # the counts alone ("since your last visit"): no read of the log
             continue
         reach = log.extent(ref)
         if reach["first"] is None or str(reach["first"]) > since:
-            out["limits"].append({"code": "log_starts_later", "store": ref.key,
-                                  "first": reach["first"]})
+            out["limits"].append({"code": "log_starts_later", "store": ref.key, "first": reach["first"]})
         if reach["erased"]:
             out["limits"].append({"code": "erased", "store": ref.key, "count": reach["erased"]})
         if reach["unlogged"]:

@@ -31,7 +31,8 @@ import hashlib
 import json
 
 from flask import current_app, render_template, url_for
-from flask_babel import gettext as _, ngettext
+from flask_babel import gettext as _
+from flask_babel import ngettext
 
 from ...store import events as log
 from ...store.connection import StoreProblem
@@ -60,8 +61,8 @@ def encode(marks: dict) -> str:
     return base64.urlsafe_b64encode(json.dumps(data, sort_keys=True).encode()).decode().rstrip("=")
 
 
-_TOKEN_CHARS = 1024   # two stores' marks take about 250
-_BIGGEST = 2 ** 63 - 1   # SQLite's largest integer: an event id or a counter is never more
+_TOKEN_CHARS = 1024  # two stores' marks take about 250
+_BIGGEST = 2**63 - 1  # SQLite's largest integer: an event id or a counter is never more
 
 
 def _whole(value) -> int:
@@ -77,8 +78,11 @@ def decode(token: str) -> dict | None:
         return None
     try:
         raw = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
-        return {k: (str(v[0]), log.Mark(_whole(v[1]), _whole(v[2]), str(v[3])))
-                for k, v in raw.items() if k in ("project", "user")}
+        return {
+            k: (str(v[0]), log.Mark(_whole(v[1]), _whole(v[2]), str(v[3])))
+            for k, v in raw.items()
+            if k in ("project", "user")
+        }
     except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError):
         return None
 
@@ -92,21 +96,26 @@ def _said(news: list[tuple[str, dict]], reviews: list[dict], cleared: int) -> st
     if news:
         store, e = news[0]
         title = e.get("title") or e["memory_id"]
-        first = {"create": _("The agent just saved '%(title)s'.", title=title),
-                 "update": _("The agent just updated '%(title)s'.", title=title),
-                 "soft_delete": _("The agent just deleted '%(title)s'.", title=title)
-                 }.get(e["event_type"], _("The agent just changed '%(title)s'.", title=title))
+        first = {
+            "create": _("The agent just saved '%(title)s'.", title=title),
+            "update": _("The agent just updated '%(title)s'.", title=title),
+            "soft_delete": _("The agent just deleted '%(title)s'.", title=title),
+        }.get(e["event_type"], _("The agent just changed '%(title)s'.", title=title))
         more = len(news) - 1 + len(reviews)
     elif reviews:
         r = reviews[0]
-        first = {"pending": _("The agent just suggested '%(title)s'.", title=r["title"]),
-                 "approved": _("The suggestion '%(title)s' was just approved.", title=r["title"]),
-                 "rejected": _("The suggestion '%(title)s' was just rejected.", title=r["title"])
-                 }.get(r["status"], _("The suggestion '%(title)s' just changed.", title=r["title"]))
+        first = {
+            "pending": _("The agent just suggested '%(title)s'.", title=r["title"]),
+            "approved": _("The suggestion '%(title)s' was just approved.", title=r["title"]),
+            "rejected": _("The suggestion '%(title)s' was just rejected.", title=r["title"]),
+        }.get(r["status"], _("The suggestion '%(title)s' just changed.", title=r["title"]))
         more = len(reviews) - 1
     elif cleared:
-        return ngettext("%(num)d memory was just cleared or removed.",
-                        "%(num)d memories were just cleared or removed.", cleared)
+        return ngettext(
+            "%(num)d memory was just cleared or removed.",
+            "%(num)d memories were just cleared or removed.",
+            cleared,
+        )
     else:
         return None
     if more:
@@ -118,10 +127,11 @@ def _said(news: list[tuple[str, dict]], reviews: list[dict], cleared: int) -> st
 def pulse():
     """The pulse's answer to a page; a person opening this address goes to the Activity page."""
     from flask import abort, redirect, request
+
     if request.headers.get("HX-Request") != "true":
         return redirect(url_for("activity.index"), code=303)
     since = request.args.get("since", "")
-    then = decode(since) if since else {}   # no token yet: the current one, nothing to tell
+    then = decode(since) if since else {}  # no token yet: the current one, nothing to tell
     if then is None:
         abort(400, _("'since' must be the token the page was given; reload the page."))
     now = _marks()
@@ -137,31 +147,37 @@ def pulse():
             moved = log.news(ref, before[1], _CAP)
         except StoreProblem:
             continue
-        theirs = [e for e in moved["events"]
-                  if not log.own_event(e["id"], e["memory_id"], e["event_type"], e["timestamp"])]
+        theirs = [
+            e
+            for e in moved["events"]
+            if not log.own_event(e["id"], e["memory_id"], e["event_type"], e["timestamp"])
+        ]
         news += [(key, e) for e in theirs]
-        reviews += [r for r in moved["reviews"] if not log.own_review(r["id"], r["status"],
-                                                                         r["updated_at"])]
+        reviews += [r for r in moved["reviews"] if not log.own_review(r["id"], r["status"], r["updated_at"])]
         unexplained = (mark.counter - before[1].counter) - moved["total"]
         if log.own_counter(ref.path, mark.counter):
-            unexplained = 0   # our own purge or wipe moved it last (store.events.note_own_counter)
+            unexplained = 0  # our own purge or wipe moved it last (store.events.note_own_counter)
         cleared += max(0, unexplained)
         if theirs or unexplained > 0:
             regions.add("memories")
         if reviews:
             regions.add("reviews")
-    news.sort(key=lambda pair: str(pair[1]["timestamp"]), reverse=True)   # stable: by id within a file
+    news.sort(key=lambda pair: str(pair[1]["timestamp"]), reverse=True)  # stable: by id within a file
     said = _said(news, reviews, cleared)
-    if news or cleared:   # the memory checks this write turned (views/checks)
-        from .checks import after_agent_wrote
+    if news or cleared:  # the memory checks this write turned (views/checks)
+        from ..checks import after_agent_wrote
+
         said = " ".join([said, *after_agent_wrote()]) if said else said
     token = encode(now)
     body = render_template("activity/_pulse.html", token=token)
     response = current_app.make_response(body)
     if said:
         regions.add("activity")
-        body += ('<div hx-swap-oob="innerHTML:#status">'
-                 + render_template("partials/said.html", said=(said, "live")) + "</div>")
+        body += (
+            '<div hx-swap-oob="innerHTML:#status">'
+            + render_template("partials/said.html", said=(said, "live"))
+            + "</div>"
+        )
         response.set_data(body)
         response.headers["HX-Trigger"] = json.dumps({"agentWrote": {"regions": sorted(regions)}})
     response.headers["Cache-Control"] = "no-store"
@@ -170,5 +186,4 @@ def pulse():
 
 @bp.app_context_processor
 def _pulse_globals():
-    return {"pulse_token": pulse_token,
-            "pulse_url": lambda: url_for("activity.pulse", since=pulse_token())}
+    return {"pulse_token": pulse_token, "pulse_url": lambda: url_for("activity.pulse", since=pulse_token())}

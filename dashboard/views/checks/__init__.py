@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 
 from flask import Blueprint, abort, current_app, g, render_template, request, url_for
-from flask_babel import gettext as _, lazy_gettext as _l
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
 
 from ...actions import checks as ck
 from ...preview_source import snapshot
@@ -19,22 +20,30 @@ from ...web import page, page_route, stores, twin, wants_json
 from ..outcomes import form_values, go_to
 
 bp = Blueprint("checks", __name__)
-TIME_LIMIT_MS = 10_000   # create_app key CHECKS_TIME_LIMIT_MS (None: no limit, as the command runs)
+TIME_LIMIT_MS = 10_000  # create_app key CHECKS_TIME_LIMIT_MS (None: no limit, as the command runs)
 
 # What a reason code says, with its values (%(memory)s, %(text)s).
 WHY = {
     "no_such_memory": _l("No live memory is called “%(memory)s”: it was deleted, renamed or never saved."),
     "not_recalled": _l("“%(memory)s” is not brought up: nothing in the message matches it."),
     "not_recalled_cut_top5": _l("“%(memory)s” matches but is not brought up: five memories score higher."),
-    "not_recalled_cut_context_budget": _l("“%(memory)s” matches but is not brought up: the recall block's 1,200 characters are full."),
+    "not_recalled_cut_context_budget": _l(
+        "“%(memory)s” matches but is not brought up: the recall block's 1,200 characters are full."
+    ),
     "in_stable": _l("“%(memory)s” must not reach the model, but it is in the always-on block."),
     "recalled": _l("“%(memory)s” must not reach the model, but this message recalls it."),
-    "text_in_stable": _l("“%(text)s” must never appear, but the always-on block holds it (from “%(memory)s”)."),
+    "text_in_stable": _l(
+        "“%(text)s” must never appear, but the always-on block holds it (from “%(memory)s”)."
+    ),
     "text_in_context": _l("“%(text)s” must never appear, but the recall block holds it (from “%(memory)s”)."),
-    "text_in_stable_tail": _l("“%(text)s” must never appear, but the always-on block holds it (in the session summaries it carries)."),
+    "text_in_stable_tail": _l(
+        "“%(text)s” must never appear, but the always-on block holds it (in the session summaries it carries)."
+    ),
     "text_in_context_tail": _l("“%(text)s” must never appear, but the recall block holds it."),
     "not_run": _l("Not run: this page's time budget ran out first. The check command runs every check."),
-    "private_in_stable": _l("The always-on block, sent with every prompt, holds %(text)s from “%(memory)s” (%(category)s)."),
+    "private_in_stable": _l(
+        "The always-on block, sent with every prompt, holds %(text)s from “%(memory)s” (%(category)s)."
+    ),
 }
 CATEGORY = {"secret": _l("a secret"), "personal": _l("personal data")}
 
@@ -45,7 +54,7 @@ def reason_text(reason: dict) -> str:
     values.setdefault("memory", "")
     values["category"] = str(CATEGORY.get(values.get("category"), values.get("category", "")))
     code = reason["code"]
-    if code.startswith("text_in_") and not values["memory"]:   # no one memory holds it
+    if code.startswith("text_in_") and not values["memory"]:  # no one memory holds it
         code += "_tail"
     return str(WHY.get(code, code)) % values
 
@@ -59,8 +68,9 @@ def run_checks() -> ck.Run:
     refs = _refs()
     snap = snapshot([inspect(r, True, deep=False) for r in refs])
     limit = current_app.config.get("CHECKS_TIME_LIMIT_MS", TIME_LIMIT_MS)
-    run = ck.run_all(refs, snap, current_app.config["CJK"],
-                     time_limit=None if limit is None else limit / 1000)
+    run = ck.run_all(
+        refs, snap, current_app.config["CJK"], time_limit=None if limit is None else limit / 1000
+    )
     run.version = snap.version
     return run
 
@@ -70,8 +80,11 @@ def result_dict(r: ck.Result) -> dict:
     data["name"] = data["name"] or str(_("The always-on block holds no secret or personal data"))
     for reason in data["reasons"]:
         reason["text_words"] = reason_text(reason)
-    data["why"] = ([x["text_words"] for x in data["reasons"]] if not r.passed or not r.ran
-                   else [_("Passes: every expectation holds.")])
+    data["why"] = (
+        [x["text_words"] for x in data["reasons"]]
+        if not r.passed or not r.ran
+        else [_("Passes: every expectation holds.")]
+    )
     return data
 
 
@@ -79,8 +92,15 @@ def collect() -> dict:
     """The screen's data and the twin, also what the command line prints."""
     run = run_checks()
     results = [result_dict(r) for r in run.results]
-    return {"checks": results, "total": len(results), "failed": run.failed, "not_run": run.not_run,
-            "problems": run.problems, "files": run.files, "cjk_setting": current_app.config["CJK"]}
+    return {
+        "checks": results,
+        "total": len(results),
+        "failed": run.failed,
+        "not_run": run.not_run,
+        "problems": run.problems,
+        "files": run.files,
+        "cjk_setting": current_app.config["CJK"],
+    }
 
 
 @page_route(bp, "/checks")
@@ -94,10 +114,14 @@ def new(fmt: str):
     """The form to save a check, pre-filled from the query (the preview and the forget report
     link here with ``message``, ``must_recall``, ``must_not_contain``)."""
     a = request.args
-    form = {"name": a.get("name", "")[:200], "message": a.get("message", "")[:ck.MAX_TEXT],
-            "session": a.get("session", "")[:200], "store": a.get("store", "project")}
+    form = {
+        "name": a.get("name", "")[:200],
+        "message": a.get("message", "")[: ck.MAX_TEXT],
+        "session": a.get("session", "")[:200],
+        "store": a.get("store", "project"),
+    }
     for key in ("must_recall", "must_not_recall", "must_not_contain"):
-        form[key] = "\n".join(v[:ck.MAX_TEXT] for v in a.getlist(key)[:ck.MAX_ITEMS])
+        form[key] = "\n".join(v[: ck.MAX_TEXT] for v in a.getlist(key)[: ck.MAX_ITEMS])
     return page(fmt, "checks/new.html", form=form, store_keys=[r.key for r in _refs()])
 
 
@@ -118,8 +142,18 @@ def create():
     """Save one check (form or JSON), then run it: the answer says whether it passes."""
     _refuse_read_only()
     values = form_values()
-    data = {k: values.get(k) for k in ("name", "message", "session", "messages",
-                                       "must_recall", "must_not_recall", "must_not_contain")}
+    data = {
+        k: values.get(k)
+        for k in (
+            "name",
+            "message",
+            "session",
+            "messages",
+            "must_recall",
+            "must_not_recall",
+            "must_not_contain",
+        )
+    }
     ref = _ref(values.get("store") or "project")
     try:
         check = ck.add(ref, data)
@@ -137,7 +171,7 @@ def create():
 def delete(item_id: str):
     check_id = item_id
     _refuse_read_only()
-    ref = _ref((form_values().get("store") or "project"))
+    ref = _ref(form_values().get("store") or "project")
     try:
         gone = ck.remove(ref, check_id)
     except ck.ChecksProblem as exc:
@@ -157,8 +191,11 @@ _QUIET = ("checks.", "language.", "static", "security.", "projects.")
 
 def _watched() -> bool:
     endpoint = request.endpoint or ""
-    return request.method == "POST" and not endpoint.startswith(_QUIET) and any(
-        ck.checks_path(r.path).is_file() for r in _refs())
+    return (
+        request.method == "POST"
+        and not endpoint.startswith(_QUIET)
+        and any(ck.checks_path(r.path).is_file() for r in _refs())
+    )
 
 
 # The last results this process saw, per set of checks files: what "now fails" is said
@@ -174,8 +211,11 @@ def _moved_words(before: dict[str, bool], run: ck.Run) -> list[dict]:
     moved = ck.changed(before, run)
     _seen[_files_key()] = run.states()
     for m in moved:
-        m["text"] = (_("Check “%(name)s” now passes.", name=m["name"]) if m["passed"]
-                     else _("Check “%(name)s” now fails.", name=m["name"]))
+        m["text"] = (
+            _("Check “%(name)s” now passes.", name=m["name"])
+            if m["passed"]
+            else _("Check “%(name)s” now fails.", name=m["name"])
+        )
     return moved
 
 
@@ -186,12 +226,15 @@ def after_agent_wrote() -> list[str]:
         return []
     try:
         run = run_checks()
-    except Exception:   # noqa: BLE001 - the pulse never fails over a check
+    except Exception:  # noqa: BLE001 - the pulse never fails over a check
         return []
     before = _seen.get(_files_key())
     if before is None:
-        before = {r.check["id"]: r.check.get("last_result") == "pass" for r in run.results
-                  if r.check.get("last_result")}
+        before = {
+            r.check["id"]: r.check.get("last_result") == "pass"
+            for r in run.results
+            if r.check.get("last_result")
+        }
         before.setdefault(ck.BUILTIN_ID, True)
     return [m["text"] for m in _moved_words(before, run) if m["id"] in before]
 
@@ -202,7 +245,7 @@ def _before_write():
         try:
             run = run_checks()
             g.checks_before = (run.version, run.states())
-        except Exception:   # noqa: BLE001 - a check that cannot run never blocks a write
+        except Exception:  # noqa: BLE001 - a check that cannot run never blocks a write
             g.checks_before = None
 
 
@@ -217,18 +260,21 @@ def _after_write(response):
     version, before = stashed
     try:
         run = run_checks()
-        if run.version == version:   # a POST that only read (a dry run, a preview): no write here either
+        if run.version == version:  # a POST that only read (a dry run, a preview): no write here either
             return response
         ck.record(_refs(), run)
-    except Exception:   # noqa: BLE001 - the write is done; a check file problem shows on /checks
+    except Exception:  # noqa: BLE001 - the write is done; a check file problem shows on /checks
         return response
     moved = _moved_words(before, run)
     if not moved:
         return response
-    response.headers["X-Checks-Changed"] = json.dumps(moved)   # ASCII: \u escapes
+    response.headers["X-Checks-Changed"] = json.dumps(moved)  # ASCII: \u escapes
     if response.mimetype == "text/html" and request.headers.get("HX-Request") == "true":
-        said = "".join(render_template("partials/said.html", said=(m["text"], "ok" if m["passed"] else "bad"))
-                       for m in moved)
-        response.set_data(response.get_data(as_text=True)
-                          + '<div hx-swap-oob="beforeend:#status">' + said + "</div>")
+        said = "".join(
+            render_template("partials/said.html", said=(m["text"], "ok" if m["passed"] else "bad"))
+            for m in moved
+        )
+        response.set_data(
+            response.get_data(as_text=True) + '<div hx-swap-oob="beforeend:#status">' + said + "</div>"
+        )
     return response

@@ -20,10 +20,16 @@ def run(argv: list[str]) -> int:
     if args.demo:
         parser.exit(2, "agentao-memory-dashboard check: error: --demo has no checks to run\n")
     config = config_from_args(args, parser)
-    config.update(AUTH_TOKEN=False, READ_ONLY=True, CHECKS_TIME_LIMIT_MS=None, CJK=cjk_from_args(args, parser),
-                  LANG=set_language(argv))
+    config.update(
+        AUTH_TOKEN=False,
+        READ_ONLY=True,
+        CHECKS_TIME_LIMIT_MS=None,
+        CJK=cjk_from_args(args, parser),
+        LANG=set_language(argv),
+    )
     from ... import create_app
     from . import collect
+
     app = create_app(config)
     with app.test_request_context("/checks.json"):
         data = collect()

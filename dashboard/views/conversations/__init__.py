@@ -9,18 +9,18 @@ purge is ``actions.purge.purge``, one file after the other, in one forget job.
 from __future__ import annotations
 
 from flask import Blueprint, abort, redirect, request, url_for
-from flask_babel import gettext as _, lazy_gettext as _l
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
 
-from ..forget import bp as forget_bp
-from ..forget import jobs as forget_jobs
 from ...actions import provenance
 from ...store import StoreProblem
-
 from ...web import page, page_route, statuses
+from ..forget import bp as forget_bp
+from ..forget import jobs as forget_jobs
 
 bp = Blueprint("conversations", __name__)
 PHRASE = _l("forget this conversation")
-MAX_ADDED = 200   # memories a person may add to one dry run
+MAX_ADDED = 200  # memories a person may add to one dry run
 
 
 def _refs():
@@ -42,13 +42,20 @@ def _resolve(trail_, key: str) -> provenance.Conversation:
 
 
 def _summary(t, c: provenance.Conversation, tail: dict) -> dict:
-    return {"session_id": c.session_id, "key": c.key, "first": c.first or None,
-            "last": c.last or None, "summaries": len(c.summaries),
-            "in_tail": sum(1 for s in c.summaries if s.id in tail),
-            "suggestions": {s: sum(1 for i in c.suggestions if i.status == s)
-                            for s in ("pending", "approved", "rejected")},
-            "approved_memories": len(c.approved), "saved_during": t.count_during(c),
-            "url": url_for("conversations.detail", key=c.key)}
+    return {
+        "session_id": c.session_id,
+        "key": c.key,
+        "first": c.first or None,
+        "last": c.last or None,
+        "summaries": len(c.summaries),
+        "in_tail": sum(1 for s in c.summaries if s.id in tail),
+        "suggestions": {
+            s: sum(1 for i in c.suggestions if i.status == s) for s in ("pending", "approved", "rejected")
+        },
+        "approved_memories": len(c.approved),
+        "saved_during": t.count_during(c),
+        "url": url_for("conversations.detail", key=c.key),
+    }
 
 
 @page_route(bp, "/conversations")
@@ -56,8 +63,12 @@ def index(fmt: str):
     t = trail()
     tail = t.tail_state()
     convs = [_summary(t, c, tail) for c in t.conversations()]
-    return page(fmt, "conversations/index.html", conversations=convs,
-                to_json=lambda ctx: {"conversations": ctx["conversations"]})
+    return page(
+        fmt,
+        "conversations/index.html",
+        conversations=convs,
+        to_json=lambda ctx: {"conversations": ctx["conversations"]},
+    )
 
 
 def _added() -> set:
@@ -77,32 +88,72 @@ def detail(key: str, fmt: str):
     added = _added()
     parts = provenance.plan(_refs(), t, c, added)
     data = _summary(t, c, tail)
-    data.update({
-        "summaries": [{"id": s.id, "created_at": s.created_at, "text": s.summary_text,
-                       "messages_summarized": s.messages_summarized,
-                       "in_tail": tail.get(s.id, "no")} for s in c.summaries],
-        "suggestion_items": [{"id": i.id, "title": i.title, "status": i.status,
-                              "evidence": i.evidence, "occurrences": i.occurrences,
-                              "scope": i.scope, "type": i.type,
-                              "suggested_at": i.created_at, "updated_at": i.updated_at}
-                             for i in c.suggestions],
-        "approved": [dict(provenance.memory_link_dict(m, link), suggestion=link.item.id,
-                          url=url_for("memories.detail", store=m.store, memory_id=m.id))
-                     for m, link in c.approved],
-        "during": [dict(provenance.memory_link_dict(m, None), at=stamp, ambiguous=n > 1,
-                        added=(m.store, m.id) in added,
-                        url=url_for("memories.detail", store=m.store, memory_id=m.id))
-                   for m, stamp, n in t.saved_during(c)],
-        "forget": {"action": url_for("forget.erase_conversation", key=c.key),
-                   "phrase": str(PHRASE), "fits": all(p.fits for p in parts),
-                   "stores": [p.to_dict() for p in parts],
-                   "fields": _fields(parts)},
-    })
+    data.update(
+        {
+            "summaries": [
+                {
+                    "id": s.id,
+                    "created_at": s.created_at,
+                    "text": s.summary_text,
+                    "messages_summarized": s.messages_summarized,
+                    "in_tail": tail.get(s.id, "no"),
+                }
+                for s in c.summaries
+            ],
+            "suggestion_items": [
+                {
+                    "id": i.id,
+                    "title": i.title,
+                    "status": i.status,
+                    "evidence": i.evidence,
+                    "occurrences": i.occurrences,
+                    "scope": i.scope,
+                    "type": i.type,
+                    "suggested_at": i.created_at,
+                    "updated_at": i.updated_at,
+                }
+                for i in c.suggestions
+            ],
+            "approved": [
+                dict(
+                    provenance.memory_link_dict(m, link),
+                    suggestion=link.item.id,
+                    url=url_for("memories.detail", store=m.store, memory_id=m.id),
+                )
+                for m, link in c.approved
+            ],
+            "during": [
+                dict(
+                    provenance.memory_link_dict(m, None),
+                    at=stamp,
+                    ambiguous=n > 1,
+                    added=(m.store, m.id) in added,
+                    url=url_for("memories.detail", store=m.store, memory_id=m.id),
+                )
+                for m, stamp, n in t.saved_during(c)
+            ],
+            "forget": {
+                "action": url_for("forget.erase_conversation", key=c.key),
+                "phrase": str(PHRASE),
+                "fits": all(p.fits for p in parts),
+                "stores": [p.to_dict() for p in parts],
+                "fields": _fields(parts),
+            },
+        }
+    )
     total = sum(len(p.rows) for p in parts)
     events = sum(p.goes().get("event", 0) for p in parts)
-    return page(fmt, "conversations/detail.html", "conversations/_detail.html", conv=data,
-                parts=parts, total=total, events=events, items=total - events,
-                to_json=lambda ctx: ctx["conv"])
+    return page(
+        fmt,
+        "conversations/detail.html",
+        "conversations/_detail.html",
+        conv=data,
+        parts=parts,
+        total=total,
+        events=events,
+        items=total - events,
+        to_json=lambda ctx: ctx["conv"],
+    )
 
 
 def _fields(parts) -> dict:
@@ -130,6 +181,7 @@ def provenance_of(memory) -> dict:
 
     def url(key):
         return url_for("conversations.detail", key=key) if key else None
+
     for item in [out.get("suggestion")] + out.get("other_approvals", []):
         if item:
             item["conversation_url"] = url(item["conversation"])
@@ -143,8 +195,10 @@ def provenance_of(memory) -> dict:
 def of_row(table: str, row_id: str):
     """The conversation a suggestion or summary of the project file names (a redirect)."""
     t = trail()
-    rows = {"memory_review_queue": ((i.id, i.source_session) for i in t.items),
-            "session_summaries": ((s.id, s.session_id) for s in t.summaries)}.get(table, ())
+    rows = {
+        "memory_review_queue": ((i.id, i.source_session) for i in t.items),
+        "session_summaries": ((s.id, s.session_id) for s in t.summaries),
+    }.get(table, ())
     sid = next((sid for rid, sid in rows if rid == row_id), None)
     if sid is None:
         abort(404, _("No suggestion or summary '%(id)s' is left here.", id=row_id[:80]))

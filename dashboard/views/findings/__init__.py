@@ -19,6 +19,7 @@ import threading
 import time
 from collections import Counter
 from datetime import datetime
+
 from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 
@@ -33,9 +34,19 @@ from ...findings.why import why_text
 from ...preview_source import snapshot
 from ...store import held
 from ...store.scan import SCANNED, scan_row
-from ...web import NAV_BADGES
+from ...web import (
+    NAV_BADGES,
+    number_arg,
+    page_route,
+    readable_refs,
+    status_of,
+    statuses,
+    store_by_key,
+    stores,
+    twin,
+    wants_fragment,
+)
 from ...web import page as page_
-from ...web import number_arg, page_route, readable_refs, status_of, statuses, store_by_key, stores, twin, wants_fragment
 from .links import actions, check_href, shown
 
 bp = Blueprint("findings", __name__)
@@ -45,20 +56,19 @@ MAX_PER_PAGE = 1000
 # A scan is shown again (another page, another filter) while no file has
 # changed, for at most this long: staleness moves with the clock.
 REUSE_S = 60
-FULL_REUSE_S = 3600   # a background job's full report: minutes of work, kept while no file changes
+FULL_REUSE_S = 3600  # a background job's full report: minutes of work, kept while no file changes
 TIME_LIMIT_MS = 2000  # a page's scan, unless the FINDINGS_TIME_LIMIT_MS config key says otherwise
-_scanning = threading.Lock()   # one scan at a time: two at once only share the CPU
-_apps = itertools.count()      # each app's scans are held apart (tests run several apps)
+_scanning = threading.Lock()  # one scan at a time: two at once only share the CPU
+_apps = itertools.count()  # each app's scans are held apart (tests run several apps)
 
 
 def clock() -> datetime:
-    return now_utc()   # the app's one clock (CLOCK): staleness is measured from it
+    return now_utc()  # the app's one clock (CLOCK): staleness is measured from it
 
 
 def parse_filters(args) -> dict:
     """Query string -> filters; anything unknown is a 400 naming the allowed values."""
-    allowed = {"category": list(CATEGORIES), "store": [r.key for r in stores()],
-               "reach": list(REACH)}
+    allowed = {"category": list(CATEGORIES), "store": [r.key for r in stores()], "reach": list(REACH)}
     out = {}
     for name, values in allowed.items():
         value = (args.get(name) or "").strip()
@@ -75,8 +85,10 @@ def _time_limit() -> float:
 def _scan_key(refs, app=None) -> tuple:
     """Where the scan is held (``store.held``: kept while no file moves): the files, and per app."""
     app = app or current_app._get_current_object()
-    return [r.path for r in refs], (tuple(r.key for r in refs),
-                                    app.extensions.setdefault("findings_held", next(_apps)))
+    return [r.path for r in refs], (
+        tuple(r.key for r in refs),
+        app.extensions.setdefault("findings_held", next(_apps)),
+    )
 
 
 def current_report(refs=None) -> tuple[Report, datetime, bool]:
@@ -87,11 +99,14 @@ def current_report(refs=None) -> tuple[Report, datetime, bool]:
     """
     refs = readable_refs() if refs is None else refs
     paths, key = _scan_key(refs)
-    stamp = held.stamps(paths)   # before the scan: a write during it makes the next view scan again
+    stamp = held.stamps(paths)  # before the scan: a write during it makes the next view scan again
     with _scanning:
         found = held.peek("findings", paths, key, stamp)
-        if (found and request.args.get("rescan") != "1"
-                and time.monotonic() - found[0] < (FULL_REUSE_S if found[3] else REUSE_S)):
+        if (
+            found
+            and request.args.get("rescan") != "1"
+            and time.monotonic() - found[0] < (FULL_REUSE_S if found[3] else REUSE_S)
+        ):
             return found[1], found[2], True
         now = clock()
         report = scan(refs, now, time_limit=_time_limit())
@@ -117,7 +132,7 @@ def fixed_now(refs=None) -> list:
     by_path = {str(r.path): r.key for r in refs}
     out = []
     for gone in _fixed(current_app).shown(by_path):
-        if gone.item.store == by_path[gone.path]:   # the same file under the same key
+        if gone.item.store == by_path[gone.path]:  # the same file under the same key
             out.append(gone)
     return out
 
@@ -132,7 +147,7 @@ def held_report(refs=None) -> Report | None:
     Any write moves a file's stamp, and a scan of files that have changed is never read.
     """
     found = held.peek("findings", *_scan_key(readable_refs() if refs is None else refs))
-    return found[1] if found else None   # none yet, or a file moved since
+    return found[1] if found else None  # none yet, or a file moved since
 
 
 NAV_BADGES["findings.index"] = lambda: facts.risky_badge(held_report())
@@ -157,9 +172,12 @@ def _running_job() -> Job | None:
 
 
 def cut_facts(report: Report) -> dict:
-    return {"complete": report.complete, "cut": [str(c) for c in report.cut],
-            "rows_scanned": report.rows_scanned,
-            "rows_total": report.rows_total}
+    return {
+        "complete": report.complete,
+        "cut": [str(c) for c in report.cut],
+        "rows_scanned": report.rows_scanned,
+        "rows_total": report.rows_total,
+    }
 
 
 @page_route(bp, "/findings")
@@ -170,39 +188,78 @@ def index(fmt: str):
     report, scanned_at, reused = current_report()
 
     def wanted(i: Item) -> bool:
-        return all(v is None or v == (i.finding.category if k == "category" else getattr(i, k))
-                   for k, v in filters.items())
+        return all(
+            v is None or v == (i.finding.category if k == "category" else getattr(i, k))
+            for k, v in filters.items()
+        )
+
     matching = [i for i in report.items if wanted(i)]
     fixed = [g for g in fixed_now() if wanted(g.item)]
     pages = max(1, -(-len(matching) // per_page))
-    items = matching[(page - 1) * per_page:page * per_page]
-    counts = {"category": Counter(i.finding.category for i in report.items),
-              "store": Counter(i.store for i in report.items),
-              "reach": Counter(i.reach for i in report.items)}
-    problems = report.problems + [{"store": st.ref.key, "kind": st.problem.kind,
-                                   "message": str(st.problem)}
-                                  for st in statuses() if st.problem]
-    return page_(fmt, "findings/index.html", "findings/list.html", to_json=_list_json,
-                 items=items, filters=filters, total=len(matching), page=page, pages=pages,
-                 per_page=per_page, counts=counts, categories=CATEGORIES, reaches=REACH,
-                 report=report, actions=actions, scanned_at=scanned_at, reused=reused,
-                 job=_running_job(), job_view=_job_dict, problems=problems,
-                 store_keys=[r.key for r in stores()], fixed=fixed, check_href=check_href,
-                 why_text=why_text, risky=facts.risky_in(report))
+    items = matching[(page - 1) * per_page : page * per_page]
+    counts = {
+        "category": Counter(i.finding.category for i in report.items),
+        "store": Counter(i.store for i in report.items),
+        "reach": Counter(i.reach for i in report.items),
+    }
+    problems = report.problems + [
+        {"store": st.ref.key, "kind": st.problem.kind, "message": str(st.problem)}
+        for st in statuses()
+        if st.problem
+    ]
+    return page_(
+        fmt,
+        "findings/index.html",
+        "findings/list.html",
+        to_json=_list_json,
+        items=items,
+        filters=filters,
+        total=len(matching),
+        page=page,
+        pages=pages,
+        per_page=per_page,
+        counts=counts,
+        categories=CATEGORIES,
+        reaches=REACH,
+        report=report,
+        actions=actions,
+        scanned_at=scanned_at,
+        reused=reused,
+        job=_running_job(),
+        job_view=_job_dict,
+        problems=problems,
+        store_keys=[r.key for r in stores()],
+        fixed=fixed,
+        check_href=check_href,
+        why_text=why_text,
+        risky=facts.risky_in(report),
+    )
 
 
 def _list_json(ctx) -> dict:
     report, job = ctx["report"], ctx["job"]
-    return {"risky": ctx["risky"].to_dict(),
-            "filters": ctx["filters"], "total": ctx["total"], "all": len(report.items),
-            "page": ctx["page"], "pages": ctx["pages"], "per_page": ctx["per_page"],
-            "counts": {k: dict(v) for k, v in ctx["counts"].items()},
-            "scanned": report.scanned, "scanned_at": ctx["scanned_at"].isoformat(),
-            "reused": ctx["reused"], **cut_facts(report), "items": [shown(i) for i in ctx["items"]],
-            "full_scan": url_for("findings.full_scan"),
-            "job": _job_dict(job) if job else None, "problems": ctx["problems"],
-            "fixed": [{**g.item.to_dict(), "fixed_at": g.fixed_at.isoformat(),
-                       "check": check_href(g.item)} for g in ctx["fixed"]]}
+    return {
+        "risky": ctx["risky"].to_dict(),
+        "filters": ctx["filters"],
+        "total": ctx["total"],
+        "all": len(report.items),
+        "page": ctx["page"],
+        "pages": ctx["pages"],
+        "per_page": ctx["per_page"],
+        "counts": {k: dict(v) for k, v in ctx["counts"].items()},
+        "scanned": report.scanned,
+        "scanned_at": ctx["scanned_at"].isoformat(),
+        "reused": ctx["reused"],
+        **cut_facts(report),
+        "items": [shown(i) for i in ctx["items"]],
+        "full_scan": url_for("findings.full_scan"),
+        "job": _job_dict(job) if job else None,
+        "problems": ctx["problems"],
+        "fixed": [
+            {**g.item.to_dict(), "fixed_at": g.fixed_at.isoformat(), "check": check_href(g.item)}
+            for g in ctx["fixed"]
+        ],
+    }
 
 
 @bp.post("/findings/scan")
@@ -216,11 +273,12 @@ def full_scan():
         with _scanning:
             _hold(app, refs, stamp, report, now, True)
         return {"findings": len(report.items), **cut_facts(report)}
+
     try:
         job = _jobs().start("findings scan", ["findings"], work)
     except Busy:
         job = _running_job()
-        if job is None:   # it ended meanwhile: start again
+        if job is None:  # it ended meanwhile: start again
             job = _jobs().start("findings scan", ["findings"], work)
     if request.accept_mimetypes.best == "application/json":
         return twin(_job_dict(job), 202 if job.state == "running" else 200)
@@ -232,12 +290,18 @@ def full_scan():
 def _job_dict(job: Job) -> dict:
     """One snapshot of a job (it runs in another thread), for the page and the twin."""
     state, fraction = job.state, job.fraction
-    return {"id": job.id, "state": state, "step": job.step, "progress": fraction,
-            "percent": None if fraction is None else int(fraction * 100), "error": job.error,
-            "result": job.result if state == "done" else None,
-            "url": url_for("findings.job", job=job.id),
-            "json_url": url_for("findings.job", fmt="json", job=job.id),
-            "findings_url": url_for("findings.index")}
+    return {
+        "id": job.id,
+        "state": state,
+        "step": job.step,
+        "progress": fraction,
+        "percent": None if fraction is None else int(fraction * 100),
+        "error": job.error,
+        "result": job.result if state == "done" else None,
+        "url": url_for("findings.job", job=job.id),
+        "json_url": url_for("findings.job", fmt="json", job=job.id),
+        "findings_url": url_for("findings.index"),
+    }
 
 
 @page_route(bp, "/findings/scan")
@@ -246,18 +310,24 @@ def job(fmt: str):
     job_id = request.args.get("job")
     if job_id:
         found = _jobs().get(job_id) or abort(
-            404, _("That scan is unknown (the dashboard may have restarted)."))
+            404, _("That scan is unknown (the dashboard may have restarted).")
+        )
     else:
         found = next(iter(_jobs().running()[-1:] or _jobs().finished()[-1:]), None)
     view = _job_dict(found) if found else None
-    return page_(fmt, None, "findings/job.html", title=_("Findings: full scan"), view=view,
-                 to_json=lambda ctx: ctx["view"] or {"state": "none",
-                                                     "full_scan": url_for("findings.full_scan")})
+    return page_(
+        fmt,
+        None,
+        "findings/job.html",
+        title=_("Findings: full scan"),
+        view=view,
+        to_json=lambda ctx: ctx["view"] or {"state": "none", "full_scan": url_for("findings.full_scan")},
+    )
 
 
 # -- the re-check of one finding after a fix ---------------------------------------------
 # ``/findings/check/...``: one finding re-checked after a fix.
-# 
+#
 # It scans again (the one shared scan, ``findings.current_report``), and looks
 # for the flagged text, by its keyed digest, in both prompt blocks as the preview
 # engine renders them now.  Its answer comes first on the page, focused.
@@ -267,10 +337,10 @@ _FIELD = re.compile(r"[a-z_]{1,40}")
 VERDICTS = {
     "fixed": "Fixed: the row no longer has this finding.",
     "on_disk": "Out of the prompt but still in the file: agentao never reads it, the text stays "
-               "on disk until a hard purge.",
+    "on disk until a hard purge.",
     "reaches": "Not fixed: the text still reaches the model.",
     "unknown": "Not known yet: the scan ran out of time before it reached every row. Run the "
-               "full scan in the background from the findings list, then check again.",
+    "full scan in the background from the findings list, then check again.",
 }
 
 
@@ -312,29 +382,64 @@ def check(store: str, table: str, row_id: str, fmt: str):
     query = own or label[:500]
     snap = snapshot(statuses())
     # Tokenised as the agent's environment does (--cjk), as the preview page does.
-    blocks_now = preview(snap.project, snap.user, snap.summaries, query=query, now=clock(),
-                         cache=snap.cache, version=snap.version,
-                         tokenizer=tokenizer_for(current_app.config["CJK"]))
+    blocks_now = preview(
+        snap.project,
+        snap.user,
+        snap.summaries,
+        query=query,
+        now=clock(),
+        cache=snap.cache,
+        version=snap.version,
+        tokenizer=tokenizer_for(current_app.config["CJK"]),
+    )
     looked = bool(sig) and signed_here(sig)
-    blocks = [{"block": name, "text_found": signature_in(text, sig) if looked else None,
-               "chars": len(text)}
-              for name, text in (("stable", blocks_now.stable_block),
-                                 ("context", blocks_now.context_block))]
+    blocks = [
+        {"block": name, "text_found": signature_in(text, sig) if looked else None, "chars": len(text)}
+        for name, text in (("stable", blocks_now.stable_block), ("context", blocks_now.context_block))
+    ]
     reaching = any(i.reach != "disk" for i in same)
     # The text in a block while this row's own copy does not reach: another row holds it.
     # (Only a complete scan can tell: a cut one may not have reached the row.)
     elsewhere = not reaching and report.complete and any(b["text_found"] for b in blocks)
     found = any(b["text_found"] for b in blocks)
-    verdict = ("reaches" if reaching or elsewhere or found else "on_disk" if same
-               else "fixed" if report.complete else "unknown")
-    data = {"store": store, "table": table, "row_id": row_id, "rule": rule, "field": field,
-            "label": label, "row": _row_state(table, row), "verdict": verdict,
-            "verdict_text": VERDICTS[verdict], "still_flagged": bool(same),
-            "text_looked_for": looked, "signature_expired": bool(sig) and not looked,
-            "held_elsewhere": elsewhere,
-            "blocks": blocks, "query": "the row's own title and content" if own else "the row's label",
-            "findings": [shown(i) for i in on_row],
-            "scanned_at": scanned_at.isoformat(), "reused": reused, **cut_facts(report)}
-    return page_(fmt, "findings/check.html", check=data, items=on_row, reaches=REACH,
-                 categories=CATEGORIES, scanned_at=scanned_at, actions=actions,
-                 to_json=lambda ctx: ctx["check"])
+    verdict = (
+        "reaches"
+        if reaching or elsewhere or found
+        else "on_disk"
+        if same
+        else "fixed"
+        if report.complete
+        else "unknown"
+    )
+    data = {
+        "store": store,
+        "table": table,
+        "row_id": row_id,
+        "rule": rule,
+        "field": field,
+        "label": label,
+        "row": _row_state(table, row),
+        "verdict": verdict,
+        "verdict_text": VERDICTS[verdict],
+        "still_flagged": bool(same),
+        "text_looked_for": looked,
+        "signature_expired": bool(sig) and not looked,
+        "held_elsewhere": elsewhere,
+        "blocks": blocks,
+        "query": "the row's own title and content" if own else "the row's label",
+        "findings": [shown(i) for i in on_row],
+        "scanned_at": scanned_at.isoformat(),
+        "reused": reused,
+        **cut_facts(report),
+    }
+    return page_(
+        fmt,
+        "findings/check.html",
+        check=data,
+        items=on_row,
+        reaches=REACH,
+        categories=CATEGORIES,
+        scanned_at=scanned_at,
+        actions=actions,
+        to_json=lambda ctx: ctx["check"],
+    )

@@ -18,7 +18,7 @@ from ...findings.scan import Item
 class Action(NamedTuple):
     """A fix the user can make, or the re-check: a link to the screen that makes it."""
 
-    code: str       # view | edit | soft_delete | hard_purge | reject | check
+    code: str  # view | edit | soft_delete | hard_purge | reject | check
     label: str
     href: str
 
@@ -33,8 +33,10 @@ def edit_href(store: str, row_id: str, field: str) -> str:
     a focused field into view).  No ``#edit`` fragment: Chromium skips autofocus on a
     page whose URL has one ("Autofocus processing was blocked because a document's URL
     has a fragment"), and so does htmx's boosted swap with one."""
-    return (url_for("memories.detail", fmt="html", store=store, memory_id=row_id)
-            + f"?field={_EDIT_FIELD.get(field, 'content')}")
+    return (
+        url_for("memories.detail", fmt="html", store=store, memory_id=row_id)
+        + f"?field={_EDIT_FIELD.get(field, 'content')}"
+    )
 
 
 def actions(item: Item) -> list[Action]:
@@ -46,28 +48,52 @@ def actions(item: Item) -> list[Action]:
     if item.table == "memories":
         page = url_for("memories.detail", fmt="html", store=store, memory_id=row_id)
         view = Action("view", _("Open"), page)
-        if state == "live":   # the fix first
-            out = [Action("edit", _("Edit to fix"), edit_href(store, row_id, item.finding.field)),
-                   view, Action("soft_delete", _("Delete it"), page + "#delete-form")]
+        if state == "live":  # the fix first
+            out = [
+                Action("edit", _("Edit to fix"), edit_href(store, row_id, item.finding.field)),
+                view,
+                Action("soft_delete", _("Delete it"), page + "#delete-form"),
+            ]
         else:
             out = [view]
-        out.append(Action("hard_purge", _("Erase it for good"),
-                          url_for("forget.memory", fmt="html", key=store, memory_id=row_id)))
+        out.append(
+            Action(
+                "hard_purge",
+                _("Erase it for good"),
+                url_for("forget.memory", fmt="html", key=store, memory_id=row_id),
+            )
+        )
     elif item.table == "memory_review_queue":
         card = f"#review-{row_id}"
         out = [Action("view", _("Open"), url_for("reviews.index", fmt="html", status=state) + card)]
         if state == "pending":
-            out.append(Action("reject", _("Reject the suggestion"),
-                              url_for("reviews.index", fmt="html", status="pending") + card))
-        out.append(Action("hard_purge", _("Reject and erase it"),
-                          url_for("reviews.erase_confirm", ids=row_id)))
+            out.append(
+                Action(
+                    "reject",
+                    _("Reject the suggestion"),
+                    url_for("reviews.index", fmt="html", status="pending") + card,
+                )
+            )
+        out.append(
+            Action("hard_purge", _("Reject and erase it"), url_for("reviews.erase_confirm", ids=row_id))
+        )
     else:
-        out = [Action("view", _("Open"), url_for("summaries.index", fmt="html")),
-               Action("hard_purge", _("Erase the summaries"),
-                      url_for("forget.plan", fmt="html", key=store, cat="summaries"))]
-    if item.table != "memories":   # a suggestion or a summary names its conversation
-        out.append(Action("conversation", _("See its conversation"), url_for(
-            "conversations.of_row", table=item.table, row_id=row_id)))
+        out = [
+            Action("view", _("Open"), url_for("summaries.index", fmt="html")),
+            Action(
+                "hard_purge",
+                _("Erase the summaries"),
+                url_for("forget.plan", fmt="html", key=store, cat="summaries"),
+            ),
+        ]
+    if item.table != "memories":  # a suggestion or a summary names its conversation
+        out.append(
+            Action(
+                "conversation",
+                _("See its conversation"),
+                url_for("conversations.of_row", table=item.table, row_id=row_id),
+            )
+        )
     out.append(Action("check", _("Re-check"), check_href(item)))
     return out
 
@@ -76,8 +102,16 @@ def check_href(item: Item) -> str:
     """The re-check of one finding; it carries a keyed digest of the flagged text, never the text."""
     signature = {"sig": item.finding.signature} if item.finding.signature else {}
     return url_for(
-        "findings.check", fmt="html", store=item.store, table=item.table, row_id=item.row_id,
-        rule=item.finding.rule, field=item.finding.field, label=item.label, **signature)
+        "findings.check",
+        fmt="html",
+        store=item.store,
+        table=item.table,
+        row_id=item.row_id,
+        rule=item.finding.rule,
+        field=item.finding.field,
+        label=item.label,
+        **signature,
+    )
 
 
 def shown(item: Item) -> dict:

@@ -10,27 +10,31 @@ their routes are registered here.  A refusal is answered by ``errors.py`` (for h
 from __future__ import annotations
 
 from flask import Blueprint, abort, request, url_for
-from flask_babel import gettext as _, lazy_gettext as _l
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
 
-from ...actions import dryrun
-from ...actions import purge
+from ...actions import dryrun, purge
 from ...actions.jobs import Jobs
 from ...pictures import residue_bars
 from ...store import StoreProblem
 from ...store import purge as purge_sql
 from ...web import current_project, page, page_route, statuses, stores, workspace
-
 from .. import resolve
-from . import about as forget_about, jobs as forget_jobs, one as forget_one
+from . import about as forget_about
+from . import jobs as forget_jobs
+from . import one as forget_one
 from .jobs import looked_for, start, unverified, writable_store
 
 bp = Blueprint("forget", __name__)
 EVERYTHING_PHRASE = "forget everything"
-CATEGORY_LABELS = {"soft_deleted": _l("Soft-deleted memories"),
-                   "review:pending": _l("Suggestions waiting for you"),
-                   "review:approved": _l("Suggestions approved"),
-                   "review:rejected": _l("Suggestions rejected"),
-                   "summaries": _l("Session summaries"), "events": _l("History of erased memories")}
+CATEGORY_LABELS = {
+    "soft_deleted": _l("Soft-deleted memories"),
+    "review:pending": _l("Suggestions waiting for you"),
+    "review:approved": _l("Suggestions approved"),
+    "review:rejected": _l("Suggestions rejected"),
+    "summaries": _l("Session summaries"),
+    "events": _l("History of erased memories"),
+}
 
 
 @bp.record_once
@@ -44,24 +48,40 @@ def _categories() -> list[str]:
         return list(purge.ALL_CATEGORIES)
     bad = [c for c in picked if c not in purge.ALL_CATEGORIES]
     if bad or not picked:
-        abort(400, _("Pick at least one of: %(names)s, everything.",
-                     names=", ".join(purge.ALL_CATEGORIES)))
+        abort(400, _("Pick at least one of: %(names)s, everything.", names=", ".join(purge.ALL_CATEGORIES)))
     return picked
 
 
 # -- pages -----------------------------------------------------------------------------
 
+
 @page_route(bp, "/forget")
 def index(fmt: str):
     sts = statuses()
     everything = everything_dry_run()
-    return page(fmt, "forget/index.html", sts=sts, labels=CATEGORY_LABELS, phrase=EVERYTHING_PHRASE,
-                everything=everything,
-                to_json=lambda ctx: {
-                    "stores": [{"store": s.ref.key, "name": s.ref.name, "path": str(s.ref.path),
-                                "readable": s.readable, "writable": s.writable} for s in ctx["sts"]],
-                    "categories": list(purge.ALL_CATEGORIES), "everything_phrase": ctx["phrase"],
-                    "everything": ctx["everything"]})
+    return page(
+        fmt,
+        "forget/index.html",
+        sts=sts,
+        labels=CATEGORY_LABELS,
+        phrase=EVERYTHING_PHRASE,
+        everything=everything,
+        to_json=lambda ctx: {
+            "stores": [
+                {
+                    "store": s.ref.key,
+                    "name": s.ref.name,
+                    "path": str(s.ref.path),
+                    "readable": s.readable,
+                    "writable": s.writable,
+                }
+                for s in ctx["sts"]
+            ],
+            "categories": list(purge.ALL_CATEGORIES),
+            "everything_phrase": ctx["phrase"],
+            "everything": ctx["everything"],
+        },
+    )
 
 
 def everything_dry_run() -> dict:
@@ -73,8 +93,13 @@ def everything_dry_run() -> dict:
     shown = stores()
     out = {"stores": [], "untouched_projects": []}
     for ref in shown:
-        entry = {"store": ref.key, "kind": ref.kind, "name": ref.name, "path": str(ref.path),
-                 "exists": ref.exists}
+        entry = {
+            "store": ref.key,
+            "kind": ref.kind,
+            "name": ref.name,
+            "path": str(ref.path),
+            "exists": ref.exists,
+        }
         if ref.exists:
             try:
                 rows = purge_sql.scoped_rows(ref)
@@ -84,13 +109,22 @@ def everything_dry_run() -> dict:
                 # The wipe soft-deletes the rows of the file's own scope; the purge erases
                 # every soft-deleted row, the review queue, the summaries and the history.
                 goes = [m for m in rows["memories"] if not m[2] or m[1] == ref.kind]
-                entry.update({"memories": len(goes), "memories_kept": len(rows["memories"]) - len(goes),
-                              "reviews": len(rows["reviews"]), "summaries": len(rows["summaries"]),
-                              "events": rows["events"]})
+                entry.update(
+                    {
+                        "memories": len(goes),
+                        "memories_kept": len(rows["memories"]) - len(goes),
+                        "reviews": len(rows["reviews"]),
+                        "summaries": len(rows["summaries"]),
+                        "events": rows["events"],
+                    }
+                )
         out["stores"].append(entry)
     ws, here = workspace(), current_project()
-    out["untouched_projects"] = [{"name": name, "path": str(ref.path)} for i, (name, ref) in
-                                 enumerate(zip(ws.project_names(), ws.project_refs())) if i != here]
+    out["untouched_projects"] = [
+        {"name": name, "path": str(ref.path)}
+        for i, (name, ref) in enumerate(zip(ws.project_names(), ws.project_refs()))
+        if i != here
+    ]
     return out
 
 
@@ -98,12 +132,21 @@ def everything_dry_run() -> dict:
 def residue(key: str, fmt: str):
     ref = resolve.store(key)
     report = purge.residue_report(ref)
-    return page(fmt, None, "forget/_residue.html", report=report, ref=ref,
-                title=(_("What is left in your user store") if ref.kind == "user"
-                       else _("What is left in this project's store")),
-                back=(url_for("forget.index"), _("Back to Forget")),
-                residue_picture=None if fmt == "json" else residue_bars(report),
-                to_json=lambda ctx: ctx["report"])
+    return page(
+        fmt,
+        None,
+        "forget/_residue.html",
+        report=report,
+        ref=ref,
+        title=(
+            _("What is left in your user store")
+            if ref.kind == "user"
+            else _("What is left in this project's store")
+        ),
+        back=(url_for("forget.index"), _("Back to Forget")),
+        residue_picture=None if fmt == "json" else residue_bars(report),
+        to_json=lambda ctx: ctx["report"],
+    )
 
 
 @page_route(bp, "/forget/plan/<key>")
@@ -112,33 +155,50 @@ def plan(key: str, fmt: str):
     cats = _categories()
     rows = purge.plan(ref, cats)
     token = purge.fingerprint(rows)
-    data = {"store": key, "name": ref.name, "categories": cats,
-            "fingerprint": token if dryrun.fits(token) else None,
-            "rows": [{"kind": r.kind, "id": r.id, "label": r.label, "bytes": r.bytes} for r in rows]}
+    data = {
+        "store": key,
+        "name": ref.name,
+        "categories": cats,
+        "fingerprint": token if dryrun.fits(token) else None,
+        "rows": [{"kind": r.kind, "id": r.id, "label": r.label, "bytes": r.bytes} for r in rows],
+    }
     if data["fingerprint"] is None:
-        data["too_large"] = _("This dry run lists %(n)d rows, more than one form can confirm: "
-                              "erase a category at a time, or use “Forget everything”.", n=len(rows))
+        data["too_large"] = _(
+            "This dry run lists %(n)d rows, more than one form can confirm: "
+            "erase a category at a time, or use “Forget everything”.",
+            n=len(rows),
+        )
     kinds: dict = {}
     for r in rows:
         kinds[r.kind] = kinds.get(r.kind, 0) + 1
     user = ref.kind == "user"
-    return page(fmt, None, "forget/_plan.html", plan=data, ref=ref, kinds=kinds,
-                title=_("Dry run: your user store") if user else _("Dry run: this project's store"),
-                heading=(_("Dry run: erase from your user store") if user
-                         else _("Dry run: erase from this project's store")),
-                labels=CATEGORY_LABELS, to_json=lambda ctx: ctx["plan"])
+    return page(
+        fmt,
+        None,
+        "forget/_plan.html",
+        plan=data,
+        ref=ref,
+        kinds=kinds,
+        title=_("Dry run: your user store") if user else _("Dry run: this project's store"),
+        heading=(
+            _("Dry run: erase from your user store")
+            if user
+            else _("Dry run: erase from this project's store")
+        ),
+        labels=CATEGORY_LABELS,
+        to_json=lambda ctx: ctx["plan"],
+    )
 
 
 @bp.post("/forget/wipe")
 def wipe():
     for ref in stores():
-        if not ref.missing:   # a folder or a socket at the path is refused with its reason
+        if not ref.missing:  # a folder or a socket at the path is refused with its reason
             writable_store(ref.key)
     if request.form.get("confirm") != "yes":
         abort(400, _("Tick the box to confirm the wipe. Nothing was changed."))
     every = stores()
-    return start("wipe", [r.key for r in every], lambda job: {"wipe": purge.wipe(every)},
-                  background=False)
+    return start("wipe", [r.key for r in every], lambda job: {"wipe": purge.wipe(every)}, background=False)
 
 
 @bp.post("/forget/purge/<key>")
@@ -152,10 +212,12 @@ def purge_store(key: str):
     earlier = unverified(ref)
 
     def work(job):
-        result = purge.purge(ref, dry_run, verify_texts=[t for r in earlier for t in r.texts],
-                             progress=job.progress)
+        result = purge.purge(
+            ref, dry_run, verify_texts=[t for r in earlier for t in r.texts], progress=job.progress
+        )
         looked_for(earlier, result)
         return {"results": [result]}
+
     return start("purge", [key], work)
 
 
@@ -166,14 +228,19 @@ def everything():
     Other projects are never touched (#21: it used to purge a project not on
     screen without a word); the dry run on the forget page names them.
     """
-    every = stores()   # the worker thread has no app context
+    every = stores()  # the worker thread has no app context
     for ref in every:
         if not ref.missing:
             writable_store(ref.key)
     shown = request.form.get("project")
     if shown is not None and shown != str(every[0].path):
-        abort(409, _("The project on screen changed since this page was shown (another tab?). "
-                     "Look at the forget page again. Nothing was changed."))
+        abort(
+            409,
+            _(
+                "The project on screen changed since this page was shown (another tab?). "
+                "Look at the forget page again. Nothing was changed."
+            ),
+        )
     resolve.typed(request.form.get("confirm"), EVERYTHING_PHRASE)
     refs = [r for r in every if r.exists]
     earlier = {str(r.path): unverified(r) for r in every}
@@ -186,6 +253,7 @@ def everything():
         for result in report["results"]:
             looked_for(earlier.get(result.path, []), result)
         return report
+
     return start("forget everything", [r.key for r in refs], run)
 
 

@@ -7,35 +7,43 @@ another thread and could move on between two reads.
 
 from __future__ import annotations
 
-
 from flask import abort, current_app, request, url_for
 from flask_babel import gettext as _
 
 from ... import clock
 from ...actions import purge
 from ...actions.jobs import Busy, Jobs
+from ...web import answer, page, stores, twin, wants_fragment
 from ...words import label
 from .. import resolve
-from ...web import answer, page, stores, twin, wants_fragment
+
 
 def job(job_id: str, fmt: str):
     found = _job(job_id)
     view = job_dict(found)
-    return page(fmt, "forget/job.html", "forget/_job.html", job=found, view=view,
-                first=not wants_fragment(), said=job_said(view), to_json=lambda ctx: ctx["view"])
+    return page(
+        fmt,
+        "forget/job.html",
+        "forget/_job.html",
+        job=found,
+        view=view,
+        first=not wants_fragment(),
+        said=job_said(view),
+        to_json=lambda ctx: ctx["view"],
+    )
 
 
 def report(job_id: str):
     found = _job(job_id)
     if found.state == "running":
         abort(409, _("The action is still running; the report is ready when it ends."))
-    response = twin({"report": "agentao memory forget report",
-                     "created": clock.stamp(), **job_dict(found)})
+    response = twin({"report": "agentao memory forget report", "created": clock.stamp(), **job_dict(found)})
     response.headers["Content-Disposition"] = f'attachment; filename="forget-{job_id}.json"'
     return response
 
 
 # -- actions -----------------------------------------------------------------------------
+
 
 def retry(job_id: str):
     old = _job(job_id)
@@ -49,8 +57,13 @@ def retry(job_id: str):
     def work(job):
         # Same rows again (already gone rows are skipped), and the texts of the
         # first run, which the database no longer holds, are searched for again.
-        return {"results": [purge.purge(refs[r.store], r.plan, verify_texts=r.texts,
-                                        progress=job.progress) for r in results]}
+        return {
+            "results": [
+                purge.purge(refs[r.store], r.plan, verify_texts=r.texts, progress=job.progress)
+                for r in results
+            ]
+        }
+
     return start("retry", [r.store for r in results], work)
 
 
@@ -60,8 +73,9 @@ def _jobs() -> Jobs:
 
 def _job(job_id: str):
     """The forget job with this id; a 404 when this process does not know it."""
-    return _jobs().get(job_id) or abort(404, _(
-        "That forget action is unknown (the dashboard may have restarted)."))
+    return _jobs().get(job_id) or abort(
+        404, _("That forget action is unknown (the dashboard may have restarted).")
+    )
 
 
 def writable_store(key: str):
@@ -80,14 +94,18 @@ def unverified(ref) -> list:
     purge of the file can look for them again: a rerun that finds the rows
     already deleted still checks what the first run erased.
     """
-    return [r for j in _jobs().finished() for r in (j.result or {}).get("results") or ()
-            if r.path == str(ref.path) and not r.verified and r.texts]
+    return [
+        r
+        for j in _jobs().finished()
+        for r in (j.result or {}).get("results") or ()
+        if r.path == str(ref.path) and not r.verified and r.texts
+    ]
 
 
 def looked_for(earlier: list, result) -> None:
     if result.verified:
         for r in earlier:
-            r.texts = ()   # searched for and not found: no reason to keep them in memory
+            r.texts = ()  # searched for and not found: no reason to keep them in memory
 
 
 def start(kind, keys, work, background=True):
@@ -95,10 +113,17 @@ def start(kind, keys, work, background=True):
         job_ = _jobs().start(kind, keys, work, background=background)
     except Busy as exc:
         abort(409, str(exc))
-    view = job_dict(job_)   # one snapshot: the job runs on in another thread
-    return answer(view, 202 if view["state"] == "running" else 200, fragment="forget/_job.html",
-                  to=url_for("forget.job", job_id=job_.id), job=job_, view=view, first=True,
-                  said=job_said(view))
+    view = job_dict(job_)  # one snapshot: the job runs on in another thread
+    return answer(
+        view,
+        202 if view["state"] == "running" else 200,
+        fragment="forget/_job.html",
+        to=url_for("forget.job", job_id=job_.id),
+        job=job_,
+        view=view,
+        first=True,
+        said=job_said(view),
+    )
 
 
 def erase_confirmed(phrase, kind: str, extra: dict):
@@ -107,7 +132,7 @@ def erase_confirmed(phrase, kind: str, extra: dict):
     then one job purging them one after the other, verified; ``extra`` joins its result."""
     refs = {r.key: r for r in stores() if r.exists}
     keys = request.form.getlist("store")
-    for key in keys:   # a store that cannot change says so first, whatever else is wrong
+    for key in keys:  # a store that cannot change says so first, whatever else is wrong
         if key not in refs:
             abort(404, _("There is no store called '%(key)s'.", key=key))
         writable_store(key)
@@ -125,12 +150,18 @@ def erase_confirmed(phrase, kind: str, extra: dict):
         results = []
         for n, (ref, dry_run, earlier) in enumerate(runs):
             # Texts an earlier, unfinished purge of this file erased are looked for again.
-            result = purge.purge(ref, dry_run, verify_texts=[t for r in earlier for t in r.texts],
-                                 progress=lambda s, f=None, k=ref.key, n=n: job.progress(
-                                     f"{k}: {s}", None if f is None else (n + f) / len(runs)))
+            result = purge.purge(
+                ref,
+                dry_run,
+                verify_texts=[t for r in earlier for t in r.texts],
+                progress=lambda s, f=None, k=ref.key, n=n: job.progress(
+                    f"{k}: {s}", None if f is None else (n + f) / len(runs)
+                ),
+            )
             looked_for(earlier, result)
             results.append(result)
         return {"results": results, **extra}
+
     return start(kind, [run[0].key for run in runs], work)
 
 
@@ -144,22 +175,35 @@ def job_said(view: dict):
         return _("The action failed: %(error)s", error=view["error"]), "bad"
     if view.get("verdict"):
         return label("purge_verdict", view["verdict"]), (
-            "ok" if view["verdict"] == "verified erased" else "bad")
+            "ok" if view["verdict"] == "verified erased" else "bad"
+        )
     if view.get("wipe"):
-        return (_("Wiped: %(n)d memories soft-deleted.", n=view["wipe"]["memories_cleared"]),
-                "ok" if view["wipe"]["ok"] else "bad")
+        return (
+            _("Wiped: %(n)d memories soft-deleted.", n=view["wipe"]["memories_cleared"]),
+            "ok" if view["wipe"]["ok"] else "bad",
+        )
     if "soft_deleted" in view:
-        return (_("Soft-deleted: the agent no longer sees it.") if view["soft_deleted"] else
-                (_("Nothing changed: the memory was not live."), "warn"))
+        return (
+            _("Soft-deleted: the agent no longer sees it.")
+            if view["soft_deleted"]
+            else (_("Nothing changed: the memory was not live."), "warn")
+        )
     return None
 
 
 def job_dict(job_) -> dict:
     """A job as JSON: state, progress, and results without any erased text."""
-    out = {"id": job_.id, "kind": job_.kind, "stores": list(job_.stores), "state": job_.state,
-           "step": job_.step, "percent": job_.percent, "error": job_.error,
-           "url": url_for("forget.job", job_id=job_.id),
-           "report_url": url_for("forget.report", job_id=job_.id)}
+    out = {
+        "id": job_.id,
+        "kind": job_.kind,
+        "stores": list(job_.stores),
+        "state": job_.state,
+        "step": job_.step,
+        "percent": job_.percent,
+        "error": job_.error,
+        "url": url_for("forget.job", job_id=job_.id),
+        "report_url": url_for("forget.report", job_id=job_.id),
+    }
     res = job_.result or {}
     if res.get("wipe") is not None:
         out["wipe"] = res["wipe"].to_dict()
@@ -170,10 +214,8 @@ def job_dict(job_) -> dict:
         out["verdict_text"] = label("purge_verdict", out["verdict"])
         out["results"] = [r.to_dict() for r in res["results"]]
     if res.get("about"):
-        out["about"] = True   # "forget what is about me"
+        out["about"] = True  # "forget what is about me"
     if res.get("memory"):
-        out["memory"] = res["memory"]   # which memory a one-memory purge erased (ids only)
+        out["memory"] = res["memory"]  # which memory a one-memory purge erased (ids only)
     out["store_names"] = {r.key: r.name for r in stores() if r.key in job_.stores}
     return out
-
-

@@ -13,10 +13,10 @@ import unicodedata
 from flask import abort, request
 from flask_babel import gettext as _
 
-from .. import resolve
-from . import jobs as forget_jobs
 from ...actions import purge
 from ...web import page
+from .. import resolve
+from . import jobs as forget_jobs
 
 # Control, format (bidi marks, zero-width), private, unassigned, line/paragraph separators.
 _UNTYPEABLE = {"Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp"}
@@ -26,8 +26,7 @@ def typeable(text: str | None) -> bool:
     """Whether a person can type ``text`` on a keyboard as it is stored."""
     if not text or not text.strip() or unicodedata.normalize("NFC", text) != text:
         return False
-    return all(unicodedata.category(c) not in _UNTYPEABLE and (c == " " or not c.isspace())
-               for c in text)
+    return all(unicodedata.category(c) not in _UNTYPEABLE and (c == " " or not c.isspace()) for c in text)
 
 
 def confirm_phrase(mem) -> dict:
@@ -41,22 +40,42 @@ def confirm_phrase(mem) -> dict:
 
 def memory(key: str, memory_id: str, fmt: str):
     ref, mem, events = resolve.memory(key, memory_id)
-    return page(fmt, "forget/memory.html", mem=mem, ref=ref, events=events,
-                limits=str(purge.KNOWN_TEXTS_ONLY), confirm=confirm_phrase(mem),
-                to_json=lambda ctx: {"memory": ctx["mem"], "limits": ctx["limits"],
-                                     "confirm": ctx["confirm"], "events": len(ctx["events"])})
+    return page(
+        fmt,
+        "forget/memory.html",
+        mem=mem,
+        ref=ref,
+        events=events,
+        limits=str(purge.KNOWN_TEXTS_ONLY),
+        confirm=confirm_phrase(mem),
+        to_json=lambda ctx: {
+            "memory": ctx["mem"],
+            "limits": ctx["limits"],
+            "confirm": ctx["confirm"],
+            "events": len(ctx["events"]),
+        },
+    )
 
 
 def forget_memory(key: str, memory_id: str):
     ref = forget_jobs.writable_store(key)
     mode = request.form.get("mode")
     if mode == "soft":
-        return forget_jobs.start("soft delete", [key], lambda job: {
-            "soft_deleted": purge.soft_forget(ref, memory_id)}, background=False)
+        return forget_jobs.start(
+            "soft delete",
+            [key],
+            lambda job: {"soft_deleted": purge.soft_forget(ref, memory_id)},
+            background=False,
+        )
     if mode != "purge":
         abort(400, _("'mode' must be 'soft' or 'purge'."))
     _ref, mem, _events = resolve.memory(key, memory_id)
     resolve.typed(request.form.get("confirm"), confirm_phrase(mem)["phrase"])
-    return forget_jobs.start("memory purge", [key], lambda job: {
-        "results": [purge.forget_memory(ref, memory_id, progress=job.progress)],
-        "memory": {"store": key, "id": memory_id}})
+    return forget_jobs.start(
+        "memory purge",
+        [key],
+        lambda job: {
+            "results": [purge.forget_memory(ref, memory_id, progress=job.progress)],
+            "memory": {"store": key, "id": memory_id},
+        },
+    )

@@ -22,13 +22,13 @@ import json
 from flask import abort, render_template, request, url_for
 from flask_babel import gettext as _
 
-from .. import block_effects
 from ...actions import adding, effects
 from ...contract import KNOWN_TYPES, SaveRefused
 from ...web import page as page_
 from ...web import stores, twin, wants_fragment, wants_json
-from .curate import MAX_TAGS_CHARS, _TYPE
+from .. import block_effects
 from ..outcomes import Blocked, Outcome, failure, form_values, go_to, read_back, require_writable
+from .curate import _TYPE, MAX_TAGS_CHARS
 
 FIELDS = ("key", "value", "tags", "scope", "type")
 # agentao cuts a key to 80 characters and refuses a value past 4000 with its own
@@ -66,8 +66,9 @@ def _digest(got: dict) -> str:
 
 
 def _plan(got: dict) -> adding.AddPlan:
-    return adding.plan_add(stores(), got["key"], got["value"], _tags(got["tags"]),
-                           got["scope"] or None, got["type"] or None)
+    return adding.plan_add(
+        stores(), got["key"], got["value"], _tags(got["tags"]), got["scope"] or None, got["type"] or None
+    )
 
 
 def new(fmt: str):
@@ -86,8 +87,15 @@ def _planned(fmt: str, values):
         got = _inputs(values)
     except Blocked as bad:
         abort(bad.status, str(bad))
-    context = {"form": got, "types": KNOWN_TYPES, "plan": None, "refusal": None,
-               "error_type": None, "effect": None, "planned": None}
+    context = {
+        "form": got,
+        "types": KNOWN_TYPES,
+        "plan": None,
+        "refusal": None,
+        "error_type": None,
+        "effect": None,
+        "planned": None,
+    }
     if got["key"] or got["value"]:
         try:
             plan = _plan(got)
@@ -101,8 +109,14 @@ def _planned(fmt: str, values):
 
 
 def _new_json(ctx) -> dict:
-    return {"plan": ctx["plan"], "refusal": ctx["refusal"], "error_type": ctx["error_type"],
-            "effect": ctx["effect"], "planned": ctx["planned"], "action": url_for("memories.add")}
+    return {
+        "plan": ctx["plan"],
+        "refusal": ctx["refusal"],
+        "error_type": ctx["error_type"],
+        "effect": ctx["effect"],
+        "planned": ctx["planned"],
+        "action": url_for("memories.add"),
+    }
 
 
 def _run(values) -> tuple[Outcome, dict]:
@@ -114,18 +128,40 @@ def _run(values) -> tuple[Outcome, dict]:
             if field is not None and not isinstance(field, str):
                 raise Blocked(400, _("'%(name)s' must be text, as the page gave it.", name=name))
         if planned and planned != _digest(got):
-            raise Blocked(409, _("The values changed after their plan was shown; show what "
-                                 "they will write again, then save. Nothing was changed."))
+            raise Blocked(
+                409,
+                _(
+                    "The values changed after their plan was shown; show what "
+                    "they will write again, then save. Nothing was changed."
+                ),
+            )
         plan = _plan(got)
         require_writable(plan.save.store)
         saved = adding.add(stores(), plan, target or None)
-        said = (_("Updated memory %(id)s ('%(key)s', %(scope)s scope).", id=saved.memory_id,
-                  key=plan.save.key_normalized, scope=plan.save.scope) if saved.event == "update"
-                else _("Saved memory %(id)s ('%(key)s', %(scope)s scope).", id=saved.memory_id,
-                       key=plan.save.key_normalized, scope=plan.save.scope))
-        return Outcome(plan.save.key_normalized, "added", said,
-                       memory_id=saved.memory_id, memory_store=plan.save.store, event=saved.event,
-                       shown_effect=shown or None), got
+        said = (
+            _(
+                "Updated memory %(id)s ('%(key)s', %(scope)s scope).",
+                id=saved.memory_id,
+                key=plan.save.key_normalized,
+                scope=plan.save.scope,
+            )
+            if saved.event == "update"
+            else _(
+                "Saved memory %(id)s ('%(key)s', %(scope)s scope).",
+                id=saved.memory_id,
+                key=plan.save.key_normalized,
+                scope=plan.save.scope,
+            )
+        )
+        return Outcome(
+            plan.save.key_normalized,
+            "added",
+            said,
+            memory_id=saved.memory_id,
+            memory_store=plan.save.store,
+            event=saved.event,
+            shown_effect=shown or None,
+        ), got
     except Exception as exc:  # noqa: BLE001 - failure() re-raises what it does not know
         return failure(got["key"], exc), got
 
@@ -137,11 +173,24 @@ def add():
     if wants_json():
         return twin(outcome.to_dict(), outcome.status)
     if outcome.ok:
-        where = url_for("memories.detail", fmt="html", store=outcome.memory_store,
-                        memory_id=outcome.memory_id, done="added")
+        where = url_for(
+            "memories.detail",
+            fmt="html",
+            store=outcome.memory_store,
+            memory_id=outcome.memory_id,
+            done="added",
+        )
         return go_to(where, wants_fragment())
-    context = {"form": got, "types": KNOWN_TYPES, "plan": None, "refusal": None, "error_type": None,
-               "effect": None, "planned": None, "outcome": outcome}
+    context = {
+        "form": got,
+        "types": KNOWN_TYPES,
+        "plan": None,
+        "refusal": None,
+        "error_type": None,
+        "effect": None,
+        "planned": None,
+        "outcome": outcome,
+    }
     if wants_fragment():
         return render_template("memories/_new.html", **context), outcome.status
     return render_template("memories/new.html", **context), outcome.status

@@ -25,7 +25,8 @@ from __future__ import annotations
 import re
 
 from flask import abort, current_app, redirect, request, url_for
-from flask_babel import gettext as _, ngettext
+from flask_babel import gettext as _
+from flask_babel import ngettext
 from werkzeug.datastructures import MultiDict
 from werkzeug.exceptions import HTTPException
 
@@ -35,8 +36,8 @@ from ...actions.jobs import Busy
 from ...store import StoreProblem
 from ...web import answer, readable_refs, render, stores, twin, wants_fragment, wants_json
 from .. import block_effects
-from .page import list_context, parse_filters
 from ..outcomes import ID, Blocked, require_writable
+from .page import list_context, parse_filters
 
 _TOKEN = re.compile(r"(project|user):([A-Za-z0-9_-]{1,64}):([0-9a-f]{16}|none)(?::([0-9a-f]{16}|none))?")
 _EFFECT = re.compile(r"\d{1,7}-[0-9a-f]{12}")
@@ -52,7 +53,7 @@ def _values() -> MultiDict:
         return MultiDict()
     out = MultiDict()
     for k, v in body.items():
-        for item in (v if isinstance(v, list) else [v]):
+        for item in v if isinstance(v, list) else [v]:
             out.add(k, str(item).lower() if isinstance(item, bool) else str(item))
     return out
 
@@ -77,8 +78,9 @@ def _action(values) -> tuple[str, str | None, str | None]:
 def _chosen(values, action, tag, to):
     """The rows the toolbar names and how many the action would change in all."""
     if values.get("all") in ("1", "true"):
-        filters = parse_filters(MultiDict([(k, v) for k, v in values.items(multi=True)
-                                           if k in FILTER_FIELDS]))
+        filters = parse_filters(
+            MultiDict([(k, v) for k, v in values.items(multi=True) if k in FILTER_FIELDS])
+        )
         return bulk.matching_rows(readable_refs(), filters, action, tag, to)
     picks = []
     for raw in dict.fromkeys(values.getlist("ids")):
@@ -93,6 +95,7 @@ def _chosen(values, action, tag, to):
 
 def _query(values) -> str:
     from urllib.parse import urlencode
+
     return urlencode([(k, v) for k, v in values.items(multi=True) if k in FILTER_FIELDS and v])
 
 
@@ -105,20 +108,28 @@ def _plan(values):
 def _plan_context(p, values, said=None):
     runs = bulk_apply.purge_runs(stores(), p.changing) if p.action == "purge" else {}
     prints = {store: purge.fingerprint(run) for store, run in runs.items()}
-    try:   # a read-only store: the dry run still shows what would happen, without Apply
+    try:  # a read-only store: the dry run still shows what would happen, without Apply
         require_writable(*{r.store for r in p.changing}, *([p.to] if p.to else []))
         read_only = None
     except Blocked as blocked:
         read_only = str(blocked)
-    return {"plan": p, "runs": runs, "prints": prints, "back": _query(values), "read_only": read_only,
-            "back_fields": [(k, v) for k, v in values.items(multi=True) if k in FILTER_FIELDS and v],
-            "action_value": p.action + (f"-{p.to}" if p.to else ""), "said": said}
+    return {
+        "plan": p,
+        "runs": runs,
+        "prints": prints,
+        "back": _query(values),
+        "read_only": read_only,
+        "back_fields": [(k, v) for k, v in values.items(multi=True) if k in FILTER_FIELDS and v],
+        "action_value": p.action + (f"-{p.to}" if p.to else ""),
+        "said": said,
+    }
 
 
 def _answer_plan(ctx, status=200):
     if wants_json():
-        data = ctx["plan"].to_dict() | {"purge": {s: {"fingerprint": f, "rows": len(ctx["runs"][s])}
-                                                  for s, f in ctx["prints"].items()}}
+        data = ctx["plan"].to_dict() | {
+            "purge": {s: {"fingerprint": f, "rows": len(ctx["runs"][s])} for s, f in ctx["prints"].items()}
+        }
         data["message"] = ctx["said"][0] if ctx["said"] else None
         if ctx.get("moved"):
             data["moved"] = [{"store": s, "id": i, "why": w} for s, i, w in ctx["moved"]]
@@ -138,9 +149,16 @@ def review():
 
 
 def _refused(status: int, message: str):
-    return answer({"outcome": "refused", "message": message}, status, fragment="memories/_bulk_message.html",
-                  message=message, status=status, said=(message, "bad"), title=_("Review changes"),
-                  back=(url_for("memories.index"), _("Back to the memories")))
+    return answer(
+        {"outcome": "refused", "message": message},
+        status,
+        fragment="memories/_bulk_message.html",
+        message=message,
+        status=status,
+        said=(message, "bad"),
+        title=_("Review changes"),
+        back=(url_for("memories.index"), _("Back to the memories")),
+    )
 
 
 def _posted(values) -> list[bulk_apply.Posted]:
@@ -153,8 +171,14 @@ def _posted(values) -> list[bulk_apply.Posted]:
     try:
         out = bulk_apply.distinct(out)
     except ValueError as twice:
-        abort(400, _("The row %(row)s is named twice, as two different states: review the "
-                     "changes again. Nothing was changed.", row=str(twice)))
+        abort(
+            400,
+            _(
+                "The row %(row)s is named twice, as two different states: review the "
+                "changes again. Nothing was changed.",
+                row=str(twice),
+            ),
+        )
     if not out:
         abort(400, _("The dry run changes no memory; there is nothing to apply."))
     if len(out) > bulk.CAP:
@@ -195,13 +219,24 @@ def apply():
 
 def _said(action, n, tag, to) -> str:
     if action == "delete":
-        return ngettext("Soft-deleted %(num)d memory; agentao no longer uses it.",
-                        "Soft-deleted %(num)d memories; agentao no longer uses them.", n)
+        return ngettext(
+            "Soft-deleted %(num)d memory; agentao no longer uses it.",
+            "Soft-deleted %(num)d memories; agentao no longer uses them.",
+            n,
+        )
     if action == "tag":
-        return ngettext("Added the tag “%(tag)s” to %(num)d memory.",
-                        "Added the tag “%(tag)s” to %(num)d memories.", n, tag=tag)
-    return ngettext("Moved %(num)d memory to the %(store)s store.",
-                    "Moved %(num)d memories to the %(store)s store.", n, store=to)
+        return ngettext(
+            "Added the tag “%(tag)s” to %(num)d memory.",
+            "Added the tag “%(tag)s” to %(num)d memories.",
+            n,
+            tag=tag,
+        )
+    return ngettext(
+        "Moved %(num)d memory to the %(store)s store.",
+        "Moved %(num)d memories to the %(store)s store.",
+        n,
+        store=to,
+    )
 
 
 def _done(values, action, tag, to, done, shown):
@@ -210,22 +245,44 @@ def _done(values, action, tag, to, done, shown):
     said = _said(action, len(done), tag, to)
     twice = len(values.getlist("rows")) - len(set(values.getlist("rows")))
     if twice:
-        said += " " + ngettext("%(num)d row was named twice in the form: it was changed once.",
-                               "%(num)d rows were named twice in the form: each was changed once.", twice)
+        said += " " + ngettext(
+            "%(num)d row was named twice in the form: it was changed once.",
+            "%(num)d rows were named twice in the form: each was changed once.",
+            twice,
+        )
     if as_shown is False:
-        said = (said + " " + _("The prompt block came out otherwise than the dry run showed "
-                               "(the agent wrote meanwhile): it is now %(num)d characters.",
-                               num=len(block)), "warn")
+        said = (
+            said
+            + " "
+            + _(
+                "The prompt block came out otherwise than the dry run showed "
+                "(the agent wrote meanwhile): it is now %(num)d characters.",
+                num=len(block),
+            ),
+            "warn",
+        )
     if wants_json():
-        return twin({"outcome": "done", "action": action, "count": len(done), "rows": done,
-                     "named_twice": twice,
-                     "stable_block_chars": len(block), "effect_as_shown": as_shown,
-                     "message": said if isinstance(said, str) else said[0]})
+        return twin(
+            {
+                "outcome": "done",
+                "action": action,
+                "count": len(done),
+                "rows": done,
+                "named_twice": twice,
+                "stable_block_chars": len(block),
+                "effect_as_shown": as_shown,
+                "message": said if isinstance(said, str) else said[0],
+            }
+        )
     back = _query(values)
     if wants_fragment():
-        return render("memories/index.html", "memories/_list.html", said=said, bulk_done=said,
-                      **list_context(MultiDict([(k, v) for k, v in values.items(multi=True)
-                                                if k in FILTER_FIELDS])))
+        return render(
+            "memories/index.html",
+            "memories/_list.html",
+            said=said,
+            bulk_done=said,
+            **list_context(MultiDict([(k, v) for k, v in values.items(multi=True) if k in FILTER_FIELDS])),
+        )
     return render("memories/bulk_done.html", None, said=said, done=done, action=action, back=back)
 
 
@@ -234,9 +291,15 @@ def _conflict(values, moved: bulk.BulkConflict):
     changed = {(s, i) for s, i, _w in moved.rows}
     unchanged = [v for v in values.getlist("rows") if tuple(v.split(":")[:2]) not in changed]
     if wants_json():
-        return twin({"outcome": "conflict", "message": message,
-                     "rows": [{"store": s, "id": i, "why": w} for s, i, w in moved.rows],
-                     "unchanged": len(unchanged)}, 409)
+        return twin(
+            {
+                "outcome": "conflict",
+                "message": message,
+                "rows": [{"store": s, "id": i, "why": w} for s, i, w in moved.rows],
+                "unchanged": len(unchanged),
+            },
+            409,
+        )
     # The dry run again, as the files are now, with the rows that moved named.
     try:
         fresh = bulk.plan(stores(), block_effects.snapshot(fresh=True), *_replan_args(values))
@@ -245,25 +308,44 @@ def _conflict(values, moved: bulk.BulkConflict):
     ctx = _plan_context(fresh, values, said=(message, "bad"))
     ctx["moved"] = moved.rows
     # The offer: the same Apply with ``partial``, for the rows that did not change.
-    ctx["partial"] = {"rows": values.getlist("rows"),
-                      "unchanged": len(unchanged)} if unchanged else None
+    ctx["partial"] = {"rows": values.getlist("rows"), "unchanged": len(unchanged)} if unchanged else None
     return _answer_plan(ctx, 409)
 
 
 def _partly(values, action, tag, to, done, left):
     """Applied to the rows that did not change; the dry run again for those that did."""
-    said = _said(action, len(done), tag, to) + " " + ngettext(
-        "%(num)d memory changed meanwhile and was left as it is: here is its dry run again.",
-        "%(num)d memories changed meanwhile and were left as they are: here is their dry run again.",
-        len(left))
-    fresh = bulk.plan(stores(), block_effects.snapshot(fresh=True), action,
-                      bulk.named_rows(stores(), [(s, i) for s, i, _w in left]), None, tag, to)
+    said = (
+        _said(action, len(done), tag, to)
+        + " "
+        + ngettext(
+            "%(num)d memory changed meanwhile and was left as it is: here is its dry run again.",
+            "%(num)d memories changed meanwhile and were left as they are: here is their dry run again.",
+            len(left),
+        )
+    )
+    fresh = bulk.plan(
+        stores(),
+        block_effects.snapshot(fresh=True),
+        action,
+        bulk.named_rows(stores(), [(s, i) for s, i, _w in left]),
+        None,
+        tag,
+        to,
+    )
     ctx = _plan_context(fresh, values, said=(said, "warn"))
     ctx["moved"] = left
     if wants_json():
-        return twin({"outcome": "partly_done", "action": action, "count": len(done), "rows": done,
-                     "message": said, "replan": fresh.to_dict(),
-                     "moved": [{"store": s, "id": i, "why": w} for s, i, w in left]})
+        return twin(
+            {
+                "outcome": "partly_done",
+                "action": action,
+                "count": len(done),
+                "rows": done,
+                "message": said,
+                "replan": fresh.to_dict(),
+                "moved": [{"store": s, "id": i, "why": w} for s, i, w in left],
+            }
+        )
     return _answer_plan(ctx)
 
 
@@ -276,42 +358,78 @@ def _replan_args(values):
 def _purge(values, posted):
     """Start the verified purge of the confirmed rows as a forget job (it polls its progress)."""
     if (values.get("confirm") or "").strip() != str(len(posted)):
-        abort(400, ngettext("To confirm, type the number of memories to purge (%(num)d). Nothing was changed.",
-                            "To confirm, type the number of memories to purge (%(num)d). Nothing was changed.",
-                            len(posted)))
+        abort(
+            400,
+            ngettext(
+                "To confirm, type the number of memories to purge (%(num)d). Nothing was changed.",
+                "To confirm, type the number of memories to purge (%(num)d). Nothing was changed.",
+                len(posted),
+            ),
+        )
     runs, refs = {}, {r.key: r for r in stores()}
     for store in sorted({p.store for p in posted}):
         try:
             runs[store] = purge.confirmed(refs[store], values.get(f"fingerprint_{store}") or "", ())
         except ValueError:
-            abort(400, _("The dry run's fingerprint is missing or damaged: review the changes "
-                         "again. Nothing was changed."))
+            abort(
+                400,
+                _(
+                    "The dry run's fingerprint is missing or damaged: review the changes "
+                    "again. Nothing was changed."
+                ),
+            )
         named = {r.id for r in runs[store] if r.kind == "memory"}
         if named != {p.id for p in posted if p.store == store}:
             abort(400, _("The rows and the dry run's fingerprint disagree: review the changes again."))
         changed = purge.check(refs[store], runs[store]).changed
         if changed:
-            abort(409, ngettext("%(num)d of the rows you confirmed changed since the dry run. "
-                                "Review the changes again. Nothing was changed.",
-                                "%(num)d of the rows you confirmed changed since the dry run. "
-                                "Review the changes again. Nothing was changed.", len(changed)))
+            abort(
+                409,
+                ngettext(
+                    "%(num)d of the rows you confirmed changed since the dry run. "
+                    "Review the changes again. Nothing was changed.",
+                    "%(num)d of the rows you confirmed changed since the dry run. "
+                    "Review the changes again. Nothing was changed.",
+                    len(changed),
+                ),
+            )
     jobs = current_app.extensions["forget_jobs"]
 
     def work(job):
         return {"results": bulk_apply.purge_all(refs, runs, job)}
+
     try:
         job = jobs.start("bulk purge", list(runs), work)
     except Busy as busy:
         abort(409, str(busy))
     from ..forget.jobs import job_dict
+
     if wants_json():
-        return twin({"outcome": "started", "action": "purge", "count": len(posted),
-                     "job": job_dict(job), "message": ngettext(
-                         "Purging %(num)d memory; the job's page says when it is verified.",
-                         "Purging %(num)d memories; the job's page says when it is verified.",
-                         len(posted))}, 202 if job.state == "running" else 200)
+        return twin(
+            {
+                "outcome": "started",
+                "action": "purge",
+                "count": len(posted),
+                "job": job_dict(job),
+                "message": ngettext(
+                    "Purging %(num)d memory; the job's page says when it is verified.",
+                    "Purging %(num)d memories; the job's page says when it is verified.",
+                    len(posted),
+                ),
+            },
+            202 if job.state == "running" else 200,
+        )
     if wants_fragment():
-        return render("forget/job.html", "forget/_job.html", job=job, view=job_dict(job), first=True, said=ngettext(
-            "Purging %(num)d memory; the result shows here when it is verified.",
-            "Purging %(num)d memories; the result shows here when it is verified.", len(posted)))
+        return render(
+            "forget/job.html",
+            "forget/_job.html",
+            job=job,
+            view=job_dict(job),
+            first=True,
+            said=ngettext(
+                "Purging %(num)d memory; the result shows here when it is verified.",
+                "Purging %(num)d memories; the result shows here when it is verified.",
+                len(posted),
+            ),
+        )
     return redirect(url_for("forget.job", job_id=job.id), 303)

@@ -28,12 +28,12 @@ from flask_babel import gettext as _
 
 from ...actions import curation
 from ...actions import restore as restoring
-from .. import block_effects, resolve
 from ...store import get_memory
 from ...store.writes import Expect
 from ...web import store_by_key, stores, twin, wants_fragment, wants_json, whole_number
-from .page import actions_for, page_in_place
+from .. import block_effects, resolve
 from ..outcomes import ID, Blocked, Outcome, failure, form_values, go_to, read_back, require_writable
+from .page import actions_for, page_in_place
 
 MAX_TAGS_CHARS = 2000
 _TYPE = re.compile(r"[A-Za-z0-9_-]{1,40}")
@@ -44,12 +44,18 @@ _TOKEN = re.compile(r"(\d{1,7})-[0-9a-f]{12}")
 def _expect(values) -> Expect:
     updated_at, row = values.get("updated_at"), values.get("row")
     if not updated_at or not isinstance(updated_at, str):
-        raise Blocked(400, _("The form did not say which version you saw (missing 'updated_at'); "
-                             "reload the page."))
+        raise Blocked(
+            400, _("The form did not say which version you saw (missing 'updated_at'); reload the page.")
+        )
     counter = values.get("change")
     if counter is not None and str(counter) != "none" and whole_number(str(counter)) is None:
-        raise Blocked(400, _("'change' must be a store change counter (a number or 'none'); it is "
-                             "accepted from older scripts and not checked."))
+        raise Blocked(
+            400,
+            _(
+                "'change' must be a store change counter (a number or 'none'); it is "
+                "accepted from older scripts and not checked."
+            ),
+        )
     if row is not None and not (isinstance(row, str) and _FINGERPRINT.fullmatch(row)):
         raise Blocked(400, _("'row' must be the row's fingerprint as the page gave it."))
     return Expect(updated_at=updated_at, row=row)
@@ -104,14 +110,26 @@ def _run(store: str, memory_id: str, action: str) -> Outcome:
         require_writable(store)
         if action == "delete":
             curation.delete(stores(), store, memory_id, expect)
-            return Outcome(memory_id, "deleted", _("Deleted memory %(id)s (soft delete).", id=memory_id),
-                           memory_id=memory_id, memory_store=store, event="soft_delete",
-                           shown_effect=shown)
+            return Outcome(
+                memory_id,
+                "deleted",
+                _("Deleted memory %(id)s (soft delete).", id=memory_id),
+                memory_id=memory_id,
+                memory_store=store,
+                event="soft_delete",
+                shown_effect=shown,
+            )
         if action == "restore":
             saved = restoring.restore(stores(), store, memory_id, expect)
-            return Outcome(memory_id, "restored", _("Restored memory %(id)s: agentao sees it again.", id=memory_id),
-                           memory_id=saved.memory_id, memory_store=store, event=saved.event,
-                           shown_effect=shown)
+            return Outcome(
+                memory_id,
+                "restored",
+                _("Restored memory %(id)s: agentao sees it again.", id=memory_id),
+                memory_id=saved.memory_id,
+                memory_store=store,
+                event=saved.event,
+                shown_effect=shown,
+            )
         if action == "edit":
             value = values.get("value")
             if not isinstance(value, str):
@@ -120,22 +138,35 @@ def _run(store: str, memory_id: str, action: str) -> Outcome:
             row = get_memory(store_by_key(store), memory_id)[0]
             tags, type_ = _tags(values, row.tags if row else ()), _type(values)
             if row is None or values.get("effect_for") not in (
-                    None, _edit_key(value, tags, type_ or row.type)):
-                shown = None   # the effect shown was for other values than these
+                None,
+                _edit_key(value, tags, type_ or row.type),
+            ):
+                shown = None  # the effect shown was for other values than these
             saved = curation.edit(stores(), store, memory_id, value, tags, type_, expect)
-            return Outcome(memory_id, "edited", _("Saved memory %(id)s.", id=memory_id),
-                           memory_id=saved.memory_id, memory_store=store, event=saved.event,
-                           shown_effect=shown)
+            return Outcome(
+                memory_id,
+                "edited",
+                _("Saved memory %(id)s.", id=memory_id),
+                memory_id=saved.memory_id,
+                memory_store=store,
+                event=saved.event,
+                shown_effect=shown,
+            )
         target = values.get("target")
         if not target:
             raise Blocked(400, _("The form did not say what the move would overwrite; reload the page."))
         to = "project" if store == "user" else "user"
         require_writable(to)
         saved = curation.move(stores(), store, memory_id, expect, target)
-        return Outcome(memory_id, "moved", _("Moved to the %(store)s store as memory %(id)s.", store=to,
-                                                   id=saved.memory_id),
-                       memory_id=saved.memory_id, memory_store=to, event=saved.event,
-                       shown_effect=shown)
+        return Outcome(
+            memory_id,
+            "moved",
+            _("Moved to the %(store)s store as memory %(id)s.", store=to, id=saved.memory_id),
+            memory_id=saved.memory_id,
+            memory_store=to,
+            event=saved.event,
+            shown_effect=shown,
+        )
     except Exception as exc:  # noqa: BLE001 - failure() re-raises what it does not know
         return failure(memory_id, exc)
 
@@ -153,21 +184,34 @@ def _answer(store: str, memory_id: str, outcome: Outcome, action: str = ""):
     if action in IN_PLACE and wants_fragment():
         answer = page_in_place(store, memory_id, outcome, shown)
         if answer is not None:
-            answer.status_code = outcome.status   # a failure is said inside; htmx swaps it
+            answer.status_code = outcome.status  # a failure is said inside; htmx swaps it
             return answer
     if outcome.ok:
         # done= makes the actions partial report the block's size read back from the files;
         # shown= the size the page had predicted, when the block came out otherwise.
-        where = url_for("memories.detail", fmt="html", store=outcome.memory_store,
-                        memory_id=outcome.memory_id, done=outcome.outcome, shown=shown)
+        where = url_for(
+            "memories.detail",
+            fmt="html",
+            store=outcome.memory_store,
+            memory_id=outcome.memory_id,
+            done=outcome.outcome,
+            shown=shown,
+        )
         return go_to(where, wants_fragment())
     ref = store_by_key(store)
     memory = get_memory(ref, memory_id)[0] if ref is not None and ref.exists else None
     if wants_fragment():
-        return render_template("memories/_actions.html", memory=memory, outcome=outcome,
-                               cur=_cur(memory)), outcome.status
-    return render_template("memories/action_result.html", memory=memory, outcome=outcome,
-                           cur=_cur(memory), store=store, memory_id=memory_id), outcome.status
+        return render_template(
+            "memories/_actions.html", memory=memory, outcome=outcome, cur=_cur(memory)
+        ), outcome.status
+    return render_template(
+        "memories/action_result.html",
+        memory=memory,
+        outcome=outcome,
+        cur=_cur(memory),
+        store=store,
+        memory_id=memory_id,
+    ), outcome.status
 
 
 def _cur(memory):
@@ -192,12 +236,16 @@ def effect(store: str, memory_id: str):
     except Blocked as bad:
         abort(bad.status, str(bad))
     found, problem = block_effects.for_edit(memory, value, tags, type_)
-    edit = {"value": value, "tags": ", ".join(tags), "type": type_ or memory.type,
-            "effect": found, "problem": problem, "key": _edit_key(value, tags, type_ or memory.type)}
+    edit = {
+        "value": value,
+        "tags": ", ".join(tags),
+        "type": type_ or memory.type,
+        "effect": found,
+        "problem": problem,
+        "key": _edit_key(value, tags, type_ or memory.type),
+    }
     if wants_json():
         return twin({"effect": found.to_dict() if found else None, "refusal": problem})
     if wants_fragment():
-        return render_template("memories/_actions.html", memory=memory, edit=edit,
-                               cur=actions_for(memory))
-    return render_template("memories/edit_effect.html", memory=memory, edit=edit,
-                           cur=actions_for(memory))
+        return render_template("memories/_actions.html", memory=memory, edit=edit, cur=actions_for(memory))
+    return render_template("memories/edit_effect.html", memory=memory, edit=edit, cur=actions_for(memory))

@@ -24,8 +24,7 @@ from ..findings import current_report, flags_by_row
 def stable_fitted():
     """The engine's fitted stable selection for a new session, from the files as they are."""
     snap = snapshot(statuses())
-    return stable_view(snap.project, snap.user, snap.summaries, cache=snap.cache,
-                       version=snap.version)[1]
+    return stable_view(snap.project, snap.user, snap.summaries, cache=snap.cache, version=snap.version)[1]
 
 
 def in_every_prompt() -> set[tuple[str, str]]:
@@ -50,9 +49,15 @@ def flags(store: str, memory_id: str, by_row: dict | None = None) -> list[dict]:
     families: dict[str, dict] = {}
     for item in found:
         cat = item.finding.category
-        fam = families.setdefault(cat, {"category": cat, "rules": [], "why": [],
-                                        "href": url_for("findings.index", fmt="html", store=store,
-                                                        category=cat, row=memory_id)})
+        fam = families.setdefault(
+            cat,
+            {
+                "category": cat,
+                "rules": [],
+                "why": [],
+                "href": url_for("findings.index", fmt="html", store=store, category=cat, row=memory_id),
+            },
+        )
         if item.finding.rule not in fam["rules"]:
             fam["rules"].append(item.finding.rule)
             fam["why"].append(why_text(item.finding))
@@ -63,9 +68,13 @@ def row_marks(items) -> dict[tuple[str, str], dict]:
     """For each listed memory: whether it is in every prompt, and its finding badges."""
     shown = in_every_prompt()
     by_row = report_flags()
-    return {(m.store, m.id): {"in_prompt": m.deleted_at is None and (m.store, m.id) in shown,
-                              "flags": flags(m.store, m.id, by_row)}
-            for m in items}
+    return {
+        (m.store, m.id): {
+            "in_prompt": m.deleted_at is None and (m.store, m.id) in shown,
+            "flags": flags(m.store, m.id, by_row),
+        }
+        for m in items
+    }
 
 
 def why_picked(because: str) -> str:
@@ -80,7 +89,7 @@ def why_picked(because: str) -> str:
     return because
 
 
-TITLE_SHOWN = 80   # of a title quoted in the status line
+TITLE_SHOWN = 80  # of a title quoted in the status line
 
 
 def said_after(done: str | None, memory, cur: dict):
@@ -94,23 +103,33 @@ def said_after(done: str | None, memory, cur: dict):
     """
     title = (memory.title or memory.key_normalized or "")[:TITLE_SHOWN]
     if done == "deleted" and not memory.live:
-        text = _("Deleted '%(title)s'. The agent no longer sees it; its text stays on disk "
-                 "until you forget it for good.", title=title)
+        text = _(
+            "Deleted '%(title)s'. The agent no longer sees it; its text stays on disk "
+            "until you forget it for good.",
+            title=title,
+        )
         back = cur.get("restore")
         if not cur.get("writable") or back is None or back.problem is not None:
             return (text, "ok")
-        return (text, "ok", {"action": url_for("memories.curate", store=memory.store,
-                                               memory_id=memory.id, action="restore"),
-                             "fields": {"updated_at": memory.updated_at, "row": cur["row"]},
-                             "target": "memory-page", "label": _("Undo"),
-                             "name": "restore"})
+        return (
+            text,
+            "ok",
+            {
+                "action": url_for(
+                    "memories.curate", store=memory.store, memory_id=memory.id, action="restore"
+                ),
+                "fields": {"updated_at": memory.updated_at, "row": cur["row"]},
+                "target": "memory-page",
+                "label": _("Undo"),
+                "name": "restore",
+            },
+        )
     if done == "restored" and memory.live:
         return _("Restored '%(title)s'. The agent sees it again.", title=title)
     if done == "edited" and memory.live:
         return _("Saved your changes to '%(title)s'.", title=title)
     if done == "moved" and memory.live:
-        return _("Moved '%(title)s': it is now kept in the %(store)s store.", title=title,
-                 store=memory.store)
+        return _("Moved '%(title)s': it is now kept in the %(store)s store.", title=title, store=memory.store)
     if done == "added" and memory.live:
         return _("Saved '%(title)s'.", title=title)
     return None

@@ -9,17 +9,14 @@ import re
 from flask import abort, request, url_for
 from flask_babel import gettext as _
 
-from .. import block_effects, resolve
-from . import marks as memory_marks
 from ...actions import curation
 from ...actions import restore as restoring
 from ...contract import KNOWN_TYPES
 from ...engine.reach import memory_reach
-from ...store import SORTS, MemoryFilters, get_memory, list_memories
-from ...store import writes
-from ...web import (readable_refs, render, status_of, statuses, store_by_key, stores, whole_number,
-                    workspace)
-from ...store import MAX_PER_PAGE
+from ...store import MAX_PER_PAGE, SORTS, MemoryFilters, get_memory, list_memories, writes
+from ...web import readable_refs, render, status_of, statuses, store_by_key, stores, whole_number, workspace
+from .. import block_effects, resolve
+from . import marks as memory_marks
 
 DONE = ("deleted", "edited", "moved", "added", "restored")
 MAX_FILTER_CHARS = 200
@@ -28,6 +25,7 @@ _ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 def parse_filters(args) -> MemoryFilters:
     """Query string -> filters; a bad value is a 400 with the reason."""
+
     def text(name):
         value = (args.get(name) or "").strip()
         if len(value) > MAX_FILTER_CHARS:
@@ -40,8 +38,15 @@ def parse_filters(args) -> MemoryFilters:
             return default
         value = whole_number(raw)
         if value is None or not low <= value <= high:
-            abort(400, _("'%(name)s' must be a whole number from %(low)d to %(high)d.", name=name,
-                             low=low, high=high))
+            abort(
+                400,
+                _(
+                    "'%(name)s' must be a whole number from %(low)d to %(high)d.",
+                    name=name,
+                    low=low,
+                    high=high,
+                ),
+            )
         return value
 
     scope = text("scope")
@@ -57,31 +62,52 @@ def parse_filters(args) -> MemoryFilters:
     if deleted not in ("0", "1"):
         abort(400, _("'deleted' must be 0 or 1."))
     return MemoryFilters(
-        scope=scope, type=text("type"), source=text("source"), confidence=text("confidence"),
-        tag=text("tag"), q=text("q"), include_deleted=deleted == "1", sort=sort,
-        descending=order == "desc", page=number("page", 1, 1, 10**6),
-        per_page=number("per_page", 50, 1, MAX_PER_PAGE))
+        scope=scope,
+        type=text("type"),
+        source=text("source"),
+        confidence=text("confidence"),
+        tag=text("tag"),
+        q=text("q"),
+        include_deleted=deleted == "1",
+        sort=sort,
+        descending=order == "desc",
+        page=number("page", 1, 1, 10**6),
+        per_page=number("per_page", 50, 1, MAX_PER_PAGE),
+    )
 
 
 def list_context(args, choices: bool = True) -> dict:
     """The list's context for these query arguments (also the list a bulk action refreshes).
     ``choices``: a page for people (filter choices, badges); the twin keeps the rows as stored."""
     filters = parse_filters(args)
-    page = list_memories(readable_refs(), filters,
-                         choices=("type", "source", "confidence") if choices else ())
+    page = list_memories(
+        readable_refs(), filters, choices=("type", "source", "confidence") if choices else ()
+    )
     marks = memory_marks.row_marks(page.items) if choices else {}
-    return dict(page=page, filters=filters, choices=page.choices, sorts=list(SORTS),
-                problems=page.problems, marks=marks, term=memory_marks.Terms())
+    return dict(
+        page=page,
+        filters=filters,
+        choices=page.choices,
+        sorts=list(SORTS),
+        problems=page.problems,
+        marks=marks,
+        term=memory_marks.Terms(),
+    )
 
 
 def list_json(ctx) -> dict:
     page = ctx["page"]
     # The banners' problems (every page shows them) beside the ones this list met.
     problems = {st.ref.key: st.problem for st in statuses() if st.problem} | ctx["problems"]
-    return {"filters": ctx["filters"].__dict__, "total": page.total, "page": page.page,
-            "pages": page.pages, "per_page": page.per_page, "items": page.items,
-            "problems": [{"store": key, "kind": p.kind, "message": str(p)}
-                         for key, p in problems.items()]}
+    return {
+        "filters": ctx["filters"].__dict__,
+        "total": page.total,
+        "page": page.page,
+        "pages": page.pages,
+        "per_page": page.per_page,
+        "items": page.items,
+        "problems": [{"store": key, "kind": p.kind, "message": str(p)} for key, p in problems.items()],
+    }
 
 
 def reach(memory, entry) -> dict:
@@ -98,8 +124,9 @@ def _stable_entry(memory):
     return memory_marks.stable_fitted().find(memory)
 
 
-def detail_context(store: str, memory_id: str, fmt: str = "html", done: str | None = None,
-                   shown: int | None = None) -> dict:
+def detail_context(
+    store: str, memory_id: str, fmt: str = "html", done: str | None = None, shown: int | None = None
+) -> dict:
     """What a memory's page shows: the row, how it reaches the agent, its findings, its forms.
 
     Also the context of the fragment a delete or restore answers htmx with
@@ -114,11 +141,16 @@ def detail_context(store: str, memory_id: str, fmt: str = "html", done: str | No
     if fmt == "json":
         return {"memory": memory, "events": events, "reach": info}
     cur = actions_for(memory, done, shown)
-    return {"memory": memory, "events": events, "reach": info, "cur": cur,
-            "why_picked": memory_marks.why_picked(entry.because) if entry is not None else None,
-            "flags": memory_marks.flags(memory.store, memory.id),
-            "focus": request.args.get("field") if request.args.get("field") in FIELDS else None,
-            "said": memory_marks.said_after(cur["done"], memory, cur)}
+    return {
+        "memory": memory,
+        "events": events,
+        "reach": info,
+        "cur": cur,
+        "why_picked": memory_marks.why_picked(entry.because) if entry is not None else None,
+        "flags": memory_marks.flags(memory.store, memory.id),
+        "focus": request.args.get("field") if request.args.get("field") in FIELDS else None,
+        "said": memory_marks.said_after(cur["done"], memory, cur),
+    }
 
 
 # ?field= names the edit form's field a "fix" link lands on (the findings' edit links).
@@ -127,8 +159,13 @@ FIELDS = ("content", "title", "tags")
 
 def _exists(store: str, memory_id: str) -> bool:
     ref = store_by_key(store)
-    return (ref is not None and _ID.fullmatch(memory_id) is not None and ref.exists
-            and status_of(store).problem is None and get_memory(ref, memory_id)[0] is not None)
+    return (
+        ref is not None
+        and _ID.fullmatch(memory_id) is not None
+        and ref.exists
+        and status_of(store).problem is None
+        and get_memory(ref, memory_id)[0] is not None
+    )
 
 
 def page_in_place(store: str, memory_id: str, outcome, shown: str | None):
@@ -137,11 +174,14 @@ def page_in_place(store: str, memory_id: str, outcome, shown: str | None):
     or the failure inside it.  None when there is no row to show (the caller answers)."""
     if not (outcome.ok or _exists(store, memory_id)):
         return None
-    ctx = detail_context(store, outcome.memory_id if outcome.ok else memory_id,
-                         done=outcome.outcome if outcome.ok else "",
-                         shown=whole_number(shown) if shown is not None else None)
+    ctx = detail_context(
+        store,
+        outcome.memory_id if outcome.ok else memory_id,
+        done=outcome.outcome if outcome.ok else "",
+        shown=whole_number(shown) if shown is not None else None,
+    )
     if not outcome.ok:
-        ctx["outcome"] = outcome   # said inside the actions, where the failed form was
+        ctx["outcome"] = outcome  # said inside the actions, where the failed form was
     return render("memories/detail.html", "memories/_page.html", **ctx)
 
 
@@ -154,17 +194,24 @@ def write_fields(memory, status) -> dict:
     ``target``, the fingerprint of the row it would overwrite (the move form's).
     """
     from ...actions.curation import plan_move
-    from ...store.writes import fingerprint
     from ...actions.restore import plan_restore
+    from ...store.writes import fingerprint
+
     move = plan_move(stores(), memory) if memory.live else None
     back = plan_restore(stores(), memory) if not memory.live else None
-    return {"updated_at": memory.updated_at, "row": fingerprint(memory),
-            "change": status.change_counter, "writable": status.writable and memory.live,
-            "target": move.target_fingerprint if move is not None and move.problem is None else None,
-            "move_problem": move.problem if move is not None else None,
-            "restore_problem": back.problem if back is not None else None,
-            "actions": {a: url_for("memories.curate", store=memory.store, memory_id=memory.id, action=a)
-                        for a in ("edit", "delete", "move", "restore")}}
+    return {
+        "updated_at": memory.updated_at,
+        "row": fingerprint(memory),
+        "change": status.change_counter,
+        "writable": status.writable and memory.live,
+        "target": move.target_fingerprint if move is not None and move.problem is None else None,
+        "move_problem": move.problem if move is not None else None,
+        "restore_problem": back.problem if back is not None else None,
+        "actions": {
+            a: url_for("memories.curate", store=memory.store, memory_id=memory.id, action=a)
+            for a in ("edit", "delete", "move", "restore")
+        },
+    }
 
 
 def actions_for(memory, done: str | None = None, shown: int | None = None) -> dict:
@@ -179,13 +226,22 @@ def actions_for(memory, done: str | None = None, shown: int | None = None) -> di
         shown = whole_number(request.args.get("shown"))
     status = status_of(memory.store)
     live = memory.live and status.readable
-    other = next((st.problem for st in statuses() if st.ref.key != memory.store
-                  and st.problem is not None and st.problem.kind != "missing"), None)
+    other = next(
+        (
+            st.problem
+            for st in statuses()
+            if st.ref.key != memory.store and st.problem is not None and st.problem.kind != "missing"
+        ),
+        None,
+    )
     move = curation.plan_move(stores(), memory, other) if live else None
-    show = live and status.writable   # the effects sit next to the forms, shown only with them
+    show = live and status.writable  # the effects sit next to the forms, shown only with them
     # A soft-deleted row offers a restore (an undo for delete) when nothing holds its key.
-    back = (restoring.plan_restore(stores(), memory)
-            if not memory.live and status.readable and status.writable else None)
+    back = (
+        restoring.plan_restore(stores(), memory)
+        if not memory.live and status.readable and status.writable
+        else None
+    )
     done = done if done in DONE else None
     return {
         "row": writes.fingerprint(memory),
@@ -194,8 +250,11 @@ def actions_for(memory, done: str | None = None, shown: int | None = None) -> di
         "move": move,
         "delete_effect": block_effects.for_delete(memory) if show else None,
         "restore": back,
-        "restore_effect": (restoring.restore_effect(block_effects.snapshot(), back)
-                           if back is not None and back.problem is None else None),
+        "restore_effect": (
+            restoring.restore_effect(block_effects.snapshot(), back)
+            if back is not None and back.problem is None
+            else None
+        ),
         "move_effect": block_effects.for_move(memory, move) if show else None,
         "done": done,
         "size_now": block_effects.size_now() if done else None,

@@ -26,20 +26,19 @@ from flask_babel import gettext as _
 
 from ... import clock
 from ...engine import preview, tokenizer_for
-from ...engine.results import EVICTED_SHOWN
-from ...engine.results import CANDIDATES_PER_PAGE
-from .answer import BECAUSE, Words, answer, why_text
+from ...engine.results import CANDIDATES_PER_PAGE, EVICTED_SHOWN
 from ...pictures import candidate_scores
 from ...preview_source import snapshot
 from ...store.rows import whole_number
 from ...web import page, page_route, statuses, twin
+from .answer import BECAUSE, Words, answer, why_text
 
 bp = Blueprint("preview", __name__)
 
-SHOWN_CANDIDATES = 100   # the HTML table; the JSON twin pages them (candidates_page, per_page)
+SHOWN_CANDIDATES = 100  # the HTML table; the JSON twin pages them (candidates_page, per_page)
 SHOWN_NEVER = 200
 MAX_FIELD = 4000
-MAX_MESSAGES = 1000      # agentao reads the last 10; more is someone's whole log
+MAX_MESSAGES = 1000  # agentao reads the last 10; more is someone's whole log
 MAX_HINTS = 200
 MAX_PER_PAGE = 200
 
@@ -50,9 +49,9 @@ class Question:
 
     q: str
     messages_text: str
-    messages: tuple            # oldest first: agentao message objects, or strings (one per line)
-    messages_format: str       # "json" (a list of message objects) or "lines"
-    context_hints: tuple[str, ...] | None   # given directly; None = from the messages
+    messages: tuple  # oldest first: agentao message objects, or strings (one per line)
+    messages_format: str  # "json" (a list of message objects) or "lines"
+    context_hints: tuple[str, ...] | None  # given directly; None = from the messages
     session: str
     asof: datetime
     asof_text: str
@@ -60,7 +59,7 @@ class Question:
     page: int = 1
     per_page: int = CANDIDATES_PER_PAGE
     error: str = ""
-    go: bool = False           # asked with the Preview button: the answer takes the focus
+    go: bool = False  # asked with the Preview button: the answer takes the focus
 
 
 def _values():
@@ -70,8 +69,13 @@ def _values():
         return request.args
     body = request.get_json(silent=True)
     if not isinstance(body, dict):
-        abort(400, _('POST a JSON object, e.g. %(example)s; nothing else is read.',
-                     example='{"q": "…", "messages": [{"role": "user", "content": "…"}]}'))
+        abort(
+            400,
+            _(
+                "POST a JSON object, e.g. %(example)s; nothing else is read.",
+                example='{"q": "…", "messages": [{"role": "user", "content": "…"}]}',
+            ),
+        )
     return body
 
 
@@ -114,12 +118,18 @@ def _messages(values) -> tuple[str, tuple, str]:
             pass
     if isinstance(found, list):
         if len(found) > MAX_MESSAGES or not all(isinstance(m, dict) for m in found):
-            abort(400, _("'messages' as JSON must be a list of at most %(num)d message objects "
-                         "like %(example)s.", num=MAX_MESSAGES, example='{"role": "user", "content": "…"}'))
-        return text[:MAX_FIELD * 4], tuple(found), "json"
+            abort(
+                400,
+                _(
+                    "'messages' as JSON must be a list of at most %(num)d message objects like %(example)s.",
+                    num=MAX_MESSAGES,
+                    example='{"role": "user", "content": "…"}',
+                ),
+            )
+        return text[: MAX_FIELD * 4], tuple(found), "json"
     if found is not None and not isinstance(found, str):
         abort(400, _("'messages' must be a JSON list of message objects or text, one message a line."))
-    text = text[:MAX_FIELD * 4]
+    text = text[: MAX_FIELD * 4]
     return text, tuple(line for line in text.splitlines() if line.strip()), "lines"
 
 
@@ -150,19 +160,30 @@ def _question(values) -> Question:
             asof = datetime.fromisoformat(raw.replace("Z", "+00:00"))
             if asof.tzinfo is None:  # the form's datetime-local field is read as UTC
                 asof = asof.replace(tzinfo=timezone.utc)
-            asof.astimezone(timezone.utc)   # 0001-01-01T00:00+01:00 is before year 1 in UTC
+            asof.astimezone(timezone.utc)  # 0001-01-01T00:00+01:00 is before year 1 in UTC
         except ValueError:
             asof, error = now, _("“as of” is not a date and time: %(value)s; using now.", value=repr(raw))
         except OverflowError:
-            asof, error = now, _("“as of” %(value)s is outside the years 1 to 9999 in UTC; using now.",
-                                 value=repr(raw))
+            asof, error = (
+                now,
+                _("“as of” %(value)s is outside the years 1 to 9999 in UTC; using now.", value=repr(raw)),
+            )
     shown = asof.astimezone(timezone.utc).replace(tzinfo=None).isoformat(timespec="seconds")
-    return Question(q, text, messages, kind,
-                    None if hints is None else tuple(h[:MAX_FIELD] for h in hints),
-                    session, asof, shown, hide,
-                    page=_number(values, "candidates_page", 1, 10**6),
-                    per_page=_number(values, "per_page", CANDIDATES_PER_PAGE, MAX_PER_PAGE),
-                    error=error, go=values.get("go") == "1")
+    return Question(
+        q,
+        text,
+        messages,
+        kind,
+        None if hints is None else tuple(h[:MAX_FIELD] for h in hints),
+        session,
+        asof,
+        shown,
+        hide,
+        page=_number(values, "candidates_page", 1, 10**6),
+        per_page=_number(values, "per_page", CANDIDATES_PER_PAGE, MAX_PER_PAGE),
+        error=error,
+        go=values.get("go") == "1",
+    )
 
 
 def _diff(before: str, after: str) -> list[tuple[str, str]]:
@@ -187,24 +208,49 @@ def index(fmt: str):
     cjk = current_app.config["CJK"]
 
     def run(hidden):
-        return preview(snap.project, snap.user, snap.summaries, query=ask.q,
-                       messages=ask.messages, context_hints=ask.context_hints,
-                       session_id=ask.session or None, now=ask.asof, hidden_ids=hidden,
-                       cache=snap.cache, version=snap.version, tokenizer=tokenizer_for(cjk))
+        return preview(
+            snap.project,
+            snap.user,
+            snap.summaries,
+            query=ask.q,
+            messages=ask.messages,
+            context_hints=ask.context_hints,
+            session_id=ask.session or None,
+            now=ask.asof,
+            hidden_ids=hidden,
+            cache=snap.cache,
+            version=snap.version,
+            tokenizer=tokenizer_for(cjk),
+        )
 
     after = run(ask.hide)
     before = run(frozenset()) if ask.hide else None
     what_if = None
     if before is not None:
-        what_if = {"stable_before": before.stable_block, "context_before": before.context_block,
-                   "stable_diff": _diff(before.stable_block, after.stable_block),
-                   "context_diff": _diff(before.context_block, after.context_block)}
-    return page(fmt, "preview/index.html", "preview/_result.html", to_json=_json,
-                ask=ask, p=after, what_if=what_if, problems=snap.problems,
-                cjk_setting=cjk, shown_candidates=SHOWN_CANDIDATES, shown_never=SHOWN_NEVER,
-                shown_evicted=EVICTED_SHOWN, answer=answer(after), say=Words(),
-                because_codes=BECAUSE,
-                score_picture=None if fmt == "json" else candidate_scores(after.candidates))
+        what_if = {
+            "stable_before": before.stable_block,
+            "context_before": before.context_block,
+            "stable_diff": _diff(before.stable_block, after.stable_block),
+            "context_diff": _diff(before.context_block, after.context_block),
+        }
+    return page(
+        fmt,
+        "preview/index.html",
+        "preview/_result.html",
+        to_json=_json,
+        ask=ask,
+        p=after,
+        what_if=what_if,
+        problems=snap.problems,
+        cjk_setting=cjk,
+        shown_candidates=SHOWN_CANDIDATES,
+        shown_never=SHOWN_NEVER,
+        shown_evicted=EVICTED_SHOWN,
+        answer=answer(after),
+        say=Words(),
+        because_codes=BECAUSE,
+        score_picture=None if fmt == "json" else candidate_scores(after.candidates),
+    )
 
 
 @bp.post("/preview.json")
@@ -219,17 +265,23 @@ def _json(ctx) -> dict:
     ask, what_if = ctx["ask"], ctx["what_if"]
     data = ctx["p"].to_dict(page=ask.page, per_page=ask.per_page)
     limit = data["budgets"]["context"]["limit"]
-    for c in data["candidates"]:   # the codes stay; the words are added beside them
+    for c in data["candidates"]:  # the codes stay; the words are added beside them
         c["text"] = why_text(c["mark"], c["reasons"], c["rank"], c["cost"], limit)
     data.update(
-        session_id=ask.session or None, problems=ctx["problems"],
-        cjk_setting=ctx["cjk_setting"], messages_format=ask.messages_format,
+        session_id=ask.session or None,
+        problems=ctx["problems"],
+        cjk_setting=ctx["cjk_setting"],
+        messages_format=ask.messages_format,
         messages_count=len(ask.messages),
         context_hints_from="request" if ask.context_hints is not None else "messages",
         text=ctx["answer"].sentences(),
-        what_if=None if what_if is None else {
+        what_if=None
+        if what_if is None
+        else {
             "stable_block_before": what_if["stable_before"],
             "context_block_before": what_if["context_before"],
             "stable_diff": ["".join(d) for d in what_if["stable_diff"]],
-            "context_diff": ["".join(d) for d in what_if["context_diff"]]})
+            "context_diff": ["".join(d) for d in what_if["context_diff"]],
+        },
+    )
     return data

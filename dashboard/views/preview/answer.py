@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from flask_babel import gettext as _, ngettext
+from flask_babel import gettext as _
+from flask_babel import ngettext
 from markupsafe import Markup
 
 from ...engine import recall as rc
@@ -22,7 +23,7 @@ from ...words import explain, label, term
 # The reasons that say why it matched; "explicit" (how it was saved) and "stale_penalty"
 # (what counts against it) are agentao's reasons too, listed in the ranking's table.
 BECAUSE = ("tag_match", "title_overlap", "keyword_match", "content_match", "filepath_hint")
-MISSED_SHOWN = 5       # matches not recalled that the answer names; the table has them all
+MISSED_SHOWN = 5  # matches not recalled that the answer names; the table has them all
 
 
 @dataclass(frozen=True)
@@ -31,54 +32,72 @@ class Why:
 
     memory: Memory
     mark: str
-    reasons: tuple[str, ...]   # agentao's reason codes, in agentao's order
-    why: str                   # why it was / was not recalled, one clause
+    reasons: tuple[str, ...]  # agentao's reason codes, in agentao's order
+    why: str  # why it was / was not recalled, one clause
 
 
 @dataclass(frozen=True)
 class Answer:
-    always_on: int             # memories shown in <memory-stable>
-    left_out: int              # selected for it, left out by the 2,000-character budget
-    summaries: bool            # the block carries the recent session summaries
+    always_on: int  # memories shown in <memory-stable>
+    left_out: int  # selected for it, left out by the 2,000-character budget
+    summaries: bool  # the block carries the recent session summaries
     recalled: tuple[Why, ...]
-    missed: tuple[Why, ...]    # the first MISSED_SHOWN matches not recalled
+    missed: tuple[Why, ...]  # the first MISSED_SHOWN matches not recalled
     missed_more: int
-    unmatched: int             # memories sharing nothing with the message
-    nothing: str               # why nothing is recalled ("" when something is)
-    empty: bool                # no message typed yet
+    unmatched: int  # memories sharing nothing with the message
+    nothing: str  # why nothing is recalled ("" when something is)
+    empty: bool  # no message typed yet
 
     def sentences(self) -> list[str]:
         """The answer as plain sentences, in reading order (the twin's ``text``)."""
         out = [always_on_sentence(self)]
         if self.recalled:
-            out.append(_("Recalled for this message: %(list)s.",
-                         list="; ".join(_("%(title)s (because: %(why)s)",
-                                          title=w.memory.title, why=w.why)
-                                        for w in self.recalled)))
+            out.append(
+                _(
+                    "Recalled for this message: %(list)s.",
+                    list="; ".join(
+                        _("%(title)s (because: %(why)s)", title=w.memory.title, why=w.why)
+                        for w in self.recalled
+                    ),
+                )
+            )
         else:
             out.append(self.nothing)
         if self.missed:
-            out.append(_("Not recalled: %(list)s.",
-                         list="; ".join(_("%(title)s — %(why)s", title=w.memory.title, why=w.why)
-                                        for w in self.missed)))
+            out.append(
+                _(
+                    "Not recalled: %(list)s.",
+                    list="; ".join(
+                        _("%(title)s — %(why)s", title=w.memory.title, why=w.why) for w in self.missed
+                    ),
+                )
+            )
         if self.unmatched and not self.empty:
             out.append(unmatched_sentence(self.unmatched))
         return out
 
 
 def always_on_sentence(a: Answer) -> str:
-    text = ngettext("In the always-on block (every prompt): %(num)d memory.",
-                    "In the always-on block (every prompt): %(num)d memories.", a.always_on)
+    text = ngettext(
+        "In the always-on block (every prompt): %(num)d memory.",
+        "In the always-on block (every prompt): %(num)d memories.",
+        a.always_on,
+    )
     if a.left_out:
-        text += " " + ngettext("%(num)d more is left out by its 2,000-character budget.",
-                               "%(num)d more are left out by its 2,000-character budget.",
-                               a.left_out)
+        text += " " + ngettext(
+            "%(num)d more is left out by its 2,000-character budget.",
+            "%(num)d more are left out by its 2,000-character budget.",
+            a.left_out,
+        )
     return text
 
 
 def unmatched_sentence(n: int) -> str:
-    return ngettext("%(num)d other memory shares no word with your message.",
-                    "%(num)d other memories share no word with your message.", n)
+    return ngettext(
+        "%(num)d other memory shares no word with your message.",
+        "%(num)d other memories share no word with your message.",
+        n,
+    )
 
 
 def reasons_text(reasons) -> str:
@@ -95,11 +114,13 @@ def why_text(mark: str, reasons, rank: int | None, cost: int | None, limit: int)
     if mark == rc.IN_BLOCK:
         return reasons_text(reasons)
     if mark == rc.CUT_TOP_K:
-        return _("score below the cut: it ranks %(rank)d and only the 5 best are recalled",
-                 rank=rank or 0)
+        return _("score below the cut: it ranks %(rank)d and only the 5 best are recalled", rank=rank or 0)
     if mark == rc.CUT_BUDGET:
-        return _("over the %(limit)s-character budget: the recall block was full before it "
-                 "(it needs %(cost)s)", limit=_thousands(limit), cost=_thousands(cost or 0))
+        return _(
+            "over the %(limit)s-character budget: the recall block was full before it (it needs %(cost)s)",
+            limit=_thousands(limit),
+            cost=_thousands(cost or 0),
+        )
     return _("already in the always-on block, so it is not recalled again")
 
 
@@ -122,11 +143,12 @@ def _nothing(p, query: str) -> str:
     if p.recall_note:
         return _("Nothing is recalled: your message has no word agentao can match.")
     if p.recall.eligible:
-        return _("Nothing is recalled: the best match does not fit the %(limit)s-character "
-                 "budget.", limit=_thousands(p.context_budget.limit))
+        return _(
+            "Nothing is recalled: the best match does not fit the %(limit)s-character budget.",
+            limit=_thousands(p.context_budget.limit),
+        )
     if p.recall.excluded:
-        return _("Nothing new is recalled: every memory that matches is in the always-on "
-                 "block already.")
+        return _("Nothing new is recalled: every memory that matches is in the always-on block already.")
     return _("Nothing is recalled: no memory shares a word with your message.")
 
 
@@ -142,15 +164,19 @@ def answer(p) -> Answer:
     recalled = tuple(_why(c, limit) for c in cands if c.mark == rc.IN_BLOCK)
     # Nearest misses first: the budget's, then the ranked ones, then those always on.
     order = {rc.CUT_BUDGET: 0, rc.CUT_TOP_K: 1, rc.EXCLUDED_STABLE: 2}
-    missed = sorted((c for c in cands if c.mark != rc.IN_BLOCK),
-                    key=lambda c: order[c.mark])
+    missed = sorted((c for c in cands if c.mark != rc.IN_BLOCK), key=lambda c: order[c.mark])
     empty = not p.query.strip()
-    return Answer(always_on=shown, left_out=len(p.stable_entries) - shown,
-                  summaries=bool(p.session_tail), recalled=recalled,
-                  missed=tuple(_why(c, limit) for c in missed[:MISSED_SHOWN]),
-                  missed_more=max(0, len(missed) - MISSED_SHOWN),
-                  unmatched=0 if empty else len(p.never_recalled),
-                  nothing="" if recalled else _nothing(p, p.query), empty=empty)
+    return Answer(
+        always_on=shown,
+        left_out=len(p.stable_entries) - shown,
+        summaries=bool(p.session_tail),
+        recalled=recalled,
+        missed=tuple(_why(c, limit) for c in missed[:MISSED_SHOWN]),
+        missed_more=max(0, len(missed) - MISSED_SHOWN),
+        unmatched=0 if empty else len(p.never_recalled),
+        nothing="" if recalled else _nothing(p, p.query),
+        empty=empty,
+    )
 
 
 def note_text(recall_note: str) -> str:
@@ -191,8 +217,11 @@ class Words:
 
     def reason_item(self, code: str):
         """One reason as a list item: its words, its explanation and agentao's code on hover."""
+
         def make():
             why = explain("reason", code)
             return Markup('<li data-reason="{}" title="{}">{}</li>').format(
-                code, f"{why} ({code})" if why else code, label("reason", code))
+                code, f"{why} ({code})" if why else code, label("reason", code)
+            )
+
         return self._once(("reason_item", code), make)

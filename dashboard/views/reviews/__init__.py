@@ -13,26 +13,29 @@ from flask import Blueprint, abort, render_template, request
 from flask_babel import gettext as _
 
 from ... import facts
-from .. import block_effects
-from . import decide as review_decide, edits as review_edits, erase as review_erase, said as review_words
-from .queue import STATUSES, project as _project
-from ...store import writes
 from ...contract import SaveRefused
+from ...store import writes
 from ...web import NAV_BADGES, page, page_route, wants_fragment, whole_number
+from .. import block_effects
 from ..outcomes import ID, Blocked, Outcome
-from .cards import ALL, context as _context
+from . import decide as review_decide
+from . import edits as review_edits
+from . import erase as review_erase
+from . import said as review_words
+from .cards import ALL
+from .cards import context as _context
+from .queue import STATUSES
+from .queue import project as _project
 
 bp = Blueprint("reviews", __name__)
 
-bp.add_url_rule("/reviews/<item_id>/<action>", "decide_one", review_decide.decide_one,
-                methods=["POST"])
+bp.add_url_rule("/reviews/<item_id>/<action>", "decide_one", review_decide.decide_one, methods=["POST"])
 bp.add_url_rule("/reviews/<action>", "decide_many", review_decide.decide_many, methods=["POST"])
 # Reject-and-erase is part of this screen (reviews/erase.py holds the handlers).
 bp.add_url_rule("/reviews/erase", "erase_confirm", review_erase.erase_confirm, methods=["GET"])
 bp.add_url_rule("/reviews/erase", "erase", review_erase.erase, methods=["POST"])
 bp.add_url_rule("/reviews/erased", "erased", review_erase.erased, methods=["GET"])
-bp.add_url_rule("/reviews/erased/<token>/retry", "erase_retry", review_erase.erase_retry,
-                methods=["POST"])
+bp.add_url_rule("/reviews/erased/<token>/retry", "erase_retry", review_erase.erase_retry, methods=["POST"])
 
 
 def _tab() -> str:
@@ -49,8 +52,15 @@ def index(fmt: str):
     said, size = _said_after_redirect()
     # After a decision the keyboard goes on with the first card (a page load honours autofocus).
     ctx["focus_first"] = said is not None
-    return page(fmt, "reviews/index.html", "reviews/_list.html", to_json=_list_json,
-                said=said, stable_after=size, **ctx)
+    return page(
+        fmt,
+        "reviews/index.html",
+        "reviews/_list.html",
+        to_json=_list_json,
+        said=said,
+        stable_after=size,
+        **ctx,
+    )
 
 
 def _said_after_redirect():
@@ -65,9 +75,12 @@ def _said_after_redirect():
     if n != 1 or item is None or item.status != done:
         return review_words.done_counted(done, n), None if block is None else len(block)
     store, _sep, memory_id = (request.args.get("memory") or "").partition(":")
-    said = review_words.decided([Outcome(item.id, done, "", memory_id=memory_id or None,
-                                         memory_store=store or None)], {item.id: item.title},
-                                shown, edited=request.args.get("edited") == "1")
+    said = review_words.decided(
+        [Outcome(item.id, done, "", memory_id=memory_id or None, memory_store=store or None)],
+        {item.id: item.title},
+        shown,
+        edited=request.args.get("edited") == "1",
+    )
     return said, None if block is None else len(block)
 
 
@@ -77,18 +90,29 @@ def _plan_json(plan) -> dict:
 
 def _list_json(ctx) -> dict:
     plans, effects = ctx["plans"], ctx["effects"]
-    return {"status": ctx["status"], "counts": ctx["counts"], "page": ctx["page"],
-            "pages": ctx["pages"], "per_page": ctx["per_page"], "total": ctx["total"],
-            "items": [dict(i.to_dict(), plan=_plan_json(plans[i.id]) if i.id in plans else None,
-                           stable_effect=effects.get(i.id),
-                           # the card's lines in words, beside the codes they come from
-                           consequences=review_words.to_json(review_words.consequences(
-                               plans[i.id], effects.get(i.id))) if i.id in plans else None,
-                           # "plan": only the warnings the plan tells by itself; the rest come
-                           # with the effect, from /reviews/effect.json?id=…
-                           warnings_checked=None if i.id not in plans
-                           else "all" if i.id in effects else "plan")
-                      for i in ctx["items"]]}
+    return {
+        "status": ctx["status"],
+        "counts": ctx["counts"],
+        "page": ctx["page"],
+        "pages": ctx["pages"],
+        "per_page": ctx["per_page"],
+        "total": ctx["total"],
+        "items": [
+            dict(
+                i.to_dict(),
+                plan=_plan_json(plans[i.id]) if i.id in plans else None,
+                stable_effect=effects.get(i.id),
+                # the card's lines in words, beside the codes they come from
+                consequences=review_words.to_json(review_words.consequences(plans[i.id], effects.get(i.id)))
+                if i.id in plans
+                else None,
+                # "plan": only the warnings the plan tells by itself; the rest come
+                # with the effect, from /reviews/effect.json?id=…
+                warnings_checked=None if i.id not in plans else "all" if i.id in effects else "plan",
+            )
+            for i in ctx["items"]
+        ],
+    }
 
 
 @page_route(bp, "/reviews/effect")
@@ -114,10 +138,18 @@ def effect(fmt: str):
         if wants_fragment():
             return render_template("reviews/_item.html", item=item, **ctx)
         return render_template("reviews/edited.html", item=item, **ctx)
-    return page(fmt, "reviews/effect.html", item=item, plan=ctx["plans"][item.id],
-                effect=ctx["effects"].get(item.id),
-                to_json=lambda ctx: {"id": ctx["item"].id, "plan": _plan_json(ctx["plan"]),
-                                     "stable_effect": ctx["effect"]})
+    return page(
+        fmt,
+        "reviews/effect.html",
+        item=item,
+        plan=ctx["plans"][item.id],
+        effect=ctx["effects"].get(item.id),
+        to_json=lambda ctx: {
+            "id": ctx["item"].id,
+            "plan": _plan_json(ctx["plan"]),
+            "stable_effect": ctx["effect"],
+        },
+    )
 
 
 NAV_BADGES["reviews.index"] = facts.pending_badge

@@ -7,25 +7,31 @@ re-plans the cards it answers with, so every card is drawn from the same steps.
 
 from __future__ import annotations
 
+from ... import facts
 from ...actions import approval, warnings
 from ...store import list_review_items
-from ... import facts
 from ...web import number_arg, status_of, statuses, stores
 from .. import block_effects
-from . import edits as review_edits, said as review_words
-from .queue import EMPTY, STATUSES, TAB_NAMES, project as _project
+from . import edits as review_edits
+from . import said as review_words
+from .queue import EMPTY, STATUSES, TAB_NAMES
+from .queue import project as _project
 
-ALL = "all"   # every item, newest first: agentao's list_review_items(status=None) order
+ALL = "all"  # every item, newest first: agentao's list_review_items(status=None) order
 PER_PAGE, MAX_PER_PAGE = 50, 200
 
 
 def plans_of(items, edits: dict | None = None) -> dict:
     # A damaged target store blocks its cards with the banner's words; the rest stay usable.
-    unreadable = {st.ref.key: st.problem for st in statuses()
-                  if st.problem is not None and st.problem.kind != "missing"}
+    unreadable = {
+        st.ref.key: st.problem for st in statuses() if st.problem is not None and st.problem.kind != "missing"
+    }
     edits = edits or {}
-    return {i.id: approval.plan_approval(stores(), i, unreadable, edits.get(i.id))
-            for i in items if i.status == "pending"}
+    return {
+        i.id: approval.plan_approval(stores(), i, unreadable, edits.get(i.id))
+        for i in items
+        if i.status == "pending"
+    }
 
 
 def warned(plans: dict, found: dict) -> dict:
@@ -34,12 +40,17 @@ def warned(plans: dict, found: dict) -> dict:
     others get them with their effect (/reviews/effect), and their twin says so."""
     weighed = {i: p for i, p in plans.items() if i in found}
     if not block_effects.approvable(weighed):
-        return plans   # nothing to weigh against the store: do not read it
+        return plans  # nothing to weigh against the store: do not read it
     return {**plans, **warnings.with_store(weighed, found, block_effects.snapshot())}
 
 
-def context(status: str, outcomes: dict | None = None, with_effects: bool = True,
-             items=None, edits: dict | None = None) -> dict:
+def context(
+    status: str,
+    outcomes: dict | None = None,
+    with_effects: bool = True,
+    items=None,
+    edits: dict | None = None,
+) -> dict:
     """The tab's items (or just ``items``), each pending one with its plan and effect.
 
     ``edits``: item id -> Edits being previewed (or refused): that card shows the
@@ -54,14 +65,25 @@ def context(status: str, outcomes: dict | None = None, with_effects: bool = True
         pages = max(1, -(-len(items) // per_page))
         at = min(number_arg("page", 1, 10**6), pages)
         paged = {"page": at, "pages": pages, "per_page": per_page, "total": len(items)}
-        items = items[(at - 1) * per_page:at * per_page]
+        items = items[(at - 1) * per_page : at * per_page]
     plans = plans_of(items, edits)
     found = block_effects.for_approvals(plans) if with_effects else {}
     plans = warned(plans, found)
-    return {"status": status, "items": items, "plans": plans, "effects": found,
-            "counts": facts.suggestions(), "outcomes": outcomes or {},
-            "statuses": STATUSES, "read_only": not status_of("project").writable, **paged,
-            "tab_names": TAB_NAMES, "empty_words": EMPTY, "focus_first": False,
-            "consequences": review_words.consequences,
-            "edit_form": lambda item: review_edits.form_defaults(
-                item, plans[item.id].edits if item.id in plans else None)}
+    return {
+        "status": status,
+        "items": items,
+        "plans": plans,
+        "effects": found,
+        "counts": facts.suggestions(),
+        "outcomes": outcomes or {},
+        "statuses": STATUSES,
+        "read_only": not status_of("project").writable,
+        **paged,
+        "tab_names": TAB_NAMES,
+        "empty_words": EMPTY,
+        "focus_first": False,
+        "consequences": review_words.consequences,
+        "edit_form": lambda item: review_edits.form_defaults(
+            item, plans[item.id].edits if item.id in plans else None
+        ),
+    }

@@ -13,17 +13,19 @@ from __future__ import annotations
 from flask import abort, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 
-from ...actions import approval
 from ... import facts
+from ...actions import approval
 from ...store import writes
 from ...store.writes import fingerprint
-from ...words import label
 from ...web import render, stores, twin, wants_fragment, wants_json
+from ...words import label
 from .. import block_effects
-from . import edits as review_edits, said as review_words
 from ..outcomes import ID, Blocked, Outcome, failure, form_values, overall_status, require_writable
+from . import edits as review_edits
+from . import said as review_words
+from .cards import MAX_PER_PAGE
+from .cards import context as _context
 from .queue import project as _project
-from .cards import MAX_PER_PAGE, context as _context
 
 ACTIONS = ("approve", "reject")
 # The reviews templates' own ids ``review-<name>``: a card id must never equal one.
@@ -42,24 +44,43 @@ def _decide(item_id: str, action: str, values, edits=None) -> Outcome:
         if not ID.fullmatch(item_id):
             raise Blocked(400, _("'%(id)s' is not a review item id.", id=item_id))
         if not seen or (action == "approve" and not target):
-            decided = _decided(item_id)   # nothing to confirm: say what it is now
+            decided = _decided(item_id)  # nothing to confirm: say what it is now
             if decided is not None:
                 return decided
-            raise Blocked(400, _("The form did not say which version you saw (missing %(fields)s); "
-                                 "reload the page.", fields="'seen' or 'target'"
-                                 if action == "approve" else "'seen'"))
+            raise Blocked(
+                400,
+                _(
+                    "The form did not say which version you saw (missing %(fields)s); reload the page.",
+                    fields="'seen' or 'target'" if action == "approve" else "'seen'",
+                ),
+            )
         require_writable("project")
         if action == "reject":
             approval.reject(stores(), item_id, seen)
             return Outcome(item_id, "rejected", _("Rejected"))
-        plan, saved = approval.approve(stores(), item_id, seen, target, may_write=require_writable,
-                                       edits=edits)
-        return Outcome(item_id, "approved",
-                       (_("Approved with edits → memory '%(title)s' (source=%(source)s)",
-                          title=plan.save.title, source=plan.save.source) if plan.edits else
-                        _("Approved → memory '%(title)s' (source=%(source)s)",
-                          title=plan.save.title, source=plan.save.source)),
-                       memory_id=saved.memory_id, memory_store=plan.save.store, event=saved.event)
+        plan, saved = approval.approve(
+            stores(), item_id, seen, target, may_write=require_writable, edits=edits
+        )
+        return Outcome(
+            item_id,
+            "approved",
+            (
+                _(
+                    "Approved with edits → memory '%(title)s' (source=%(source)s)",
+                    title=plan.save.title,
+                    source=plan.save.source,
+                )
+                if plan.edits
+                else _(
+                    "Approved → memory '%(title)s' (source=%(source)s)",
+                    title=plan.save.title,
+                    source=plan.save.source,
+                )
+            ),
+            memory_id=saved.memory_id,
+            memory_store=plan.save.store,
+            event=saved.event,
+        )
     except Exception as exc:  # noqa: BLE001 - failure() re-raises what it does not know
         out = failure(item_id, exc)
         # Decided meanwhile (or by an earlier call): say what it is now, as without tokens.
@@ -75,34 +96,55 @@ def _decided(item_id: str) -> Outcome | None:
     """
     item = writes.review_item(_project().path, item_id)
     if item is None:
-        return Outcome(item_id, "not_pending", _("There is no review item %(id)s; nothing was "
-                                                 "changed.", id=item_id), 404)
+        return Outcome(
+            item_id, "not_pending", _("There is no review item %(id)s; nothing was changed.", id=item_id), 404
+        )
     if item.status == "pending":
         return None
-    return Outcome(item_id, "not_pending", _("Review item %(id)s is no longer pending (it is "
-                                             "%(status)s) since %(stamp)s; nothing was changed.",
-                                             id=item_id, status=item.status, stamp=item.updated_at), 409,
-                   state=item.status)
+    return Outcome(
+        item_id,
+        "not_pending",
+        _(
+            "Review item %(id)s is no longer pending (it is "
+            "%(status)s) since %(stamp)s; nothing was changed.",
+            id=item_id,
+            status=item.status,
+            stamp=item.updated_at,
+        ),
+        409,
+        state=item.status,
+    )
 
 
 def _read_back(outcomes: list[Outcome]) -> None:
     """Approvals read back (``approval.read_back``): one agentao's reject undid at once is
     said as it is, with the soft delete of the memory it left live one click away."""
     by_id = {o.id: o for o in outcomes}
-    for found in approval.read_back(stores(), [(o.id, o.memory_store, o.memory_id) for o in outcomes
-                                               if o.ok and o.outcome == "approved" and o.memory_id]):
+    for found in approval.read_back(
+        stores(),
+        [
+            (o.id, o.memory_store, o.memory_id)
+            for o in outcomes
+            if o.ok and o.outcome == "approved" and o.memory_id
+        ],
+    ):
         o, m = by_id[found.item_id], found.memory
         o.outcome, o.status, o.state = "overridden", 409, found.status
-        o.message = _("Not approved after all: another program (agentao) marked this suggestion "
-                      "%(status)s just after the dashboard approved it, so it is %(status)s now, "
-                      "but the memory “%(title)s” the approval saved is live. Soft-delete the "
-                      "memory to keep the rejection, or keep it as a memory of its own.",
-                      status=label("review_status", found.status), title=m.title)
-        o.fix = {"action": url_for("memories.curate", store=m.store, memory_id=m.id,
-                                   action="delete"),
-                 "fields": {"updated_at": m.updated_at, "row": fingerprint(m)},
-                 "label": _("Soft-delete “%(title)s”", title=m.title), "name": "fix-overridden",
-                 "target": None}
+        o.message = _(
+            "Not approved after all: another program (agentao) marked this suggestion "
+            "%(status)s just after the dashboard approved it, so it is %(status)s now, "
+            "but the memory “%(title)s” the approval saved is live. Soft-delete the "
+            "memory to keep the rejection, or keep it as a memory of its own.",
+            status=label("review_status", found.status),
+            title=m.title,
+        )
+        o.fix = {
+            "action": url_for("memories.curate", store=m.store, memory_id=m.id, action="delete"),
+            "fields": {"updated_at": m.updated_at, "row": fingerprint(m)},
+            "label": _("Soft-delete “%(title)s”", title=m.title),
+            "name": "fix-overridden",
+            "target": None,
+        }
 
 
 def _answer(outcomes: list[Outcome], single: bool, edits: dict | None = None, values=None):
@@ -110,29 +152,35 @@ def _answer(outcomes: list[Outcome], single: bool, edits: dict | None = None, va
     status = overall_status(outcomes)
     shown = None
     if any(o.ok and o.outcome == "approved" for o in outcomes):
-        block, shown = block_effects.shown_now()   # read back from the files, not predicted
+        block, shown = block_effects.shown_now()  # read back from the files, not predicted
         for o in outcomes:
             if o.ok:
                 o.stable_block_chars = len(block)
     if wants_json():
-        return twin({"ok": status == 200, "outcomes": [o.to_dict() for o in outcomes],
-                     "counts": facts.suggestions()}, status)
+        return twin(
+            {"ok": status == 200, "outcomes": [o.to_dict() for o in outcomes], "counts": facts.suggestions()},
+            status,
+        )
     path, first = _project().path, outcomes[0]
     item = writes.review_item(path, first.id) if len(outcomes) == 1 and ID.fullmatch(first.id) else None
-    said = review_words.decided(outcomes, {first.id: item.title} if item else {}, shown,
-                                edited=bool(edits) and first.ok)
+    said = review_words.decided(
+        outcomes, {first.id: item.title} if item else {}, shown, edited=bool(edits) and first.ok
+    )
     if single and first.fix:
         said = (first.message, "bad", first.fix)
     by_id = {o.id: o for o in outcomes}
     if wants_fragment():
         answer = _fragment(outcomes, single, first, item, said, by_id, edits, values)
-        answer.status_code = status   # a failure is said in the row; htmx swaps 409/422 too
+        answer.status_code = status  # a failure is said in the row; htmx swaps 409/422 too
         return answer
     if status == 200:
         where = {"done": first.outcome, "n": len(outcomes)}
         if single:
-            where.update(item=first.id, edited="1" if edits else None,
-                         memory=f"{first.memory_store}:{first.memory_id}" if first.memory_id else None)
+            where.update(
+                item=first.id,
+                edited="1" if edits else None,
+                memory=f"{first.memory_store}:{first.memory_id}" if first.memory_id else None,
+            )
         return redirect(url_for("reviews.index", fmt="html", status="pending", **where), 303)
     ctx = _context("pending", by_id, edits=edits)
     return render_template("reviews/index.html", said=said, stable_after=None, **ctx), status
@@ -145,15 +193,21 @@ def _fragment(outcomes, single, first, item, said, by_id, edits, values):
         # (this decision may change what approving it does), with the focus.
         nxt = _next_pending(values, first.id)
         ctx = _context("pending", by_id, items=[nxt] if nxt else [])
-        return render("reviews/_done.html", "reviews/_done.html", item=item, outcome=first,
-                      next_item=nxt, done_text=said[0], said=said, **ctx)
+        return render(
+            "reviews/_done.html",
+            "reviews/_done.html",
+            item=item,
+            outcome=first,
+            next_item=nxt,
+            done_text=said[0],
+            said=said,
+            **ctx,
+        )
     if single:
         ctx = _context("pending", by_id, items=[item] if item else [], edits=edits)
         if item is None:
-            return render("reviews/_gone.html", "reviews/_gone.html", outcome=first,
-                          said=said, **ctx)
-        return render("reviews/_item.html", "reviews/_item.html", item=item, oob_tabs=True,
-                      said=said, **ctx)
+            return render("reviews/_gone.html", "reviews/_gone.html", outcome=first, said=said, **ctx)
+        return render("reviews/_item.html", "reviews/_item.html", item=item, oob_tabs=True, said=said, **ctx)
     ctx = dict(_context("pending", by_id), focus_first=True)
     return render("reviews/_list.html", "reviews/_list.html", oob_tabs=True, said=said, **ctx)
 
@@ -169,7 +223,7 @@ def _next_pending(values, item_id: str):
     if item_id not in shown:
         return None
     at = shown.index(item_id)
-    for other in (shown[at + 1:] + shown[:at])[:MAX_PER_PAGE]:
+    for other in (shown[at + 1 :] + shown[:at])[:MAX_PER_PAGE]:
         if ID.fullmatch(other) and other not in PAGE_REGIONS:
             found = writes.review_item(_project().path, other)
             if found is not None and found.status == "pending":
@@ -184,8 +238,9 @@ def decide_one(item_id: str, action: str):
     edits = None
     # The card's edit fields ride along with every button of the bulk form: only
     # "Approve with edits" (?edits=1) uses them; a script's plain names always count.
-    if action == "approve" and (request.args.get("edits") == "1"
-                                or any(name in values for name in review_edits.FIELDS)):
+    if action == "approve" and (
+        request.args.get("edits") == "1" or any(name in values for name in review_edits.FIELDS)
+    ):
         item = writes.review_item(_project().path, item_id) if ID.fullmatch(item_id) else None
         if item is not None and item.status == "pending":
             try:
@@ -193,8 +248,7 @@ def decide_one(item_id: str, action: str):
             except Blocked as bad:
                 return _answer([failure(item_id, bad)], single=True)
     kept = {item_id: edits} if edits is not None else None
-    return _answer([_decide(item_id, action, values, edits)], single=True, edits=kept,
-                   values=values)
+    return _answer([_decide(item_id, action, values, edits)], single=True, edits=kept, values=values)
 
 
 def decide_many(action: str):

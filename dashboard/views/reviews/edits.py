@@ -18,7 +18,7 @@ from ..outcomes import Blocked
 
 FIELDS = ("value", "tags", "scope", "type")
 SCOPES = ("project", "user")
-MAX_VALUE_CHARS = 100_000   # agentao refuses past 4,000; this only bounds the request
+MAX_VALUE_CHARS = 100_000  # agentao refuses past 4,000; this only bounds the request
 
 
 def sent(values, item_id: str) -> dict:
@@ -58,6 +58,11 @@ def form_defaults(item: ReviewItem, edits: Edits | None) -> dict:
     e = edits or Edits()
     tags = item.tags if e.tags is None else e.tags
     types = list(KNOWN_TYPES) + ([item.type] if item.type not in KNOWN_TYPES else [])
-    return {"value": item.content if e.value is None else e.value, "tags": ", ".join(tags),
-            "scope": e.scope or item.scope, "type": e.type or item.type,
-            "types": types, "scopes": SCOPES}
+    return {
+        "value": item.content if e.value is None else e.value,
+        "tags": ", ".join(tags),
+        "scope": e.scope or item.scope,
+        "type": e.type or item.type,
+        "types": types,
+        "scopes": SCOPES,
+    }

@@ -14,15 +14,16 @@ from __future__ import annotations
 from flask import abort, current_app, request, url_for
 from flask_babel import gettext as _
 
-from ...actions import erasure
 from ... import facts
+from ...actions import erasure
 from ...store import writes
 from ...store.writes import fingerprint
 from ...web import answer, raise_if_unreadable, render, stores, twin, wants_json
 from ..outcomes import ID, Blocked, form_values, require_writable
-from .queue import STATUSES, TAB_NAMES, project as _project
+from .queue import STATUSES, TAB_NAMES
+from .queue import project as _project
 
-MAX_IDS = 100   # each erase rewrites the whole file (VACUUM): keep one request bounded
+MAX_IDS = 100  # each erase rewrites the whole file (VACUUM): keep one request bounded
 
 
 def _ids(values) -> list[str]:
@@ -41,18 +42,27 @@ def _ids(values) -> list[str]:
 def _confirm_context(ids: list[str]) -> dict:
     path = _project().path
     found = [writes.review_item(path, i) for i in ids]
-    return {"items": [i for i in found if i is not None],
-            "missing": [i for i, item in zip(ids, found) if item is None],
-            "fingerprints": {i.id: fingerprint(i) for i in found if i is not None}}
+    return {
+        "items": [i for i in found if i is not None],
+        "missing": [i for i, item in zip(ids, found) if item is None],
+        "fingerprints": {i.id: fingerprint(i) for i in found if i is not None},
+    }
 
 
 def erase_confirm():
     """What "reject and erase" would remove, item by item, with the confirming form."""
     ctx = _confirm_context(_ids(request.args))
     # The tabs are on the page so the report's out-of-band counter swap has a target.
-    return answer(lambda: {"items": [dict(i.to_dict(), seen=ctx["fingerprints"][i.id]) for i in ctx["items"]],
-                           "missing": ctx["missing"]},
-                  page="reviews/erase.html", fragment="reviews/_erase_confirm.html", **ctx, **_tabs())
+    return answer(
+        lambda: {
+            "items": [dict(i.to_dict(), seen=ctx["fingerprints"][i.id]) for i in ctx["items"]],
+            "missing": ctx["missing"],
+        },
+        page="reviews/erase.html",
+        fragment="reviews/_erase_confirm.html",
+        **ctx,
+        **_tabs(),
+    )
 
 
 def erase():
@@ -60,10 +70,16 @@ def erase():
     ids = _ids(values)
     if str(values.get("confirm")) not in ("1", "True", "true"):
         # Never erase on a bare POST: show (or tell) what confirming would remove.
-        message = _("Erasing cannot be undone: confirm with %(field)s after reading what goes.",
-                    field="confirm=1")
-        return answer({"ok": False, "message": message}, 400, page="reviews/erase.html", problem=message,
-                      **_confirm_context(ids))
+        message = _(
+            "Erasing cannot be undone: confirm with %(field)s after reading what goes.", field="confirm=1"
+        )
+        return answer(
+            {"ok": False, "message": message},
+            400,
+            page="reviews/erase.html",
+            problem=message,
+            **_confirm_context(ids),
+        )
     refused = _not_writable()
     if refused is not None:
         return refused
@@ -85,21 +101,31 @@ def _not_writable():
 
 def _answer(report: erasure.EraseReport):
     failed = any(i.status in ("conflict", "not found") for i in report.items)
-    return answer(lambda: dict(report.to_dict(), ok=not failed), 409 if failed else 200,
-                  fragment="reviews/_erase_report.html", to=url_for("reviews.erased", report=report.token),
-                  report=report, oob_tabs=True, **_tabs())
+    return answer(
+        lambda: dict(report.to_dict(), ok=not failed),
+        409 if failed else 200,
+        fragment="reviews/_erase_report.html",
+        to=url_for("reviews.erased", report=report.token),
+        report=report,
+        oob_tabs=True,
+        **_tabs(),
+    )
 
 
 def _tabs() -> dict:
-    return {"counts": facts.suggestions(), "statuses": STATUSES,
-            "status": None, "tab_names": TAB_NAMES}
+    return {"counts": facts.suggestions(), "statuses": STATUSES, "status": None, "tab_names": TAB_NAMES}
 
 
 def _report(token: str) -> erasure.EraseReport:
     report = erasure.reports_for(current_app.extensions).get(token)
     if report is None:
-        abort(404, _("This erase report is no longer kept (the dashboard restarted or erased "
-                     "many times since). The review list shows what is left."))
+        abort(
+            404,
+            _(
+                "This erase report is no longer kept (the dashboard restarted or erased "
+                "many times since). The review list shows what is left."
+            ),
+        )
     return report
 
 
@@ -109,10 +135,9 @@ def erased():
     Not ``?token=``: that parameter is the dashboard's access token, and the
     guard would refuse the page as a wrong token.
     """
-    raise_if_unreadable("project")   # a page about the project's queue: its problem, not zeros
+    raise_if_unreadable("project")  # a page about the project's queue: its problem, not zeros
     report = _report(request.args.get("report") or "")
-    return render("reviews/erased.html", "reviews/_erase_report.html", report=report,
-                  **_tabs())
+    return render("reviews/erased.html", "reviews/_erase_report.html", report=report, **_tabs())
 
 
 def erase_retry(token: str):

@@ -11,12 +11,13 @@ beside their codes (``consequences``), the codes staying what scripts match on.
 
 from __future__ import annotations
 
-from flask_babel import gettext as _, ngettext
+from flask_babel import gettext as _
+from flask_babel import ngettext
 
 from ...contract import SaveRefused
 from ...words import listing
 
-QUOTE_CHARS = 120   # a quoted evidence or title is cut here (the card shows it whole)
+QUOTE_CHARS = 120  # a quoted evidence or title is cut here (the card shows it whole)
 TITLE_CHARS = 80
 
 # The reading order of a card's lines: what stops approval, then what is lost, then
@@ -26,7 +27,7 @@ BAD = ("refused", "blocked", "evicts_explicit", "contradicts_evidence")
 
 def short(text, limit: int = QUOTE_CHARS) -> str:
     text = " ".join(str(text or "").split())
-    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def _names(memories) -> str:
@@ -34,14 +35,13 @@ def _names(memories) -> str:
 
 
 def reach(plan, effect) -> str | None:
-    """"stable" when the approved memory is in the always-on block after approving,
+    """ "stable" when the approved memory is in the always-on block after approving,
     "recalled" when it is not (it can only be recalled by a matching message), None
     when this page did not compute the effect or approving cannot write."""
     if effect is None or plan is None or not plan.approvable:
         return None
     s = plan.save
-    shown = any(m.store == s.store and m.key_normalized == s.key_normalized
-                for m in effect.after_shown)
+    shown = any(m.store == s.store and m.key_normalized == s.key_normalized for m in effect.after_shown)
     return "stable" if shown else "recalled"
 
 
@@ -49,10 +49,14 @@ def _reach_line(where: str | None) -> str:
     if where == "stable":
         return _("Will enter every prompt: it joins the always-on block every new session starts with.")
     if where == "recalled":
-        return _("Will be recalled when relevant: it is not in the always-on block, "
-                 "so the agent sees it only when a message matches it.")
-    return _("Will be saved as a memory; what it does to the always-on block is worked out "
-             "when the card comes into view.")
+        return _(
+            "Will be recalled when relevant: it is not in the always-on block, "
+            "so the agent sees it only when a message matches it."
+        )
+    return _(
+        "Will be saved as a memory; what it does to the always-on block is worked out "
+        "when the card comes into view."
+    )
 
 
 def _warning_line(w: dict, plan, where: str | None) -> str:
@@ -62,13 +66,14 @@ def _warning_line(w: dict, plan, where: str | None) -> str:
             return _("Would be refused: it contains a secret (agentao never saves one).")
         return _("Would be refused: %(why)s", why=plan.refusal)
     if code == "evicts_explicit":
-        return ngettext("Pushes %(num)d memory you saved yourself out of the always-on block: "
-                        "%(names)s.",
-                        "Pushes %(num)d memories you saved yourself out of the always-on block: "
-                        "%(names)s.", len(memories), names=_names(memories))
+        return ngettext(
+            "Pushes %(num)d memory you saved yourself out of the always-on block: %(names)s.",
+            "Pushes %(num)d memories you saved yourself out of the always-on block: %(names)s.",
+            len(memories),
+            names=_names(memories),
+        )
     if code == "contradicts_evidence":
-        return _("Contradicts its evidence: you wrote “%(words)s”.",
-                 words=short(plan.item.evidence))
+        return _("Contradicts its evidence: you wrote “%(words)s”.", words=short(plan.item.evidence))
     if code == "contradicts_memory":
         return _("Contradicts what you already have: %(names)s.", names=_names(memories))
     if code == "overwrites":
@@ -80,7 +85,7 @@ def _warning_line(w: dict, plan, where: str | None) -> str:
         return _("Replaces %(title)s.", title=title)
     if code == "duplicates":
         return _("Nearly repeats %(names)s, kept under another key.", names=_names(memories))
-    return w.get("text") or code   # a code a later version adds still reads
+    return w.get("text") or code  # a code a later version adds still reads
 
 
 def consequences(plan, effect) -> list[dict]:
@@ -93,12 +98,24 @@ def consequences(plan, effect) -> list[dict]:
     if plan is None:
         return []
     if plan.blocked:
-        return [{"code": "blocked", "kind": "bad", "memories": [],
-                 "text": _("Cannot be approved now: %(why)s", why=plan.blocked)}]
+        return [
+            {
+                "code": "blocked",
+                "kind": "bad",
+                "memories": [],
+                "text": _("Cannot be approved now: %(why)s", why=plan.blocked),
+            }
+        ]
     where = reach(plan, effect)
-    lines = [{"code": w["code"], "kind": "bad" if w["code"] in BAD else "warn",
-              "memories": w.get("memories") or [], "text": _warning_line(w, plan, where)}
-             for w in plan.warnings]
+    lines = [
+        {
+            "code": w["code"],
+            "kind": "bad" if w["code"] in BAD else "warn",
+            "memories": w.get("memories") or [],
+            "text": _warning_line(w, plan, where),
+        }
+        for w in plan.warnings
+    ]
     told = {line["code"] for line in lines}
     if plan.approvable and not told & {"evicts_explicit", "overwrites"}:
         code = {"stable": "enters_prompt", "recalled": "recalled"}.get(where, "effect_later")
@@ -111,8 +128,9 @@ def to_json(lines: list[dict]) -> list[dict]:
 
 
 # ------------------------------------------------------------------ after a decision
-def decided(outcomes, titles: dict, shown: frozenset | None = None,
-            edited: bool = False) -> tuple[str, str] | None:
+def decided(
+    outcomes, titles: dict, shown: frozenset | None = None, edited: bool = False
+) -> tuple[str, str] | None:
     """What the decision(s) did, for the #status region: (text, ok | warn | bad).
 
     ``titles``: item id -> its title; ``shown``: (store, id) of the memories in the
@@ -131,25 +149,34 @@ def decided(outcomes, titles: dict, shown: frozenset | None = None,
             return _("Rejected “%(title)s” — it will not be saved.", title=title), "ok"
         stays = shown is not None and (o.memory_store, o.memory_id) in shown
         if edited:
-            text = (_("Approved “%(title)s” with your edits — it now enters every prompt.", title=title)
-                    if stays else _("Approved “%(title)s” with your edits — it will be recalled "
-                                    "when relevant.", title=title))
+            text = (
+                _("Approved “%(title)s” with your edits — it now enters every prompt.", title=title)
+                if stays
+                else _(
+                    "Approved “%(title)s” with your edits — it will be recalled when relevant.", title=title
+                )
+            )
         else:
-            text = (_("Approved “%(title)s” — it now enters every prompt.", title=title)
-                    if stays else _("Approved “%(title)s” — it will be recalled when relevant.",
-                                    title=title))
+            text = (
+                _("Approved “%(title)s” — it now enters every prompt.", title=title)
+                if stays
+                else _("Approved “%(title)s” — it will be recalled when relevant.", title=title)
+            )
         return text, "ok"
     action = next((o.outcome for o in done), None)
     parts = []
     if action == "approved":
-        parts.append(ngettext("Approved %(num)d suggestion.", "Approved %(num)d suggestions.",
-                              len(done)))
+        parts.append(ngettext("Approved %(num)d suggestion.", "Approved %(num)d suggestions.", len(done)))
     elif action == "rejected":
-        parts.append(ngettext("Rejected %(num)d suggestion.", "Rejected %(num)d suggestions.",
-                              len(done)))
+        parts.append(ngettext("Rejected %(num)d suggestion.", "Rejected %(num)d suggestions.", len(done)))
     if failed:
-        parts.append(ngettext("%(num)d could not be decided: the reason is on the page.",
-                              "%(num)d could not be decided: the reasons are on the page.", failed))
+        parts.append(
+            ngettext(
+                "%(num)d could not be decided: the reason is on the page.",
+                "%(num)d could not be decided: the reasons are on the page.",
+                failed,
+            )
+        )
     return " ".join(parts), "ok" if not failed else ("warn" if done else "bad")
 
 
