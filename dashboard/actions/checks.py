@@ -25,9 +25,15 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..engine import preview, tokenizer_for
 from ..findings.rules import scan_text
+
+if TYPE_CHECKING:
+    from ..preview_source import Snapshot
+    from ..records import Memory
+    from ..store import StoreRef
 
 FILE_NAME = "memory-checks.json"
 FORMAT = "agentao-memory-checks/1"
@@ -49,7 +55,7 @@ def checks_path(store_path: Path) -> Path:
     return Path(store_path).parent / FILE_NAME
 
 
-def _strings(value, name: str, limit: int = MAX_ITEMS) -> list[str]:
+def _strings(value: object, name: str, limit: int = MAX_ITEMS) -> list[str]:
     if value is None:
         return []
     if isinstance(value, str):  # a form's textarea: one item a line
@@ -62,7 +68,7 @@ def _strings(value, name: str, limit: int = MAX_ITEMS) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def validate(data: dict, *, keep_id: bool = False) -> dict:
+def validate(data: dict[str, Any], *, keep_id: bool = False) -> dict[str, Any]:
     """A check as stored, from a form, a script's JSON or the file; raises ChecksProblem."""
     if not isinstance(data, dict):
         raise ChecksProblem("a check must be a JSON object")
@@ -77,7 +83,7 @@ def validate(data: dict, *, keep_id: bool = False) -> dict:
     session = data.get("session") or ""
     if not isinstance(session, str) or len(session) > 200:
         raise ChecksProblem("'session' must be a session id (text, at most 200 characters)")
-    check = {
+    check: dict[str, Any] = {
         "id": data.get("id") if keep_id and isinstance(data.get("id"), str) else new_id(),
         "name": name.strip(),
         "message": message,
@@ -112,7 +118,7 @@ def new_id() -> str:
     return "c-" + secrets.token_hex(4)
 
 
-def load(path: Path) -> list[dict]:
+def load(path: Path) -> list[dict[str, Any]]:
     """The checks in one file ([] when there is none); raises ChecksProblem when unreadable."""
     try:
         with open(path, "rb") as f:
@@ -140,7 +146,7 @@ def load(path: Path) -> list[dict]:
     return out
 
 
-def save(path: Path, checks: list[dict]) -> None:
+def save(path: Path, checks: list[dict[str, Any]]) -> None:
     """Write the file atomically (a temporary file in the same folder, then a rename).
 
     The folder must exist: it is the store's own (``.agentao``), which only agentao creates.
@@ -170,10 +176,10 @@ def save(path: Path, checks: list[dict]) -> None:
 class Result:
     """One check run: pass or fail, the reasons as codes with their values, the blocks."""
 
-    check: dict
+    check: dict[str, Any]
     store: str  # the file the check lives in: "project" or "user"
     passed: bool
-    reasons: list[dict] = field(default_factory=list)  # {"code": …, "memory"/"text": …}
+    reasons: list[dict[str, str]] = field(default_factory=list)  # {"code": …, "memory"/"text": …}
     stable_block: str = ""
     context_block: str = ""
     recalled: list[str] = field(default_factory=list)  # keys in either block
@@ -181,7 +187,7 @@ class Result:
     ran: bool = True  # False: left out when the time budget ran out
 
     @property
-    def diff(self) -> dict | None:
+    def diff(self) -> dict[str, Any] | None:
         """The blocks' line differences since the check last passed (None: never recorded)."""
         last = self.check.get("last_pass")
         if not last:
@@ -192,7 +198,7 @@ class Result:
             "context": line_diff(last["context_block"], self.context_block),
         }
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         c = self.check
         return {
             "id": c["id"],
@@ -226,20 +232,20 @@ def line_diff(before: str, after: str) -> list[str]:
     return out
 
 
-def _names(memory) -> set[str]:
+def _names(memory: Memory) -> set[str]:
     return {memory.key_normalized.casefold(), memory.title.casefold()}
 
 
-def _label(memory) -> str:
+def _label(memory: Memory) -> str:
     return memory.key_normalized or memory.title
 
 
-def _find(reached, wanted: str):
+def _find(reached: list[Memory], wanted: str) -> Memory | None:
     w = wanted.casefold()
     return next((m for m in reached if w in _names(m)), None)
 
 
-def evaluate(check: dict, store: str, snap, cjk: str, now: datetime) -> Result:
+def evaluate(check: dict[str, Any], store: str, snap: Snapshot, cjk: str, now: datetime) -> Result:
     """Run one check through the preview engine, as the ``/preview`` page runs its message."""
     p = preview(
         snap.project,
@@ -255,7 +261,7 @@ def evaluate(check: dict, store: str, snap, cjk: str, now: datetime) -> Result:
     )
     stable = [s.memory for s in p.stable_entries if s.shown]
     context = [s.memory for s in p.recall.top[: p.recall.kept]]  # the block's facts, in order
-    reasons: list[dict] = []
+    reasons: list[dict[str, str]] = []
     for wanted in check.get("must_recall", []):
         if _find(stable, wanted) is None and _find(context, wanted) is None:
             near = next((c for c in p.candidates if wanted.casefold() in _names(c.memory)), None)
@@ -301,7 +307,7 @@ def evaluate(check: dict, store: str, snap, cjk: str, now: datetime) -> Result:
     )
 
 
-def builtin(snap) -> Result:
+def builtin(snap: Snapshot) -> Result:
     """The check every store gets: nothing in ``<memory-stable>`` (in every prompt) that
     Findings flags as a secret or personal data."""
     from ..engine import stable_view
@@ -309,7 +315,7 @@ def builtin(snap) -> Result:
     block, fitted = stable_view(
         snap.project, snap.user, snap.summaries, cache=snap.cache, version=snap.version
     )
-    reasons = []
+    reasons: list[dict[str, str]] = []
     for s in fitted.shown():
         m = s.memory
         for f in scan_text(m.title, "title") + scan_text(m.content, "content"):
@@ -350,7 +356,7 @@ class Run:
     results: list[Result]
     problems: dict[str, str]  # store key -> why its checks file could not be read
     files: dict[str, str]  # store key -> the checks file's path
-    version: tuple = ()  # the files' snapshot the run read (set by the caller)
+    version: tuple[object, ...] = ()  # the files' snapshot the run read (set by the caller)
 
     @property
     def failed(self) -> int:
@@ -364,14 +370,22 @@ class Run:
         return {r.check["id"]: r.passed for r in self.results if r.ran}
 
 
-def run_all(refs, snap, cjk: str, now: datetime | None = None, time_limit: float | None = None) -> Run:
+def run_all(
+    refs: list[StoreRef],
+    snap: Snapshot,
+    cjk: str,
+    now: datetime | None = None,
+    time_limit: float | None = None,
+) -> Run:
     """The built-in check, then every check in each shown store's checks file, in file order.
 
     With ``time_limit`` (seconds), the checks not started by then are listed as not run
     (``ran=False``): each is one preview, and a page must answer in bounded time."""
     deadline = None if time_limit is None else time.monotonic() + time_limit
     now = now or datetime.now(timezone.utc).replace(microsecond=0)
-    results, problems, files = [builtin(snap)], {}, {}
+    results: list[Result] = [builtin(snap)]
+    problems: dict[str, str] = {}
+    files: dict[str, str] = {}
     for ref in refs:
         path = checks_path(ref.path)
         if str(path) in files.values():  # both stores in one folder: one file, run once
@@ -390,7 +404,7 @@ def run_all(refs, snap, cjk: str, now: datetime | None = None, time_limit: float
     return Run(results, problems, files)
 
 
-def changed(before: dict[str, bool], after: Run) -> list[dict]:
+def changed(before: dict[str, bool], after: Run) -> list[dict[str, Any]]:
     """Checks whose pass/fail differs between two runs (a new check counts as changed)."""
     return [
         {"id": r.check["id"], "name": r.check["name"] or r.check["id"], "passed": r.passed}
@@ -399,7 +413,7 @@ def changed(before: dict[str, bool], after: Run) -> list[dict]:
     ]
 
 
-def record(refs, run: Run) -> None:
+def record(refs: list[StoreRef], run: Run) -> None:
     """Keep each passing check's blocks (``last_pass``) and every result (``last_result``) in
     its file, so the difference since a check last passed survives a restart.  Called only
     after a dashboard write or a check's save — browsing writes nothing."""
@@ -412,7 +426,7 @@ def record(refs, run: Run) -> None:
         _record(refs, by_store, stamp)
 
 
-def _record(refs, by_store: dict, stamp: str) -> None:
+def _record(refs: list[StoreRef], by_store: dict[str, dict[str, Result]], stamp: str) -> None:
     for ref in refs:
         mine = by_store.get(ref.key)
         if not mine:
@@ -443,7 +457,7 @@ def _record(refs, by_store: dict, stamp: str) -> None:
             save(path, checks)
 
 
-def add(ref, data: dict) -> dict:
+def add(ref: StoreRef, data: dict[str, Any]) -> dict[str, Any]:
     """Validate and append one check to the store's file; the stored check is returned."""
     check = validate(data)
     check["created_at"] = datetime.now(timezone.utc).replace(microsecond=0).isoformat()
@@ -456,7 +470,7 @@ def add(ref, data: dict) -> dict:
     return check
 
 
-def remove(ref, check_id: str) -> bool:
+def remove(ref: StoreRef, check_id: str) -> bool:
     """Remove one check from the store's file; False when it holds no such check."""
     path = checks_path(ref.path)
     with _writing:

@@ -24,11 +24,17 @@ from __future__ import annotations
 import hashlib
 import re
 from bisect import bisect_left, bisect_right
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from ..contract import SaveRefused, normalize_key
 from ..engine.stable import TAIL_KEPT, TAIL_READ, session_tail
 from ..records import Memory, ReviewItem, Summary
+
+if TYPE_CHECKING:
+    from ..store import StoreRef
+    from .about import StorePart
 
 MAX_ID = 200  # longer session ids are refused as input
 _PLAIN = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
@@ -69,10 +75,11 @@ class Conversation:
 
     session_id: str
     key: str
-    summaries: list = field(default_factory=list)  # Summary, newest first
-    suggestions: list = field(default_factory=list)  # ReviewItem, newest first
-    approved: list = field(default_factory=list)  # (Memory, Link) whose text came from here
-    times: list = field(default_factory=list)
+    summaries: list[Summary] = field(default_factory=list)  # Summary, newest first
+    suggestions: list[ReviewItem] = field(default_factory=list)  # ReviewItem, newest first
+    # (Memory, Link) whose text came from here
+    approved: list[tuple[Memory, Link]] = field(default_factory=list)
+    times: list[str] = field(default_factory=list)
 
     @property
     def first(self) -> str:
@@ -92,7 +99,7 @@ class Link:
 
     match: str
     item: ReviewItem | None = None  # the suggestion its current text came from
-    others: list = field(default_factory=list)  # other approvals written under the same key
+    others: list[ReviewItem] = field(default_factory=list)  # other approvals written under the same key
 
 
 class Trail:
@@ -122,8 +129,8 @@ class Trail:
             c.summaries.sort(key=lambda s: s.created_at, reverse=True)
             c.suggestions.sort(key=lambda i: i.updated_at, reverse=True)
         self.by_session = by_id
-        self.links: dict[tuple, Link] = {}
-        approvals: dict[tuple, list] = {}
+        self.links: dict[tuple[str, str], Link] = {}
+        approvals: dict[tuple[str, str], list[ReviewItem]] = {}
         for item in items:
             key = _key_of(item) if item.status == "approved" else None
             if key is not None:
@@ -144,7 +151,7 @@ class Trail:
     def _store_of(self, item: ReviewItem) -> str:
         return "user" if item.scope == "user" and self.has_user_store else "project"
 
-    def _slice(self, c: Conversation) -> dict:
+    def _slice(self, c: Conversation) -> dict[int, str]:
         """Memory position -> its latest save within ``c``'s recorded span (bisect)."""
         if not c.times:
             return {}
@@ -152,7 +159,7 @@ class Trail:
         high = bisect_right(self.saves, (c.last, len(self.memories)))
         return {n: stamp for stamp, n in self.saves[low:high]}
 
-    def saved_during(self, c: Conversation) -> list:
+    def saved_during(self, c: Conversation) -> list[tuple[Memory, str, int]]:
         """(Memory, stamp, conversations active then) for memories saved within ``c``'s span."""
         return [
             (self.memories[n], stamp, len(self.active_at(stamp)))
@@ -172,9 +179,9 @@ class Trail:
     def active_at(self, stamp: str) -> list[Conversation]:
         return [c for c in self.by_session.values() if c.active_at(stamp)]
 
-    def of_memory(self, m: Memory) -> dict:
+    def of_memory(self, m: Memory) -> dict[str, Any]:
         """A memory's provenance as plain data (its twin's ``provenance``)."""
-        out: dict = {
+        out: dict[str, Any] = {
             "source": m.source,
             "confidence": m.confidence,
             "created_at": m.created_at,
@@ -197,14 +204,14 @@ class Trail:
         ]
         return out
 
-    def tail_state(self) -> dict:
+    def tail_state(self) -> dict[str, str]:
         """Summary id -> "whole" / "part" for the summaries a new session's ``<memory-stable>``
         shows (agentao's cross-session tail, from the engine)."""
         tail = session_tail(self.summaries, None)
         rows = sorted(
             (s for s in self.summaries if s.store == "project"), key=lambda s: s.created_at, reverse=True
         )
-        out = {}
+        out: dict[str, str] = {}
         for s in rows[:TAIL_READ][:TAIL_KEPT]:
             text = s.summary_text.strip() if isinstance(s.summary_text, str) else ""
             if text and text in tail:
@@ -214,13 +221,15 @@ class Trail:
         return out
 
 
-def load(refs) -> Trail:
+def load(refs: list[StoreRef]) -> Trail:
     """The trail of the readable stores ``refs`` (StoreRefs): every row of each file (soft-deleted
     memories too), the project file's summaries and suggestions.  Raises StoreProblem."""
     from ..store import list_review_items, list_summaries
     from ..store.snapshot import rows_of
 
-    memories, items, summaries = [], [], []
+    memories: list[Memory] = []
+    items: list[ReviewItem] = []
+    summaries: list[Summary] = []
     for ref in refs:
         memories.extend(rows_of(ref).rows)
         if ref.kind == "project":
@@ -228,7 +237,9 @@ def load(refs) -> Trail:
     return Trail(memories, items, summaries, any(r.kind == "user" and r.exists for r in refs))
 
 
-def plan(refs, trail: Trail, conv: Conversation, added=()) -> list:
+def plan(
+    refs: list[StoreRef], trail: Trail, conv: Conversation, added: Iterable[tuple[str, str]] = ()
+) -> list[StorePart]:
     """The dry run of forgetting ``conv``: its summaries and suggestions (project file) and the
     memories whose text was approved from them (any file), plus ``added``: (store, id) of
     memories the person ticked (those saved while it ran are offered, never chosen for them)."""
@@ -279,7 +290,7 @@ def _link(m: Memory, approved: list[ReviewItem]) -> Link:
     return Link("ambiguous", None, approved)
 
 
-def _item_dict(item: ReviewItem, trail: Trail) -> dict:
+def _item_dict(item: ReviewItem, trail: Trail) -> dict[str, Any]:
     c = trail.by_session.get(item.source_session)
     return {
         "id": item.id,
@@ -294,7 +305,7 @@ def _item_dict(item: ReviewItem, trail: Trail) -> dict:
     }
 
 
-def memory_link_dict(m: Memory, link: Link | None) -> dict:
+def memory_link_dict(m: Memory, link: Link | None) -> dict[str, Any]:
     return {
         "store": m.store,
         "id": m.id,
