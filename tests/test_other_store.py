@@ -131,12 +131,19 @@ def get_urls(app, ids: dict, items: list[dict], made: dict) -> list[tuple[str | 
         given = set(rule.defaults or {})
         unknown = set(rule.arguments) - given - FILLED
         assert not unknown, f"the audit cannot fill {sorted(unknown)} of {rule.rule}: add them"
-        keyed = bool({"store", "key"} & set(rule.arguments))
-        # The review queue is the project file's, whatever the URL says.
-        subjects = STORES if keyed else ["project" if rule.endpoint.startswith("reviews.") else None]
+        # A conversation's page is named by the conversation, not by a store.
+        keyed = bool({"store", "key"} & set(rule.arguments)) and rule.endpoint != "conversations.detail"
+        # The review queue and the conversations are the project file's, whatever the URL says.
+        subjects = (
+            STORES
+            if keyed
+            else ["project" if rule.endpoint.startswith(("reviews.", "conversations.")) else None]
+        )
         for subject in subjects:
             values = _path_values(ids, subject or "project", made)
             args = {a: values[a] for a in rule.arguments if a not in given}
+            if rule.endpoint == "conversations.detail":
+                args["key"] = made["conversation"]
             for query in _queries(rule.endpoint, items, made):
                 with app.test_request_context():
                     url = url_for(rule.endpoint, **args, **(rule.defaults or {}), **query)
@@ -345,7 +352,8 @@ def test_every_page_and_action_of_the_other_store_works(world, broken, how):
         headers=JSON,
         data={"ids": gone["id"], "confirm": "1", f"seen-{gone['id']}": gone["plan"]["item_fingerprint"]},
     )
-    made = {"job": job["id"], "report": erased.get_json()["token"]}
+    conversations = client.get("/conversations.json").get_json()["conversations"]
+    made = {"job": job["id"], "report": erased.get_json()["token"], "conversation": conversations[0]["key"]}
     items = client.get("/reviews.json").get_json()["items"]
     db = {"project": world.project_db, "user": world.user_db}
 

@@ -23,10 +23,11 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import clock
 from ..engine import preview, tokenizer_for
 from ..findings.rules import scan_text
 
@@ -382,7 +383,7 @@ def run_all(
     With ``time_limit`` (seconds), the checks not started by then are listed as not run
     (``ran=False``): each is one preview, and a page must answer in bounded time."""
     deadline = None if time_limit is None else time.monotonic() + time_limit
-    now = now or datetime.now(timezone.utc).replace(microsecond=0)
+    now = now or clock.now().replace(microsecond=0)
     results: list[Result] = [builtin(snap)]
     problems: dict[str, str] = {}
     files: dict[str, str] = {}
@@ -421,7 +422,7 @@ def record(refs: list[StoreRef], run: Run) -> None:
     for r in run.results:
         if not r.builtin and r.ran:
             by_store.setdefault(r.store, {})[r.check["id"]] = r
-    stamp = datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+    stamp = clock.now().replace(microsecond=0).isoformat()
     with _writing:
         _record(refs, by_store, stamp)
 
@@ -460,7 +461,7 @@ def _record(refs: list[StoreRef], by_store: dict[str, dict[str, Result]], stamp:
 def add(ref: StoreRef, data: dict[str, Any]) -> dict[str, Any]:
     """Validate and append one check to the store's file; the stored check is returned."""
     check = validate(data)
-    check["created_at"] = datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+    check["created_at"] = clock.now().replace(microsecond=0).isoformat()
     path = checks_path(ref.path)
     with _writing:
         checks = load(path)

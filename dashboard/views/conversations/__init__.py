@@ -13,8 +13,8 @@ from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 
 from ...actions import provenance
-from ...store import StoreProblem
-from ...web import page, page_route, statuses
+from ...store import StoreProblem, get_memory
+from ...web import page, page_route, raise_if_unreadable, statuses
 from ..forget import bp as forget_bp
 from ..forget import jobs as forget_jobs
 
@@ -60,6 +60,7 @@ def _summary(t, c: provenance.Conversation, tail: dict) -> dict:
 
 @page_route(bp, "/conversations")
 def index(fmt: str):
+    raise_if_unreadable("project")  # conversations are read from the project's file
     t = trail()
     tail = t.tail_state()
     convs = [_summary(t, c, tail) for c in t.conversations()]
@@ -82,6 +83,7 @@ def _added() -> set:
 
 @page_route(bp, "/conversations/<key>")
 def detail(key: str, fmt: str):
+    raise_if_unreadable("project")  # conversations are read from the project's file
     t = trail()
     c = _resolve(t, key)
     tail = t.tail_state()
@@ -193,7 +195,16 @@ def provenance_of(memory) -> dict:
 
 @bp.get("/conversations/of/<table>/<row_id>")
 def of_row(table: str, row_id: str):
-    """The conversation a suggestion or summary of the project file names (a redirect)."""
+    """The conversation a suggestion or summary of the project file names (a redirect); for a
+    memory, where its page says it came from."""
+    raise_if_unreadable("project")
+    if table == "memories":  # a memory names no conversation: its page says where it came from
+        for st in statuses():
+            if st.readable and st.ref.exists and get_memory(st.ref, row_id[:64])[0] is not None:
+                return redirect(
+                    url_for("memories.detail", store=st.ref.key, memory_id=row_id, _anchor="provenance"), 303
+                )
+        abort(404, _("No memory '%(id)s' is left here.", id=row_id[:80]))
     t = trail()
     rows = {
         "memory_review_queue": ((i.id, i.source_session) for i in t.items),
