@@ -52,6 +52,7 @@ def create_app(config: dict | None = None) -> Flask:
     app.config["PROJECT_DIR"] = Path(projects[0])
     app.config["USER_DB"] = None if user_db is None else Path(user_db)
     app.extensions["workspace"] = Workspace(tuple(Path(p) for p in projects), app.config["USER_DB"])
+    from .actions import twofile  # noqa: F401 - registers the finishers of stopped two-file actions
     from .store import intents  # where a stopped two-file action's record is looked for
 
     intents.watch(*[r.path for r in app.extensions["workspace"].project_refs()], app.config["USER_DB"])

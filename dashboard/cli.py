@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import signal
 import sys
 import threading
+import unicodedata
 from gettext import NullTranslations
 from pathlib import Path
 
@@ -276,13 +278,64 @@ def _stop_on_sigterm() -> None:
         signal.signal(signal.SIGTERM, stop)
 
 
+def check(argv: list[str]) -> int:
+    """``agentao-memory-dashboard check``: every memory check, run without starting the server.
+
+    The same app and function as ``/checks.json`` (``collect``), in a request context that
+    serves no one, so the table says exactly what the screen says.  Writes nothing."""
+    parser = build_parser()
+    parser.prog = "agentao-memory-dashboard check"
+    parser.add_argument("--json", action="store_true", help=_("print the results as JSON (for scripts)"))
+    args = parser.parse_args(argv)
+    if args.demo:
+        parser.exit(2, "agentao-memory-dashboard check: error: --demo has no checks to run\n")
+    config = config_from_args(args, parser)
+    config.update(
+        AUTH_TOKEN=False,
+        READ_ONLY=True,
+        CHECKS_TIME_LIMIT_MS=None,
+        CJK=cjk_from_args(args, parser),
+        LANG=set_language(argv),
+    )
+    from . import create_app
+    from .views.checks import collect
+
+    with create_app(config).test_request_context("/checks.json"):
+        data = collect()
+    if args.json:
+        print(json.dumps(data, ensure_ascii=False, indent=2))
+        return 1 if data["failed"] or data["problems"] else 0
+    rows = [(_("pass") if c["passed"] else _("FAIL"), c["name"], " ".join(c["why"])) for c in data["checks"]]
+    width = max((_columns(r[0]) for r in rows), default=0)
+    name_width = min(40, max((_columns(r[1]) for r in rows), default=0))
+    for result, name, why in rows:
+        print(f"{_pad(result, width)}  {_pad(_cut(name, name_width), name_width)}  {why}")
+    for key, problem in data["problems"].items():
+        print(f"{key}: {problem}", file=sys.stderr)
+    print(_("%(failed)d of %(total)d checks fail.", failed=data["failed"], total=data["total"]))
+    return 1 if data["failed"] or data["problems"] else 0
+
+
+def _columns(text: str) -> int:
+    """How many terminal columns ``text`` takes: wide (CJK) characters take two."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def _cut(text: str, width: int) -> str:
+    while _columns(text) > width:
+        text = text[:-1]
+    return text
+
+
+def _pad(text: str, width: int) -> str:
+    return text + " " * (width - _columns(text))
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     set_language(argv)
     if argv[:1] == ["check"]:  # run the memory checks, print them, exit 1 when one fails
-        from .views.checks.command import run
-
-        return run(argv[1:])
+        return check(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     token = token_from_args(args, parser)

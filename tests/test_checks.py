@@ -329,3 +329,21 @@ def test_the_page_is_bounded_and_the_command_runs_every_check(phone, capsys):
     assert "time budget" in mine["why"][0]
     assert main(["check", "--project", str(phone.project_dir), "--user-db", str(phone.user_db)]) == 0
     assert "tooling" in capsys.readouterr().out
+
+
+def test_the_command_line_table_lines_up_chinese_names(phone, capsys):
+    import unicodedata
+
+    client = phone.app().test_client()
+    _post(client, name="包管理器检查", message="which package manager?", must_recall=["package_manager"])
+    _post(client, name="tooling", message="which package manager?", must_recall=["package_manager"])
+    assert main(["check", "--project", str(phone.project_dir), "--user-db", str(phone.user_db)]) == 0
+    out = capsys.readouterr().out
+    lines = [line for line in out.splitlines() if "包管理器检查" in line or "tooling" in line]
+    assert len(lines) == 2
+
+    def column_of_why(line: str) -> int:  # where the reason starts, in terminal columns
+        head = line[: line.index("Passes")]
+        return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in head)
+
+    assert column_of_why(lines[0]) == column_of_why(lines[1])

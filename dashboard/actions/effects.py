@@ -38,7 +38,7 @@ from ..engine.render import STABLE_BUDGET
 from ..engine.stable import fit, select
 from ..preview_source import Snapshot
 from ..records import Memory
-from ..store.memories import sql_order
+from ..store.snapshot import sql_order
 from ..store.writes import AUTO_CAP
 from ..store.writes import now as agentao_now
 

@@ -26,6 +26,7 @@ from flask_babel import gettext as _
 from ..store import StoreProblem, StoreRef, writes
 from ..store.writes import WriteConflict
 from . import approval, purge
+from .verdicts import PurgeResult
 
 KEEP_REPORTS = 20
 ERASED = "verified erased"
@@ -150,13 +151,13 @@ def retry(project: StoreRef, report: EraseReport) -> EraseReport:
     return fresh
 
 
-def _apply(report: EraseReport, result: purge.PurgeResult, chosen: list[str]) -> None:
+def _apply(report: EraseReport, result: PurgeResult, chosen: list[str]) -> None:
     # An id missing from the rows was gone before the purge reached it: nothing to find.
     report.hashes = {r["id"]: r["sha256"] for r in result.rows if r["kind"] == "review"}
     _judge(report, result, chosen)
 
 
-def _judge(report: EraseReport, result: purge.PurgeResult, chosen: list[str]) -> None:
+def _judge(report: EraseReport, result: PurgeResult, chosen: list[str]) -> None:
     report.status, report.message = result.status, result.message
     report.checkpoint = result.to_dict()["checkpoint"]
     report.texts = result.texts if result.status == RETRY else ()

@@ -16,6 +16,7 @@ from flask_babel import lazy_gettext as _l
 from ..store import StoreProblem, StoreRef, writes
 from ..store import purge as sql
 from . import diskscan, dryrun, sidefiles, verdicts
+from .verdicts import PurgeResult
 
 UNREACHABLE = _l(
     "No program can reach further than these files. Earlier copies of them may survive in "
@@ -24,14 +25,6 @@ UNREACHABLE = _l(
     "copies kept elsewhere (Time Machine, cloud drives, copies you made by hand). Erasing "
     "those needs full-disk encryption, the disk's own secure-erase, or deleting the backups."
 )
-KNOWN_TEXTS_ONLY = _l(
-    "The on-disk check can only look for texts it knows: the current text of each erased row. "
-    "Older versions of a memory's text left by earlier updates are not in the database any more, "
-    "so they cannot be searched for; the VACUUM rebuilds the file without its free pages, "
-    "which is what removes them."
-)
-
-
 # -- wipe ----------------------------------------------------------------------------
 
 
@@ -146,64 +139,6 @@ def _role(db: Path, p: Path) -> str:
 
 
 # -- hard purge ------------------------------------------------------------------------
-
-
-@dataclass
-class PurgeResult:
-    """One file's purge: what went, what stayed, what the checkpoint said, what the byte scan found."""
-
-    store: str
-    path: str
-    status: str = "running"
-    message: str = ""
-    reason: str = ""  # why it stopped, without what that changed (for callers' own sentences)
-    plan: list = field(default_factory=list)  # what a retry must still erase (a DryRun)
-    deleted: dict = field(default_factory=dict)
-    skipped: list = field(default_factory=list)  # confirmed rows already gone: {kind, id}
-    kept: list = field(default_factory=list)  # rows that arrived after the dry run: {kind, id}
-    checkpoint: tuple | None = None
-    verification: list = field(default_factory=list)
-    files_scanned: list = field(default_factory=list)
-    copies_with_hits: list = field(default_factory=list)
-    seconds: float = 0.0
-    texts: tuple = ()  # kept in memory for a retry, dropped once verified; never serialized
-    earlier_texts: int = 0  # how many of ``texts`` an earlier, unfinished run had erased
-    rows: list = field(default_factory=list)  # the rows erased: kinds, ids, sizes and hashes
-
-    @property
-    def verified(self) -> bool:
-        return self.status == "verified erased"
-
-    def to_dict(self) -> dict:
-        return {
-            "store": self.store,
-            "path": self.path,
-            "status": self.status,
-            "message": self.message,
-            "deleted": self.deleted,
-            "skipped": self.skipped,
-            "kept": self.kept,
-            "kept_by_kind": _by_kind(self.kept),
-            "skipped_by_kind": _by_kind(self.skipped),
-            "checkpoint": None
-            if self.checkpoint is None
-            else dict(zip(("busy", "wal_frames", "checkpointed"), self.checkpoint)),
-            "rows": self.rows,
-            "texts_checked": len(self.verification),
-            "earlier_texts_checked": self.earlier_texts if self.verification else 0,
-            "verification": self.verification,
-            "files_scanned": self.files_scanned,
-            "copies_with_hits": self.copies_with_hits,
-            "seconds": round(self.seconds, 3),
-            "limits": str(KNOWN_TEXTS_ONLY),
-        }
-
-
-def _by_kind(rows: list[dict]) -> dict:
-    counts: dict = {}
-    for r in rows:
-        counts[r["kind"]] = counts.get(r["kind"], 0) + 1
-    return counts
 
 
 def plan(ref: StoreRef, categories=(), memory_ids=(), review_ids=(), summary_ids=()) -> sql.DryRun:

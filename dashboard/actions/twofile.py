@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from flask import Flask, current_app, has_app_context
 from flask_babel import gettext as _
@@ -37,10 +37,8 @@ from ..store.connection import write
 from ..store.plan import DryRun
 from ..store.registry import StoreRef
 from ..store.writes import fingerprint
-
-if TYPE_CHECKING:
-    from .purge import PurgeResult
-
+from . import purge
+from .verdicts import PurgeResult
 
 # Problems that pass (space freed, a lock let go): the record waits for them.  Any other
 # (the store gone, damaged, replaced) cannot be waited out: the finisher says what is
@@ -272,8 +270,6 @@ def _finish_approve(data: intents.Record) -> intents.Report:
 
 def purge_intent(job_id: str, runs: dict[str, DryRun], refs: dict[str, StoreRef]) -> intents.Intent:
     """``runs``: store key -> the confirmed DryRun; ``refs``: store key -> StoreRef."""
-    from . import purge
-
     data = {
         "job": job_id,
         "runs": {
@@ -285,8 +281,6 @@ def purge_intent(job_id: str, runs: dict[str, DryRun], refs: dict[str, StoreRef]
 
 
 def _finish_purge(data: intents.Record) -> intents.Report:
-    from . import purge
-
     results, finished = [], []
     for store, run in data["runs"].items():
         if run["done"]:

@@ -10,7 +10,8 @@ again while the scan ran, rows that arrived after the dry run and stayed.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import Any
 
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
@@ -18,9 +19,6 @@ from flask_babel import ngettext
 
 from ..store import StoreProblem
 from ..store.purge import count_kinds
-
-if TYPE_CHECKING:
-    from .purge import PurgeResult
 
 # describe_error's sentences say "nothing was changed" for a single write; a
 # purge knows better whether its delete had committed, and says so itself.
@@ -30,6 +28,74 @@ LIST_GONE = _l(
     "that ran it, never on disk, so if it was interrupted and the dashboard restarted "
     "since, that list is gone and they could not be looked for"
 )
+
+
+KNOWN_TEXTS_ONLY = _l(
+    "The on-disk check can only look for texts it knows: the current text of each erased row. "
+    "Older versions of a memory's text left by earlier updates are not in the database any more, "
+    "so they cannot be searched for; the VACUUM rebuilds the file without its free pages, "
+    "which is what removes them."
+)
+
+
+@dataclass
+class PurgeResult:
+    """One file's purge: what went, what stayed, what the checkpoint said, what the byte scan found."""
+
+    store: str
+    path: str
+    status: str = "running"
+    message: str = ""
+    reason: str = ""  # why it stopped, without what that changed (for callers' own sentences)
+    plan: list[Any] = field(default_factory=list)  # what a retry must still erase (a DryRun)
+    deleted: dict[str, Any] = field(default_factory=dict)
+    skipped: list[dict[str, Any]] = field(default_factory=list)  # confirmed rows already gone: {kind, id}
+    kept: list[dict[str, Any]] = field(
+        default_factory=list
+    )  # rows that arrived after the dry run: {kind, id}
+    checkpoint: tuple[Any, ...] | None = None
+    verification: list[Any] = field(default_factory=list)
+    files_scanned: list[Any] = field(default_factory=list)
+    copies_with_hits: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    texts: tuple[str, ...] = ()  # kept in memory for a retry, dropped once verified; never serialized
+    earlier_texts: int = 0  # how many of ``texts`` an earlier, unfinished run had erased
+    rows: list[dict[str, Any]] = field(default_factory=list)  # the rows erased: kinds, ids, sizes and hashes
+
+    @property
+    def verified(self) -> bool:
+        return self.status == "verified erased"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "store": self.store,
+            "path": self.path,
+            "status": self.status,
+            "message": self.message,
+            "deleted": self.deleted,
+            "skipped": self.skipped,
+            "kept": self.kept,
+            "kept_by_kind": _by_kind(self.kept),
+            "skipped_by_kind": _by_kind(self.skipped),
+            "checkpoint": None
+            if self.checkpoint is None
+            else dict(zip(("busy", "wal_frames", "checkpointed"), self.checkpoint)),
+            "rows": self.rows,
+            "texts_checked": len(self.verification),
+            "earlier_texts_checked": self.earlier_texts if self.verification else 0,
+            "verification": self.verification,
+            "files_scanned": self.files_scanned,
+            "copies_with_hits": self.copies_with_hits,
+            "seconds": round(self.seconds, 3),
+            "limits": str(KNOWN_TEXTS_ONLY),
+        }
+
+
+def _by_kind(rows: list[dict[str, Any]]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for r in rows:
+        counts[r["kind"]] = counts.get(r["kind"], 0) + 1
+    return counts
 
 
 def reason(exc: StoreProblem) -> str:

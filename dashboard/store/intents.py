@@ -40,6 +40,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from .. import clock
+
 PREFIX, SUFFIX = "dashboard-intent-", ".json"
 FAULT_ENV = "AGENTAO_DASHBOARD_FAULT"  # a test build's fault hook (see ``fault``)
 KEEP = 20  # reports remembered for the pages
@@ -97,14 +99,12 @@ class Intent:
         self._fd: int | None = None
 
     def content(self) -> Record:
-        from .writes import now
-
         return {
             "version": 1,
             "id": self.id,
             "action": self.action,
             "stores": self.stores,
-            "started": self.data.get("started") or now(),
+            "started": self.data.get("started") or clock.stamp(),
             **self.data,
         }
 
@@ -216,12 +216,10 @@ def _settle_one(record: Path, paths: tuple[Path | str, ...]) -> Report | None:
             data = json.loads(record.read_bytes())
         except (OSError, ValueError):
             data = None
-        if not FINISHERS:
-            import importlib  # the finishers are the actions' (actions.twofile)
-
-            importlib.import_module("dashboard.actions.twofile")
         if not isinstance(data, dict) or data.get("action") not in FINISHERS:
-            return None  # not ours to read (a newer dashboard's, or damaged): left as it is
+            # not ours to read (a newer dashboard's, or damaged), or no finisher registered
+            # (``actions.twofile`` registers them; the app and the command line import it)
+            return None
         if paths and not any(_same(p, s) for p in paths for s in data.get("stores", ())):
             return None
         report = FINISHERS[data["action"]](data)

@@ -15,7 +15,7 @@ from . import rows, search
 from .connection import StoreProblem, read
 from .registry import StoreRef
 from .search import ascii_lower
-from .snapshot import FileRows, rows_of
+from .snapshot import FileRows, rows_of, sql_order
 
 SORTS = {
     "updated": "updated_at",
@@ -57,16 +57,6 @@ class MemoryPage:
     @property
     def pages(self) -> int:
         return max(1, -(-self.total // self.per_page))
-
-
-def sql_order(value: Any) -> tuple[int, Any]:
-    """A sort key ordering values as SQLite's ORDER BY does across storage classes:
-    NULL, numbers, text (BINARY: code point order, as UTF-8 bytes compare), blobs."""
-    if value is None:
-        return (0, 0)
-    if isinstance(value, (int, float)):
-        return (1, value)
-    return (2, value) if isinstance(value, str) else (3, value)
 
 
 def _matches(snap: FileRows, f: MemoryFilters) -> list[int]:

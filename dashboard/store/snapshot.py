@@ -35,7 +35,7 @@ from .held import held
 from .recovery import Signature
 from .registry import StoreRef
 from .rows import text_select, whole_number
-from .search import haystack, json_strings
+from .search import ascii_lower, haystack, json_strings
 
 COLUMNS = (
     "id",
@@ -54,6 +54,16 @@ COLUMNS = (
     "deleted_at",
 )
 SEARCHED = ("title", "content", "key_normalized", "tags_json", "keywords_json")
+
+
+def sql_order(value: Any) -> tuple[int, Any]:
+    """A sort key ordering values as SQLite's ORDER BY does across storage classes:
+    NULL, numbers, text (BINARY: code point order, as UTF-8 bytes compare), blobs."""
+    if value is None:
+        return (0, 0)
+    if isinstance(value, (int, float)):
+        return (1, value)
+    return (2, value) if isinstance(value, str) else (3, value)
 
 
 @dataclass(frozen=True, eq=False)
@@ -76,8 +86,6 @@ class FileRows:
         them; made once per snapshot and column (every list page needs one)."""
         key = ("order", column)
         if key not in self._values:
-            from .memories import sql_order
-
             rows, get = self.rows, attrgetter(column)
             try:
                 found = sorted(range(len(rows)), key=lambda i: (get(rows[i]), rows[i].id))
@@ -109,8 +117,6 @@ class FileRows:
     @cached_property
     def tags(self) -> list[frozenset[str]]:
         """Per row, its tags folded as SQLite's LOWER folds them (the tag filter)."""
-        from .search import ascii_lower
-
         return [
             frozenset(ascii_lower(t) for t in m.tags)
             if i not in self.odd

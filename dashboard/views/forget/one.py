@@ -13,7 +13,7 @@ import unicodedata
 from flask import abort, request
 from flask_babel import gettext as _
 
-from ...actions import purge
+from ...actions import purge, verdicts
 from ...web import page
 from .. import resolve
 from . import jobs as forget_jobs
@@ -46,7 +46,7 @@ def memory(key: str, memory_id: str, fmt: str):
         mem=mem,
         ref=ref,
         events=events,
-        limits=str(purge.KNOWN_TEXTS_ONLY),
+        limits=str(verdicts.KNOWN_TEXTS_ONLY),
         confirm=confirm_phrase(mem),
         to_json=lambda ctx: {
             "memory": ctx["mem"],
