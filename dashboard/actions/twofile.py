@@ -120,11 +120,11 @@ def _finish_move(data: intents.Record) -> intents.Report:
         for source, mine in by_source.items():
             with write(Path(source), settled=True) as conn:
                 for r in mine:
-                    row = conn.execute("SELECT * FROM memories WHERE id = ?", (r["id"],)).fetchone()
-                    if row is None or row["deleted_at"] is not None:
+                    found = rows.memory_by_id(conn, r["id"], r["store"])
+                    if found is None or not found.live:
                         already.append(r["id"])
-                    elif fingerprint(rows.memory(row, r["store"])) != r["row"]:
-                        changed.append(rows.memory(row, r["store"]).title)
+                    elif fingerprint(found) != r["row"]:
+                        changed.append(found.title)
                     else:
                         writes.delete_row(conn, r["id"])
                         deleted.append(r["id"])
@@ -230,9 +230,9 @@ def _finish_approve(data: intents.Record) -> intents.Report:
         }
     try:
         with write(Path(data["queue"]), settled=True) as conn:
-            row = conn.execute("SELECT * FROM memory_review_queue WHERE id = ?", (data["item"],)).fetchone()
-            status = None if row is None else row["status"]
-            if status == "pending" and fingerprint(rows.review(row, "project")) == data["seen"]:
+            item = rows.review_by_id(conn, data["item"], "project")
+            status = None if item is None else item.status
+            if status == "pending" and fingerprint(item) == data["seen"]:
                 writes.mark(conn, data["item"], "approved")
                 status = "done"
     except StoreProblem as problem:

@@ -136,10 +136,9 @@ def get_memory(ref: StoreRef, memory_id: str) -> tuple[Memory | None, list[Event
     """One row (live or soft-deleted) and its event history, oldest event first."""
 
     def run(conn: sqlite3.Connection) -> tuple[Memory | None, list[Event]]:
-        row = conn.execute("SELECT * FROM memories WHERE id = ?", (memory_id,)).fetchone()
         events = conn.execute(
             "SELECT * FROM memory_events WHERE memory_id = ? ORDER BY id", (memory_id,)
         ).fetchall()
-        return (rows.memory(row, ref.key) if row else None), [rows.event(e, ref.key) for e in events]
+        return rows.memory_by_id(conn, memory_id, ref.key), [rows.event(e, ref.key) for e in events]
 
     return read(ref.path, run)

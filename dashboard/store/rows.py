@@ -135,3 +135,15 @@ def event(row: RowLike, store: str) -> Event:
         detail=row["detail"],
         store=store,
     )
+
+
+def memory_by_id(conn: sqlite3.Connection, memory_id: Any, store: str) -> Memory | None:
+    """One memory row by id, live or soft-deleted (the one place that reads a row by id)."""
+    row = conn.execute("SELECT * FROM memories WHERE id = ?", (memory_id,)).fetchone()
+    return None if row is None else memory(row, store)
+
+
+def review_by_id(conn: sqlite3.Connection, item_id: Any, store: str) -> ReviewItem | None:
+    """One review-queue row by id, whatever its status."""
+    row = conn.execute("SELECT * FROM memory_review_queue WHERE id = ?", (item_id,)).fetchone()
+    return None if row is None else review(row, store)

@@ -72,8 +72,8 @@ def restore_obstacle(path: Path, memory: Memory) -> str | None:
 
 
 def _deleted_as_seen(conn: sqlite3.Connection, expect: Expect, store: str) -> Memory:
-    row = conn.execute("SELECT * FROM memories WHERE id = ?", (expect.row_id,)).fetchone()
-    if row is None:
+    memory = rows.memory_by_id(conn, expect.row_id, store)
+    if memory is None:
         raise WriteConflict(
             "gone",
             _(
@@ -82,7 +82,6 @@ def _deleted_as_seen(conn: sqlite3.Connection, expect: Expect, store: str) -> Me
                 store=store,
             ),
         )
-    memory = rows.memory(row, store)
     if memory.live:
         raise WriteConflict("changed", _("Memory %(id)s is live already; nothing was changed.", id=memory.id))
     return writes.unchanged_since(memory, expect)

@@ -119,11 +119,7 @@ def target_of(
 def review_item(path: Path, item_id: str, store: str = "project") -> ReviewItem | None:
     """One review-queue row by id, whatever its status."""
 
-    def run(conn: sqlite3.Connection) -> ReviewItem | None:
-        row = conn.execute("SELECT * FROM memory_review_queue WHERE id = ?", (item_id,)).fetchone()
-        return rows.review(row, store) if row else None
-
-    return read(path, run)
+    return read(path, lambda conn: rows.review_by_id(conn, item_id, store))
 
 
 def review_counts(path: Path) -> dict[str, int]:
@@ -144,12 +140,12 @@ def row_as_seen(conn: sqlite3.Connection, expect: Expect, store: str = "project"
     """The row ``expect.row_id`` as the page showed it, or WriteConflict (gone / changed)."""
     if expect.row_id is None:
         return None
-    row = conn.execute("SELECT * FROM memories WHERE id = ?", (expect.row_id,)).fetchone()
-    if row is None or row["deleted_at"] is not None:
+    memory = rows.memory_by_id(conn, expect.row_id, store)
+    if memory is None or not memory.live:
         raise WriteConflict(
             "gone", _("Memory %(id)s is no longer live; nothing was changed.", id=expect.row_id)
         )
-    return unchanged_since(rows.memory(row, store), expect)
+    return unchanged_since(memory, expect)
 
 
 def unchanged_since(memory: Memory, expect: Expect) -> Memory:
@@ -214,15 +210,14 @@ def target_as_seen(conn: sqlite3.Connection, plan: PlannedSave, expect: Expect =
 
 def pending_as_seen(conn: sqlite3.Connection, item_id: str, seen: str | None = None) -> ReviewItem:
     """The review item, still pending and (if ``seen`` is given) unchanged, or WriteConflict."""
-    row = conn.execute("SELECT * FROM memory_review_queue WHERE id = ?", (item_id,)).fetchone()
-    if row is None or row["status"] != "pending":
+    item = rows.review_by_id(conn, item_id, "project")
+    if item is None or item.status != "pending":
         raise WriteConflict(
             "not_pending",
-            _("Review item %(id)s is no longer pending (it is %(status)s).", id=item_id, status=row["status"])
-            if row
+            _("Review item %(id)s is no longer pending (it is %(status)s).", id=item_id, status=item.status)
+            if item
             else _("Review item %(id)s is no longer pending (it does not exist).", id=item_id),
         )
-    item = rows.review(row, "project")
     if seen is not None and fingerprint(item) != seen:
         raise WriteConflict(
             "changed",
