@@ -26,7 +26,6 @@ from flask_babel import gettext as _
 from . import web
 from .engine import stable_view
 from .engine.render import STABLE_BUDGET
-from .store import writes
 
 RISKY = ("secret", "personal", "instruction")  # what a person should look at first
 
@@ -66,12 +65,11 @@ def deleted(sts=None) -> int:
 
 
 def suggestions() -> dict[str, int]:
-    """Review items per status (pending, approved, rejected), read fresh from the project
-    store; all zero when it is missing or unreadable."""
-    ref, st = web.store_by_key("project"), web.status_of("project")
-    if ref is None or not ref.exists or st is None or not st.readable:
-        return {"pending": 0, "approved": 0, "rejected": 0}
-    return writes.review_counts(ref.path)
+    """Review items per status (pending, approved, rejected) in the project store, from its
+    status (the same count its overview card shows); all zero when it is missing or unreadable."""
+    st = next((st for st in _readable() if st.ref.key == "project"), None)
+    found = {} if st is None or not st.ref.exists else st.reviews_by_status
+    return {s: found.get(s, 0) for s in ("pending", "approved", "rejected")}
 
 
 def pending() -> int:

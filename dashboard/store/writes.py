@@ -122,19 +122,6 @@ def review_item(path: Path, item_id: str, store: str = "project") -> ReviewItem 
     return read(path, lambda conn: rows.review_by_id(conn, item_id, store))
 
 
-def review_counts(path: Path) -> dict[str, int]:
-    """Review items per status, read fresh (the page's counters after a decision)."""
-    found = dict(
-        read(
-            path,
-            lambda conn: conn.execute(
-                "SELECT status, COUNT(*) FROM memory_review_queue GROUP BY status"
-            ).fetchall(),
-        )
-    )
-    return {s: found.get(s, 0) for s in ("pending", "approved", "rejected")}
-
-
 # --------------------------------------------------------------------------- checks (in a transaction)
 def row_as_seen(conn: sqlite3.Connection, expect: Expect, store: str = "project") -> Memory | None:
     """The row ``expect.row_id`` as the page showed it, or WriteConflict (gone / changed)."""
