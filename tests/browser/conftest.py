@@ -10,6 +10,7 @@ Security Policy refusal, fails the test that caused it.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import shutil
@@ -452,11 +453,14 @@ class Journey:
         width = self.driver.execute_script("return window.innerWidth")
         record = {"journey": self.name, "width": width, "clicks": self.clicks, "keys": self.keys}
         JOURNEYS.parent.mkdir(parents=True, exist_ok=True)
-        known = json.loads(JOURNEYS.read_text()) if JOURNEYS.exists() else []
-        known = [r for r in known if (r["journey"], r["width"]) != (self.name, width)]
-        JOURNEYS.write_text(
-            json.dumps(sorted(known + [record], key=lambda r: (r["journey"], r["width"])), indent=1)
-        )
+        # The suite runs in two worker processes: one writer at a time.
+        with open(JOURNEYS.with_suffix(".lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            known = json.loads(JOURNEYS.read_text()) if JOURNEYS.exists() else []
+            known = [r for r in known if (r["journey"], r["width"]) != (self.name, width)]
+            JOURNEYS.write_text(
+                json.dumps(sorted(known + [record], key=lambda r: (r["journey"], r["width"])), indent=1)
+            )
         return record
 
 
