@@ -25,11 +25,13 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from flask_babel import gettext as _
+from markupsafe import Markup, escape
 
 from .engine.tokenize import CJK_RUN, MODE_JIEBA, MODE_LATIN
 from .store import held
@@ -48,7 +50,7 @@ PROBE = (
 # pip writes a /bin/sh trampoline when the interpreter's path is too long or has spaces:
 #   '''exec' "/path/to/python" "$0" "$@"
 _TRAMPOLINE = re.compile(r"^'''exec' (?:\"([^\"]+)\"|(\S+)) ", re.MULTILINE)
-SHOWN_QUERY = 12  # characters of the message quoted in the latin-only warning
+SHOWN_QUERY = 16  # characters of the message quoted in the latin-only warning
 
 # How the mode was decided.
 BY_SETTING = "setting"  # --cjk on / off
@@ -78,38 +80,57 @@ class AgentCJK:
 
     def text(self, query: str = "") -> str:
         """One line for a person: the mode, why, and what it means for ``query``."""
+        return self._say(query, str, str)
+
+    def html(self, query: str = "") -> Markup:
+        """:meth:`text` for a page: paths, the command line and the message's words as code,
+        every one of them escaped."""
+        return Markup(self._say(query, lambda s: Markup("<code>{}</code>").format(s), escape))
+
+    def _say(self, query: str, code: Callable[[str], str], plain: Callable[[str], str]) -> str:
+        """The line, with ``code`` around paths and flags and ``plain`` around the message's
+        words; a clause said inside another is already made of those, so it is not escaped
+        again (``Markup`` keeps it)."""
         if self.decided_by == BY_SETTING:
             if self.mode == MODE_JIEBA:
-                return _("Chinese words are recalled as with jieba installed (--cjk on).")
-            return _("Chinese is not split into words (--cjk off): only Latin words and numbers are matched.")
+                return _(
+                    "Chinese words are recalled as with jieba installed (%(flag)s).", flag=code("--cjk on")
+                )
+            return _(
+                "Chinese is not split into words (%(flag)s): only Latin words and numbers are matched.",
+                flag=code("--cjk off"),
+            )
+        python = code(self.python or "")
         if self.decided_by == BY_AGENT:
             if self.mode == MODE_JIEBA:
                 return _(
                     "Chinese words recalled as your agent does: jieba is installed for %(python)s.",
-                    python=self.python,
+                    python=python,
                 )
             chinese = _chinese(query)
             if chinese:
                 return _(
                     "Your agent has no jieba (%(python)s): Chinese is not split into words, so “%(words)s” "
-                    "recalls nothing by its Chinese words. Install agentao[i18n] there to change that.",
-                    python=self.python,
-                    words=chinese,
+                    "recalls nothing by its Chinese words. Install %(extra)s there to change that.",
+                    python=python,
+                    words=plain(chinese),
+                    extra=code("agentao[i18n]"),
                 )
             return _(
                 "Your agent has no jieba (%(python)s): Chinese is not split into words, as your agent does.",
-                python=self.python,
+                python=python,
             )
         if self.problem == "not_found":
-            why = _("no agentao command was found on PATH")
+            why = _("no agentao command was found on %(path)s", path=code("PATH"))
         elif self.problem == "no_interpreter":
-            why = _("the Python interpreter of %(path)s could not be read", path=self.agentao)
+            why = _("the Python interpreter of %(path)s could not be read", path=code(self.agentao or ""))
         else:
-            why = _("the interpreter of %(path)s did not answer", path=self.agentao)
+            why = _("the interpreter of %(path)s did not answer", path=code(self.agentao or ""))
         return _(
-            "Chinese words are recalled as with jieba: %(why)s. Start with --cjk off if your agent "
+            "Chinese words are recalled as with jieba: %(why)s. Start with %(flag)s if your agent "
             "runs without jieba.",
-            why=why,
+            why=Markup(why) if plain is escape else why,
+            flag=code("--cjk off"),
         )
 
     def to_dict(self, query: str = "") -> dict[str, Any]:
@@ -127,7 +148,8 @@ class AgentCJK:
 
 def _chinese(query: str) -> str:
     """The message's first CJK characters, as the tokenizer tells them."""
-    return "".join(CJK_RUN.findall(query))[:SHOWN_QUERY]
+    runs = " ".join(CJK_RUN.findall(query))
+    return runs if len(runs) <= SHOWN_QUERY else runs[:SHOWN_QUERY] + "…"
 
 
 def find_agentao() -> Path | None:
