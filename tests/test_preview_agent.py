@@ -10,10 +10,9 @@ from __future__ import annotations
 import os
 import sys
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 
 import pytest
-from agentao_world import Agent, agentao_blocks
+from agentao_world import Agent, agent_command, agentao_blocks
 from bs4 import BeautifulSoup
 
 ASOF = "2031-01-01T00:00:00"
@@ -47,23 +46,6 @@ def chinese(agent, ticking) -> Agent:
     for n in range(3):  # newer notes take the stable block's incidental places
         agent.save(f"filler {n}", f"Filler note {n}.", ["misc"], type="note")
     return agent
-
-
-def agent_command(folder: Path, with_jieba: bool) -> Path:
-    """An ``agentao`` command as pip installs it, whose interpreter finds jieba or not
-    (``-S``: this interpreter without its site-packages, where jieba lives)."""
-    folder.mkdir(parents=True)
-    python = sys.executable
-    if not with_jieba:
-        python = str(folder / "python-without-jieba")
-        Path(python).write_text(f'#!/bin/sh\nexec "{sys.executable}" -S "$@"\n')
-        os.chmod(python, 0o755)
-    command = folder / "agentao"
-    command.write_text(
-        f"#!{python}\nimport sys\nfrom agentao.cli import entrypoint\nsys.exit(entrypoint())\n"
-    )
-    os.chmod(command, 0o755)
-    return command
 
 
 def agentao_context(agent, monkeypatch, with_jieba: bool) -> str:
