@@ -114,6 +114,18 @@ def test_a_command_whose_interpreter_cannot_be_told(tmp_path):
     env.write_text("#!/usr/bin/env -S sh\n")
     assert interpreter_of(env).endswith("/sh")
     assert agent_cjk("off").mode == "latin-only" and agent_cjk("on").use == "on"
+    silent = tmp_path / "bin" / "agentao"
+    silent.parent.mkdir()
+    silent.write_text("#!/bin/false\n")
+    silent.chmod(0o755)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PATH", str(silent.parent))
+        found = agent_cjk("auto")
+    assert (found.decided_by, found.problem, found.mode) == ("default", "no_answer", "jieba")
+    assert found.text() == (
+        f"Chinese words are recalled as with jieba: the interpreter of {silent} did not answer. "
+        "Start with --cjk off if your agent runs without jieba."
+    )
 
 
 # -- item 5: what Findings lists, marked on what the preview recalls ------------------------
