@@ -125,8 +125,8 @@ def build_parser() -> argparse.ArgumentParser:
         default="auto",
         help=_(
             "tokenize Chinese/Japanese/Korean text as the AGENT does: 'on' with jieba "
-            "(agentao[i18n]; required here), 'off' without it, 'auto' (default) with "
-            "jieba when it can be imported here"
+            "(agentao[i18n]), 'off' without it, 'auto' (default) as the agentao command "
+            "on PATH does: with jieba when its Python finds jieba"
         ),
     )
     from .words import LOCALES
@@ -234,7 +234,7 @@ def cjk_from_args(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
             parser.exit(
                 2,
                 "agentao-memory-dashboard: error: --cjk on needs jieba, which cannot "
-                "be imported here (pip install 'agentao-memory-dashboard[cjk]', or "
+                "be imported here (pip install jieba, or "
                 "--cjk off if the agent runs without it)\n",
             )
     return args.cjk

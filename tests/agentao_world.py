@@ -9,7 +9,9 @@ without a module-name clash.
 from __future__ import annotations
 
 import hashlib
+import os
 import sqlite3
+import sys
 import time
 from pathlib import Path
 
@@ -146,3 +148,20 @@ def wait_for_job(client, url, timeout=30.0) -> dict:
         if data["state"] != "running" or time.monotonic() > deadline:
             return data
         time.sleep(0.02)
+
+
+def agent_command(folder: Path, with_jieba: bool) -> Path:
+    """An ``agentao`` command as pip installs it in ``folder``, whose interpreter finds jieba
+    or not (``-S``: this interpreter without its site-packages, where jieba lives)."""
+    folder.mkdir(parents=True)
+    python = sys.executable
+    if not with_jieba:
+        python = str(folder / "python-without-jieba")
+        Path(python).write_text(f'#!/bin/sh\nexec "{sys.executable}" -S "$@"\n')
+        os.chmod(python, 0o755)
+    command = folder / "agentao"
+    command.write_text(
+        f"#!{python}\nimport sys\nfrom agentao.cli import entrypoint\nsys.exit(entrypoint())\n"
+    )
+    os.chmod(command, 0o755)
+    return command

@@ -143,10 +143,11 @@ def test_answer_in_words_comes_first_and_names_what_agentao_recalls(client, seed
         .get_text(" ", strip=True)
         .startswith(f"In the always-on block (every prompt): {shown} memor")
     )
-    # Each reason is its own list item, in words; the codes agentao writes are not the text.
-    reasons = answer.select("ul.reasons > li")
-    assert reasons and all("_" not in li.get_text() and "," not in li.get_text() for li in reasons)
-    assert "words of its text are in your message" in [li.get_text() for li in reasons]
+    # Each reason is its own list item, in words, then the words that matched; the codes
+    # agentao writes are not the text.
+    reasons = [li.select_one(".term") for li in answer.select("ul.reasons > li")]
+    assert reasons and all("_" not in r.get_text() and "," not in r.get_text() for r in reasons)
+    assert "words of its text are in your message" in [r.get_text() for r in reasons]
 
 
 def test_raw_blocks_sit_behind_disclosures_byte_exact(client, seeded):

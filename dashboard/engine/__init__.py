@@ -37,7 +37,8 @@ CJK
     :class:`Tokenizer` uses jieba when importable; ``Tokenizer(use_jieba=False)``
     behaves like agentao without its ``i18n`` extra.  ``Preview.cjk_mode`` says
     which was used.  ``tokenizer_for(setting)`` gives the one for a ``--cjk``
-    setting (auto, on, off), so the preview matches the agent's environment.
+    setting (auto, on, off); the views pass ``on`` or ``off`` as the person's agent
+    recalls (``dashboard/agent_cjk.py``), so the preview matches the agent's environment.
 """
 
 from .cache import EngineCache

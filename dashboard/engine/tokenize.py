@@ -27,7 +27,7 @@ from typing import Any
 
 _CJK = "\u4e00-\u9fff\u3400-\u4dbf\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
 _CJK_CHAR = re.compile(f"[{_CJK}]")
-_CJK_RUN = re.compile(f"[{_CJK}]+")
+CJK_RUN = re.compile(f"[{_CJK}]+")
 # A seam between Latin (ASCII letters, any decimal digit) and CJK, either way.
 _SEAM = re.compile(rf"(?<=[a-zA-Z\d])(?=[{_CJK}])|(?<=[{_CJK}])(?=[a-zA-Z\d])")
 # Backtick and tilde are deliberately absent: agentao does not split on them.
@@ -106,7 +106,7 @@ class Tokenizer:
         self._jieba = None if use_jieba is False else _load_jieba(userdict)
         self._segments: dict[str, tuple[str, ...]] = {}
         if use_jieba is True and self._jieba is None:
-            raise ImportError("jieba is not installed (pip install '.[cjk]')")
+            raise ImportError("jieba is not installed (pip install jieba)")
 
     @property
     def mode(self) -> str:
@@ -123,7 +123,7 @@ class Tokenizer:
             return []
         words: list[str] = []
         memo = self._segments
-        for run in _CJK_RUN.findall(text):
+        for run in CJK_RUN.findall(text):
             found = memo.get(run)
             if found is None:
                 # The same short runs recur across thousands of records; jieba

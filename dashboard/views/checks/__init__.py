@@ -14,6 +14,7 @@ from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 
 from ...actions import checks as ck
+from ...agent_cjk import agent_cjk
 from ...preview_source import snapshot
 from ...store.status import inspect
 from ...web import page, page_route, stores, twin, wants_json
@@ -69,7 +70,10 @@ def run_checks() -> ck.Run:
     snap = snapshot([inspect(r, True, deep=False) for r in refs])
     limit = current_app.config.get("CHECKS_TIME_LIMIT_MS", TIME_LIMIT_MS)
     run = ck.run_all(
-        refs, snap, current_app.config["CJK"], time_limit=None if limit is None else limit / 1000
+        refs,
+        snap,
+        agent_cjk(current_app.config["CJK"]).use,  # Chinese as the agent tokenises it
+        time_limit=None if limit is None else limit / 1000,
     )
     run.version = snap.version
     return run

@@ -25,6 +25,7 @@ from flask_babel import gettext as _
 
 from ... import facts
 from ...actions.jobs import Busy, Job, Jobs
+from ...agent_cjk import agent_cjk
 from ...clock import now as now_utc
 from ...engine import preview, tokenizer_for
 from ...findings.checks import signature_in, signed_here, valid_signature
@@ -381,7 +382,7 @@ def check(store: str, table: str, row_id: str, fmt: str):
     own = _own_words(table, row)
     query = own or label[:500]
     snap = snapshot(statuses())
-    # Tokenised as the agent's environment does (--cjk), as the preview page does.
+    # Tokenised as the agent does (its jieba, or --cjk), as the preview page does.
     blocks_now = preview(
         snap.project,
         snap.user,
@@ -390,7 +391,7 @@ def check(store: str, table: str, row_id: str, fmt: str):
         now=clock(),
         cache=snap.cache,
         version=snap.version,
-        tokenizer=tokenizer_for(current_app.config["CJK"]),
+        tokenizer=tokenizer_for(agent_cjk(current_app.config["CJK"]).use),
     )
     looked = bool(sig) and signed_here(sig)
     blocks = [

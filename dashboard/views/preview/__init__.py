@@ -10,8 +10,9 @@ instead of the messages', as agentao's ``recall_candidates`` takes them;
 the clock (ISO 8601; naive = UTC, default now); ``hide`` (repeated) memory ids
 to leave out as if deleted, which adds a before/after diff; ``candidates_page``
 and ``per_page`` page the twin's ranked candidates; ``go=1`` (sent by the Preview
-button, not by typing) gives the answer the keyboard focus.  The tokenizer follows the
-``CJK`` setting (``--cjk``), which should match the agent's environment.
+button, not by typing) gives the answer the keyboard focus.  Chinese is tokenised as the
+person's agent does (``agent_cjk``: its jieba, or the ``--cjk`` setting), and the answer
+says which.
 """
 
 from __future__ import annotations
@@ -24,13 +25,16 @@ from datetime import datetime, timezone
 from flask import Blueprint, abort, current_app, request
 from flask_babel import gettext as _
 
-from ... import clock
+from ... import clock, facts
+from ...agent_cjk import agent_cjk
 from ...engine import preview, tokenizer_for
 from ...engine.results import CANDIDATES_PER_PAGE, EVICTED_SHOWN
 from ...pictures import candidate_scores
 from ...preview_source import snapshot
 from ...store.rows import whole_number
 from ...web import page, page_route, statuses, twin
+from ...words import label
+from ..memories.marks import flags, report_flags
 from .answer import BECAUSE, Words, answer, why_text
 
 bp = Blueprint("preview", __name__)
@@ -205,7 +209,7 @@ def index(fmt: str):
     if ask.error and fmt == "json":
         return twin({"error": ask.error}, 400)
     snap = snapshot(statuses())
-    cjk = current_app.config["CJK"]
+    cjk = agent_cjk(current_app.config["CJK"])
 
     def run(hidden):
         return preview(
@@ -220,7 +224,7 @@ def index(fmt: str):
             hidden_ids=hidden,
             cache=snap.cache,
             version=snap.version,
-            tokenizer=tokenizer_for(cjk),
+            tokenizer=tokenizer_for(cjk.use),
         )
 
     after = run(ask.hide)
@@ -233,6 +237,12 @@ def index(fmt: str):
             "stable_diff": _diff(before.stable_block, after.stable_block),
             "context_diff": _diff(before.context_block, after.context_block),
         }
+    by_row = report_flags()  # the findings every screen shares: no rule runs again here
+
+    def flags_of(store: str, memory_id: str) -> list[dict]:
+        """What Findings lists on a memory that looks risky (a secret, personal data, an order)."""
+        return [f for f in flags(store, memory_id, by_row) if f["category"] in facts.RISKY]
+
     return page(
         fmt,
         "preview/index.html",
@@ -242,11 +252,13 @@ def index(fmt: str):
         p=after,
         what_if=what_if,
         problems=snap.problems,
-        cjk_setting=cjk,
+        cjk_setting=cjk.setting,
+        cjk=cjk,
         shown_candidates=SHOWN_CANDIDATES,
         shown_never=SHOWN_NEVER,
         shown_evicted=EVICTED_SHOWN,
-        answer=answer(after),
+        answer=answer(after, flags_of),
+        flags_of=flags_of,
         say=Words(),
         because_codes=BECAUSE,
         score_picture=None if fmt == "json" else candidate_scores(after.candidates),
@@ -266,11 +278,22 @@ def _json(ctx) -> dict:
     data = ctx["p"].to_dict(page=ask.page, per_page=ask.per_page)
     limit = data["budgets"]["context"]["limit"]
     for c in data["candidates"]:  # the codes stay; the words are added beside them
-        c["text"] = why_text(c["mark"], c["reasons"], c["rank"], c["cost"], limit)
+        terms = [(t["name"], t["matched"]) for t in c["terms"]]
+        c["text"] = why_text(c["mark"], c["reasons"], c["rank"], c["cost"], limit, terms)
+        c["flags"] = [
+            {
+                "category": f["category"],
+                "text": label("flag", f["category"]),
+                "why": f["why"],
+                "href": f["href"],
+            }
+            for f in ctx["flags_of"](c["store"], c["id"])
+        ]
     data.update(
         session_id=ask.session or None,
         problems=ctx["problems"],
         cjk_setting=ctx["cjk_setting"],
+        cjk=ctx["cjk"].to_dict(ask.q),
         messages_format=ask.messages_format,
         messages_count=len(ask.messages),
         context_hints_from="request" if ask.context_hints is not None else "messages",

@@ -23,6 +23,14 @@ from ...words import explain, label, term
 # The reasons that say why it matched; "explicit" (how it was saved) and "stale_penalty"
 # (what counts against it) are agentao's reasons too, listed in the ranking's table.
 BECAUSE = ("tag_match", "title_overlap", "keyword_match", "content_match", "filepath_hint")
+# The score term (engine/recall.py ``Term``) whose matched tokens each reason names.
+REASON_TERM = {
+    "tag_match": "tag",
+    "title_overlap": "title",
+    "keyword_match": "keyword",
+    "content_match": "content",
+    "filepath_hint": "filepath_hint",
+}
 MISSED_SHOWN = 5  # matches not recalled that the answer names; the table has them all
 
 
@@ -34,6 +42,8 @@ class Why:
     mark: str
     reasons: tuple[str, ...]  # agentao's reason codes, in agentao's order
     why: str  # why it was / was not recalled, one clause
+    matched: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (reason, the words that matched)
+    flags: tuple[dict, ...] = ()  # what Findings lists on it (views/memories/marks.flags)
 
 
 @dataclass(frozen=True)
@@ -55,10 +65,7 @@ class Answer:
             out.append(
                 _(
                     "Recalled for this message: %(list)s.",
-                    list="; ".join(
-                        _("%(title)s (because: %(why)s)", title=w.memory.title, why=w.why)
-                        for w in self.recalled
-                    ),
+                    list="; ".join(recalled_text(w) for w in self.recalled),
                 )
             )
         else:
@@ -75,6 +82,18 @@ class Answer:
         if self.unmatched and not self.empty:
             out.append(unmatched_sentence(self.unmatched))
         return out
+
+
+def recalled_text(w: Why) -> str:
+    """One recalled memory, why, and the marks Findings gives it, for the twin's sentences."""
+    if not w.flags:
+        return _("%(title)s (because: %(why)s)", title=w.memory.title, why=w.why)
+    return _(
+        "%(title)s (because: %(why)s; Findings lists it as %(flags)s)",
+        title=w.memory.title,
+        why=w.why,
+        flags=", ".join(label("flag", f["category"]) for f in w.flags),
+    )
 
 
 def always_on_sentence(a: Answer) -> str:
@@ -100,8 +119,21 @@ def unmatched_sentence(n: int) -> str:
     )
 
 
-def reasons_text(reasons) -> str:
-    return "; ".join(label("reason", r) for r in reasons if r in BECAUSE)
+def matched_words(reasons, terms) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Each reason that says why it matched, with the words that matched (from the score
+    terms: ``(name, matched)`` pairs)."""
+    words = dict(terms)
+    return tuple((r, tuple(words.get(REASON_TERM[r], ()))) for r in reasons if r in BECAUSE)
+
+
+def reasons_text(reasons, terms=()) -> str:
+    """The reasons in words, each naming the words that matched when ``terms`` are given."""
+    return "; ".join(
+        _("%(reason)s (%(words)s)", reason=label("reason", r), words=", ".join(words))
+        if words
+        else label("reason", r)
+        for r, words in matched_words(reasons, terms)
+    )
 
 
 def _thousands(n: int) -> str:
@@ -109,10 +141,11 @@ def _thousands(n: int) -> str:
     return "{:,}".format(n)
 
 
-def why_text(mark: str, reasons, rank: int | None, cost: int | None, limit: int) -> str:
-    """Why a candidate was or was not recalled, from its twin fields (codes and numbers)."""
+def why_text(mark: str, reasons, rank: int | None, cost: int | None, limit: int, terms=()) -> str:
+    """Why a candidate was or was not recalled, from its twin fields (codes and numbers);
+    a recalled one names the words that matched (``terms``: ``(name, matched)`` pairs)."""
     if mark == rc.IN_BLOCK:
-        return reasons_text(reasons)
+        return reasons_text(reasons, terms)
     if mark == rc.CUT_TOP_K:
         return _("score below the cut: it ranks %(rank)d and only the 5 best are recalled", rank=rank or 0)
     if mark == rc.CUT_BUDGET:
@@ -152,16 +185,25 @@ def _nothing(p, query: str) -> str:
     return _("Nothing is recalled: no memory shares a word with your message.")
 
 
-def _why(c, limit: int) -> Why:
-    return Why(c.memory, c.mark, c.reasons, why_text(c.mark, c.reasons, c.rank, c.cost, limit))
+def _why(c, limit: int, flags_of=None) -> Why:
+    terms = [(t.name, t.matched) for t in c.terms]
+    return Why(
+        c.memory,
+        c.mark,
+        c.reasons,
+        why_text(c.mark, c.reasons, c.rank, c.cost, limit, terms),
+        matched_words(c.reasons, terms),
+        tuple(flags_of(c.memory.store, c.memory.id)) if flags_of else (),
+    )
 
 
-def answer(p) -> Answer:
-    """The answer for one preview (an ``engine.Preview``)."""
+def answer(p, flags_of=None) -> Answer:
+    """The answer for one preview (an ``engine.Preview``); ``flags_of(store, id)`` gives what
+    Findings lists on a recalled memory."""
     limit = p.context_budget.limit
     shown = sum(1 for s in p.stable_entries if s.shown)
     cands = p.candidates
-    recalled = tuple(_why(c, limit) for c in cands if c.mark == rc.IN_BLOCK)
+    recalled = tuple(_why(c, limit, flags_of) for c in cands if c.mark == rc.IN_BLOCK)
     # Nearest misses first: the budget's, then the ranked ones, then those always on.
     order = {rc.CUT_BUDGET: 0, rc.CUT_TOP_K: 1, rc.EXCLUDED_STABLE: 2}
     missed = sorted((c for c in cands if c.mark != rc.IN_BLOCK), key=lambda c: order[c.mark])
@@ -171,7 +213,7 @@ def answer(p) -> Answer:
         left_out=len(p.stable_entries) - shown,
         summaries=bool(p.session_tail),
         recalled=recalled,
-        missed=tuple(_why(c, limit) for c in missed[:MISSED_SHOWN]),
+        missed=tuple(_why(c, limit, flags_of) for c in missed[:MISSED_SHOWN]),
         missed_more=max(0, len(missed) - MISSED_SHOWN),
         unmatched=0 if empty else len(p.never_recalled),
         nothing="" if recalled else _nothing(p, p.query),
