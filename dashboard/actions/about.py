@@ -35,7 +35,12 @@ from . import dryrun, purge
 from .person import Person, person
 
 ABOUT_CATEGORIES = ("personal", "secret")  # findings.rows.CATEGORIES that decide a row's fate here
-TABLE_OF = {"memory": "memories", "review": "memory_review_queue", "summary": "session_summaries"}
+TABLE_OF = {
+    "memory": "memories",
+    "memory_deleted": "memories",
+    "review": "memory_review_queue",
+    "summary": "session_summaries",
+}
 SHOWN = 50  # rows a list shows; the twin lists every row that goes, and this many that stay
 SENTENCE = 200  # characters of a row's text a list shows
 STAYS_WHY = ("not_yours", "project_secret", "mentions_you")  # why a listed row stays
@@ -101,11 +106,12 @@ class StorePart:
         }
 
 
-def sentence(text: str) -> str:
-    """A row's text as a list shows it: secrets and personal data masked as Findings masks them,
-    cut at ``SENTENCE`` characters."""
+def sentence(text: str, mask: bool = True) -> str:
+    """A row's text as a list shows it: secrets and personal data masked as Findings masks them
+    (when ``mask``: the scan flagged the row, or did not reach every row), cut at ``SENTENCE``
+    characters."""
     out, pos = [], 0
-    for f in sorted(scan_text(text), key=lambda f: f.start):
+    for f in sorted(scan_text(text), key=lambda f: f.start) if mask else ():
         if f.category in ABOUT_CATEGORIES and f.start >= pos:
             out += [text[pos : f.start], f.excerpt]
             pos = f.end
@@ -113,33 +119,46 @@ def sentence(text: str) -> str:
     return shown if len(shown) <= SENTENCE else shown[: SENTENCE - 1] + "…"
 
 
-def who(refs: list[StoreRef]) -> Person:
+@dataclass(frozen=True)
+class Seen:
+    """The one findings scan every screen shows, as the choice reads it: ``flags`` is
+    ``findings.flags_by_row(report)`` ((store, table, row id) -> findings), ``complete`` whether
+    it read every row."""
+
+    flags: dict[tuple[str, str, str], Any]
+    complete: bool = True
+
+    def categories(self, ref: StoreRef, kind: str, row_id: str) -> set[str]:
+        return {i.finding.category for i in self.flags.get((ref.key, TABLE_OF[kind], row_id), ())}
+
+    def sentence(self, ref: StoreRef, kind: str, row_id: str, text: str) -> str:
+        flagged = self.categories(ref, kind, row_id) & set(ABOUT_CATEGORIES)
+        return sentence(text, bool(flagged) or not self.complete)
+
+
+def who(refs: list[StoreRef], seen: Seen) -> Person:
     """The person, from the memories of scope ``user`` in the stores shown (read-only)."""
-    mine: list[tuple[str, str, str]] = []
-
-    def visit(kind: str, _id: str, scope: str, _live: bool, texts: tuple[str, ...]) -> None:
-        if kind == "memory" and scope == "user":
-            mine.append((texts[0], texts[1], texts[2]))
-
+    mine: list[tuple[str, str, str, bool]] = []
     for ref in refs:
         if ref.exists:
-            sql.scoped_texts(ref, visit)
+            for row_id, key, title, content in sql.user_memory_texts(ref):
+                flagged = "personal" in seen.categories(ref, "memory", row_id) or not seen.complete
+                mine.append((key, title, content, flagged))
     return person(mine)
 
 
-def plan(refs: list[StoreRef], flags: dict[tuple[str, str, str], Any]) -> tuple[Person, list[StorePart]]:
+def plan(refs: list[StoreRef], seen: Seen) -> tuple[Person, list[StorePart]]:
     """Who the person is, and the dry run of "forget what is about me" over the shown stores
-    (read-only).  ``flags`` is ``findings.flags_by_row(report)``: (store, table, row id) -> findings.
-    """
-    me = who(refs)
+    (read-only), decided with the findings ``seen``."""
+    me = who(refs, seen)
     parts = []
     for ref in sorted(refs, key=lambda r: r.kind != "user"):  # your own file first
         if ref.exists:
-            parts.append(_user_part(ref) if ref.kind == "user" else _project_part(ref, flags, me))
+            parts.append(_user_part(ref, seen) if ref.kind == "user" else _project_part(ref, seen, me))
     return me, parts
 
 
-def _user_part(ref: StoreRef) -> StorePart:
+def _user_part(ref: StoreRef, seen: Seen) -> StorePart:
     rows = sql.scoped_rows(ref)
     live = [mid for mid, _scope, is_live in rows["memories"] if is_live]
     dry = purge.plan(ref, purge.ALL_CATEGORIES, memory_ids=live)
@@ -149,7 +168,8 @@ def _user_part(ref: StoreRef) -> StorePart:
     def visit(kind: str, row_id: str, _scope: str, live: bool, t: tuple[str, ...]) -> None:
         key = ("memory" if live else "memory_deleted") if kind == "memory" else kind, row_id
         if key in shown:
-            texts[key] = sentence(t[2] if kind == "memory" else t[-2] if kind == "review" else t[0])
+            text = t[2] if kind == "memory" else t[-2] if kind == "review" else t[0]
+            texts[key] = seen.sentence(ref, kind, row_id, text)
 
     sql.scoped_texts(ref, visit)
     return StorePart(
@@ -162,7 +182,7 @@ def _user_part(ref: StoreRef) -> StorePart:
     )
 
 
-def _project_part(ref: StoreRef, flags: dict[tuple[str, str, str], Any], me: Person) -> StorePart:
+def _project_part(ref: StoreRef, seen: Seen, me: Person) -> StorePart:
     """The project store's rows about ``me``, and the rows that stay, each with why."""
     goes: dict[str, dict[str, tuple[str, str, str]]] = {"memory": {}, "review": {}, "summary": {}}
     kept: list[dict[str, str]] = []
@@ -171,12 +191,12 @@ def _project_part(ref: StoreRef, flags: dict[tuple[str, str, str], Any], me: Per
 
     def visit(kind: str, row_id: str, scope: str, live: bool, texts: tuple[str, ...]) -> None:
         nonlocal kept_total
-        found = {i.finding.category for i in flags.get((ref.key, TABLE_OF[kind], row_id), ())}
+        found = seen.categories(ref, kind, row_id)
         said = texts[1:] if kind == "memory" else texts  # a memory's key repeats its title
         why, detail = "", ""
         if kind != "summary" and scope == "user":
             why = "user_scope"
-        elif "personal" in found and (contact := me.contact_in(said)):
+        elif ("personal" in found or not seen.complete) and (contact := me.contact_in(said)):
             why, detail = "your_contact", contact
         elif kind != "memory" and (name := me.name_in(said)):
             why, detail = "your_name", name
@@ -204,7 +224,7 @@ def _project_part(ref: StoreRef, flags: dict[tuple[str, str, str], Any], me: Per
                     {
                         "kind": kind if live else "memory_deleted",
                         "id": row_id,
-                        "text": sentence(text),
+                        "text": seen.sentence(ref, kind, row_id, text),
                         "why": why,
                         "detail": detail,
                     }
@@ -218,5 +238,9 @@ def _project_part(ref: StoreRef, flags: dict[tuple[str, str, str], Any], me: Per
     for r in dry:
         if r.kind != "event":
             reason, detail, text = goes["memory" if r.kind == "memory_deleted" else r.kind][r.id]
-            why[r.kind, r.id], details[r.kind, r.id], texts[r.kind, r.id] = reason, detail, sentence(text)
+            why[r.kind, r.id], details[r.kind, r.id], texts[r.kind, r.id] = (
+                reason,
+                detail,
+                seen.sentence(ref, r.kind, r.id, text),
+            )
     return StorePart(ref, dry, (), why, stays, texts, details, kept, kept_total)

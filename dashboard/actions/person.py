@@ -118,16 +118,18 @@ def _word_at(text: str, name: str) -> bool:
     return False
 
 
-def person(memories: Iterable[tuple[str, str, str]]) -> Person:
-    """Who the person is, from their own memories (``(key, title, content)`` of scope ``user``)."""
+def person(memories: Iterable[tuple[str, str, str, bool]]) -> Person:
+    """Who the person is, from their own memories: ``(key, title, content, personal)`` of scope
+    ``user``, where ``personal`` says Findings flags personal data in it (only those are read
+    for contacts: the scan has done the looking)."""
     names: list[str] = []
     contacts: dict[str, str] = {}
-    for key, title, content in memories:
+    for key, title, content, flagged in memories:
         words = names_in_memory(key, content)
         for name in ([" ".join(words)] if len(words) > 1 else []) + words:
             if name not in names:
                 names.append(name)
-        for text in (title, content):
+        for text in (title, content) if flagged else ():
             for f in personal(text):
                 contacts.setdefault(contact_value(text[f.start : f.end]), f.excerpt)
     # Longest first: "Lena Vogel" is named before "Lena".

@@ -215,6 +215,22 @@ def scoped_rows(ref: StoreRef) -> dict[str, Any]:
     return read(ref.path, run)
 
 
+def user_memory_texts(ref: StoreRef) -> list[tuple[str, str, str, str]]:
+    """(id, key, title, content) of every memory of scope ``user`` in the file, live or
+    soft-deleted (read-only): the person's own memories, which say who they are."""
+
+    def run(conn: sqlite3.Connection) -> list[tuple[str, str, str, str]]:
+        return [
+            (r[0], *(v if isinstance(v := as_text(x), str) else "" for x in r[1:]))
+            for r in conn.execute(
+                "SELECT id, key_normalized, title, content FROM memories"
+                " WHERE scope = 'user' AND typeof(id) = 'text' ORDER BY rowid"
+            )
+        ]
+
+    return read(ref.path, run)
+
+
 def scoped_texts(ref: StoreRef, visit: Callable[[str, str, str, bool, tuple[str, ...]], None]) -> None:
     """Every memory, review item and summary (text ids, as ``scoped_rows``), one at a time, with
     its texts, to ``visit(kind, id, scope, live, texts)`` (read-only).

@@ -30,7 +30,7 @@ def _parts():
         if not st.readable
     ]
     report, _when, _reused = current_report(refs)
-    me, parts = scope.plan(refs, flags_by_row(report))
+    me, parts = scope.plan(refs, scope.Seen(flags_by_row(report), report.complete))
     return me, parts, report, unread
 
 
