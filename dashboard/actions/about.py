@@ -137,12 +137,14 @@ class Seen:
 
 
 def who(refs: list[StoreRef], seen: Seen) -> Person:
-    """The person, from the memories of scope ``user`` in the stores shown (read-only)."""
+    """The person, from the memories of scope ``user`` in the stores shown (read-only).  Contacts
+    are read from the rows the scan flagged: a row it did not reach (the page says so) is not
+    read again here, so the dry run costs what the scan allowed."""
     mine: list[tuple[str, str, str, bool]] = []
     for ref in refs:
         if ref.exists:
             for row_id, key, title, content in sql.user_memory_texts(ref):
-                flagged = "personal" in seen.categories(ref, "memory", row_id) or not seen.complete
+                flagged = "personal" in seen.categories(ref, "memory", row_id)
                 mine.append((key, title, content, flagged))
     return person(mine)
 
@@ -196,7 +198,7 @@ def _project_part(ref: StoreRef, seen: Seen, me: Person) -> StorePart:
         why, detail = "", ""
         if kind != "summary" and scope == "user":
             why = "user_scope"
-        elif ("personal" in found or not seen.complete) and (contact := me.contact_in(said)):
+        elif "personal" in found and (contact := me.contact_in(said)):
             why, detail = "your_contact", contact
         elif kind != "memory" and (name := me.name_in(said)):
             why, detail = "your_name", name
