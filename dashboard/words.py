@@ -208,11 +208,26 @@ LABELS: dict[str, dict[str, tuple]] = {
     "forget_reason": {
         "user_store": (_l("in your user store"), _l("Your own file, shared by every project.")),
         "user_scope": (_l("saved for you"), _l("Its scope is 'user': about you, not the project.")),
-        "personal": (
-            _l("holds personal data"),
-            _l("A finding says it holds personal data (an e-mail, a phone number, a name…)."),
+        "your_contact": (
+            _l("holds your contact details"),
+            _l("It holds an e-mail address or phone number that your own memories give as yours."),
         ),
-        "secret": (_l("holds a secret"), _l("A finding says it holds a password, key or token.")),
+        "your_name": (
+            _l("names you"),
+            _l("A session summary or suggestion that writes your name, as your own memories give it."),
+        ),
+        "not_yours": (
+            _l("someone else's personal data — stays: not about you"),
+            _l("Findings sees personal data in it, but not yours (your own memories do not give it)."),
+        ),
+        "project_secret": (
+            _l("a project credential — stays: it belongs to the project"),
+            _l("A password, key or token of the project: fix it on Findings, not here."),
+        ),
+        "mentions_you": (
+            _l("a project fact that mentions you — stays: it is about the project"),
+            _l("Forget it from its own page if it should go too."),
+        ),
         "event": (_l("history of a memory that goes"), None),
     },
     # Findings (dashboard/findings/rules.py, corpus.py): what each rule flags, in words.

@@ -3,11 +3,14 @@ on screen only.  Every outcome is read back from the files and through agentao's
 
 from __future__ import annotations
 
+import json
 import sqlite3
+from pathlib import Path
 
 import pytest
 from agentao_world import Agent, BrowserClient, file_digest, wait_for_job
 from bs4 import BeautifulSoup
+from jsonschema import Draft202012Validator
 from test_forget import files_of, naive_hits
 
 from dashboard import create_app
@@ -45,70 +48,141 @@ def client(world):
     return world.app().test_client()
 
 
-def test_about_me_dry_run_names_exactly_what_is_about_you(client, world):
+NPM = "npm_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+ABOUT_LENA = "Lena asked to move CI to uv; Marta reviewed the change."
+
+
+@pytest.fixture
+def lena(world) -> Agent:
+    """The corpus as a person named Lena builds it: her name, e-mail and phone saved for her; a
+    colleague's phone and two project credentials in the project; a summary and a suggestion
+    naming her; a project note with her own number."""
+    world.save("user_name", "Lena Vogel", ["user"])
+    world.save("user_email", "My e-mail is lena.vogel@posteo.de", ["user"])
+    world.save("user_phone", "My phone is +49 151 23456789", ["user"])
+    world.marta = world.save("marta phone", "Marta's phone is +49 170 5550123", ["team"], scope="project")
+    world.db_url = world.save(
+        "db_url_staging", "Staging DB: postgres://app:s3cretPassw0rd@staging-db:5432/app", ["infra"]
+    )
+    world.npm = world.save("npm publish", f"Publish with {NPM} as the token.", ["release"])
+    world.her_number = world.save("release calls", "For releases call +4915123456789 first.", ["release"])
+    world.summary(ABOUT_LENA, session_id="session-l")
+    [world.named] = world.crystallize("Lena here: we must never deploy on Fridays.")
+    return world
+
+
+def _plan(client):
     plan = client.get("/forget/about.json").get_json()
-    by = {s["store"]: s for s in plan["stores"]}
-    user_ids = {r[0] for r in rows(world.user_db, "SELECT id FROM memories")}
+    return plan, {s["store"]: s for s in plan["stores"]}
+
+
+def test_about_me_decides_from_who_you_are_and_lists_what_goes_and_what_stays(client, lena):
+    plan, by = _plan(client)
+    assert plan["person"]["names"][0] == "Lena Vogel" and len(plan["person"]["contacts"]) == 2
+    user_ids = {r[0] for r in rows(lena.user_db, "SELECT id FROM memories")}
     assert {r["id"] for r in by["user"]["rows"] if r["kind"].startswith("memory")} == user_ids
-    project = {(r["kind"], r["why"]) for r in by["project"]["rows"] if r["kind"] != "event"}
-    assert ("memory", "personal") in project and ("summary", "personal") in project
-    assert ("review", "user_scope") in project  # "I prefer tabs" drawn from your words
-    reviews = {r["id"]: r["why"] for r in by["project"]["rows"] if r["kind"] == "review"}
-    assert reviews[world.asked.id] == "personal"  # a project rule, but your phone number in its evidence
-    memory_ids = {r["id"] for r in by["project"]["rows"] if r["kind"] == "memory"}
-    assert memory_ids == {world.contact.id}  # project facts are not about you
-    live_project = rows(world.project_db, "SELECT count(*) FROM memories WHERE deleted_at IS NULL")[0][0]
-    assert by["project"]["stays"]["memories"] == live_project - 1
-    assert by["project"]["stays"]["summaries"] == 2 and by["project"]["stays"]["reviews"] == 1
+    goes = {r["id"]: (r["why"], r["detail"]) for r in by["project"]["rows"] if r["kind"] != "event"}
+    summary_id = rows(lena.project_db, "SELECT id FROM session_summaries WHERE session_id = 'session-l'")[0][
+        0
+    ]
+    assert goes[summary_id] == ("your_name", "Lena")  # the summary that names her
+    assert goes[lena.named.id] == ("your_name", "Lena")  # her own words, in the suggestion's evidence
+    assert goes[lena.her_number.id][0] == "your_contact"  # her phone, written another way
+    stays = {r["id"]: r["why"] for r in by["project"]["kept"]}
+    assert stays[lena.marta.id] == "not_yours"  # a colleague's phone is not about her
+    assert stays[lena.db_url.id] == stays[lena.npm.id] == "project_secret"
+    assert not {lena.marta.id, lena.db_url.id, lena.npm.id, lena.contact.id} & set(goes)
+    assert NPM not in str(plan) and "s3cretPassw0rd" not in str(plan)  # masked as Findings masks
+    schema = json.loads((Path(__file__).parent.parent / "docs/schemas/forget_about.schema.json").read_text())
+    Draft202012Validator(schema).validate(plan)
+
     page = soup(client.get("/forget/about"))
-    assert page.select_one("#about-form [data-field=phrase]").text == plan["phrase"]
-    assert {s["data-store"] for s in page.select("section.about-store")} == {"project", "user"}
+    form = page.select_one("#about-form")
+    project = page.select_one('section.about-store[data-store="project"]')
+    going = project.select_one('[data-list="goes"]')
+    staying = project.select_one('[data-list="stays"]')
+    assert going.sourceline < form.sourceline and staying.sourceline < form.sourceline  # before confirming
+    line = going.select_one(f'li[data-id="{summary_id}"]')
+    assert ABOUT_LENA in line.text and "names you (Lena)" in line.text
+    marta = staying.select_one(f'li[data-id="{lena.marta.id}"]')
+    assert marta.text.startswith("Marta's phone is") and "stays: not about you" in marta.text
+    secret = staying.select_one(f'li[data-id="{lena.npm.id}"]')
+    assert "stays: it belongs to the project" in secret.text and secret.select_one("a[href*=findings]")
+    assert "Lena Vogel" in page.select_one("[data-field=person]").text
 
 
-def test_about_me_erases_verified_and_keeps_the_project_facts(client, world):
-    plan = client.get("/forget/about.json").get_json()
+def test_about_me_erases_what_is_about_you_verified_and_keeps_the_rest_live(client, lena):
+    plan, by = _plan(client)
     form = {"store": [], "confirm": plan["phrase"]}
     for s in plan["stores"]:
         form["store"].append(s["store"])
         form[f"fingerprint-{s['store']}"] = s["fingerprint"]
         form[f"cat-{s['store']}"] = s["categories"]
-    before = file_digest(world.project_db, world.user_db)
+    before = file_digest(lena.project_db, lena.user_db)
     wrong = client.post("/forget/about", data={**form, "confirm": "project"}, headers=JSON)
     assert wrong.status_code == 400 and plan["phrase"] in wrong.get_json()["message"]
-    assert file_digest(world.project_db, world.user_db) == before
-    user_texts = [r[0] for r in rows(world.user_db, "SELECT content FROM memories")]
+    assert file_digest(lena.project_db, lena.user_db) == before
+    user_texts = [r[0] for r in rows(lena.user_db, "SELECT content FROM memories")]
 
     r = client.post("/forget/about", data=form, headers=JSON)
     assert r.status_code == 202, r.get_json()
     job = wait_for_job(client, r.get_json()["url"], timeout=30.0)
-    assert job["verdict"] == "verified erased", job
-    assert {x["store"] for x in job["results"]} == {"project", "user"}
+    assert job["verdict"] == "verified erased", job  # the bytes searched, as every purge does
     for table in ("memories", "memory_events", "memory_review_queue", "session_summaries"):
-        assert rows(world.user_db, f"SELECT count(*) FROM {table}") == [(0,)], table
-    titles = {m.title for m in world.manager.get_all_entries()}  # agentao's own listing
-    assert {"Package Manager", "database", "release process"} <= titles
-    assert "support contact" not in titles and "user_language" not in titles
-    assert [r[0] for r in rows(world.project_db, "SELECT title FROM memory_review_queue")] == [
-        "Constraint: never push to main"
-    ]  # the project's own rule, no personal data
-    assert rows(world.project_db, "SELECT count(*) FROM session_summaries") == [(2,)]
+        assert rows(lena.user_db, f"SELECT count(*) FROM {table}") == [(0,)], table
+    # agentao's own view: her name is in no summary or suggestion, the rest is live.
+    said = [s.summary_text for s in lena.project_store.list_session_summaries()]
+    assert said and not [t for t in said if "Lena" in t]
+    asked = lena.manager.list_review_items(status=None)
+    assert not [i for i in asked if "Lena" in i.evidence + i.content + i.title]
+    live = {m.id: m.content for m in lena.manager.get_all_entries()}
+    assert {lena.marta.id, lena.db_url.id, lena.npm.id, lena.contact.id} <= set(live)
+    assert live[lena.marta.id] == "Marta's phone is +49 170 5550123" and NPM in live[lena.npm.id]
+    assert lena.her_number.id not in live and "user_language" not in {
+        m.title for m in lena.manager.get_all_entries()
+    }
+    assert {"Package Manager", "database", "release process"} <= {
+        m.title for m in lena.manager.get_all_entries()
+    }
     assert (
-        naive_hits(files_of(world.project_db) + files_of(world.user_db), [CONTACT, TALK, *user_texts]) == []
+        naive_hits(
+            files_of(lena.project_db) + files_of(lena.user_db),
+            [ABOUT_LENA, "Lena here: we must never deploy", "For releases call +4915123456789", *user_texts],
+        )
+        == []
     )
 
 
-def test_about_me_refuses_when_a_confirmed_row_changed(client, world):
-    plan = client.get("/forget/about.json").get_json()
-    project = next(s for s in plan["stores"] if s["store"] == "project")
-    world.save("support contact", CONTACT + " Not on weekends.", ["support"], scope="project")
-    before = file_digest(world.project_db)
+def test_about_me_without_a_name_or_contact_takes_only_what_was_saved_for_you(client, world):
+    plan, by = _plan(client)
+    assert plan["person"] == {"names": [], "contacts": []}
+    project = {(r["kind"], r["why"]) for r in by["project"]["rows"] if r["kind"] != "event"}
+    assert project == {("review", "user_scope")}  # "I prefer tabs" drawn from your words
+    stays = {r["id"]: r["why"] for r in by["project"]["kept"]}
+    assert stays[world.contact.id] == "not_yours"  # support's phone number is nobody's "me"
+    live_project = rows(world.project_db, "SELECT count(*) FROM memories WHERE deleted_at IS NULL")[0][0]
+    assert by["project"]["stays"]["memories"] == live_project
+    assert by["project"]["stays"]["summaries"] == 3 and by["project"]["stays"]["reviews"] == 2
+    page = soup(client.get("/forget/about"))
+    assert page.select_one("#about-form [data-field=phrase]").text == plan["phrase"]
+    assert {s["data-store"] for s in page.select("section.about-store")} == {"project", "user"}
+
+
+def test_about_me_refuses_when_a_confirmed_row_changed(client, lena):
+    _plan_, by = _plan(client)
+    lena.save("release calls", "For releases call +4915123456789 first, then Marta.", ["release"])
+    before = file_digest(lena.project_db)
     r = client.post(
         "/forget/about",
         headers=JSON,
-        data={"store": "project", "fingerprint-project": project["fingerprint"], "confirm": plan["phrase"]},
+        data={
+            "store": "project",
+            "fingerprint-project": by["project"]["fingerprint"],
+            "confirm": "forget me",
+        },
     )
     assert r.status_code == 409 and "changed since the dry run" in r.get_json()["message"]
-    assert file_digest(world.project_db) == before
+    assert file_digest(lena.project_db) == before
 
 
 def test_about_me_htmx_answer_replaces_the_dry_run_and_takes_focus(client, world):

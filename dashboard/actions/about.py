@@ -1,16 +1,21 @@
 """ "Forget what is about me": which rows are about the person, and the dry run of erasing them.
 
 No Flask.  The scope is decided here once, so the dry run, its confirmation
-and the purge cannot disagree:
+and the purge cannot disagree.  It starts from who the person is
+(``actions.person``: the name and the contacts their own memories state):
 
 * the user store is the person's own file (``~/.agentao/memory.db``, shared by
   every project): every row in it goes — live and soft-deleted memories, their
   events, and anything else the file holds;
-* in the project store: memories and review items of ``scope='user'`` (a
-  preference the crystallizer drew from the person's words), and every memory,
-  review item and session summary carrying a *personal data* or *secret*
-  finding of the one scan every screen shows.  Project facts without such a
-  finding stay, with their events.
+* in the project store: memories and review items of ``scope='user'`` (saved
+  for the person, or a preference the crystallizer drew from their words);
+  every memory, review item and session summary holding one of the person's
+  contacts (a *personal data* finding of the one scan every screen shows, whose
+  value is theirs); and every session summary and review item naming them;
+* what stays is listed too when a person would wonder: someone else's personal
+  data ("Marta's phone is …": not about you), a project credential (it belongs
+  to the project; Findings is where to fix it), a project fact naming the
+  person.  Other project rows stay and are counted.
 
 The purge itself is the forget screen's verified hard purge
 (``purge.purge``), one file at a time, each with its own dry run's fingerprint.
@@ -22,18 +27,23 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from ..findings.rules import scan_text
 from ..store import StoreRef
 from ..store import purge as sql
 from ..store.plan import DryRun
 from . import dryrun, purge
+from .person import Person, person
 
-ABOUT_CATEGORIES = ("personal", "secret")  # findings.rows.CATEGORIES that are about the person
+ABOUT_CATEGORIES = ("personal", "secret")  # findings.rows.CATEGORIES that decide a row's fate here
 TABLE_OF = {
     "memory": "memories",
     "memory_deleted": "memories",
     "review": "memory_review_queue",
     "summary": "session_summaries",
 }
+SHOWN = 50  # rows a list shows; the twin lists every row that goes, and this many that stay
+SENTENCE = 200  # characters of a row's text a list shows
+STAYS_WHY = ("not_yours", "project_secret", "mentions_you")  # why a listed row stays
 
 
 @dataclass
@@ -45,10 +55,14 @@ class StorePart:
     categories: tuple[str, ...] = ()
     why: dict[tuple[str, str], str] = field(
         default_factory=dict
-    )  # (kind, id) -> "user_store" | "user_scope" | finding category
+    )  # (kind, id) -> "user_store" | "user_scope" | "your_contact" | "your_name"
     stays: dict[str, int] = field(
         default_factory=dict
     )  # memories / soft_deleted / reviews / summaries -> count
+    texts: dict[tuple[str, str], str] = field(default_factory=dict)  # (kind, id) -> its sentence, masked
+    details: dict[tuple[str, str], str] = field(default_factory=dict)  # (kind, id) -> the name or contact
+    kept: list[dict[str, str]] = field(default_factory=list)  # listed rows that stay: kind, id, text, why
+    kept_total: int = 0
 
     @cached_property
     def token(self) -> str:
@@ -82,71 +96,153 @@ class StorePart:
                     "label": r.label,
                     "bytes": r.bytes,
                     "why": self.why.get((r.kind, r.id), "event"),
+                    "text": self.texts.get((r.kind, r.id), ""),
+                    "detail": self.details.get((r.kind, r.id), ""),
                 }
                 for r in self.rows
             ],
+            "kept": self.kept,
+            "kept_total": self.kept_total,
         }
 
 
-def plan(refs: list[StoreRef], flags: dict[tuple[str, str, str], Any]) -> list[StorePart]:
-    """The dry run of "forget what is about me" over the shown stores (read-only).
+def sentence(text: str, mask: bool = True) -> str:
+    """A row's text as a list shows it: secrets and personal data masked as Findings masks them
+    (when ``mask``: the scan flagged the row, or did not reach every row), cut at ``SENTENCE``
+    characters."""
+    out, pos = [], 0
+    for f in sorted(scan_text(text), key=lambda f: f.start) if mask else ():
+        if f.category in ABOUT_CATEGORIES and f.start >= pos:
+            out += [text[pos : f.start], f.excerpt]
+            pos = f.end
+    shown = " ".join(("".join(out) + text[pos:]).split())
+    return shown if len(shown) <= SENTENCE else shown[: SENTENCE - 1] + "…"
 
-    ``flags`` is ``findings.flags_by_row(report)``: (store, table, row id) -> findings.
-    """
+
+@dataclass(frozen=True)
+class Seen:
+    """The one findings scan every screen shows, as the choice reads it: ``flags`` is
+    ``findings.flags_by_row(report)`` ((store, table, row id) -> findings), ``complete`` whether
+    it read every row."""
+
+    flags: dict[tuple[str, str, str], Any]
+    complete: bool = True
+
+    def categories(self, ref: StoreRef, kind: str, row_id: str) -> set[str]:
+        return {i.finding.category for i in self.flags.get((ref.key, TABLE_OF[kind], row_id), ())}
+
+    def sentence(self, ref: StoreRef, kind: str, row_id: str, text: str) -> str:
+        flagged = self.categories(ref, kind, row_id) & set(ABOUT_CATEGORIES)
+        return sentence(text, bool(flagged) or not self.complete)
+
+
+def who(refs: list[StoreRef], seen: Seen) -> Person:
+    """The person, from the memories of scope ``user`` in the stores shown (read-only).  Contacts
+    are read from the rows the scan flagged: a row it did not reach (the page says so) is not
+    read again here, so the dry run costs what the scan allowed."""
+    mine: list[tuple[str, str, str, bool]] = []
+    for ref in refs:
+        if ref.exists:
+            for row_id, key, title, content in sql.user_memory_texts(ref):
+                flagged = "personal" in seen.categories(ref, "memory", row_id)
+                mine.append((key, title, content, flagged))
+    return person(mine)
+
+
+def plan(refs: list[StoreRef], seen: Seen) -> tuple[Person, list[StorePart]]:
+    """Who the person is, and the dry run of "forget what is about me" over the shown stores
+    (read-only), decided with the findings ``seen``."""
+    me = who(refs, seen)
     parts = []
     for ref in sorted(refs, key=lambda r: r.kind != "user"):  # your own file first
         if ref.exists:
-            parts.append(_user_part(ref) if ref.kind == "user" else _project_part(ref, flags))
-    return parts
+            parts.append(_user_part(ref, seen) if ref.kind == "user" else _project_part(ref, seen, me))
+    return me, parts
 
 
-def _user_part(ref: StoreRef) -> StorePart:
+def _user_part(ref: StoreRef, seen: Seen) -> StorePart:
     rows = sql.scoped_rows(ref)
     live = [mid for mid, _scope, is_live in rows["memories"] if is_live]
     dry = purge.plan(ref, purge.ALL_CATEGORIES, memory_ids=live)
+    shown = {(r.kind, r.id) for r in dry if r.kind != "event"}
+    texts: dict[tuple[str, str], str] = {}
+
+    def visit(kind: str, row_id: str, _scope: str, live: bool, t: tuple[str, ...]) -> None:
+        key = ("memory" if live else "memory_deleted") if kind == "memory" else kind, row_id
+        if key in shown:
+            text = t[2] if kind == "memory" else t[-2] if kind == "review" else t[0]
+            texts[key] = seen.sentence(ref, kind, row_id, text)
+
+    sql.scoped_texts(ref, visit)
     return StorePart(
         ref,
         dry,
         tuple(purge.ALL_CATEGORIES),
-        {(r.kind, r.id): "user_store" for r in dry if r.kind != "event"},
+        {key: "user_store" for key in shown},
         {"memories": 0, "soft_deleted": 0, "reviews": 0, "summaries": 0},
+        texts,
     )
 
 
-def _project_part(ref: StoreRef, flags: dict[tuple[str, str, str], Any]) -> StorePart:
-    rows = sql.scoped_rows(ref)
+def _project_part(ref: StoreRef, seen: Seen, me: Person) -> StorePart:
+    """The project store's rows about ``me``, and the rows that stay, each with why."""
+    goes: dict[str, dict[str, tuple[str, str, str]]] = {"memory": {}, "review": {}, "summary": {}}
+    kept: list[dict[str, str]] = []
+    stays = {"memories": 0, "soft_deleted": 0, "reviews": 0, "summaries": 0}
+    kept_total = 0
 
-    def finding(table: str, row_id: str) -> str | None:
-        found = {i.finding.category for i in flags.get((ref.key, table, row_id), ())}
-        return next((c for c in ABOUT_CATEGORIES if c in found), None)
+    def visit(kind: str, row_id: str, scope: str, live: bool, texts: tuple[str, ...]) -> None:
+        nonlocal kept_total
+        found = seen.categories(ref, kind, row_id)
+        said = texts[1:] if kind == "memory" else texts  # a memory's key repeats its title
+        why, detail = "", ""
+        if kind != "summary" and scope == "user":
+            why = "user_scope"
+        elif "personal" in found and (contact := me.contact_in(said)):
+            why, detail = "your_contact", contact
+        elif kind != "memory" and (name := me.name_in(said)):
+            why, detail = "your_name", name
+        text = said[-2] if kind == "review" else said[-1] if kind == "memory" else said[0]
+        if why == "your_name" and not me.name_in((text,)):
+            text = next(t for t in said if me.name_in((t,)))  # the evidence that names them
+        if why:
+            goes[kind][row_id] = (why, detail, text)
+            return
+        stays[
+            {"memory": "memories" if live else "soft_deleted", "review": "reviews", "summary": "summaries"}[
+                kind
+            ]
+        ] += 1
+        if "personal" in found:
+            why = "not_yours"
+        elif "secret" in found:
+            why = "project_secret"
+        elif (name := me.name_in(said)) is not None:
+            why, detail = "mentions_you", name
+        if why:
+            kept_total += 1
+            if len(kept) < SHOWN:
+                kept.append(
+                    {
+                        "kind": kind if live else "memory_deleted",
+                        "id": row_id,
+                        "text": seen.sentence(ref, kind, row_id, text),
+                        "why": why,
+                        "detail": detail,
+                    }
+                )
 
+    sql.scoped_texts(ref, visit)
+    dry = purge.plan(ref, (), list(goes["memory"]), list(goes["review"]), list(goes["summary"]))
     why: dict[tuple[str, str], str] = {}
-    memory_ids: list[str] = []
-    review_ids: list[str] = []
-    summary_ids: list[Any] = []
-    for mid, scope, _live in rows["memories"]:
-        reason = "user_scope" if scope == "user" else finding("memories", mid)
-        if reason:
-            memory_ids.append(mid)
-            why["memories", mid] = reason
-    for rid, scope in rows["reviews"]:
-        reason = "user_scope" if scope == "user" else finding("memory_review_queue", rid)
-        if reason:
-            review_ids.append(rid)
-            why["memory_review_queue", rid] = reason
-    for sid in rows["summaries"]:
-        reason = finding("session_summaries", sid)
-        if reason:
-            summary_ids.append(sid)
-            why["session_summaries", sid] = reason
-    dry = purge.plan(ref, (), memory_ids, review_ids, summary_ids)
-    gone = set(memory_ids)
-    stays = {
-        "memories": sum(1 for m, _s, live in rows["memories"] if live and m not in gone),
-        "soft_deleted": sum(1 for m, _s, live in rows["memories"] if not live and m not in gone),
-        "reviews": len(rows["reviews"]) - len(review_ids),
-        "summaries": len(rows["summaries"]) - len(summary_ids),
-    }
-    return StorePart(
-        ref, dry, (), {(r.kind, r.id): why[TABLE_OF[r.kind], r.id] for r in dry if r.kind != "event"}, stays
-    )
+    texts: dict[tuple[str, str], str] = {}
+    details: dict[tuple[str, str], str] = {}
+    for r in dry:
+        if r.kind != "event":
+            reason, detail, text = goes["memory" if r.kind == "memory_deleted" else r.kind][r.id]
+            why[r.kind, r.id], details[r.kind, r.id], texts[r.kind, r.id] = (
+                reason,
+                detail,
+                seen.sentence(ref, r.kind, r.id, text),
+            )
+    return StorePart(ref, dry, (), why, stays, texts, details, kept, kept_total)

@@ -31,6 +31,7 @@ from .plan import (  # noqa: F401
     rows_for,
 )
 from .registry import StoreRef
+from .rows import as_text
 
 CHECKPOINT_BUSY_MS = 1000
 
@@ -212,6 +213,61 @@ def scoped_rows(ref: StoreRef) -> dict[str, Any]:
         }
 
     return read(ref.path, run)
+
+
+def user_memory_texts(ref: StoreRef) -> list[tuple[str, str, str, str]]:
+    """(id, key, title, content) of every memory of scope ``user`` in the file, live or
+    soft-deleted (read-only): the person's own memories, which say who they are."""
+
+    def run(conn: sqlite3.Connection) -> list[tuple[str, str, str, str]]:
+        return [
+            (r[0], *(v if isinstance(v := as_text(x), str) else "" for x in r[1:]))
+            for r in conn.execute(
+                "SELECT id, key_normalized, title, content FROM memories"
+                " WHERE scope = 'user' AND typeof(id) = 'text' ORDER BY rowid"
+            )
+        ]
+
+    return read(ref.path, run)
+
+
+def scoped_texts(ref: StoreRef, visit: Callable[[str, str, str, bool, tuple[str, ...]], None]) -> None:
+    """Every memory, review item and summary (text ids, as ``scoped_rows``), one at a time, with
+    its texts, to ``visit(kind, id, scope, live, texts)`` (read-only).
+
+    ``kind`` is ``memory``, ``review`` or ``summary``; ``texts`` are a memory's key, title and
+    content, a review item's title, content and evidence, a summary's text (a BLOB read as
+    text).  Rows are handed over as they are read: the caller keeps what it needs, so a large
+    store is never held whole.  A summary has no scope (``""``); only a memory can be not live.
+    """
+
+    def text(v: Any) -> str:
+        v = as_text(v)
+        return v if isinstance(v, str) else ""
+
+    def run(conn: sqlite3.Connection) -> None:
+        for r in conn.execute(
+            "SELECT id, scope, deleted_at, key_normalized, title, content FROM memories"
+            " WHERE typeof(id) = 'text' ORDER BY rowid"
+        ):
+            visit(
+                "memory",
+                r[0],
+                text(r[1]),
+                r[2] is None,
+                (text(r[3]), text(r[4]), text(r[5])),
+            )
+        for r in conn.execute(
+            "SELECT id, scope, title, content, evidence FROM memory_review_queue"
+            " WHERE typeof(id) = 'text' ORDER BY rowid"
+        ):
+            visit("review", r[0], text(r[1]), True, (text(r[2]), text(r[3]), text(r[4])))
+        for r in conn.execute(
+            "SELECT id, summary_text FROM session_summaries WHERE typeof(id) IN ('text', 'integer') ORDER BY rowid"
+        ):
+            visit("summary", r[0], "", True, (text(r[1]),))
+
+    read(ref.path, run)
 
 
 def plan_rows(

@@ -1,7 +1,8 @@
 """Journeys 4 and 5 of #21 on the demo, at 1280×900 and 390×844.
 
 5. "Forget what is about me": keyboard only (Tab, Enter, typing) from the Forget page to the
-   dry run, its typed confirmation, and the verified report, which must be in view and focused.
+   dry run (what goes and what stays, both listed before the confirmation), its typed
+   confirmation, and the verified report, which must be in view and focused.
 4. "Forget one memory for good and see it verified": at most 4 steps from its row in the list.
 
 The outcome is read from the demo's files with a read-only connection: the user store is empty,
@@ -94,15 +95,35 @@ def test_journey_5_forget_what_is_about_me_keyboard_only(browser, demo):
         s.get_attribute("data-store") for s in browser.find_elements(By.CSS_SELECTOR, "section.about-store")
     }
     assert stores == {"project", "user"}
-    # A project fact holding personal data or a secret goes too; every other one stays.
+    # Two plain lists before the typed confirmation: what goes, what stays, each with why.
+    # The demo's staging credential belongs to the project: it is listed as staying.
+    confirm = browser.find_element(By.ID, "about-confirm")
+    for name in ("goes", "stays"):
+        listed = [
+            el for el in browser.find_elements(By.CSS_SELECTOR, f'[data-list="{name}"]') if el.is_displayed()
+        ]
+        assert listed, f"no visible list of what {name}"
+        assert listed[0].location["y"] < confirm.location["y"], (
+            f"what {name} is listed after the confirmation"
+        )
+    project = 'section.about-store[data-store="project"]'
+    staying = browser.find_elements(
+        By.CSS_SELECTOR, f'{project} [data-list="stays"] li[data-why="project_secret"]'
+    )
+    secret_ids = {li.get_attribute("data-id") for li in staying}
+    assert secret_ids and all("stays" in li.text for li in staying)
     flagged = {
-        tr.get_attribute("data-id")
-        for tr in browser.find_elements(
-            By.CSS_SELECTOR, 'section.about-store[data-store="project"] tr[data-kind="memory"]'
+        li.get_attribute("data-id")
+        for li in browser.find_elements(
+            By.CSS_SELECTOR, f'{project} [data-list="goes"] li[data-kind="memory"]'
         )
     }
     kept = facts - flagged
     assert kept
+    browser.execute_script(
+        "arguments[0].scrollIntoView({block: 'start'})",
+        browser.find_element(By.CSS_SELECTOR, f'{project} [data-list="goes"]'),
+    )
     screenshot(browser, "journey5-dry-run", sizes=[demo.size], restore=False)
 
     phrase = browser.find_element(By.CSS_SELECTOR, "#about-form [data-field=phrase]").text
@@ -131,6 +152,8 @@ def test_journey_5_forget_what_is_about_me_keyboard_only(browser, demo):
         )
     }
     assert left == kept
+    live = {r[0] for r in read_db(demo.project_db, "SELECT id FROM memories WHERE deleted_at IS NULL")}
+    assert secret_ids <= live  # the project's credential stayed, as the dry run said
     assert _no_trace(demo.user_db, user_texts) == []
 
 

@@ -30,12 +30,14 @@ def _parts():
         if not st.readable
     ]
     report, _when, _reused = current_report(refs)
-    return scope.plan(refs, flags_by_row(report)), report, unread
+    me, parts = scope.plan(refs, scope.Seen(flags_by_row(report), report.complete))
+    return me, parts, report, unread
 
 
 def about(fmt: str):
-    parts, report, unread = _parts()
+    me, parts, report, unread = _parts()
     data = {
+        "person": me.to_dict(),
         "stores": [p.to_dict() for p in parts],
         "unreadable": unread,
         "phrase": str(ABOUT_PHRASE),
@@ -54,6 +56,7 @@ def about(fmt: str):
         heading=None,
         about=data,
         parts=parts,
+        shown=scope.SHOWN,
         total=total,
         events=events,
         items=total - events,
