@@ -383,3 +383,14 @@ def test_the_card_says_what_approving_replaces_first_and_takes_another_key(agent
     assert done.status_code == 200, done.get_json()
     rows = {(m.key_normalized, m.content) for m in agent.manager.get_all_entries("user")}
     assert rows == {("preference", "用中文写注释"), ("answer_language", "用中文回答问题")}
+
+
+def test_two_suggestions_replacing_the_same_memory_each_say_so(agent):
+    _chinese_pair(agent)
+    _one_more = agent.crystallize("以后我喜欢用中文写提交信息。")
+    assert _one_more
+    page = _soup(agent.app().test_client().get("/reviews"))
+    assert page.select("[data-shared-warning]") == []
+    for card in page.select("article.review"):
+        first = card.select_one("[data-consequence]")
+        assert first.text.startswith("Saved as “preference”, replacing “用中文写注释”"), first.text

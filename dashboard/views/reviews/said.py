@@ -23,6 +23,9 @@ TITLE_CHARS = 80
 # The reading order of a card's lines: what stops approval, then what is lost, then
 # what it overwrites or repeats, then where the memory will show.
 BAD = ("refused", "blocked", "evicts_explicit", "contradicts_evidence")
+# Lines about the card's own save, kept on it even when every card says the same: two
+# Chinese preferences both replacing ``preference`` is the news on each of them.
+OWN = ("refused", "overwrites")
 
 
 def short(text, limit: int = QUOTE_CHARS) -> str:
@@ -136,7 +139,8 @@ def _reach(where: str | None) -> dict:
 
 def shared(plans: dict, effects: dict) -> list[dict]:
     """The warnings every waiting card on the page would say (each card's approval, alone,
-    pushes out the same memories…), said once above the list instead of on every card.
+    pushes out the same memories…), said once above the list instead of on every card
+    (but what the card's own save replaces or why it is refused: ``OWN``).
 
     Only when the page worked out every card's effect (else a card's lines are not all
     known yet) and there are at least two cards."""
@@ -148,7 +152,7 @@ def shared(plans: dict, effects: dict) -> list[dict]:
     return [
         line
         for line in consequences(plans[first], effects[first])
-        if line["kind"] != "ok" and (line["code"], line["text"]) in common
+        if line["kind"] != "ok" and line["code"] not in OWN and (line["code"], line["text"]) in common
     ]
 
 
