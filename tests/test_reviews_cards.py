@@ -42,7 +42,9 @@ def test_a_warning_every_card_shares_is_said_once_above_the_list(client):
         # … and each card still says where its memory goes.
         assert card.select("[data-consequence]"), card["data-item-id"]
     # The twin keeps every card's whole list.
-    items = client.get("/reviews.json").get_json()["items"]
+    twin = client.get("/reviews.json").get_json()
+    assert [line["code"] for line in twin["shared"]] == ["evicts_explicit"]
+    items = twin["items"]
     assert all("evicts_explicit" in [c["code"] for c in i["consequences"]] for i in items)
 
 
