@@ -274,6 +274,7 @@ def test_json_twin_previews_and_approves_with_edits(pending):
         "tags": ["git", "policy"],
         "scope": None,
         "type": "workflow",
+        "key": None,
     }
     assert (plan["source"], plan["type"], plan["store"]) == ("explicit", "workflow", "project")
     bad = client.post(
@@ -309,3 +310,98 @@ def test_json_twin_previews_and_approves_with_edits(pending):
         "workflow",
         "explicit",
     )
+
+
+# --------------------------------------------------------------------------- approve under another key
+def _chinese_pair(agent):
+    """Two Chinese preferences; agentao keeps only ``preference`` of each key, so the
+    first, approved by agentao, is what approving the second would replace."""
+    first = _one(agent, "以后我喜欢用中文写注释。")
+    agent.manager.approve_review_item(first.id)
+    return _one(agent, "以后我喜欢用中文回答问题。")
+
+
+def saved_under(item, key):
+    """agentao's reference: ``save_memory`` of the item under ``key``, then the item marked approved."""
+
+    def step(copy, manager):
+        answer = manager.save_from_tool(key, item.content, list(item.tags), scope=item.scope, type=item.type)
+        if not answer.startswith("Saved memory: "):
+            return ("refused", answer)
+        manager.project_store.update_review_status(item.id, "approved")
+        return ("ok", "create", item.scope)
+
+    return step
+
+
+def test_approving_under_another_key_is_save_memory_of_that_key(agent, tmp_path):
+    item = _chinese_pair(agent)
+    refs = build_refs(agent.project_dir, agent.user_db)
+    plain = approval.plan_approval(refs, item_of(refs, item.id))
+    assert plain.save.key_normalized == "preference" and plain.existing.content == "用中文写注释"
+    edits = Edits(key="Answer language")
+    planned = approval.plan_approval(refs, item_of(refs, item.id), edits=edits)
+    assert (planned.save.key_normalized, planned.save.title, planned.existing) == (
+        "answer_language",
+        "Answer language",
+        None,
+    )
+    out, theirs, st, st_theirs = run_both(agent, tmp_path, ours(item, edits), saved_under(item, edits.key))
+    assert out == theirs == ("ok", "create", "user")
+    assert st == st_theirs  # files and event log, ids and clocks aside
+    rows = {r["key_normalized"]: r["content"] for r in st["user_db"]["memories"]}
+    assert rows == {"preference": "用中文写注释", "answer_language": "用中文回答问题"}  # nothing replaced
+
+
+def test_a_key_agentao_empties_is_refused_as_agentao_refuses_it(agent, tmp_path):
+    item = _chinese_pair(agent)
+    original = snapshot(agent)
+    out, theirs, st, st_theirs = run_both(
+        agent, tmp_path, ours(item, Edits(key="回答")), saved_under(item, "回答")
+    )
+    assert out == ("refused", "Memory key is empty after normalization")
+    assert theirs == ("refused", "Error saving memory: Memory key is empty after normalization")
+    assert st == st_theirs == state(Copy(agent, tmp_path / "untouched"), original)
+
+
+def test_the_card_says_what_approving_replaces_first_and_takes_another_key(agent):
+    item = _chinese_pair(agent)
+    client = agent.app().test_client()
+    card = _soup(client.get("/reviews")).select_one(f"#review-{item.id}")
+    first = card.select_one("[data-consequence]")
+    assert first["data-consequence"] == "overwrites"
+    assert first.text.startswith("Saved as “preference”, replacing “用中文写注释”"), first.text
+    form = dict(_card_fields(card), **{f"key-{item.id}": "answer_language"})
+    assert _card_fields(card)[f"key-{item.id}"] == item.key_normalized  # prefilled
+    preview = _soup(client.get("/reviews/effect", query_string=dict(form, id=item.id), headers=HTMX))
+    card = preview.select_one(f"#review-{item.id}")
+    assert card.select_one("[data-plan]")["data-action"] == "create"
+    assert "overwrites" not in {p["data-consequence"] for p in card.select("[data-consequence]")}
+    done = client.post(
+        f"/reviews/{item.id}/approve?edits=1", data=_card_fields(card), headers={"Accept": "application/json"}
+    )
+    assert done.status_code == 200, done.get_json()
+    rows = {(m.key_normalized, m.content) for m in agent.manager.get_all_entries("user")}
+    assert rows == {("preference", "用中文写注释"), ("answer_language", "用中文回答问题")}
+
+
+def test_two_suggestions_replacing_the_same_memory_each_say_so(agent):
+    _chinese_pair(agent)
+    _one_more = agent.crystallize("以后我喜欢用中文写提交信息。")
+    assert _one_more
+    page = _soup(agent.app().test_client().get("/reviews"))
+    assert page.select("[data-shared-warning]") == []
+    for card in page.select("article.review"):
+        first = card.select_one("[data-consequence]")
+        assert first.text.startswith("Saved as “preference”, replacing “用中文写注释”"), first.text
+
+
+def test_a_key_past_the_bound_or_on_two_lines_changes_nothing(agent):
+    item = _chinese_pair(agent)
+    client = agent.app().test_client()
+    before = file_digest(agent.project_db, agent.user_db)
+    long = client.get("/reviews/effect.json", query_string={"id": item.id, "key": "k" * 1001})
+    assert long.status_code == 400 and "1000" in str(long.get_json())
+    plan = client.get("/reviews/effect.json", query_string={"id": item.id, "key": "a\nb"}).get_json()["plan"]
+    assert plan["refusal"] == "Memory key/title must be single-line"
+    assert file_digest(agent.project_db, agent.user_db) == before

@@ -65,11 +65,14 @@ def test_first_line_says_where_the_memory_will_show(agent):
     assert [c["code"] for c in tabs["consequences"]] == ["enters_prompt"]
     assert "tabs over spaces" in tabs["stable_effect"]["after"]
     card = page.select_one(f"#review-{tabs['id']}")
-    first = card.select_one(".review-body > *")
+    first = card.select_one(".review-head [data-consequence]")
     assert first["data-consequence"] == "enters_prompt" and first.text.startswith("Will enter every prompt")
-    # Buttons before the candidate; the candidate in words; the plan behind a disclosure.
+    # The candidate in words and what approving does, then the buttons, then where it came
+    # from; the plan behind a disclosure.
     parts = [el["class"][0] for el in card.find_all(recursive=False)]
-    assert parts[:2] == ["decide", "review-body"]
+    assert parts[:3] == ["review-head", "decide", "review-body"]
+    assert card.select_one(".review-head > *")["data-field"] == "content"
+    assert card.select_one("h2").text == "tabs over spaces"
     assert [
         el.get("data-action") or el.name
         for el in card.select(".decide > [data-action], .decide > details > summary")
@@ -105,11 +108,12 @@ def test_no_room_in_the_block_says_recalled_and_the_status_agrees(agent):
     assert item["consequences"] == [
         {
             "code": "overwrites",
-            "text": "Replaces “preference_tabs_over_spaces”; will be recalled when relevant.",
+            "text": "Saved as “preference_tabs_over_spaces”, replacing “Spaces, sometimes.”; "
+            "will be recalled when relevant.",
         }
     ]
     page = soup(client.get("/reviews"))
-    first = page.select_one(f"#review-{item['id']} .review-body > *")
+    first = page.select_one(f"#review-{item['id']} .review-head [data-consequence]")
     assert first["data-consequence"] == "overwrites" and "recalled when relevant" in first.text
     r = client.post(f"/reviews/{item['id']}/approve", data=form_of(page), headers=HTMX)
     assert said(soup(r)) == (f"Approved “{item['title']}” — it will be recalled when relevant.", "ok")

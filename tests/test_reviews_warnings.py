@@ -49,7 +49,7 @@ def test_a_dropped_never_is_pointed_at(agent):
     emojis, card = by["use emojis in commit messages"]
     assert codes(emojis) == ["contradicts_evidence"]
     # The card's first line says it in words, quoting what the user wrote, before the title.
-    first = card.select_one(".review-body > *")
+    first = card.select_one(".review-head [data-consequence]")
     assert first["data-consequence"] == "contradicts_evidence"
     assert (
         shown(card)["contradicts_evidence"]
@@ -167,7 +167,7 @@ def test_evicts_explicit_names_what_leaves_the_block(agent):
     assert said.startswith(
         f"Pushes {len(gone)} {memories} you saved yourself out of the always-on block: “note"
     )
-    assert card.select_one(".review-body > *")["data-consequence"] == "evicts_explicit"
+    assert card.select_one(".review-head [data-consequence]")["data-consequence"] == "evicts_explicit"
     assert "<memory-stable>" in card.select_one('[data-warning-detail="evicts_explicit"]').text
     client = agent.app().test_client()
     effect = client.get("/reviews/effect.json", query_string={"id": item["id"]}).get_json()

@@ -22,7 +22,10 @@ agentao writes when the item is approved and the edit then saved with
 values under the item's key, then the item marked approved — agentao's own
 ``promote`` steps with the edited request.  The in-between row (the item as
 proposed) is never written: it would be an extra event, and a refusal of the
-unedited text would block an edit made precisely to fix it.
+unedited text would block an edit made precisely to fix it.  With another key
+(``Edits.key``) the row is ``save_memory`` of that key and the item is only
+marked approved: the memory at the item's own key (agentao drops the Chinese
+of "Preference: 用中文写注释" and keeps ``preference``) stays as it was.
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ class Edits:
     tags: tuple[str, ...] | None = None
     scope: str | None = None
     type: str | None = None
+    key: str | None = None  # saved under this key, as save_memory takes it (None: the item's)
 
     def against(self, item: ReviewItem) -> Edits | None:
         """These edits if any of them changes ``item``, else None (a plain approval)."""
@@ -60,6 +64,7 @@ class Edits:
             or (self.tags is not None and tuple(self.tags) != tuple(item.tags))
             or (self.scope is not None and self.scope != item.scope)
             or (self.type is not None and self.type != item.type)
+            or (self.key is not None and self.key != item.key_normalized)
         )
         return self if changed else None
 
@@ -69,6 +74,7 @@ class Edits:
             "tags": None if self.tags is None else list(self.tags),
             "scope": self.scope,
             "type": self.type,
+            "key": self.key,
         }
 
 
@@ -130,8 +136,9 @@ def has_user_store(refs: list[StoreRef]) -> bool:
 def planned_save(item: ReviewItem, user_store: bool, edits: Edits | None = None) -> PlannedSave:
     """The save agentao's promote() makes for ``item``; raises SaveRefused like agentao.
 
-    With ``edits``: the save of the edited values under the item's key, as the
-    ``save_memory`` tool makes it (source ``explicit``; see the module doc).
+    With ``edits``: the save of the edited values under the item's key (or the key
+    the person chose), as the ``save_memory`` tool makes it (source ``explicit``;
+    see the module doc).
     """
     if edits is None:
         return plan_save(
@@ -145,7 +152,7 @@ def planned_save(item: ReviewItem, user_store: bool, edits: Edits | None = None)
         )
     pick = lambda edited, proposed: proposed if edited is None else edited  # noqa: E731
     return plan_save(
-        item.key_normalized,
+        pick(edits.key, item.key_normalized),
         pick(edits.value, item.content),
         pick(edits.tags, item.tags),
         scope=pick(edits.scope, item.scope),

@@ -97,6 +97,7 @@ def _list_json(ctx) -> dict:
         "pages": ctx["pages"],
         "per_page": ctx["per_page"],
         "total": ctx["total"],
+        "shared": review_words.to_json(ctx["shared"]),  # said once above the cards
         "items": [
             dict(
                 i.to_dict(),

@@ -69,6 +69,7 @@ def context(
     plans = plans_of(items, edits)
     found = block_effects.for_approvals(plans) if with_effects else {}
     plans = warned(plans, found)
+    above = review_words.shared(plans, found)
     return {
         "status": status,
         "items": items,
@@ -82,7 +83,8 @@ def context(
         "tab_names": TAB_NAMES,
         "empty_words": EMPTY,
         "focus_first": False,
-        "consequences": review_words.consequences,
+        "shared": above,
+        "card_lines": lambda plan, effect: review_words.card_lines(plan, effect, above),
         "edit_form": lambda item: review_edits.form_defaults(
             item, plans[item.id].edits if item.id in plans else None
         ),

@@ -1,7 +1,7 @@
 """Reading "Edit before approving" from a card's form, a preview link or a script's JSON.
 
 The card names its fields per item (``value-<id>``, ``tags-<id>``,
-``scope-<id>``, ``type-<id>``) because every card sits in the one bulk form;
+``scope-<id>``, ``type-<id>``, ``key-<id>``) because every card sits in the one bulk form;
 a script sends the plain names.  Tags follow the memory edit form's rule
 (memories/curate.py): the proposal's tags sent back as shown mean "keep them".
 """
@@ -16,9 +16,10 @@ from ...records import ReviewItem
 from ..memories.curate import _tags, _type
 from ..outcomes import Blocked
 
-FIELDS = ("value", "tags", "scope", "type")
+FIELDS = ("value", "tags", "scope", "type", "key")
 SCOPES = ("project", "user")
 MAX_VALUE_CHARS = 100_000  # agentao refuses past 4,000; this only bounds the request
+MAX_KEY_CHARS = 1_000  # agentao keeps 80 characters of a key, 120 of its title
 
 
 def sent(values, item_id: str) -> dict:
@@ -38,7 +39,7 @@ def edits_from(values, item: ReviewItem) -> Edits | None:
     fields = sent(values, item.id)
     if not fields:
         return None
-    for name in ("value", "scope", "type"):
+    for name in ("value", "scope", "type", "key"):
         if name in fields and not isinstance(fields[name], str):
             raise Blocked(400, _("'%(name)s' must be text.", name=name))
     if not isinstance(fields.get("tags", ""), (str, list)):
@@ -46,11 +47,14 @@ def edits_from(values, item: ReviewItem) -> Edits | None:
     value = fields.get("value")
     if value is not None and len(value) > MAX_VALUE_CHARS:
         raise Blocked(400, _("The value is longer than %(num)d characters.", num=MAX_VALUE_CHARS))
+    key = fields.get("key")
+    if key is not None and len(key) > MAX_KEY_CHARS:
+        raise Blocked(400, _("The key is longer than %(num)d characters.", num=MAX_KEY_CHARS))
     scope = (fields.get("scope") or "").strip() or None
     if scope not in (None, *SCOPES):
         raise Blocked(400, _("'scope' must be 'project' or 'user'."))
     tags = tuple(_tags(fields, item.tags)) if "tags" in fields else None
-    return Edits(value=value, tags=tags, scope=scope, type=_type(fields))
+    return Edits(value=value, tags=tags, scope=scope, type=_type(fields), key=key)
 
 
 def form_defaults(item: ReviewItem, edits: Edits | None) -> dict:
@@ -63,6 +67,7 @@ def form_defaults(item: ReviewItem, edits: Edits | None) -> dict:
         "tags": ", ".join(tags),
         "scope": e.scope or item.scope,
         "type": e.type or item.type,
+        "key": item.key_normalized if e.key is None else e.key,
         "types": types,
         "scopes": SCOPES,
     }

@@ -23,6 +23,9 @@ TITLE_CHARS = 80
 # The reading order of a card's lines: what stops approval, then what is lost, then
 # what it overwrites or repeats, then where the memory will show.
 BAD = ("refused", "blocked", "evicts_explicit", "contradicts_evidence")
+# Lines about the card's own save, kept on it even when every card says the same: two
+# Chinese preferences both replacing ``preference`` is the news on each of them.
+OWN = ("refused", "overwrites")
 
 
 def short(text, limit: int = QUOTE_CHARS) -> str:
@@ -77,12 +80,16 @@ def _warning_line(w: dict, plan, where: str | None) -> str:
     if code == "contradicts_memory":
         return _("Contradicts what you already have: %(names)s.", names=_names(memories))
     if code == "overwrites":
-        title = _names(memories)
+        # The key as agentao saves it and the words it replaces: "Preference: 用中文写注释"
+        # and "Preference: 用中文回答问题" both land on ``preference``.
+        key, old = plan.save.key_normalized, short(plan.existing.content)
         if where == "stable":
-            return _("Replaces %(title)s; will enter every prompt.", title=title)
+            return _("Saved as “%(key)s”, replacing “%(old)s”; will enter every prompt.", key=key, old=old)
         if where == "recalled":
-            return _("Replaces %(title)s; will be recalled when relevant.", title=title)
-        return _("Replaces %(title)s.", title=title)
+            return _(
+                "Saved as “%(key)s”, replacing “%(old)s”; will be recalled when relevant.", key=key, old=old
+            )
+        return _("Saved as “%(key)s”, replacing “%(old)s”.", key=key, old=old)
     if code == "duplicates":
         return _("Nearly repeats %(names)s, kept under another key.", names=_names(memories))
     return w.get("text") or code  # a code a later version adds still reads
@@ -118,9 +125,46 @@ def consequences(plan, effect) -> list[dict]:
     ]
     told = {line["code"] for line in lines}
     if plan.approvable and not told & {"evicts_explicit", "overwrites"}:
-        code = {"stable": "enters_prompt", "recalled": "recalled"}.get(where, "effect_later")
-        lines.append({"code": code, "kind": "ok", "memories": [], "text": _reach_line(where)})
+        lines.append(_reach(where))
+    # What is lost first: a replaced memory ("saved as `preference`, replacing …") leads
+    # unless approving cannot work at all.
+    lines.sort(key=lambda line: 0 if line["code"] == "refused" else 1 if line["code"] == "overwrites" else 2)
     return lines
+
+
+def _reach(where: str | None) -> dict:
+    code = {"stable": "enters_prompt", "recalled": "recalled"}.get(where or "", "effect_later")
+    return {"code": code, "kind": "ok", "memories": [], "text": _reach_line(where)}
+
+
+def shared(plans: dict, effects: dict) -> list[dict]:
+    """The warnings every waiting card on the page would say (each card's approval, alone,
+    pushes out the same memories…), said once above the list instead of on every card
+    (but what the card's own save replaces or why it is refused: ``OWN``).
+
+    Only when the page worked out every card's effect (else a card's lines are not all
+    known yet) and there are at least two cards."""
+    if len(plans) < 2 or any(i not in effects for i in plans):
+        return []
+    each = [{(line["code"], line["text"]) for line in consequences(p, effects[i])} for i, p in plans.items()]
+    common = set.intersection(*each)
+    first = next(iter(plans))
+    return [
+        line
+        for line in consequences(plans[first], effects[first])
+        if line["kind"] != "ok" and line["code"] not in OWN and (line["code"], line["text"]) in common
+    ]
+
+
+def card_lines(plan, effect, said_above: list[dict]) -> list[dict]:
+    """The card's own lines: ``consequences`` without those said above the list; a card
+    left with none says where its memory will show."""
+    lines = consequences(plan, effect)
+    above = {(line["code"], line["text"]) for line in said_above}
+    kept = [line for line in lines if (line["code"], line["text"]) not in above]
+    if lines and not kept and plan.approvable:
+        kept = [_reach(reach(plan, effect))]
+    return kept
 
 
 def to_json(lines: list[dict]) -> list[dict]:
