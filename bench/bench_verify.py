@@ -1,16 +1,18 @@
-"""A hard purge's verification at the issue's size: reading the files alone, the byte scan, the old scan.
+"""A hard purge's verification at the issue's size: reading the files alone, then the byte scan.
 
     .venv/bin/python bench/bench_verify.py                      # 100 MB, 22,795 texts, short ones too
-    .venv/bin/python bench/bench_verify.py --mb 20 --texts 4000 --old-limit 0   # quick, new scan only
+    .venv/bin/python bench/bench_verify.py --mb 20 --texts 4000  # quick
 
 The store is made by agentao (schema, WAL mode) and filled in bulk with memory rows; ``--texts``
 of them are soft-deleted and purged the way the dashboard does (delete, VACUUM, checkpoint), so
 the scan meets what every verification meets: the purged texts gone, the rows that stay as live
 text.  ``--short`` of the purged rows (and as many kept ones) hold one short sentence, as agentao
 memories often do ("prefers tabs over spaces"): those are what a per-text search pays for.
-Printed, in one run: the files read alone (the floor), the scan as the dashboard runs it now, and
-the scan as it was before (bench/diskscan_before.py), each in MB/s of file bytes, with the ratio.
-The old scan is stopped after ``--old-limit`` seconds (0: not run) and reported as unfinished.
+Printed, in one run (rounds alternated, best of each: the machine may be shared): the files read
+alone (the floor) and the scan as the dashboard runs it, in MB/s of file bytes, with the ratio;
+also MB per CPU-second (what a busy machine does not inflate) and the fixed cost of cutting the
+texts into blocks.  The scan before the one-pass rewrite measured 1.0-1.6 MB/s here
+(bench/results/verify-100mb*.txt).
 """
 
 from __future__ import annotations
@@ -28,12 +30,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import diskscan_before  # noqa: E402
 from agentao.memory import SQLiteMemoryStore  # noqa: E402
 from bench_purge import sentence, vocabulary  # noqa: E402
 
 from dashboard.actions import diskscan, purge, sidefiles  # noqa: E402
-from dashboard.store import StoreRef  # noqa: E402
+from dashboard.store import StoreRef, connection  # noqa: E402
 from dashboard.store import purge as sql  # noqa: E402
 from dashboard.store.descriptors import KeptReader  # noqa: E402
 
@@ -94,7 +95,7 @@ class Late(Exception):
     pass
 
 
-def timed_scan(module, paths, texts, live, limit: float):
+def timed_scan(paths, texts, live, limit: float):
     """(seconds, CPU seconds, hits) of one scan; seconds None when stopped at ``limit``."""
 
     def stop(*_):
@@ -105,7 +106,7 @@ def timed_scan(module, paths, texts, live, limit: float):
     started, cpu = time.perf_counter(), time.process_time()
     steps = []
     try:
-        hits, _ = module.scan(paths, texts, ignore=live, progress=lambda d, t: steps.append(d / t))
+        hits, _ = diskscan.scan(paths, texts, ignore=live, progress=lambda d, t: steps.append(d / t))
     except Late:
         return None, time.process_time() - cpu, None, steps
     finally:
@@ -120,9 +121,9 @@ def main() -> None:
     parser.add_argument("--texts", type=int, default=22795, help="rows purged: texts to look for")
     parser.add_argument("--short", type=float, default=0.3, help="share of rows holding one short sentence")
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--old-limit", type=float, default=600, help="seconds before the old scan is stopped")
     args = parser.parse_args()
     rng = random.Random(7)
+    connection.READ_TIME_LIMIT_S = 600  # setup reads 78 MB of rows: a crowded machine takes over 5 s
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "memory.db"
         build(db, args.mb, args.texts, args.short, rng)
@@ -132,38 +133,34 @@ def main() -> None:
         live = sql.remaining_text(ref)
         paths = sidefiles.sqlite_files(db)
         mb = sum(p.stat().st_size for p in paths) / 1e6
-        short = sum(len(t.encode()) <= 2 * diskscan.WINDOW for t in texts)
+        short = sum(len(t.encode()) <= 64 for t in texts)
         print(
             f"files: {mb:.1f} MB ({', '.join(p.name for p in paths)}); {len(texts)} purged texts "
             f"to look for ({short} of 64 bytes or less); load {os.getloadavg()[0]:.1f}"
         )
-        reads, scans, cpus = [], [], []
+        reads, scans, cpus, cuts = [], [], [], []
         for _ in range(args.rounds):  # alternated: the machine is shared
             reads.append(read_alone(paths))
-            took, cpu, hits, steps = timed_scan(diskscan, paths, texts, live, 3600)
+            took, cpu, hits, steps = timed_scan(paths, texts, live, 3600)
             scans.append(took)
             cpus.append(cpu)
+            started = time.process_time()
+            diskscan.Needles(texts)
+            cuts.append(time.process_time() - started)
         found = sum(h.found for h in hits.values())
+        still = sum(h.still_stored for h in hits.values())
         moved = sum(1 for a, b in zip(steps, steps[1:]) if b > a)
-        print(f"read alone:        {mb / min(reads):7.1f} MB/s  ({min(reads):.2f} s)")
+        print(f"read alone:  {mb / min(reads):7.1f} MB/s  ({min(reads):.2f} s)")
         print(
-            f"scan now:          {mb / min(scans):7.1f} MB/s  ({min(scans):.2f} s, "
-            f"{mb / min(cpus):.1f} MB per CPU-second; {found} found; progress moved "
-            f"{moved} times to {steps[-1]:.0%})  = {min(reads) / min(scans):.2f}x the read alone"
+            f"scan:        {mb / min(scans):7.1f} MB/s  ({min(scans):.2f} s)  = {min(reads) / min(scans):.3f}x "
+            f"the read alone; {mb / min(cpus):.1f} MB per CPU-second ({min(cpus):.2f} CPU-s, of which "
+            f"{min(cuts):.2f} cutting the texts into blocks: {mb / max(min(cpus) - min(cuts), 1e-9):.1f} MB per "
+            f"CPU-second for the pass itself)"
         )
-        if args.old_limit:
-            took, cpu, hits, steps = timed_scan(diskscan_before, paths, texts, live, args.old_limit)
-            if took is None:
-                print(
-                    f"scan before:       stopped after {args.old_limit:.0f} s, progress at "
-                    f"{(steps or [0])[-1]:.0%}: under {mb / args.old_limit:.2f} MB/s"
-                )
-            else:
-                print(
-                    f"scan before:       {mb / took:7.1f} MB/s  ({took:.2f} s, {mb / cpu:.1f} MB per "
-                    f"CPU-second; {sum(h.found for h in hits.values())} found)  = "
-                    f"{min(reads) / took:.2f}x the read alone; now {took / min(scans):.1f}x faster"
-                )
+        print(
+            f"             {found} texts found, {still} still held by rows that stay; progress moved "
+            f"{moved} times to {steps[-1]:.0%}; load {os.getloadavg()[0]:.1f}"
+        )
 
 
 if __name__ == "__main__":
