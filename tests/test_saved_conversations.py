@@ -76,3 +76,23 @@ def test_reads_are_bounded(agent, monkeypatch):
         conversation(agent.project_dir, said=f"note {n}")
     saved = sessions.read_saved(agent.project_dir)
     assert len(saved.sessions) == 2 and saved.notes == ["more_files"]
+
+
+def test_about_you_and_the_overview_say_what_saved_conversations_hold(agent):
+    path, sid = conversation(agent.project_dir)
+    replay(agent.project_dir, sid)
+    conversation(agent.project_dir, said="Mail me at robin.k@posteo.de please.")
+    before = file_digest(*path.parent.iterdir())
+    client = agent.app().test_client()
+    about = client.get("/about.json").get_json()["saved"]
+    assert (about["sessions"], about["replays"], about["conversations_holding"]) == (2, 1, 2)
+    where = {(f["file"], f["message"], f["rule"]) for f in about["found"]}
+    assert (path.name, 1, "personal.phone") in where  # the person's message in the checkpoint
+    assert any(f["kind"] == "replay" and f["role"] == "user_message" for f in about["found"])
+    assert all(PHONE not in f["excerpt"] for f in about["found"])  # masked as on Findings
+    html = client.get("/about").get_data(as_text=True)
+    assert "also in 2 saved conversations" in html and path.name in html
+    overview = client.get("/overview.json").get_json()
+    assert overview["counts"]["saved_conversations"]["sessions"] == 2
+    assert any(s["code"] == "saved" and s["count"] == 3 for s in overview["sentences"])
+    assert file_digest(*path.parent.iterdir()) == before
