@@ -96,3 +96,74 @@ def test_about_you_and_the_overview_say_what_saved_conversations_hold(agent):
     assert overview["counts"]["saved_conversations"]["sessions"] == 2
     assert any(s["code"] == "saved" and s["count"] == 3 for s in overview["sentences"])
     assert file_digest(*path.parent.iterdir()) == before
+
+
+def _about_form(client):
+    plan = client.get("/forget/about.json").get_json()
+    form = {"store": [], "confirm": plan["phrase"]}
+    for s in plan["stores"]:
+        form["store"].append(s["store"])
+        form[f"fingerprint-{s['store']}"] = s["fingerprint"]
+        form[f"cat-{s['store']}"] = s["categories"]
+    return plan, form
+
+
+def _bytes_of(folder):
+    return b"".join(p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file())
+
+
+def test_forget_me_redacts_saved_conversations_that_agentao_still_resumes(seeded):
+    from agentao.embedding.sessions import load_session
+    from agentao_world import wait_for_job
+
+    seeded.save("my phone", f"Call me on {PHONE}", scope="user")
+    path, sid = conversation(seeded.project_dir)
+    rpath = replay(seeded.project_dir, sid)
+    other, other_sid = conversation(seeded.project_dir, said="Mail me at robin.k@posteo.de please.")
+    quiet, quiet_sid = conversation(seeded.project_dir, said="The build uses make.")
+    client = seeded.app().test_client()
+    plan, form = _about_form(client)
+    actions = {f["name"]: (f["action"], f["redacted"]) for f in plan["saved_files"]}
+    assert actions[path.name] == ("redact", [1, 2])  # what the person said, and the save of it
+    assert actions[rpath.name][0] == "redact" and actions[other.name] == ("redact", [1, 2])
+    assert actions[quiet.name] == ("keep", [])
+    page = client.get("/forget/about").get_data(as_text=True)
+    assert path.name in page and "messages are redacted" in page
+    quiet_before = quiet.read_bytes()
+    mode = path.stat().st_mode
+
+    r = client.post("/forget/about", data=form, headers={"Accept": "application/json"})
+    assert r.status_code == 202, r.get_json()
+    job = wait_for_job(client, r.get_json()["url"], timeout=30.0)
+    assert job["verdict"] == "verified erased", job
+    by = {f["name"]: f for f in job["saved_files"]}
+    assert by[path.name]["status"] == by[rpath.name]["status"] == by[other.name]["status"] == "erased"
+    for folder in (path.parent, rpath.parent):
+        assert PHONE.encode() not in _bytes_of(folder) and b"posteo" not in _bytes_of(folder)
+    assert quiet.read_bytes() == quiet_before and path.stat().st_mode == mode
+    # agentao still lists every conversation and resumes the redacted one, without the number
+    assert {s["session_id"] for s in list_sessions(seeded.project_dir)} == {sid, other_sid, quiet_sid}
+    messages, model, _skills = load_session(sid, project_root=seeded.project_dir)
+    assert model == "test-model" and len(messages) == 6 and "[removed]" in messages[1]["content"]
+    assert "Thanks, and use tabs please." in json.dumps(messages)
+    assert PHONE not in json.dumps(messages)
+    html = client.get(r.get_json()["url"]).get_data(as_text=True)
+    assert f"{path.name}: 2 messages redacted, erased" in html
+
+
+def test_a_saved_conversation_the_dashboard_may_not_change_is_never_called_erased(seeded):
+    from agentao_world import wait_for_job
+
+    path, _sid = conversation(seeded.project_dir)
+    client = seeded.app().test_client()
+    _plan, form = _about_form(client)
+    path.chmod(0o444)
+    try:
+        r = client.post("/forget/about", data=form, headers={"Accept": "application/json"})
+        job = wait_for_job(client, r.get_json()["url"], timeout=30.0)
+    finally:
+        path.chmod(0o644)
+    [f] = [f for f in job["saved_files"] if f["name"] == path.name]
+    assert (f["status"], f["reason"]) == ("still holds", "permission")
+    assert job["verdict"] != "verified erased"
+    assert PHONE in path.read_text()

@@ -172,7 +172,9 @@ def read_file(path: Path, kind: str) -> SavedFile:
         f.note = "unreadable"
         return f
     f.size, f.mtime = st.st_size, st.st_mtime
-    f.writable = os.access(path, os.W_OK) and os.access(Path(path).parent, os.W_OK)
+    f.writable = (
+        bool(st.st_mode & 0o222) and os.access(path, os.W_OK) and os.access(Path(path).parent, os.W_OK)
+    )
     if not stat.S_ISREG(st.st_mode):
         f.note = "not_file"
         return f
