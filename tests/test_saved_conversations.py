@@ -8,6 +8,7 @@ import json
 from agentao.embedding.sessions import list_sessions
 from agentao_world import file_digest
 from saved_world import PHONE, conversation, replay
+from test_conversations import world  # noqa: F401  (a fixture)
 
 from dashboard.store import sessions
 
@@ -167,3 +168,79 @@ def test_a_saved_conversation_the_dashboard_may_not_change_is_never_called_erase
     assert (f["status"], f["reason"]) == ("still holds", "permission")
     assert job["verdict"] != "verified erased"
     assert PHONE in path.read_text()
+
+
+def test_forgetting_a_conversation_deletes_its_saved_files_and_agentao_no_longer_lists_it(world):
+    from agentao.replay import list_replays
+    from agentao_world import wait_for_job
+    from test_conversations import _form
+
+    agent, _item = world
+    a_path, _ = conversation(agent.project_dir, session_id="conv-a")
+    a_replay = replay(agent.project_dir, "conv-a")
+    b_path, _ = conversation(
+        agent.project_dir, said="Set up the build with uv, then run it.", session_id="conv-b"
+    )
+    client = agent.app().test_client()
+    plan = client.get("/conversations/conv-a.json").get_json()
+    actions = {f["name"]: f["action"] for f in plan["forget"]["saved_files"]}
+    assert actions[a_path.name] == actions[a_replay.name] == "delete"
+    assert actions[b_path.name] in ("keep", "redact")
+    assert a_path.name in client.get("/conversations/conv-a").get_data(as_text=True)
+    r = client.post(plan["forget"]["action"], data=_form(plan), headers={"Accept": "application/json"})
+    assert r.status_code == 202, r.get_json()
+    job = wait_for_job(client, r.get_json()["url"])
+    assert job["verdict"] == "verified erased", job
+    by = {f["name"]: f for f in job["saved_files"]}
+    assert by[a_path.name]["status"] == by[a_replay.name]["status"] == "erased"
+    assert not a_path.exists() and not a_replay.exists() and b_path.exists()
+    assert [s["session_id"] for s in list_sessions(agent.project_dir)] == ["conv-b"]  # agentao's /sessions
+    assert [m.session_id for m in list_replays(agent.project_dir)] == []
+
+
+def test_a_hard_purge_of_a_memory_redacts_its_text_from_saved_conversations(seeded):
+    from agentao.embedding.sessions import load_session
+    from agentao_world import wait_for_job
+
+    value = "Deploys go through the blue-green switch on host atlas-7."
+    mem = seeded.save("deploy switch", value, scope="project")
+    path, sid = conversation(seeded.project_dir, said=value)
+    quiet, _ = conversation(seeded.project_dir, said="The build uses make.")
+    quiet_before = quiet.read_bytes()
+    client = seeded.app().test_client()
+    dry = client.get(f"/forget/memory/project/{mem.id}.json").get_json()
+    assert [(f["name"], f["action"], f["redacted"]) for f in dry["saved_files"]] == [
+        (path.name, "redact", [1, 2])
+    ]
+    r = client.post(
+        f"/forget/memory/project/{mem.id}",
+        data={"mode": "purge", "confirm": "deploy switch"},
+        headers={"Accept": "application/json"},
+    )
+    assert r.status_code == 202, r.get_json()
+    job = wait_for_job(client, r.get_json()["url"], timeout=30.0)
+    assert job["verdict"] == "verified erased", job
+    assert [f["status"] for f in job["saved_files"] if f["name"] == path.name] == ["erased"]
+    assert value not in path.read_text() and quiet.read_bytes() == quiet_before
+    messages, _model, _skills = load_session(sid, project_root=seeded.project_dir)
+    assert len(messages) == 6 and value not in json.dumps(messages)
+
+
+def test_forget_everything_deletes_every_saved_conversation(seeded):
+    from agentao.replay import list_replays
+    from agentao_world import wait_for_job
+
+    path, sid = conversation(seeded.project_dir)
+    replay(seeded.project_dir, sid)
+    client = seeded.app().test_client()
+    dry = client.get("/forget.json").get_json()["everything"]
+    assert {f["action"] for f in dry["saved_files"]} == {"delete"} and len(dry["saved_files"]) == 2
+    r = client.post(
+        "/forget/everything",
+        headers={"Accept": "application/json"},
+        data={"confirm": "forget everything", "project": dry["stores"][0]["path"]},
+    )
+    job = wait_for_job(client, r.get_json()["url"], timeout=30.0)
+    assert job["verdict"] == "verified erased", job
+    assert {f["status"] for f in job["saved_files"]} == {"erased"}
+    assert list_sessions(seeded.project_dir) == [] and list_replays(seeded.project_dir) == []

@@ -15,6 +15,7 @@ from flask_babel import lazy_gettext as _l
 from ...actions import provenance
 from ...store import StoreProblem, get_memory
 from ...web import page, page_route, raise_if_unreadable, statuses
+from ..forget import about as forget_about
 from ..forget import bp as forget_bp
 from ..forget import jobs as forget_jobs
 
@@ -143,6 +144,11 @@ def detail(key: str, fmt: str):
             },
         }
     )
+    copies = forget_about.saved_files(
+        [t for p in parts for r in p.rows for t in r.texts], session_id=c.session_id
+    )
+    plans = copies[1] if copies else []
+    data["forget"]["saved_files"] = [f.to_dict() for f in plans]
     total = sum(len(p.rows) for p in parts)
     events = sum(p.goes().get("event", 0) for p in parts)
     return page(
@@ -154,6 +160,8 @@ def detail(key: str, fmt: str):
         total=total,
         events=events,
         items=total - events,
+        saved_files=[f for f in plans if f.action != "keep"],
+        saved_kept=[f for f in plans if f.action == "keep"],
         to_json=lambda ctx: ctx["conv"],
     )
 
@@ -169,7 +177,13 @@ def _fields(parts) -> dict:
 
 def erase_conversation(key: str):
     """Erase a conversation's confirmed dry run: the same checks and job as "forget about me"."""
-    return forget_jobs.erase_confirmed(PHRASE, "forget a conversation", {"conversation": key})
+    return forget_jobs.erase_confirmed(
+        PHRASE,
+        "forget a conversation",
+        {"conversation": key},
+        # After the stores' checks: a store that cannot change says so first.
+        lambda row_texts: forget_about.saved_files(row_texts, session_id=_resolve(trail(), key).session_id),
+    )
 
 
 # The POST lives with the other forget actions (its URL, its job page and report).

@@ -46,7 +46,7 @@ def about(fmt: str):
         "rows_total": report.rows_total,
         "finding_categories": list(scope.ABOUT_CATEGORIES),
     }
-    copies = saved_files([t for p in parts for r in p.rows for t in r.texts])
+    copies = saved_files([t for p in parts for r in p.rows for t in r.texts], about=True)
     files = saved.goes(copies[1]) if copies else []
     data["saved_files"] = [f.to_dict() for f in (copies[1] if copies else [])]
     total = sum(len(p.rows) for p in parts)
@@ -69,15 +69,23 @@ def about(fmt: str):
     )
 
 
-def saved_files(row_texts):
-    """The saved conversations' share of forgetting what is about you: every personal-data or
-    secret finding in them, and the texts of the rows that go, redacted where they are."""
+def saved_files(
+    row_texts=(), *, about: bool = False, session_id: str | None = None, everything: bool = False
+):
+    """The saved conversations' share of a forget, as ``erase_confirmed`` takes it:
+    ``(root, plans, texts)``, or None when no project is shown.
+
+    The texts of the rows that go are redacted wherever they are; forgetting what is
+    ``about`` you also redacts every personal-data or secret finding in them; forgetting a
+    conversation (``session_id``) deletes its files whole, and ``everything`` every file."""
     files, found = facts.saved()
     if files is None:
         return None
-    texts = saved.targets(found, row_texts)
-    return files.root, saved.plan_files(files, texts), texts
+    texts = saved.targets(found if about else [], row_texts)
+    return files.root, saved.plan_files(files, texts, [session_id] if session_id else (), everything), texts
 
 
 def erase_about():
-    return forget_jobs.erase_confirmed(ABOUT_PHRASE, "forget about me", {"about": True}, saved_files)
+    return forget_jobs.erase_confirmed(
+        ABOUT_PHRASE, "forget about me", {"about": True}, lambda texts: saved_files(texts, about=True)
+    )
