@@ -244,3 +244,13 @@ def test_forget_everything_deletes_every_saved_conversation(seeded):
     assert job["verdict"] == "verified erased", job
     assert {f["status"] for f in job["saved_files"]} == {"erased"}
     assert list_sessions(seeded.project_dir) == [] and list_replays(seeded.project_dir) == []
+
+
+def test_findings_lists_what_its_rules_find_in_saved_conversations(agent):
+    path, sid = conversation(agent.project_dir)
+    replay(agent.project_dir, sid)
+    client = agent.app().test_client()
+    found = client.get("/findings.json").get_json()["saved_conversations"]
+    assert {(f["file"], f["message"], f["rule"]) for f in found} >= {(path.name, 1, "personal.phone")}
+    html = client.get("/findings").get_data(as_text=True)
+    assert f'data-file="{path.name}"' in html and "saved conversation" in html
