@@ -254,3 +254,22 @@ def test_findings_lists_what_its_rules_find_in_saved_conversations(agent):
     assert {(f["file"], f["message"], f["rule"]) for f in found} >= {(path.name, 1, "personal.phone")}
     html = client.get("/findings").get_data(as_text=True)
     assert f'data-file="{path.name}"' in html and "saved conversation" in html
+
+
+def test_a_suggestion_points_to_the_message_it_came_from(agent):
+    said = "I prefer tabs over spaces in every file."
+    agent.manager._session_id = "conv-t"
+    agent.crystallize(said)
+    path, _ = conversation(agent.project_dir, said=said, session_id="conv-t")
+    rpath = replay(agent.project_dir, "conv-t", said=said)
+    only, _ = conversation(agent.project_dir, said="The build uses make.", session_id="conv-only-saved")
+    client = agent.app().test_client()
+    listed = {c["session_id"]: c for c in client.get("/conversations.json").get_json()["conversations"]}
+    assert listed["conv-t"]["saved_files"] == 2
+    assert listed["conv-only-saved"]["saved_files"] == 1  # known from its checkpoint alone
+    conv = client.get(listed["conv-t"]["url"] + ".json").get_json()
+    assert {f["name"] for f in conv["saved_files"]} == {path.name, rpath.name}
+    [item] = conv["suggestion_items"]
+    assert item["said_in"]["message"] in (1, 3) and item["said_in"]["file"] in (path.name, rpath.name)
+    html = client.get(listed["conv-t"]["url"]).get_data(as_text=True)
+    assert 'data-field="said-in"' in html and only.name not in html

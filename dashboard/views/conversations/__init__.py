@@ -12,6 +12,7 @@ from flask import Blueprint, abort, redirect, request, url_for
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 
+from ... import facts
 from ...actions import provenance
 from ...store import StoreProblem, get_memory
 from ...web import page, page_route, raise_if_unreadable, statuses
@@ -30,7 +31,8 @@ def _refs():
 
 def trail() -> provenance.Trail:
     try:
-        return provenance.load(_refs())
+        files = facts.saved()[0]
+        return provenance.load(_refs(), files.files if files is not None else ())
     except StoreProblem as exc:
         abort(503, str(exc))
 
@@ -55,6 +57,7 @@ def _summary(t, c: provenance.Conversation, tail: dict) -> dict:
         },
         "approved_memories": len(c.approved),
         "saved_during": t.count_during(c),
+        "saved_files": len(c.saved),
         "url": url_for("conversations.detail", key=c.key),
     }
 
@@ -114,6 +117,7 @@ def detail(key: str, fmt: str):
                     "type": i.type,
                     "suggested_at": i.created_at,
                     "updated_at": i.updated_at,
+                    "said_in": t.said_in(i),
                 }
                 for i in c.suggestions
             ],
@@ -135,6 +139,7 @@ def detail(key: str, fmt: str):
                 )
                 for m, stamp, n in t.saved_during(c)
             ],
+            "saved_files": [f.to_dict() for f in c.saved],
             "forget": {
                 "action": url_for("forget.erase_conversation", key=c.key),
                 "phrase": str(PHRASE),
