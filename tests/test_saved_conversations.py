@@ -273,3 +273,12 @@ def test_a_suggestion_points_to_the_message_it_came_from(agent):
     assert item["said_in"]["message"] in (1, 3) and item["said_in"]["file"] in (path.name, rpath.name)
     html = client.get(listed["conv-t"]["url"]).get_data(as_text=True)
     assert 'data-field="said-in"' in html and only.name not in html
+
+
+def test_all_files_together_are_read_within_a_budget(agent, monkeypatch):
+    for n in range(3):
+        conversation(agent.project_dir, said=f"note {n}")
+    size = max(p.stat().st_size for p in (agent.project_dir / ".agentao" / "sessions").iterdir())
+    monkeypatch.setattr(sessions, "MAX_TOTAL", size * 2 + 1)
+    notes = [f.note for f in sessions.read_saved(agent.project_dir).sessions]
+    assert notes == ["", "", "over_budget"]

@@ -37,6 +37,7 @@ SESSIONS = ("sessions", "*.json")
 REPLAYS = ("replays", "*.jsonl")
 MAX_FILES = 50  # of each folder; agentao keeps 10 sessions and (by default) 20 replays
 MAX_BYTES = 8 << 20  # read of one file
+MAX_TOTAL = 64 << 20  # read of all files of a project, at once
 KNOWN_REPLAY = (1, 6)  # the newest replay schema agentao 0.5.17 writes
 
 NOTES = {
@@ -50,6 +51,9 @@ NOTES = {
     "malformed": _l("some lines are not valid JSON and were skipped"),
     "partial": _l("the last line is unfinished (agentao was stopped while writing): skipped"),
     "more_files": _l("more files than the dashboard reads: only the newest were read"),
+    "over_budget": _l(
+        "the dashboard read as many saved conversation bytes as it reads at once (64 MB) before this file: not read"
+    ),
 }
 
 
@@ -139,13 +143,16 @@ def folders(root: Path) -> list[Path]:
 def read_saved(root: Path) -> Saved:
     """Both folders of the project at ``root``. Reads only; never raises on a file."""
     out = Saved(Path(root))
+    budget = MAX_TOTAL
     for (sub, pattern), into in ((SESSIONS, out.sessions), (REPLAYS, out.replays)):
         folder = Path(root) / ".agentao" / sub
         paths = _listed(folder, pattern)
         if len(paths) > MAX_FILES:
             out.notes.append("more_files")
         for p in paths[:MAX_FILES]:
-            into.append(read_file(p, "session" if sub == "sessions" else "replay"))
+            f = read_file(p, "session" if sub == "sessions" else "replay", budget)
+            budget -= f.size if f.note != "over_budget" else 0
+            into.append(f)
     return out
 
 
@@ -164,7 +171,7 @@ def _listed(folder: Path, pattern: str) -> list[Path]:
     return [p for _m, _n, p in sorted(stamped, reverse=True)]
 
 
-def read_file(path: Path, kind: str) -> SavedFile:
+def read_file(path: Path, kind: str, budget: int = MAX_TOTAL) -> SavedFile:
     f = SavedFile(kind, Path(path))
     try:
         st = os.lstat(path)
@@ -180,6 +187,9 @@ def read_file(path: Path, kind: str) -> SavedFile:
         return f
     if st.st_size > MAX_BYTES:
         f.note = "too_large"
+        return f
+    if st.st_size > budget:
+        f.note = "over_budget"
         return f
     try:
         with open(path, "rb") as fh:
