@@ -282,3 +282,16 @@ def test_all_files_together_are_read_within_a_budget(agent, monkeypatch):
     monkeypatch.setattr(sessions, "MAX_TOTAL", size * 2 + 1)
     notes = [f.note for f in sessions.read_saved(agent.project_dir).sessions]
     assert notes == ["", "", "over_budget"]
+
+
+def test_a_link_in_the_sessions_folder_is_never_followed(agent, tmp_path):
+    path, _ = conversation(agent.project_dir)
+    outside = tmp_path / "outside.json"
+    outside.write_text(json.dumps({"session_id": "x", "messages": [{"role": "user", "content": PHONE}]}))
+    (path.parent / "20990101_000000_000000.json").symlink_to(outside)
+    saved = sessions.read_saved(agent.project_dir)
+    link = next(f for f in saved.sessions if f.name == "20990101_000000_000000.json")
+    assert link.note == "not_file" and link.messages == []
+    client = agent.app().test_client()
+    plan = client.get("/forget/about.json").get_json()
+    assert {f["name"]: f["action"] for f in plan["saved_files"]}["20990101_000000_000000.json"] == "keep"
