@@ -28,7 +28,7 @@ from . import web
 from .actions import saved as saved_actions
 from .engine import stable_view
 from .engine.render import STABLE_BUDGET
-from .store import sessions, writes
+from .store import held, sessions, writes
 
 RISKY = ("secret", "personal", "instruction")  # what a person should look at first
 
@@ -148,9 +148,16 @@ def saved():
         if ref is None:
             g.saved_conversations = (None, [])
         else:
-            files = sessions.read_saved(ref.path.parent.parent)
-            g.saved_conversations = (files, saved_actions.hits(files))
+            root = ref.path.parent.parent
+            g.saved_conversations = held.held(
+                "saved", sessions.paths(root), lambda _stamps: _saved(root), key=str(root)
+            )
     return g.saved_conversations
+
+
+def _saved(root: Path) -> tuple:
+    files = sessions.read_saved(root)
+    return files, saved_actions.hits(files)
 
 
 def saved_counts() -> dict:

@@ -295,3 +295,26 @@ def test_a_link_in_the_sessions_folder_is_never_followed(agent, tmp_path):
     client = agent.app().test_client()
     plan = client.get("/forget/about.json").get_json()
     assert {f["name"]: f["action"] for f in plan["saved_files"]}["20990101_000000_000000.json"] == "keep"
+
+
+def test_what_is_held_follows_agentao_saving_again(agent):
+    path, sid = conversation(agent.project_dir)
+    client = agent.app().test_client()
+    assert client.get("/about.json").get_json()["saved"]["sessions"] == 1
+    conversation(agent.project_dir, said="Mail me at robin.k@posteo.de please.")
+    rpath = replay(agent.project_dir, sid)
+    saved = client.get("/about.json").get_json()["saved"]
+    assert (saved["sessions"], saved["replays"]) == (2, 1)
+    with open(rpath, "a", encoding="utf-8") as fh:  # agentao appending to a replay
+        fh.write(
+            json.dumps(
+                {
+                    "kind": "user_message",
+                    "session_id": sid,
+                    "payload": {"content": "Or call +49 171 2223344."},
+                }
+            )
+            + "\n"
+        )
+    found = client.get("/about.json").get_json()["saved"]["found"]
+    assert any(f["file"] == rpath.name and f["message"] == 7 for f in found)

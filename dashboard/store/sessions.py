@@ -140,6 +140,14 @@ def folders(root: Path) -> list[Path]:
     return [Path(root) / ".agentao" / sub for sub, _pattern in (SESSIONS, REPLAYS)]
 
 
+def paths(root: Path) -> list[Path]:
+    """Both folders and every file in them: what ``read_saved`` depends on (its held stamps)."""
+    out = folders(root)
+    for (_sub, pattern), folder in zip((SESSIONS, REPLAYS), out[:]):
+        out += sorted(_listed(folder, pattern))
+    return out
+
+
 def read_saved(root: Path) -> Saved:
     """Both folders of the project at ``root``. Reads only; never raises on a file."""
     out = Saved(Path(root))
