@@ -18,14 +18,17 @@ tabs' insides out of band (``hx-swap-oob``), rendered from these same functions.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from flask import Flask, g, render_template
 from flask_babel import format_number, ngettext
 from flask_babel import gettext as _
 
 from . import web
+from .actions import saved as saved_actions
 from .engine import stable_view
 from .engine.render import STABLE_BUDGET
+from .store import held, sessions
 
 RISKY = ("secret", "personal", "instruction")  # what a person should look at first
 
@@ -131,6 +134,48 @@ def risky_in(report) -> Risky:
             by_category[item.finding.category] += 1
             rows.add((item.store, item.table, item.row_id))
     return Risky(len(rows), report.complete, by_category)
+
+
+# -- saved conversations: agentao's checkpoints and replays beside the project store ----------
+
+
+def saved():
+    """This project's saved conversations (``store.sessions``) and their findings, read once
+    per request: ``(Saved, [Hit])``, or ``(None, [])`` when no project is shown."""
+    if "saved_conversations" not in g:
+        ref = web.store_by_key("project")
+        if ref is None:
+            g.saved_conversations = (None, [])
+        else:
+            root = ref.path.parent.parent
+            g.saved_conversations = held.held(
+                "saved", sessions.paths(root), lambda _stamps: _saved(root), key=str(root)
+            )
+    return g.saved_conversations
+
+
+def _saved(root: Path) -> tuple:
+    files = sessions.read_saved(root)
+    return files, saved_actions.hits(files)
+
+
+def saved_counts() -> dict:
+    """How many saved conversations and replays, how old, how many hold something about you."""
+    files, found = saved()
+    if files is None:
+        return saved_actions.counts(sessions.Saved(Path(".")), [])
+    return saved_actions.counts(files, found)
+
+
+def saved_words(counts: dict) -> str:
+    n = counts["sessions"] + counts["replays"]
+    if not n:
+        return ""
+    return ngettext(
+        "%(num)d saved conversation file keeps what was said, word for word; agentao can load it back.",
+        "%(num)d saved conversation files keep what was said, word for word; agentao can load them back.",
+        n,
+    )
 
 
 # -- <memory-stable> -----------------------------------------------------------------------

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from ..contract import SaveRefused, normalize_key
 from ..engine.stable import TAIL_KEPT, TAIL_READ, session_tail
 from ..records import Memory, ReviewItem, Summary
+from ..store.sessions import SavedFile
 
 if TYPE_CHECKING:
     from ..store import StoreRef
@@ -80,6 +81,7 @@ class Conversation:
     # (Memory, Link) whose text came from here
     approved: list[tuple[Memory, Link]] = field(default_factory=list)
     times: list[str] = field(default_factory=list)
+    saved: list[SavedFile] = field(default_factory=list)  # agentao's checkpoints and replays of it
 
     @property
     def first(self) -> str:
@@ -106,7 +108,12 @@ class Trail:
     """Every conversation, suggestion and summary of the shown stores, linked to memories."""
 
     def __init__(
-        self, memories: list[Memory], items: list[ReviewItem], summaries: list[Summary], has_user_store: bool
+        self,
+        memories: list[Memory],
+        items: list[ReviewItem],
+        summaries: list[Summary],
+        has_user_store: bool,
+        saved: Iterable[SavedFile] = (),
     ):
         self.memories, self.items, self.summaries = memories, items, summaries
         self.has_user_store = has_user_store
@@ -125,6 +132,9 @@ class Trail:
             c = conv(item.source_session)
             c.suggestions.append(item)
             c.times.extend(_hit_times(item))
+        for f in saved:  # a conversation agentao saved is one it knows of, even with no row left
+            if f.session_id and len(f.session_id) <= MAX_ID:
+                conv(f.session_id).saved.append(f)
         for c in by_id.values():
             c.summaries.sort(key=lambda s: s.created_at, reverse=True)
             c.suggestions.sort(key=lambda i: i.updated_at, reverse=True)
@@ -168,6 +178,20 @@ class Trail:
 
     def count_during(self, c: Conversation) -> int:
         return len(self._slice(c))
+
+    def said_in(self, item: ReviewItem) -> dict[str, Any] | None:
+        """Where the person said a suggestion's evidence in its conversation's saved files:
+        the first session message (or replay line) of theirs holding its words."""
+        c = self.by_session.get(item.source_session)
+        pieces = (item.evidence or "").replace("...", "…").split("…")
+        needle = max((p.strip() for p in pieces), key=len, default="")
+        if c is None or len(needle) < 4:
+            return None
+        for f in c.saved:
+            for m in f.messages:
+                if m.role in ("user", "user_message") and needle in m.text:
+                    return {"file": f.name, "kind": f.kind, "message": m.index}
+        return None
 
     def conversations(self) -> list[Conversation]:
         """Newest first (by the last recorded time; no time at all last)."""
@@ -221,9 +245,10 @@ class Trail:
         return out
 
 
-def load(refs: list[StoreRef]) -> Trail:
+def load(refs: list[StoreRef], saved: Iterable[SavedFile] = ()) -> Trail:
     """The trail of the readable stores ``refs`` (StoreRefs): every row of each file (soft-deleted
-    memories too), the project file's summaries and suggestions.  Raises StoreProblem."""
+    memories too), the project file's summaries and suggestions, and agentao's ``saved``
+    conversation files (store.sessions).  Raises StoreProblem."""
     from ..store import list_review_items, list_summaries
     from ..store.snapshot import rows_of
 
@@ -234,7 +259,7 @@ def load(refs: list[StoreRef]) -> Trail:
         memories.extend(rows_of(ref).rows)
         if ref.kind == "project":
             summaries, items = list_summaries(ref), list_review_items(ref)
-    return Trail(memories, items, summaries, any(r.kind == "user" and r.exists for r in refs))
+    return Trail(memories, items, summaries, any(r.kind == "user" and r.exists for r in refs), saved)
 
 
 def plan(

@@ -13,6 +13,7 @@ from __future__ import annotations
 from flask import Blueprint, current_app, url_for
 from flask_babel import lazy_gettext as _l
 
+from .. import facts
 from ..findings.scan import CATEGORIES, REACH
 from ..store import StoreProblem
 from ..store.about import LIMIT, Section, review_evidence, session_summaries, user_memories
@@ -71,6 +72,7 @@ def index(fmt: str):
     live, gone, problems = _memories()
     evidence, summaries = _project_sections()
     findings, complete = _findings()
+    files, hits = facts.saved()
     return page(
         fmt,
         "about/index.html",
@@ -89,6 +91,9 @@ def index(fmt: str):
         places=PLACES,
         files=FILES,
         has_forget_about="forget.about" in current_app.view_functions,
+        saved=facts.saved_counts(),
+        saved_files=files.files if files is not None else [],
+        saved_hits=hits[:LIMIT],
     )
 
 
@@ -105,5 +110,10 @@ def _json(ctx) -> dict:
         "evidence": ctx["evidence"],
         "summaries": ctx["summaries"],
         "problems": ctx["problems"],
+        "saved": {
+            **ctx["saved"],
+            "files": [f.to_dict() for f in ctx["saved_files"]],
+            "found": [h.to_dict() for h in ctx["saved_hits"]],
+        },
         "forget_about": url_for("forget.about") if ctx["has_forget_about"] else None,
     }

@@ -148,10 +148,21 @@ def _answer(sts, snap, risky_now: bool = True) -> tuple[list[Sentence], dict]:
                 url_for("memories.index", deleted=1),
             )
         )
+    saved = facts.saved_counts()
+    if saved["sessions"] + saved["replays"]:
+        out.append(
+            _sentence(
+                "saved",
+                saved["sessions"] + saved["replays"],
+                facts.saved_words(saved),
+                url_for("about.index") + "#about-saved",
+            )
+        )
     block, block_counts = _block(snap)
     out.append(block)
     counts = {s.code: s.count for s in out} | {
         "deleted": deleted,
+        "saved_conversations": saved,
         "risky_complete": complete,
         "risky_by_category": by_category,
         "block": block_counts,

@@ -12,9 +12,11 @@ from flask import Blueprint, abort, redirect, request, url_for
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 
+from ... import facts
 from ...actions import provenance
 from ...store import StoreProblem, get_memory
 from ...web import page, page_route, raise_if_unreadable, statuses
+from ..forget import about as forget_about
 from ..forget import bp as forget_bp
 from ..forget import jobs as forget_jobs
 
@@ -29,7 +31,8 @@ def _refs():
 
 def trail() -> provenance.Trail:
     try:
-        return provenance.load(_refs())
+        files = facts.saved()[0]
+        return provenance.load(_refs(), files.files if files is not None else ())
     except StoreProblem as exc:
         abort(503, str(exc))
 
@@ -54,6 +57,7 @@ def _summary(t, c: provenance.Conversation, tail: dict) -> dict:
         },
         "approved_memories": len(c.approved),
         "saved_during": t.count_during(c),
+        "saved_files": len(c.saved),
         "url": url_for("conversations.detail", key=c.key),
     }
 
@@ -113,6 +117,7 @@ def detail(key: str, fmt: str):
                     "type": i.type,
                     "suggested_at": i.created_at,
                     "updated_at": i.updated_at,
+                    "said_in": t.said_in(i),
                 }
                 for i in c.suggestions
             ],
@@ -134,6 +139,7 @@ def detail(key: str, fmt: str):
                 )
                 for m, stamp, n in t.saved_during(c)
             ],
+            "saved_files": [f.to_dict() for f in c.saved],
             "forget": {
                 "action": url_for("forget.erase_conversation", key=c.key),
                 "phrase": str(PHRASE),
@@ -143,6 +149,11 @@ def detail(key: str, fmt: str):
             },
         }
     )
+    copies = forget_about.saved_files(
+        [t for p in parts for r in p.rows for t in r.texts], session_id=c.session_id
+    )
+    plans = copies[1] if copies else []
+    data["forget"]["saved_files"] = [f.to_dict() for f in plans]
     total = sum(len(p.rows) for p in parts)
     events = sum(p.goes().get("event", 0) for p in parts)
     return page(
@@ -154,6 +165,8 @@ def detail(key: str, fmt: str):
         total=total,
         events=events,
         items=total - events,
+        saved_files=[f for f in plans if f.action != "keep"],
+        saved_kept=[f for f in plans if f.action == "keep"],
         to_json=lambda ctx: ctx["conv"],
     )
 
@@ -169,7 +182,13 @@ def _fields(parts) -> dict:
 
 def erase_conversation(key: str):
     """Erase a conversation's confirmed dry run: the same checks and job as "forget about me"."""
-    return forget_jobs.erase_confirmed(PHRASE, "forget a conversation", {"conversation": key})
+    return forget_jobs.erase_confirmed(
+        PHRASE,
+        "forget a conversation",
+        {"conversation": key},
+        # After the stores' checks: a store that cannot change says so first.
+        lambda row_texts: forget_about.saved_files(row_texts, session_id=_resolve(trail(), key).session_id),
+    )
 
 
 # The POST lives with the other forget actions (its URL, its job page and report).

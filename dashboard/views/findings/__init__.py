@@ -234,6 +234,8 @@ def index(fmt: str):
         check_href=check_href,
         why_text=why_text,
         risky=facts.risky_in(report),
+        saved_hits=facts.saved()[1],
+        forget_about="forget.about" in current_app.view_functions,
     )
 
 
@@ -256,6 +258,7 @@ def _list_json(ctx) -> dict:
         "full_scan": url_for("findings.full_scan"),
         "job": _job_dict(job) if job else None,
         "problems": ctx["problems"],
+        "saved_conversations": [h.to_dict() for h in ctx["saved_hits"][:200]],
         "fixed": [
             {**g.item.to_dict(), "fixed_at": g.fixed_at.isoformat(), "check": check_href(g.item)}
             for g in ctx["fixed"]

@@ -13,7 +13,7 @@ from flask import Blueprint, abort, request, url_for
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 
-from ...actions import dryrun, purge
+from ...actions import dryrun, purge, saved
 from ...actions.jobs import Jobs
 from ...pictures import residue_bars
 from ...store import StoreProblem
@@ -59,6 +59,8 @@ def _categories() -> list[str]:
 def index(fmt: str):
     sts = statuses()
     everything = everything_dry_run()
+    copies = forget_about.saved_files(everything=True)
+    everything["saved_files"] = [f.to_dict() for f in (copies[1] if copies else [])]
     return page(
         fmt,
         "forget/index.html",
@@ -66,6 +68,8 @@ def index(fmt: str):
         labels=CATEGORY_LABELS,
         phrase=EVERYTHING_PHRASE,
         everything=everything,
+        saved_files=copies[1] if copies else [],
+        saved_kept=[],
         to_json=lambda ctx: {
             "stores": [
                 {
@@ -248,10 +252,14 @@ def everything():
     def texts(ref):
         return [t for r in earlier.get(str(ref.path), ()) for t in r.texts]
 
+    copies = forget_about.saved_files(everything=True)
+
     def run(job):
         report = purge.forget_everything(every, progress=job.progress, earlier=texts)
         for result in report["results"]:
             looked_for(earlier.get(result.path, []), result)
+        if copies is not None:  # agentao's saved conversations: every file goes
+            report["saved_files"] = saved.erase(*copies, progress=job.progress)
         return report
 
     return start("forget everything", [r.key for r in refs], run)

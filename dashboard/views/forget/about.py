@@ -12,7 +12,9 @@ from __future__ import annotations
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 
+from ... import facts
 from ...actions import about as scope
+from ...actions import saved
 from ...web import page, statuses
 from ..findings import current_report, flags_by_row
 from . import jobs as forget_jobs
@@ -46,6 +48,9 @@ def about(fmt: str):
         "rows_total": report.rows_total,
         "finding_categories": list(scope.ABOUT_CATEGORIES),
     }
+    copies = saved_files([t for p in parts for r in p.rows for t in r.texts], about=True)
+    files = saved.goes(copies[1]) if copies else []
+    data["saved_files"] = [f.to_dict() for f in (copies[1] if copies else [])]
     total = sum(len(p.rows) for p in parts)
     events = sum(p.goes().get("event", 0) for p in parts)
     return page(
@@ -61,9 +66,29 @@ def about(fmt: str):
         events=events,
         items=total - events,
         fits=all(p.fits for p in parts),
+        saved_files=files,
+        saved_kept=[f for f in (copies[1] if copies else []) if f.action == "keep"],
         to_json=lambda ctx: ctx["about"],
     )
 
 
+def saved_files(
+    row_texts=(), *, about: bool = False, session_id: str | None = None, everything: bool = False
+):
+    """The saved conversations' share of a forget, as ``erase_confirmed`` takes it:
+    ``(root, plans, texts)``, or None when no project is shown.
+
+    The texts of the rows that go are redacted wherever they are; forgetting what is
+    ``about`` you also redacts every personal-data or secret finding in them; forgetting a
+    conversation (``session_id``) deletes its files whole, and ``everything`` every file."""
+    files, found = facts.saved()
+    if files is None:
+        return None
+    texts = saved.targets(found if about else [], row_texts)
+    return files.root, saved.plan_files(files, texts, [session_id] if session_id else (), everything), texts
+
+
 def erase_about():
-    return forget_jobs.erase_confirmed(ABOUT_PHRASE, "forget about me", {"about": True})
+    return forget_jobs.erase_confirmed(
+        ABOUT_PHRASE, "forget about me", {"about": True}, lambda texts: saved_files(texts, about=True)
+    )

@@ -11,7 +11,7 @@ from flask import abort, current_app, request, url_for
 from flask_babel import gettext as _
 
 from ... import clock
-from ...actions import purge
+from ...actions import purge, saved
 from ...actions.jobs import Busy, Jobs
 from ...web import answer, page, stores, twin, wants_fragment
 from ...words import label
@@ -126,10 +126,12 @@ def start(kind, keys, work, background=True):
     )
 
 
-def erase_confirmed(phrase, kind: str, extra: dict):
+def erase_confirmed(phrase, kind: str, extra: dict, saved_files=None):
     """A scoped forget's POST (forget about me, forget a conversation): every named store
     writable, the typed ``phrase``, each store's dry run still true (``resolve.dry_run``),
-    then one job purging them one after the other, verified; ``extra`` joins its result."""
+    then one job purging them one after the other, verified; ``extra`` joins its result.
+    ``saved_files(row_texts)`` gives the saved conversations' share, another kind of copy:
+    ``(root, plans, texts)`` for ``actions.saved.erase``, run after the stores."""
     refs = {r.key: r for r in stores() if r.exists}
     keys = request.form.getlist("store")
     for key in keys:  # a store that cannot change says so first, whatever else is wrong
@@ -145,6 +147,9 @@ def erase_confirmed(phrase, kind: str, extra: dict):
         runs.append((ref, dry_run, unverified(ref)))
     if not runs:
         abort(400, _("The dry run names no store. Nothing was changed."))
+    copies = (
+        saved_files([t for _r, dry, _e in runs for row in dry for t in row.texts]) if saved_files else None
+    )
 
     def work(job):
         results = []
@@ -160,6 +165,8 @@ def erase_confirmed(phrase, kind: str, extra: dict):
             )
             looked_for(earlier, result)
             results.append(result)
+        if copies is not None:
+            return {"results": results, "saved_files": saved.erase(*copies, progress=job.progress), **extra}
         return {"results": results, **extra}
 
     return start(kind, [run[0].key for run in runs], work)
@@ -213,6 +220,13 @@ def job_dict(job_) -> dict:
         out["verdict"] = purge.overall(res["results"])
         out["verdict_text"] = label("purge_verdict", out["verdict"])
         out["results"] = [r.to_dict() for r in res["results"]]
+    if res.get("saved_files") is not None:
+        out["saved_files"] = [r.to_dict() for r in res["saved_files"]]
+        if out.get("verdict") == "verified erased" and any(
+            r.status == "still holds" for r in res["saved_files"]
+        ):
+            out["verdict"] = "found on disk"  # a saved conversation still holds an erased text
+            out["verdict_text"] = label("purge_verdict", out["verdict"])
     if res.get("about"):
         out["about"] = True  # "forget what is about me"
     if res.get("memory"):

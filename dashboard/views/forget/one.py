@@ -13,9 +13,10 @@ import unicodedata
 from flask import abort, request
 from flask_babel import gettext as _
 
-from ...actions import purge, verdicts
+from ...actions import purge, saved, verdicts
 from ...web import page
 from .. import resolve
+from . import about as forget_about
 from . import jobs as forget_jobs
 
 # Control, format (bidi marks, zero-width), private, unassigned, line/paragraph separators.
@@ -38,8 +39,16 @@ def confirm_phrase(mem) -> dict:
     return {"asks": "id", "phrase": mem.id}
 
 
+def _saved_files(ref, memory_id: str):
+    """The saved conversations' share of forgetting this memory: its texts, redacted where they are."""
+    rows = purge.plan(ref, memory_ids=[memory_id])
+    return forget_about.saved_files([t for r in rows for t in r.texts])
+
+
 def memory(key: str, memory_id: str, fmt: str):
     ref, mem, events = resolve.memory(key, memory_id)
+    copies = _saved_files(ref, memory_id)
+    plans = copies[1] if copies else []
     return page(
         fmt,
         "forget/memory.html",
@@ -48,7 +57,10 @@ def memory(key: str, memory_id: str, fmt: str):
         events=events,
         limits=str(verdicts.KNOWN_TEXTS_ONLY),
         confirm=confirm_phrase(mem),
+        saved_files=saved.goes(plans),
+        saved_kept=[],
         to_json=lambda ctx: {
+            "saved_files": [f.to_dict() for f in ctx["saved_files"]],
             "memory": ctx["mem"],
             "limits": ctx["limits"],
             "confirm": ctx["confirm"],
@@ -71,11 +83,15 @@ def forget_memory(key: str, memory_id: str):
         abort(400, _("'mode' must be 'soft' or 'purge'."))
     _ref, mem, _events = resolve.memory(key, memory_id)
     resolve.typed(request.form.get("confirm"), confirm_phrase(mem)["phrase"])
-    return forget_jobs.start(
-        "memory purge",
-        [key],
-        lambda job: {
+    copies = _saved_files(ref, memory_id)
+
+    def work(job):
+        out = {
             "results": [purge.forget_memory(ref, memory_id, progress=job.progress)],
             "memory": {"store": key, "id": memory_id},
-        },
-    )
+        }
+        if copies is not None:  # its texts in agentao's saved conversations, redacted
+            out["saved_files"] = saved.erase(*copies, progress=job.progress)
+        return out
+
+    return forget_jobs.start("memory purge", [key], work)

@@ -1,0 +1,52 @@
+"""Saved conversations written by agentao 0.5.17 itself: its ``save_session`` checkpoint and its
+replay recorder, with replay switched on through the project's ``.agentao/settings.json``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentao.embedding.sessions import save_session
+from agentao.replay import ReplayRecorder, load_replay_config, save_replay_enabled
+
+PHONE = "+49 170 5550199"
+SAID = f"Hi, I'm Robin. Call me on {PHONE} if the deploy breaks."
+
+
+def conversation(project: Path, said: str = SAID, session_id: str | None = None) -> tuple[Path, str]:
+    """A conversation agentao checkpointed: the person's words, an explicit save of them, a reply."""
+    messages = [
+        {"role": "system", "content": "You are agentao."},
+        {"role": "user", "content": said},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {
+                        "name": "save_memory",
+                        "arguments": f'{{"key": "contact", "value": "{said}"}}',
+                    },
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "call_1", "name": "save_memory", "content": "Saved."},
+        {"role": "user", "content": [{"type": "text", "text": "Thanks, and use tabs please."}]},
+        {"role": "assistant", "content": "Noted: tabs."},
+    ]
+    return save_session(messages, "test-model", session_id=session_id, project_root=project)
+
+
+def replay(project: Path, session_id: str, said: str = SAID) -> Path:
+    """A replay instance as agentao records one, with replay enabled in the settings file."""
+    save_replay_enabled(True, project)
+    config = load_replay_config(project)
+    assert config.enabled
+    rec = ReplayRecorder.create(session_id, project, capture_flags=dict(config.capture_flags))
+    rec.record("session_started", payload={"model": "test-model"})
+    rec.record("user_message", turn_id="t1", payload={"content": said})
+    rec.record("memory_write", turn_id="t1", payload={"key": "contact", "value": said, "scope": "user"})
+    rec.record("user_message", turn_id="t2", payload={"content": "Thanks, and use tabs please."})
+    rec.close()
+    return rec.path
