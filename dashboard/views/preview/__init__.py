@@ -1,8 +1,10 @@
 """Prompt preview: the answer in words (preview_answer.py), then the exact memory blocks
 agentao would inject and every score behind them.
 
-GET parameters (page and JSON twin alike, or a JSON object POSTed to the
-twin): ``q`` the user's message; ``messages`` the recent messages, a JSON list
+GET parameters (page and JSON twin alike), or the page's form POSTed to the page (a
+message of agentao's 4,000 characters does not fit in the capped query string: Chinese is
+nine bytes a character once percent-encoded), or a JSON object POSTed to the twin: ``q``
+the user's message; ``messages`` the recent messages, a JSON list
 of agentao message objects or text with one message per line (file-path hints
 come from the last 10); ``context_hints`` (repeated) the hints themselves,
 instead of the messages', as agentao's ``recall_candidates`` takes them;
@@ -21,7 +23,7 @@ import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from flask import Blueprint, abort, current_app, request
+from flask import Blueprint, abort, current_app, redirect, request, url_for
 from flask_babel import gettext as _
 
 from ... import clock
@@ -30,7 +32,7 @@ from ...engine.results import CANDIDATES_PER_PAGE, EVICTED_SHOWN
 from ...pictures import candidate_scores
 from ...preview_source import snapshot
 from ...store.rows import whole_number
-from ...web import page, page_route, statuses, twin
+from ...web import page, page_route, statuses, twin, wants_fragment
 from .answer import BECAUSE, Words, answer, why_text
 
 bp = Blueprint("preview", __name__)
@@ -41,6 +43,8 @@ MAX_FIELD = 4000
 MAX_MESSAGES = 1000  # agentao reads the last 10; more is someone's whole log
 MAX_HINTS = 200
 MAX_PER_PAGE = 200
+# The form's fields a shareable URL carries (``go`` only moves the focus).
+SHARED = ("q", "messages", "context_hints", "session", "asof", "hide")
 
 
 @dataclass(frozen=True)
@@ -63,10 +67,12 @@ class Question:
 
 
 def _values():
-    """The query string, or for a script a POSTed JSON object with the same names
-    (a list of messages does not fit in a URL: the query string is capped)."""
+    """The query string, the page's POSTed form, or for a script a POSTed JSON object with
+    the same names (a long message or a list of messages does not fit in the capped URL)."""
     if request.method != "POST":
         return request.args
+    if request.mimetype in ("application/x-www-form-urlencoded", "multipart/form-data"):
+        return request.form
     body = request.get_json(silent=True)
     if not isinstance(body, dict):
         abort(
@@ -251,6 +257,26 @@ def index(fmt: str):
         because_codes=BECAUSE,
         score_picture=None if fmt == "json" else candidate_scores(after.candidates),
     )
+
+
+def _shareable(form) -> str | None:
+    """The GET URL of the same question, when it fits in the query string (else None)."""
+    url = url_for("preview.index", **{k: form.getlist(k) for k in SHARED if form.getlist(k)})
+    return url if len(url.partition("?")[2]) <= current_app.config["MAX_QUERY_LENGTH"] else None
+
+
+@bp.post("/preview")
+def ask_page():
+    """The form, POSTed: it only reads, like the GET.  A question short enough for a URL
+    gets one to share (without JavaScript a 303 to it; with htmx the address bar shows
+    it); a longer one is answered here, the address bar showing the bare page."""
+    shareable = _shareable(request.form)
+    if shareable is not None and not wants_fragment():
+        return redirect(shareable, 303)
+    response = index("html")
+    if wants_fragment():
+        response.headers["HX-Push-Url"] = shareable or url_for("preview.index")
+    return response
 
 
 @bp.post("/preview.json")
