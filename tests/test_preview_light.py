@@ -4,9 +4,12 @@ the page sends what a person reads, the rest of the ranked table a request away.
 
 from __future__ import annotations
 
+import shutil
 from datetime import datetime, timezone
+from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
+import pytest
 from agentao_world import Agent, agentao_blocks
 from bs4 import BeautifulSoup
 
@@ -25,9 +28,10 @@ def chinese_agent(root) -> Agent:
     agent.save("db cache 数据库缓存", "数据库查询结果放在缓存里，超时三十秒。", ["数据库"], type="note")
     agent.save("logging 日志配置", "服务的日志写到 logs 目录，按天切分。", ["日志"], type="note")
     agent.save("answer language 回答语言", "用中文回答问题。", type="preference", scope="user")
-    for n, topic in enumerate(["缓存", "超时", "服务器", "版本", "测试", "配置"]):  # past the stable three
+    topics = ["缓存", "超时", "部署", "日志", "配置", "数据库"]
+    for n in range(6):  # past the stable three; titles overlap the message more and more (no ties)
         agent.save(
-            f"note {n} {topic}", f"关于{topic}的第{n}条笔记：数据库和日志都要检查。", ["笔记"], type="note"
+            f"note {n} " + " ".join(topics[: n + 1]), f"第{n}条笔记：上线前检查。", ["笔记"], type="note"
         )
     return agent
 
@@ -60,7 +64,12 @@ def test_a_short_posted_message_keeps_a_shareable_url(client):
     assert r.status_code == 303
     url = urlsplit(r.headers["Location"])
     assert url.path == "/preview"
-    assert parse_qs(url.query) == {"q": ["which package manager"], "session": ["session-b"], "asof": [ASOF]}
+    assert parse_qs(url.query) == {
+        "q": ["which package manager"],
+        "session": ["session-b"],
+        "asof": [ASOF],
+        "go": ["1"],
+    }
     got = soup(client.get(r.headers["Location"]))
     # With htmx: the answer in place, and the same address pushed into the bar.
     posted = client.post("/preview", data=form, headers=HTMX)
@@ -97,3 +106,109 @@ def test_a_failed_request_shows_its_error_where_the_answer_goes(tmp_path, monkey
     # Elsewhere a refusal still goes to the pinned status line only.
     other = client.post("/preview", data={"q": "x", "per_page": "0"}, headers={"HX-Request": "true"})
     assert other.status_code == 400 and other.headers["HX-Reswap"] == "none"
+
+
+# --------------------------------------------------------------------------- a store people have
+
+WORDS = (
+    "the default server timeout error config value request response cache database deploy release "
+    "build test python package module import function class method return string list file path "
+    "user project session memory agent prompt block budget score title content keyword tag note "
+    "rule decision workflow version branch commit merge review docs api client token retry queue "
+    "worker job schedule log level format style lint type check index query schema migrate backup "
+    "restore disk network port host proxy header cookie login access read write lock thread pool"
+).split()
+
+
+def thousand(root) -> Agent:
+    """1,000 memories written through agentao's own store API (upsert_memory, as its manager
+    calls it), words drawn on a Zipf curve so a three-word message matches hundreds."""
+    import random
+    import tempfile
+    import uuid
+
+    from agentao.memory import MemoryGuard
+    from agentao.memory.models import MemoryRecord
+
+    shm = Path("/dev/shm")  # each save commits on its own connection: tmpfs keeps it quick
+    root = Path(tempfile.mkdtemp(dir=shm)) if shm.is_dir() else root
+    agent = Agent(root)
+    guard, rng = MemoryGuard(), random.Random(30)
+    weights = [1 / (n + 1) for n in range(len(WORDS))]
+
+    def text(n: int) -> str:
+        return " ".join(rng.choices(WORDS, weights, k=n))
+
+    for i in range(1000):
+        scope = "user" if i % 5 == 0 else "project"
+        store = agent.user_store if scope == "user" else agent.project_store
+        title, content, tags = text(rng.randint(3, 8)), text(rng.randint(8, 60)), rng.sample(WORDS[:30], 1)
+        store.upsert_memory(
+            MemoryRecord(
+                id=uuid.UUID(int=rng.getrandbits(128)).hex[:8],
+                scope=scope,
+                type=rng.choice(["note", "note", "note", "project_fact"])
+                if scope == "project"
+                else "profile",
+                key_normalized=guard.normalize_key(f"{title} {i}"),
+                title=title,
+                content=content,
+                tags=tags,
+                keywords=guard.extract_keywords(title, tags, content),
+            )
+        )
+    return agent
+
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory):
+    agent = thousand(tmp_path_factory.mktemp("thousand"))
+    yield agent, agent.app().test_client()
+    if str(agent.project_dir).startswith("/dev/shm/"):
+        shutil.rmtree(agent.project_dir.parent, ignore_errors=True)
+
+
+def test_the_three_word_preview_at_1000_memories_is_at_most_100_kb_and_shows_the_recalled(big):
+    agent, client = big
+    message = "default server timeout"
+    r = client.get("/preview", query_string={"q": message, "asof": ASOF})
+    assert r.status_code == 200
+    assert len(r.data) <= 100 * 1024, len(r.data)
+    page = soup(r)
+    stable, context = agentao_blocks(agent, message, None, WHEN)
+    assert page.select_one("pre#context-block").text == context
+    recalled = [
+        li.select_one("strong").get_text() for li in page.select('#answer [data-answer="recalled"] ol > li')
+    ]
+    said = [line[len("title: ") :] for line in context.splitlines() if line.startswith("title: ")]
+    assert recalled and sorted(recalled) == sorted(said)
+    twin = client.get("/preview.json", query_string={"q": message, "asof": ASOF}).get_json()
+    assert twin["candidates_total"] > 100  # the store matches hundreds: the twin keeps them all
+    rows = page.select("tr.candidate")
+    assert [row["data-memory-id"] for row in rows] == [c["id"] for c in twin["candidates"][: len(rows)]]
+    assert {c["id"] for c in twin["candidates"] if c["mark"] == "in_block"} <= {
+        r["data-memory-id"] for r in rows
+    }
+
+
+def test_the_folded_ranked_rows_are_a_request_away(big):
+    _, client = big
+    form = {"q": "default server timeout", "asof": ASOF}
+    page = soup(client.post("/preview", data=form, headers=HTMX))
+    shown = len(page.select("tr.candidate"))
+    more = page.select_one("button[data-ranked-next]")
+    assert more["hx-post"] == "/preview/ranked" and more["hx-target"] == "#recall"
+    assert more["formaction"] == "/preview"  # without JavaScript the whole page, with the rows
+    twin = client.get("/preview.json", query_string=dict(form, per_page=200)).get_json()
+    # The button's request: the form's fields and its own name=value, as htmx sends them.
+    fragment = soup(
+        client.post("/preview/ranked", data=dict(form, ranked=more["value"]), headers={"HX-Request": "true"})
+    )
+    assert fragment.find("html") is None and fragment.select_one("section#recall")
+    ids = [row["data-memory-id"] for row in fragment.select("tr.candidate")]
+    assert len(ids) == int(more["value"]) == shown + 50
+    assert ids == [c["id"] for c in twin["candidates"][: len(ids)]]  # the next rows, in rank order
+    without_js = client.post("/preview", data=dict(form, ranked=more["value"]))
+    assert without_js.status_code == 303 and "ranked=" + more["value"] in without_js.headers["Location"]
+    everything = soup(client.get(without_js.headers["Location"]))
+    assert [row["data-memory-id"] for row in everything.select("tr.candidate")] == ids

@@ -28,23 +28,28 @@ from flask_babel import gettext as _
 
 from ... import clock
 from ...engine import preview, tokenizer_for
-from ...engine.results import CANDIDATES_PER_PAGE, EVICTED_SHOWN
+from ...engine.results import CANDIDATES_PER_PAGE
 from ...pictures import candidate_scores
 from ...preview_source import snapshot
 from ...store.rows import whole_number
-from ...web import page, page_route, statuses, twin, wants_fragment
+from ...web import page, page_route, render, statuses, twin, wants_fragment
 from .answer import BECAUSE, Words, answer, why_text
 
 bp = Blueprint("preview", __name__)
 
-SHOWN_CANDIDATES = 100  # the HTML table; the JSON twin pages them (candidates_page, per_page)
-SHOWN_NEVER = 200
+# The page sends what a person reads; the rest of the ranked table is a request away
+# (``ranked`` rows, "Show the next 50": POST /preview/ranked).  The twin pages them all.
+RANKED_FIRST = 15  # the block, its cuts and the nearest misses come first
+RANKED_MORE = 50
+MAX_RANKED = 1000  # past this the JSON twin, a page at a time
+SHOWN_NEVER = 50
+EVICTED_ON_PAGE = 10  # stable entries left out by the budget (the twin lists EVICTED_SHOWN)
 MAX_FIELD = 4000
 MAX_MESSAGES = 1000  # agentao reads the last 10; more is someone's whole log
 MAX_HINTS = 200
 MAX_PER_PAGE = 200
-# The form's fields a shareable URL carries (``go`` only moves the focus).
-SHARED = ("q", "messages", "context_hints", "session", "asof", "hide")
+# The form's fields a shareable URL carries (``go``: the answer takes the focus, as after Preview).
+SHARED = ("q", "messages", "context_hints", "session", "asof", "hide", "ranked", "go")
 
 
 @dataclass(frozen=True)
@@ -62,6 +67,7 @@ class Question:
     hide: frozenset[str]
     page: int = 1
     per_page: int = CANDIDATES_PER_PAGE
+    ranked: int = RANKED_FIRST  # rows of the page's ranked table
     error: str = ""
     go: bool = False  # asked with the Preview button: the answer takes the focus
 
@@ -187,6 +193,7 @@ def _question(values) -> Question:
         hide,
         page=_number(values, "candidates_page", 1, 10**6),
         per_page=_number(values, "per_page", CANDIDATES_PER_PAGE, MAX_PER_PAGE),
+        ranked=_number(values, "ranked", RANKED_FIRST, MAX_RANKED),
         error=error,
         go=values.get("go") == "1",
     )
@@ -207,9 +214,16 @@ def _diff(before: str, after: str) -> list[tuple[str, str]]:
 
 @page_route(bp, "/preview")
 def index(fmt: str):
+    ctx = _answer(fmt)
+    if fmt == "json" and ctx["ask"].error:
+        return twin({"error": ctx["ask"].error}, 400)
+    return page(fmt, "preview/index.html", "preview/_result.html", to_json=_json, **ctx)
+
+
+def _answer(fmt: str) -> dict:
+    """The question asked (query string, form or JSON body), previewed: the context of the
+    page, of its twin and of the ranked table's fragment."""
     ask = _question(_values())
-    if ask.error and fmt == "json":
-        return twin({"error": ask.error}, 400)
     snap = snapshot(statuses())
     cjk = current_app.config["CJK"]
 
@@ -239,24 +253,31 @@ def index(fmt: str):
             "stable_diff": _diff(before.stable_block, after.stable_block),
             "context_diff": _diff(before.context_block, after.context_block),
         }
-    return page(
-        fmt,
-        "preview/index.html",
-        "preview/_result.html",
-        to_json=_json,
+    shown = after.candidates[: ask.ranked]
+    return dict(
         ask=ask,
         p=after,
         what_if=what_if,
         problems=snap.problems,
         cjk_setting=cjk,
-        shown_candidates=SHOWN_CANDIDATES,
+        shown_candidates=ask.ranked,
+        ranked_more=RANKED_MORE,
+        max_ranked=MAX_RANKED,
         shown_never=SHOWN_NEVER,
-        shown_evicted=EVICTED_SHOWN,
+        shown_evicted=EVICTED_ON_PAGE,
+        twin_args={k: _values().getlist(k) for k in SHARED if k != "ranked"} if fmt == "html" else {},
         answer=answer(after),
         say=Words(),
         because_codes=BECAUSE,
-        score_picture=None if fmt == "json" else candidate_scores(after.candidates),
+        score_picture=None if fmt == "json" else candidate_scores(shown),
     )
+
+
+@bp.post("/preview/ranked")
+def ranked():
+    """The ranked table with ``ranked`` rows: the "Show the next 50" button's fragment, the
+    form's fields in the body.  It only reads, like the page."""
+    return render("preview/_recall.html", "preview/_recall.html", **_answer("html"))
 
 
 def _shareable(form) -> str | None:
