@@ -212,3 +212,11 @@ def test_the_folded_ranked_rows_are_a_request_away(big):
     assert without_js.status_code == 303 and "ranked=" + more["value"] in without_js.headers["Location"]
     everything = soup(client.get(without_js.headers["Location"]))
     assert [row["data-memory-id"] for row in everything.select("tr.candidate")] == ids
+
+
+def test_every_list_screen_at_1000_memories_is_at_most_100_kb(big):
+    _, client = big
+    for url in ("/memories", "/memories?q=default", "/findings", "/about", "/overview", "/reviews"):
+        r = client.get(url)
+        assert r.status_code == 200 and len(r.data) <= 100 * 1024, (url, len(r.data))
+    assert len(soup(client.get("/memories")).select("tr.memory")) == 40  # a page; the rest a link away
