@@ -265,6 +265,7 @@ def _answer(fmt: str) -> dict:
         max_ranked=MAX_RANKED,
         shown_never=SHOWN_NEVER,
         shown_evicted=EVICTED_ON_PAGE,
+        max_url=current_app.config["MAX_QUERY_LENGTH"],
         twin_args={k: _values().getlist(k) for k in SHARED if k != "ranked"} if fmt == "html" else {},
         answer=answer(after),
         say=Words(),
