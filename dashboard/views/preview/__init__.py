@@ -283,7 +283,8 @@ def ranked():
 
 def _shareable(form) -> str | None:
     """The GET URL of the same question, when it fits in the query string (else None)."""
-    url = url_for("preview.index", **{k: form.getlist(k) for k in SHARED if form.getlist(k)})
+    fields = {k: [v for v in form.getlist(k) if v] for k in SHARED}  # empty fields say nothing
+    url = url_for("preview.index", **{k: v for k, v in fields.items() if v})
     return url if len(url.partition("?")[2]) <= current_app.config["MAX_QUERY_LENGTH"] else None
 
 
