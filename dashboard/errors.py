@@ -50,11 +50,22 @@ DESCRIPTIONS = {
 }
 
 
+# Regions that hold the answer to a question that only reads (the preview's): a failed
+# request's sentence takes the answer's place there, so an old answer never stands for it.
+ANSWER_REGIONS = frozenset({"preview-result"})
+
+
 def _respond(status: int, title: str, message: str, code: str | None = None):
     """Every refusal answered in one place: JSON for scripts, for htmx the sentence in the
-    pinned #status region (the form stays as it was, to be corrected), else the page."""
+    pinned #status region (the form stays as it was, to be corrected) and, for a question's
+    answer region, in the answer's place; else the page."""
     if wants_json():
         return jsonify({"error": code or title, "message": message, "status": status}), status
+    region = request.headers.get("HX-Target")
+    if wants_fragment() and region in ANSWER_REGIONS:
+        return render_template(
+            "partials/error_answer.html", region=region, status=status, message=message
+        ), status
     if wants_fragment():
         response = make_response(
             render_template("partials/error.html", status=status, message=message), status

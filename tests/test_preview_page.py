@@ -97,7 +97,8 @@ def test_form_debounces_and_marks_hostile_text_inert(client):
     page = soup(client.get("/preview?q=deploy"))
     form = page.select_one("form#preview-form")
     assert "keyup changed delay:300ms from:#p-q" in form["hx-trigger"]
-    assert form["hx-target"] == "#preview-result" and form.has_attr("hx-push-url")
+    assert form["hx-target"] == "#preview-result" and form["hx-post"] == form["action"] == "/preview"
+    assert form["method"] == "post"  # the message travels in the body: agentao's 4,000 characters fit
     assert page.select_one('[data-field="cjk-mode"]').text
     for table_body in page.select("#preview-result tbody"):
         assert table_body.has_attr("hx-disable")

@@ -25,6 +25,8 @@ NEVER_403 = {
     "projects.select": "it only remembers which project to show; no store is written",
     "language.choose": "it only remembers the pages' language; no store is written",
     "preview.ask": "the preview twin for a POSTed JSON body: it only reads, like its GET",
+    "preview.ask_page": "the preview's form, POSTed for messages too long for a URL: it only reads",
+    "preview.ranked": "more rows of the preview's ranked table, the form's fields in the body: it only reads",
     "memories.plan_new": "what adding would write, for values too long for a query string: it only reads",
     "memories.bulk_plan": "a bulk action's dry run only reads; on a read-only store it says why, without Apply",
     "checks.create": "it writes the dashboard's own checks file, never a store (--read-only refuses it: test_checks)",

@@ -5,7 +5,7 @@ Views call functions named for their intent; browsing opens files read-only
 """
 
 from .connection import StoreProblem, file_stamp, read, write
-from .memories import MAX_PER_PAGE, SORTS, MemoryFilters, MemoryPage, get_memory, list_memories
+from .memories import MAX_PER_PAGE, PER_PAGE, SORTS, MemoryFilters, MemoryPage, get_memory, list_memories
 from .registry import StoreRef, build_refs, default_user_db, project_db_path
 from .status import StoreStatus, inspect
 from .summaries import list_review_items, list_summaries
@@ -16,6 +16,7 @@ __all__ = [
     "read",
     "write",
     "MAX_PER_PAGE",
+    "PER_PAGE",
     "SORTS",
     "MemoryFilters",
     "MemoryPage",

@@ -26,6 +26,7 @@ SORTS = {
     "scope": "scope",
 }
 MAX_PER_PAGE = 200
+PER_PAGE = 40  # a page of the list stays under 100 KB of HTML (about 2 KB a row)
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,7 @@ class MemoryFilters:
     sort: str = "updated"
     descending: bool = True
     page: int = 1
-    per_page: int = 50
+    per_page: int = PER_PAGE
 
 
 @dataclass
@@ -50,7 +51,7 @@ class MemoryPage:
     items: list[Memory] = field(default_factory=list)
     total: int = 0
     page: int = 1
-    per_page: int = 50
+    per_page: int = PER_PAGE
     problems: dict[str, StoreProblem] = field(default_factory=dict)  # store key -> StoreProblem left out
     choices: dict[str, list[Any]] = field(default_factory=dict)  # column -> values, when asked for
 

@@ -133,3 +133,25 @@ def test_summaries_export_and_preview_fit_a_phone(browser, server, path):
     assert narrow == [], (path, narrow)
     screenshot(browser, "phone" + path.split("?")[0].replace("/", "-"), sizes=[PHONE, DESKTOP], restore=False)
     set_size(browser, DESKTOP)
+
+
+def test_the_folded_ranked_rows_come_in_place(browser, server):
+    """The page sends the first rows of the ranking; "Show the next" fetches more into the
+    table, in place (the message stays, the address too)."""
+    set_size(browser, DESKTOP)
+    browser.get(server.url(f"/preview?q={MESSAGE.replace(' ', '+')}&ranked=1"))
+    wait_for(browser, htmx_settled, "htmx did not load")
+    assert len(browser.find_elements(By.CSS_SELECTOR, "tr.candidate")) == 1
+    address = browser.current_url
+    more = browser.find_element(By.CSS_SELECTOR, "button[data-ranked-next]")
+    wanted = int(more.get_attribute("value"))
+    assert wanted > 1
+    more.click()
+    wait_for(
+        browser,
+        lambda d: len(d.find_elements(By.CSS_SELECTOR, "tr.candidate")) == wanted,
+        lambda: f"the next rows did not come: {len(browser.find_elements(By.CSS_SELECTOR, 'tr.candidate'))}",
+    )
+    wait_for(browser, htmx_settled)
+    assert browser.current_url == address
+    assert browser.find_element(By.ID, "p-q").get_attribute("value") == MESSAGE

@@ -52,7 +52,7 @@ from .links import actions, check_href, shown
 
 bp = Blueprint("findings", __name__)
 
-PER_PAGE = 100
+PER_PAGE = 40  # a page of findings stays under 100 KB of HTML at 1,000 memories
 MAX_PER_PAGE = 1000
 # A scan is shown again (another page, another filter) while no file has
 # changed, for at most this long: staleness moves with the clock.

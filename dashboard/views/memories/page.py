@@ -13,7 +13,7 @@ from ...actions import curation
 from ...actions import restore as restoring
 from ...contract import KNOWN_TYPES
 from ...engine.reach import memory_reach
-from ...store import MAX_PER_PAGE, SORTS, MemoryFilters, get_memory, list_memories, writes
+from ...store import MAX_PER_PAGE, PER_PAGE, SORTS, MemoryFilters, get_memory, list_memories, writes
 from ...web import readable_refs, render, status_of, statuses, store_by_key, stores, whole_number, workspace
 from .. import block_effects, resolve
 from . import marks as memory_marks
@@ -72,7 +72,7 @@ def parse_filters(args) -> MemoryFilters:
         sort=sort,
         descending=order == "desc",
         page=number("page", 1, 1, 10**6),
-        per_page=number("per_page", 50, 1, MAX_PER_PAGE),
+        per_page=number("per_page", PER_PAGE, 1, MAX_PER_PAGE),
     )
 
 

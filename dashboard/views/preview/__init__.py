@@ -1,8 +1,10 @@
 """Prompt preview: the answer in words (preview_answer.py), then the exact memory blocks
 agentao would inject and every score behind them.
 
-GET parameters (page and JSON twin alike, or a JSON object POSTed to the
-twin): ``q`` the user's message; ``messages`` the recent messages, a JSON list
+GET parameters (page and JSON twin alike), or the page's form POSTed to the page (a
+message of agentao's 4,000 characters does not fit in the capped query string: Chinese is
+nine bytes a character once percent-encoded), or a JSON object POSTed to the twin: ``q``
+the user's message; ``messages`` the recent messages, a JSON list
 of agentao message objects or text with one message per line (file-path hints
 come from the last 10); ``context_hints`` (repeated) the hints themselves,
 instead of the messages', as agentao's ``recall_candidates`` takes them;
@@ -22,29 +24,36 @@ import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from flask import Blueprint, abort, current_app, request
+from flask import Blueprint, abort, current_app, redirect, request, url_for
 from flask_babel import gettext as _
 
 from ... import clock, facts
 from ...agent_cjk import agent_cjk
 from ...engine import preview, tokenizer_for
-from ...engine.results import CANDIDATES_PER_PAGE, EVICTED_SHOWN
+from ...engine.results import CANDIDATES_PER_PAGE
 from ...pictures import candidate_scores
 from ...preview_source import snapshot
 from ...store.rows import whole_number
-from ...web import page, page_route, statuses, twin
+from ...web import page, page_route, render, statuses, twin, wants_fragment
 from ...words import label
 from ..memories.marks import flags, report_flags
 from .answer import BECAUSE, Words, answer, why_text
 
 bp = Blueprint("preview", __name__)
 
-SHOWN_CANDIDATES = 100  # the HTML table; the JSON twin pages them (candidates_page, per_page)
-SHOWN_NEVER = 200
+# The page sends what a person reads; the rest of the ranked table is a request away
+# (``ranked`` rows, "Show the next 50": POST /preview/ranked).  The twin pages them all.
+RANKED_FIRST = 15  # the block, its cuts and the nearest misses come first
+RANKED_MORE = 50
+MAX_RANKED = 1000  # past this the JSON twin, a page at a time
+SHOWN_NEVER = 50
+EVICTED_ON_PAGE = 10  # stable entries left out by the budget (the twin lists EVICTED_SHOWN)
 MAX_FIELD = 4000
 MAX_MESSAGES = 1000  # agentao reads the last 10; more is someone's whole log
 MAX_HINTS = 200
 MAX_PER_PAGE = 200
+# The form's fields a shareable URL carries (``go``: the answer takes the focus, as after Preview).
+SHARED = ("q", "messages", "context_hints", "session", "asof", "hide", "ranked", "go")
 
 
 @dataclass(frozen=True)
@@ -62,15 +71,18 @@ class Question:
     hide: frozenset[str]
     page: int = 1
     per_page: int = CANDIDATES_PER_PAGE
+    ranked: int = RANKED_FIRST  # rows of the page's ranked table
     error: str = ""
     go: bool = False  # asked with the Preview button: the answer takes the focus
 
 
 def _values():
-    """The query string, or for a script a POSTed JSON object with the same names
-    (a list of messages does not fit in a URL: the query string is capped)."""
+    """The query string, the page's POSTed form, or for a script a POSTed JSON object with
+    the same names (a long message or a list of messages does not fit in the capped URL)."""
     if request.method != "POST":
         return request.args
+    if request.mimetype in ("application/x-www-form-urlencoded", "multipart/form-data"):
+        return request.form
     body = request.get_json(silent=True)
     if not isinstance(body, dict):
         abort(
@@ -185,6 +197,7 @@ def _question(values) -> Question:
         hide,
         page=_number(values, "candidates_page", 1, 10**6),
         per_page=_number(values, "per_page", CANDIDATES_PER_PAGE, MAX_PER_PAGE),
+        ranked=_number(values, "ranked", RANKED_FIRST, MAX_RANKED),
         error=error,
         go=values.get("go") == "1",
     )
@@ -205,9 +218,16 @@ def _diff(before: str, after: str) -> list[tuple[str, str]]:
 
 @page_route(bp, "/preview")
 def index(fmt: str):
+    ctx = _answer(fmt)
+    if fmt == "json" and ctx["ask"].error:
+        return twin({"error": ctx["ask"].error}, 400)
+    return page(fmt, "preview/index.html", "preview/_result.html", to_json=_json, **ctx)
+
+
+def _answer(fmt: str) -> dict:
+    """The question asked (query string, form or JSON body), previewed: the context of the
+    page, of its twin and of the ranked table's fragment."""
     ask = _question(_values())
-    if ask.error and fmt == "json":
-        return twin({"error": ask.error}, 400)
     snap = snapshot(statuses())
     cjk = agent_cjk(current_app.config["CJK"])
 
@@ -243,26 +263,55 @@ def index(fmt: str):
         """What Findings lists on a memory that looks risky (a secret, personal data, an order)."""
         return [f for f in flags(store, memory_id, by_row) if f["category"] in facts.RISKY]
 
-    return page(
-        fmt,
-        "preview/index.html",
-        "preview/_result.html",
-        to_json=_json,
+    shown = after.candidates[: ask.ranked]
+    return dict(
         ask=ask,
         p=after,
         what_if=what_if,
         problems=snap.problems,
         cjk_setting=cjk.setting,
         cjk=cjk,
-        shown_candidates=SHOWN_CANDIDATES,
+        shown_candidates=ask.ranked,
+        ranked_more=RANKED_MORE,
+        max_ranked=MAX_RANKED,
         shown_never=SHOWN_NEVER,
-        shown_evicted=EVICTED_SHOWN,
+        shown_evicted=EVICTED_ON_PAGE,
+        max_url=current_app.config["MAX_QUERY_LENGTH"],
+        twin_args={k: _values().getlist(k) for k in SHARED if k != "ranked"} if fmt == "html" else {},
         answer=answer(after, flags_of),
         flags_of=flags_of,
         say=Words(),
         because_codes=BECAUSE,
-        score_picture=None if fmt == "json" else candidate_scores(after.candidates),
+        score_picture=None if fmt == "json" else candidate_scores(shown),
     )
+
+
+@bp.post("/preview/ranked")
+def ranked():
+    """The ranked table with ``ranked`` rows: the "Show the next 50" button's fragment, the
+    form's fields in the body.  It only reads, like the page."""
+    return render("preview/_recall.html", "preview/_recall.html", **_answer("html"))
+
+
+def _shareable(form) -> str | None:
+    """The GET URL of the same question, when it fits in the query string (else None)."""
+    fields = {k: [v for v in form.getlist(k) if v] for k in SHARED}  # empty fields say nothing
+    url = url_for("preview.index", **{k: v for k, v in fields.items() if v})
+    return url if len(url.partition("?")[2]) <= current_app.config["MAX_QUERY_LENGTH"] else None
+
+
+@bp.post("/preview")
+def ask_page():
+    """The form, POSTed: it only reads, like the GET.  A question short enough for a URL
+    gets one to share (without JavaScript a 303 to it; with htmx the address bar shows
+    it); a longer one is answered here, the address bar showing the bare page."""
+    shareable = _shareable(request.form)
+    if shareable is not None and not wants_fragment():
+        return redirect(shareable, 303)
+    response = index("html")
+    if wants_fragment():
+        response.headers["HX-Push-Url"] = shareable or url_for("preview.index")
+    return response
 
 
 @bp.post("/preview.json")
