@@ -67,6 +67,18 @@ class BlockEffect:
         return self.before != self.after
 
     @property
+    def entered(self) -> tuple[Memory, ...]:
+        """Memories the block shows after but not before (one that did not fit now does)."""
+        now = {(m.store, m.id) for m in self.before_shown}
+        return tuple(m for m in self.after_shown if (m.store, m.id) not in now)
+
+    @property
+    def left(self) -> tuple[Memory, ...]:
+        """Memories the block shows before but not after (pushed out, or gone)."""
+        then = {(m.store, m.id) for m in self.after_shown}
+        return tuple(m for m in self.before_shown if (m.store, m.id) not in then)
+
+    @property
     def diff(self) -> str:
         """A compact unified diff (one line of context) of the two blocks."""
         return "\n".join(
@@ -211,4 +223,12 @@ def rows_effect(snap: Snapshot, saved: Iterable[Memory], hide: Iterable[str] = (
 
 def delete_effect(snap: Snapshot, memory: Memory) -> BlockEffect:
     """Before/after for soft-deleting ``memory`` (its id hidden, as the preview's what-if)."""
-    return BlockEffect(current_block(snap), current_block(snap, frozenset({memory.id})), STABLE_BUDGET)
+    views = [
+        stable_view(
+            snap.project, snap.user, snap.summaries, hidden_ids=hidden, cache=snap.cache, version=snap.version
+        )
+        for hidden in (frozenset(), frozenset({memory.id}))
+    ]
+    (before, now), (after, then) = views
+    shown = [tuple(s.memory for s in fitted.shown()) for fitted in (now, then)]
+    return BlockEffect(before, after, STABLE_BUDGET, *shown)
