@@ -55,6 +55,10 @@ def test_a_delete_that_lets_an_older_memory_in_says_so(agent):
     summary = effect.select_one("summary")
     assert "Comes in, now that it fits: big." in summary.select_one("[data-field=block-entered]").text
     assert "Goes out: small." in summary.select_one("[data-field=block-left]").text
+    # A move saves it again in the other store: the same memory, not one coming and going.
+    moved = page.select_one("[data-field=move-effect] summary")
+    said = [x.text for x in moved.select("[data-field=block-entered], [data-field=block-left]")]
+    assert not any("small" in x for x in said), said
 
 
 def test_chinese_forget_pages_take_the_chinese_phrase_they_show(seeded):

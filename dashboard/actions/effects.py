@@ -69,14 +69,23 @@ class BlockEffect:
     @property
     def entered(self) -> tuple[Memory, ...]:
         """Memories the block shows after but not before (one that did not fit now does)."""
-        now = {(m.store, m.id) for m in self.before_shown}
-        return tuple(m for m in self.after_shown if (m.store, m.id) not in now)
+        return self._moves()[0]
 
     @property
     def left(self) -> tuple[Memory, ...]:
         """Memories the block shows before but not after (pushed out, or gone)."""
-        then = {(m.store, m.id) for m in self.after_shown}
-        return tuple(m for m in self.before_shown if (m.store, m.id) not in then)
+        return self._moves()[1]
+
+    def _moves(self) -> tuple[tuple[Memory, ...], tuple[Memory, ...]]:
+        # By row; a key on both sides is one memory saved again elsewhere (a move), not news.
+        now, then = ({(m.store, m.id) for m in rows} for rows in (self.before_shown, self.after_shown))
+        came = [m for m in self.after_shown if (m.store, m.id) not in now]
+        went = [m for m in self.before_shown if (m.store, m.id) not in then]
+        both = {m.key_normalized for m in came} & {m.key_normalized for m in went}
+        return (
+            tuple(m for m in came if m.key_normalized not in both),
+            tuple(m for m in went if m.key_normalized not in both),
+        )
 
     @property
     def diff(self) -> str:
