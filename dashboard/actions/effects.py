@@ -77,13 +77,14 @@ class BlockEffect:
         return self._moves()[1]
 
     def _moves(self) -> tuple[tuple[Memory, ...], tuple[Memory, ...]]:
-        # By row; a key on both sides is one memory saved again elsewhere (a move), not news.
+        # By row; a key on both sides is one memory saved again elsewhere (a move), not news,
+        # and a new row coming in is the action's own, not one that "now fits".
         now, then = ({(m.store, m.id) for m in rows} for rows in (self.before_shown, self.after_shown))
         came = [m for m in self.after_shown if (m.store, m.id) not in now]
         went = [m for m in self.before_shown if (m.store, m.id) not in then]
         both = {m.key_normalized for m in came} & {m.key_normalized for m in went}
         return (
-            tuple(m for m in came if m.key_normalized not in both),
+            tuple(m for m in came if m.key_normalized not in both and m.id != NEW_ID),
             tuple(m for m in went if m.key_normalized not in both),
         )
 
