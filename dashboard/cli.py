@@ -12,6 +12,7 @@ import threading
 import unicodedata
 from gettext import NullTranslations
 from pathlib import Path
+from urllib.parse import quote, urlencode
 
 from .guard.invisible import escaped
 from .store import default_user_db
@@ -258,7 +259,6 @@ def warm_up(app) -> None:
 
 def start_url(app, host: str, port: int) -> str:
     """The URL to open: with a token, a one-time login link under the prefix."""
-    from urllib.parse import quote, urlencode
 
     if not app.config["AUTH_TOKEN"]:
         return f"http://{host}:{port}/"
@@ -336,6 +336,10 @@ def main(argv: list[str] | None = None) -> int:
     set_language(argv)
     if argv[:1] == ["check"]:  # run the memory checks, print them, exit 1 when one fails
         return check(argv[1:])
+    if argv[:1] == ["link"]:  # a new one-time login link for the dashboard running
+        from .guard import links
+
+        return links.run(argv[1:], _)
     parser = build_parser()
     args = parser.parse_args(argv)
     token = token_from_args(args, parser)
@@ -396,13 +400,35 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser, token) -> 
     app.config.update(PORT=port, ALLOWED_HOSTS=allowed_hosts(args.host, port))
     host = args.host if args.host not in ("0.0.0.0", "::") else "127.0.0.1"
     host = f"[{host}]" if ":" in host else host
-    print(_("agentao memory dashboard (waitress) on %(url)s", url=start_url(app, host, port)), flush=True)
-    print(_("Press Ctrl+C to stop."), flush=True)
+    from .guard import links
+
+    base = f"http://{host}:{port}{quote(app.config['URL_PREFIX'])}"
+    try:
+        link_file = links.write(port, base, app.extensions["access"].link_key if token else None)
+    except OSError as exc:  # a read-only home: the printed link still works, once
+        link_file = None
+        print(f"agentao-memory-dashboard: cannot write {links.folder()} ({exc})", file=sys.stderr)
+    if token:
+        print(
+            _("Open this link in your browser; it logs you in once: %(url)s", url=start_url(app, host, port)),
+            flush=True,
+        )
+    else:
+        print(_("Open this address in your browser: %(url)s", url=start_url(app, host, port)), flush=True)
+    print(_("Press Ctrl+C to stop."), end=" ", flush=True)
+    if link_file is not None and token:
+        print(
+            _("For a new link later (another browser, or a closed one): %(command)s", command=links.COMMAND),
+            end="",
+        )
+    print(flush=True)
     threading.Thread(target=warm_up, args=(app,), name="warm-up", daemon=True).start()
     try:
         server.run()
     except KeyboardInterrupt:
         pass  # waitress's run() stops its workers on Ctrl+C itself
+    finally:
+        links.remove(link_file)
     return 0
 
 

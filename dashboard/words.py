@@ -552,15 +552,17 @@ def parse_stamp(stamp) -> datetime | None:
         return None
 
 
-def when(stamp, now: datetime | None = None) -> Markup:
-    """``<time>`` saying "3 days ago", the exact stamp on hover; an odd stamp is shown as is."""
+def when(stamp, now: datetime | None = None, exact: bool = False) -> Markup:
+    """``<time>`` saying "3 days ago", the exact stamp on hover (and after it with ``exact``,
+    for a phone that has no hover); an odd stamp is shown as is."""
     moment = parse_stamp(stamp)
     if moment is None:
         return Markup("<span>{}</span>").format(stamp if stamp else "—")
     reference = now or (clock.now().astimezone(moment.tzinfo) if moment.tzinfo else clock.local())
     relative = format_timedelta(moment - reference, add_direction=True, threshold=1)
-    exact = format_datetime(moment, "medium", locale=get_locale())
-    return Markup('<time datetime="{}" title="{}">{}</time>').format(stamp, exact, relative)
+    stamped = format_datetime(moment, "medium", locale=get_locale())
+    shown = Markup('<time datetime="{}" title="{}">{}</time>').format(stamp, stamped, relative)
+    return shown + Markup(' <span class="exact">({})</span>').format(stamped) if exact else shown
 
 
 def rounded(x, places: int = 2) -> str:

@@ -210,7 +210,8 @@ def refused_visitors(world) -> None:
     for rule in app.url_map.iter_rules():
         if rule.endpoint in ("login.login", "favicon") or rule.rule.endswith("favicon.svg"):
             continue  # answer without a cookie by design; the login page's own 403 is below
-        url = rule.rule.replace("<path:filename>", "app.css")
+        # (app.css, the login page's stylesheet, is served without a cookie like the icon)
+        url = rule.rule.replace("<path:filename>", "htmx-2.0.11.min.js")
         url = re.sub(r"<[^>]+>", "x", url)
         method = "GET" if "GET" in rule.methods else "POST"
         for headers in (JSON, {}, HTMX):

@@ -90,13 +90,17 @@ def test_every_route_needs_the_token(app, anon, seeded):
     assert BeautifulSoup(login.data, "html.parser").select_one("form#login-form input[name=token]")
     icon = anon.get("/favicon.ico", follow_redirects=True)  # fetched at the root: no cookie there
     assert icon.status_code == 200 and icon.headers["Cross-Origin-Resource-Policy"] == "same-origin"
-    for url in (u for u in urls if u not in ("/login", "/favicon.ico")):
+    # The login page's stylesheet is open like the icon: it holds nothing about the stores.
+    sheet = anon.get("/static/app.css")
+    assert sheet.status_code == 200 and sheet.headers["Cross-Origin-Resource-Policy"] == "same-origin"
+    for url in (u for u in urls if u not in ("/login", "/favicon.ico", "/static/app.css")):
         r = anon.get(url)
         assert r.status_code == 403, url
         if url.endswith(".json"):
             assert r.get_json()["error"] == "Token required"
         elif not url.startswith("/static"):
-            assert "access token" in BeautifulSoup(r.data, "html.parser").h1.text.lower()
+            page = BeautifulSoup(r.data, "html.parser")
+            assert page.select_one("#denied #login-form") and page.select_one("#new-link code")
         # The refusal names no file and shows no memory.
         assert b"memory.db" not in r.data and b"Neovim" not in r.data
     assert anon.get("/no/such/page").status_code == 403  # not 404: nothing is revealed

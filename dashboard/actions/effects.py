@@ -67,6 +67,28 @@ class BlockEffect:
         return self.before != self.after
 
     @property
+    def entered(self) -> tuple[Memory, ...]:
+        """Memories the block shows after but not before (one that did not fit now does)."""
+        return self._moves()[0]
+
+    @property
+    def left(self) -> tuple[Memory, ...]:
+        """Memories the block shows before but not after (pushed out, or gone)."""
+        return self._moves()[1]
+
+    def _moves(self) -> tuple[tuple[Memory, ...], tuple[Memory, ...]]:
+        # By row; a key on both sides is one memory saved again elsewhere (a move), not news,
+        # and a new row coming in is the action's own, not one that "now fits".
+        now, then = ({(m.store, m.id) for m in rows} for rows in (self.before_shown, self.after_shown))
+        came = [m for m in self.after_shown if (m.store, m.id) not in now]
+        went = [m for m in self.before_shown if (m.store, m.id) not in then]
+        both = {m.key_normalized for m in came} & {m.key_normalized for m in went}
+        return (
+            tuple(m for m in came if m.key_normalized not in both and m.id != NEW_ID),
+            tuple(m for m in went if m.key_normalized not in both),
+        )
+
+    @property
     def diff(self) -> str:
         """A compact unified diff (one line of context) of the two blocks."""
         return "\n".join(
@@ -211,4 +233,12 @@ def rows_effect(snap: Snapshot, saved: Iterable[Memory], hide: Iterable[str] = (
 
 def delete_effect(snap: Snapshot, memory: Memory) -> BlockEffect:
     """Before/after for soft-deleting ``memory`` (its id hidden, as the preview's what-if)."""
-    return BlockEffect(current_block(snap), current_block(snap, frozenset({memory.id})), STABLE_BUDGET)
+    views = [
+        stable_view(
+            snap.project, snap.user, snap.summaries, hidden_ids=hidden, cache=snap.cache, version=snap.version
+        )
+        for hidden in (frozenset(), frozenset({memory.id}))
+    ]
+    (before, now), (after, then) = views
+    shown = [tuple(s.memory for s in fitted.shown()) for fitted in (now, then)]
+    return BlockEffect(before, after, STABLE_BUDGET, *shown)

@@ -5,7 +5,8 @@ Three credentials, each for one job:
 - The access token (``--token``, or a random one): long-lived, for scripts
   (``Authorization: token …``) and for the login form.  It never goes in a URL:
   a URL stays in the browser's history, in scrollback and in synced profiles.
-- A one-time code: the start-up URL carries one.  ``/login?code=…`` trades it,
+- A one-time code: the start-up URL carries one, and ``agentao-memory-dashboard
+  link`` makes more, signed with ``link_key`` (see ``links.py``).  ``/login?code=…`` trades it,
   once, for the cookie and answers 303 to a clean address, so every copy of the
   printed URL is dead after the first visit.
 - The cookie, ``<issued>.<mac>``: an HMAC-SHA256 of its issue time keyed with
@@ -83,6 +84,8 @@ class Access:
 
     def __init__(self):
         self.secret = secrets.token_bytes(32)
+        self.link_key = secrets.token_bytes(32)  # signs the codes of ``link`` (guard/links.py)
+        self._spent: set[str] = set()  # nonces of signed codes already used
         self._lock = threading.Lock()
         self._codes: set[str] = set()  # digests of the live one-time codes
         self._failures = 0
@@ -138,10 +141,22 @@ class Access:
         return code
 
     def use_code(self, code: str) -> bool:
+        """Spend a printed code, or a code ``link`` signed with ``link_key``; each works once."""
+        from .links import sign
+
         digest = _digest(code)  # set lookup on a digest: nothing to time
+        nonce, _, mac = code.partition(".")
+        signed = (
+            bool(nonce)
+            and len(code) < 200
+            and hmac.compare_digest(mac.encode(), sign(self.link_key, nonce).encode())
+        )
         with self._lock:
             if digest in self._codes:
                 self._codes.discard(digest)
+                return True
+            if signed and nonce not in self._spent:
+                self._spent.add(nonce)
                 return True
         return False
 

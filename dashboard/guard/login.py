@@ -60,8 +60,7 @@ def login():
         return _page(
             _(
                 "This login link has already been used, or is from an earlier start of "
-                "the dashboard: each printed link works once. Enter the access token below, "
-                "or restart the dashboard for a new link."
+                "the dashboard: each link works once. Get a new one as said below."
             ),
             403,
         )

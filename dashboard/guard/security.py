@@ -65,6 +65,9 @@ HEADERS = (
 )
 MAX_QUERY_LENGTH = 4096
 FAVICON = "favicon.svg"
+# Served without a cookie: the icon, and the stylesheet of the login page (nothing in either
+# is about the stores; the CORP header keeps other origins from loading them).
+OPEN_STATIC = frozenset({FAVICON, "app.css"})
 
 
 def generate_token() -> str:
@@ -247,7 +250,7 @@ def _check_token():
     if request.endpoint == "login.login":
         return None  # the login page checks what it is given itself
     if request.endpoint == "favicon" or (
-        request.endpoint == "static" and (request.view_args or {}).get("filename") == FAVICON
+        request.endpoint == "static" and (request.view_args or {}).get("filename") in OPEN_STATIC
     ):
         # Browsers fetch /favicon.ico at the root, outside the random path, where they
         # send no cookie (and log the 403).  The icon tells a visitor no more than the
@@ -261,10 +264,8 @@ def _check_token():
         return refused
     return _denied(
         _(
-            "This dashboard needs you to log in. Open the one-time link %(command)s "
-            "printed when it started (%(link)s), or enter its access token below.",
-            command="agentao-memory-dashboard",
-            link="…/login?code=…",
+            "This address needs a login first: this browser has not opened a login link of the "
+            "running dashboard yet (or its login has ended)."
         )
     )
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from flask import current_app
+from flask_babel import force_locale
 from flask_babel import gettext as _
 from werkzeug.exceptions import BadRequest, Conflict, Forbidden, NotFound
 
@@ -67,9 +68,12 @@ def memory(key: str, memory_id: str, live: bool = False):
     return ref, found, events
 
 
-def typed(given: str | None, expected: str) -> None:
-    """A destructive form's typed confirmation: exactly ``expected``, or a 400 that changes nothing."""
-    if (given or "").strip() != str(expected):
+def typed(given: str | None, expected) -> None:
+    """A destructive form's typed confirmation: exactly ``expected`` as the page shows it (a
+    translated phrase) or in English, or a 400 that changes nothing."""
+    with force_locale("en"):
+        english = str(expected)
+    if (given or "").strip() not in (str(expected), english):
         raise BadRequest(_("To confirm, type “%(phrase)s” exactly. Nothing was changed.", phrase=expected))
 
 

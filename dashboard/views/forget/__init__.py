@@ -26,7 +26,7 @@ from . import one as forget_one
 from .jobs import looked_for, start, unverified, writable_store
 
 bp = Blueprint("forget", __name__)
-EVERYTHING_PHRASE = "forget everything"
+EVERYTHING_PHRASE = _l("forget everything")
 CATEGORY_LABELS = {
     "soft_deleted": _l("Soft-deleted memories"),
     "review:pending": _l("Suggestions waiting for you"),
@@ -66,7 +66,7 @@ def index(fmt: str):
         "forget/index.html",
         sts=sts,
         labels=CATEGORY_LABELS,
-        phrase=EVERYTHING_PHRASE,
+        phrase=str(EVERYTHING_PHRASE),
         everything=everything,
         saved_files=copies[1] if copies else [],
         saved_kept=[],
