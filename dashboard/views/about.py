@@ -18,6 +18,7 @@ from ..store import StoreProblem
 from ..store.about import LIMIT, Section, review_evidence, session_summaries, user_memories
 from ..web import page, page_route, status_of, statuses
 from .findings import actions, current_report
+from .memories.page import row_context
 
 bp = Blueprint("about", __name__)
 
@@ -89,6 +90,7 @@ def index(fmt: str):
         places=PLACES,
         files=FILES,
         has_forget_about="forget.about" in current_app.view_functions,
+        **row_context(),
     )
 
 
