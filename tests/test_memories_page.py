@@ -244,9 +244,11 @@ def test_delete_and_undo_from_a_list_row_swap_that_row(world, page, rows):
     swapped = answer.select_one("tr")
     assert swapped["data-memory-id"] == mine.id and swapped["data-deleted"] == "1"
     assert swapped.select_one("a.says").get_text() == "My phone is +1 415 555 0177."
+    # Its Undo says which memory to a screen reader ("Undo user_phone"), "Undo" on screen.
     assert [(e.get("data-action"), e.get_text()) for e in answer.select("[autofocus]")] == [
-        ("restore", "Undo")
+        ("restore", "Undo user_phone")
     ]
+    assert answer.select_one("[autofocus] .visually-hidden").get_text() == " user_phone"
     said = answer.select_one('[hx-swap-oob="innerHTML:#status"] [data-said]').get_text()
     assert said.startswith("Deleted 'user phone'. The agent no longer sees it")
     assert mine.id not in {m.id for m in agent.manager.get_all_entries()}
