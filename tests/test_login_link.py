@@ -20,8 +20,14 @@ from bs4 import BeautifulSoup
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def links_folder(home):
+    """Where a server started with HOME=home keeps its link file (never agentao's ~/.agentao)."""
+    return home / ".cache" / "agentao-memory-dashboard"
+
+
 def start(seeded, home):
     env = {**os.environ, "HOME": str(home), "LANG": "C.UTF-8"}
+    env.pop("XDG_RUNTIME_DIR", None)  # the link file then goes under HOME/.cache
     args = ["--project", str(seeded.project_dir), "--user-db", str(seeded.user_db), "--port", "0"]
     proc = subprocess.Popen(
         [sys.executable, "-m", "dashboard", *args], cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True
@@ -62,7 +68,8 @@ def test_a_new_link_for_the_running_server(seeded, tmp_path):
         assert "it logs you in once" in text and "agentao-memory-dashboard link" in text, text
         first = re.search(r"http://\S+/login\?code=\S+", text).group(0)
         port = re.search(r":(\d+)/", first).group(1)
-        [file] = (tmp_path / ".agentao").glob("dashboard-link-*.json")
+        [file] = links_folder(tmp_path).glob("dashboard-link-*.json")
+        assert not (tmp_path / ".agentao").exists()  # agentao's folder is the person's: untouched
         assert file.name == f"dashboard-link-{port}.json"
         assert stat.S_IMODE(file.stat().st_mode) == 0o600
         assert set(json.loads(file.read_text())) == {"pid", "base", "key"}  # a key of its own, not the token
@@ -96,6 +103,6 @@ def test_a_new_link_for_the_running_server(seeded, tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=10)
-    assert not list((tmp_path / ".agentao").glob("dashboard-link-*.json"))  # gone with the server
+    assert not list(links_folder(tmp_path).glob("dashboard-link-*.json"))  # gone with the server
     gone = link_command(env)
     assert gone.returncode == 1 and "No dashboard is running" in gone.stderr

@@ -56,14 +56,27 @@ def test_the_list_reads_at_a_glance(world):
     )
     assert soup(client.get("/memories?q=Neovim")).select_one("[data-field=summary]").get_text() == "1 memory."
 
-    # The lead cell: the title links to the page, the value under it; whom it is about in words.
+    # The lead cell leads with what the memory says, linked to its page, the key small and exact
+    # beside it (a line may break only after its "_"); whom it is about in words.
     row = rows[phone.id]
     lead = row.select_one("td.lead")
-    assert lead.select_one("a.title").get_text() == "release contact"
-    assert lead.select_one("a.title")["href"] == f"/memories/project/{phone.id}"
-    assert lead.select_one(".excerpt").get_text() == PHONE
+    says = lead.select_one("a.says")
+    assert says.get_text() == PHONE and says["href"] == f"/memories/project/{phone.id}"
+    assert lead.select("a, code")[:2] == [says, lead.select_one("code.key")]
+    assert lead.select_one("code.key").get_text() == "release_contact"
+    assert str(lead.select_one("code.key bdi")) == "<bdi>release_<wbr/>contact</bdi>"
     assert row.select_one('[data-label="About"] .term[data-code=project]').get_text() == "this project"
-    assert all(td.has_attr("data-label") for td in row.select("td") if "lead" not in td.get("class", []))
+    assert all(
+        td.has_attr("data-label")
+        for td in row.select("td")
+        if not {"lead", "row-actions"} & set(td.get("class", []))
+    )
+    # Its own delete and "forget for good", beside it.
+    tools = row.select_one("td.row-actions")
+    form = tools.select_one("form")
+    assert form["action"] == f"/memories/project/{phone.id}/delete" and form["hx-target"] == "closest tr"
+    assert {i["name"]: i["value"] for i in form.select("input")}["shown_in"] == "list"
+    assert tools.select_one("a[data-action=forget-for-good]")["href"] == f"/forget/memory/project/{phone.id}"
 
     # A phone number is a red "personal data" badge, linking to the findings of that row.
     badge = row.select_one("a.badge.flag[data-category=personal]")
@@ -208,6 +221,54 @@ def test_delete_and_undo_through_htmx_swap_the_page_in_place(world):
     again = soup(client.post(action, data=fields, headers=HX))
     assert again.select_one("#memory-page #memory-actions [data-outcome=conflict]") is not None
     assert on_disk(agent, phone.id) == (None,)
+
+
+@pytest.mark.parametrize(
+    "page,rows", [("/memories", "#memory-list tr.memory"), ("/about", "#about-memories tr")]
+)
+def test_delete_and_undo_from_a_list_row_swap_that_row(world, page, rows):
+    """#31 item 7: each row of the memories list and of About you deletes its memory where it is
+    listed (the memory page's own soft delete), and its Undo takes the Delete button's place."""
+    agent, _phone = world
+    mine = agent.save("user phone", "My phone is +1 415 555 0177.", ["profile"], scope="user")
+    client = agent.app().test_client()
+
+    def row_of(html):
+        return next(r for r in html.select(rows) if r.get("data-memory-id") == mine.id)
+
+    row = row_of(soup(client.get(page)))
+    action, fields = _form(row.select_one("td.row-actions form"))
+    r = client.post(action, data=fields, headers=HX)
+    assert r.status_code == 200 and "HX-Redirect" not in r.headers
+    answer = soup(r)
+    swapped = answer.select_one("tr")
+    assert swapped["data-memory-id"] == mine.id and swapped["data-deleted"] == "1"
+    assert swapped.select_one("a.says").get_text() == "My phone is +1 415 555 0177."
+    # Its Undo says which memory to a screen reader ("Undo user_phone"), "Undo" on screen.
+    assert [(e.get("data-action"), e.get_text()) for e in answer.select("[autofocus]")] == [
+        ("restore", "Undo user_phone")
+    ]
+    assert answer.select_one("[autofocus] .visually-hidden").get_text() == " user_phone"
+    said = answer.select_one('[hx-swap-oob="innerHTML:#status"] [data-said]').get_text()
+    assert said.startswith("Deleted 'user phone'. The agent no longer sees it")
+    assert mine.id not in {m.id for m in agent.manager.get_all_entries()}
+
+    action, fields = _form(swapped.select_one("td.row-actions form"))
+    answer = soup(client.post(action, data=fields, headers=HX))
+    back = answer.select_one("tr")
+    assert back["data-deleted"] == "0" and back.select_one("[data-action=delete]").has_attr("autofocus")
+    assert "Restored 'user phone'." in answer.select_one("[hx-swap-oob] [data-said]").get_text()
+    assert mine.id in {m.id for m in agent.manager.get_all_entries()}
+    # The same Undo again: refused, the row left as it is, the reason in the status line.
+    r = client.post(action, data=fields, headers=HX)
+    assert r.status_code == 409 and r.headers["HX-Reswap"] == "none"
+    assert soup(r).select_one("[hx-swap-oob] [data-said=bad]") is not None
+    assert agent.manager.get_all_entries() and mine.id in {m.id for m in agent.manager.get_all_entries()}
+    # Without JavaScript the delete lands on the memory's page, with its Undo.
+    action, fields = _form(row_of(soup(client.get(page))).select_one("td.row-actions form"))
+    r = client.post(action, data=fields)
+    assert r.status_code == 303 and r.headers["Location"] == f"/memories/user/{mine.id}?done=deleted"
+    assert soup(client.get(r.headers["Location"])).select_one("#status form.said-undo") is not None
 
 
 def test_the_status_line_cannot_be_claimed_by_a_link(world):

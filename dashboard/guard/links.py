@@ -2,7 +2,7 @@
 
 The printed link works once, so a second browser, or a browser whose cookie is
 gone, needs another without a restart.  At start-up the server writes a *link
-file* it owns, ``~/.agentao/dashboard-link-<port>.json`` (mode 0600, removed
+file* it owns, ``dashboard-link-<port>.json`` in its own folder (``folder()``; mode 0600, removed
 when it stops): its pid, its address under the random prefix, and a key drawn
 at this start (``Access.link_key``, never the access token).  The command reads
 the file and signs a fresh nonce with that key; ``Access.use_code`` takes such a
@@ -28,8 +28,12 @@ COMMAND = "agentao-memory-dashboard link"
 
 
 def folder() -> Path:
-    """Where link files live: agentao's own folder in the home directory."""
-    return Path.home() / ".agentao"
+    """Where link files live: the dashboard's own folder, never agentao's (``~/.agentao`` holds
+    the person's memory, which starting a dashboard must not touch): the user's runtime
+    folder when the system gives one, else ``~/.cache``."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    base = Path(runtime) if runtime and Path(runtime).is_dir() else Path.home() / ".cache"
+    return base / "agentao-memory-dashboard"
 
 
 def sign(key: bytes, nonce: str) -> str:

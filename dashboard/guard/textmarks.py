@@ -45,17 +45,27 @@ def _pieces(text: str, mark) -> list:
     return out
 
 
+def _marked(text: str) -> Markup:
+    """``text`` escaped, each hidden character replaced by its named mark."""
+    return Markup("").join(
+        piece if isinstance(piece, Markup) else escape(piece)
+        for piece in _pieces(text, lambda ch: _MARK.format(describe(ch), code_point(ch)))
+    )
+
+
 def shown(value) -> Markup:
     """``value`` as isolated HTML text with its hidden characters marked (see the module)."""
     text = str(value)
     if not may_hide(text):
         # The same as _BDI % text, in a third of the time (a list page has thousands).
         return Markup(f"<bdi>{escape(text)}</bdi>")
-    body = Markup("").join(
-        piece if isinstance(piece, Markup) else escape(piece)
-        for piece in _pieces(text, lambda ch: _MARK.format(describe(ch), code_point(ch)))
-    )
-    return _BDI % body
+    return _BDI % _marked(text)
+
+
+def key_shown(value) -> Markup:
+    """A memory's key as ``shown``, with a line-break chance (``<wbr>``) after each ``_``: a
+    long key wraps between its words on a phone, never inside one, and copies exactly."""
+    return _BDI % Markup("_<wbr>").join(_marked(part) for part in str(value).split("_"))
 
 
 def marked_plain(text: str) -> str:
@@ -82,6 +92,7 @@ def finalize(value):
 def init_app(app: Flask) -> None:
     app.jinja_env.finalize = finalize
     app.jinja_env.filters["shown"] = shown
+    app.jinja_env.filters["key_shown"] = key_shown
     app.jinja_env.filters["as_stored"] = as_stored
     # For a value put into a translated sentence (``_("Select %(title)s", title=x|marked)``):
     # gettext's result is Markup, which ``finalize`` no longer marks.

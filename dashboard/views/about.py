@@ -19,6 +19,7 @@ from ..store import StoreProblem
 from ..store.about import LIMIT, Section, review_evidence, session_summaries, user_memories
 from ..web import page, page_route, status_of, statuses
 from .findings import actions, current_report
+from .memories.page import row_context
 
 bp = Blueprint("about", __name__)
 
@@ -94,6 +95,7 @@ def index(fmt: str):
         saved=facts.saved_counts(),
         saved_files=files.files if files is not None else [],
         saved_hits=hits[:LIMIT],
+        **row_context(),
     )
 
 

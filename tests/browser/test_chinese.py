@@ -63,7 +63,7 @@ NAMES = {
 PHRASES = ("Time Machine",)
 VISIBLE_TEXT = """
 const root = document.body.cloneNode(true);
-root.querySelectorAll('bdi, code, pre, kbd, samp, script, style, [data-prompt-block], option[lang],'
+root.querySelectorAll('bdi, code, pre, kbd, samp, script, noscript, style, [data-prompt-block], option[lang],'
                       + ' .ctl, [hidden], .visually-hidden, #project-switch, #project-name, textarea').forEach(e => e.remove());
 return root.innerText;
 """

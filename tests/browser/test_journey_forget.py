@@ -167,14 +167,9 @@ def test_journey_4_forget_one_memory_for_good_from_its_row(browser, demo):
     browser.get(demo.url("/memories?per_page=200"))
     wait_for(browser, htmx_settled, "htmx did not load")
     j = Journey(browser, "4 forget one memory for good")
+    # The row's own "Forget for good…" (#31 item 7): no need to open the memory first.
     row = browser.find_element(By.CSS_SELECTOR, f'tr[data-memory-id="{memory_id}"]')
-    j.click(row.find_element(By.CSS_SELECTOR, "a[href*='/memories/']"))
-    link = wait_for(
-        browser,
-        lambda d: d.find_elements(By.CSS_SELECTOR, "a[data-action=forget-for-good]"),
-        "no 'Forget for good' on the detail page",
-    )[0]
-    j.click(link)
+    j.click(row.find_element(By.CSS_SELECTOR, "a[data-action=forget-for-good]"))
     box = wait_for(browser, lambda d: d.find_elements(By.ID, "forget-confirm"), "no confirmation")[0]
     wait_for(browser, htmx_settled)
     phrase = browser.find_element(By.CSS_SELECTOR, "#purge-memory-form [data-field=phrase]").text
@@ -192,6 +187,6 @@ def test_journey_4_forget_one_memory_for_good_from_its_row(browser, demo):
     assert not browser.find_elements(By.CSS_SELECTOR, "#purge-memory-form, #soft-form")
     screenshot(browser, "journey4-verdict", sizes=[demo.size], restore=False)
     record = j.done()
-    assert record["clicks"] <= 3 and record["clicks"] + 1 <= 4  # three clicks and the typed title
+    assert record["clicks"] <= 2  # two clicks and the typed title (three before #31)
     assert read_db(demo.project_db, "SELECT count(*) FROM memories WHERE id = ?", memory_id) == [(0,)]
     assert _no_trace(demo.project_db, [content]) == []

@@ -101,7 +101,7 @@ def test_paging_forward_and_back(browser, server):
 
 def test_a_row_opens_its_detail_page(browser, server):
     open_memories(browser, server, "?q=PostgreSQL")
-    browser.find_element(By.CSS_SELECTOR, "#memory-list tr.memory a.title").click()
+    browser.find_element(By.CSS_SELECTOR, "#memory-list tr.memory a.says").click()
     detail = wait_for(browser, lambda d: d.find_elements(By.ID, "memory-detail"), "no detail page")[0]
     assert (
         detail.find_element(By.CSS_SELECTOR, "[data-field=content]").text

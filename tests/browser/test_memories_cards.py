@@ -53,7 +53,7 @@ def test_the_list_fits_the_screen_as_rows_or_cards(browser, demo, size):
     assert shown["scroll"] <= 0, f"the list scrolls sideways at {size}: {shown}"
     assert shown["narrowest"] >= 60, f"a cell narrower than 60 px at {size}: {shown}"
     assert shown["cards"] == ("block" if size == PHONE else "table-row"), shown
-    lead = browser.find_element(By.CSS_SELECTOR, "#memory-list tr.memory td.lead a.title")
+    lead = browser.find_element(By.CSS_SELECTOR, "#memory-list tr.memory td.lead a.says")
     assert lead.is_displayed() and lead.text
     # On a phone the filters fold behind one disclosure; the search stays in view.
     # (checkVisibility: Selenium's is_displayed calls anything in a closed <details> hidden,
@@ -62,7 +62,7 @@ def test_the_list_fits_the_screen_as_rows_or_cards(browser, demo, size):
     assert browser.execute_script(seen, browser.find_element(By.ID, "f-q"))
     assert browser.execute_script(seen, browser.find_element(By.ID, "f-scope")) == (size == DESKTOP)
     screenshot(browser, f"memories-list-{size[0]}", sizes=(size,), restore=False)
-    browser.find_element(By.CSS_SELECTOR, "#memory-list tr.memory a.title").click()
+    browser.find_element(By.CSS_SELECTOR, "#memory-list tr.memory a.says").click()
     answer = wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#reach .answer"), "no page")[0]
     assert in_viewport(browser, answer), "the answer is not the first thing in view"
     assert browser.execute_script("return document.documentElement.scrollWidth - window.innerWidth") <= 0
@@ -101,7 +101,7 @@ def test_delete_then_undo_from_the_row(browser, own, size):
     j = Journey(browser, "delete a memory and undo it")
     row = browser.find_element(By.CSS_SELECTOR, f'tr.memory[data-memory-id="{memory_id}"]')
     assert row.find_element(By.CSS_SELECTOR, "a.badge[data-category=personal]").text == "personal data"
-    j.click(row.find_element(By.CSS_SELECTOR, "a.title"))
+    j.click(row.find_element(By.CSS_SELECTOR, "a.says"))
     delete = wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#delete-form button"), "no page")[
         0
     ]

@@ -33,7 +33,7 @@ from ...store.writes import Expect
 from ...web import store_by_key, stores, twin, wants_fragment, wants_json, whole_number
 from .. import block_effects, resolve
 from ..outcomes import ID, Blocked, Outcome, failure, form_values, go_to, read_back, require_writable
-from .page import actions_for, page_in_place
+from .page import actions_for, page_in_place, row_in_place
 
 MAX_TAGS_CHARS = 2000
 _TYPE = re.compile(r"[A-Za-z0-9_-]{1,40}")
@@ -182,7 +182,10 @@ def _answer(store: str, memory_id: str, outcome: Outcome, action: str = ""):
     if wants_json():
         return twin(outcome.to_dict(), outcome.status)
     if action in IN_PLACE and wants_fragment():
-        answer = page_in_place(store, memory_id, outcome, shown)
+        # From a list row (memories list, About you): that row; else the memory's page.
+        answer = row_in_place(form_values().get("shown_in"), store, memory_id, outcome)
+        if answer is None:
+            answer = page_in_place(store, memory_id, outcome, shown)
         if answer is not None:
             answer.status_code = outcome.status  # a failure is said inside; htmx swaps it
             return answer

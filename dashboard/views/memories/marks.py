@@ -17,7 +17,7 @@ from ...findings.rows import CATEGORY_ORDER
 from ...findings.why import why_text
 from ...preview_source import snapshot
 from ...web import statuses
-from ...words import label, term
+from ...words import explain, label, term
 from ..findings import current_report, flags_by_row
 
 
@@ -133,6 +133,22 @@ def said_after(done: str | None, memory, cur: dict):
     if done == "added" and memory.live:
         return _("Saved '%(title)s'.", title=title)
     return None
+
+
+def row_words() -> dict:
+    """The words every row of the memories list repeats, looked up once per page."""
+    return {
+        "about": _("About"),
+        "saved": _("Saved"),
+        "reach": _("Reaches the agent"),
+        "updated": _("Updated"),
+        "w_deleted": _("The agent no longer sees it; its text is still on disk."),
+        "w_in_prompt": explain("memory_reach", "stable"),
+        "w_recall": explain("memory_reach", "recall"),
+        "b_deleted": _("deleted"),
+        "b_in_prompt": _("in every prompt"),
+        "b_recall": _("when relevant"),
+    }
 
 
 class Terms:

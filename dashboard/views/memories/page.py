@@ -91,8 +91,20 @@ def list_context(args, choices: bool = True) -> dict:
         sorts=list(SORTS),
         problems=page.problems,
         marks=marks,
-        term=memory_marks.Terms(),
+        **row_context(),
     )
+
+
+def row_context() -> dict:
+    """What a list row (memories/_row.html, about/_row.html) needs beside the row: its words,
+    said once per page, the stores that may be changed (a row offers delete and "forget for
+    good" only there) and the fingerprint its delete or Undo form sends back."""
+    return {
+        "w": memory_marks.row_words(),
+        "term": memory_marks.Terms(),
+        "writable": {st.ref.key for st in statuses() if st.writable},
+        "row_print": writes.fingerprint,
+    }
 
 
 def list_json(ctx) -> dict:
@@ -183,6 +195,38 @@ def page_in_place(store: str, memory_id: str, outcome, shown: str | None):
     if not outcome.ok:
         ctx["outcome"] = outcome  # said inside the actions, where the failed form was
     return render("memories/detail.html", "memories/_page.html", **ctx)
+
+
+# A list row's shape, by the ``shown_in`` its delete or Undo form sends (memories/_row_actions.html).
+ROWS = {"list": "memories/_row.html", "about": "about/_row.html", "about-deleted": "about/_row.html"}
+
+
+def row_in_place(shown_in, store: str, memory_id: str, outcome):
+    """A delete's or Undo's answer to htmx when sent from a list row: the row as it is now,
+    in that list's shape, with its Undo (after a delete) where the button was, and the
+    result in words in the status line.  A failure leaves the row where it is and says why.
+    None when the form did not come from a row (the caller answers)."""
+    template = ROWS.get(shown_in)
+    if template is None:
+        return None
+    memory = None
+    if outcome.ok or _exists(store, memory_id):
+        memory = get_memory(store_by_key(store), outcome.memory_id if outcome.ok else memory_id)[0]
+    if not outcome.ok or memory is None:
+        answer = render(None, template, said=(outcome.message, "bad"), m=None)
+        answer.headers["HX-Reswap"] = "none"  # the row stays; the status line says why
+        return answer
+    return render(
+        None,
+        template,
+        m=memory,
+        mark=memory_marks.row_marks([memory])[(memory.store, memory.id)],
+        just=outcome.outcome,
+        shown_in=shown_in,
+        # The words only: the Undo is in the row, where the Delete button was.
+        said=memory_marks.said_after(outcome.outcome, memory, {}),
+        **row_context(),
+    )
 
 
 def write_fields(memory, status) -> dict:
