@@ -63,10 +63,8 @@ def _hash(first, second=None, salt=NO_SALT):
 
 def _words(buffer: np.ndarray, at: np.ndarray, size: int) -> np.ndarray:
     """The little-endian ``size``-byte words of ``buffer`` starting at each offset in ``at``."""
-    word = np.zeros(len(at), np.uint64)
-    for k in range(size):
-        word |= buffer[at + k].astype(np.uint64) << np.uint64(8 * k)
-    return word
+    rows = np.lib.stride_tricks.sliding_window_view(buffer, size)[at]  # one contiguous row a word
+    return rows.view(f"<u{size}").ravel().astype(np.uint64)
 
 
 @dataclass
@@ -137,11 +135,10 @@ class _Grams:
         # Two bit tables, one on the hash's top bits and one on its middle bits: a place passes
         # both about once in a thousand unless its gram is one of the texts'.
         self.tables = [np.zeros(1 << (bits - 3), np.uint8) for _ in range(2)]
-        for k, table in enumerate(self.tables):
-            index = self._index(self.keys, k)
-            np.bitwise_or.at(
-                table, index >> np.uint64(3), np.left_shift(1, index & np.uint64(7)).astype(np.uint8)
-            )
+        for k in range(2):
+            flags = np.zeros(len(self.tables[k]) * 8, bool)
+            flags[self._index(self.keys, k)] = True
+            self.tables[k] = np.packbits(flags, bitorder="little")
 
     def _index(self, h: np.ndarray, k: int) -> np.ndarray:
         if k == 0:
