@@ -32,6 +32,7 @@ from .sidefiles import size_of
 BLOCK = 23  # bytes a block: two 8-byte words at an offset 8 divides, wherever it lies
 STRIDE = 256  # a long text has a block every STRIDE bytes: a 279-byte piece holds one
 PIECE = 1 << 18  # bytes read and searched at a time
+FLAT_BITS = 20  # the one table of few keys (under 16,384): 2 MiB at most
 TAIL = 32  # bytes of the previous piece searched again with the next: a block across the cut
 SHAPES = ((8, 2), (8, 1), (4, 1), (2, 1), (1, 1))  # (word size, words a gram)
 M1, M2, NO_SALT = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F), np.uint64(0)
@@ -134,18 +135,36 @@ class _Grams:
         self.keys, self.many = h[self.row], np.diff(np.append(self.row, len(h)))
         # Two bit tables, one on the hash's top bits and one on its middle bits: a place passes
         # both about once in a thousand unless its gram is one of the texts'.
-        self.tables = [np.zeros(1 << (bits - 3), np.uint8) for _ in range(2)]
+        # A few keys (a short text's grams, or the texts the rows are searched for) fit one table
+        # instead, a sixtieth of it set, holding where its keys start in ``keys``: one look-up a
+        # place, and no search for the key after it.
+        self.tables, self.flat = [], None
+        wide = len(self.keys).bit_length() + 6
+        if wide <= FLAT_BITS:
+            self.top = np.uint64(64 - max(wide, bits))  # finer than the zeros' bit: still not set
+            slot = (self.keys >> self.top).view(np.int64)
+            first = np.flatnonzero(np.concatenate(([True], slot[1:] != slot[:-1])))
+            self.flat = np.zeros(1 << (64 - int(self.top)), np.int16)
+            self.flat[slot[first]] = first + 1
+            count = np.diff(np.append(first, len(slot)))
+            self.shared = np.repeat(count > 1, count)  # keys whose slot holds another key too
+            return
         for k in range(2):
-            flags = np.zeros(len(self.tables[k]) * 8, bool)
-            flags[self._index(self.keys, k)] = True
-            self.tables[k] = np.packbits(flags, bitorder="little")
+            flags = np.zeros(1 << bits, bool)
+            flags[self._index(self.keys, k).view(np.int64)] = True
+            self.tables.append(np.packbits(flags, bitorder="little"))
 
     def _index(self, h: np.ndarray, k: int) -> np.ndarray:
         if k == 0:
             return h >> self.top
         return (h >> np.uint64(8)) & ((np.uint64(1) << (np.uint64(64) - self.top)) - np.uint64(1))
 
-    def _passes(self, h: np.ndarray) -> np.ndarray:
+    def _passes(self, h: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """The places whose hash may be a key, and (from the one table) the key it would be."""
+        if self.flat is not None:
+            at = self.flat[(h >> self.top).view(np.int64)]
+            j = np.flatnonzero(at)
+            return j, at[j] - 1
         j = np.arange(0)
         for k, table in enumerate(self.tables):
             index = self._index(h, k)
@@ -155,16 +174,20 @@ class _Grams:
             j, h = (here if k == 0 else j[here]), h[here]
             if not len(j):
                 break
-        return j
+        return j, None
 
     def candidates(self, words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(byte offset, block) of every gram found among ``words``, compared word for word."""
         h = _hash(words[:-1], words[1:], self.salt) if self.n == 2 else _hash(words, salt=self.salt)
-        j = self._passes(h)
+        j, k = self._passes(h)
         if not len(j):
             return j, j
-        k = np.minimum(np.searchsorted(self.keys, h[j]), len(self.keys) - 1)
-        hit = self.keys[k] == h[j]
+        h = h[j]
+        if k is None:
+            k = np.minimum(np.searchsorted(self.keys, h), len(self.keys) - 1)
+        elif len(redo := np.flatnonzero(self.shared[k] & (self.keys[k] != h))):
+            k[redo] = np.minimum(np.searchsorted(self.keys, h[redo]), len(self.keys) - 1)
+        hit = self.keys[k] == h
         j, k = j[hit], k[hit]
         if not len(j):
             return j, j
