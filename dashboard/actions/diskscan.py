@@ -6,12 +6,13 @@ speed of its C loops.  A text is cut into *blocks*: a short one (under BLOCK
 bytes) is one block, itself; a longer one has a BLOCK-byte block every STRIDE
 bytes and one at its end, so every piece of it at least STRIDE + BLOCK - 1
 bytes long (a text longer than a page lies in page-sized pieces over overflow
-pages) holds a whole block.  The file is looked at as words (8 bytes, or 4,
-2, 1 for the shortest texts) at the offsets the word size divides, and a
-block is wherever it lies bound to put one of its ``size`` grams (one or two
-words, at its first ``size`` offsets) on such an offset: each gram is hashed
-and looked up in a bit table, the few candidates in the sorted hashes, and a
-block is counted only after its bytes are compared whole.  So what the scan
+pages) holds a whole block.  The file is looked at as words (8 bytes for
+whole blocks; 4, or 2, 1 for texts under 7 bytes, for shorter ones) at the
+offsets the word size divides, and a block is wherever it lies bound to put
+one of its ``size`` grams (two words, or one and what the block holds of the
+next, at its first ``size`` offsets) on such an offset: each gram is hashed
+and looked up in a bit table (or, for few grams, one table that also names
+the gram), and a block is counted only after its bytes are compared whole.  So what the scan
 reports found is there byte for byte; a fragment is a block, and a text is
 found whole after its bytes are read again where its first block sits.
 The search can only look for texts it is given.
@@ -34,7 +35,7 @@ STRIDE = 256  # a long text has a block every STRIDE bytes: a 279-byte piece hol
 PIECE = 1 << 18  # bytes read and searched at a time
 FLAT_BITS = 20  # the one table of few keys (under 16,384): 2 MiB at most
 TAIL = 32  # bytes of the previous piece searched again with the next: a block across the cut
-SHAPES = ((8, 2), (8, 1), (4, 1), (2, 1), (1, 1))  # (word size, words a gram)
+SHAPES = ((8, 2), (4, 1), (2, 1), (1, 1))  # (word size, words a gram): a text under 23 bytes, 4-byte words
 M1, M2, NO_SALT = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F), np.uint64(0)
 
 
