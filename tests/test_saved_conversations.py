@@ -170,6 +170,34 @@ def test_a_saved_conversation_the_dashboard_may_not_change_is_never_called_erase
     assert PHONE in path.read_text()
 
 
+def test_retry_after_found_on_disk_redoes_the_saved_conversations(seeded):
+    from agentao_world import wait_for_job
+
+    seeded.save("my phone", f"Call me on {PHONE}", scope="user")
+    path, _sid = conversation(seeded.project_dir)
+    client = seeded.app().test_client()
+    _plan, form = _about_form(client)
+    path.chmod(0o444)
+    try:
+        r = client.post("/forget/about", data=form, headers={"Accept": "application/json"})
+        job = wait_for_job(client, r.get_json()["url"], timeout=30.0)
+    finally:
+        path.chmod(0o644)  # the person makes it writable again
+    assert job["verdict"] == "found on disk" and PHONE in path.read_text()
+    assert "saved_again" not in job and PHONE not in json.dumps(job)  # the texts stay in the process
+    page = client.get(job["url"]).get_data(as_text=True)
+    assert f'action="/forget/jobs/{job["id"]}/retry"' in page
+    r = client.post(f"/forget/jobs/{job['id']}/retry", headers={"Accept": "application/json"})
+    assert r.status_code in (200, 202), r.get_json()
+    again = wait_for_job(client, r.get_json()["url"], timeout=30.0)
+    assert again["verdict"] == "verified erased", again
+    by = {f["name"]: f for f in again["saved_files"]}
+    assert (by[path.name]["status"], by[path.name]["action"]) == ("erased", "redact")
+    assert PHONE not in path.read_text()
+    html = client.get(again["url"]).get_data(as_text=True)
+    assert f"{path.name}: 2 messages redacted, erased" in html
+
+
 def test_forgetting_a_conversation_deletes_its_saved_files_and_agentao_no_longer_lists_it(world):
     from agentao.replay import list_replays
     from agentao_world import wait_for_job

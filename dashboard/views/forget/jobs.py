@@ -47,8 +47,9 @@ def report(job_id: str):
 
 def retry(job_id: str):
     old = _job(job_id)
-    results = (old.result or {}).get("results") if old.state == "done" else None
-    if not results:
+    done = (old.result or {}) if old.state == "done" else {}
+    results, copies = done.get("results") or [], done.get("saved_again")
+    if not results and not copies:
         abort(400, _("Only a finished purge can be retried."))
     refs = {r.key: r for r in stores()}
     for r in results:
@@ -57,12 +58,16 @@ def retry(job_id: str):
     def work(job):
         # Same rows again (already gone rows are skipped), and the texts of the
         # first run, which the database no longer holds, are searched for again.
-        return {
+        out = {
             "results": [
                 purge.purge(refs[r.store], r.plan, verify_texts=r.texts, progress=job.progress)
                 for r in results
-            ]
+            ],
+            **{k: done[k] for k in ("about", "memory", "conversation") if k in done},
         }
+        if copies:  # the saved conversations too: read again, and what still holds a text redone
+            out.update(saved.erased(*saved.again(*copies), progress=job.progress))
+        return out
 
     return start("retry", [r.store for r in results], work)
 
@@ -166,7 +171,7 @@ def erase_confirmed(phrase, kind: str, extra: dict, saved_files=None):
             looked_for(earlier, result)
             results.append(result)
         if copies is not None:
-            return {"results": results, "saved_files": saved.erase(*copies, progress=job.progress), **extra}
+            return {"results": results, **saved.erased(*copies, progress=job.progress), **extra}
         return {"results": results, **extra}
 
     return start(kind, [run[0].key for run in runs], work)
