@@ -198,6 +198,49 @@ def test_retry_after_found_on_disk_redoes_the_saved_conversations(seeded):
     assert f"{path.name}: 2 messages redacted, erased" in html
 
 
+def test_forget_me_when_only_saved_conversations_hold_something_can_be_confirmed(agent):
+    from agentao_world import wait_for_job
+
+    path, sid = conversation(agent.project_dir)  # the stores hold nothing about the person
+    client = agent.app().test_client()
+    plan = client.get("/forget/about.json").get_json()
+    assert all(not s["rows"] for s in plan["stores"])
+    assert [f["action"] for f in plan["saved_files"]] == ["redact"]
+    page = client.get("/forget/about").get_data(as_text=True)
+    assert 'id="about-form"' in page and 'data-field="nothing"' not in page
+    r = client.post("/forget/about", data={"confirm": plan["phrase"]}, headers={"Accept": "application/json"})
+    assert r.status_code in (200, 202)  # a small job may end before it answers, r.get_json()
+    job = wait_for_job(client, r.get_json()["url"], timeout=30.0)
+    assert job["verdict"] == "verified erased", job
+    assert [(f["name"], f["status"]) for f in job["saved_files"]] == [(path.name, "erased")]
+    assert PHONE not in path.read_text()
+    assert [s["session_id"] for s in list_sessions(agent.project_dir)] == [sid]
+    html = client.get(r.get_json()["url"]).get_data(as_text=True)
+    assert f"{path.name}: 2 messages redacted, erased" in html and 'data-verdict="verified erased"' in html
+    # a wrong phrase still changes nothing
+    conversation(agent.project_dir, said=f"Again: {PHONE}")
+    r = client.post("/forget/about", data={"confirm": "nope"}, headers={"Accept": "application/json"})
+    assert r.status_code == 400 and PHONE in _bytes_of(path.parent).decode()
+
+
+def test_forgetting_a_conversation_known_only_from_its_saved_file(agent):
+    from agentao_world import wait_for_job
+
+    path, _ = conversation(agent.project_dir, said="The build uses make.", session_id="conv-only-saved")
+    client = agent.app().test_client()
+    plan = client.get("/conversations/conv-only-saved.json").get_json()
+    assert plan["forget"]["stores"] == [] and plan["forget"]["saved_files"][0]["action"] == "delete"
+    assert 'id="conv-forget-form"' in client.get("/conversations/conv-only-saved").get_data(as_text=True)
+    from test_conversations import _form
+
+    r = client.post(plan["forget"]["action"], data=_form(plan), headers={"Accept": "application/json"})
+    assert r.status_code in (200, 202), r.get_json()
+    job = wait_for_job(client, r.get_json()["url"], timeout=30.0)
+    assert job["verdict"] == "verified erased", job
+    assert [(f["name"], f["status"]) for f in job["saved_files"]] == [(path.name, "erased")]
+    assert not path.exists() and list_sessions(agent.project_dir) == []
+
+
 def test_forgetting_a_conversation_deletes_its_saved_files_and_agentao_no_longer_lists_it(world):
     from agentao.replay import list_replays
     from agentao_world import wait_for_job

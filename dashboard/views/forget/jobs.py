@@ -150,11 +150,11 @@ def erase_confirmed(phrase, kind: str, extra: dict, saved_files=None):
         cats = [c for c in request.form.getlist(f"cat-{key}") if c in purge.ALL_CATEGORIES]
         dry_run = resolve.dry_run(ref, request.form.get(f"fingerprint-{key}"), cats, by_id=True)
         runs.append((ref, dry_run, unverified(ref)))
-    if not runs:
-        abort(400, _("The dry run names no store. Nothing was changed."))
     copies = (
         saved_files([t for _r, dry, _e in runs for row in dry for t in row.texts]) if saved_files else None
     )
+    if not runs and not (copies and saved.goes(copies[1])):  # only saved conversations is enough
+        abort(400, _("The dry run names no store. Nothing was changed."))
 
     def work(job):
         results = []
@@ -227,9 +227,9 @@ def job_dict(job_) -> dict:
         out["results"] = [r.to_dict() for r in res["results"]]
     if res.get("saved_files") is not None:
         out["saved_files"] = [r.to_dict() for r in res["saved_files"]]
-        if out.get("verdict") == "verified erased" and any(
-            r.status == "still holds" for r in res["saved_files"]
-        ):
+        out.setdefault("verdict", "verified erased")  # a forget of saved conversations only
+        out.setdefault("results", [])
+        if out["verdict"] == "verified erased" and any(r.status == "still holds" for r in res["saved_files"]):
             out["verdict"] = "found on disk"  # a saved conversation still holds an erased text
             out["verdict_text"] = label("purge_verdict", out["verdict"])
     if res.get("about"):
