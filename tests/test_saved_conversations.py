@@ -4,10 +4,12 @@ recorder), tolerating what is not agentao's, and never changing a byte."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from agentao.embedding.sessions import list_sessions
 from agentao_world import file_digest
-from saved_world import PHONE, conversation, replay
+from jsonschema import Draft202012Validator
+from saved_world import PHONE, agent_saves, conversation, replay
 from test_conversations import world  # noqa: F401  (a fixture)
 
 from dashboard.store import sessions
@@ -389,3 +391,40 @@ def test_what_is_held_follows_agentao_saving_again(agent):
         )
     found = client.get("/about.json").get_json()["saved"]["found"]
     assert any(f["file"] == rpath.name and f["message"] == 7 for f in found)
+
+
+def test_a_replay_ties_the_agents_save_to_the_turn_that_made_it(agent):
+    value = "The staging database is reset every Monday at 06:00."
+    rpath = agent_saves(agent, "conv-r", "staging reset", value)
+    [mem] = [m for m in agent.manager.get_all_entries() if m.content == value]
+    store = "user" if mem.scope == "user" else "project"
+    other = agent.save("build tool", "The build uses make.", scope="project")
+    client = agent.app().test_client()
+    prov = client.get(f"/memories/{store}/{mem.id}.json").get_json()["provenance"]
+    assert (prov["match"], prov["recorded_conversation"]) == ("exact", "conv-r")
+    [tie] = prov["saved_by_agent"]
+    assert (tie["session_id"], tie["turn"], tie["file"], tie["match"]) == ("conv-r", 2, rpath.name, "exact")
+    assert tie["url"] == "/conversations/conv-r"
+    html = client.get(f"/memories/{store}/{mem.id}").get_data(as_text=True)
+    assert 'data-field="saved-by-agent" data-match="exact">Saved by the agent in conversation' in html
+    assert f"<bdi>conv-r</bdi>, turn 2 (replay {rpath.name}, line" in html
+    assert "agentao does not record which conversation saved this" not in html
+    # a memory the replay does not name keeps the honest "by time"
+    assert client.get(f"/memories/project/{other.id}.json").get_json()["provenance"]["match"] == "by time"
+    conv = client.get("/conversations/conv-r.json").get_json()
+    assert [(t["id"], t["turn"], t["match"]) for t in conv["saved_by_agent"]] == [(mem.id, 2, "exact")]
+    for name, twin in (
+        ("memory", client.get(f"/memories/{store}/{mem.id}.json").get_json()),
+        ("conversation", conv),
+    ):
+        Draft202012Validator(
+            json.loads(
+                (Path(__file__).parent.parent / "docs" / "schemas" / f"{name}.schema.json").read_text()
+            )
+        ).validate(twin)
+    page = client.get("/conversations/conv-r").get_data(as_text=True)
+    assert f'data-memory="{store}:{mem.id}" data-match="exact" data-turn="2"' in page
+    # agentao saves again under the key: the tie stays, said as "same key"
+    agent.save("staging reset", "The staging database is reset on Sundays.", scope=mem.scope)
+    prov = client.get(f"/memories/{store}/{mem.id}.json").get_json()["provenance"]
+    assert [t["match"] for t in prov["saved_by_agent"]] == ["same key"] and prov["match"] == "by time"
