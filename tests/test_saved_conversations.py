@@ -210,6 +210,7 @@ def test_forget_me_when_only_saved_conversations_hold_something_can_be_confirmed
     assert [f["action"] for f in plan["saved_files"]] == ["redact"]
     page = client.get("/forget/about").get_data(as_text=True)
     assert 'id="about-form"' in page and 'data-field="nothing"' not in page
+    assert "1 saved conversation file changes too (below)." in page
     r = client.post("/forget/about", data={"confirm": plan["phrase"]}, headers={"Accept": "application/json"})
     assert r.status_code in (200, 202)  # a small job may end before it answers, r.get_json()
     job = wait_for_job(client, r.get_json()["url"], timeout=30.0)
