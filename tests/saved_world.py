@@ -50,3 +50,41 @@ def replay(project: Path, session_id: str, said: str = SAID) -> Path:
     rec.record("user_message", turn_id="t2", payload={"content": "Thanks, and use tabs please."})
     rec.close()
     return rec.path
+
+
+def agent_saves(agent, session_id: str, key: str, value: str) -> Path:
+    """A replay as agentao's own recorder writes it through its transport adapter: a first turn,
+    then a turn in which agentao's save_memory tool saves ``value`` and the memory version moves."""
+    from agentao.replay.adapter import ReplayAdapter
+    from agentao.tools.memory import SaveMemoryTool
+    from agentao.transport import AgentEvent, EventType
+    from agentao.transport.null import NullTransport
+
+    save_replay_enabled(True, agent.project_dir)
+    config = load_replay_config(agent.project_dir)
+    rec = ReplayRecorder.create(session_id, agent.project_dir, capture_flags=dict(config.capture_flags))
+    adapter = ReplayAdapter(NullTransport(), rec)
+    adapter.begin_turn("Hello.")
+    adapter.end_turn("Hi.")
+    adapter.begin_turn(f"Remember this: {value}")
+    manager = agent.manager
+    before = manager.write_version
+    args = {"key": key, "value": value}
+    adapter.emit(AgentEvent(EventType.TOOL_START, {"tool": "save_memory", "args": args, "call_id": "c1"}))
+    SaveMemoryTool(manager).execute(**args)
+    adapter.emit(
+        AgentEvent(EventType.TOOL_COMPLETE, {"tool": "save_memory", "call_id": "c1", "status": "ok"})
+    )
+    adapter.emit(
+        AgentEvent(
+            EventType.MEMORY_WRITE,
+            {
+                "version_before": before,
+                "version_after": manager.write_version,
+                "total_entries": len(manager.get_all_entries()),
+            },
+        )
+    )
+    adapter.end_turn("Saved.")
+    rec.close()
+    return rec.path

@@ -4,10 +4,12 @@ recorder), tolerating what is not agentao's, and never changing a byte."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from agentao.embedding.sessions import list_sessions
 from agentao_world import file_digest
-from saved_world import PHONE, conversation, replay
+from jsonschema import Draft202012Validator
+from saved_world import PHONE, agent_saves, conversation, replay
 from test_conversations import world  # noqa: F401  (a fixture)
 
 from dashboard.store import sessions
@@ -170,6 +172,78 @@ def test_a_saved_conversation_the_dashboard_may_not_change_is_never_called_erase
     assert PHONE in path.read_text()
 
 
+def test_retry_after_found_on_disk_redoes_the_saved_conversations(seeded):
+    from agentao_world import wait_for_job
+
+    seeded.save("my phone", f"Call me on {PHONE}", scope="user")
+    path, _sid = conversation(seeded.project_dir)
+    client = seeded.app().test_client()
+    _plan, form = _about_form(client)
+    path.chmod(0o444)
+    try:
+        r = client.post("/forget/about", data=form, headers={"Accept": "application/json"})
+        job = wait_for_job(client, r.get_json()["url"], timeout=30.0)
+    finally:
+        path.chmod(0o644)  # the person makes it writable again
+    assert job["verdict"] == "found on disk" and PHONE in path.read_text()
+    assert "saved_again" not in job and PHONE not in json.dumps(job)  # the texts stay in the process
+    page = client.get(job["url"]).get_data(as_text=True)
+    assert f'action="/forget/jobs/{job["id"]}/retry"' in page
+    r = client.post(f"/forget/jobs/{job['id']}/retry", headers={"Accept": "application/json"})
+    assert r.status_code in (200, 202), r.get_json()
+    again = wait_for_job(client, r.get_json()["url"], timeout=30.0)
+    assert again["verdict"] == "verified erased", again
+    by = {f["name"]: f for f in again["saved_files"]}
+    assert (by[path.name]["status"], by[path.name]["action"]) == ("erased", "redact")
+    assert PHONE not in path.read_text()
+    html = client.get(again["url"]).get_data(as_text=True)
+    assert f"{path.name}: 2 messages redacted, erased" in html
+
+
+def test_forget_me_when_only_saved_conversations_hold_something_can_be_confirmed(agent):
+    from agentao_world import wait_for_job
+
+    path, sid = conversation(agent.project_dir)  # the stores hold nothing about the person
+    client = agent.app().test_client()
+    plan = client.get("/forget/about.json").get_json()
+    assert all(not s["rows"] for s in plan["stores"])
+    assert [f["action"] for f in plan["saved_files"]] == ["redact"]
+    page = client.get("/forget/about").get_data(as_text=True)
+    assert 'id="about-form"' in page and 'data-field="nothing"' not in page
+    assert "1 saved conversation file changes too (below)." in page
+    r = client.post("/forget/about", data={"confirm": plan["phrase"]}, headers={"Accept": "application/json"})
+    assert r.status_code in (200, 202)  # a small job may end before it answers, r.get_json()
+    job = wait_for_job(client, r.get_json()["url"], timeout=30.0)
+    assert job["verdict"] == "verified erased", job
+    assert [(f["name"], f["status"]) for f in job["saved_files"]] == [(path.name, "erased")]
+    assert PHONE not in path.read_text()
+    assert [s["session_id"] for s in list_sessions(agent.project_dir)] == [sid]
+    html = client.get(r.get_json()["url"]).get_data(as_text=True)
+    assert f"{path.name}: 2 messages redacted, erased" in html and 'data-verdict="verified erased"' in html
+    # a wrong phrase still changes nothing
+    conversation(agent.project_dir, said=f"Again: {PHONE}")
+    r = client.post("/forget/about", data={"confirm": "nope"}, headers={"Accept": "application/json"})
+    assert r.status_code == 400 and PHONE in _bytes_of(path.parent).decode()
+
+
+def test_forgetting_a_conversation_known_only_from_its_saved_file(agent):
+    from agentao_world import wait_for_job
+
+    path, _ = conversation(agent.project_dir, said="The build uses make.", session_id="conv-only-saved")
+    client = agent.app().test_client()
+    plan = client.get("/conversations/conv-only-saved.json").get_json()
+    assert plan["forget"]["stores"] == [] and plan["forget"]["saved_files"][0]["action"] == "delete"
+    assert 'id="conv-forget-form"' in client.get("/conversations/conv-only-saved").get_data(as_text=True)
+    from test_conversations import _form
+
+    r = client.post(plan["forget"]["action"], data=_form(plan), headers={"Accept": "application/json"})
+    assert r.status_code in (200, 202), r.get_json()
+    job = wait_for_job(client, r.get_json()["url"], timeout=30.0)
+    assert job["verdict"] == "verified erased", job
+    assert [(f["name"], f["status"]) for f in job["saved_files"]] == [(path.name, "erased")]
+    assert not path.exists() and list_sessions(agent.project_dir) == []
+
+
 def test_forgetting_a_conversation_deletes_its_saved_files_and_agentao_no_longer_lists_it(world):
     from agentao.replay import list_replays
     from agentao_world import wait_for_job
@@ -318,3 +392,40 @@ def test_what_is_held_follows_agentao_saving_again(agent):
         )
     found = client.get("/about.json").get_json()["saved"]["found"]
     assert any(f["file"] == rpath.name and f["message"] == 7 for f in found)
+
+
+def test_a_replay_ties_the_agents_save_to_the_turn_that_made_it(agent):
+    value = "The staging database is reset every Monday at 06:00."
+    rpath = agent_saves(agent, "conv-r", "staging reset", value)
+    [mem] = [m for m in agent.manager.get_all_entries() if m.content == value]
+    store = "user" if mem.scope == "user" else "project"
+    other = agent.save("build tool", "The build uses make.", scope="project")
+    client = agent.app().test_client()
+    prov = client.get(f"/memories/{store}/{mem.id}.json").get_json()["provenance"]
+    assert (prov["match"], prov["recorded_conversation"]) == ("exact", "conv-r")
+    [tie] = prov["saved_by_agent"]
+    assert (tie["session_id"], tie["turn"], tie["file"], tie["match"]) == ("conv-r", 2, rpath.name, "exact")
+    assert tie["url"] == "/conversations/conv-r"
+    html = client.get(f"/memories/{store}/{mem.id}").get_data(as_text=True)
+    assert 'data-field="saved-by-agent" data-match="exact">Saved by the agent in conversation' in html
+    assert f"<bdi>conv-r</bdi>, turn 2 (replay {rpath.name}, line" in html
+    assert "agentao does not record which conversation saved this" not in html
+    # a memory the replay does not name keeps the honest "by time"
+    assert client.get(f"/memories/project/{other.id}.json").get_json()["provenance"]["match"] == "by time"
+    conv = client.get("/conversations/conv-r.json").get_json()
+    assert [(t["id"], t["turn"], t["match"]) for t in conv["saved_by_agent"]] == [(mem.id, 2, "exact")]
+    for name, twin in (
+        ("memory", client.get(f"/memories/{store}/{mem.id}.json").get_json()),
+        ("conversation", conv),
+    ):
+        Draft202012Validator(
+            json.loads(
+                (Path(__file__).parent.parent / "docs" / "schemas" / f"{name}.schema.json").read_text()
+            )
+        ).validate(twin)
+    page = client.get("/conversations/conv-r").get_data(as_text=True)
+    assert f'data-memory="{store}:{mem.id}" data-match="exact" data-turn="2"' in page
+    # agentao saves again under the key: the tie stays, said as "same key"
+    agent.save("staging reset", "The staging database is reset on Sundays.", scope=mem.scope)
+    prov = client.get(f"/memories/{store}/{mem.id}.json").get_json()["provenance"]
+    assert [t["match"] for t in prov["saved_by_agent"]] == ["same key"] and prov["match"] == "by time"

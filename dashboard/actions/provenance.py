@@ -13,10 +13,15 @@ What agentao records, and so what is *exact* here:
   holds its current text alone (or it is the only one), *ambiguous* otherwise
   (several Chinese-only suggestions of one type collapse onto one key).
 
-What agentao does not record: which conversation an explicit or automatic save
-ran in.  Such a memory is linked *by time* only: to the conversations whose
-recorded times (summaries, suggestion hits) span its save; none or several is
-said as such, never guessed.
+What agentao's memory rows do not record: which conversation an explicit or
+automatic save ran in.  A replay does, when replay was on: its ``save_memory``
+calls confirmed by ``memory_write`` (``store.sessions.AgentSave``) tie a save to
+the conversation and turn that made it — *exact* when one memory under the
+call's key holds the text it saved, *same key* when the one memory under that key
+has changed text since, *ambiguous* when several stores hold that key.  Otherwise
+a memory is linked *by time* only: to the conversations whose recorded times
+(summaries, suggestion hits) span its save; none or several is said as such,
+never guessed.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from ..contract import SaveRefused, normalize_key
 from ..engine.stable import TAIL_KEPT, TAIL_READ, session_tail
 from ..records import Memory, ReviewItem, Summary
-from ..store.sessions import SavedFile
+from ..store.sessions import AgentSave, SavedFile
 
 if TYPE_CHECKING:
     from ..store import StoreRef
@@ -82,6 +87,7 @@ class Conversation:
     approved: list[tuple[Memory, Link]] = field(default_factory=list)
     times: list[str] = field(default_factory=list)
     saved: list[SavedFile] = field(default_factory=list)  # agentao's checkpoints and replays of it
+    agent_saved: list[tuple[Memory, Tie]] = field(default_factory=list)  # its replay's confirmed saves
 
     @property
     def first(self) -> str:
@@ -102,6 +108,27 @@ class Link:
     match: str
     item: ReviewItem | None = None  # the suggestion its current text came from
     others: list[ReviewItem] = field(default_factory=list)  # other approvals written under the same key
+
+
+@dataclass(frozen=True)
+class Tie:
+    """A memory saved by the agent in a conversation's turn, as its replay records it."""
+
+    conversation: Conversation
+    file: SavedFile
+    save: AgentSave
+    match: str  # "exact" | "same key" | "ambiguous"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "session_id": self.conversation.session_id,
+            "conversation": self.conversation.key,
+            "turn": self.save.turn,
+            "file": self.file.name,
+            "line": self.save.line,
+            "at": self.save.stamp,
+            "match": self.match,
+        }
 
 
 class Trail:
@@ -151,12 +178,39 @@ class Trail:
                 self.links[m.store, m.id] = link
                 if link.item is not None:
                     conv(link.item.source_session).approved.append((m, link))
+        self.ties: dict[tuple[str, str], list[Tie]] = {}
+        self._tie(by_id.values(), memories)
         # Saves of explicit and automatic memories, by time: each conversation takes a
         # slice of this sorted list (bisect), so no page costs memories × conversations.
         self.saves = sorted(
             (stamp, n) for n, m in enumerate(memories) if m.source != "crystallized" for stamp in _saves(m)
         )
         self.by_key = {c.key: c for c in by_id.values()}
+
+    def _tie(self, convs: Iterable[Conversation], memories: list[Memory]) -> None:
+        """Each replay's confirmed ``save_memory`` calls, tied to the memories under their keys."""
+        by_key: dict[str, list[Memory]] = {}
+        for m in memories:
+            if m.source != "crystallized":
+                by_key.setdefault(m.key_normalized, []).append(m)
+        for c in convs:
+            for f in c.saved:
+                for save in f.agent_saves:
+                    try:
+                        found = by_key.get(normalize_key(save.key), [])
+                    except SaveRefused:
+                        continue
+                    same = [m for m in found if m.content == save.value]
+                    if len(same) == 1:
+                        pairs = [(same[0], "exact")]
+                    elif len(found) == 1:
+                        pairs = [(found[0], "same key")]
+                    else:
+                        pairs = [(m, "ambiguous") for m in same or found]
+                    for m, match in pairs:
+                        tie = Tie(c, f, save, match)
+                        self.ties.setdefault((m.store, m.id), []).append(tie)
+                        c.agent_saved.append((m, tie))
 
     def _store_of(self, item: ReviewItem) -> str:
         return "user" if item.scope == "user" and self.has_user_store else "project"
@@ -217,8 +271,12 @@ class Trail:
             out["match"] = link.match
             out["other_approvals"] = [_item_dict(i, self) for i in link.others]
             return out
-        out["match"] = "by time"
-        out["recorded_conversation"] = None  # agentao does not record it
+        ties = self.ties.get((m.store, m.id), [])
+        exact = {t.conversation.session_id for t in ties if t.match == "exact"}
+        out["match"] = "exact" if len(exact) == 1 else "by time"
+        # Not in the row; a replay records it (replay on), else nothing does.
+        out["recorded_conversation"] = next(iter(exact)) if len(exact) == 1 else None
+        out["saved_by_agent"] = [t.to_dict() for t in ties]
         out["saves"] = [
             {
                 "at": stamp,

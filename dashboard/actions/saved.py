@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..findings.rules import Finding, scan_text
-from ..store.sessions import Message, Saved, SavedFile, folders
+from ..store.sessions import Message, Saved, SavedFile, folders, read_saved
 from . import diskscan
 
 ABOUT = ("personal", "secret")  # the findings that are about the person
@@ -160,6 +160,26 @@ def erase(
     progress("saved conversations", None)
     _verify(root, results, texts)
     return results
+
+
+def erased(
+    root: Path, plans: list[FilePlan], texts: list[str], progress: Callable[..., None] = lambda *a: None
+) -> dict[str, Any]:
+    """``erase`` as a job's result: what became of each file, and (``saved_again``, kept in this
+    process only, never shown) what a retry does again: the texts, and the files deleted whole."""
+    deleted = tuple(str(p.file.path) for p in plans if p.action == "delete")
+    return {"saved_files": erase(root, plans, texts, progress), "saved_again": (root, tuple(texts), deleted)}
+
+
+def again(root: Path, texts: Iterable[str], deleted: Iterable[str]) -> tuple[Path, list[FilePlan], list[str]]:
+    """A retry's share: the folders read again, each file the first run deleted deleted again,
+    every other file redacted of the texts it still holds."""
+    whole, texts = set(deleted), list(texts)
+    plans = [
+        FilePlan(p.file, "delete") if str(p.file.path) in whole else p
+        for p in plan_files(read_saved(root), texts)
+    ]
+    return root, plans, texts
 
 
 def _unchanged(f: SavedFile) -> str:

@@ -67,6 +67,21 @@ class Message:
     stamp: str = ""  # a replay event's ``ts``
 
 
+@dataclass(frozen=True)
+class AgentSave:
+    """A ``save_memory`` call that a replay's ``memory_write`` event shows took effect.
+
+    agentao records the call (``tool_started``: tool, args) and, once the turn's tools ran,
+    ``memory_write`` (the memory version moved) under the same ``turn_id``; a call whose
+    ``tool_completed`` says it failed is left out."""
+
+    turn: int  # the turn's position in the replay, from 1
+    line: int  # the memory_write event's line
+    key: str
+    value: str
+    stamp: str
+
+
 @dataclass
 class SavedFile:
     """One file of either folder, as far as it could be read."""
@@ -83,6 +98,7 @@ class SavedFile:
     note: str = ""  # a NOTES code when the file was not (fully) understood
     note_args: dict[str, str] = field(default_factory=dict)
     writable: bool = True
+    agent_saves: list[AgentSave] = field(default_factory=list)  # a replay's confirmed saves
 
     @property
     def name(self) -> str:
@@ -236,6 +252,7 @@ def _session(f: SavedFile, raw: bytes) -> None:
 def _replay(f: SavedFile, raw: bytes) -> None:
     lines = raw.split(b"\n")
     bad = 0
+    saves = _Saves(f.agent_saves)
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -253,6 +270,7 @@ def _replay(f: SavedFile, raw: bytes) -> None:
         kind = _str(event.get("kind"))
         payload = event.get("payload")
         f.session_id = f.session_id or _str(event.get("session_id"))
+        saves.see(n, kind, event, payload)
         if kind == "replay_header" and isinstance(payload, dict):
             f.created_at = _str(payload.get("created_at"))
             version = _str(payload.get("schema_version"))
@@ -271,6 +289,37 @@ def _replay(f: SavedFile, raw: bytes) -> None:
         f.session_id = f.path.stem.split(".", 1)[0]
     if not f.messages and not f.session_id:
         f.note = "foreign"
+
+
+class _Saves:
+    """Follows a replay's turns and its ``save_memory`` calls until ``memory_write`` confirms them."""
+
+    def __init__(self, into: list[AgentSave]):
+        self.into = into
+        self.turns: dict[str, int] = {}
+        self.calls: dict[str, dict[str, tuple[str, str]]] = {}  # turn_id -> call_id -> (key, value)
+
+    def see(self, line: int, kind: str, event: dict[str, Any], payload: Any) -> None:
+        turn = _str(event.get("parent_turn_id")) or _str(event.get("turn_id"))  # a subagent's: its parent's
+        if not turn or not isinstance(payload, dict):
+            return
+        if kind in ("turn_started", "user_message") and turn not in self.turns and len(self.turns) < 100_000:
+            self.turns[turn] = len(self.turns) + 1
+        calls = self.calls.setdefault(turn, {})
+        if kind == "tool_started" and payload.get("tool") == "save_memory":
+            args = payload.get("args")
+            if (
+                isinstance(args, dict)
+                and isinstance(args.get("key"), str)
+                and isinstance(args.get("value"), str)
+            ):
+                calls[_str(payload.get("call_id")) or str(line)] = (args["key"], args["value"])
+        elif kind == "tool_completed" and payload.get("status", "ok") != "ok":
+            calls.pop(_str(payload.get("call_id")), None)
+        elif kind == "memory_write" and turn in self.turns:
+            stamp = _str(event.get("ts"))
+            self.into.extend(AgentSave(self.turns[turn], line, k, v, stamp) for k, v in calls.values())
+            calls.clear()
 
 
 def _newer(version: str) -> bool:

@@ -139,6 +139,14 @@ def detail(key: str, fmt: str):
                 )
                 for m, stamp, n in t.saved_during(c)
             ],
+            "saved_by_agent": [
+                dict(
+                    provenance.memory_link_dict(m, None),
+                    **tie.to_dict(),
+                    url=url_for("memories.detail", store=m.store, memory_id=m.id),
+                )
+                for m, tie in c.agent_saved
+            ],
             "saved_files": [f.to_dict() for f in c.saved],
             "forget": {
                 "action": url_for("forget.erase_conversation", key=c.key),
@@ -209,6 +217,8 @@ def provenance_of(memory) -> dict:
     for save in out.get("saves", []):
         for a in save["active"]:
             a["url"] = url(a["key"])
+    for tie in out.get("saved_by_agent", []):
+        tie["url"] = url(tie["conversation"])
     return out
 
 

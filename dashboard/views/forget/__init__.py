@@ -259,7 +259,7 @@ def everything():
         for result in report["results"]:
             looked_for(earlier.get(result.path, []), result)
         if copies is not None:  # agentao's saved conversations: every file goes
-            report["saved_files"] = saved.erase(*copies, progress=job.progress)
+            report.update(saved.erased(*copies, progress=job.progress))
         return report
 
     return start("forget everything", [r.key for r in refs], run)

@@ -47,8 +47,9 @@ def report(job_id: str):
 
 def retry(job_id: str):
     old = _job(job_id)
-    results = (old.result or {}).get("results") if old.state == "done" else None
-    if not results:
+    done = (old.result or {}) if old.state == "done" else {}
+    results, copies = done.get("results") or [], done.get("saved_again")
+    if not results and not copies:
         abort(400, _("Only a finished purge can be retried."))
     refs = {r.key: r for r in stores()}
     for r in results:
@@ -57,12 +58,16 @@ def retry(job_id: str):
     def work(job):
         # Same rows again (already gone rows are skipped), and the texts of the
         # first run, which the database no longer holds, are searched for again.
-        return {
+        out = {
             "results": [
                 purge.purge(refs[r.store], r.plan, verify_texts=r.texts, progress=job.progress)
                 for r in results
-            ]
+            ],
+            **{k: done[k] for k in ("about", "memory", "conversation") if k in done},
         }
+        if copies:  # the saved conversations too: read again, and what still holds a text redone
+            out.update(saved.erased(*saved.again(*copies), progress=job.progress))
+        return out
 
     return start("retry", [r.store for r in results], work)
 
@@ -145,11 +150,11 @@ def erase_confirmed(phrase, kind: str, extra: dict, saved_files=None):
         cats = [c for c in request.form.getlist(f"cat-{key}") if c in purge.ALL_CATEGORIES]
         dry_run = resolve.dry_run(ref, request.form.get(f"fingerprint-{key}"), cats, by_id=True)
         runs.append((ref, dry_run, unverified(ref)))
-    if not runs:
-        abort(400, _("The dry run names no store. Nothing was changed."))
     copies = (
         saved_files([t for _r, dry, _e in runs for row in dry for t in row.texts]) if saved_files else None
     )
+    if not runs and not (copies and saved.goes(copies[1])):  # only saved conversations is enough
+        abort(400, _("The dry run names no store. Nothing was changed."))
 
     def work(job):
         results = []
@@ -166,7 +171,7 @@ def erase_confirmed(phrase, kind: str, extra: dict, saved_files=None):
             looked_for(earlier, result)
             results.append(result)
         if copies is not None:
-            return {"results": results, "saved_files": saved.erase(*copies, progress=job.progress), **extra}
+            return {"results": results, **saved.erased(*copies, progress=job.progress), **extra}
         return {"results": results, **extra}
 
     return start(kind, [run[0].key for run in runs], work)
@@ -222,9 +227,9 @@ def job_dict(job_) -> dict:
         out["results"] = [r.to_dict() for r in res["results"]]
     if res.get("saved_files") is not None:
         out["saved_files"] = [r.to_dict() for r in res["saved_files"]]
-        if out.get("verdict") == "verified erased" and any(
-            r.status == "still holds" for r in res["saved_files"]
-        ):
+        out.setdefault("verdict", "verified erased")  # a forget of saved conversations only
+        out.setdefault("results", [])
+        if out["verdict"] == "verified erased" and any(r.status == "still holds" for r in res["saved_files"]):
             out["verdict"] = "found on disk"  # a saved conversation still holds an erased text
             out["verdict_text"] = label("purge_verdict", out["verdict"])
     if res.get("about"):

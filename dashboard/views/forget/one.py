@@ -91,7 +91,7 @@ def forget_memory(key: str, memory_id: str):
             "memory": {"store": key, "id": memory_id},
         }
         if copies is not None:  # its texts in agentao's saved conversations, redacted
-            out["saved_files"] = saved.erase(*copies, progress=job.progress)
+            out.update(saved.erased(*copies, progress=job.progress))
         return out
 
     return forget_jobs.start("memory purge", [key], work)
