@@ -87,7 +87,7 @@ def measure(n: int, runs: int) -> dict:
         "n": n,
         "findings": len(report.items),
         "complete": report.complete,
-        "badge": badge[0] if badge else None,
+        "badge": badge.count if badge and not badge.later else None,
         "page_no_scan": no_scan,
         "page_held": held_page,
         "badge_alone": badge_alone,

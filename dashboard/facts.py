@@ -35,11 +35,13 @@ RISKY = ("secret", "personal", "instruction")  # what a person should look at fi
 
 @dataclass(frozen=True)
 class Badge:
-    """A count beside a tab: the number, its words (the tooltip), and "at least" or exact."""
+    """A count beside a tab: the number, its words (the tooltip), and "at least" or exact;
+    or, with ``later``, a stand-in that fetches the count from that URL once the page is shown."""
 
     count: int
     title: str
     at_least: bool = False
+    later: str = ""
 
 
 # -- what the agent knows, what is deleted: the stores' own tally (store.status) -----------
@@ -230,11 +232,14 @@ def pending_badge() -> Badge | None:
     )
 
 
-def risky_badge(report) -> Badge | None:
+def risky_badge(report, later: str) -> Badge | None:
     """The Findings tab: the risky entries of ``report``, the scan held for the files as
-    they are (None when the files changed since it ran: then no badge, never a stale one)."""
-    found = None if report is None else risky_in(report)
-    if found is None or not found.count:
+    they are.  None (no scan since the files changed) gives no count, never a stale one: a
+    stand-in that asks ``later`` for it, so the page answers at once and the count follows."""
+    if report is None:
+        return Badge(0, "", later=later)
+    found = risky_in(report)
+    if not found.count:
         return None
     return Badge(found.count, found.text, not found.complete)
 

@@ -145,14 +145,18 @@ def answer(
     page: str | None = None,
     fragment: str | None = None,
     to: str | None = None,
+    leave: bool = False,
     **context,
 ):
     """The one answer to a request that acts: ``data`` as JSON for scripts (a function is
     called only then); for htmx the fragment; without JavaScript a 303 to ``to`` when given
     (post/redirect/get), else the page (``page.html`` around the fragment when ``page`` is
-    None).  Every rendering keeps the status ``code``: htmx swaps 4xx answers too (base.html)."""
+    None).  Every rendering keeps the status ``code``: htmx swaps 4xx answers too (base.html).
+    With ``leave``, htmx leaves the page for ``to`` (``HX-Redirect``) instead of following it."""
     if wants_json():
         return twin(data() if callable(data) else data, code)
+    if to is not None and leave and wants_fragment():
+        return current_app.make_response(("", 200, {"HX-Redirect": to}))
     if to is not None and not (fragment and wants_fragment()):
         return redirect(to, 303)
     response = render(page, fragment, **context)

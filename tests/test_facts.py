@@ -248,4 +248,4 @@ def test_a_scan_cut_short_says_at_least():
     with app.test_request_context("/"):
         found = facts.risky_in(Report(items=[_item("a", "secret")], timed_out=True))
         assert found.text.startswith("At least 1 entry")
-        assert facts.risky_badge(Report(items=[_item("a", "secret")], timed_out=True)).at_least
+        assert facts.risky_badge(Report(items=[_item("a", "secret")], timed_out=True), "").at_least

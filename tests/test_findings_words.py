@@ -161,3 +161,11 @@ def test_the_tab_count_comes_from_a_scan_already_made(client, corpus):
     assert badge() == (len(risky), data["risky"]["text"]) and data["risky"]["count"] == len(risky)
     corpus.save("another note", "Nothing to see here.", ["misc"])
     assert badge() is None  # the files moved: the held count may be wrong
+    # In its place a stand-in asks for the count once the page is shown: a fresh scan's.
+    later = soup(client.get("/summaries")).select_one('header a[data-tab="findings"] [data-later]')
+    assert later["hx-trigger"] == "load" and later["hx-swap"] == "none"
+    answer = soup(client.get(later["hx-get"], headers={"HX-Request": "true"}))
+    tab = answer.select_one('[hx-swap-oob="innerHTML:#tabs a[data-tab=findings]"]')
+    assert tab.select_one("[data-later]") is None
+    assert int(tab.select_one(".count")["data-count"]) == len(risky)
+    assert badge() == (len(risky), data["risky"]["text"])  # held for the next page

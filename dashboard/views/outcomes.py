@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from flask import abort, make_response, redirect, request
+from flask import abort, request
 from flask_babel import gettext as _
 
 from ..actions import effects
@@ -110,12 +110,3 @@ def read_back(outcome: Outcome) -> None:
     outcome.stable_block_chars = len(block)
     if outcome.shown_effect is not None:
         outcome.effect_as_shown = outcome.shown_effect == effects.block_token(block)
-
-
-def go_to(where: str, fragment: bool):
-    """The answer to an action that worked: htmx follows ``HX-Redirect``, a form a 303."""
-    if fragment:
-        response = make_response("", 200)
-        response.headers["HX-Redirect"] = where
-        return response
-    return redirect(where, 303)

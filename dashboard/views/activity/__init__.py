@@ -20,7 +20,7 @@ from flask_babel import gettext as _
 
 from ... import clock
 from ...guard.access import sign_preference, verified_preferences
-from ...web import number_arg, page, page_route, readable_refs, wants_fragment, wants_json
+from ...web import number_arg, page, page_route, readable_refs, wants_fragment
 from . import log as activity_log
 
 bp = Blueprint("activity", __name__)
@@ -109,7 +109,7 @@ def index(fmt: str):
         last_visit=last_visit,
         stores=[r.key for r in refs],
     )
-    if not wants_fragment() and not wants_json():
+    if fmt == "html" and not wants_fragment():  # a person on the page, not its twin or a fragment
         _remember_visit(response, baseline, now)
     return response
 

@@ -17,8 +17,8 @@ from ...actions import checks as ck
 from ...agent_cjk import agent_cjk
 from ...preview_source import snapshot
 from ...store.status import inspect
-from ...web import page, page_route, stores, twin, wants_json
-from ..outcomes import form_values, go_to
+from ...web import answer, page, page_route, stores
+from ..outcomes import form_values
 
 bp = Blueprint("checks", __name__)
 TIME_LIMIT_MS = 10_000  # create_app key CHECKS_TIME_LIMIT_MS (None: no limit, as the command runs)
@@ -166,9 +166,9 @@ def create():
     run = run_checks()
     ck.record(_refs(), run)
     mine = next(r for r in run.results if r.check["id"] == check["id"])
-    if wants_json():
-        return twin({"saved": True, "check": result_dict(mine)}, 201)
-    return go_to(url_for("checks.index") + "#check-" + check["id"], False)
+    return answer(
+        {"saved": True, "check": result_dict(mine)}, 201, to=url_for("checks.index") + "#check-" + check["id"]
+    )
 
 
 @bp.post("/checks/<item_id>/delete")
@@ -182,9 +182,7 @@ def delete(item_id: str):
         abort(400, str(exc))
     if not gone:
         abort(404, _("No check %(id)s in the %(store)s store's checks file.", id=check_id, store=ref.key))
-    if wants_json():
-        return twin({"deleted": check_id})
-    return go_to(url_for("checks.index"), False)
+    return answer({"deleted": check_id}, to=url_for("checks.index"))
 
 
 # ---------------------------------------------------------------------------

@@ -20,7 +20,7 @@ import time
 from collections import Counter
 from datetime import datetime
 
-from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
+from flask import Blueprint, abort, current_app, g, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 
 from ... import facts
@@ -151,7 +151,23 @@ def held_report(refs=None) -> Report | None:
     return found[1] if found else None  # none yet, or a file moved since
 
 
-NAV_BADGES["findings.index"] = lambda: facts.risky_badge(held_report())
+def _badge() -> facts.Badge | None:
+    # ``badge()`` hands over the scan it ran (a write during it must not ask again and again).
+    return facts.risky_badge(g.get("badge_report") or held_report(), url_for("findings.badge"))
+
+
+NAV_BADGES["findings.index"] = _badge
+
+
+@bp.get("/findings/badge")
+def badge():
+    """The Findings tab's count, asked by its stand-in (partials/tabs.html) when no scan is
+    held for the files as they are: the page's bounded scan.  The answer is the header's own
+    out-of-band redraw (facts._tabs_out_of_band); a browser sent here gets the findings."""
+    if not wants_fragment():
+        return redirect(url_for("findings.index"), 303)
+    g.badge_report = current_report()[0]
+    return ""
 
 
 def flags_by_row(report: Report) -> dict[tuple[str, str, str], list]:

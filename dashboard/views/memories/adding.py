@@ -19,15 +19,14 @@ from __future__ import annotations
 import hashlib
 import json
 
-from flask import abort, render_template, request, url_for
+from flask import abort, request, url_for
 from flask_babel import gettext as _
 
 from ...actions import adding, effects
 from ...contract import KNOWN_TYPES, SaveRefused
-from ...web import page as page_
-from ...web import stores, twin, wants_fragment, wants_json
+from ...web import answer, stores
 from .. import block_effects
-from ..outcomes import Blocked, Outcome, failure, form_values, go_to, read_back, require_writable
+from ..outcomes import Blocked, Outcome, failure, form_values, read_back, require_writable
 from .curate import _TYPE, MAX_TAGS_CHARS
 
 FIELDS = ("key", "value", "tags", "scope", "type")
@@ -73,16 +72,16 @@ def _plan(got: dict) -> adding.AddPlan:
 
 def new(fmt: str):
     """The form; with values typed, also what saving them would write and do to the prompt."""
-    return _planned(fmt, request.args)
+    return _planned(request.args)  # its .json twin is answered as JSON (web.answer)
 
 
 def plan():
     """The same plan for values POSTed (nothing is written): a 4000-character value, agentao's
     limit, does not fit in a query string, so the form asks this way."""
-    return _planned("json" if wants_json() else "html", form_values())
+    return _planned(form_values())
 
 
-def _planned(fmt: str, values):
+def _planned(values):
     try:
         got = _inputs(values)
     except Blocked as bad:
@@ -105,7 +104,9 @@ def _planned(fmt: str, values):
             context.update(plan=plan, planned=_digest(got))
             if plan.problem is None:
                 context["effect"] = effects.save_effect(block_effects.snapshot(), plan.save, plan.existing)
-    return page_(fmt, "memories/new.html", "memories/_new.html", to_json=_new_json, **context)
+    return answer(
+        lambda: _new_json(context), page="memories/new.html", fragment="memories/_new.html", **context
+    )
 
 
 def _new_json(ctx) -> dict:
@@ -170,8 +171,6 @@ def add():
     """POST /memories/new: save as agentao's save_memory tool would; 303 to the new memory."""
     outcome, got = _run(form_values())
     read_back(outcome)
-    if wants_json():
-        return twin(outcome.to_dict(), outcome.status)
     if outcome.ok:
         where = url_for(
             "memories.detail",
@@ -180,7 +179,7 @@ def add():
             memory_id=outcome.memory_id,
             done="added",
         )
-        return go_to(where, wants_fragment())
+        return answer(outcome.to_dict, outcome.status, to=where, leave=True)
     context = {
         "form": got,
         "types": KNOWN_TYPES,
@@ -191,6 +190,6 @@ def add():
         "planned": None,
         "outcome": outcome,
     }
-    if wants_fragment():
-        return render_template("memories/_new.html", **context), outcome.status
-    return render_template("memories/new.html", **context), outcome.status
+    return answer(
+        outcome.to_dict, outcome.status, page="memories/new.html", fragment="memories/_new.html", **context
+    )

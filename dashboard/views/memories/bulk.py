@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-from flask import abort, current_app, redirect, request, url_for
+from flask import abort, current_app, request, url_for
 from flask_babel import gettext as _
 from flask_babel import ngettext
 from werkzeug.datastructures import MultiDict
@@ -34,7 +34,7 @@ from ...actions import bulk, bulk_apply, purge
 from ...actions.effects import block_token
 from ...actions.jobs import Busy
 from ...store import StoreProblem
-from ...web import answer, readable_refs, render, stores, twin, wants_fragment, wants_json
+from ...web import answer, readable_refs, render, stores, wants_fragment
 from .. import block_effects
 from ..outcomes import ID, Blocked, require_writable
 from .page import list_context, parse_filters
@@ -126,17 +126,16 @@ def _plan_context(p, values, said=None):
 
 
 def _answer_plan(ctx, status=200):
-    if wants_json():
-        data = ctx["plan"].to_dict() | {
+    def data() -> dict:
+        out = ctx["plan"].to_dict() | {
             "purge": {s: {"fingerprint": f, "rows": len(ctx["runs"][s])} for s, f in ctx["prints"].items()}
         }
-        data["message"] = ctx["said"][0] if ctx["said"] else None
+        out["message"] = ctx["said"][0] if ctx["said"] else None
         if ctx.get("moved"):
-            data["moved"] = [{"store": s, "id": i, "why": w} for s, i, w in ctx["moved"]]
-        return twin(data, status)
-    response = render("memories/bulk_plan.html", "memories/_bulk_plan.html", **ctx)
-    response.status_code = status
-    return response
+            out["moved"] = [{"store": s, "id": i, "why": w} for s, i, w in ctx["moved"]]
+        return out
+
+    return answer(data, status, page="memories/bulk_plan.html", fragment="memories/_bulk_plan.html", **ctx)
 
 
 def review():
@@ -261,21 +260,7 @@ def _done(values, action, tag, to, done, shown):
             ),
             "warn",
         )
-    if wants_json():
-        return twin(
-            {
-                "outcome": "done",
-                "action": action,
-                "count": len(done),
-                "rows": done,
-                "named_twice": twice,
-                "stable_block_chars": len(block),
-                "effect_as_shown": as_shown,
-                "message": said if isinstance(said, str) else said[0],
-            }
-        )
-    back = _query(values)
-    if wants_fragment():
+    if wants_fragment():  # the list, refreshed, with the result said
         return render(
             "memories/index.html",
             "memories/_list.html",
@@ -283,23 +268,35 @@ def _done(values, action, tag, to, done, shown):
             bulk_done=said,
             **list_context(MultiDict([(k, v) for k, v in values.items(multi=True) if k in FILTER_FIELDS])),
         )
-    return render("memories/bulk_done.html", None, said=said, done=done, action=action, back=back)
+    return answer(
+        {
+            "outcome": "done",
+            "action": action,
+            "count": len(done),
+            "rows": done,
+            "named_twice": twice,
+            "stable_block_chars": len(block),
+            "effect_as_shown": as_shown,
+            "message": said if isinstance(said, str) else said[0],
+        },
+        page="memories/bulk_done.html",
+        said=said,
+        done=done,
+        action=action,
+        back=_query(values),
+    )
 
 
 def _conflict(values, moved: bulk.BulkConflict):
     message = str(moved)
     changed = {(s, i) for s, i, _w in moved.rows}
     unchanged = [v for v in values.getlist("rows") if tuple(v.split(":")[:2]) not in changed]
-    if wants_json():
-        return twin(
-            {
-                "outcome": "conflict",
-                "message": message,
-                "rows": [{"store": s, "id": i, "why": w} for s, i, w in moved.rows],
-                "unchanged": len(unchanged),
-            },
-            409,
-        )
+    conflict = {
+        "outcome": "conflict",
+        "message": message,
+        "rows": [{"store": s, "id": i, "why": w} for s, i, w in moved.rows],
+        "unchanged": len(unchanged),
+    }
     # The dry run again, as the files are now, with the rows that moved named.
     try:
         fresh = bulk.plan(stores(), block_effects.snapshot(fresh=True), *_replan_args(values))
@@ -309,7 +306,7 @@ def _conflict(values, moved: bulk.BulkConflict):
     ctx["moved"] = moved.rows
     # The offer: the same Apply with ``partial``, for the rows that did not change.
     ctx["partial"] = {"rows": values.getlist("rows"), "unchanged": len(unchanged)} if unchanged else None
-    return _answer_plan(ctx, 409)
+    return answer(conflict, 409, page="memories/bulk_plan.html", fragment="memories/_bulk_plan.html", **ctx)
 
 
 def _partly(values, action, tag, to, done, left):
@@ -334,19 +331,16 @@ def _partly(values, action, tag, to, done, left):
     )
     ctx = _plan_context(fresh, values, said=(said, "warn"))
     ctx["moved"] = left
-    if wants_json():
-        return twin(
-            {
-                "outcome": "partly_done",
-                "action": action,
-                "count": len(done),
-                "rows": done,
-                "message": said,
-                "replan": fresh.to_dict(),
-                "moved": [{"store": s, "id": i, "why": w} for s, i, w in left],
-            }
-        )
-    return _answer_plan(ctx)
+    partly = {
+        "outcome": "partly_done",
+        "action": action,
+        "count": len(done),
+        "rows": done,
+        "message": said,
+        "replan": fresh.to_dict(),
+        "moved": [{"store": s, "id": i, "why": w} for s, i, w in left],
+    }
+    return answer(partly, page="memories/bulk_plan.html", fragment="memories/_bulk_plan.html", **ctx)
 
 
 def _replan_args(values):
@@ -404,32 +398,28 @@ def _purge(values, posted):
         abort(409, str(busy))
     from ..forget.jobs import job_dict
 
-    if wants_json():
-        return twin(
-            {
-                "outcome": "started",
-                "action": "purge",
-                "count": len(posted),
-                "job": job_dict(job),
-                "message": ngettext(
-                    "Purging %(num)d memory; the job's page says when it is verified.",
-                    "Purging %(num)d memories; the job's page says when it is verified.",
-                    len(posted),
-                ),
-            },
-            202 if job.state == "running" else 200,
-        )
-    if wants_fragment():
-        return render(
-            "forget/job.html",
-            "forget/_job.html",
-            job=job,
-            view=job_dict(job),
-            first=True,
-            said=ngettext(
-                "Purging %(num)d memory; the result shows here when it is verified.",
-                "Purging %(num)d memories; the result shows here when it is verified.",
+    view = job_dict(job)
+    return answer(
+        lambda: {
+            "outcome": "started",
+            "action": "purge",
+            "count": len(posted),
+            "job": view,
+            "message": ngettext(
+                "Purging %(num)d memory; the job's page says when it is verified.",
+                "Purging %(num)d memories; the job's page says when it is verified.",
                 len(posted),
             ),
-        )
-    return redirect(url_for("forget.job", job_id=job.id), 303)
+        },
+        202 if view["state"] == "running" else 200,
+        fragment="forget/_job.html",
+        to=url_for("forget.job", job_id=job.id),
+        job=job,
+        view=view,
+        first=True,
+        said=ngettext(
+            "Purging %(num)d memory; the result shows here when it is verified.",
+            "Purging %(num)d memories; the result shows here when it is verified.",
+            len(posted),
+        ),
+    )

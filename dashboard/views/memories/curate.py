@@ -23,16 +23,16 @@ import hashlib
 import json
 import re
 
-from flask import abort, render_template, request, url_for
+from flask import abort, request, url_for
 from flask_babel import gettext as _
 
 from ...actions import curation
 from ...actions import restore as restoring
 from ...store import get_memory
 from ...store.writes import Expect
-from ...web import store_by_key, stores, twin, wants_fragment, wants_json, whole_number
+from ...web import answer, store_by_key, stores, twin, wants_fragment, wants_json, whole_number
 from .. import block_effects, resolve
-from ..outcomes import ID, Blocked, Outcome, failure, form_values, go_to, read_back, require_writable
+from ..outcomes import ID, Blocked, Outcome, failure, form_values, read_back, require_writable
 from .page import actions_for, page_in_place, row_in_place
 
 MAX_TAGS_CHARS = 2000
@@ -179,16 +179,16 @@ IN_PLACE = ("delete", "restore")
 def _answer(store: str, memory_id: str, outcome: Outcome, action: str = ""):
     read_back(outcome)
     shown = None if outcome.effect_as_shown in (None, True) else _TOKEN.fullmatch(outcome.shown_effect)[1]
-    if wants_json():
+    if wants_json():  # before reading the memory back: a refusal on a damaged store says why
         return twin(outcome.to_dict(), outcome.status)
     if action in IN_PLACE and wants_fragment():
         # From a list row (memories list, About you): that row; else the memory's page.
-        answer = row_in_place(form_values().get("shown_in"), store, memory_id, outcome)
-        if answer is None:
-            answer = page_in_place(store, memory_id, outcome, shown)
-        if answer is not None:
-            answer.status_code = outcome.status  # a failure is said inside; htmx swaps it
-            return answer
+        in_place = row_in_place(form_values().get("shown_in"), store, memory_id, outcome)
+        if in_place is None:
+            in_place = page_in_place(store, memory_id, outcome, shown)
+        if in_place is not None:
+            in_place.status_code = outcome.status  # a failure is said inside; htmx swaps it
+            return in_place
     if outcome.ok:
         # done= makes the actions partial report the block's size read back from the files;
         # shown= the size the page had predicted, when the block came out otherwise.
@@ -200,21 +200,20 @@ def _answer(store: str, memory_id: str, outcome: Outcome, action: str = ""):
             done=outcome.outcome,
             shown=shown,
         )
-        return go_to(where, wants_fragment())
+        return answer(outcome.to_dict, outcome.status, to=where, leave=True)
     ref = store_by_key(store)
     memory = get_memory(ref, memory_id)[0] if ref is not None and ref.exists else None
-    if wants_fragment():
-        return render_template(
-            "memories/_actions.html", memory=memory, outcome=outcome, cur=_cur(memory)
-        ), outcome.status
-    return render_template(
-        "memories/action_result.html",
+    return answer(
+        outcome.to_dict,
+        outcome.status,
+        page="memories/action_result.html",
+        fragment="memories/_actions.html",
         memory=memory,
         outcome=outcome,
         cur=_cur(memory),
         store=store,
         memory_id=memory_id,
-    ), outcome.status
+    )
 
 
 def _cur(memory):
@@ -247,8 +246,11 @@ def effect(store: str, memory_id: str):
         "problem": problem,
         "key": _edit_key(value, tags, type_ or memory.type),
     }
-    if wants_json():
-        return twin({"effect": found.to_dict() if found else None, "refusal": problem})
-    if wants_fragment():
-        return render_template("memories/_actions.html", memory=memory, edit=edit, cur=actions_for(memory))
-    return render_template("memories/edit_effect.html", memory=memory, edit=edit, cur=actions_for(memory))
+    return answer(
+        lambda: {"effect": found.to_dict() if found else None, "refusal": problem},
+        page="memories/edit_effect.html",
+        fragment="memories/_actions.html",
+        memory=memory,
+        edit=edit,
+        cur=actions_for(memory),
+    )
