@@ -15,11 +15,40 @@ from __future__ import annotations
 from datetime import datetime
 
 from babel.dates import format_datetime
-from flask_babel import Babel, format_timedelta, get_locale
-from flask_babel import lazy_gettext as _l
+from babel.support import NullTranslations
+from flask import g
+from flask_babel import Babel, format_timedelta, get_locale, get_translations
+from flask_babel.speaklater import LazyString
 from markupsafe import Markup
 
 from . import clock
+
+
+def catalog() -> NullTranslations:
+    """The page's translations, looked up once per request and locale.
+
+    Flask-Babel looks them up again for every string (the request's context, its
+    domain, its locale: a tenth of a list page's time); the lookup is kept beside
+    Flask-Babel's own locale for the request, so ``force_locale`` is honoured."""
+    babel = getattr(g, "_flask_babel", None) if g else None
+    kept = getattr(babel, "dashboard_catalog", None)
+    if kept is not None and kept[0] is getattr(babel, "babel_locale", None):
+        return kept[1]
+    found = get_translations()
+    babel = getattr(g, "_flask_babel", None) if g else None
+    if babel is not None:
+        babel.dashboard_catalog = (getattr(babel, "babel_locale", None), found)
+    return found
+
+
+def _translated(msgid: str) -> str:
+    return catalog().ugettext(msgid)
+
+
+def _l(msgid: str) -> LazyString:
+    """``lazy_gettext`` for the label tables, through ``catalog``."""
+    return LazyString(_translated, msgid)
+
 
 # kind -> code -> (label, explanation).  Screens add their own kinds here (one home).
 LABELS: dict[str, dict[str, tuple]] = {
@@ -561,8 +590,9 @@ def when(stamp, now: datetime | None = None, exact: bool = False) -> Markup:
     reference = now or (clock.now().astimezone(moment.tzinfo) if moment.tzinfo else clock.local())
     relative = format_timedelta(moment - reference, add_direction=True, threshold=1)
     stamped = format_datetime(moment, "medium", locale=get_locale())
-    shown = Markup('<time datetime="{}" title="{}">{}</time>').format(stamp, stamped, relative)
-    return shown + Markup(' <span class="exact">({})</span>').format(stamped) if exact else shown
+    # ``%`` escapes as ``format`` does, in a third of the time (a list page says a hundred dates).
+    shown = Markup('<time datetime="%s" title="%s">%s</time>') % (stamp, stamped, relative)
+    return shown + Markup(' <span class="exact">(%s)</span>') % (stamped,) if exact else shown
 
 
 def rounded(x, places: int = 2) -> str:
@@ -607,6 +637,14 @@ def locale() -> str:
 def init_app(app) -> None:
     # Flask-Babel puts gettext / ngettext (as _ and ngettext) into every template.
     Babel(app, locale_selector=locale)
+    # The same callables Flask-Babel installs, through ``catalog`` (a page calls them hundreds of times).
+    app.jinja_env.install_gettext_callables(
+        gettext=lambda s: catalog().ugettext(s),
+        ngettext=lambda s, p, n: catalog().ungettext(s, p, n),
+        pgettext=lambda c, s: catalog().upgettext(c, s),
+        npgettext=lambda c, s, p, n: catalog().unpgettext(c, s, p, n),
+        newstyle=True,
+    )
     app.jinja_env.globals.update(
         label=label,
         explain=explain,

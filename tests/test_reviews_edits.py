@@ -405,3 +405,28 @@ def test_a_key_past_the_bound_or_on_two_lines_changes_nothing(agent):
     plan = client.get("/reviews/effect.json", query_string={"id": item.id, "key": "a\nb"}).get_json()["plan"]
     assert plan["refusal"] == "Memory key/title must be single-line"
     assert file_digest(agent.project_db, agent.user_db) == before
+
+
+def test_a_card_finds_the_row_it_overwrites_in_the_held_rows_without_a_read_per_card(agent, monkeypatch):
+    """The page plans its cards from the rows it already holds: the same target row and
+    fingerprint as reading the file, and no read of the file per card."""
+    item = _one(agent, "We must never push to main.")
+    scope = item.scope  # its save updates the live memory under the same scope and key
+    agent.save(item.key_normalized, "Push freely.", ["git"], scope=scope)
+    agent.crystallize("We decided to use uv for packaging.")
+    from dashboard import create_app
+
+    app = create_app(
+        {"PROJECT_DIR": agent.project_dir, "USER_DB": agent.user_db, "TESTING": True, "AUTH_TOKEN": False}
+    )
+    real, reads = writes.live_at, []
+    monkeypatch.setattr(writes, "live_at", lambda *a: reads.append(a) or real(*a))
+    plans = {i["id"]: i["plan"] for i in app.test_client().get("/reviews.json").get_json()["items"]}
+    assert reads == [] and len(plans) == 2
+    target = real(
+        ref_for(build_refs(agent.project_dir, agent.user_db), scope).path, scope, item.key_normalized, scope
+    )
+    assert target is not None and target.content == "Push freely."
+    assert plans[item.id]["overwrites"] == target.to_dict()
+    assert plans[item.id]["target_fingerprint"] == writes.fingerprint(target)
+    assert [p["overwrites"] for i, p in plans.items() if i != item.id] == [None]

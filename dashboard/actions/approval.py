@@ -161,11 +161,16 @@ def planned_save(item: ReviewItem, user_store: bool, edits: Edits | None = None)
     )
 
 
+# store key -> (scope, key) -> the live row there: a page's targets, looked up without a read per card.
+LiveRows = dict[str, dict[tuple[str, str], Memory]]
+
+
 def plan_approval(
     refs: list[StoreRef],
     item: ReviewItem,
     problems: dict[str, StoreProblem] | None = None,
     edits: Edits | None = None,
+    live: LiveRows | None = None,
 ) -> ApprovalPlan:
     """What approving ``item`` now would write: key, title, file, what it overwrites,
     and the warnings the item and plan tell by themselves (``warnings.of_plan``; those
@@ -173,16 +178,18 @@ def plan_approval(
 
     ``problems``: store key -> why that store cannot be read, when the caller knows
     it already (the page's banners), so that the card says the same.  ``edits``:
-    the values changed on the card (ignored when they change nothing).
+    the values changed on the card (ignored when they change nothing).  ``live``: the
+    live rows of the stores already read whole (the held snapshots), where the row the
+    save would update is looked up instead of reading its file again.
     """
     edits = edits.against(item) if edits is not None else None
-    plan = _plan(refs, item, problems, edits)
+    plan = _plan(refs, item, problems, edits, live or {})
     # The content the approval would write is what the evidence is read against.
     proposed = item if edits is None or edits.value is None else replace(item, content=edits.value)
     return replace(plan, edits=edits, warnings=warnings.of_plan(proposed, plan.refusal, plan.existing))
 
 
-def _plan(refs, item, problems, edits) -> ApprovalPlan:
+def _plan(refs, item, problems, edits, live: LiveRows) -> ApprovalPlan:
     try:
         save = planned_save(item, has_user_store(refs), edits)
     except SaveRefused as refused:
@@ -213,7 +220,12 @@ def _plan(refs, item, problems, edits) -> ApprovalPlan:
                 path=ref.path,
             ),
         )
-    existing, problem = writes.target_of(ref.path, save, (problems or {}).get(save.store))
+    known = (problems or {}).get(save.store)
+    rows = live.get(save.store) if known is None else None
+    if rows is not None:
+        existing, problem = rows.get((save.scope, save.key_normalized)), None
+    else:
+        existing, problem = writes.target_of(ref.path, save, known)
     if problem is not None:
         # A damaged target blocks this item only; the rest of the queue stays usable.
         return ApprovalPlan(

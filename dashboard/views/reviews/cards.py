@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from ... import facts
 from ...actions import approval, warnings
-from ...store import list_review_items
+from ...store import StoreProblem, list_review_items
+from ...store.snapshot import rows_of
 from ...web import number_arg, status_of, statuses, stores
 from .. import block_effects
 from . import edits as review_edits
@@ -27,11 +28,28 @@ def plans_of(items, edits: dict | None = None) -> dict:
         st.ref.key: st.problem for st in statuses() if st.problem is not None and st.problem.kind != "missing"
     }
     edits = edits or {}
-    return {
-        i.id: approval.plan_approval(stores(), i, unreadable, edits.get(i.id))
-        for i in items
-        if i.status == "pending"
-    }
+    pending = [i for i in items if i.status == "pending"]
+    live = _live_rows() if pending else {}
+    return {i.id: approval.plan_approval(stores(), i, unreadable, edits.get(i.id), live) for i in pending}
+
+
+def _live_rows() -> approval.LiveRows:
+    """Each readable store's live rows by (scope, key), from its held snapshot: the rows
+    the cards' saves would update, without a read of the file per card.  A store with a
+    hand-edited row (kept as stored, ``FileRows.odd``) or a repeated key is left out: its
+    cards read the file, which compares the values as SQLite stores them."""
+    out: approval.LiveRows = {}
+    for st in statuses():
+        if not st.readable:
+            continue
+        try:
+            snap = rows_of(st.ref)
+        except StoreProblem:
+            continue
+        by_key = {(m.scope, m.key_normalized): m for m in snap.live}
+        if not snap.odd and len(by_key) == len(snap.live):
+            out[st.ref.key] = by_key
+    return out
 
 
 def warned(plans: dict, found: dict) -> dict:
