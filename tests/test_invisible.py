@@ -122,8 +122,8 @@ def test_memory_text_is_isolated_and_its_hidden_characters_named(world):
     assert page.select_one("#edit-value").get_text() == CONTENT.replace("\x00", "\ufffd")
     listed = BeautifulSoup(client.get("/memories").data, "html.parser")
     row = next(r for r in listed.select("tr.memory") if r["data-memory-id"] == memory_id)
-    title = row.select_one(".title bdi")
-    assert title is not None and title.select_one("span.ctl")["title"].startswith("U+202E")
+    says = row.select_one(".says bdi")  # the row leads with what the memory says
+    assert says is not None and says.select_one("span.ctl")["title"].startswith("U+202E")
     review = BeautifulSoup(client.get("/reviews").data, "html.parser").select_one("article.review")
     assert review.select_one('[data-field="title"] span.ctl')["title"].startswith("U+202E")
 

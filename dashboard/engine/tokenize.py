@@ -86,11 +86,11 @@ def _load_jieba(userdict: Path | None) -> Any:
     jieba.initialize()
     if userdict is None:
         userdict = Path.home() / ".agentao" / "userdict.txt"
-    if userdict.exists():
-        try:
+    try:
+        if userdict.is_file():
             jieba.load_userdict(str(userdict))
-        except Exception:  # a broken user dict must not take recall down; agentao agrees
-            pass
+    except Exception:  # a broken or unreadable user dict must not take recall down; agentao agrees
+        pass
     return jieba
 
 

@@ -254,6 +254,10 @@ def test_filters_read_whole_and_apply_on_change(browser, own, size):
     line = "const r = e => document.querySelector(e).getBoundingClientRect(); return [r(arguments[0]), r(arguments[1])];"
     label, order = browser.execute_script(line, "label[for=f-sort]", "#f-order")
     assert order["top"] < label["top"] + label["height"] / 2 < order["bottom"], (label, order)
+    # The tag field shows while "Add a tag" is the chosen action (the bar stays short otherwise).
+    from selenium.webdriver.support.ui import Select
+
+    Select(browser.find_element(By.ID, "bulk-action")).select_by_value("tag")
     for field in ("bulk-action", "bulk-tag"):
         assert paired(browser, field), (field, size, browser.execute_script(PAIRED, field))
     # No "Show" button with JavaScript on: choosing applies at once, in place.

@@ -158,7 +158,7 @@ def test_the_memories_list_and_the_suggestions_refresh_when_the_agent_writes(bro
     wait_for(
         browser,
         lambda d: any(
-            "cache_backend" in r.get_attribute("data-memory-id") or "cache backend" in r.text
+            "cache_backend" in r.get_attribute("data-memory-id") or "Redis 7 behind the API." in r.text
             for r in d.find_elements(By.CSS_SELECTOR, "#memory-list tr.memory")
         ),
         "the list did not show the new memory",
