@@ -102,14 +102,19 @@ def test_an_untouched_feed_refreshes_itself_in_place(browser, live):
         live,
         'a.manager.delete(a.manager.project_store.get_memory_by_scope_key("project", "deploy_target").id)',
     )
-    notice = wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, NOTICE), "no notice")[0]
-    assert notice.text == "The agent just deleted 'deploy target'."
+    # Read each text inside the wait: a swap may replace the element between finding and reading.
+    said = wait_for(
+        browser, lambda d: [e.text for e in d.find_elements(By.CSS_SELECTOR, NOTICE)], "no notice"
+    )
+    assert said[0] == "The agent just deleted 'deploy target'."
     first = wait_for(
         browser,
-        lambda d: d.find_elements(By.CSS_SELECTOR, "#activity-feed tbody tr[data-kind=soft_delete]"),
+        lambda d: [
+            e.text for e in d.find_elements(By.CSS_SELECTOR, "#activity-feed tbody tr[data-kind=soft_delete]")
+        ],
         "feed not refreshed",
     )[0]
-    assert "deploy target" in first.text and "the agent" in first.text
+    assert "deploy target" in first and "the agent" in first
     assert browser.execute_script("return window.__samePage") is True  # swapped, not reloaded
     assert not browser.find_elements(By.CSS_SELECTOR, "[data-live-offer]")
 
