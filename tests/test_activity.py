@@ -340,6 +340,25 @@ def test_the_pulse_tells_a_suggestion_made_in_the_same_second_as_the_one_before(
     assert "was just rejected" in soup(again).select_one("[data-said=live]").get_text()
 
 
+def test_the_pulse_is_quiet_when_the_dashboard_erases_a_suggestion_of_the_same_second(agent):
+    """Erasing a suggestion (forget me, "reject and erase") deletes its row: the ones left,
+    stamped in the same second, did not change and are not news (it said "just suggested")."""
+    from dashboard.actions.purge import purge_review_items
+
+    at = "2026-05-01T10:00:00"
+    crystallize = "manager.crystallize_user_messages([{'role': 'user', 'content': %r}])"
+    agentao_process(agent, at, crystallize % "I prefer tabs over spaces.")
+    agentao_process(agent, at, crystallize % "We must never push to main.")
+    client = agent.app().test_client()
+    url = _pulse_url(client, "/overview")
+    item = next(i for i in agent.manager.project_store.list_review_items() if "main" in i.content)
+    ref = StoreRef("project", "project", agent.project_db, "project")
+    assert purge_review_items(ref, [item.id]).status == "verified erased"
+    own = client.get(url, headers=HTMX)
+    assert soup(own).select_one("[data-said]") is None, soup(own).get_text()
+    assert "HX-Trigger" not in own.headers
+
+
 def _restore(client, memory_id):
     page = soup(client.get(f"/memories/project/{memory_id}"))
     form = {i["name"]: i.get("value", "") for i in page.select("#restore-form input")}

@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from agentao_world import Agent
@@ -28,7 +29,7 @@ from bs4 import BeautifulSoup
 from test_full_disk import HOLD, fill, small_disk
 
 from dashboard import create_app
-from dashboard.actions import twofile
+from dashboard.actions import approval, twofile
 from dashboard.store import intents
 
 FORK = mp.get_context("fork")
@@ -407,17 +408,29 @@ def test_a_bulk_apply_while_the_agent_resaves_one_row_offers_the_others_in_one_c
 
 
 # --------------------------------------------------------------------------- agentao's reject racing approve-with-edits
-def _agent_rejects_each(project_db, user_db, barrier, ids, delays):
+AGENT_PAUSE = 0.08  # agentao's pause between its check and its write (less than READ_BACK_S)
+
+
+def _agent_rejects_each(project_db, user_db, barrier, ids, delays, landed):
     from agentao.memory import MemoryManager, SQLiteMemoryStore
 
+    # agentao's reject reads the status, then writes.  Here the scheduler is made to pause
+    # it between the two for a fixed time, as a busy machine does at random, so that the
+    # window is hit on any machine: the dashboard's approval commits inside the pause.
+    write = SQLiteMemoryStore.update_review_status
+
+    def paused(self, *args, **kwargs):
+        time.sleep(AGENT_PAUSE)
+        return write(self, *args, **kwargs)
+
+    SQLiteMemoryStore.update_review_status = paused
     manager = MemoryManager(SQLiteMemoryStore.open(project_db), SQLiteMemoryStore.open(user_db))
-    claimed = {}
     for item_id, delay in zip(ids, delays):
         barrier.wait(30)
         time.sleep(delay)
-        claimed[item_id] = manager.reject_review_item(item_id)
+        manager.reject_review_item(item_id)
+        landed.put((item_id, time.time()))  # agentao's reject is done (written or refused)
         barrier.wait(30)
-    return claimed
 
 
 def test_approve_with_edits_racing_agentaos_reject_says_what_really_happened(agent):
@@ -432,42 +445,57 @@ def test_approve_with_edits_racing_agentaos_reject_says_what_really_happened(age
         for i in items
     }
     ids = [i.id for i in items]
-    # agentao starts its reject from 0 to 57.5 ms after the dashboard's approval starts
-    delays = [(r * 5 % 24) * 0.0025 for r in range(len(ids))]
-    barrier = FORK.Barrier(2)
+    # agentao starts its reject from 0 to 287.5 ms after the dashboard's approval starts: the
+    # rounds whose check comes less than AGENT_PAUSE before the approval's commit hit the race,
+    # wherever the commit falls on this machine.
+    delays = [(r * 5 % 24) * 0.0125 for r in range(len(ids))]
+    barrier, landed = FORK.Barrier(2), FORK.Queue()
     proc = FORK.Process(
-        target=_agent_rejects_each, args=(agent.project_db, agent.user_db, barrier, ids, delays), daemon=True
+        target=_agent_rejects_each,
+        args=(agent.project_db, agent.user_db, barrier, ids, delays, landed),
+        daemon=True,
     )
     proc.start()
-    told = {}
+    told, reading = {}, {}
+    original = approval.read_back
+
+    def timed(refs, approved):  # when the read-back reads: READ_BACK_S after it is called
+        reading.update({a[0]: time.time() + approval.READ_BACK_S for a in approved})
+        return original(refs, approved)
+
     try:
         for item in items:
             barrier.wait(30)
-            r = client.post(
-                f"/reviews/{item.id}/approve?edits=1",
-                headers=JSON,
-                data={
-                    "value": f"Edited: {item.content}",
-                    "seen": plans[item.id]["item_fingerprint"],
-                    "target": plans[item.id]["target_fingerprint"],
-                },
-            )
+            with mock.patch.object(approval, "read_back", timed):
+                r = client.post(
+                    f"/reviews/{item.id}/approve?edits=1",
+                    headers=JSON,
+                    data={
+                        "value": f"Edited: {item.content}",
+                        "seen": plans[item.id]["item_fingerprint"],
+                        "target": plans[item.id]["target_fingerprint"],
+                    },
+                )
             told[item.id] = r.get_json()["outcomes"][0]
             barrier.wait(30)
     finally:
         proc.join(30)
-    wrong, overridden = [], []
+    done = dict(landed.get(timeout=5) for _ in items)
+    wrong, overridden, late = [], [], 0
     for item in items:
         status, live = _status(agent.project_db, item.id), _live(agent.user_db, item.key_normalized)
         said = told[item.id]
-        if said["outcome"] == "approved" and (status, live) != ("approved", 1):
-            wrong.append(f"{item.id}: told approved, but {status} with {live} live")
         if (status, live) == ("rejected", 1):
             overridden.append(item.id)
-            if said["outcome"] != "overridden" or not said["fix"]:
-                wrong.append(f"{item.id}: rejected with its memory live, told {said['outcome']}")
-    print(f"{len(overridden)} of {len(items)} approvals undone at once by agentao's reject")
+        if item.id in reading and done[item.id] > reading[item.id]:
+            late += 1  # agentao wrote after the read-back had read: the answer cannot know yet
+        elif said["outcome"] == "approved" and (status, live) != ("approved", 1):
+            wrong.append(f"{item.id}: told approved, but {status} with {live} live")
+        elif (status, live) == ("rejected", 1) and (said["outcome"] != "overridden" or not said["fix"]):
+            wrong.append(f"{item.id}: rejected with its memory live, told {said['outcome']}")
+    print(f"{len(overridden)} of {len(items)} approvals undone at once by agentao's reject ({late} late)")
     assert wrong == []
+    overridden = [i for i in overridden if told[i]["outcome"] == "overridden"]
     assert overridden, "the race was never hit: no round had agentao's reject land after ours"
     # The fix is one click: the soft delete the answer names.
     fix = told[overridden[0]]["fix"]

@@ -158,7 +158,8 @@ def news(ref: StoreRef, since: Mark, cap: int = 5) -> dict[str, Any]:
             total = conn.execute(
                 "SELECT COUNT(*) FROM memory_events WHERE id > ?", (since.last_event,)
             ).fetchone()[0]
-            reviews = _reviews_since(conn, since.reviews, cap) if _review_mark(conn) != since.reviews else []
+            now = _review_mark(conn)
+            reviews = _reviews_since(conn, since.reviews, now, cap) if now != since.reviews else []
         finally:
             conn.execute("COMMIT")
         return {"events": events, "total": total, "reviews": reviews}
@@ -166,12 +167,13 @@ def news(ref: StoreRef, since: Mark, cap: int = 5) -> dict[str, Any]:
     return read(ref.path, run)
 
 
-def _reviews_since(conn: sqlite3.Connection, mark: str, cap: int) -> list[dict[str, Any]]:
+def _reviews_since(conn: sqlite3.Connection, mark: str, now: str, cap: int) -> list[dict[str, Any]]:
     """Review rows written after a mark: a newer stamp or a newer row; failing both (the
     queue moved within the mark's second: a decision, an occurrence), the rows of that
-    second."""
+    second -- unless rows were only deleted (a purge: the rows left did not change)."""
     stamp, _sep, rest = mark.partition("|")
     top = rest.partition("|")[0]
+    counted = [part.split("|")[2] if part.count("|") >= 2 else "" for part in (mark, now)]
     # A mark with no rowid (a page from before rowids were kept): the stamp alone.
     newest = int(top) if top.isdigit() and len(top) <= 18 else 2**63 - 1 if not top else 0
     columns = text_select(("id", "status", "title", "updated_at", "created_at"))
@@ -183,7 +185,8 @@ def _reviews_since(conn: sqlite3.Connection, mark: str, cap: int) -> list[dict[s
             (stamp, newest, cap),
         )
     ]
-    if not found and stamp:
+    fewer = all(c.isdigit() and len(c) <= 18 for c in counted) and int(counted[1]) < int(counted[0])
+    if not found and stamp and not fewer:
         found = [
             dict(r)
             for r in conn.execute(

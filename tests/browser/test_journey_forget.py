@@ -136,9 +136,9 @@ def test_journey_5_forget_what_is_about_me_keyboard_only(browser, demo):
     wait_for(browser, lambda d: _focused(d) == verdict, "focus did not move to the report")
     assert in_viewport(browser, verdict), "the verified report is not in view"
     said = browser.find_element(By.CSS_SELECTOR, "#status .said")
-    # The status line says the result, unless the live pulse has since put a notice there (it
-    # can take the purge's own deletion of suggestions for the agent's: a known bug, see the note).
-    assert in_viewport(browser, said) and (said.text.startswith("Erased") or "just" in said.text)
+    # The status line says the result; the pulse does not take the purge's own deletion of
+    # suggestions for news of the agent's.
+    assert in_viewport(browser, said) and said.text.startswith("Erased"), said.text
     assert not browser.find_elements(By.ID, "about-form")  # the dry run made way for it
     screenshot(browser, "journey5-report", sizes=[demo.size], restore=False)
     record = j.done()
