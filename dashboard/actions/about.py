@@ -23,6 +23,7 @@ The purge itself is the forget screen's verified hard purge
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -43,7 +44,6 @@ TABLE_OF = {
 }
 SHOWN = 50  # rows a list shows; the twin lists every row that goes, and this many that stay
 SENTENCE = 200  # characters of a row's text a list shows
-STAYS_WHY = ("not_yours", "project_secret", "mentions_you")  # why a listed row stays
 
 
 @dataclass
@@ -53,12 +53,9 @@ class StorePart:
     ref: StoreRef
     rows: DryRun
     categories: tuple[str, ...] = ()
-    why: dict[tuple[str, str], str] = field(
-        default_factory=dict
-    )  # (kind, id) -> "user_store" | "user_scope" | "your_contact" | "your_name"
-    stays: dict[str, int] = field(
-        default_factory=dict
-    )  # memories / soft_deleted / reviews / summaries -> count
+    # (kind, id) -> "user_store" | "user_scope" | "your_contact" | "your_name"
+    why: dict[tuple[str, str], str] = field(default_factory=dict)
+    stays: dict[str, int] = field(default_factory=dict)  # memories / soft_deleted / reviews / summaries
     texts: dict[tuple[str, str], str] = field(default_factory=dict)  # (kind, id) -> its sentence, masked
     details: dict[tuple[str, str], str] = field(default_factory=dict)  # (kind, id) -> the name or contact
     kept: list[dict[str, str]] = field(default_factory=list)  # listed rows that stay: kind, id, text, why
@@ -74,10 +71,7 @@ class StorePart:
 
     def goes(self) -> dict[str, int]:
         """Rows that go, by kind (memory, memory_deleted, review, summary, event)."""
-        counts: dict[str, int] = {}
-        for r in self.rows:
-            counts[r.kind] = counts.get(r.kind, 0) + 1
-        return counts
+        return dict(Counter(r.kind for r in self.rows))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -239,10 +233,6 @@ def _project_part(ref: StoreRef, seen: Seen, me: Person) -> StorePart:
     details: dict[tuple[str, str], str] = {}
     for r in dry:
         if r.kind != "event":
-            reason, detail, text = goes["memory" if r.kind == "memory_deleted" else r.kind][r.id]
-            why[r.kind, r.id], details[r.kind, r.id], texts[r.kind, r.id] = (
-                reason,
-                detail,
-                seen.sentence(ref, r.kind, r.id, text),
-            )
+            why[r.kind, r.id], details[r.kind, r.id], text = goes[r.kind.removesuffix("_deleted")][r.id]
+            texts[r.kind, r.id] = seen.sentence(ref, r.kind, r.id, text)
     return StorePart(ref, dry, (), why, stays, texts, details, kept, kept_total)
