@@ -1,27 +1,14 @@
 """Bulk actions on memories: soft delete, move, tag or hard purge many rows at once.
 
-Each row is planned by the code that plans the same action on one row, and
-written by the statements that write it, so the files end up as agentao
-leaves them: a soft delete is ``/memory delete``'s (``deleted_at`` and
-``updated_at`` stamped, one ``soft_delete`` event); a move is
-``curation.move``'s save in the other store followed by that soft delete; a
-tag is a save of the row with one more tag through agentao's upsert path,
-as ``save_memory`` would (so the row becomes ``source='explicit'``, which
-the dry run says); a hard purge is the verified purge of ``actions.purge``.
+Each row is planned by the code that plans the same action on one row and written by the
+statements that write it (``actions.bulk_apply``): a soft delete is ``/memory delete``'s, a
+move ``curation.move``'s, a tag a save of the row with one more tag as ``save_memory`` would
+(so it becomes ``source='explicit'``, which the dry run says), a purge ``actions.purge``'s.
 
-The writing is ``actions.bulk_apply``'s.
-
-Bounded: one request plans and writes at most ``CAP`` rows.  "All matching
-this filter" takes the first ``CAP`` rows of the filter that the action
-would change, and the dry run says how many there are in all; running it
-again takes the next ones (the done rows no longer qualify).
-
-A bulk action's writes happen under ``lockstep.write_all``: the lock of every
-file first, then every row is checked against the dry run (its fingerprint,
-and for a move the row at its target key), then everything is written.  One
-row that changed since the dry run refuses the whole action before a byte is
-written, and names the rows; the agent saving other rows meanwhile refuses
-nothing.  The two files of a move commit target first (see ``curation``).
+One request plans and writes at most ``CAP`` rows; "all matching this filter" takes the first
+``CAP`` the action would change and running it again takes the next.  The writes happen under
+``lockstep.write_all``: one row changed since the dry run refuses the whole action before a
+byte is written; the agent saving other rows refuses nothing.
 """
 
 from __future__ import annotations
@@ -259,29 +246,30 @@ def _names(memories) -> str:
 
 
 def _warnings(p: BulkPlan) -> list[dict]:
-    out, changing = [], p.changing
+    out: list[dict] = []
+    changing = p.changing
+
+    def warn(code: str, text: str) -> None:
+        out.append({"code": code, "text": text})
+
     if p.total > len(changing):
-        out.append(
-            {
-                "code": "capped",
-                "text": _(
-                    "This handles the first %(num)d of %(total)d memories; run it again for the rest.",
-                    num=len(changing),
-                    total=p.total,
-                ),
-            }
+        warn(
+            "capped",
+            _(
+                "This handles the first %(num)d of %(total)d memories; run it again for the rest.",
+                num=len(changing),
+                total=p.total,
+            ),
         )
     refused = [r for r in p.rows if r.code == "refused"]
     if refused:
-        out.append(
-            {
-                "code": "refused",
-                "text": ngettext(
-                    "%(num)d memory cannot be changed this way and is left as it is (see its row).",
-                    "%(num)d memories cannot be changed this way and are left as they are (see their rows).",
-                    len(refused),
-                ),
-            }
+        warn(
+            "refused",
+            ngettext(
+                "%(num)d memory cannot be changed this way and is left as it is (see its row).",
+                "%(num)d memories cannot be changed this way and are left as they are (see their rows).",
+                len(refused),
+            ),
         )
     effect, acted = p.effect, {(r.store, r.id) for r in changing}
     if effect is not None:
@@ -292,16 +280,14 @@ def _warnings(p: BulkPlan) -> list[dict]:
             if (m.store, m.id) in acted and p.action != "tag" and p.action != "move"
         ]
         if leaving:
-            out.append(
-                {
-                    "code": "leaves_block",
-                    "text": ngettext(
-                        "%(num)d of them is in every new session's prompt now and will not be: %(names)s.",
-                        "%(num)d of them are in every new session's prompt now and will not be: %(names)s.",
-                        len(leaving),
-                        names=_names(leaving),
-                    ),
-                }
+            warn(
+                "leaves_block",
+                ngettext(
+                    "%(num)d of them is in every new session's prompt now and will not be: %(names)s.",
+                    "%(num)d of them are in every new session's prompt now and will not be: %(names)s.",
+                    len(leaving),
+                    names=_names(leaving),
+                ),
             )
         pushed = [
             m
@@ -309,51 +295,40 @@ def _warnings(p: BulkPlan) -> list[dict]:
             if m.source == "explicit" and (m.store, m.id) not in acted and (m.store, m.id) not in after
         ]
         if pushed:
-            out.append(
-                {
-                    "code": "evicts_explicit",
-                    "text": _(
-                        "This pushes memories you saved yourself out of the always-on %(tag)s "
-                        "block: %(names)s.",
-                        tag="<memory-stable>",
-                        names=_names(pushed),
-                    ),
-                }
+            warn(
+                "evicts_explicit",
+                _(
+                    "This pushes memories you saved yourself out of the always-on %(tag)s block: %(names)s.",
+                    tag="<memory-stable>",
+                    names=_names(pushed),
+                ),
             )
     replaced = [r.existing for r in changing if r.existing is not None]
     if replaced:
-        out.append(
-            {
-                "code": "overwrites",
-                "text": ngettext(
-                    "Moving replaces %(num)d live memory in the %(store)s store: %(names)s.",
-                    "Moving replaces %(num)d live memories in the %(store)s store: %(names)s.",
-                    len(replaced),
-                    store=p.to,
-                    names=_names(replaced),
-                ),
-            }
+        warn(
+            "overwrites",
+            ngettext(
+                "Moving replaces %(num)d live memory in the %(store)s store: %(names)s.",
+                "Moving replaces %(num)d live memories in the %(store)s store: %(names)s.",
+                len(replaced),
+                store=p.to,
+                names=_names(replaced),
+            ),
         )
     if p.action == "tag":
         becoming = [r.memory for r in changing if r.memory.source != "explicit"]
         if becoming:
-            out.append(
-                {
-                    "code": "becomes_explicit",
-                    "text": _(
-                        "Tagging saves each memory as agentao's save_memory does, so these then count as "
-                        "saved by you (source explicit): %(names)s.",
-                        names=_names(becoming),
-                    ),
-                }
+            warn(
+                "becomes_explicit",
+                _(
+                    "Tagging saves each memory as agentao's save_memory does, so these then count as "
+                    "saved by you (source explicit): %(names)s.",
+                    names=_names(becoming),
+                ),
             )
     if p.action == "purge" and changing:
-        out.append(
-            {
-                "code": "irreversible",
-                "text": _(
-                    "A hard purge cannot be undone: the memories and their history leave the file for good."
-                ),
-            }
+        warn(
+            "irreversible",
+            _("A hard purge cannot be undone: the memories and their history leave the file for good."),
         )
     return out
