@@ -224,8 +224,10 @@ def md_block(text: str) -> str:
     return f"{fence}text\n{text}\n{fence}"
 
 
-def _md_fields(pairs: Iterable[tuple[str, Any]]) -> list[str]:
-    return ["- **%s:** %s" % (label, md_inline(value)) for label, value in pairs]
+def _md_entry(title: str, pairs: Iterable[tuple[str, Any]], *blocks: str) -> list[str]:
+    """A record: its heading, its fields as a list, then each block followed by a blank line."""
+    fields = ["- **%s:** %s" % (label, md_inline(value)) for label, value in pairs]
+    return ["#### " + title, "", *fields, "", *(line for block in blocks for line in (block, ""))]
 
 
 def _md_store(row: dict[str, Any]) -> str:
@@ -234,81 +236,63 @@ def _md_store(row: dict[str, Any]) -> str:
 
 def _md_memory(m: dict[str, Any], words: Words) -> list[str]:
     _ = words.gettext
-    return [
-        "#### " + md_inline(m["title"]),
-        "",
-        *_md_fields(
-            [
-                (_("ID"), m["id"]),
-                (_("Key"), m["key"]),
-                (_("Scope"), m["scope"]),
-                (_("Type"), m["type"]),
-                (_("Store"), _md_store(m)),
-                (_("Source"), m["source"]),
-                (_("Confidence"), m["confidence"]),
-                (_("Created"), m["created_at"]),
-                (_("Updated"), m["updated_at"]),
-                *([(_("Deleted"), m["deleted_at"])] if m["deleted_at"] else []),
-                (_("Tags"), ", ".join(m["tags"]) or _("none")),
-                (_("Keywords"), ", ".join(m["keywords"]) or _("none")),
-                (_("History"), events_text(m["events"], words)),
-            ]
-        ),
-        "",
+    return _md_entry(
+        md_inline(m["title"]),
+        [
+            (_("ID"), m["id"]),
+            (_("Key"), m["key"]),
+            (_("Scope"), m["scope"]),
+            (_("Type"), m["type"]),
+            (_("Store"), _md_store(m)),
+            (_("Source"), m["source"]),
+            (_("Confidence"), m["confidence"]),
+            (_("Created"), m["created_at"]),
+            (_("Updated"), m["updated_at"]),
+            *([(_("Deleted"), m["deleted_at"])] if m["deleted_at"] else []),
+            (_("Tags"), ", ".join(m["tags"]) or _("none")),
+            (_("Keywords"), ", ".join(m["keywords"]) or _("none")),
+            (_("History"), events_text(m["events"], words)),
+        ],
         md_block(m["content"]),
-        "",
-    ]
+    )
 
 
 def _md_review(r: dict[str, Any], words: Words) -> list[str]:
     _ = words.gettext
-    return [
-        "#### " + md_inline(r["title"]),
-        "",
-        *_md_fields(
-            [
-                (_("ID"), r["id"]),
-                (_("Status"), r["status"]),
-                (_("Key"), r["key"]),
-                (_("Scope"), r["scope"]),
-                (_("Type"), r["type"]),
-                (_("Store"), _md_store(r)),
-                (_("Occurrences"), r["occurrences"]),
-                (_("Source session"), r["source_session"]),
-                (_("Created"), r["created_at"]),
-                (_("Updated"), r["updated_at"]),
-            ]
-        ),
-        "",
+    return _md_entry(
+        md_inline(r["title"]),
+        [
+            (_("ID"), r["id"]),
+            (_("Status"), r["status"]),
+            (_("Key"), r["key"]),
+            (_("Scope"), r["scope"]),
+            (_("Type"), r["type"]),
+            (_("Store"), _md_store(r)),
+            (_("Occurrences"), r["occurrences"]),
+            (_("Source session"), r["source_session"]),
+            (_("Created"), r["created_at"]),
+            (_("Updated"), r["updated_at"]),
+        ],
         _("Content:"),
-        "",
         md_block(r["content"]),
-        "",
         _("Evidence:"),
-        "",
         md_block(r["evidence"]),
-        "",
-    ]
+    )
 
 
 def _md_summary(s: dict[str, Any], words: Words) -> list[str]:
     _ = words.gettext
-    return [
-        "#### " + _("Session %(id)s", id=md_inline(s["session_id"])),
-        "",
-        *_md_fields(
-            [
-                (_("ID"), s["id"]),
-                (_("Store"), _md_store(s)),
-                (_("Created"), s["created_at"]),
-                (_("Tokens before"), s["tokens_before"]),
-                (_("Messages summarized"), s["messages_summarized"]),
-            ]
-        ),
-        "",
+    return _md_entry(
+        _("Session %(id)s", id=md_inline(s["session_id"])),
+        [
+            (_("ID"), s["id"]),
+            (_("Store"), _md_store(s)),
+            (_("Created"), s["created_at"]),
+            (_("Tokens before"), s["tokens_before"]),
+            (_("Messages summarized"), s["messages_summarized"]),
+        ],
         md_block(s["content"]),
-        "",
-    ]
+    )
 
 
 def _md_lines(doc: Document) -> Iterator[str]:

@@ -1,13 +1,9 @@
 """The export document: its shape from each store's outline, its records read in pieces.
 
-The document is the plain data the JSON download shows (stores, live memories
-grouped by scope then type, and with ``include_invisible`` the soft-deleted
-rows, review items and session summaries), except that each list of records
-is a ``Pieces``: its length is known from the outline, its records are read
-``PIECE`` rows at a time while the download is sent (see ``store.export`` for
-why).  ``finish()`` is asked after the last record: it names what went wrong
-meanwhile (a piece that could not be read, a store that changed), so the file
-either is complete or says at its end that it is not.
+The document is the plain data the JSON download shows, except that each list of records
+is a ``Pieces``: its length is known from the outline, its records are read ``PIECE`` rows
+at a time while the download is sent (see ``store.export``).  ``finish()``, asked after the
+last record, names what went wrong meanwhile, so the file is complete or says it is not.
 """
 
 from __future__ import annotations
@@ -106,12 +102,9 @@ def summary_record(s: Summary, path: str) -> dict:
 
 @dataclass
 class Pieces:
-    """Records read piece by piece: ``len()`` without reading, iteration reads.
-
-    ``order`` is (outline index, rowid) per record; ``fetch(outline, rowids)``
-    returns rowid -> record for one piece.  A row gone since the outline is
-    skipped; a piece that cannot be read is skipped and named in ``problems``.
-    """
+    """Records read piece by piece: ``len()`` without reading, iteration reads.  ``order``: (outline
+    index, rowid) per record; ``fetch(outline, rowids)``: rowid -> record.  A row gone since the
+    outline is skipped; a piece that cannot be read is skipped and named in ``problems``."""
 
     outlines: list
     order: list[tuple[int, int]]
@@ -183,30 +176,22 @@ def build_document(outlines: list, problems: dict, include_invisible: bool, gene
     ``(ref, message)`` for stores that could not be read."""
     words = Words()
     _ = words.gettext
-    stores, live = [], []
-    for index, o in enumerate(outlines):
-        stores.append(
-            {
-                "store": o.ref.key,
-                "kind": o.ref.kind,
-                "name": o.ref.name,
-                "path": str(o.ref.path),
-                "live": len(o.live),
-                "problem": None,
-            }
-        )
-        live += [(scope, type_, index, rowid) for scope, type_, rowid in o.live]
-    for key, (ref, message) in problems.items():
-        stores.append(
-            {
-                "store": key,
-                "kind": ref.kind,
-                "name": ref.name,
-                "path": str(ref.path),
-                "live": 0,
-                "problem": message,
-            }
-        )
+    shown = [(o.ref.key, o.ref, len(o.live), None) for o in outlines]
+    shown += [(key, ref, 0, message) for key, (ref, message) in problems.items()]
+    stores = [
+        {
+            "store": key,
+            "kind": ref.kind,
+            "name": ref.name,
+            "path": str(ref.path),
+            "live": n,
+            "problem": problem,
+        }
+        for key, ref, n, problem in shown
+    ]
+    live = [
+        (scope, type_, index, rowid) for index, o in enumerate(outlines) for scope, type_, rowid in o.live
+    ]
     groups: dict = {}
     for scope, type_, index, rowid in sorted(live, key=lambda m: m[:2]):  # stable: file order
         groups.setdefault((scope, type_), []).append((index, rowid))
@@ -244,10 +229,9 @@ def build_document(outlines: list, problems: dict, include_invisible: bool, gene
             try:
                 changed = source.version(o.ref) != o.version
             except StoreProblem as problem:
-                changed, out = (
-                    False,
-                    out
-                    + [_("%(path)s could not be read again: %(problem)s", path=o.ref.path, problem=problem)],
+                changed = False
+                out.append(
+                    _("%(path)s could not be read again: %(problem)s", path=o.ref.path, problem=problem)
                 )
             if changed:
                 out.append(
