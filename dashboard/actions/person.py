@@ -1,18 +1,11 @@
 """Who the person is, as their own memories say: their name and their contact details.
 
-No Flask.  "Forget what is about me" decides from this (``actions.about``): a
-project row goes when it holds one of these contacts or, for a summary or a
-suggestion, names the person; someone else's phone number stays.
-
-* Contacts are the personal data Findings sees (``findings.rules.scan_text``,
-  category ``personal``) in the person's own memories — those of scope
-  ``user`` — compared by their letters and digits, so "+49 151 2345 6789" and
-  "+4915123456789" are one number.
-* The name is what one of those memories says it is: "My name is Lena Vogel",
-  "Call me Sam", "我叫李雷", or the whole value of a memory keyed like a name
-  (``user_name``: "Lena Vogel").  Each part of a name counts ("Lena asked…").
-  Names are looked for as written (capitals and all), as whole words, with
-  ``str.find``: no pattern is built from a stored text.
+No Flask.  "Forget what is about me" (``actions.about``) decides from this.  Contacts are the
+personal data Findings sees (``scan_text``, category ``personal``) in memories of scope
+``user``, compared by their letters and digits ("+49 151 2345 6789" = "+4915123456789").  The
+name is what one of them says ("My name is Lena Vogel", "Call me Sam", "我叫李雷", or the value
+of a memory keyed like a name); each part counts, looked for as written, as whole words, with
+``str.find``: no pattern is built from a stored text.
 """
 
 from __future__ import annotations
