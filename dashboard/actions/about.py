@@ -1,24 +1,16 @@
 """ "Forget what is about me": which rows are about the person, and the dry run of erasing them.
 
-No Flask.  The scope is decided here once, so the dry run, its confirmation
-and the purge cannot disagree.  It starts from who the person is
-(``actions.person``: the name and the contacts their own memories state):
+No Flask.  The scope is decided here once, so the dry run, its confirmation and the purge
+cannot disagree.  From who the person is (``actions.person``):
 
-* the user store is the person's own file (``~/.agentao/memory.db``, shared by
-  every project): every row in it goes — live and soft-deleted memories, their
-  events, and anything else the file holds;
-* in the project store: memories and review items of ``scope='user'`` (saved
-  for the person, or a preference the crystallizer drew from their words);
-  every memory, review item and session summary holding one of the person's
-  contacts (a *personal data* finding of the one scan every screen shows, whose
-  value is theirs); and every session summary and review item naming them;
-* what stays is listed too when a person would wonder: someone else's personal
-  data ("Marta's phone is …": not about you), a project credential (it belongs
-  to the project; Findings is where to fix it), a project fact naming the
-  person.  Other project rows stay and are counted.
+* the user store is the person's own file: every row in it goes;
+* in the project store: memories and review items of ``scope='user'``; every memory, review
+  item and session summary holding one of the person's contacts (a *personal data* finding of
+  the one scan every screen shows); every summary and review item naming them;
+* what stays is listed when a person would wonder (someone else's personal data, a project
+  credential, a project fact naming the person); other project rows are counted.
 
-The purge itself is the forget screen's verified hard purge
-(``purge.purge``), one file at a time, each with its own dry run's fingerprint.
+The purge is the forget screen's verified hard purge, one file at a time.
 """
 
 from __future__ import annotations

@@ -62,8 +62,7 @@ class BlockEffect:
         return self._moves()[1]
 
     def _moves(self) -> tuple[tuple[Memory, ...], tuple[Memory, ...]]:
-        # By row; a key on both sides is one memory saved again elsewhere (a move), not news,
-        # and a new row coming in is the action's own, not one that "now fits".
+        # By row; a key on both sides is a move, not news; a new row is the action's own.
         now, then = ({(m.store, m.id) for m in rows} for rows in (self.before_shown, self.after_shown))
         came = [m for m in self.after_shown if (m.store, m.id) not in now]
         went = [m for m in self.before_shown if (m.store, m.id) not in then]
