@@ -165,49 +165,35 @@ def _plan(refs, item, problems, edits, live: LiveRows) -> ApprovalPlan:
     except SaveRefused as refused:
         return ApprovalPlan(item, None, str(refused))
     ref = ref_for(refs, save.store)
+    blocked = None
     if ref.obstacle:
-        return ApprovalPlan(
-            item,
-            save,
-            None,
-            blocked=_(
-                "The %(store)s store cannot be written: %(path)s %(reason)s.",
-                store=save.store,
-                path=ref.path,
-                reason=ref.obstacle,
-            ),
+        blocked = _(
+            "The %(store)s store cannot be written: %(path)s %(reason)s.",
+            store=save.store,
+            path=ref.path,
+            reason=ref.obstacle,
         )
-    if not ref.exists:
-        # agentao would create the file on open; the dashboard never creates files.
-        return ApprovalPlan(
-            item,
-            save,
-            None,
-            blocked=_(
-                "The %(store)s store does not exist yet at %(path)s; agentao creates it the first "
-                "time it runs.",
-                store=save.store,
-                path=ref.path,
-            ),
+    elif not ref.exists:  # agentao would create the file on open; the dashboard never does
+        blocked = _(
+            "The %(store)s store does not exist yet at %(path)s; agentao creates it the first time it runs.",
+            store=save.store,
+            path=ref.path,
         )
-    known = (problems or {}).get(save.store)
-    rows = live.get(save.store) if known is None else None
-    if rows is not None:
-        existing, problem = rows.get((save.scope, save.key_normalized)), None
     else:
-        existing, problem = writes.target_of(ref.path, save, known)
-    if problem is not None:
-        # A damaged target blocks this item only; the rest of the queue stays usable.
-        return ApprovalPlan(
-            item,
-            save,
-            None,
-            blocked=_(
+        known = (problems or {}).get(save.store)
+        rows = live.get(save.store) if known is None else None
+        if rows is not None:
+            existing, problem = rows.get((save.scope, save.key_normalized)), None
+        else:
+            existing, problem = writes.target_of(ref.path, save, known)
+        if problem is not None:  # blocks this item only; the rest of the queue stays usable
+            blocked = _(
                 "The %(store)s store cannot be read, so this item cannot be approved now: %(problem)s",
                 store=save.store,
                 problem=problem,
-            ),
-        )
+            )
+    if blocked is not None:
+        return ApprovalPlan(item, save, None, blocked=blocked)
     pairs = [(n, getattr(existing, n), getattr(save, n)) for n in DIFF_FIELDS] if existing is not None else []
     diff = [{"field": n, "before": _show(b), "after": _show(a)} for n, b, a in pairs if b != a]
     return ApprovalPlan(item, save, None, existing, diff)
