@@ -142,24 +142,18 @@ class Pieces:
 
 
 def _memories(outline, rowids) -> dict:
-    return {
-        rowid: memory_record(m, str(outline.ref.path), outline.events)
-        for rowid, m in source.memories(outline.ref, rowids).items()
-    }
+    found = source.memories(outline.ref, rowids)
+    return {rowid: memory_record(m, str(outline.ref.path), outline.events) for rowid, m in found.items()}
 
 
 def _reviews(outline, rowids) -> dict:
-    return {
-        rowid: review_record(r, str(outline.ref.path))
-        for rowid, r in source.reviews(outline.ref, rowids).items()
-    }
+    found = source.reviews(outline.ref, rowids)
+    return {rowid: review_record(r, str(outline.ref.path)) for rowid, r in found.items()}
 
 
 def _summaries(outline, rowids) -> dict:
-    return {
-        rowid: summary_record(s, str(outline.ref.path))
-        for rowid, s in source.summaries(outline.ref, rowids).items()
-    }
+    found = source.summaries(outline.ref, rowids)
+    return {rowid: summary_record(s, str(outline.ref.path)) for rowid, s in found.items()}
 
 
 @dataclass
