@@ -54,13 +54,7 @@ class Edits:
         return self if changed else None
 
     def to_dict(self) -> dict:
-        return {
-            "value": self.value,
-            "tags": None if self.tags is None else list(self.tags),
-            "scope": self.scope,
-            "type": self.type,
-            "key": self.key,
-        }
+        return dict(vars(self), tags=None if self.tags is None else list(self.tags))
 
 
 @dataclass(frozen=True)

@@ -34,33 +34,10 @@ from ..guard.invisible import hidden_prefix
 from .export_document import INVISIBLE_NOTE, Document, Pieces, Words, build_document, records  # noqa: F401
 
 FORMATS = {"json": "application/json", "csv": "text/csv", "md": "text/markdown"}
-CSV_COLUMNS = (
-    "section",
-    "visible_to_agent",
-    "store",
-    "store_path",
-    "scope",
-    "type",
-    "id",
-    "key",
-    "title",
-    "content",
-    "tags",
-    "keywords",
-    "source",
-    "confidence",
-    "sensitivity",
-    "created_at",
-    "updated_at",
-    "deleted_at",
-    "events",
-    "status",
-    "evidence",
-    "occurrences",
-    "source_session",
-    "session_id",
-    "tokens_before",
-    "messages_summarized",
+CSV_COLUMNS = tuple(
+    "section visible_to_agent store store_path scope type id key title content tags keywords source confidence"
+    " sensitivity created_at updated_at deleted_at events status evidence occurrences source_session session_id"
+    " tokens_before messages_summarized".split()
 )
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "'")
 # Characters that start Markdown syntax mid-line: emphasis, code, links, images, autolinks,
