@@ -154,15 +154,13 @@ def matching_rows(refs, filters: MemoryFilters, action: str, tag=None, to=None):
 
 
 def plan_row(refs, action: str, store: str, memory_id: str, m: Memory | None, tag, to) -> RowPlan:
+    def row(code: str, text: str, *more) -> RowPlan:
+        return RowPlan(store, memory_id, m, code, text, *more)
+
     if m is None:
-        return RowPlan(
-            store, memory_id, None, "gone", _("Not in the %(store)s store (any more); left out.", store=store)
-        )
+        return row("gone", _("Not in the %(store)s store (any more); left out.", store=store))
     if action == "purge":
-        return RowPlan(
-            store,
-            m.id,
-            m,
+        return row(
             "purge",
             _(
                 "Erased from the file with its history, "
@@ -170,33 +168,26 @@ def plan_row(refs, action: str, store: str, memory_id: str, m: Memory | None, ta
             ),
         )
     if not m.live:
-        return RowPlan(store, m.id, m, "already_deleted", _("Soft-deleted already; left as it is."))
+        return row("already_deleted", _("Soft-deleted already; left as it is."))
     if action == "delete":
-        return RowPlan(
-            store, m.id, m, "delete", _("Soft-deleted: agentao stops using it; its page can restore it.")
-        )
+        return row("delete", _("Soft-deleted: agentao stops using it; its page can restore it."))
     if action == "tag":
         if tag in m.tags:
-            return RowPlan(store, m.id, m, "already_tagged", _("Has the tag already; left as it is."))
+            return row("already_tagged", _("Has the tag already; left as it is."))
         try:
             save = curation.plan_edit(refs, m, m.content, [*m.tags, tag], m.type)
         except (SaveRefused, WriteConflict) as refused:
-            return RowPlan(store, m.id, m, "refused", _("Left as it is: %(why)s", why=str(refused)))
-        return RowPlan(
-            store,
-            m.id,
-            m,
+            return row("refused", _("Left as it is: %(why)s", why=str(refused)))
+        return row(
             "tag",
             _("Saved again with the tag added: %(tags)s.", tags=", ".join(save.tags)),
             save,
         )
     if m.store == to:
-        return RowPlan(
-            store, m.id, m, "already_there", _("In the %(store)s store already; left as it is.", store=to)
-        )
+        return row("already_there", _("In the %(store)s store already; left as it is.", store=to))
     move = curation.plan_move(refs, m)
     if move.problem:
-        return RowPlan(store, m.id, m, "refused", _("Left as it is: %(why)s", why=move.problem))
+        return row("refused", _("Left as it is: %(why)s", why=move.problem))
     if move.existing is not None:
         text = _(
             "Saved in the %(store)s store over its memory “%(title)s”, then soft-deleted here.",
@@ -205,7 +196,7 @@ def plan_row(refs, action: str, store: str, memory_id: str, m: Memory | None, ta
         )
     else:
         text = _("Saved in the %(store)s store as a new memory, then soft-deleted here.", store=to)
-    return RowPlan(store, m.id, m, "move", text, move.save, move.existing)
+    return row("move", text, move.save, move.existing)
 
 
 def plan(refs, snap, action: str, chosen, total: int | None = None, tag=None, to=None) -> BulkPlan:
