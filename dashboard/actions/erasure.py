@@ -40,10 +40,6 @@ class ItemErasure:
     shared: bool = False  # a remaining row holds the same text (not residue)
     saved_again: bool = False  # ... a row the agent saved while the erase ran
 
-    @property
-    def ok(self) -> bool:
-        return self.status == ERASED
-
     def to_dict(self) -> dict[str, Any]:
         return {
             "id": self.id,
