@@ -263,27 +263,16 @@ def evaluate(check: dict[str, Any], store: str, snap: Snapshot, cjk: str, now: d
                 }
             )
     for unwanted in check.get("must_not_recall", []):
-        m = _find(stable, unwanted)
-        if m is not None:
-            reasons.append({"code": "in_stable", "memory": _label(m)})
-        m = _find(context, unwanted)
-        if m is not None:
-            reasons.append({"code": "recalled", "memory": _label(m)})
+        for code, shown in (("in_stable", stable), ("recalled", context)):
+            if (m := _find(shown, unwanted)) is not None:
+                reasons.append({"code": code, "memory": _label(m)})
+    blocks = (("text_in_stable", p.stable_block, stable), ("text_in_context", p.context_block, context))
     for text in check.get("must_not_contain", []):
         t = text.casefold()
-        for code, block in (("text_in_stable", p.stable_block), ("text_in_context", p.context_block)):
+        for code, block, shown in blocks:
             if t in block.casefold():
-                holder = next(
-                    (
-                        m
-                        for m in (stable if code == "text_in_stable" else context)
-                        if t in (m.title + "\n" + m.content).casefold()
-                    ),
-                    None,
-                )
-                reasons.append(
-                    {"code": code, "text": text, "memory": _label(holder) if holder is not None else ""}
-                )
+                holder = next((m for m in shown if t in (m.title + "\n" + m.content).casefold()), None)
+                reasons.append({"code": code, "text": text, "memory": _label(holder) if holder else ""})
     return Result(
         check,
         store,
@@ -413,27 +402,16 @@ def _record(refs: list[StoreRef], by_store: dict[str, dict[str, Result]], stamp:
             continue
         path = checks_path(ref.path)
         checks = load(path)
-        dirty = False
+        before = json.dumps(checks)
         for c in checks:
-            r = mine.get(c["id"])
-            if r is None:
+            if (r := mine.get(c["id"])) is None:
                 continue
-            result = "pass" if r.passed else "fail"
+            blocks = {"stable_block": r.stable_block, "context_block": r.context_block}
             last = c.get("last_pass") or {}
-            if r.passed and (last.get("stable_block"), last.get("context_block")) != (
-                r.stable_block,
-                r.context_block,
-            ):
-                c["last_pass"] = {
-                    "at": stamp,
-                    "stable_block": r.stable_block,
-                    "context_block": r.context_block,
-                }
-                dirty = True
-            if c.get("last_result") != result:
-                c["last_result"] = result
-                dirty = True
-        if dirty:
+            if r.passed and {k: last.get(k) for k in blocks} != blocks:
+                c["last_pass"] = {"at": stamp, **blocks}
+            c["last_result"] = "pass" if r.passed else "fail"
+        if json.dumps(checks) != before:
             save(path, checks)
 
 
