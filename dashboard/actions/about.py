@@ -34,6 +34,7 @@ TABLE_OF = {
     "review": "memory_review_queue",
     "summary": "session_summaries",
 }
+STAYS = {"memory": "memories", "memory_deleted": "soft_deleted", "review": "reviews", "summary": "summaries"}
 SHOWN = 50  # rows a list shows; the twin lists every row that goes, and this many that stay
 SENTENCE = 200  # characters of a row's text a list shows
 
@@ -165,7 +166,7 @@ def _user_part(ref: StoreRef, seen: Seen) -> StorePart:
         dry,
         tuple(purge.ALL_CATEGORIES),
         {key: "user_store" for key in shown},
-        {"memories": 0, "soft_deleted": 0, "reviews": 0, "summaries": 0},
+        dict.fromkeys(STAYS.values(), 0),
         texts,
     )
 
@@ -174,7 +175,7 @@ def _project_part(ref: StoreRef, seen: Seen, me: Person) -> StorePart:
     """The project store's rows about ``me``, and the rows that stay, each with why."""
     goes: dict[str, dict[str, tuple[str, str, str]]] = {"memory": {}, "review": {}, "summary": {}}
     kept: list[dict[str, str]] = []
-    stays = {"memories": 0, "soft_deleted": 0, "reviews": 0, "summaries": 0}
+    stays = dict.fromkeys(STAYS.values(), 0)
     kept_total = 0
 
     def visit(kind: str, row_id: str, scope: str, live: bool, texts: tuple[str, ...]) -> None:
@@ -194,11 +195,7 @@ def _project_part(ref: StoreRef, seen: Seen, me: Person) -> StorePart:
         if why:
             goes[kind][row_id] = (why, detail, text)
             return
-        stays[
-            {"memory": "memories" if live else "soft_deleted", "review": "reviews", "summary": "summaries"}[
-                kind
-            ]
-        ] += 1
+        stays[STAYS[kind if live else "memory_deleted"]] += 1
         if "personal" in found:
             why = "not_yours"
         elif "secret" in found:
