@@ -63,40 +63,25 @@ def of_plan(item, refusal: str | None, existing) -> tuple[dict, ...]:
     """The warnings the item and its plan tell by themselves."""
     out = []
     if refusal:
-        out.append(
-            {
-                "code": "refused",
-                "text": _(
-                    "agentao would refuse to save this, so approving cannot work and the item stays "
-                    "pending: %(why)s",
-                    why=refusal_text(refusal),
-                ),
-            }
+        text = _(
+            "agentao would refuse to save this, so approving cannot work and the item stays pending: %(why)s",
+            why=refusal_text(refusal),
         )
+        out.append({"code": "refused", "text": text})
     if contradicts(item.evidence, item.content):
-        out.append(
-            {
-                "code": "contradicts_evidence",
-                "text": _(
-                    "The content may say the opposite of its evidence: a negation (%(words)s) stands on "
-                    "one side and not on the other. Read the evidence before approving.",
-                    words="never, don't, not, 不要, 别 …",
-                ),
-            }
+        text = _(
+            "The content may say the opposite of its evidence: a negation (%(words)s) stands on "
+            "one side and not on the other. Read the evidence before approving.",
+            words="never, don't, not, 不要, 别 …",
         )
+        out.append({"code": "contradicts_evidence", "text": text})
     if existing is not None:
-        out.append(
-            {
-                "code": "overwrites",
-                "text": _(
-                    "Approving replaces the live memory %(names)s in the %(store)s store; its old "
-                    "content is not kept.",
-                    names=_names([existing]),
-                    store=existing.store,
-                ),
-                "memories": [_named(existing)],
-            }
+        text = _(
+            "Approving replaces the live memory %(names)s in the %(store)s store; its old content is not kept.",
+            names=_names([existing]),
+            store=existing.store,
         )
+        out.append({"code": "overwrites", "text": text, "memories": [_named(existing)]})
     return tuple(out)
 
 
