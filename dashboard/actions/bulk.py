@@ -203,11 +203,8 @@ def plan(refs, snap, action: str, chosen, total: int | None = None, tag=None, to
     """The dry run over ``chosen`` ((store, id, Memory|None) triples, at most CAP are planned)."""
     rows = [plan_row(refs, action, s, i, m, tag, to) for s, i, m in chosen[:CAP]]
     changing = [r for r in rows if r.changes]
-    total = (
-        len(changing) + sum(1 for s, i, m in chosen[CAP:] if m and qualifies(action, m, tag, to))
-        if total is None
-        else total
-    )
+    if total is None:
+        total = len(changing) + sum(1 for _s, _i, m in chosen[CAP:] if m and qualifies(action, m, tag, to))
     out = BulkPlan(action, rows, total, tag, to)
     if changing:
         out.effect = _effect(snap, action, changing)

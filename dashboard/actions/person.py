@@ -56,11 +56,9 @@ def _capitalised(words: Iterable[str]) -> list[str]:
 
 def names_in_memory(key: str, content: str) -> list[str]:
     """The name a memory of the person states, as its words: [] when it states none."""
-    m = _SAID.search(content)
-    if m:
+    if m := _SAID.search(content):
         return _capitalised(m.group(1).split())
-    m = _SAID_ZH.search(content)
-    if m:
+    if m := _SAID_ZH.search(content):
         return [m.group(1)]
     if any(k in key.casefold() for k in _NAME_KEYS):
         words = content.split()
@@ -85,19 +83,12 @@ class Person:
 
     def name_in(self, texts: Iterable[str]) -> str | None:
         """The first of the person's names written in one of ``texts`` as a whole word."""
-        for text in texts:
-            for name in self.names:
-                if _word_at(text, name):
-                    return name
-        return None
+        return next((name for text in texts for name in self.names if _word_at(text, name)), None)
 
     def contact_in(self, texts: Iterable[str]) -> str | None:
         """One of the person's contacts in ``texts``, as Findings masks it; None when there is none."""
-        for text in texts:
-            for f in personal(text):
-                if contact_value(text[f.start : f.end]) in self.contacts:
-                    return f.excerpt
-        return None
+        found = (f for t in texts for f in personal(t) if contact_value(t[f.start : f.end]) in self.contacts)
+        return next((f.excerpt for f in found), None)
 
 
 def _word_at(text: str, name: str) -> bool:
