@@ -134,6 +134,4 @@ def contradicts(evidence: str | None, content: str | None) -> bool:
         # In the evidence the content's own leading cue comes first: look before it.
         return _before(ev, at, core) != content_neg
     clause = _best_clause(ev, core)
-    if clause is None:
-        return False
-    return negated(clause) != negated(text)
+    return clause is not None and negated(clause) != negated(text)
