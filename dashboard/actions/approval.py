@@ -139,12 +139,10 @@ def plan_approval(
     edits: Edits | None = None,
     live: LiveRows | None = None,
 ) -> ApprovalPlan:
-    """What approving ``item`` now would write, what it overwrites, and the warnings the item
-    and plan tell by themselves (``warnings.with_store`` adds those that need the store).
+    """What approving ``item`` now would write, what it overwrites, and its own warnings.
 
-    ``problems``: store key -> why it cannot be read, as the page's banners say.  ``edits``:
-    the values changed on the card.  ``live``: rows already read whole, where the target is
-    looked up instead of reading its file again.
+    ``problems``: store key -> why it cannot be read (the page's banners).  ``edits``: the card's
+    changed values.  ``live``: rows already read whole, where the target is looked up.
     """
     edits = edits.against(item) if edits is not None else None
     plan = _plan(refs, item, problems, edits, live or {})

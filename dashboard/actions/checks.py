@@ -346,10 +346,8 @@ def run_all(
     now: datetime | None = None,
     time_limit: float | None = None,
 ) -> Run:
-    """The built-in check, then every check in each shown store's checks file, in file order.
-
-    With ``time_limit`` (seconds), the checks not started by then are listed as not run
-    (``ran=False``): each is one preview, and a page must answer in bounded time."""
+    """The built-in check, then every check in each shown store's checks file, in file order;
+    with ``time_limit`` (seconds), those not started by then are listed as not run."""
     deadline = None if time_limit is None else time.monotonic() + time_limit
     now = now or clock.now().replace(microsecond=0)
     results: list[Result] = [builtin(snap)]

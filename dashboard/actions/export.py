@@ -352,10 +352,8 @@ def to_markdown(doc: Document) -> Iterator[str]:
 
 
 def encoded(chunks: Iterator[str]) -> Iterator[bytes]:
-    """The chunks as UTF-8.  A lone surrogate (agentao stores one in a tag from a model's
-    tool call, as the JSON escape) has no UTF-8: it is written as that escape, ``\\ud800``,
-    which in the JSON file (and the CSV's JSON lists) is the stored value exactly, so the
-    file is whole instead of cut off at that row."""
+    """The chunks as UTF-8; a lone surrogate (agentao stores one from a model's tool call) is
+    written as its JSON escape, ``\\ud800``: in the JSON file that is the stored value exactly."""
     for chunk in chunks:
         yield chunk.encode("utf-8", "backslashreplace")
 

@@ -26,11 +26,8 @@ INVISIBLE_NOTE = _l(
 
 
 class Words:
-    """gettext and ngettext in the locale of the request that asked for the download.
-
-    The file is streamed: most of it is written after the view returned, outside its
-    request, where Flask-Babel would answer in English. The translations are taken
-    while the request is on and kept for the rest of the file."""
+    """gettext and ngettext in the locale of the request that asked for the download (the file
+    is mostly written after the view returned, where Flask-Babel would answer in English)."""
 
     def __init__(self) -> None:
         self.translations = get_translations()

@@ -162,12 +162,9 @@ def _contradicted(plans: dict, live: list) -> dict:
 def _duplicated(plans: dict, live: list) -> dict:
     """item id -> live memories under another key whose content nearly equals its candidate's.
 
-    Jaccard ≥ 0.9 between a candidate's k tokens and a row's needs the row to
-    hold all but ⌊k/10⌋ of them, so a row holding none of the candidate's
-    ⌊k/10⌋ + 1 longest tokens cannot qualify.  Those are found as substrings of
-    the lower-cased contents joined once (``str.find``, at C speed; a substring
-    hit is a superset of a token hit), and only the rows found are tokenised
-    and compared: a card costs a few searches, not a pass over every row.
+    Jaccard ≥ 0.9 needs a row to hold all but ⌊k/10⌋ of the candidate's k tokens, so only rows
+    holding one of its ⌊k/10⌋ + 1 longest tokens (``str.find`` in the joined contents) are
+    tokenised and compared: a card costs a few searches, not a pass over every row.
     """
     if not live:
         return {}
