@@ -322,19 +322,13 @@ def plan(
         if not (mids or rids or sids):
             continue
         dry = purge.plan(ref, (), mids, rids, sids)
-        why = {("memory", mid): chosen[ref.key, mid] for mid in mids}
-        why.update({("memory_deleted", mid): chosen[ref.key, mid] for mid in mids})
-        why.update({("review", rid): "suggestion" for rid in rids})
-        why.update({("summary", sid): "summary" for sid in sids})
-        parts.append(
-            StorePart(
-                ref,
-                dry,
-                (),
-                {(r.kind, r.id): why.get((r.kind, r.id), "event") for r in dry if r.kind != "event"},
-                {},
-            )
-        )
+        why = {"review": "suggestion", "summary": "summary"}
+        reasons = {
+            (r.kind, r.id): why.get(r.kind) or chosen.get((ref.key, r.id), "event")
+            for r in dry
+            if r.kind != "event"
+        }
+        parts.append(StorePart(ref, dry, (), reasons, {}))
     return parts
 
 
