@@ -1,28 +1,21 @@
 """ "Forget what is about me": which rows are about the person, and the dry run of erasing them.
 
-No Flask.  The scope is decided here once, so the dry run, its confirmation
-and the purge cannot disagree.  It starts from who the person is
-(``actions.person``: the name and the contacts their own memories state):
+No Flask.  The scope is decided here once, so the dry run, its confirmation and the purge
+cannot disagree.  From who the person is (``actions.person``):
 
-* the user store is the person's own file (``~/.agentao/memory.db``, shared by
-  every project): every row in it goes — live and soft-deleted memories, their
-  events, and anything else the file holds;
-* in the project store: memories and review items of ``scope='user'`` (saved
-  for the person, or a preference the crystallizer drew from their words);
-  every memory, review item and session summary holding one of the person's
-  contacts (a *personal data* finding of the one scan every screen shows, whose
-  value is theirs); and every session summary and review item naming them;
-* what stays is listed too when a person would wonder: someone else's personal
-  data ("Marta's phone is …": not about you), a project credential (it belongs
-  to the project; Findings is where to fix it), a project fact naming the
-  person.  Other project rows stay and are counted.
+* the user store is the person's own file: every row in it goes;
+* in the project store: memories and review items of ``scope='user'``; every memory, review
+  item and session summary holding one of the person's contacts (a *personal data* finding of
+  the one scan every screen shows); every summary and review item naming them;
+* what stays is listed when a person would wonder (someone else's personal data, a project
+  credential, a project fact naming the person); other project rows are counted.
 
-The purge itself is the forget screen's verified hard purge
-(``purge.purge``), one file at a time, each with its own dry run's fingerprint.
+The purge is the forget screen's verified hard purge, one file at a time.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -41,9 +34,9 @@ TABLE_OF = {
     "review": "memory_review_queue",
     "summary": "session_summaries",
 }
+STAYS = {"memory": "memories", "memory_deleted": "soft_deleted", "review": "reviews", "summary": "summaries"}
 SHOWN = 50  # rows a list shows; the twin lists every row that goes, and this many that stay
 SENTENCE = 200  # characters of a row's text a list shows
-STAYS_WHY = ("not_yours", "project_secret", "mentions_you")  # why a listed row stays
 
 
 @dataclass
@@ -53,12 +46,9 @@ class StorePart:
     ref: StoreRef
     rows: DryRun
     categories: tuple[str, ...] = ()
-    why: dict[tuple[str, str], str] = field(
-        default_factory=dict
-    )  # (kind, id) -> "user_store" | "user_scope" | "your_contact" | "your_name"
-    stays: dict[str, int] = field(
-        default_factory=dict
-    )  # memories / soft_deleted / reviews / summaries -> count
+    # (kind, id) -> "user_store" | "user_scope" | "your_contact" | "your_name"
+    why: dict[tuple[str, str], str] = field(default_factory=dict)
+    stays: dict[str, int] = field(default_factory=dict)  # memories / soft_deleted / reviews / summaries
     texts: dict[tuple[str, str], str] = field(default_factory=dict)  # (kind, id) -> its sentence, masked
     details: dict[tuple[str, str], str] = field(default_factory=dict)  # (kind, id) -> the name or contact
     kept: list[dict[str, str]] = field(default_factory=list)  # listed rows that stay: kind, id, text, why
@@ -74,10 +64,7 @@ class StorePart:
 
     def goes(self) -> dict[str, int]:
         """Rows that go, by kind (memory, memory_deleted, review, summary, event)."""
-        counts: dict[str, int] = {}
-        for r in self.rows:
-            counts[r.kind] = counts.get(r.kind, 0) + 1
-        return counts
+        return dict(Counter(r.kind for r in self.rows))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -179,7 +166,7 @@ def _user_part(ref: StoreRef, seen: Seen) -> StorePart:
         dry,
         tuple(purge.ALL_CATEGORIES),
         {key: "user_store" for key in shown},
-        {"memories": 0, "soft_deleted": 0, "reviews": 0, "summaries": 0},
+        dict.fromkeys(STAYS.values(), 0),
         texts,
     )
 
@@ -188,7 +175,7 @@ def _project_part(ref: StoreRef, seen: Seen, me: Person) -> StorePart:
     """The project store's rows about ``me``, and the rows that stay, each with why."""
     goes: dict[str, dict[str, tuple[str, str, str]]] = {"memory": {}, "review": {}, "summary": {}}
     kept: list[dict[str, str]] = []
-    stays = {"memories": 0, "soft_deleted": 0, "reviews": 0, "summaries": 0}
+    stays = dict.fromkeys(STAYS.values(), 0)
     kept_total = 0
 
     def visit(kind: str, row_id: str, scope: str, live: bool, texts: tuple[str, ...]) -> None:
@@ -208,11 +195,7 @@ def _project_part(ref: StoreRef, seen: Seen, me: Person) -> StorePart:
         if why:
             goes[kind][row_id] = (why, detail, text)
             return
-        stays[
-            {"memory": "memories" if live else "soft_deleted", "review": "reviews", "summary": "summaries"}[
-                kind
-            ]
-        ] += 1
+        stays[STAYS[kind if live else "memory_deleted"]] += 1
         if "personal" in found:
             why = "not_yours"
         elif "secret" in found:
@@ -239,10 +222,6 @@ def _project_part(ref: StoreRef, seen: Seen, me: Person) -> StorePart:
     details: dict[tuple[str, str], str] = {}
     for r in dry:
         if r.kind != "event":
-            reason, detail, text = goes["memory" if r.kind == "memory_deleted" else r.kind][r.id]
-            why[r.kind, r.id], details[r.kind, r.id], texts[r.kind, r.id] = (
-                reason,
-                detail,
-                seen.sentence(ref, r.kind, r.id, text),
-            )
+            why[r.kind, r.id], details[r.kind, r.id], text = goes[r.kind.removesuffix("_deleted")][r.id]
+            texts[r.kind, r.id] = seen.sentence(ref, r.kind, r.id, text)
     return StorePart(ref, dry, (), why, stays, texts, details, kept, kept_total)

@@ -1,17 +1,9 @@
 """Adding a memory by hand, as agentao's ``save_memory`` tool would save it.
 
-The tool calls ``MemoryManager.upsert``: guard checks (key, title, content,
-secrets) in that order, scope and type classification, keywords,
-``source='explicit'``, ``confidence='explicit_user'``, then an upsert on
-(scope, key_normalized) among live rows, logging ``create`` or ``update``.
-``contract.plan_save`` is that pipeline and ``writes.save_memory`` that
-upsert, so a hand-added memory is byte for byte what the agent would write
-(tests/test_adding.py compares the two files).
-
-The plan is shown before the click: the normalised key, title, file, scope
-and type chosen, and the live row it would overwrite.  The form sends back
-that row's fingerprint (``target``); if the agent saved the same key in the
-meantime the write is refused instead of overwriting something unseen.
+``contract.plan_save`` is the tool's pipeline and ``writes.save_memory`` its upsert, so a
+hand-added memory is byte for byte what the agent would write (tests/test_adding.py).  The
+plan (key, title, file, scope, type, the live row it overwrites) is shown before the click;
+the form sends back that row's fingerprint, so a save of the same key meanwhile refuses.
 """
 
 from __future__ import annotations

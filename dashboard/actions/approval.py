@@ -1,31 +1,16 @@
 """Approving and rejecting review items, and saying beforehand what approval will do.
 
-``plan_approval`` is the single source of truth: the review page shows its
-result, and ``approve`` executes exactly that plan (re-checked inside the
-write transactions).  agentao 0.5.17 approves by saving the item through
-its full save pipeline (contract §7.4): key = the item's key re-normalised,
-title = the item's key, explicit scope and type, source ``crystallized``.
+``plan_approval`` is the single source of truth: the review page shows its result and
+``approve`` executes exactly that plan, re-checked inside the write transactions.  agentao
+approves by saving the item through its full save pipeline (contract §7.4, source
+``crystallized``); approving with edits saves the edited values as ``save_memory`` would
+(source ``explicit``) and never writes the unedited row in between.  With another key
+(``Edits.key``) the memory at the item's own key stays as it was.
 
-Approval may touch two files (the item lives in the project file, the
-memory may land in the user file).  It takes the write lock of both first
-(``lockstep.write_all``; one transaction when both are the project file),
-checks that the item is still pending and unchanged and that the memory at
-the plan's key is the one the page showed, and only then writes: a refusal
-writes nothing, not even an event.  The memory's file commits first, then
-the item's.  A crash in between leaves the memory saved and the item still
-pending; approving again upserts the same key in place (no duplicate) and
-then marks the item — nothing is lost.
-
-Approving with edits (the card's "Edit before approving") writes the row
-agentao writes when the item is approved and the edit then saved with
-``save_memory`` (``upsert``, source ``explicit``): one save of the edited
-values under the item's key, then the item marked approved — agentao's own
-``promote`` steps with the edited request.  The in-between row (the item as
-proposed) is never written: it would be an extra event, and a refusal of the
-unedited text would block an edit made precisely to fix it.  With another key
-(``Edits.key``) the row is ``save_memory`` of that key and the item is only
-marked approved: the memory at the item's own key (agentao drops the Chinese
-of "Preference: 用中文写注释" and keeps ``preference``) stays as it was.
+Approval may touch two files: it takes both write locks first (``lockstep.write_all``),
+checks that the item is still pending and unchanged and the target is the one the page
+showed, then writes the memory's file first and the item's second; approving again after
+a crash between the two upserts the same key in place and then marks the item.
 """
 
 from __future__ import annotations
@@ -37,7 +22,7 @@ from flask_babel import gettext as _
 
 from ..contract import PlannedSave, SaveRefused, plan_save
 from ..records import Memory, ReviewItem
-from ..store import StoreProblem, StoreRef, get_memory, writes
+from ..store import StoreProblem, StoreRef, get_memory, read, writes
 from ..store.lockstep import write_all
 from ..store.registry import ref_for
 from ..store.writes import Expect, WriteConflict, fingerprint
@@ -69,13 +54,7 @@ class Edits:
         return self if changed else None
 
     def to_dict(self) -> dict:
-        return {
-            "value": self.value,
-            "tags": None if self.tags is None else list(self.tags),
-            "scope": self.scope,
-            "type": self.type,
-            "key": self.key,
-        }
+        return dict(vars(self), tags=None if self.tags is None else list(self.tags))
 
 
 @dataclass(frozen=True)
@@ -134,29 +113,17 @@ def has_user_store(refs: list[StoreRef]) -> bool:
 
 
 def planned_save(item: ReviewItem, user_store: bool, edits: Edits | None = None) -> PlannedSave:
-    """The save agentao's promote() makes for ``item``; raises SaveRefused like agentao.
-
-    With ``edits``: the save of the edited values under the item's key (or the key
-    the person chose), as the ``save_memory`` tool makes it (source ``explicit``;
-    see the module doc).
-    """
-    if edits is None:
-        return plan_save(
-            item.key_normalized,
-            item.content,
-            item.tags,
-            scope=item.scope,
-            type_=item.type,
-            source="crystallized",
-            has_user_store=user_store,
-        )
+    """The save agentao's promote() makes for ``item`` (with ``edits``: ``save_memory``'s of the
+    edited values); raises SaveRefused like agentao."""
+    e = edits or Edits()
     pick = lambda edited, proposed: proposed if edited is None else edited  # noqa: E731
     return plan_save(
-        pick(edits.key, item.key_normalized),
-        pick(edits.value, item.content),
-        pick(edits.tags, item.tags),
-        scope=pick(edits.scope, item.scope),
-        type_=pick(edits.type, item.type),
+        pick(e.key, item.key_normalized),
+        pick(e.value, item.content),
+        pick(e.tags, item.tags),
+        scope=pick(e.scope, item.scope),
+        type_=pick(e.type, item.type),
+        source="crystallized" if edits is None else "explicit",
         has_user_store=user_store,
     )
 
@@ -172,15 +139,10 @@ def plan_approval(
     edits: Edits | None = None,
     live: LiveRows | None = None,
 ) -> ApprovalPlan:
-    """What approving ``item`` now would write: key, title, file, what it overwrites,
-    and the warnings the item and plan tell by themselves (``warnings.of_plan``; those
-    that need the whole store are added by ``warnings.with_store``).
+    """What approving ``item`` now would write, what it overwrites, and its own warnings.
 
-    ``problems``: store key -> why that store cannot be read, when the caller knows
-    it already (the page's banners), so that the card says the same.  ``edits``:
-    the values changed on the card (ignored when they change nothing).  ``live``: the
-    live rows of the stores already read whole (the held snapshots), where the row the
-    save would update is looked up instead of reading its file again.
+    ``problems``: store key -> why it cannot be read (the page's banners).  ``edits``: the card's
+    changed values.  ``live``: rows already read whole, where the target is looked up.
     """
     edits = edits.against(item) if edits is not None else None
     plan = _plan(refs, item, problems, edits, live or {})
@@ -195,55 +157,37 @@ def _plan(refs, item, problems, edits, live: LiveRows) -> ApprovalPlan:
     except SaveRefused as refused:
         return ApprovalPlan(item, None, str(refused))
     ref = ref_for(refs, save.store)
+    blocked = None
     if ref.obstacle:
-        return ApprovalPlan(
-            item,
-            save,
-            None,
-            blocked=_(
-                "The %(store)s store cannot be written: %(path)s %(reason)s.",
-                store=save.store,
-                path=ref.path,
-                reason=ref.obstacle,
-            ),
+        blocked = _(
+            "The %(store)s store cannot be written: %(path)s %(reason)s.",
+            store=save.store,
+            path=ref.path,
+            reason=ref.obstacle,
         )
-    if not ref.exists:
-        # agentao would create the file on open; the dashboard never creates files.
-        return ApprovalPlan(
-            item,
-            save,
-            None,
-            blocked=_(
-                "The %(store)s store does not exist yet at %(path)s; agentao creates it the first "
-                "time it runs.",
-                store=save.store,
-                path=ref.path,
-            ),
+    elif not ref.exists:  # agentao would create the file on open; the dashboard never does
+        blocked = _(
+            "The %(store)s store does not exist yet at %(path)s; agentao creates it the first time it runs.",
+            store=save.store,
+            path=ref.path,
         )
-    known = (problems or {}).get(save.store)
-    rows = live.get(save.store) if known is None else None
-    if rows is not None:
-        existing, problem = rows.get((save.scope, save.key_normalized)), None
     else:
-        existing, problem = writes.target_of(ref.path, save, known)
-    if problem is not None:
-        # A damaged target blocks this item only; the rest of the queue stays usable.
-        return ApprovalPlan(
-            item,
-            save,
-            None,
-            blocked=_(
+        known = (problems or {}).get(save.store)
+        rows = live.get(save.store) if known is None else None
+        if rows is not None:
+            existing, problem = rows.get((save.scope, save.key_normalized)), None
+        else:
+            existing, problem = writes.target_of(ref.path, save, known)
+        if problem is not None:  # blocks this item only; the rest of the queue stays usable
+            blocked = _(
                 "The %(store)s store cannot be read, so this item cannot be approved now: %(problem)s",
                 store=save.store,
                 problem=problem,
-            ),
-        )
-    diff = []
-    if existing is not None:
-        for name in DIFF_FIELDS:
-            before, after = getattr(existing, name), getattr(save, name)
-            if before != after:
-                diff.append({"field": name, "before": _show(before), "after": _show(after)})
+            )
+    if blocked is not None:
+        return ApprovalPlan(item, save, None, blocked=blocked)
+    pairs = [(n, getattr(existing, n), getattr(save, n)) for n in DIFF_FIELDS] if existing is not None else []
+    diff = [{"field": n, "before": _show(b), "after": _show(a)} for n, b, a in pairs if b != a]
     return ApprovalPlan(item, save, None, existing, diff)
 
 
@@ -252,24 +196,7 @@ def _show(value) -> str:
 
 
 def _pending_item(refs: list[StoreRef], item_id: str, seen: str | None) -> ReviewItem:
-    item = writes.review_item(ref_for(refs, "project").path, item_id)
-    if item is None or item.status != "pending":
-        raise WriteConflict(
-            "not_pending",
-            _("Review item %(id)s is no longer pending (it is %(status)s).", id=item_id, status=item.status)
-            if item
-            else _("Review item %(id)s is no longer pending (it does not exist).", id=item_id),
-        )
-    if seen is not None and fingerprint(item) != seen:
-        raise WriteConflict(
-            "changed",
-            _(
-                "Review item %(id)s changed since you looked (the agent proposed it again); reload "
-                "and decide again.",
-                id=item_id,
-            ),
-        )
-    return item
+    return read(ref_for(refs, "project").path, lambda conn: writes.pending_as_seen(conn, item_id, seen))
 
 
 def approve(
@@ -282,12 +209,9 @@ def approve(
 ) -> tuple[ApprovalPlan, writes.Saved]:
     """Approve one pending item exactly as agentao would; returns the plan and the write.
 
-    ``seen`` / ``target`` are the item's and the overwritten memory's
-    fingerprints as the page showed them (None = do not check).
-    ``may_write(store_key)``, when given, is asked about the plan's store before
-    anything is locked and raises to refuse (a read-only store).  ``edits``: approve
-    with these values changed (``target`` is then the edited plan's).  Raises
-    SaveRefused (item stays pending) or WriteConflict (nothing decided).
+    ``seen`` / ``target``: the item's and the overwritten memory's fingerprints as the page
+    showed them (None = do not check).  ``may_write(store_key)`` raises to refuse before
+    anything is locked.  Raises SaveRefused (item stays pending) or WriteConflict.
     """
     item = _pending_item(refs, item_id, seen)
     plan = plan_approval(refs, item, edits=edits)
@@ -300,8 +224,7 @@ def approve(
     queue, dest = ref_for(refs, "project").path, ref_for(refs, plan.save.store).path
     intent = twofile.approve_intent(item, queue, dest, plan.save)
     with write_all([dest, queue], intent) as conns:  # the memory commits first (see module doc)
-        # The item first: if another decision got there, the target check must not
-        # mistake that decision's memory for a retry of this one.
+        # The item first: another decision's memory is then never taken for a retry of this one.
         writes.pending_as_seen(conns[queue], item_id, fingerprint(item))
         existing = writes.target_as_seen(conns[dest], plan.save, Expect(target=target))
         saved = writes.put(conns[dest], plan.save, existing)
@@ -311,7 +234,6 @@ def approve(
 
 def reject(refs: list[StoreRef], item_id: str, seen: str | None = None) -> str:
     """Reject one pending item (status only, no event, no memory write)."""
-    _pending_item(refs, item_id, seen)
     return writes.set_review_status(ref_for(refs, "project").path, item_id, "rejected", seen)
 
 

@@ -1,27 +1,14 @@
 """Bulk actions on memories: soft delete, move, tag or hard purge many rows at once.
 
-Each row is planned by the code that plans the same action on one row, and
-written by the statements that write it, so the files end up as agentao
-leaves them: a soft delete is ``/memory delete``'s (``deleted_at`` and
-``updated_at`` stamped, one ``soft_delete`` event); a move is
-``curation.move``'s save in the other store followed by that soft delete; a
-tag is a save of the row with one more tag through agentao's upsert path,
-as ``save_memory`` would (so the row becomes ``source='explicit'``, which
-the dry run says); a hard purge is the verified purge of ``actions.purge``.
+Each row is planned by the code that plans the same action on one row and written by the
+statements that write it (``actions.bulk_apply``): a soft delete is ``/memory delete``'s, a
+move ``curation.move``'s, a tag a save of the row with one more tag as ``save_memory`` would
+(so it becomes ``source='explicit'``, which the dry run says), a purge ``actions.purge``'s.
 
-The writing is ``actions.bulk_apply``'s.
-
-Bounded: one request plans and writes at most ``CAP`` rows.  "All matching
-this filter" takes the first ``CAP`` rows of the filter that the action
-would change, and the dry run says how many there are in all; running it
-again takes the next ones (the done rows no longer qualify).
-
-A bulk action's writes happen under ``lockstep.write_all``: the lock of every
-file first, then every row is checked against the dry run (its fingerprint,
-and for a move the row at its target key), then everything is written.  One
-row that changed since the dry run refuses the whole action before a byte is
-written, and names the rows; the agent saving other rows meanwhile refuses
-nothing.  The two files of a move commit target first (see ``curation``).
+One request plans and writes at most ``CAP`` rows; "all matching this filter" takes the first
+``CAP`` the action would change and running it again takes the next.  The writes happen under
+``lockstep.write_all``: one row changed since the dry run refuses the whole action before a
+byte is written; the agent saving other rows refuses nothing.
 """
 
 from __future__ import annotations
@@ -167,15 +154,13 @@ def matching_rows(refs, filters: MemoryFilters, action: str, tag=None, to=None):
 
 
 def plan_row(refs, action: str, store: str, memory_id: str, m: Memory | None, tag, to) -> RowPlan:
+    def row(code: str, text: str, *more) -> RowPlan:
+        return RowPlan(store, memory_id, m, code, text, *more)
+
     if m is None:
-        return RowPlan(
-            store, memory_id, None, "gone", _("Not in the %(store)s store (any more); left out.", store=store)
-        )
+        return row("gone", _("Not in the %(store)s store (any more); left out.", store=store))
     if action == "purge":
-        return RowPlan(
-            store,
-            m.id,
-            m,
+        return row(
             "purge",
             _(
                 "Erased from the file with its history, "
@@ -183,33 +168,26 @@ def plan_row(refs, action: str, store: str, memory_id: str, m: Memory | None, ta
             ),
         )
     if not m.live:
-        return RowPlan(store, m.id, m, "already_deleted", _("Soft-deleted already; left as it is."))
+        return row("already_deleted", _("Soft-deleted already; left as it is."))
     if action == "delete":
-        return RowPlan(
-            store, m.id, m, "delete", _("Soft-deleted: agentao stops using it; its page can restore it.")
-        )
+        return row("delete", _("Soft-deleted: agentao stops using it; its page can restore it."))
     if action == "tag":
         if tag in m.tags:
-            return RowPlan(store, m.id, m, "already_tagged", _("Has the tag already; left as it is."))
+            return row("already_tagged", _("Has the tag already; left as it is."))
         try:
             save = curation.plan_edit(refs, m, m.content, [*m.tags, tag], m.type)
         except (SaveRefused, WriteConflict) as refused:
-            return RowPlan(store, m.id, m, "refused", _("Left as it is: %(why)s", why=str(refused)))
-        return RowPlan(
-            store,
-            m.id,
-            m,
+            return row("refused", _("Left as it is: %(why)s", why=str(refused)))
+        return row(
             "tag",
             _("Saved again with the tag added: %(tags)s.", tags=", ".join(save.tags)),
             save,
         )
     if m.store == to:
-        return RowPlan(
-            store, m.id, m, "already_there", _("In the %(store)s store already; left as it is.", store=to)
-        )
+        return row("already_there", _("In the %(store)s store already; left as it is.", store=to))
     move = curation.plan_move(refs, m)
     if move.problem:
-        return RowPlan(store, m.id, m, "refused", _("Left as it is: %(why)s", why=move.problem))
+        return row("refused", _("Left as it is: %(why)s", why=move.problem))
     if move.existing is not None:
         text = _(
             "Saved in the %(store)s store over its memory “%(title)s”, then soft-deleted here.",
@@ -218,18 +196,15 @@ def plan_row(refs, action: str, store: str, memory_id: str, m: Memory | None, ta
         )
     else:
         text = _("Saved in the %(store)s store as a new memory, then soft-deleted here.", store=to)
-    return RowPlan(store, m.id, m, "move", text, move.save, move.existing)
+    return row("move", text, move.save, move.existing)
 
 
 def plan(refs, snap, action: str, chosen, total: int | None = None, tag=None, to=None) -> BulkPlan:
     """The dry run over ``chosen`` ((store, id, Memory|None) triples, at most CAP are planned)."""
     rows = [plan_row(refs, action, s, i, m, tag, to) for s, i, m in chosen[:CAP]]
     changing = [r for r in rows if r.changes]
-    total = (
-        len(changing) + sum(1 for s, i, m in chosen[CAP:] if m and qualifies(action, m, tag, to))
-        if total is None
-        else total
-    )
+    if total is None:
+        total = len(changing) + sum(1 for _s, _i, m in chosen[CAP:] if m and qualifies(action, m, tag, to))
     out = BulkPlan(action, rows, total, tag, to)
     if changing:
         out.effect = _effect(snap, action, changing)
@@ -259,29 +234,30 @@ def _names(memories) -> str:
 
 
 def _warnings(p: BulkPlan) -> list[dict]:
-    out, changing = [], p.changing
+    out: list[dict] = []
+    changing = p.changing
+
+    def warn(code: str, text: str) -> None:
+        out.append({"code": code, "text": text})
+
     if p.total > len(changing):
-        out.append(
-            {
-                "code": "capped",
-                "text": _(
-                    "This handles the first %(num)d of %(total)d memories; run it again for the rest.",
-                    num=len(changing),
-                    total=p.total,
-                ),
-            }
+        warn(
+            "capped",
+            _(
+                "This handles the first %(num)d of %(total)d memories; run it again for the rest.",
+                num=len(changing),
+                total=p.total,
+            ),
         )
     refused = [r for r in p.rows if r.code == "refused"]
     if refused:
-        out.append(
-            {
-                "code": "refused",
-                "text": ngettext(
-                    "%(num)d memory cannot be changed this way and is left as it is (see its row).",
-                    "%(num)d memories cannot be changed this way and are left as they are (see their rows).",
-                    len(refused),
-                ),
-            }
+        warn(
+            "refused",
+            ngettext(
+                "%(num)d memory cannot be changed this way and is left as it is (see its row).",
+                "%(num)d memories cannot be changed this way and are left as they are (see their rows).",
+                len(refused),
+            ),
         )
     effect, acted = p.effect, {(r.store, r.id) for r in changing}
     if effect is not None:
@@ -292,16 +268,14 @@ def _warnings(p: BulkPlan) -> list[dict]:
             if (m.store, m.id) in acted and p.action != "tag" and p.action != "move"
         ]
         if leaving:
-            out.append(
-                {
-                    "code": "leaves_block",
-                    "text": ngettext(
-                        "%(num)d of them is in every new session's prompt now and will not be: %(names)s.",
-                        "%(num)d of them are in every new session's prompt now and will not be: %(names)s.",
-                        len(leaving),
-                        names=_names(leaving),
-                    ),
-                }
+            warn(
+                "leaves_block",
+                ngettext(
+                    "%(num)d of them is in every new session's prompt now and will not be: %(names)s.",
+                    "%(num)d of them are in every new session's prompt now and will not be: %(names)s.",
+                    len(leaving),
+                    names=_names(leaving),
+                ),
             )
         pushed = [
             m
@@ -309,51 +283,40 @@ def _warnings(p: BulkPlan) -> list[dict]:
             if m.source == "explicit" and (m.store, m.id) not in acted and (m.store, m.id) not in after
         ]
         if pushed:
-            out.append(
-                {
-                    "code": "evicts_explicit",
-                    "text": _(
-                        "This pushes memories you saved yourself out of the always-on %(tag)s "
-                        "block: %(names)s.",
-                        tag="<memory-stable>",
-                        names=_names(pushed),
-                    ),
-                }
+            warn(
+                "evicts_explicit",
+                _(
+                    "This pushes memories you saved yourself out of the always-on %(tag)s block: %(names)s.",
+                    tag="<memory-stable>",
+                    names=_names(pushed),
+                ),
             )
     replaced = [r.existing for r in changing if r.existing is not None]
     if replaced:
-        out.append(
-            {
-                "code": "overwrites",
-                "text": ngettext(
-                    "Moving replaces %(num)d live memory in the %(store)s store: %(names)s.",
-                    "Moving replaces %(num)d live memories in the %(store)s store: %(names)s.",
-                    len(replaced),
-                    store=p.to,
-                    names=_names(replaced),
-                ),
-            }
+        warn(
+            "overwrites",
+            ngettext(
+                "Moving replaces %(num)d live memory in the %(store)s store: %(names)s.",
+                "Moving replaces %(num)d live memories in the %(store)s store: %(names)s.",
+                len(replaced),
+                store=p.to,
+                names=_names(replaced),
+            ),
         )
     if p.action == "tag":
         becoming = [r.memory for r in changing if r.memory.source != "explicit"]
         if becoming:
-            out.append(
-                {
-                    "code": "becomes_explicit",
-                    "text": _(
-                        "Tagging saves each memory as agentao's save_memory does, so these then count as "
-                        "saved by you (source explicit): %(names)s.",
-                        names=_names(becoming),
-                    ),
-                }
+            warn(
+                "becomes_explicit",
+                _(
+                    "Tagging saves each memory as agentao's save_memory does, so these then count as "
+                    "saved by you (source explicit): %(names)s.",
+                    names=_names(becoming),
+                ),
             )
     if p.action == "purge" and changing:
-        out.append(
-            {
-                "code": "irreversible",
-                "text": _(
-                    "A hard purge cannot be undone: the memories and their history leave the file for good."
-                ),
-            }
+        warn(
+            "irreversible",
+            _("A hard purge cannot be undone: the memories and their history leave the file for good."),
         )
     return out

@@ -1,13 +1,10 @@
 """Applying a reviewed bulk action (see ``actions.bulk`` for what each action writes, and why).
 
-Every row posted back is planned again against the files as they are, then,
-holding the lock of every file (``lockstep.write_all``), checked against the
-dry run (its fingerprint; for a move the row at its target key) and only
-then written.  One row that moved refuses everything: ``BulkConflict``
-names the rows and nothing is written.  ``apply_unchanged`` is the offer made
-with that refusal (an agent re-saving one row every half second would refuse
-every Apply): it writes the rows still as the dry run saw them and leaves
-out, and names, the ones that moved, to be planned again.
+Every posted row is planned again against the files, then checked against the dry run while
+every file's lock is held, and only then written: one row that moved refuses everything
+(``BulkConflict``).  ``apply_unchanged``, offered with that refusal (an agent re-saving one
+row every half second would refuse every Apply), writes the rows still as seen and names
+the others.
 """
 
 from __future__ import annotations
@@ -157,9 +154,8 @@ def purge_runs(refs, rows: list[RowPlan]) -> dict:
 def purge_all(refs: dict, runs: dict, job) -> list:
     """The verified purge of each store's confirmed rows, one store after the other.
 
-    Across two stores the job is recorded first (``twofile.purge_intent``): a
-    dashboard stopped between the two purges finishes the second at its next
-    start or before its next write there, and the job's page answers again.
+    Across two stores the job is recorded first (``twofile.purge_intent``), so that a dashboard
+    stopped between the two purges finishes the second later and the job's page answers again.
     """
     from . import purge
 

@@ -1,16 +1,11 @@
 """Memory checks: saved questions that prove what the agent will and will not bring up.
 
-A check is a message (with, optionally, earlier messages and a session id, as the
-preview takes them) and what must follow from it: memories that must reach the
-model (recalled into ``<memory-context>`` or shown in ``<memory-stable>``),
-memories that must not, and texts that must appear in neither block.  It is
-evaluated by the preview engine itself (``engine.preview``), never scored here.
-
-Checks live in ``memory-checks.json`` beside the store they belong to
-(``<project>/.agentao/`` or ``~/.agentao/``): a file this dashboard owns; agentao's
-own files are never written.  The format is documented in README ("Memory checks")
-and ``docs/schemas/memory-checks.schema.json``.  No Flask here: the screen, the
-command line and the after-write hook all call :func:`run_all`.
+A check is a message (optionally with earlier messages and a session id, as the preview takes
+them) and what must follow: memories that must reach the model (``<memory-context>`` or
+``<memory-stable>``), memories that must not, texts in neither block.  The preview engine
+itself evaluates it.  Checks live in ``memory-checks.json`` beside their store, a file this
+dashboard owns (format: README "Memory checks", ``docs/schemas/memory-checks.schema.json``).
+No Flask: the screen, the command line and the after-write hook all call :func:`run_all`.
 """
 
 from __future__ import annotations
@@ -44,6 +39,7 @@ MAX_TEXT = 4000  # the message, as the preview takes it
 MAX_ITEMS = 50  # per expectation list
 MAX_MESSAGES = 10  # agentao reads hints from the last 10 messages
 BUILTIN_ID = "builtin-stable-private"
+EXPECTS = ("must_recall", "must_not_recall", "must_not_contain")
 _writing = threading.Lock()  # one read-modify-write of a checks file at a time (this process)
 
 
@@ -90,11 +86,9 @@ def validate(data: dict[str, Any], *, keep_id: bool = False) -> dict[str, Any]:
         "message": message,
         "session": session.strip(),
         "messages": _strings(data.get("messages"), "messages", MAX_MESSAGES),
-        "must_recall": _strings(data.get("must_recall"), "must_recall"),
-        "must_not_recall": _strings(data.get("must_not_recall"), "must_not_recall"),
-        "must_not_contain": _strings(data.get("must_not_contain"), "must_not_contain"),
+        **{k: _strings(data.get(k), k) for k in EXPECTS},
     }
-    if not (check["must_recall"] or check["must_not_recall"] or check["must_not_contain"]):
+    if not any(check[k] for k in EXPECTS):
         raise ChecksProblem(
             "a check needs at least one expectation: 'must_recall', 'must_not_recall' or 'must_not_contain'"
         )
@@ -148,10 +142,8 @@ def load(path: Path) -> list[dict[str, Any]]:
 
 
 def save(path: Path, checks: list[dict[str, Any]]) -> None:
-    """Write the file atomically (a temporary file in the same folder, then a rename).
-
-    The folder must exist: it is the store's own (``.agentao``), which only agentao creates.
-    """
+    """Write the file atomically (a temporary file, then a rename) into the store's own folder,
+    which must exist: only agentao creates it."""
     if len(checks) > MAX_CHECKS:
         raise ChecksProblem(f"at most {MAX_CHECKS} checks per file")
     folder = Path(path).parent
@@ -170,9 +162,7 @@ def save(path: Path, checks: list[dict[str, Any]]) -> None:
         raise
 
 
-# ---------------------------------------------------------------------------
-# Evaluation
-# ---------------------------------------------------------------------------
+# -- evaluation ------------------------------------------------------------------------
 @dataclass
 class Result:
     """One check run: pass or fail, the reasons as codes with their values, the blocks."""
@@ -208,10 +198,7 @@ class Result:
             "builtin": self.builtin,
             "message": c.get("message", ""),
             "session": c.get("session", ""),
-            "messages": c.get("messages", []),
-            "must_recall": c.get("must_recall", []),
-            "must_not_recall": c.get("must_not_recall", []),
-            "must_not_contain": c.get("must_not_contain", []),
+            **{k: c.get(k, []) for k in ("messages", *EXPECTS)},
             "passed": self.passed,
             "ran": self.ran,
             "reasons": self.reasons,
@@ -276,27 +263,16 @@ def evaluate(check: dict[str, Any], store: str, snap: Snapshot, cjk: str, now: d
                 }
             )
     for unwanted in check.get("must_not_recall", []):
-        m = _find(stable, unwanted)
-        if m is not None:
-            reasons.append({"code": "in_stable", "memory": _label(m)})
-        m = _find(context, unwanted)
-        if m is not None:
-            reasons.append({"code": "recalled", "memory": _label(m)})
+        for code, shown in (("in_stable", stable), ("recalled", context)):
+            if (m := _find(shown, unwanted)) is not None:
+                reasons.append({"code": code, "memory": _label(m)})
+    blocks = (("text_in_stable", p.stable_block, stable), ("text_in_context", p.context_block, context))
     for text in check.get("must_not_contain", []):
         t = text.casefold()
-        for code, block in (("text_in_stable", p.stable_block), ("text_in_context", p.context_block)):
+        for code, block, shown in blocks:
             if t in block.casefold():
-                holder = next(
-                    (
-                        m
-                        for m in (stable if code == "text_in_stable" else context)
-                        if t in (m.title + "\n" + m.content).casefold()
-                    ),
-                    None,
-                )
-                reasons.append(
-                    {"code": code, "text": text, "memory": _label(holder) if holder is not None else ""}
-                )
+                holder = next((m for m in shown if t in (m.title + "\n" + m.content).casefold()), None)
+                reasons.append({"code": code, "text": text, "memory": _label(holder) if holder else ""})
     return Result(
         check,
         store,
@@ -330,16 +306,8 @@ def builtin(snap: Snapshot) -> Result:
                         "text": f.excerpt,
                     }
                 )
-    check = {
-        "id": BUILTIN_ID,
-        "name": "",
-        "message": "",
-        "must_recall": [],
-        "must_not_recall": [],
-        "must_not_contain": [],
-    }
     return Result(
-        check,
+        {"id": BUILTIN_ID, "name": "", "message": "", **{k: [] for k in EXPECTS}},
         "builtin",
         not reasons,
         reasons,
@@ -378,10 +346,8 @@ def run_all(
     now: datetime | None = None,
     time_limit: float | None = None,
 ) -> Run:
-    """The built-in check, then every check in each shown store's checks file, in file order.
-
-    With ``time_limit`` (seconds), the checks not started by then are listed as not run
-    (``ran=False``): each is one preview, and a page must answer in bounded time."""
+    """The built-in check, then every check in each shown store's checks file, in file order;
+    with ``time_limit`` (seconds), those not started by then are listed as not run."""
     deadline = None if time_limit is None else time.monotonic() + time_limit
     now = now or clock.now().replace(microsecond=0)
     results: list[Result] = [builtin(snap)]
@@ -434,27 +400,16 @@ def _record(refs: list[StoreRef], by_store: dict[str, dict[str, Result]], stamp:
             continue
         path = checks_path(ref.path)
         checks = load(path)
-        dirty = False
+        before = json.dumps(checks)
         for c in checks:
-            r = mine.get(c["id"])
-            if r is None:
+            if (r := mine.get(c["id"])) is None:
                 continue
-            result = "pass" if r.passed else "fail"
+            blocks = {"stable_block": r.stable_block, "context_block": r.context_block}
             last = c.get("last_pass") or {}
-            if r.passed and (last.get("stable_block"), last.get("context_block")) != (
-                r.stable_block,
-                r.context_block,
-            ):
-                c["last_pass"] = {
-                    "at": stamp,
-                    "stable_block": r.stable_block,
-                    "context_block": r.context_block,
-                }
-                dirty = True
-            if c.get("last_result") != result:
-                c["last_result"] = result
-                dirty = True
-        if dirty:
+            if r.passed and {k: last.get(k) for k in blocks} != blocks:
+                c["last_pass"] = {"at": stamp, **blocks}
+            c["last_result"] = "pass" if r.passed else "fail"
+        if json.dumps(checks) != before:
             save(path, checks)
 
 

@@ -1,22 +1,13 @@
 """Curating live memories: soft delete, edit, move between the user and project stores.
 
-Every change goes through agentao's save rules (``contract.plan_save``) and
-the store's guarded writes, so the files end up as agentao itself would
-leave them: an edit is agentao's upsert onto the same row, a delete is
-``/memory delete``'s soft delete, and a move is a save in the other store
-followed by a soft delete of the original.
+Every change goes through agentao's save rules (``contract.plan_save``) and the store's
+guarded writes: an edit is agentao's upsert onto the same row, a delete is ``/memory
+delete``'s soft delete, a move a save in the other store then a soft delete of the original.
+Only a change of the action's own rows refuses it, never the agent saving another row.
 
-An edit or a delete is refused only when its own row changed since the
-page (or, for an edit, the row that would take its key), never because the
-agent saved some other row meanwhile.
-
-A move touches two files.  It takes the write lock of both first
-(``lockstep.write_all``), checks the source row and the row at the target
-key while holding them, and only then writes: a refusal writes nothing.
-The target commits first: if the dashboard dies between the two commits both
-rows are live, and moving again upserts the same target key in place (no
-duplicate) before deleting the source.  Deleting first would risk losing
-the memory.
+A move takes both write locks first (``lockstep.write_all``), checks both rows, then
+commits the target first: after a crash both rows are live and moving again upserts the
+same target key in place before deleting the source; nothing is lost.
 """
 
 from __future__ import annotations
@@ -92,17 +83,7 @@ def plan_edit(refs: list[StoreRef], memory: Memory, value: str, tags, type_: str
 
 def _as_seen(memory: Memory, expect: Expect) -> Expect:
     # The row must still be the one the page showed and the one the plan was made from.
-    if (expect.updated_at is not None and memory.updated_at != expect.updated_at) or (
-        expect.row is not None and fingerprint(memory) != expect.row
-    ):
-        raise WriteConflict(
-            "changed",
-            _(
-                "Memory %(id)s changed since you looked (updated %(at)s); reload and decide again.",
-                id=memory.id,
-                at=memory.updated_at,
-            ),
-        )
+    writes.unchanged_since(memory, expect)
     return Expect(row_id=memory.id, updated_at=memory.updated_at, row=fingerprint(memory))
 
 
@@ -137,11 +118,8 @@ class MovePlan:
 
 
 def plan_move(refs: list[StoreRef], memory: Memory, target_problem: StoreProblem | None = None) -> MovePlan:
-    """The save a move to the other scope makes, computed by the same code that makes it.
-
-    ``target_problem``: why the other store cannot be read, when the caller knows
-    it already (the page's banner), so that the move offer says the same.
-    """
+    """The save a move to the other scope makes; ``target_problem``: why the other store cannot
+    be read, when the page's banner already says so."""
     to_scope = "project" if memory.scope == "user" else "user"
     target = ref_for(refs, to_scope)
     if target is None:

@@ -1,16 +1,10 @@
 """The dry run's fingerprint: the confirmed rows, carried by the purge form.
 
-A purge must erase exactly the rows the user saw, so the form that confirms
-a dry run names them: each row's kind and id with the digest of its columns
-(events, which agentao never changes, by id alone, as runs of integers).
-The purge then re-reads those rows inside its write transaction and tells
-unchanged, gone and changed ones apart, and keeps the rows that arrived.
-
-The text is JSON, compressed (zlib) and base64url-encoded: about 13 bytes a
-row, events well under one.  A plan too large for one form (see
-``MAX_TOKEN``) must be purged a category at a time; the dry run says so.
-Nothing in it is secret (ids and 32-bit digests, no text), and nothing in it
-is trusted: a forged one can only name rows, which are then checked as any.
+The form names each row's kind and id with the digest of its columns (events, which agentao
+never changes, by id alone, as runs of integers); the purge re-reads them inside its write
+transaction.  JSON, zlib, base64url: about 13 bytes a row.  A plan larger than ``MAX_TOKEN``
+must be purged a category at a time.  Nothing in it is secret or trusted: a forged one can
+only name rows, which are then checked as any.
 """
 
 from __future__ import annotations
@@ -21,6 +15,7 @@ import json
 import re
 import zlib
 from collections.abc import Iterable
+from itertools import pairwise
 
 from ..store.plan import KINDS, PlanRow
 
@@ -39,7 +34,11 @@ def fingerprint(rows: Iterable[PlanRow]) -> str:
             events.append(int(r.id))
         else:
             named.setdefault(r.kind, []).append([r.id, r.digest])
-    body = {"rows": {k: sorted(v) for k, v in named.items()}, "events": _deltas(sorted(set(events)))}
+    ids = sorted(set(events))
+    body = {
+        "rows": {k: sorted(v) for k, v in named.items()},
+        "events": [b - a for a, b in pairwise([0, *ids])],
+    }
     raw = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass")
     return VERSION + base64.urlsafe_b64encode(zlib.compress(raw, 9)).decode("ascii")
 
@@ -91,11 +90,3 @@ def rows_of(token: str, most: int | None = None) -> list[PlanRow]:
 def fits(token: str) -> bool:
     """Whether one purge form can carry ``token``."""
     return len(token) <= MAX_TOKEN
-
-
-def _deltas(ids: list[int]) -> list[int]:
-    out, last = [], 0
-    for i in ids:
-        out.append(i - last)
-        last = i
-    return out

@@ -1,25 +1,12 @@
 """What an action would do to the ``<memory-stable>`` block a brand-new session gets.
 
-"Before" is the engine's block over the rows as they are.  "After" is the
-same engine over the rows as the action would leave them:
-
-* a save (approve, edit, the first half of a move) substitutes the Memory
-  record the write would produce, built from the very ``PlannedSave`` the
-  write executes: the overwritten row keeps its id, position and
-  ``created_at``; a new row goes last with ``created_at = updated_at = now``;
-* a soft delete (and the second half of a move) hides the row's id, as the
-  preview screen's what-if does.
-
-Ids and dates never appear in the block, so the stand-in id of a new row and
-a clock a few seconds early do not change the text; ``updated_at = now``
-still makes the row the most recent one, which is what the incidental rule
-looks at.
-
-"Before" comes from ``engine.stable_view`` with the snapshot's cache.  "After"
-runs the engine's stable path itself — ``select`` over the rows with the
-saved row put in its file's place -> ``fit`` -> ``render_stable`` — because
-the block needs no tokens.  The tests pin the two paths together: each
-prediction equals ``preview``'s block over the files after the real write.
+"Before" is ``engine.stable_view`` over the rows as they are (with the snapshot's cache).
+"After" runs the engine's stable path (``select`` -> ``fit`` -> ``render_stable``) over the
+rows as the action would leave them: a save puts in the Memory record built from the very
+``PlannedSave`` the write executes (an overwritten row keeps its id, place and
+``created_at``; a new row gets ``now``), a soft delete hides the row's id.  Ids and dates
+never appear in the block.  The tests pin each prediction to ``preview``'s block over the
+files after the real write.
 """
 
 from __future__ import annotations
@@ -27,7 +14,6 @@ from __future__ import annotations
 import difflib
 import hashlib
 import heapq
-from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,8 +38,7 @@ class BlockEffect:
     before: str
     after: str
     budget: int
-    # The memories each block shows (engine.Selected entries' rows), where known: what
-    # the warnings before approval compare (actions.warnings), never shown as text.
+    # The memories each block shows, where known: what actions.warnings compares.
     before_shown: tuple[Memory, ...] = field(default=(), compare=False, repr=False)
     after_shown: tuple[Memory, ...] = field(default=(), compare=False, repr=False)
 
@@ -77,8 +62,7 @@ class BlockEffect:
         return self._moves()[1]
 
     def _moves(self) -> tuple[tuple[Memory, ...], tuple[Memory, ...]]:
-        # By row; a key on both sides is one memory saved again elsewhere (a move), not news,
-        # and a new row coming in is the action's own, not one that "now fits".
+        # By row; a key on both sides is a move, not news; a new row is the action's own.
         now, then = ({(m.store, m.id) for m in rows} for rows in (self.before_shown, self.after_shown))
         came = [m for m in self.after_shown if (m.store, m.id) not in now]
         went = [m for m in self.before_shown if (m.store, m.id) not in then]
@@ -156,15 +140,9 @@ def would_save(plan: PlannedSave, existing: Memory | None, stamp: str | None = N
 
 
 def auto_cap_hides(snap: Snapshot, row: Memory) -> list[str]:
-    """The ids an auto save of ``row`` makes the write soft-delete (the auto cap)."""
-    return _over_auto_cap(snap.user if row.store == "user" else snap.project, row)
-
-
-def _over_auto_cap(rows: Iterable[Memory], row: Memory) -> list[str]:
-    # An auto save makes the write soft-delete the oldest auto rows beyond the cap
-    # (writes._enforce_auto_cap, as agentao does); the prediction hides the same ones.
-    rows = [row if m.id == row.id else m for m in rows] + [row]
-    auto = {m.id: m for m in rows if m.scope == row.scope and m.live and m.source == "auto"}
+    """The ids an auto save of ``row`` makes the write soft-delete (``writes._enforce_auto_cap``)."""
+    rows = [row if m.id == row.id else m for m in (snap.user if row.store == "user" else snap.project)]
+    auto = {m.id: m for m in rows + [row] if m.scope == row.scope and m.live and m.source == "auto"}
     ranked = sorted(auto.values(), key=lambda m: (m.updated_at, m.created_at))
     return [m.id for m in ranked[: max(0, len(ranked) - AUTO_CAP)]]
 
@@ -174,21 +152,13 @@ def _place(m: Memory) -> tuple[tuple[int, Any], ...]:
     return tuple(map(sql_order, (m.created_at, m.scope, m.key_normalized)))
 
 
-def _saved_in(rows: list[Memory], row: Memory) -> list[Memory]:
-    """A file's live rows, in its listing order, as they are after ``row`` is saved there."""
-    kept = [m for m in rows if m.id != row.id]
-    at = bisect_right(kept, _place(row), key=_place)  # after its equals, as a stable sort
-    return kept[:at] + [row] + kept[at:]
-
-
 def _all_saved_in(rows: list[Memory], saved: list[Memory]) -> list[Memory]:
-    """``_saved_in`` for several rows in one pass (a bulk action at 100,000 rows): the same
-    order as saving them one after another, each after its equals."""
-    if len(saved) <= 1:
-        return _saved_in(rows, saved[0]) if saved else rows
+    """A file's live rows in its listing order once ``saved`` are saved there (each after its
+    equals, as saving them one after another)."""
+    if not saved:
+        return rows
     ids = {r.id for r in saved}
-    kept = [m for m in rows if m.id not in ids]
-    return list(heapq.merge(kept, sorted(saved, key=_place), key=_place))
+    return list(heapq.merge([m for m in rows if m.id not in ids], sorted(saved, key=_place), key=_place))
 
 
 def save_effect(
@@ -197,7 +167,7 @@ def save_effect(
     """Before/after for a planned save (plus ids soft-deleted by the same action)."""
     row = would_save(plan, existing)
     if plan.source == "auto":
-        hide = {*hide, *_over_auto_cap(snap.user if plan.store == "user" else snap.project, row)}
+        hide = {*hide, *auto_cap_hides(snap, row)}
     return row_effect(snap, row, hide)
 
 
@@ -207,11 +177,8 @@ def row_effect(snap: Snapshot, row: Memory, hide: Iterable[str] = ()) -> BlockEf
 
 
 def rows_effect(snap: Snapshot, saved: Iterable[Memory], hide: Iterable[str] = ()) -> BlockEffect:
-    """Before/after for several rows saved at once (a bulk action), ``hide`` gone.
-
-    Each row is put in its file's place as ``row_effect`` puts one; the auto cap is
-    the caller's to add to ``hide`` (``auto_cap_hides``).
-    """
+    """Before/after for several rows saved at once, ``hide`` gone (the auto cap is the caller's
+    to add: ``auto_cap_hides``)."""
     saved = list(saved)
     project = _all_saved_in(snap.project, [r for r in saved if r.store != "user"])
     user = _all_saved_in(snap.user, [r for r in saved if r.store == "user"])
@@ -233,12 +200,4 @@ def rows_effect(snap: Snapshot, saved: Iterable[Memory], hide: Iterable[str] = (
 
 def delete_effect(snap: Snapshot, memory: Memory) -> BlockEffect:
     """Before/after for soft-deleting ``memory`` (its id hidden, as the preview's what-if)."""
-    views = [
-        stable_view(
-            snap.project, snap.user, snap.summaries, hidden_ids=hidden, cache=snap.cache, version=snap.version
-        )
-        for hidden in (frozenset(), frozenset({memory.id}))
-    ]
-    (before, now), (after, then) = views
-    shown = [tuple(s.memory for s in fitted.shown()) for fitted in (now, then)]
-    return BlockEffect(before, after, STABLE_BUDGET, *shown)
+    return rows_effect(snap, [], hide={memory.id})

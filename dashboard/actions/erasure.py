@@ -1,16 +1,10 @@
 """Reject and erase evidence: the review screen's use of the forget screen's purge.
 
-A pending item is first rejected exactly as the Reject button does (same
-fingerprint check), then every chosen row is erased for good by
-``dashboard.actions.purge.purge_review_items`` — secure_delete, VACUUM, WAL
-checkpoint and a byte scan of the files.  We only translate its one
-file-wide ``PurgeResult`` into a verdict per item, using the sha256 of each
-row's texts that the result carries.
-
-Reports are kept in process memory (a handful, newest last) so that the
-no-JavaScript flow can redirect to a page showing them, and so that a
-"pending, retry" can be re-verified later with the texts it still needs.
-Those texts never leave the process: ``to_dict`` has ids, verdicts, paths.
+A pending item is first rejected exactly as the Reject button does, then every chosen row is
+erased for good by ``purge.purge_review_items``; its file-wide ``PurgeResult`` becomes a
+verdict per item, by the sha256 of each row's texts.  Reports are kept in process memory (a
+handful) for the no-JavaScript redirect and a later re-verify of a "pending, retry"; the
+texts never leave the process (``to_dict`` has ids, verdicts, paths).
 """
 
 from __future__ import annotations
@@ -45,10 +39,6 @@ class ItemErasure:
     copies: list[str] = field(default_factory=list)  # files beside the db still holding its text
     shared: bool = False  # a remaining row holds the same text (not residue)
     saved_again: bool = False  # ... a row the agent saved while the erase ran
-
-    @property
-    def ok(self) -> bool:
-        return self.status == ERASED
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -34,33 +34,10 @@ from ..guard.invisible import hidden_prefix
 from .export_document import INVISIBLE_NOTE, Document, Pieces, Words, build_document, records  # noqa: F401
 
 FORMATS = {"json": "application/json", "csv": "text/csv", "md": "text/markdown"}
-CSV_COLUMNS = (
-    "section",
-    "visible_to_agent",
-    "store",
-    "store_path",
-    "scope",
-    "type",
-    "id",
-    "key",
-    "title",
-    "content",
-    "tags",
-    "keywords",
-    "source",
-    "confidence",
-    "sensitivity",
-    "created_at",
-    "updated_at",
-    "deleted_at",
-    "events",
-    "status",
-    "evidence",
-    "occurrences",
-    "source_session",
-    "session_id",
-    "tokens_before",
-    "messages_summarized",
+CSV_COLUMNS = tuple(
+    "section visible_to_agent store store_path scope type id key title content tags keywords source confidence"
+    " sensitivity created_at updated_at deleted_at events status evidence occurrences source_session session_id"
+    " tokens_before messages_summarized".split()
 )
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "'")
 # Characters that start Markdown syntax mid-line: emphasis, code, links, images, autolinks,
@@ -224,8 +201,10 @@ def md_block(text: str) -> str:
     return f"{fence}text\n{text}\n{fence}"
 
 
-def _md_fields(pairs: Iterable[tuple[str, Any]]) -> list[str]:
-    return ["- **%s:** %s" % (label, md_inline(value)) for label, value in pairs]
+def _md_entry(title: str, pairs: Iterable[tuple[str, Any]], *blocks: str) -> list[str]:
+    """A record: its heading, its fields as a list, then each block followed by a blank line."""
+    fields = ["- **%s:** %s" % (label, md_inline(value)) for label, value in pairs]
+    return ["#### " + title, "", *fields, "", *(line for block in blocks for line in (block, ""))]
 
 
 def _md_store(row: dict[str, Any]) -> str:
@@ -234,81 +213,63 @@ def _md_store(row: dict[str, Any]) -> str:
 
 def _md_memory(m: dict[str, Any], words: Words) -> list[str]:
     _ = words.gettext
-    return [
-        "#### " + md_inline(m["title"]),
-        "",
-        *_md_fields(
-            [
-                (_("ID"), m["id"]),
-                (_("Key"), m["key"]),
-                (_("Scope"), m["scope"]),
-                (_("Type"), m["type"]),
-                (_("Store"), _md_store(m)),
-                (_("Source"), m["source"]),
-                (_("Confidence"), m["confidence"]),
-                (_("Created"), m["created_at"]),
-                (_("Updated"), m["updated_at"]),
-                *([(_("Deleted"), m["deleted_at"])] if m["deleted_at"] else []),
-                (_("Tags"), ", ".join(m["tags"]) or _("none")),
-                (_("Keywords"), ", ".join(m["keywords"]) or _("none")),
-                (_("History"), events_text(m["events"], words)),
-            ]
-        ),
-        "",
+    return _md_entry(
+        md_inline(m["title"]),
+        [
+            (_("ID"), m["id"]),
+            (_("Key"), m["key"]),
+            (_("Scope"), m["scope"]),
+            (_("Type"), m["type"]),
+            (_("Store"), _md_store(m)),
+            (_("Source"), m["source"]),
+            (_("Confidence"), m["confidence"]),
+            (_("Created"), m["created_at"]),
+            (_("Updated"), m["updated_at"]),
+            *([(_("Deleted"), m["deleted_at"])] if m["deleted_at"] else []),
+            (_("Tags"), ", ".join(m["tags"]) or _("none")),
+            (_("Keywords"), ", ".join(m["keywords"]) or _("none")),
+            (_("History"), events_text(m["events"], words)),
+        ],
         md_block(m["content"]),
-        "",
-    ]
+    )
 
 
 def _md_review(r: dict[str, Any], words: Words) -> list[str]:
     _ = words.gettext
-    return [
-        "#### " + md_inline(r["title"]),
-        "",
-        *_md_fields(
-            [
-                (_("ID"), r["id"]),
-                (_("Status"), r["status"]),
-                (_("Key"), r["key"]),
-                (_("Scope"), r["scope"]),
-                (_("Type"), r["type"]),
-                (_("Store"), _md_store(r)),
-                (_("Occurrences"), r["occurrences"]),
-                (_("Source session"), r["source_session"]),
-                (_("Created"), r["created_at"]),
-                (_("Updated"), r["updated_at"]),
-            ]
-        ),
-        "",
+    return _md_entry(
+        md_inline(r["title"]),
+        [
+            (_("ID"), r["id"]),
+            (_("Status"), r["status"]),
+            (_("Key"), r["key"]),
+            (_("Scope"), r["scope"]),
+            (_("Type"), r["type"]),
+            (_("Store"), _md_store(r)),
+            (_("Occurrences"), r["occurrences"]),
+            (_("Source session"), r["source_session"]),
+            (_("Created"), r["created_at"]),
+            (_("Updated"), r["updated_at"]),
+        ],
         _("Content:"),
-        "",
         md_block(r["content"]),
-        "",
         _("Evidence:"),
-        "",
         md_block(r["evidence"]),
-        "",
-    ]
+    )
 
 
 def _md_summary(s: dict[str, Any], words: Words) -> list[str]:
     _ = words.gettext
-    return [
-        "#### " + _("Session %(id)s", id=md_inline(s["session_id"])),
-        "",
-        *_md_fields(
-            [
-                (_("ID"), s["id"]),
-                (_("Store"), _md_store(s)),
-                (_("Created"), s["created_at"]),
-                (_("Tokens before"), s["tokens_before"]),
-                (_("Messages summarized"), s["messages_summarized"]),
-            ]
-        ),
-        "",
+    return _md_entry(
+        _("Session %(id)s", id=md_inline(s["session_id"])),
+        [
+            (_("ID"), s["id"]),
+            (_("Store"), _md_store(s)),
+            (_("Created"), s["created_at"]),
+            (_("Tokens before"), s["tokens_before"]),
+            (_("Messages summarized"), s["messages_summarized"]),
+        ],
         md_block(s["content"]),
-        "",
-    ]
+    )
 
 
 def _md_lines(doc: Document) -> Iterator[str]:
@@ -391,10 +352,8 @@ def to_markdown(doc: Document) -> Iterator[str]:
 
 
 def encoded(chunks: Iterator[str]) -> Iterator[bytes]:
-    """The chunks as UTF-8.  A lone surrogate (agentao stores one in a tag from a model's
-    tool call, as the JSON escape) has no UTF-8: it is written as that escape, ``\\ud800``,
-    which in the JSON file (and the CSV's JSON lists) is the stored value exactly, so the
-    file is whole instead of cut off at that row."""
+    """The chunks as UTF-8; a lone surrogate (agentao stores one from a model's tool call) is
+    written as its JSON escape, ``\\ud800``: in the JSON file that is the stored value exactly."""
     for chunk in chunks:
         yield chunk.encode("utf-8", "backslashreplace")
 

@@ -1,13 +1,9 @@
 """The export document: its shape from each store's outline, its records read in pieces.
 
-The document is the plain data the JSON download shows (stores, live memories
-grouped by scope then type, and with ``include_invisible`` the soft-deleted
-rows, review items and session summaries), except that each list of records
-is a ``Pieces``: its length is known from the outline, its records are read
-``PIECE`` rows at a time while the download is sent (see ``store.export`` for
-why).  ``finish()`` is asked after the last record: it names what went wrong
-meanwhile (a piece that could not be read, a store that changed), so the file
-either is complete or says at its end that it is not.
+The document is the plain data the JSON download shows, except that each list of records
+is a ``Pieces``: its length is known from the outline, its records are read ``PIECE`` rows
+at a time while the download is sent (see ``store.export``).  ``finish()``, asked after the
+last record, names what went wrong meanwhile, so the file is complete or says it is not.
 """
 
 from __future__ import annotations
@@ -30,11 +26,8 @@ INVISIBLE_NOTE = _l(
 
 
 class Words:
-    """gettext and ngettext in the locale of the request that asked for the download.
-
-    The file is streamed: most of it is written after the view returned, outside its
-    request, where Flask-Babel would answer in English. The translations are taken
-    while the request is on and kept for the rest of the file."""
+    """gettext and ngettext in the locale of the request that asked for the download (the file
+    is mostly written after the view returned, where Flask-Babel would answer in English)."""
 
     def __init__(self) -> None:
         self.translations = get_translations()
@@ -106,12 +99,9 @@ def summary_record(s: Summary, path: str) -> dict:
 
 @dataclass
 class Pieces:
-    """Records read piece by piece: ``len()`` without reading, iteration reads.
-
-    ``order`` is (outline index, rowid) per record; ``fetch(outline, rowids)``
-    returns rowid -> record for one piece.  A row gone since the outline is
-    skipped; a piece that cannot be read is skipped and named in ``problems``.
-    """
+    """Records read piece by piece: ``len()`` without reading, iteration reads.  ``order``: (outline
+    index, rowid) per record; ``fetch(outline, rowids)``: rowid -> record.  A row gone since the
+    outline is skipped; a piece that cannot be read is skipped and named in ``problems``."""
 
     outlines: list
     order: list[tuple[int, int]]
@@ -149,24 +139,18 @@ class Pieces:
 
 
 def _memories(outline, rowids) -> dict:
-    return {
-        rowid: memory_record(m, str(outline.ref.path), outline.events)
-        for rowid, m in source.memories(outline.ref, rowids).items()
-    }
+    found = source.memories(outline.ref, rowids)
+    return {rowid: memory_record(m, str(outline.ref.path), outline.events) for rowid, m in found.items()}
 
 
 def _reviews(outline, rowids) -> dict:
-    return {
-        rowid: review_record(r, str(outline.ref.path))
-        for rowid, r in source.reviews(outline.ref, rowids).items()
-    }
+    found = source.reviews(outline.ref, rowids)
+    return {rowid: review_record(r, str(outline.ref.path)) for rowid, r in found.items()}
 
 
 def _summaries(outline, rowids) -> dict:
-    return {
-        rowid: summary_record(s, str(outline.ref.path))
-        for rowid, s in source.summaries(outline.ref, rowids).items()
-    }
+    found = source.summaries(outline.ref, rowids)
+    return {rowid: summary_record(s, str(outline.ref.path)) for rowid, s in found.items()}
 
 
 @dataclass
@@ -183,30 +167,22 @@ def build_document(outlines: list, problems: dict, include_invisible: bool, gene
     ``(ref, message)`` for stores that could not be read."""
     words = Words()
     _ = words.gettext
-    stores, live = [], []
-    for index, o in enumerate(outlines):
-        stores.append(
-            {
-                "store": o.ref.key,
-                "kind": o.ref.kind,
-                "name": o.ref.name,
-                "path": str(o.ref.path),
-                "live": len(o.live),
-                "problem": None,
-            }
-        )
-        live += [(scope, type_, index, rowid) for scope, type_, rowid in o.live]
-    for key, (ref, message) in problems.items():
-        stores.append(
-            {
-                "store": key,
-                "kind": ref.kind,
-                "name": ref.name,
-                "path": str(ref.path),
-                "live": 0,
-                "problem": message,
-            }
-        )
+    shown = [(o.ref.key, o.ref, len(o.live), None) for o in outlines]
+    shown += [(key, ref, 0, message) for key, (ref, message) in problems.items()]
+    stores = [
+        {
+            "store": key,
+            "kind": ref.kind,
+            "name": ref.name,
+            "path": str(ref.path),
+            "live": n,
+            "problem": problem,
+        }
+        for key, ref, n, problem in shown
+    ]
+    live = [
+        (scope, type_, index, rowid) for index, o in enumerate(outlines) for scope, type_, rowid in o.live
+    ]
     groups: dict = {}
     for scope, type_, index, rowid in sorted(live, key=lambda m: m[:2]):  # stable: file order
         groups.setdefault((scope, type_), []).append((index, rowid))
@@ -244,10 +220,9 @@ def build_document(outlines: list, problems: dict, include_invisible: bool, gene
             try:
                 changed = source.version(o.ref) != o.version
             except StoreProblem as problem:
-                changed, out = (
-                    False,
-                    out
-                    + [_("%(path)s could not be read again: %(problem)s", path=o.ref.path, problem=problem)],
+                changed = False
+                out.append(
+                    _("%(path)s could not be read again: %(problem)s", path=o.ref.path, problem=problem)
                 )
             if changed:
                 out.append(

@@ -1,8 +1,7 @@
 """Long forget actions run in a background thread; the page polls a job by id.
 
-One ``Jobs`` per app (``app.extensions``, made when the forget blueprint is registered), guarded by a lock because
-waitress serves requests from several threads.  Only one job may work on a
-given file at a time: a second purge of the same store is refused, not queued.
+One ``Jobs`` per app (``app.extensions``), locked because waitress serves from several
+threads.  A second job on a file a running job works on is refused, not queued.
 """
 
 from __future__ import annotations

@@ -1,18 +1,11 @@
 """Who the person is, as their own memories say: their name and their contact details.
 
-No Flask.  "Forget what is about me" decides from this (``actions.about``): a
-project row goes when it holds one of these contacts or, for a summary or a
-suggestion, names the person; someone else's phone number stays.
-
-* Contacts are the personal data Findings sees (``findings.rules.scan_text``,
-  category ``personal``) in the person's own memories — those of scope
-  ``user`` — compared by their letters and digits, so "+49 151 2345 6789" and
-  "+4915123456789" are one number.
-* The name is what one of those memories says it is: "My name is Lena Vogel",
-  "Call me Sam", "我叫李雷", or the whole value of a memory keyed like a name
-  (``user_name``: "Lena Vogel").  Each part of a name counts ("Lena asked…").
-  Names are looked for as written (capitals and all), as whole words, with
-  ``str.find``: no pattern is built from a stored text.
+No Flask.  "Forget what is about me" (``actions.about``) decides from this.  Contacts are the
+personal data Findings sees (``scan_text``, category ``personal``) in memories of scope
+``user``, compared by their letters and digits ("+49 151 2345 6789" = "+4915123456789").  The
+name is what one of them says ("My name is Lena Vogel", "Call me Sam", "我叫李雷", or the value
+of a memory keyed like a name); each part counts, looked for as written, as whole words, with
+``str.find``: no pattern is built from a stored text.
 """
 
 from __future__ import annotations
@@ -63,11 +56,9 @@ def _capitalised(words: Iterable[str]) -> list[str]:
 
 def names_in_memory(key: str, content: str) -> list[str]:
     """The name a memory of the person states, as its words: [] when it states none."""
-    m = _SAID.search(content)
-    if m:
+    if m := _SAID.search(content):
         return _capitalised(m.group(1).split())
-    m = _SAID_ZH.search(content)
-    if m:
+    if m := _SAID_ZH.search(content):
         return [m.group(1)]
     if any(k in key.casefold() for k in _NAME_KEYS):
         words = content.split()
@@ -92,19 +83,12 @@ class Person:
 
     def name_in(self, texts: Iterable[str]) -> str | None:
         """The first of the person's names written in one of ``texts`` as a whole word."""
-        for text in texts:
-            for name in self.names:
-                if _word_at(text, name):
-                    return name
-        return None
+        return next((name for text in texts for name in self.names if _word_at(text, name)), None)
 
     def contact_in(self, texts: Iterable[str]) -> str | None:
         """One of the person's contacts in ``texts``, as Findings masks it; None when there is none."""
-        for text in texts:
-            for f in personal(text):
-                if contact_value(text[f.start : f.end]) in self.contacts:
-                    return f.excerpt
-        return None
+        found = (f for t in texts for f in personal(t) if contact_value(t[f.start : f.end]) in self.contacts)
+        return next((f.excerpt for f in found), None)
 
 
 def _word_at(text: str, name: str) -> bool:

@@ -1,29 +1,19 @@
 """Whether a review candidate says the opposite of its own evidence.
 
-agentao's crystallizer (0.5.17, ``memory/crystallizer.py``) captures the words
-*after* a cue: "please never use emojis in commit messages" matches its
-constraint rule ``never\\s+(...)`` and the candidate's content is the capture,
-"use emojis in commit messages"; "永远不要提交 .env" gives "要提交 .env".  The
-negation is in the evidence, just before the content, and nowhere in the
-content: approving it saves the opposite of what the user said.
+agentao's crystallizer (0.5.17) captures the words *after* a cue: "please never use emojis in
+commit messages" gives the candidate "use emojis in commit messages", "永远不要提交 .env" gives
+"要提交 .env".  The negation is in the evidence just before the content, and approving saves the
+opposite of what the user said.  The rule (linear, fixed patterns only):
 
-The rule, linear in the texts and with fixed patterns only (no pattern is
-built from a memory's words):
+1. The content's *core*: its words with a leading negation cue taken off; whether it had one
+   is the candidate's polarity.
+2. The core is looked up in the evidence (case and spacing folded, ``str.find``); the
+   evidence's polarity is whether a cue stands in the few words (Chinese: characters) just
+   before it, in the same clause.
+3. A paraphrase (core not found): the evidence clause sharing most of the core's words stands
+   in, negated when it holds a cue anywhere; the candidate when the content does.
 
-1. The content's *core*: its words with a leading negation cue taken off
-   ("not to use X" -> "to use X"); whether it had one is the candidate's
-   polarity.
-2. The core is looked up in the evidence (case and spacing folded, plain
-   ``str.find``).  The evidence's polarity is whether a cue stands in the few
-   words (or, in Chinese, characters) just before that place, within the
-   same clause.
-3. When the core is not found verbatim (a paraphrase), the evidence clause
-   sharing most of the core's words stands in: its polarity is whether it
-   holds a cue anywhere, the candidate's whether the content does.
-
-They differ: the warning.  A negation elsewhere in the evidence ("don't
-worry, I prefer tabs") is in another clause or too far before the content,
-and is not read.
+They differ: the warning.  A negation in another clause or too far before is not read.
 """
 
 from __future__ import annotations
@@ -41,65 +31,15 @@ EN_CUES = frozenset(
     "stop stopped avoid avoiding neither nor none without".split()
 )
 EN_PAIRS = frozenset(
-    {
-        ("no", "longer"),
-        ("do", "not"),
-        ("does", "not"),
-        ("must", "not"),
-        ("should", "not"),
-        ("rather", "not"),
-        ("no", "more"),
-    }
+    tuple(p.split()) for p in "no longer,do not,does not,must not,should not,rather not,no more".split(",")
 )
 # Chinese cues, found as substrings; the compounds below contain one but negate nothing.
-ZH_CUES = (
-    "不要",
-    "不准",
-    "不许",
-    "不能",
-    "不用",
-    "不必",
-    "不再",
-    "从不",
-    "永远不",
-    "禁止",
-    "避免",
-    "停止",
-    "切勿",
-    "请勿",
-    "勿",
-    "别",
-    "没有",
-    "没",
-    "无需",
-    "不",
+ZH_CUES = tuple(
+    "不要 不准 不许 不能 不用 不必 不再 从不 永远不 禁止 避免 停止 切勿 请勿 勿 别 没有 没 无需 不".split()
 )
-ZH_NOT_NEGATION = (
-    "不同",
-    "不错",
-    "不断",
-    "不过",
-    "不仅",
-    "不少",
-    "不久",
-    "不管",
-    "不论",
-    "不但",
-    "不如",
-    "要不",
-    "特别",
-    "区别",
-    "分别",
-    "类别",
-    "级别",
-    "识别",
-    "告别",
-    "别人",
-    "别的",
-    "性别",
-    "个别",
-    "差不多",
-    "没错",
+ZH_NOT_NEGATION = tuple(
+    "不同 不错 不断 不过 不仅 不少 不久 不管 不论 不但 不如 要不 特别"
+    " 区别 分别 类别 级别 识别 告别 别人 别的 性别 个别 差不多 没错".split()
 )
 WINDOW_WORDS = 3  # English words looked at before the content
 WINDOW_CHARS = 4  # Chinese characters looked at before the content
@@ -194,6 +134,4 @@ def contradicts(evidence: str | None, content: str | None) -> bool:
         # In the evidence the content's own leading cue comes first: look before it.
         return _before(ev, at, core) != content_neg
     clause = _best_clause(ev, core)
-    if clause is None:
-        return False
-    return negated(clause) != negated(text)
+    return clause is not None and negated(clause) != negated(text)

@@ -1,27 +1,17 @@
 """Where each memory came from: conversations, suggestions, approvals. No Flask.
 
-What agentao records, and so what is *exact* here:
+Exact, because agentao records it: a summary's ``session_id``; a suggestion's
+``source_session`` (its latest hit) and ``evidence``; an approval saves a ``crystallized``
+memory under ``normalize_key(item.key_normalized)`` and marks the item ``approved`` (its
+``updated_at`` is then the approval's time).  A crystallized memory links to the approved
+suggestions under its key: *exact* when one holds its current text alone (or it is the only
+one), *ambiguous* otherwise.
 
-* a session summary carries its ``session_id``;
-* a suggestion (review item) carries ``source_session`` (the conversation of its
-  latest hit) and ``evidence`` (the person's words around the match);
-* approving a suggestion saves a memory with ``source='crystallized'`` under
-  ``normalize_key(item.key_normalized)`` in the item's scope (the user file, or
-  the project file when there is none), then marks the item ``approved`` — its
-  ``updated_at`` is the approval's time.  A crystallized memory is linked to the
-  approved suggestions written under its key; it is *exact* when one of them
-  holds its current text alone (or it is the only one), *ambiguous* otherwise
-  (several Chinese-only suggestions of one type collapse onto one key).
-
-What agentao's memory rows do not record: which conversation an explicit or
-automatic save ran in.  A replay does, when replay was on: its ``save_memory``
-calls confirmed by ``memory_write`` (``store.sessions.AgentSave``) tie a save to
-the conversation and turn that made it — *exact* when one memory under the
-call's key holds the text it saved, *same key* when the one memory under that key
-has changed text since, *ambiguous* when several stores hold that key.  Otherwise
-a memory is linked *by time* only: to the conversations whose recorded times
-(summaries, suggestion hits) span its save; none or several is said as such,
-never guessed.
+Not recorded by agentao: which conversation an explicit or automatic save ran in.  A replay's
+``save_memory`` calls confirmed by ``memory_write`` (``store.sessions.AgentSave``) tie a save
+to its conversation and turn: *exact* (one memory under the key holds the text), *same key*
+(the one memory there changed since), *ambiguous* (several).  Otherwise a memory is linked
+*by time* only, to the conversations whose recorded times span its save; never guessed.
 """
 
 from __future__ import annotations
@@ -61,18 +51,10 @@ def _key_of(item: ReviewItem) -> str | None:
 
 
 def _hit_times(item: ReviewItem) -> list[str]:
-    """Stamps at which ``item.source_session`` is known to have been running.
-
-    A pending item's ``updated_at`` is its latest hit (in ``source_session``); a
-    single-hit item's ``created_at`` is that hit.  A decided item's
-    ``updated_at`` is the decision, and a folded item's ``created_at`` may be
-    another conversation's: neither is used."""
-    out = []
-    if item.status == "pending" and item.updated_at:
-        out.append(item.updated_at)
-    if item.occurrences == 1 and item.created_at:
-        out.append(item.created_at)
-    return out
+    """Stamps at which ``item.source_session`` is known to have been running: a pending item's
+    ``updated_at`` (its latest hit), a single-hit item's ``created_at`` (that hit)."""
+    pending = item.updated_at if item.status == "pending" else None
+    return [t for t in (pending, item.created_at if item.occurrences == 1 else None) if t]
 
 
 @dataclass
@@ -147,9 +129,7 @@ class Trail:
         by_id: dict[str, Conversation] = {}
 
         def conv(sid: str) -> Conversation:
-            if sid not in by_id:
-                by_id[sid] = Conversation(sid, url_key(sid))
-            return by_id[sid]
+            return by_id.get(sid) or by_id.setdefault(sid, Conversation(sid, url_key(sid)))
 
         for s in summaries:
             c = conv(s.session_id)
@@ -342,19 +322,13 @@ def plan(
         if not (mids or rids or sids):
             continue
         dry = purge.plan(ref, (), mids, rids, sids)
-        why = {("memory", mid): chosen[ref.key, mid] for mid in mids}
-        why.update({("memory_deleted", mid): chosen[ref.key, mid] for mid in mids})
-        why.update({("review", rid): "suggestion" for rid in rids})
-        why.update({("summary", sid): "summary" for sid in sids})
-        parts.append(
-            StorePart(
-                ref,
-                dry,
-                (),
-                {(r.kind, r.id): why.get((r.kind, r.id), "event") for r in dry if r.kind != "event"},
-                {},
-            )
-        )
+        why = {"review": "suggestion", "summary": "summary"}
+        reasons = {
+            (r.kind, r.id): why.get(r.kind) or chosen.get((ref.key, r.id), "event")
+            for r in dry
+            if r.kind != "event"
+        }
+        parts.append(StorePart(ref, dry, (), reasons, {}))
     return parts
 
 

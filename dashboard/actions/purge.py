@@ -52,12 +52,9 @@ class WipeResult:
 
 
 def wipe(refs: list[StoreRef], now: str | None = None) -> WipeResult:
-    """What agentao's ``wipe_all`` does to the files (contract §13). Never raises.
-
-    Memories of each file's own scope are soft-deleted (no events), then every
-    session summary of the project file is deleted and the file re-read to
-    confirm none remain.  The review queue is left alone, as agentao leaves it.
-    """
+    """What agentao's ``wipe_all`` does to the files (contract §13): each file's own scope
+    soft-deleted (no events), the project's session summaries deleted and checked gone, the
+    review queue left alone.  Never raises."""
     now = now or writes.now()
     project = next(r for r in refs if r.kind == "project")
     user = next((r for r in refs if r.kind == "user" and r.exists), None)
@@ -70,8 +67,7 @@ def wipe(refs: list[StoreRef], now: str | None = None) -> WipeResult:
                 result.memories_cleared += n
                 result.targets.append({"target": "memories", "store": ref.key, "cleared": n})
     except StoreProblem as exc:
-        # agentao reports 0 when any part raised, even if the project part
-        # committed; ``targets`` keeps what each file really did.
+        # agentao reports 0 when any part raised; ``targets`` keeps what each file really did.
         result.memories_cleared = 0
         result.not_cleared += ("memories",)
         result.targets.append({"target": "memories", "store": ref.key, "error": str(exc)})
@@ -171,14 +167,12 @@ def check(ref: StoreRef, dry_run: sql.DryRun) -> sql.Comparison:
 
 
 def purge(ref: StoreRef, rows, verify_texts=(), progress=lambda step, fraction=None: None) -> PurgeResult:
-    """Erase the rows of a dry run, VACUUM, truncate the WAL, then search the files for every text.
+    """Erase the rows of a dry run (or a list of PlanRows), VACUUM, truncate the WAL, then search
+    the files for every text (and ``verify_texts``, from an earlier, interrupted run).
 
-    ``rows`` is a DryRun (or a plain list of PlanRows).  Rows that arrived
-    since the dry run are kept and listed in ``kept``; a confirmed row that
-    changed stops the purge before it writes (status "changed").
-    ``verify_texts`` adds texts from an earlier, interrupted run.  Status is
-    "verified erased" only when the checkpoint completed and no text was found
-    in SQLite's own files; "pending, retry" when the checkpoint was busy.
+    Rows that arrived since the dry run are kept; a confirmed row that changed stops the purge
+    before it writes ("changed").  "verified erased" only when the checkpoint completed and no
+    text was found in SQLite's own files; "pending, retry" when the checkpoint was busy.
     """
     started = time.monotonic()
     dry_run = rows if isinstance(rows, sql.DryRun) else sql.DryRun(rows)
@@ -237,19 +231,10 @@ def _verify(ref: StoreRef, result: PurgeResult, progress) -> None:
         {"path": str(p), "size": size, "kind": "sqlite" if str(p) in own_names else "copy"}
         for p, size in scanned
     ]
-    found_own, copies_hit = False, set()
-    for h in hits.values():
-        result.verification.append(
-            {
-                "sha256": h.sha256,
-                "bytes": h.bytes,
-                "still_stored": h.still_stored,
-                "saved_again": h.saved_again,
-                "files": h.files,
-            }
-        )
-        found_own |= any(path in own_names for path in h.files)
-        copies_hit |= {path for path in h.files if path not in own_names}
+    fields = ("sha256", "bytes", "still_stored", "saved_again", "files")
+    result.verification += [{f: getattr(h, f) for f in fields} for h in hits.values()]
+    found_own = any(path in own_names for h in hits.values() for path in h.files)
+    copies_hit = {path for h in hits.values() for path in h.files if path not in own_names}
     result.copies_with_hits = sorted(copies_hit)
     busy = bool(result.checkpoint and result.checkpoint[0])
     result.status = "pending, retry" if busy else "found on disk" if found_own else "verified erased"
@@ -257,8 +242,7 @@ def _verify(ref: StoreRef, result: PurgeResult, progress) -> None:
 
 
 def _live_text(ref: StoreRef) -> bytes:
-    # Read again after the scan: rows the agent saved while it ran hold live text.
-    # Unreadable now means no excuse for any hit: it stays residue.
+    # Rows the agent saved while the scan ran hold live text; unreadable now: no excuse.
     try:
         return sql.remaining_text(ref)
     except StoreProblem:
@@ -266,11 +250,7 @@ def _live_text(ref: StoreRef) -> bytes:
 
 
 def purge_review_items(ref: StoreRef, ids) -> PurgeResult:
-    """Erase review-queue rows by id and verify on disk (the review screen's "reject and erase evidence").
-
-    Any status is erased; unknown ids are ignored.  Synchronous: call it from a
-    request only for a few rows.  Read ``result.status`` and ``result.message``.
-    """
+    """Erase review-queue rows by id (any status; unknown ids ignored) and verify on disk."""
     return purge(ref, plan(ref, review_ids=list(ids)))
 
 
@@ -283,10 +263,8 @@ ALL_CATEGORIES = sql.CATEGORIES
 
 
 def forget_everything(refs: list[StoreRef], progress=lambda s, f=None: None, earlier=lambda ref: ()) -> dict:
-    """Wipe as agentao does, then purge every category in every store, verified: one report.
-
-    ``earlier(ref)`` gives texts an earlier, unfinished purge of that store erased, to look for again.
-    """
+    """Wipe as agentao does, then purge every category in every store, verified: one report
+    (``earlier(ref)``: texts an unfinished purge of that store erased, to look for again)."""
     wiped = wipe(refs)
     results = []
     for ref in (r for r in refs if r.exists):

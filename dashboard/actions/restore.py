@@ -1,11 +1,5 @@
-"""Restoring a soft-deleted memory (an undo for delete), and what it would do to the prompt.
-
-The write is ``store.undelete.restore`` (its docstring says why agentao then
-reads the row as any other live one, and which event it logs).  Here: the
-offer the detail page shows before the click -- restorable or not, and why --
-and the effect on the ``<memory-stable>`` block, computed as the edit's is:
-the engine's cached stable selection with the restored row put back in.
-"""
+"""Restoring a soft-deleted memory (``store.undelete.restore``): the offer the detail page
+shows before the click, and its effect on the ``<memory-stable>`` block."""
 
 from __future__ import annotations
 

@@ -40,18 +40,17 @@ def copies_beside(db: Path) -> list[Path]:
     """Other files in the store's folder that may hold a copy: memory.db.bak, memory.db.*, *.db."""
     db = Path(db)
     own = {db.name, *(db.name + s for s in SIDE_SUFFIXES)}
-    found = []
-    for p in sorted(db.parent.iterdir()) if db.parent.is_dir() else []:
-        if p.name in own or not p.is_file():
-            continue
-        if (
-            p.name.startswith(db.name + ".")
-            or p.name.startswith(db.stem + "-")
+    return [
+        p
+        for p in (sorted(db.parent.iterdir()) if db.parent.is_dir() else [])
+        if p.name not in own
+        and p.is_file()
+        and (
+            p.name.startswith((db.name + ".", db.stem + "-"))
             or p.suffix.lower() in COPY_SUFFIXES
             or _looks_like_sqlite(p)
-        ):
-            found.append(p)
-    return found
+        )
+    ]
 
 
 def _looks_like_sqlite(p: Path) -> bool:
@@ -65,13 +64,9 @@ def _looks_like_sqlite(p: Path) -> bool:
 
 
 def wal_state(db: Path) -> dict[str, Any]:
-    """Parse ``db-wal`` and ``db-shm`` from their bytes (read-only, no SQLite).
-
-    ``frames`` are the frames of the current WAL generation whose salts and
-    checksums are valid; ``committed`` ends at the last commit frame;
-    ``backfilled`` is how many of those the last checkpoint copied into the
-    database (from the -shm), so ``pending`` is what a checkpoint still owes.
-    """
+    """Parse ``db-wal`` and ``db-shm`` from their bytes: ``frames`` with valid salts and
+    checksums, ``committed`` up to the last commit frame, ``backfilled`` by the last
+    checkpoint (from the -shm), ``pending`` what a checkpoint still owes."""
     wal, shm = Path(str(db) + "-wal"), Path(str(db) + "-shm")
     data = read_or_none(wal)
     out: dict[str, Any] = {
@@ -86,12 +81,8 @@ def wal_state(db: Path) -> dict[str, Any]:
     if data is None or out["size"] < 32:
         return out
     magic, _version, page_size, _seq, salt1, salt2, c1, c2 = struct.unpack(">8I", data[:32])
-    if magic not in WAL_MAGIC or page_size < 512:
-        out["invalid"] = True
-        return out
     order = ">" if magic & 1 else "<"
-    s = _checksum(data[:24], order, 0, 0)
-    if s != (c1, c2):
+    if magic not in WAL_MAGIC or page_size < 512 or (s := _checksum(data[:24], order, 0, 0)) != (c1, c2):
         out["invalid"] = True
         return out
     out["page_size"] = page_size

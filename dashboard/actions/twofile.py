@@ -1,22 +1,12 @@
 """The three actions that write both stores, recorded and finished as one (``store.intents``).
 
-A move (one or in bulk), an approval whose memory lands in the user store,
-and a bulk purge of both stores each build their record here (``move_intent``,
-``approve_intent``, ``purge_intent``) and have a finisher here that completes
-one stopped half way:
-
-* a move: where the target holds exactly what the move saved (the first
-  commit is in), the original is soft-deleted, if it is still as the move
-  saw it; an original changed since is left live and named;
-* an approval: where the memory holds exactly the approved save, the item is
-  marked approved, if it is still pending as it was; an item decided
-  otherwise meanwhile (agentao rejected it) is named, with its memory;
-* a bulk purge: each store's part not yet done is purged again from the
-  confirmed dry run (rows already erased are skipped) and verified.
-
-Each finisher answers ``{"text", "finished", ...}``: the sentence a person
-reads on every page (``recovered``) and in the overview's twin.  Nothing in a
-record is a memory's text: ids, paths, fingerprints and digests only.
+A move, an approval whose memory lands in the user store and a bulk purge of both stores
+build their record here and have a finisher that completes one stopped half way: a move
+soft-deletes the original where the target holds exactly what it saved (an original changed
+since is left live and named); an approval marks the item approved where the memory holds
+exactly the approved save (an item decided otherwise meanwhile is named); a bulk purge purges
+each store's part not yet done again from the confirmed dry run.  Each finisher answers
+``{"text", "finished", ...}``.  A record holds ids, paths, fingerprints and digests only.
 """
 
 from __future__ import annotations
@@ -40,9 +30,8 @@ from ..store.writes import fingerprint
 from . import purge
 from .verdicts import PurgeResult
 
-# Problems that pass (space freed, a lock let go): the record waits for them.  Any other
-# (the store gone, damaged, replaced) cannot be waited out: the finisher says what is
-# left half done and the record goes, so that it does not block every write for ever.
+# Problems that pass: the record waits.  Any other (the store gone, damaged, replaced): the
+# finisher says what is left half done and the record goes, so it blocks no write for ever.
 TRANSIENT = ("disk_full", "locked", "read_only", "half_done")
 
 

@@ -1,15 +1,10 @@
-"""What a hard purge says: one plain account per outcome, and what it really verified.
-
-Kept apart from ``purge`` so that the wording of every case can be read in
-one place: refused because a confirmed row changed, disk full before or
-after the delete, interrupted, verified with texts to look for or with none
-(a rerun whose first run's list of texts is gone), text the agent saved
-again while the scan ran, rows that arrived after the dry run and stayed.
-"""
+"""What a hard purge says: one plain account per outcome (refused, disk full, interrupted,
+verified with or without texts to look for, text saved again, rows kept), in one place."""
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,9 +45,7 @@ class PurgeResult:
     plan: list[Any] = field(default_factory=list)  # what a retry must still erase (a DryRun)
     deleted: dict[str, Any] = field(default_factory=dict)
     skipped: list[dict[str, Any]] = field(default_factory=list)  # confirmed rows already gone: {kind, id}
-    kept: list[dict[str, Any]] = field(
-        default_factory=list
-    )  # rows that arrived after the dry run: {kind, id}
+    kept: list[dict[str, Any]] = field(default_factory=list)  # arrived after the dry run: {kind, id}
     checkpoint: tuple[Any, ...] | None = None
     verification: list[Any] = field(default_factory=list)
     files_scanned: list[Any] = field(default_factory=list)
@@ -92,10 +85,7 @@ class PurgeResult:
 
 
 def _by_kind(rows: list[dict[str, Any]]) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for r in rows:
-        counts[r["kind"]] = counts.get(r["kind"], 0) + 1
-    return counts
+    return dict(Counter(r["kind"] for r in rows))
 
 
 def reason(exc: StoreProblem) -> str:

@@ -1,24 +1,12 @@
 """Warnings before approval: what a person should know before saying yes to a candidate.
 
-Each warning is a plain dict ``{code, text, …}`` (``memories`` names the live
-memories it is about), in the order a reader should see them.  Two steps,
-because some need the whole store and some do not:
-
-* ``of_plan`` — from the item and its plan alone, called by
-  ``approval.plan_approval`` so the plan that approves carries them:
-  ``refused`` (agentao would refuse the save), ``overwrites`` (a live memory
-  is replaced), ``contradicts_evidence`` (the content drops or reverses the
-  negation in its own evidence, ``actions.polarity``).
-* ``with_store`` — against the live rows and the planned block effect, once
-  per page for all its cards (the review view's context): ``evicts_explicit``
-  (memories the user saved with ``save_memory`` leave ``<memory-stable>``:
-  the engine's stable selection before and after the save, compared by row,
-  not by text), ``contradicts_memory`` (the findings corpus rule
-  ``contradicted_preferences``: a live preference on the same subject saying
-  something else; constraints are weighed as preferences) and ``duplicates`` (token Jaccard ≥ 0.9 with a live memory
-  under another key, the findings near-duplicate measure).
-
-A warning never blocks approval (only ``refused`` and ``blocked`` do, as before).
+Each warning is a dict ``{code, text, memories?}``, in ``ORDER``.  ``of_plan`` tells those
+the item and its plan tell alone (``refused``, ``overwrites``, ``contradicts_evidence``:
+``actions.polarity``); ``with_store`` adds, once per page, those that need the live rows and
+the block effect: ``evicts_explicit`` (memories saved with ``save_memory`` leave
+``<memory-stable>``, compared by row), ``contradicts_memory`` (the findings rule
+``contradicted_preferences``, constraints weighed as preferences) and ``duplicates`` (the
+findings near-duplicate measure, under another key).  A warning never blocks approval.
 """
 
 from __future__ import annotations
@@ -59,62 +47,41 @@ def _names(memories) -> str:
 
 def refusal_text(refusal: str) -> str:
     """agentao's refusal (kept word for word in the plan and its twin) in the page's language."""
-    if refusal == REFUSED_SECRET:
-        return _("Refused to save: content appears to contain sensitive credentials")
-    if refusal == "Memory key is empty after normalization":
-        return _("Memory key is empty after normalization")
-    if refusal == "Memory key/title must be single-line":
-        return _("Memory key/title must be single-line")
-    if refusal == "Memory content is empty":
-        return _("Memory content is empty")
+    fixed = {
+        REFUSED_SECRET: _("Refused to save: content appears to contain sensitive credentials"),
+        "Memory key is empty after normalization": _("Memory key is empty after normalization"),
+        "Memory key/title must be single-line": _("Memory key/title must be single-line"),
+        "Memory content is empty": _("Memory content is empty"),
+    }
     found = re.fullmatch(r"Memory content exceeds max length \((\d+) > (\d+)\)", refusal)
     if found:
-        return _(
-            "Memory content exceeds max length (%(num)s > %(limit)s)",
-            num=found.group(1),
-            limit=found.group(2),
-        )
-    return refusal
+        return _("Memory content exceeds max length (%(num)s > %(limit)s)", num=found[1], limit=found[2])
+    return fixed.get(refusal, refusal)
 
 
 def of_plan(item, refusal: str | None, existing) -> tuple[dict, ...]:
     """The warnings the item and its plan tell by themselves."""
     out = []
     if refusal:
-        out.append(
-            {
-                "code": "refused",
-                "text": _(
-                    "agentao would refuse to save this, so approving cannot work and the item stays "
-                    "pending: %(why)s",
-                    why=refusal_text(refusal),
-                ),
-            }
+        text = _(
+            "agentao would refuse to save this, so approving cannot work and the item stays pending: %(why)s",
+            why=refusal_text(refusal),
         )
+        out.append({"code": "refused", "text": text})
     if contradicts(item.evidence, item.content):
-        out.append(
-            {
-                "code": "contradicts_evidence",
-                "text": _(
-                    "The content may say the opposite of its evidence: a negation (%(words)s) stands on "
-                    "one side and not on the other. Read the evidence before approving.",
-                    words="never, don't, not, 不要, 别 …",
-                ),
-            }
+        text = _(
+            "The content may say the opposite of its evidence: a negation (%(words)s) stands on "
+            "one side and not on the other. Read the evidence before approving.",
+            words="never, don't, not, 不要, 别 …",
         )
+        out.append({"code": "contradicts_evidence", "text": text})
     if existing is not None:
-        out.append(
-            {
-                "code": "overwrites",
-                "text": _(
-                    "Approving replaces the live memory %(names)s in the %(store)s store; its old "
-                    "content is not kept.",
-                    names=_names([existing]),
-                    store=existing.store,
-                ),
-                "memories": [_named(existing)],
-            }
+        text = _(
+            "Approving replaces the live memory %(names)s in the %(store)s store; its old content is not kept.",
+            names=_names([existing]),
+            store=existing.store,
         )
+        out.append({"code": "overwrites", "text": text, "memories": [_named(existing)]})
     return tuple(out)
 
 
@@ -125,43 +92,28 @@ def with_store(plans: dict, block_effects: dict, snap) -> dict:
         return plans
     live = [m for m in (*snap.project, *snap.user) if m.deleted_at is None]
     extra: dict[str, list[dict]] = {i: [] for i in ready}
-    for i, names in _evicted(ready, block_effects, snap).items():
-        extra[i].append(
-            {
-                "code": "evicts_explicit",
-                "text": _(
-                    "Approving pushes memories you saved yourself out of the always-on %(tag)s block, "
-                    "so a new session no longer sees them: %(names)s.",
-                    tag="<memory-stable>",
-                    names=_names(names),
-                ),
-                "memories": [_named(m) for m in names],
-            }
+
+    def add(i: str, code: str, text: str, found: list) -> None:
+        extra[i].append({"code": code, "text": text, "memories": [_named(m) for m in found]})
+
+    for i, found in _evicted(ready, block_effects, snap).items():
+        text = _(
+            "Approving pushes memories you saved yourself out of the always-on %(tag)s block, "
+            "so a new session no longer sees them: %(names)s.",
+            tag="<memory-stable>",
+            names=_names(found),
         )
+        add(i, "evicts_explicit", text, found)
     for i, found in _contradicted(ready, live).items():
-        extra[i].append(
-            {
-                "code": "contradicts_memory",
-                "text": _(
-                    "It may contradict a live preference or constraint on the same subject "
-                    "(%(subject)s): %(names)s.",
-                    subject=subject(ready[i].save.key_normalized),
-                    names=_names(found),
-                ),
-                "memories": [_named(m) for m in found],
-            }
+        text = _(
+            "It may contradict a live preference or constraint on the same subject (%(subject)s): %(names)s.",
+            subject=subject(ready[i].save.key_normalized),
+            names=_names(found),
         )
+        add(i, "contradicts_memory", text, found)
     for i, found in _duplicated(ready, live).items():
-        extra[i].append(
-            {
-                "code": "duplicates",
-                "text": _(
-                    "It is nearly the same as a live memory under another key: %(names)s.",
-                    names=_names(found),
-                ),
-                "memories": [_named(m) for m in found],
-            }
-        )
+        text = _("It is nearly the same as a live memory under another key: %(names)s.", names=_names(found))
+        add(i, "duplicates", text, found)
     out = dict(plans)
     for i, more in extra.items():
         if more:
@@ -173,11 +125,9 @@ def with_store(plans: dict, block_effects: dict, snap) -> dict:
 def _evicted(plans: dict, block_effects: dict, snap) -> dict:
     """item id -> explicit memories shown in the block now and not after approving it."""
     found: dict[str, list] = {}
-    changed = {i: p for i, p in plans.items() if (e := block_effects.get(i)) and e.changed}
-    if not changed:
-        return found
-    for i, plan in changed.items():
-        effect = block_effects[i]
+    for i, plan in plans.items():
+        if not ((effect := block_effects.get(i)) and effect.changed):
+            continue
         explicit = {(m.store, m.id): m for m in effect.before_shown if m.source == "explicit"}
         after = {(m.store, m.id) for m in effect.after_shown}
         target = (plan.existing.store, plan.existing.id) if plan.existing else None
@@ -212,12 +162,9 @@ def _contradicted(plans: dict, live: list) -> dict:
 def _duplicated(plans: dict, live: list) -> dict:
     """item id -> live memories under another key whose content nearly equals its candidate's.
 
-    Jaccard ≥ 0.9 between a candidate's k tokens and a row's needs the row to
-    hold all but ⌊k/10⌋ of them, so a row holding none of the candidate's
-    ⌊k/10⌋ + 1 longest tokens cannot qualify.  Those are found as substrings of
-    the lower-cased contents joined once (``str.find``, at C speed; a substring
-    hit is a superset of a token hit), and only the rows found are tokenised
-    and compared: a card costs a few searches, not a pass over every row.
+    Jaccard ≥ 0.9 needs a row to hold all but ⌊k/10⌋ of the candidate's k tokens, so only rows
+    holding one of its ⌊k/10⌋ + 1 longest tokens (``str.find`` in the joined contents) are
+    tokenised and compared: a card costs a few searches, not a pass over every row.
     """
     if not live:
         return {}
