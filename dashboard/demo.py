@@ -22,6 +22,7 @@ import json
 import tempfile
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from . import contract
 from .store.schema import create_fresh_store, seed_memory, seed_review, seed_summary
@@ -295,7 +296,7 @@ SUMMARIES = [  # (session, days ago, text)
 # Saved conversations (agentao's ``save_session`` checkpoints, ``.agentao/sessions``):
 # (session, days ago, messages).  The first repeats the contact details a memory holds,
 # so About you and Findings show that the conversations hold them too.
-CONVERSATIONS = [
+CONVERSATIONS: list[tuple[str, int, list[dict[str, Any]]]] = [
     (
         SUMMARIES[2][0],
         4,
