@@ -31,6 +31,10 @@ def test_a_memory_cleared_by_agentao_then_restored_is_new_today(agent):
     data = client.get("/activity.json", query_string=today).get_json()["changed"]
     assert [m["id"] for m in data["added"]] == [rows["back"]]
     assert data["changed"] == [] and data["removed"] == [] and data["passing"] == 0
+    # The feed tells the clear as agentao's, and the restore as this dashboard's.
+    feed = client.get("/activity.json").get_json()["items"]
+    told = [(e["kind"], e["actor"]) for e in feed if e["memory_id"] == rows["back"]]
+    assert told == [("restore", "dashboard"), ("soft_delete", "agent"), ("create", "agent")]
     agentao_process(agent, datetime.now().strftime("%Y-%m-%dT%H:%M:%S"), "assert manager.wipe_all().ok")
     data = client.get("/activity.json", query_string=today).get_json()["changed"]
     assert data["added"] == [] and data["removed"] == [] and data["passing"] == 1

@@ -49,6 +49,7 @@ _own_lock = threading.Lock()
 _own_events: deque[tuple[Any, ...]] = deque(maxlen=_OWN_KEPT)  # (event id, memory id, kind, stamp)
 _own_reviews: deque[tuple[Any, ...]] = deque(maxlen=_OWN_KEPT)  # (item id, status, stamp)
 _own_counters: deque[tuple[str, int]] = deque(maxlen=_OWN_KEPT)  # (file path, change counter after our write)
+_backfills: deque[int | None] = deque(maxlen=_OWN_KEPT)  # event ids (note_backfill)
 _own_approvals: deque[tuple[str, str, str]] = deque(maxlen=_OWN_KEPT)  # (item id, memory store, memory id)
 
 _MEMORY = text_select(("title", "key_normalized", "scope", "source", "updated_at", "deleted_at"))
@@ -64,6 +65,18 @@ def note_own_event(event_id: int | None, memory_id: str, kind: str, stamp: str) 
     so a rolled-back write whose id the agent reused is never taken for ours)."""
     with _own_lock:
         _own_events.append((event_id, memory_id, kind, stamp))
+
+
+def note_backfill(event_id: int | None) -> None:
+    """An event this dashboard wrote for a deletion that happened earlier without one (a
+    clear, undone by a restore: ``undelete``): its own for the pulse, not for the feed."""
+    with _own_lock:
+        _backfills.append(event_id)
+
+
+def backfill(event_id: Any) -> bool:
+    with _own_lock:
+        return event_id in _backfills
 
 
 def note_own_review(item_id: str, status: str, stamp: str) -> None:

@@ -28,7 +28,7 @@ from flask_babel import gettext as _
 
 from ..contract import find_secret
 from ..records import Memory
-from . import rows, writes
+from . import events, rows, writes
 from .connection import read, write
 from .writes import AUTO_CAP, Expect, Saved, WriteConflict, _event, _live_at
 
@@ -102,6 +102,7 @@ def restore(path: Path, expect: Expect, store: str) -> Saved:
             # Cleared without an event (agentao's /memory clear, a Forget): the log learns when
             # it was deleted, or "what changed since" would take it for live all along.
             _event(conn, memory.id, "soft_delete", str(memory.deleted_at))
+            events.note_backfill(conn.execute("SELECT last_insert_rowid()").fetchone()[0])
         stamp = writes.now()
         conn.execute(
             "UPDATE memories SET deleted_at = NULL, updated_at = ? WHERE id = ? AND deleted_at IS NOT NULL",
