@@ -18,9 +18,11 @@ really report each.
 
 from __future__ import annotations
 
+import json
 import tempfile
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from . import contract
 from .store.schema import create_fresh_store, seed_memory, seed_review, seed_summary
@@ -291,6 +293,57 @@ SUMMARIES = [  # (session, days ago, text)
 ]
 
 
+# Saved conversations (agentao's ``save_session`` checkpoints, ``.agentao/sessions``):
+# (session, days ago, messages).  The first repeats the contact details a memory holds,
+# so About you and Findings show that the conversations hold them too.
+CONVERSATIONS: list[tuple[str, int, list[dict[str, Any]]]] = [
+    (
+        SUMMARIES[2][0],
+        4,
+        [
+            {"role": "system", "content": "You are agentao."},
+            {
+                "role": "user",
+                "content": "Reach me on +1 415 555 0134 or at sam.lee@fastmail.com when a release fails.",
+            },
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {
+                        "id": "call_1",
+                        "type": "function",
+                        "function": {
+                            "name": "save_memory",
+                            "arguments": json.dumps(
+                                {
+                                    "key": "release contact",
+                                    "value": "Reach me on +1 415 555 0134 or at sam.lee@fastmail.com "
+                                    "when a release fails.",
+                                }
+                            ),
+                        },
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "call_1", "name": "save_memory", "content": "Saved."},
+            {"role": "assistant", "content": "Saved. I will use those when a release fails."},
+            {"role": "user", "content": "Now write the release checklist and tag v0.3.0."},
+            {"role": "assistant", "content": "Done: docs/release.md lists the steps; v0.3.0 is tagged."},
+        ],
+    ),
+    (
+        SUMMARIES[3][0],
+        1,
+        [
+            {"role": "system", "content": "You are agentao."},
+            {"role": "user", "content": "部署流程是什么？"},
+            {"role": "assistant", "content": "先登录跳板机，再运行 scripts/deploy.sh。"},
+        ],
+    ),
+]
+
+
 def _ts(now: datetime, days: float) -> str:
     return (now - timedelta(days=days)).strftime("%Y-%m-%dT%H:%M:%S")
 
@@ -328,8 +381,30 @@ def build_demo(root: Path | None = None, now: datetime | None = None) -> tuple[P
         seed_summary(project, session, text, _ts(now, days))
     for conn in conns.values():
         conn.close()
+    _conversations(project_dir, now)
     _second_project(root / "demo-service", now)
     return project_dir, user_db
+
+
+def _conversations(project_dir: Path, now: datetime) -> None:
+    """``CONVERSATIONS`` as agentao's ``save_session`` writes them (file name = the save's
+    time, indented JSON), without agentao itself (tests/test_demo.py loads them with it)."""
+    folder = project_dir / ".agentao" / "sessions"
+    folder.mkdir(parents=True, exist_ok=True)
+    for session, days, messages in CONVERSATIONS:
+        at = (now - timedelta(days=days)).astimezone()
+        first = next(m["content"] for m in messages if m["role"] == "user")
+        data = {
+            "session_id": session,
+            "title": first[:60] + ("…" if len(first) > 60 else ""),
+            "created_at": (at - timedelta(minutes=40)).isoformat(),
+            "updated_at": at.isoformat(),
+            "model": "demo-model",
+            "active_skills": [],
+            "messages": messages,
+        }
+        name = at.strftime("%Y%m%d_%H%M%S") + f"_{at.microsecond:06d}.json"
+        (folder / name).write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
 
 
 def _insert(conn, plan, now: datetime, created: float, updated: float, deleted: float | None) -> None:

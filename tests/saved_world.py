@@ -39,15 +39,34 @@ def conversation(project: Path, said: str = SAID, session_id: str | None = None)
 
 
 def replay(project: Path, session_id: str, said: str = SAID) -> Path:
-    """A replay instance as agentao records one, with replay enabled in the settings file."""
+    """A replay instance as agentao records one, with replay enabled in the settings file: its
+    session start, then through its transport adapter a turn in which the save_memory tool saves
+    ``said`` (the ``memory_write`` event carries only the memory versions, as agentao's does)
+    and a second turn."""
+    from agentao.replay.adapter import ReplayAdapter
+    from agentao.transport import AgentEvent, EventType
+    from agentao.transport.null import NullTransport
+
     save_replay_enabled(True, project)
     config = load_replay_config(project)
     assert config.enabled
     rec = ReplayRecorder.create(session_id, project, capture_flags=dict(config.capture_flags))
-    rec.record("session_started", payload={"model": "test-model"})
-    rec.record("user_message", turn_id="t1", payload={"content": said})
-    rec.record("memory_write", turn_id="t1", payload={"key": "contact", "value": said, "scope": "user"})
-    rec.record("user_message", turn_id="t2", payload={"content": "Thanks, and use tabs please."})
+    rec.record(
+        "session_started", payload={"session_id": session_id, "cwd": str(project), "model": "test-model"}
+    )
+    adapter = ReplayAdapter(NullTransport(), rec)
+    adapter.begin_turn(said)
+    args = {"key": "contact", "value": said, "scope": "user"}
+    adapter.emit(AgentEvent(EventType.TOOL_START, {"tool": "save_memory", "args": args, "call_id": "c1"}))
+    adapter.emit(
+        AgentEvent(EventType.TOOL_COMPLETE, {"tool": "save_memory", "call_id": "c1", "status": "ok"})
+    )
+    adapter.emit(
+        AgentEvent(EventType.MEMORY_WRITE, {"version_before": 0, "version_after": 1, "total_entries": 1})
+    )
+    adapter.end_turn("Saved.")
+    adapter.begin_turn("Thanks, and use tabs please.")
+    adapter.end_turn("Noted: tabs.")
     rec.close()
     return rec.path
 

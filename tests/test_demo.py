@@ -72,3 +72,24 @@ def test_a_candidate_that_evicts_what_the_user_saved(warnings):
     assert any("evicts_explicit" in codes for codes in warnings.values())
     # And one candidate without the evidence warning: the warning is not on everything.
     assert any("contradicts_evidence" not in codes for codes in warnings.values())
+
+
+def test_the_demos_saved_conversations_are_ones_agentao_loads_and_the_pages_show(tmp_path):
+    from agentao.embedding.sessions import list_sessions, load_session_record
+
+    from dashboard.demo import CONVERSATIONS
+
+    project_dir, user_db = build_demo(tmp_path)
+    listed = list_sessions(project_dir)
+    assert {s["session_id"] for s in listed} == {c[0] for c in CONVERSATIONS}
+    assert listed[-1]["title"] == "Reach me on +1 415 555 0134 or at sam.lee@fastmail.com when …"
+    for session, _days, messages in CONVERSATIONS:
+        sid, loaded, model, skills = load_session_record(session, project_root=project_dir)
+        assert (sid, loaded, model, skills) == (session, messages, "demo-model", [])
+    client = create_app(
+        {"PROJECT_DIR": project_dir, "USER_DB": user_db, "TESTING": True, "AUTH_TOKEN": False}
+    ).test_client()
+    saved = client.get("/about.json").get_json()["saved"]
+    assert saved["sessions"] == len(CONVERSATIONS)
+    assert saved["conversations_holding"] == 1  # the contact details, said in the first one
+    assert {"personal.email", "personal.phone"} <= {f["rule"] for f in saved["found"]}

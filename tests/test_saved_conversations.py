@@ -4,14 +4,19 @@ recorder), tolerating what is not agentao's, and never changing a byte."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
 from agentao.embedding.sessions import list_sessions
 from agentao_world import file_digest
 from jsonschema import Draft202012Validator
-from saved_world import PHONE, agent_saves, conversation, replay
+from saved_world import PHONE, SAID, agent_saves, conversation, replay
 from test_conversations import world  # noqa: F401  (a fixture)
 
+from dashboard.actions import saved as saved_actions
 from dashboard.store import sessions
 
 
@@ -26,7 +31,7 @@ def test_reads_sessions_and_replays_as_agentao_wrote_them(agent):
     assert s.title == list_sessions(agent.project_dir)[0]["title"]
     said = [m for m in s.messages if PHONE in m.text]
     assert [m.role for m in said] == ["user", "assistant"]  # the tool call's arguments count too
-    assert {m.role for m in r.messages if PHONE in m.text} == {"user_message", "memory_write"}
+    assert {m.role for m in r.messages if PHONE in m.text} == {"user_message", "tool_started"}
     assert s.created_at and r.created_at
     assert file_digest(path, rpath) == before  # reading changes nothing
 
@@ -390,8 +395,9 @@ def test_what_is_held_follows_agentao_saving_again(agent):
             )
             + "\n"
         )
+    last = len(rpath.read_text(encoding="utf-8").splitlines())
     found = client.get("/about.json").get_json()["saved"]["found"]
-    assert any(f["file"] == rpath.name and f["message"] == 7 for f in found)
+    assert any(f["file"] == rpath.name and f["message"] == last for f in found)
 
 
 def test_a_replay_ties_the_agents_save_to_the_turn_that_made_it(agent):
@@ -429,3 +435,56 @@ def test_a_replay_ties_the_agents_save_to_the_turn_that_made_it(agent):
     agent.save("staging reset", "The staging database is reset on Sundays.", scope=mem.scope)
     prov = client.get(f"/memories/{store}/{mem.id}.json").get_json()["provenance"]
     assert [t["match"] for t in prov["saved_by_agent"]] == ["same key"] and prov["match"] == "by time"
+
+
+_RECORDING = """
+import sys
+from pathlib import Path
+from agentao.replay import ReplayRecorder, load_replay_config, save_replay_enabled
+project = Path(sys.argv[1])
+save_replay_enabled(True, project)
+config = load_replay_config(project)
+rec = ReplayRecorder.create("conv-open", project, capture_flags=dict(config.capture_flags))
+rec.record("user_message", turn_id="t1", payload={"content": sys.argv[2]})
+print(rec.path, flush=True)
+sys.stdin.readline()  # the conversation goes on after the forget
+rec.record("user_message", turn_id="t2", payload={"content": "Later words."})
+rec.close()
+"""
+
+
+@pytest.mark.parametrize("whole", [False, True])
+def test_a_replay_agentao_is_still_writing_is_erased_where_agentao_writes(agent, whole):
+    """agentao's recorder keeps its replay open while the conversation goes on; a forget must
+    take the text out of the file agentao writes to, not out of a copy put in its place."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", _RECORDING, str(agent.project_dir), SAID],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        rpath = Path(child.stdout.readline().strip())
+        held = os.stat(rpath).st_ino
+        texts = [PHONE]
+        plans = saved_actions.plan_files(
+            sessions.read_saved(agent.project_dir), texts, ["conv-open"] if whole else []
+        )
+        assert [p.action for p in plans] == ["delete" if whole else "redact"]
+        [result] = saved_actions.erase(agent.project_dir, plans, texts)
+        assert result.status == "erased"
+        fds = Path(f"/proc/{child.pid}/fd")
+        [handle] = [fd for fd in fds.iterdir() if os.readlink(fd).startswith(str(rpath))]
+        assert PHONE.encode() not in handle.read_bytes()  # what agentao's open handle still reaches
+        child.stdin.write("\n")
+        child.stdin.flush()
+        assert child.wait(30) == 0
+    finally:
+        child.kill()
+    if whole:
+        assert not rpath.exists()
+        return
+    assert os.stat(rpath).st_ino == held  # the file agentao wrote on is the one at the path
+    data = rpath.read_bytes()
+    assert PHONE.encode() not in data and b"Later words." in data
+    assert all(json.loads(line) for line in data.splitlines())  # every line whole

@@ -22,7 +22,7 @@ from flask_babel import gettext as _
 
 from ..contract import PlannedSave, SaveRefused, plan_save
 from ..records import Memory, ReviewItem
-from ..store import StoreProblem, StoreRef, get_memory, read, writes
+from ..store import StoreProblem, StoreRef, events, get_memory, read, writes
 from ..store.lockstep import write_all
 from ..store.registry import ref_for
 from ..store.writes import Expect, WriteConflict, fingerprint
@@ -229,6 +229,7 @@ def approve(
         existing = writes.target_as_seen(conns[dest], plan.save, Expect(target=target))
         saved = writes.put(conns[dest], plan.save, existing)
         writes.mark(conns[queue], item_id, "approved")
+    events.note_own_approval(item_id, plan.save.store, saved.memory_id)  # for a later reject (read_back)
     return plan, saved
 
 
@@ -240,7 +241,10 @@ def reject(refs: list[StoreRef], item_id: str, seen: str | None = None) -> str:
 # agentao's reject_review_item reads the status, then writes "rejected" in a second
 # transaction without looking again: started before an approval committed, its write
 # lands right after (within its busy wait, a few tens of milliseconds) and undoes the
-# decision the person was just told of.  Approvals are read back after this long.
+# decision the person was just told of.  Approvals are read back after this long; a
+# reject that lands later still (agentao's process held up between its read and its
+# write) is told by the live pulse of every open page (views/activity/pulse.py), which
+# reads back the approvals this dashboard made (``events.own_approval``) when one moves.
 READ_BACK_S = 0.2
 
 
@@ -253,12 +257,14 @@ class Overridden:
     memory: Memory
 
 
-def read_back(refs: list[StoreRef], approved: list[tuple[str, str, str]]) -> list[Overridden]:
+def read_back(
+    refs: list[StoreRef], approved: list[tuple[str, str, str]], wait: float = READ_BACK_S
+) -> list[Overridden]:
     """The approvals (item id, memory store, memory id) that are no longer approved once
-    agentao's reject has had time to land, each with the memory the approval left live."""
+    agentao's reject has had ``wait`` seconds to land, each with the memory the approval left live."""
     if not approved:
         return []
-    time.sleep(READ_BACK_S)
+    time.sleep(wait)
     out = []
     for item_id, store, memory_id in approved:
         try:

@@ -207,6 +207,8 @@ def _delete(f: SavedFile) -> str:
     except FileNotFoundError:
         return ""
     try:
+        if open_elsewhere(f.path):
+            os.truncate(f.path, 0)  # agentao's open handle keeps the inode: empty it, not just its name
         os.unlink(f.path)
     except FileNotFoundError:
         return ""
@@ -232,7 +234,7 @@ def _redact(f: SavedFile, texts: list[str]) -> tuple[str, int]:
     except ValueError:
         return "changed", 0
     if n:
-        why = _replace(f, new)
+        why = _in_place(f, new) if open_elsewhere(f.path) else _replace(f, new)
     return why, n
 
 
@@ -334,6 +336,64 @@ def _replace(f: SavedFile, data: bytes) -> str:
         return "permission"
     except OSError:
         _drop(tmp)
+        return "error"
+    return ""
+
+
+_FDS_LOOKED_AT = 200_000  # a bound on the descriptors read under /proc
+
+
+def open_elsewhere(path: Path) -> bool:
+    """Whether another process of this user holds ``path`` open (agentao appending to a replay
+    while its conversation goes on), from ``/proc/<pid>/fd``; False where there is no /proc."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    me, looked = str(os.getpid()), 0
+    try:
+        pids = [p for p in os.listdir("/proc") if p.isdigit() and p != me]
+    except OSError:
+        return False
+    for pid in pids:
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue  # gone, or another user's
+        for fd in fds:
+            looked += 1
+            if looked > _FDS_LOOKED_AT:
+                return False
+            try:
+                held = os.stat(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            if (held.st_dev, held.st_ino) == (st.st_dev, st.st_ino):
+                return True
+    return False
+
+
+def _in_place(f: SavedFile, data: bytes) -> str:
+    """Write ``data`` over the file itself, same inode, for a file another process holds open:
+    renaming a copy over it would leave that process writing on into the old, unlinked inode,
+    with the text in it and out of reach of the byte check.  agentao appends (``O_APPEND``), so
+    its next line lands after ``data``; a line it appended since the read is kept after it."""
+    try:
+        st = os.stat(f.path)
+        if _unchanged(f):
+            return "changed"
+        fd = os.open(f.path, os.O_RDWR)
+        try:
+            late = os.pread(fd, 1 << 20, f.size)  # appended since the file was read
+            os.pwrite(fd, data + late, 0)
+            os.ftruncate(fd, len(data) + len(late))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.utime(f.path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    except PermissionError:
+        return "permission"
+    except OSError:
         return "error"
     return ""
 

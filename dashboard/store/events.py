@@ -49,6 +49,8 @@ _own_lock = threading.Lock()
 _own_events: deque[tuple[Any, ...]] = deque(maxlen=_OWN_KEPT)  # (event id, memory id, kind, stamp)
 _own_reviews: deque[tuple[Any, ...]] = deque(maxlen=_OWN_KEPT)  # (item id, status, stamp)
 _own_counters: deque[tuple[str, int]] = deque(maxlen=_OWN_KEPT)  # (file path, change counter after our write)
+_backfills: deque[int | None] = deque(maxlen=_OWN_KEPT)  # event ids (note_backfill)
+_own_approvals: deque[tuple[str, str, str]] = deque(maxlen=_OWN_KEPT)  # (item id, memory store, memory id)
 
 _MEMORY = text_select(("title", "key_normalized", "scope", "source", "updated_at", "deleted_at"))
 # The log's own columns, a BLOB (a hand edit) read as TEXT like every other column.
@@ -65,9 +67,35 @@ def note_own_event(event_id: int | None, memory_id: str, kind: str, stamp: str) 
         _own_events.append((event_id, memory_id, kind, stamp))
 
 
+def note_backfill(event_id: int | None) -> None:
+    """An event this dashboard wrote for a deletion that happened earlier without one (a
+    clear, undone by a restore: ``undelete``): its own for the pulse, not for the feed."""
+    with _own_lock:
+        _backfills.append(event_id)
+
+
+def backfill(event_id: Any) -> bool:
+    with _own_lock:
+        return event_id in _backfills
+
+
 def note_own_review(item_id: str, status: str, stamp: str) -> None:
     with _own_lock:
         _own_reviews.append((item_id, status, stamp))
+
+
+def note_own_approval(item_id: str, store: str, memory_id: str) -> None:
+    """An approval of ours and the memory it saved: agentao's reject may still land on the
+    item later (it checks, then writes), and the pulse then says the approval was undone."""
+    with _own_lock:
+        _own_approvals.append((item_id, store, memory_id))
+
+
+def own_approval(item_id: Any) -> tuple[str, str] | None:
+    """(memory store, memory id) of this dashboard's newest approval of ``item_id``, if any."""
+    with _own_lock:
+        found = [(store, memory) for item, store, memory in _own_approvals if item == item_id]
+    return found[-1] if found else None
 
 
 def change_counter(conn: sqlite3.Connection) -> int:
@@ -107,9 +135,10 @@ def own_review(item_id: Any, status: Any, stamp: Any) -> bool:
 class Mark:
     """Where a store's log stood: the newest event id, the change counter, and where the
     review queue stood (``reviews``: its newest stamp, newest rowid, row count, pending
-    count and occurrences, "|"-joined).  agentao's stamps are whole seconds, so the stamp
+    and rejected counts and occurrences, "|"-joined).  agentao's stamps are whole seconds, so the stamp
     alone missed a suggestion, an occurrence or a decision in the same second as the one
-    before; the rowid, the counts and the sum each move with one.  The pulse compares two
+    before; the rowid, the counts and the sum each move with one (the rejected count with
+    agentao's reject landing on an item this dashboard approved in that second).  The pulse compares two
     marks; each is O(1) to read but the review part (a scan of the queue, which holds
     suggestions, not memories)."""
 
@@ -121,7 +150,7 @@ class Mark:
 def _review_mark(conn: sqlite3.Connection) -> str:
     found = conn.execute(
         "SELECT MAX(CAST(updated_at AS TEXT)), MAX(rowid), COUNT(*),"
-        " TOTAL(status = 'pending'), TOTAL(occurrences)"
+        " TOTAL(status = 'pending'), TOTAL(occurrences), TOTAL(status = 'rejected')"
         " FROM memory_review_queue"
     ).fetchone()
     return "|".join(str(v if v is not None else "") for v in found)

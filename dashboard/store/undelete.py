@@ -5,7 +5,8 @@ only rows whose ``deleted_at IS NULL``; nothing else marks a row as gone.  So
 clearing ``deleted_at`` gives back an ordinary live row, with its id,
 ``created_at`` (hence its place in agentao's listings) and every other column
 as they were.  ``updated_at`` becomes now, as after any agentao write, and one
-event is logged in agentao's vocabulary: ``update``, the event agentao writes
+event is logged in agentao's vocabulary (two for a row cleared without an event, as
+agentao's ``/memory clear`` does: first its ``soft_delete`` at its ``deleted_at``): ``update``, the event agentao writes
 when an existing row changes in place and is live afterwards (``create`` is
 for a new id, ``soft_delete`` for the opposite).  agentao never reads
 ``memory_events``, so the choice is for people reading the log.
@@ -27,7 +28,7 @@ from flask_babel import gettext as _
 
 from ..contract import find_secret
 from ..records import Memory
-from . import rows, writes
+from . import events, rows, writes
 from .connection import read, write
 from .writes import AUTO_CAP, Expect, Saved, WriteConflict, _event, _live_at
 
@@ -94,6 +95,14 @@ def restore(path: Path, expect: Expect, store: str) -> Saved:
         problem = obstacle(conn, memory)
         if problem is not None:
             raise WriteConflict("blocked", problem)
+        last = conn.execute(
+            "SELECT event_type FROM memory_events WHERE memory_id = ? ORDER BY id DESC LIMIT 1", (memory.id,)
+        ).fetchone()
+        if last is None or last[0] != "soft_delete":
+            # Cleared without an event (agentao's /memory clear, a Forget): the log learns when
+            # it was deleted, or "what changed since" would take it for live all along.
+            _event(conn, memory.id, "soft_delete", str(memory.deleted_at))
+            events.note_backfill(conn.execute("SELECT last_insert_rowid()").fetchone()[0])
         stamp = writes.now()
         conn.execute(
             "UPDATE memories SET deleted_at = NULL, updated_at = ? WHERE id = ? AND deleted_at IS NOT NULL",

@@ -119,3 +119,35 @@ def test_tag_two_ticked_memories_then_delete_all_matching_on_a_phone(browser, de
     assert all(gone for _tags, gone in rows_on_disk(project_db, picked).values())
     assert browser.find_elements(By.CSS_SELECTOR, "#memory-list [data-empty]")  # the list, refreshed
     screenshot(browser, "bulk-deleted", sizes=(PHONE,))
+
+
+BROKEN_WORDS = """
+const broken = [];
+for (const label of document.querySelectorAll('.bulk-bar label, .filters label')) {
+  if (!label.offsetParent) continue;  // not shown at this width
+  for (const text of label.childNodes) {
+    if (text.nodeType !== Node.TEXT_NODE) continue;
+    const words = /\\S+/g;
+    let m;
+    while ((m = words.exec(text.textContent))) {
+      const range = document.createRange();
+      range.setStart(text, m.index);
+      range.setEnd(text, m.index + m[0].length);
+      if (new Set([...range.getClientRects()].map(r => Math.round(r.top))).size > 1) broken.push(m[0]);
+    }
+  }
+}
+return broken;
+"""
+
+
+def test_no_label_of_the_bulk_bar_or_filters_breaks_inside_a_word_on_a_phone(browser, demo):
+    server, _project_db, _user_db = demo
+    set_size(browser, PHONE)
+    try:
+        browser.get(server.url("/memories"))
+        wait_for(browser, lambda d: d.find_elements(By.ID, "bulk-action"), "no bulk bar")
+        screenshot(browser, "bulk-bar-labels", sizes=(PHONE,), restore=False)
+        assert browser.execute_script(BROKEN_WORDS) == []
+    finally:
+        set_size(browser, DESKTOP)

@@ -72,7 +72,8 @@ def entries(store: str, found: dict, approvals: list[dict]) -> list[dict]:
     out = []
     for e in found["events"]:
         kind = _kind(e, found["prior"])
-        if log.own_event(e["id"], e["memory_id"], e["event_type"], e["timestamp"]) or kind == "restore":
+        own = log.own_event(e["id"], e["memory_id"], e["event_type"], e["timestamp"])
+        if (own and not log.backfill(e["id"])) or kind == "restore":
             actor = "dashboard"
         elif _approved(e, approvals):
             actor = "approval"

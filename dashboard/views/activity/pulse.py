@@ -123,6 +123,25 @@ def _said(news: list[tuple[str, dict]], reviews: list[dict], cleared: int) -> st
     return first
 
 
+def _undone(reviews: list[dict]) -> tuple[str, str, dict] | None:
+    """An approval of this dashboard that agentao's reject undid after the answer's read-back
+    (``approval.read_back``), said with its fix; None when no moved row is one."""
+    from ...actions import approval
+    from ..reviews.decide import overridden
+
+    mine = [
+        (r, found)
+        for r in reviews
+        if r["status"] != "approved" and (found := log.own_approval(r["id"])) is not None
+    ]
+    left = approval.read_back(readable_refs(), [(r["id"], *found) for r, found in mine], wait=0)
+    if not left:
+        return None
+    titles = {r["id"]: r["title"] for r, _found in mine}
+    text, fix = overridden(left[0], titles[left[0].item_id])
+    return text, "bad", fix
+
+
 @bp.get("/activity/pulse")
 def pulse():
     """The pulse's answer to a page; a person opening this address goes to the Activity page."""
@@ -168,14 +187,16 @@ def pulse():
         from ..checks import after_agent_wrote
 
         said = " ".join([said, *after_agent_wrote()]) if said else said
+    # An approval the person was told of, undone since: said first, with its fix.
+    shown = _undone(reviews) or ((said, "live") if said else None)
     token = encode(now)
     body = render_template("activity/_pulse.html", token=token)
     response = current_app.make_response(body)
-    if said:
+    if shown:
         regions.add("activity")
         body += (
             '<div hx-swap-oob="innerHTML:#status">'
-            + render_template("partials/said.html", said=(said, "live"))
+            + render_template("partials/said.html", said=shown)
             + "</div>"
         )
         response.set_data(body)

@@ -128,23 +128,50 @@ def _read_back(outcomes: list[Outcome]) -> None:
             if o.ok and o.outcome == "approved" and o.memory_id
         ],
     ):
-        o, m = by_id[found.item_id], found.memory
+        o = by_id[found.item_id]
         o.outcome, o.status, o.state = "overridden", 409, found.status
-        o.message = _(
+        o.message, o.fix = overridden(found)
+    for o in outcomes:
+        if o.ok and o.outcome == "approved" and o.memory_id:
+            # The read-back covers a moment; agentao can still undo it later (the pulse says so).
+            later = _(
+                "Checked again just after: still approved. If agentao rejects it later, any open "
+                "dashboard page says so."
+            )
+            o.message = f"{o.message} {later}"
+
+
+def overridden(found: approval.Overridden, item_title: str | None = None) -> tuple[str, dict]:
+    """An approval agentao's reject undid, in words (naming the suggestion ``item_title`` when
+    it is told later, by the live pulse), and its fix: the soft delete of the memory left live."""
+    m, status = found.memory, label("review_status", found.status)
+    if item_title is None:
+        said = _(
             "Not approved after all: another program (agentao) marked this suggestion "
             "%(status)s just after the dashboard approved it, so it is %(status)s now, "
             "but the memory “%(title)s” the approval saved is live. Soft-delete the "
             "memory to keep the rejection, or keep it as a memory of its own.",
-            status=label("review_status", found.status),
+            status=status,
             title=m.title,
         )
-        o.fix = {
-            "action": url_for("memories.curate", store=m.store, memory_id=m.id, action="delete"),
-            "fields": {"updated_at": m.updated_at, "row": fingerprint(m)},
-            "label": _("Soft-delete “%(title)s”", title=m.title),
-            "name": "fix-overridden",
-            "target": None,
-        }
+    else:
+        said = _(
+            "Not approved after all: another program (agentao) marked the suggestion “%(item)s” "
+            "%(status)s after the dashboard approved it, so it is %(status)s now, but the memory "
+            "“%(title)s” the approval saved is live. Soft-delete the memory to keep the rejection, "
+            "or keep it as a memory of its own.",
+            item=item_title,
+            status=status,
+            title=m.title,
+        )
+    fix = {
+        "action": url_for("memories.curate", store=m.store, memory_id=m.id, action="delete"),
+        "fields": {"updated_at": m.updated_at, "row": fingerprint(m)},
+        "label": _("Soft-delete “%(title)s”", title=m.title),
+        "name": "fix-overridden",
+        "target": None,
+    }
+    return said, fix
 
 
 def _answer(outcomes: list[Outcome], single: bool, edits: dict | None = None, values=None):
