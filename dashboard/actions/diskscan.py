@@ -142,7 +142,7 @@ class _Grams:
         few = len(first).bit_length() + 6 <= FLAT_BITS
         self.bits = min(width, max(10, len(first).bit_length() + (6 if few else 4)))
         for m in MULTIPLIERS:
-            self.mults = [self.dtype.type(m & ((1 << width) - 1)) for m in (m, m ^ MULTIPLIERS[-1])]
+            self.mults = [self.dtype.type(m & ((1 << width) - 1)) for m in (m, (m ^ MULTIPLIERS[-1]) | 1)]
             index = self._index(first)
             if not (first == 0).any() or (index != 0).all():
                 break
