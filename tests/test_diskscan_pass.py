@@ -25,9 +25,10 @@ def test_many_short_texts_are_found_across_read_boundaries(tmp_path):
     rng = random.Random(41)
     short, tiny = short_texts(rng, 80), short_texts(rng, 80, tiny=True)
     texts = short + tiny
-    # The short ones are looked up by 8-byte words, the tiny ones ("pin 01234") by 4-byte words.
+    # The short ones are looked up by 8-byte words (every 8 or 16 bytes), the tiny ones
+    # ("pin 01234") by 4-byte words every 4 bytes.
     needles = diskscan.Needles(texts)
-    assert {g.size for _, grams in needles.by_size for g in grams} == {8, 4}
+    assert {(g.stride, g.size) for g in needles.grams} == {(16, 16), (8, 8), (4, 4)}
     data = bytearray(filler(rng, 4 * diskscan.PIECE))
     present = short[:40] + tiny[:40]
     # Three short and three tiny texts straddle the places where the file is read in two.
@@ -166,3 +167,34 @@ def test_a_large_file_is_read_in_pieces_not_whole(tmp_path):
     finally:
         tracemalloc.stop()
     assert peak < 16 * diskscan.PIECE, peak  # 4 MB: a quarter of the file
+
+
+def test_texts_of_every_length_are_found_to_the_last_byte_of_a_file_or_the_rows(tmp_path):
+    """A text is looked for by words at offsets a stride divides, and by the word after its
+    gram: one ending on a file's (or the rows' text's) very last byte, at any offset, of any
+    length from one byte to past a block, is found whole all the same."""
+    rng = random.Random(67)
+    lengths = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 14, 15, 16, 22, 23, 24, 30, 31, 32, 33, 47, 300]
+    texts = [f"Q{i:02d}Z{words(rng, 60).replace(' ', 'Q')}"[:n] for i, n in enumerate(lengths)]
+    texts += ["é", "日本", "\U0001f600!", "Zürich 日本語"]  # UTF-8 of 2, 6, 5 and 16 bytes
+    fill = filler(rng, 2000)
+    paths = []
+    for i, text in enumerate(texts):
+        for offset in range(16):  # every place of the text's start against the 16-byte stride
+            paths.append(tmp_path / f"{i}-{offset}.db")
+            paths[-1].write_bytes(fill[: 1000 + offset] + text.encode())
+    hits, _ = diskscan.scan(paths, texts)
+    missed = [
+        (text, p.name)
+        for i, text in enumerate(texts)
+        for p in paths[16 * i : 16 * i + 16]
+        if not hits[diskscan.sha256_text(text)].files.get(str(p), {}).get("whole")
+    ]
+    assert missed == []
+    for offset in range(16):  # the rows' text ends with each text in turn: still stored, not residue
+        for text in texts:
+            path = tmp_path / "memory.db"
+            path.write_bytes(fill[:300] + text.encode() + fill[:50])
+            rows = fill[500 : 1000 + offset] + text.encode()
+            hits, _ = diskscan.scan([path], [text], ignore=rows)
+            assert hits[diskscan.sha256_text(text)].still_stored, (text, offset)

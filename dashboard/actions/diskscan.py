@@ -6,15 +6,16 @@ speed of its C loops.  A text is cut into *blocks*: a short one (under BLOCK
 bytes) is one block, itself; a longer one has a BLOCK-byte block every STRIDE
 bytes and one at its end, so every piece of it at least STRIDE + BLOCK - 1
 bytes long (a text longer than a page lies in page-sized pieces over overflow
-pages) holds a whole block.  The file is looked at as words (8 bytes for
-whole blocks; 4, or 2, 1 for texts under 7 bytes, for shorter ones) at the
-offsets the word size divides, and a block is wherever it lies bound to put
-one of its ``size`` grams (two words, or one and what the block holds of the
-next, at its first ``size`` offsets) on such an offset: each gram is hashed
-and looked up in a bit table (or, for few grams, one table that also names
-the gram), and a block is counted only after its bytes are compared whole.  So what the scan
-reports found is there byte for byte; a fragment is a block, and a text is
-found whole after its bytes are read again where its first block sits.
+pages) holds a whole block.  A block is looked for in one of a few *shapes*
+(SHAPES): the file is looked at only at the offsets a stride divides, and a
+block, wherever it lies, puts one of its grams there (the bytes at one of its
+first ``stride`` offsets).  A whole block is a 16-byte gram every 16 bytes; a
+short text, an 8-byte word every 8 bytes, or a 4-byte word every 4 (2, 1 for
+texts under 7 bytes), with the word after it.  Each place's gram is looked up
+in a table of bits, then among the grams, and a block is counted only after its
+bytes are compared whole.  So what the scan reports found is there byte for
+byte; a fragment is a block, and a text is found whole after its bytes are read
+again where its first block sits.
 The search can only look for texts it is given.
 """
 
@@ -30,13 +31,27 @@ import numpy as np
 from ..store.descriptors import KeptReader
 from .sidefiles import size_of
 
-BLOCK = 23  # bytes a block: two 8-byte words at an offset 8 divides, wherever it lies
-STRIDE = 256  # a long text has a block every STRIDE bytes: a 279-byte piece holds one
+BLOCK = 31  # bytes a block: two 8-byte words at an offset 16 divides, wherever it lies
+STRIDE = 256  # a long text has a block every STRIDE bytes: a 286-byte piece holds one
 PIECE = 1 << 18  # bytes read and searched at a time
-FLAT_BITS = 20  # the one table of few keys (under 16,384): 2 MiB at most
+FLAT_BITS = 20  # few grams (under 16,384): one table of a byte a slot, 1 MiB at most
 TAIL = 32  # bytes of the previous piece searched again with the next: a block across the cut
-SHAPES = ((8, 2), (4, 1), (2, 1), (1, 1))  # (word size, words a gram): a text under 23 bytes, 4-byte words
-M1, M2, NO_SALT = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F), np.uint64(0)
+# (stride, size): a block of stride + size - 1 bytes or more puts a size-byte gram on an offset
+# stride divides; each block takes the first that fits it (the fewest places to look at).
+SHAPES = ((16, 16), (8, 8), (4, 4), (2, 2), (1, 1))
+MULTIPLIERS = (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93)
+M1, M2 = np.uint64(MULTIPLIERS[0]), np.uint64(MULTIPLIERS[1])
+PAD = bytes(TAIL)  # after each piece: the words a text ending on the last byte needs
+
+
+def _hash(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    return (first * M1) ^ (second * M2)
+
+
+def _word(buffer: np.ndarray, at: np.ndarray, size: int) -> np.ndarray:
+    """The little-endian ``size``-byte word of ``buffer`` at each offset in ``at``."""
+    every_byte = np.ndarray((len(buffer) - size + 1,), f"<u{size}", buffer, 0, (1,))
+    return every_byte[at]
 
 
 @dataclass
@@ -58,17 +73,6 @@ def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def _hash(first, second=None, salt=NO_SALT):
-    h = (first ^ salt) * M1
-    return h if second is None else h ^ (second * M2)
-
-
-def _words(buffer: np.ndarray, at: np.ndarray, size: int) -> np.ndarray:
-    """The little-endian ``size``-byte words of ``buffer`` starting at each offset in ``at``."""
-    rows = np.lib.stride_tricks.sliding_window_view(buffer, size)[at]  # one contiguous row a word
-    return rows.view(f"<u{size}").ravel().astype(np.uint64)
-
-
 @dataclass
 class Found:
     """What one buffer (a file, the rows' text) holds: blocks by number, and where first blocks sit."""
@@ -85,121 +89,118 @@ class Found:
 
 
 class _Grams:
-    """The grams of one shape (``n`` words of ``size`` bytes), sorted by hash, and a bit table of them.
+    """The grams of one shape, and tables to find them.
 
-    With each gram, the word after it (as much of it as the block holds): a one-word gram
-    is common, and the next word rules out most places it matches before a block is compared."""
+    A shape is (``stride``, ``size``): the file is looked at as the ``size`` bytes at every offset
+    ``stride`` divides, and a block, wherever it lies, puts ``size`` of its bytes on such an offset
+    at one of its first ``stride`` offsets: those ``stride`` grams of each block are looked for.
+    A 16-byte gram is two words, hashed together.  A short gram is common, so with it goes the
+    word after it (as much of it as the block holds), which rules out most places before a block
+    is compared."""
 
     def __init__(
         self,
         shape: tuple[int, int],
         joined: np.ndarray,
-        starts: np.ndarray,
-        ends: np.ndarray,
+        at: np.ndarray,
+        length: np.ndarray,
         blocks: np.ndarray,
     ) -> None:
-        self.size, self.n = shape
-        # Each block puts one of its grams at its first ``size`` offsets on a word boundary.
-        shift = np.tile(np.arange(self.size, dtype=np.uint8), len(starts))
-        at = np.repeat(starts, self.size) + shift
-        first = _words(joined, at, self.size)
-        second = _words(joined, at + self.size, self.size)
+        self.stride, self.size = shape
+        self.blocks = blocks.astype(np.int32)
+        word = min(self.size, 8)
+        self.dtype = np.dtype(f"<u{word}")
+        shift = np.tile(np.arange(self.stride), len(at))
+        at = np.repeat(at, self.stride) + shift
+        first, second = _word(joined, at, word), _word(joined, at + word, word)
         self.mask = None
-        if self.n == 1:
-            after = np.clip(np.repeat(ends, self.size) - at - self.size, 0, self.size)  # next word's bytes
+        if self.size > 8:
+            first = _hash(first, second)
+        else:
+            held = np.repeat(length, self.stride) - shift - word  # bytes the block holds of the next word
             self.mask = np.where(
-                after >= 8, ~np.uint64(0), (np.uint64(1) << (8 * after).astype(np.uint64)) - 1
-            )
-            second &= self.mask
-            del after
-        del at
-        # Stretches of zeros are the commonest gram in a store's files: salt the hash until
-        # theirs falls on a bit no gram of the texts set (unless one of them is zeros).
-        zero = np.zeros(1, np.uint64)
-        for salt in range(16):
-            self.salt = np.uint64(salt * 0x5851F42D4C957F2D)
-            h = _hash(first, second if self.n == 2 else None, self.salt)
-            bits = max(12, len(h).bit_length() + 4)  # about 1 in 16 bits set
-            self.top = np.uint64(64 - bits)
-            nil = _hash(zero, zero if self.n == 2 else None, self.salt)[0] >> self.top
-            if not ((h >> self.top) == nil).any() or not first.all():
+                held >= 8, ~np.uint64(0), (np.uint64(1) << (8 * np.minimum(held, 7)).astype(np.uint64)) - 1
+            ).astype(self.dtype)
+            self.second = second & self.mask
+        del at, shift, second
+        # Sorted by hash, each gram's number in the hash's low bits: one sort, nothing to permute.
+        # Grams whose hashes agree above those bits are one run (texts share grams: "pin 1234",
+        # "pin 5678"); each is confirmed when its block's bytes compare whole.
+        self.low = np.uint64(max(1, (len(first) - 1).bit_length()))
+        named = np.sort((self._full(first) >> self.low << self.low) | np.arange(len(first), dtype=np.uint64))
+        high = named >> self.low
+        self.row = np.flatnonzero(np.concatenate(([True], high[1:] != high[:-1])))
+        self.heads, self.many = high[self.row], np.diff(np.append(self.row, len(high)))
+        self.named = (named & ((np.uint64(1) << self.low) - np.uint64(1))).astype(np.int64)
+        del named, high
+        # Few grams (a short text's, or the texts the rows are searched for): one byte a slot,
+        # about one slot in sixty set.  Many (the blocks): two tables of bits, about one in
+        # sixteen set each, the second asked only where the first said yes.  Stretches of zeros
+        # are the commonest word in a store's files: the multiplier leaves their slot clear
+        # (unless zero is a gram).
+        width = 8 * word
+        few = len(first).bit_length() + 6 <= FLAT_BITS
+        self.bits = min(width, max(10, len(first).bit_length() + (6 if few else 4)))
+        for m in MULTIPLIERS:
+            self.mults = [self.dtype.type(m & ((1 << width) - 1)) for m in (m, (m ^ MULTIPLIERS[-1]) | 1)]
+            index = self._index(first)
+            if not (first == 0).any() or (index != 0).all():
                 break
-        order = np.argsort(h)
-        h, self.first, self.second = h[order], first[order], second[order]
-        del first, second
-        self.mask = self.mask[order] if self.mask is not None else None
-        self.block = np.repeat(blocks.astype(np.int32), self.size)[order]
-        self.shift = shift[order]
-        del order, shift
-        # Texts share grams ("pin 1234", "pin 5678"): each hash once, with where its rows start.
-        self.row = np.flatnonzero(np.concatenate(([True], h[1:] != h[:-1])))
-        self.keys, self.many = h[self.row], np.diff(np.append(self.row, len(h)))
-        # Two bit tables, one on the hash's top bits and one on its middle bits: a place passes
-        # both about once in a thousand unless its gram is one of the texts'.
-        # A few keys (a short text's grams, or the texts the rows are searched for) fit one table
-        # instead, a sixtieth of it set, holding where its keys start in ``keys``: one look-up a
-        # place, and no search for the key after it.
-        self.tables, self.flat = [], None
-        wide = len(self.keys).bit_length() + 6
-        if wide <= FLAT_BITS:
-            self.top = np.uint64(64 - max(wide, bits))  # finer than the zeros' bit: still not set
-            slot = (self.keys >> self.top).view(np.int64)
-            first = np.flatnonzero(np.concatenate(([True], slot[1:] != slot[:-1])))
-            self.flat = np.zeros(1 << (64 - int(self.top)), np.int16)
-            self.flat[slot[first]] = first + 1
-            count = np.diff(np.append(first, len(slot)))
-            self.shared = np.repeat(count > 1, count)  # keys whose slot holds another key too
-            return
-        for k in range(2):
-            flags = np.zeros(1 << bits, bool)
-            flags[self._index(self.keys, k).view(np.int64)] = True
-            self.tables.append(np.packbits(flags, bitorder="little"))
+        self.tables = []
+        for _ in range(1 if few else 2):
+            flags = np.zeros(1 << self.bits, bool)
+            flags[index] = True
+            self.tables.append(flags if few else np.packbits(flags, bitorder="little"))
+            del flags
+            index = self._index(first, 1)
 
-    def _index(self, h: np.ndarray, k: int) -> np.ndarray:
-        if k == 0:
-            return h >> self.top
-        return (h >> np.uint64(8)) & ((np.uint64(1) << (np.uint64(64) - self.top)) - np.uint64(1))
+    def _full(self, keys: np.ndarray) -> np.ndarray:
+        """A 64-bit hash of each word, one to one: the order the grams are sorted in."""
+        return keys if self.size > 8 else keys.astype(np.uint64) * M1
 
-    def _passes(self, h: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-        """The places whose hash may be a key, and (from the one table) the key it would be."""
-        if self.flat is not None:
-            at = self.flat[(h >> self.top).view(np.int64)]
-            j = np.flatnonzero(at)
-            return j, at[j] - 1
-        j = np.arange(0)
-        for k, table in enumerate(self.tables):
-            index = self._index(h, k)
-            here = np.flatnonzero(
-                (table[index >> np.uint64(3)] >> (index & np.uint64(7)).astype(np.uint8)) & 1
-            )
-            j, h = (here if k == 0 else j[here]), h[here]
-            if not len(j):
-                break
-        return j, None
+    def _index(self, keys: np.ndarray, k: int = 0) -> np.ndarray:
+        if self.bits == 8 * self.dtype.itemsize:
+            return keys  # a 1- or 2-byte word is its own slot
+        index = keys * self.mults[k]
+        index >>= self.dtype.type(8 * self.dtype.itemsize - self.bits)
+        return index
 
-    def candidates(self, words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(byte offset, block) of every gram found among ``words``, compared word for word."""
-        h = _hash(words[:-1], words[1:], self.salt) if self.n == 2 else _hash(words, salt=self.salt)
-        j, k = self._passes(h)
-        if not len(j):
-            return j, j
-        h = h[j]
-        if k is None:
-            k = np.minimum(np.searchsorted(self.keys, h), len(self.keys) - 1)
-        elif len(redo := np.flatnonzero(self.shared[k] & (self.keys[k] != h))):
-            k[redo] = np.minimum(np.searchsorted(self.keys, h[redo]), len(self.keys) - 1)
-        hit = self.keys[k] == h
+    def candidates(self, window: bytes) -> tuple[np.ndarray, np.ndarray]:
+        """(offset in ``window``, block) of every place a block's gram is, before the block is compared."""
+        word = self.dtype.itemsize
+        every = max(self.stride, word)  # bytes between the places one row of words looks at
+        step = every // word
+        words = np.frombuffer(window, self.dtype, count=len(window) // word)
+        n = (len(words) - 1) // step  # places with a word after them
+        keys = words[: n * step : step]
+        if self.size > 8:
+            keys = _hash(keys, words[1 : n * step + 1 : step])
+        j, e = self._look(keys)
+        if self.mask is not None:
+            same = (words[j * step + 1] & self.mask[e]) == self.second[e]
+            j, e = j[same], e[same]
+        return j * every - e % self.stride, self.blocks[e // self.stride]
+
+    def _look(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(place, gram number) of every gram among ``keys`` (and, rarely, of a hash alike)."""
+        j = np.arange(len(keys))
+        for i, table in enumerate(self.tables):
+            index = self._index(keys[j] if i else keys, i)
+            if table.dtype == bool:
+                j = np.flatnonzero(table[index])
+            else:
+                j = j[np.flatnonzero((table[index >> 3] >> (index & 7).astype(np.uint8)) & 1)]
+        high = self._full(keys[j]) >> self.low
+        k = np.minimum(np.searchsorted(self.heads, high), len(self.heads) - 1)
+        hit = self.heads[k] == high
         j, k = j[hit], k[hit]
         if not len(j):
             return j, j
         many = self.many[k]
         ends = np.cumsum(many)
-        e = np.repeat(self.row[k] - ends + many, many) + np.arange(ends[-1])
-        j = np.repeat(j, many)
-        following = words[np.minimum(j + 1, len(words) - 1)]
-        same = self.first[e] == words[j]
-        same &= (following if self.mask is None else following & self.mask[e]) == self.second[e]
-        return j[same] * self.size - self.shift[e[same]], self.block[e[same]]
+        return np.repeat(j, many), self.named[
+            np.repeat(self.row[k] - ends + many, many) + np.arange(ends[-1])
+        ]
 
 
 class Needles:
@@ -223,14 +224,14 @@ class Needles:
         self.length = np.minimum(size, BLOCK)[self.text]
         joined = np.frombuffer(b"".join(self.raw) + bytes(2 * BLOCK), np.uint8)
         self.bytes = np.lib.stride_tricks.sliding_window_view(joined, BLOCK)[at]  # one row a block
-        # The longest gram a block always puts on an offset its word size divides.
-        shape = np.searchsorted(-np.array([size * n + size - 1 for size, n in SHAPES]), -self.length)
-        grams = [
-            _Grams(SHAPES[k], joined, at[mine], (at + self.length)[mine], np.flatnonzero(mine))
+        # The widest shape a block fits: the fewest places of a file to look at.
+        fits = self.length[:, None] >= np.array([stride + size - 1 for stride, size in SHAPES])
+        shape = fits.argmax(axis=1)
+        self.grams = [
+            _Grams(SHAPES[k], joined, at[mine], self.length[mine], np.flatnonzero(mine))
             for k in np.unique(shape)
             if (mine := shape == k).any()
         ]
-        self.by_size = [(size, [g for g in grams if g.size == size]) for size in (8, 4, 2, 1)]
         self.live: set[int] = set()  # texts a remaining row still holds whole
         self._ignored, self._judged = Found(), set()  # what the rows that stay hold, of which texts
 
@@ -245,25 +246,23 @@ class Needles:
         return found
 
     def _search(self, window: bytes, start: int, found: Found) -> None:
-        data = np.frombuffer(window, np.uint8)
+        # Zeros after the bytes give every place a word to read, to the last byte; a block
+        # counts only when all its bytes are in ``window`` and the same.
+        padded = window + PAD
+        data = np.frombuffer(padded, np.uint8)
         columns = np.arange(BLOCK)
-        for size, grams in self.by_size:
-            if not grams:
+        for g in self.grams:
+            at, block = g.candidates(padded)
+            length = self.length[block]
+            fits = (at >= 0) & (at + length <= len(window))
+            at, block, length = at[fits], block[fits], length[fits]
+            if not len(at):
                 continue
-            words = np.frombuffer(window, f"<u{size}", count=len(window) // size).astype(np.uint64)
-            for g in grams:
-                at, block = g.candidates(words)
-                if not len(at):
-                    continue
-                # A candidate counts only when its block's bytes are all there.
-                length = self.length[block]
-                fits = (at >= 0) & (at + length <= len(window))
-                at, block, length = at[fits], block[fits], length[fits]
-                got = data[np.minimum(at[:, None] + columns, len(window) - 1)]
-                same = ((got == self.bytes[block]) | (columns >= length[:, None])).all(axis=1)
-                at, block = at[same], block[same]
-                if len(at):
-                    found.add(block, self.text[block], self.first[block], at + start)
+            got = data[at[:, None] + columns]
+            same = ((got == self.bytes[block]) | (columns >= length[:, None])).all(axis=1)
+            at, block = at[same], block[same]
+            if len(at):
+                found.add(block, self.text[block], self.first[block], at + start)
 
     def _whole(self, i: int, found: Found, read) -> bool:
         blocks = self._blocks(i)
