@@ -52,7 +52,7 @@ def _marks() -> dict:
         try:
             out[ref.key] = (_path_id(ref), log.mark_of(ref))
         except StoreProblem:
-            continue
+            pass
     return out
 
 
@@ -168,8 +168,7 @@ def pulse():
         from ..checks import after_agent_wrote
 
         said = " ".join([said, *after_agent_wrote()]) if said else said
-    token = encode(now)
-    body = render_template("activity/_pulse.html", token=token)
+    body = render_template("activity/_pulse.html", token=encode(now))
     response = current_app.make_response(body)
     if said:
         regions.add("activity")
