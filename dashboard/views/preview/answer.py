@@ -146,8 +146,8 @@ def why_text(mark: str, reasons, rank: int | None, cost: int | None, limit: int,
     if mark == rc.CUT_BUDGET:
         return _(
             "over the %(limit)s-character budget: the recall block was full before it (it needs %(cost)s)",
-            limit=f"{limit:,}",
-            cost=f"{cost or 0:,}",
+            limit="{:,}".format(limit),
+            cost="{:,}".format(cost or 0),
         )
     return _("already in the always-on block, so it is not recalled again")
 
@@ -173,7 +173,7 @@ def _nothing(p, query: str) -> str:
     if p.recall.eligible:
         return _(
             "Nothing is recalled: the best match does not fit the %(limit)s-character budget.",
-            limit=f"{p.context_budget.limit:,}",
+            limit="{:,}".format(p.context_budget.limit),
         )
     if p.recall.excluded:
         return _("Nothing new is recalled: every memory that matches is in the always-on block already.")
