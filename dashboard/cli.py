@@ -242,11 +242,8 @@ def cjk_from_args(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
 
 
 def warm_up(app) -> None:
-    """Read the stores' snapshots before anyone asks.
-
-    With 100,000 memories the first read takes a second or two; doing it while
-    the user opens the browser spares the first page that wait.  Only reads.
-    """
+    """Read the stores' snapshots while the user opens the browser (a second or two at
+    100,000 memories, which the first page would wait for).  Only reads."""
     from .store.snapshot import rows_of
 
     try:
@@ -259,7 +256,6 @@ def warm_up(app) -> None:
 
 def start_url(app, host: str, port: int) -> str:
     """The URL to open: with a token, a one-time login link under the prefix."""
-
     if not app.config["AUTH_TOKEN"]:
         return f"http://{host}:{port}/"
     code = app.extensions["access"].new_code()
@@ -302,29 +298,26 @@ def check(argv: list[str]) -> int:
 
     with create_app(config).test_request_context("/checks.json"):
         data = collect()
+    failed = 1 if data["failed"] or data["problems"] else 0
     if args.json:
         print(json.dumps(data, ensure_ascii=False, indent=2))
-        return 1 if data["failed"] or data["problems"] else 0
+        return failed
     rows = [(_("pass") if c["passed"] else _("FAIL"), c["name"], " ".join(c["why"])) for c in data["checks"]]
     width = max((_columns(r[0]) for r in rows), default=0)
     name_width = min(40, max((_columns(r[1]) for r in rows), default=0))
     for result, name, why in rows:
-        print(f"{_pad(result, width)}  {_pad(_cut(name, name_width), name_width)}  {why}")
+        while _columns(name) > name_width:
+            name = name[:-1]
+        print(f"{_pad(result, width)}  {_pad(name, name_width)}  {why}")
     for key, problem in data["problems"].items():
         print(f"{key}: {problem}", file=sys.stderr)
     print(_("%(failed)d of %(total)d checks fail.", failed=data["failed"], total=data["total"]))
-    return 1 if data["failed"] or data["problems"] else 0
+    return failed
 
 
 def _columns(text: str) -> int:
     """How many terminal columns ``text`` takes: wide (CJK) characters take two."""
     return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
-
-
-def _cut(text: str, width: int) -> str:
-    while _columns(text) > width:
-        text = text[:-1]
-    return text
 
 
 def _pad(text: str, width: int) -> str:

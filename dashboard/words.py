@@ -22,6 +22,7 @@ from flask_babel.speaklater import LazyString
 from markupsafe import Markup
 
 from . import clock
+from .contract import SECRET_RULES
 
 
 def catalog() -> NullTranslations:
@@ -291,27 +292,7 @@ LABELS: dict[str, dict[str, tuple]] = {
                     "version, a hand edit or a path the guard does not check."
                 ),
             )
-            for name in (
-                "pem_block",
-                "private_key_unterminated",
-                "private_key_header",
-                "anthropic_key",
-                "openai_key",
-                "google_api_key",
-                "google_oauth_secret",
-                "aws_access_key",
-                "github_token",
-                "github_fine_grained_pat",
-                "slack_token",
-                "slack_app_token",
-                "stripe_key",
-                "stripe_webhook_secret",
-                "jwt",
-                "bearer_token",
-                "authorization_header",
-                "oauth_value",
-                "key_value_secret",
-            )
+            for name, _pattern in SECRET_RULES
         },
         **{
             f"secret.{name}": (

@@ -71,7 +71,7 @@ def near_duplicates(docs: Docs, threshold: float = DUPLICATE_THRESHOLD) -> Itera
 
 
 def duplicate_findings(docs: Docs, pairs: dict[int, dict[int, float]]) -> Iterator[tuple[int, Finding]]:
-    """``near_duplicates``'s findings from ``duplicate_pairs`` of the same docs, in the same order."""
+    """``near_duplicates``'s findings from ``pairs_of_sets`` of the same docs, in the same order."""
     why = near_duplicates.__doc__.splitlines()[0]
     for n, others in pairs.items():
         if others:

@@ -24,7 +24,7 @@ from operator import ne, sub
 from flask_babel import gettext as _
 from flask_babel import ngettext
 
-from .checks import jaccard, token_sets
+from .checks import jaccard
 from .said import Said
 
 DUPLICATE_THRESHOLD = 0.9
@@ -92,20 +92,14 @@ class Cut:
         return out
 
 
-def duplicate_pairs(
-    keys: list[str], texts: list[str], threshold: float = DUPLICATE_THRESHOLD
-) -> dict[int, dict[int, float]]:
-    """For each text (by position), the texts under another key it nearly equals, with the score."""
-    return pairs_of_sets(keys, token_sets(texts), threshold)[0]
-
-
 def pairs_of_sets(
     keys: list[str],
     sets: list[frozenset[str] | None],
     threshold: float = DUPLICATE_THRESHOLD,
     deadline: float | None = None,
 ) -> tuple[dict[int, dict[int, float]], Cut]:
-    """``duplicate_pairs`` of the texts' token sets (None: a row left out), and what was cut.
+    """For each token set (by position; None: a row left out), the sets under another key it
+    nearly equals, with the score; and what was cut.
 
     Three exact steps, none pairwise over the corpus.  With a = |A−B|, b = |B−A|
     and m = |A∩B|, Jaccard ≥ t means a + b ≤ m·(1−t)/t, so: (1) a + b = 0 —

@@ -80,8 +80,6 @@ def _spans(pattern: re.Pattern[str], text: str, ok=None) -> Iterator[tuple[int, 
 # ---------------------------------------------------------------------------
 # Secrets
 # ---------------------------------------------------------------------------
-_GUARD = tuple(p for _name, p in SECRET_RULES)
-
 # Formats agentao's guard lets through.  Each is anchored on a vendor prefix or
 # a label, which keeps false positives on build notes close to zero.
 EXTRA_SECRETS: tuple[tuple[str, re.Pattern[str] | Callable], ...] = (

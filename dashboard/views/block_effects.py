@@ -1,9 +1,5 @@
-"""The prompt-block effect of review and curation actions, as their views need it.
-
-``dashboard.actions.effects`` does the computing; this module only fetches its
-inputs for the current request (the files' snapshot) and re-reads the files
-after a write.
-"""
+"""The prompt-block effect of review and curation actions: ``actions.effects`` computes it,
+this module fetches its inputs for the request and re-reads the files after a write."""
 
 from __future__ import annotations
 

@@ -43,14 +43,12 @@ def _downloads(include_invisible: bool) -> dict:
 @page_route(bp, "/export")
 def index(fmt: str):
     include_invisible = _include_invisible()
-    sts = statuses(deep=True)
-    downloads = _downloads(include_invisible)
     return page(
         fmt,
         "export/index.html",
         to_json=_json,
-        sts=sts,
-        downloads=downloads,
+        sts=statuses(deep=True),
+        downloads=_downloads(include_invisible),
         labels=FORMAT_LABELS,
         include_invisible=include_invisible,
     )

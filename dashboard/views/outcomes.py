@@ -1,9 +1,5 @@
-"""What a decision POST did, in one shape for HTML, htmx and JSON answers.
-
-Shared by the review and curation screens: both turn the same exceptions
-(agentao's refusal, a conflict, an unavailable store, a read-only store)
-into the same outcome codes and HTTP statuses.
-"""
+"""What a decision POST did, in one shape for HTML, htmx and JSON answers (the review and
+curation screens turn the same exceptions into the same outcome codes and statuses)."""
 
 from __future__ import annotations
 
@@ -57,7 +53,6 @@ class Blocked(Exception):
 
 
 def form_values() -> dict:
-    """Form fields, or a JSON object body for scripts."""
     if request.form:
         return request.form
     body = request.get_json(silent=True)
@@ -75,7 +70,6 @@ def form_values() -> dict:
 
 
 def require_writable(*store_keys: str) -> None:
-    """Raise Blocked(403) unless every named store can be written."""
     for st in statuses():
         why = cannot_change(st.ref.key) if st.ref.key in store_keys else None
         if why:
@@ -97,7 +91,6 @@ def failure(item_id: str, exc: Exception) -> Outcome:
 
 
 def overall_status(outcomes: list[Outcome]) -> int:
-    """200 when everything worked, else the first failure's status."""
     return next((o.status for o in outcomes if not o.ok), 200)
 
 

@@ -1,12 +1,5 @@
-"""Overview: the answer to "what does the agent know?" first, then each store's file.
-
-The page opens with sentences a person reads at a glance (how much the agent
-knows about you and about this project, what waits for a decision, what looks
-risky, what is deleted but still on disk, how full the always-on block is),
-each a link to the list behind it.  The file internals (`/memory status`:
-path, size, journal mode, schema version, counters) sit behind a "Storage
-details" disclosure per store.  The JSON twin keeps every count as a number.
-"""
+"""Overview: the answer to "what does the agent know?" in linked sentences, then each
+store's file (`/memory status`) behind a "Storage details" disclosure."""
 
 from __future__ import annotations
 
@@ -42,13 +35,7 @@ class Sentence:
     later: bool = False  # the page fetches it after loading (the findings scan): see risky()
 
     def to_dict(self) -> dict:
-        return {
-            "code": self.code,
-            "count": self.count,
-            "text": self.text,
-            "href": self.href,
-            "detail": self.detail,
-        }
+        return {k: getattr(self, k) for k in ("code", "count", "text", "href", "detail")}
 
 
 def _linked(template: str, parts: dict) -> tuple[str, Markup]:
@@ -66,8 +53,8 @@ def _linked(template: str, parts: dict) -> tuple[str, Markup]:
     return text, html
 
 
-def _sentence(code: str, count: int, text: str, href: str) -> Sentence:
-    return Sentence(code, count, text, Markup('<a href="{}">{}</a>').format(href, text), href)
+def _sentence(code: str, count: int, text: str, href: str, **more) -> Sentence:
+    return Sentence(code, count, text, Markup('<a href="{}">{}</a>').format(href, text), href, **more)
 
 
 def _knows(sts) -> Sentence:
@@ -100,8 +87,6 @@ def _knows(sts) -> Sentence:
 
 
 def _risky() -> tuple[Sentence, dict[str, int], bool]:
-    """Entries holding a secret, personal data or an instruction (facts.risky_in), from the
-    findings screen's current report."""
     found = facts.risky_in(current_report()[0])
     return (
         _sentence("risky", found.count, found.text, url_for("findings.index")),
@@ -113,17 +98,13 @@ def _risky() -> tuple[Sentence, dict[str, int], bool]:
 def _block(snap) -> tuple[Sentence, dict]:
     counts = facts.block(snap)
     text, detail = facts.block_words(counts)
-    sentence = _sentence("block", counts["chars"], text, url_for("preview.index"))
-    sentence.detail = detail
-    return sentence, counts
+    return _sentence("block", counts["chars"], text, url_for("preview.index"), detail=detail), counts
 
 
 def _risky_later() -> tuple[Sentence, dict[str, int], bool]:
     """The page's stand-in for "risky" until its own request answers it (``risky()``)."""
     text = _("Looking for secrets, personal data and instructions to the agent…")
-    sentence = _sentence("risky", 0, text, url_for("findings.index"))
-    sentence.later = True
-    return sentence, {}, False
+    return _sentence("risky", 0, text, url_for("findings.index"), later=True), {}, False
 
 
 def _answer(sts, snap, risky_now: bool = True) -> tuple[list[Sentence], dict]:
@@ -199,8 +180,7 @@ def index(fmt: str):
 
 @bp.get("/overview/risky")
 def risky():
-    """The "risky" sentence alone, from the one findings scan (the overview loads it).
-    Only htmx asks for a fragment; a browser sent here gets the whole overview."""
+    """The "risky" sentence alone (the overview loads it); a browser gets the overview."""
     if not wants_fragment():
         return redirect(url_for("overview.index"), 303)
     sentence, by_category, complete = _risky()

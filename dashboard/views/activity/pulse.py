@@ -52,7 +52,7 @@ def _marks() -> dict:
         try:
             out[ref.key] = (_path_id(ref), log.mark_of(ref))
         except StoreProblem:
-            continue
+            pass
     return out
 
 
@@ -189,8 +189,7 @@ def pulse():
         said = " ".join([said, *after_agent_wrote()]) if said else said
     # An approval the person was told of, undone since: said first, with its fix.
     shown = _undone(reviews) or ((said, "live") if said else None)
-    token = encode(now)
-    body = render_template("activity/_pulse.html", token=token)
+    body = render_template("activity/_pulse.html", token=encode(now))
     response = current_app.make_response(body)
     if shown:
         regions.add("activity")

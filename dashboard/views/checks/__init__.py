@@ -1,9 +1,5 @@
-"""Memory checks: the ``/checks`` screen, its twin, saving and removing a check, and the
-after-write hook that says which checks a dashboard write changed.
-
-The checks themselves (file, evaluation) are in ``actions/checks.py``; this package only
-turns them into words and answers requests.
-"""
+"""Memory checks: the ``/checks`` screen, saving and removing a check, and the after-write
+hook that says which checks a dashboard write changed (the checks are ``actions/checks.py``)."""
 
 from __future__ import annotations
 
@@ -109,8 +105,7 @@ def collect() -> dict:
 
 @page_route(bp, "/checks")
 def index(fmt: str):
-    data = collect()
-    return page(fmt, "checks/index.html", **data)
+    return page(fmt, "checks/index.html", **collect())
 
 
 @page_route(bp, "/checks/new")
@@ -146,18 +141,8 @@ def create():
     """Save one check (form or JSON), then run it: the answer says whether it passes."""
     _refuse_read_only()
     values = form_values()
-    data = {
-        k: values.get(k)
-        for k in (
-            "name",
-            "message",
-            "session",
-            "messages",
-            "must_recall",
-            "must_not_recall",
-            "must_not_contain",
-        )
-    }
+    fields = ("name", "message", "session", "messages", "must_recall", "must_not_recall", "must_not_contain")
+    data = {k: values.get(k) for k in fields}
     ref = _ref(values.get("store") or "project")
     try:
         check = ck.add(ref, data)
@@ -173,16 +158,15 @@ def create():
 
 @bp.post("/checks/<item_id>/delete")
 def delete(item_id: str):
-    check_id = item_id
     _refuse_read_only()
     ref = _ref(form_values().get("store") or "project")
     try:
-        gone = ck.remove(ref, check_id)
+        gone = ck.remove(ref, item_id)
     except ck.ChecksProblem as exc:
         abort(400, str(exc))
     if not gone:
-        abort(404, _("No check %(id)s in the %(store)s store's checks file.", id=check_id, store=ref.key))
-    return answer({"deleted": check_id}, to=url_for("checks.index"))
+        abort(404, _("No check %(id)s in the %(store)s store's checks file.", id=item_id, store=ref.key))
+    return answer({"deleted": item_id}, to=url_for("checks.index"))
 
 
 # ---------------------------------------------------------------------------

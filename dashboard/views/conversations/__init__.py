@@ -162,30 +162,20 @@ def detail(key: str, fmt: str):
     )
     plans = copies[1] if copies else []
     data["forget"]["saved_files"] = [f.to_dict() for f in plans]
-    total = sum(len(p.rows) for p in parts)
-    events = sum(p.goes().get("event", 0) for p in parts)
     return page(
         fmt,
         "conversations/detail.html",
         "conversations/_detail.html",
         conv=data,
-        parts=parts,
-        total=total,
-        events=events,
-        items=total - events,
-        saved_files=[f for f in plans if f.action != "keep"],
-        saved_kept=[f for f in plans if f.action == "keep"],
         to_json=lambda ctx: ctx["conv"],
+        **forget_about.plan_shown(parts, plans),
     )
 
 
 def _fields(parts) -> dict:
     """The form fields the page posts (``confirm`` left for the person to type)."""
-    fields: dict = {"store": [p.ref.key for p in parts if p.rows], "confirm": ""}
-    for p in parts:
-        if p.rows:
-            fields[f"fingerprint-{p.ref.key}"] = p.token if p.fits else None
-    return fields
+    fields = {f"fingerprint-{p.ref.key}": p.token if p.fits else None for p in parts if p.rows}
+    return {"store": [p.ref.key for p in parts if p.rows], "confirm": "", **fields}
 
 
 def erase_conversation(key: str):

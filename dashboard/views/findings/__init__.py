@@ -1,9 +1,8 @@
 """Findings: memories that should not be there, where they are, how they reach the model.
 
-``/findings`` lists them; ``/findings/check/...`` re-checks one after a fix
-(``finding_check``); the fix links are ``finding_links``.  One scan is shared by
-every screen (``current_report``), and what a newer scan no longer finds stays
-listed as fixed for as long as the dashboard runs (``findings.fixed``).
+``/findings`` lists them; ``/findings/check/...`` re-checks one after a fix; the fix links
+are ``links.py``.  One scan is shared by every screen (``current_report``), and what a newer
+scan no longer finds stays listed as fixed while the dashboard runs (``findings.fixed``).
 
 A page's scan stops after ``FINDINGS_TIME_LIMIT_MS`` (as Datasette's
 ``sql_time_limit_ms``) and says how far it got; ``POST /findings/scan`` runs
@@ -26,7 +25,7 @@ from flask_babel import gettext as _
 from ... import facts
 from ...actions.jobs import Busy, Job, Jobs
 from ...agent_cjk import agent_cjk
-from ...clock import now as now_utc
+from ...clock import now as clock
 from ...engine import preview, tokenizer_for
 from ...findings.checks import signature_in, signed_here, valid_signature
 from ...findings.fixed import Fixed
@@ -61,10 +60,6 @@ FULL_REUSE_S = 3600  # a background job's full report: minutes of work, kept whi
 TIME_LIMIT_MS = 2000  # a page's scan, unless the FINDINGS_TIME_LIMIT_MS config key says otherwise
 _scanning = threading.Lock()  # one scan at a time: two at once only share the CPU
 _apps = itertools.count()  # each app's scans are held apart (tests run several apps)
-
-
-def clock() -> datetime:
-    return now_utc()  # the app's one clock (CLOCK): staleness is measured from it
 
 
 def parse_filters(args) -> dict:
@@ -131,11 +126,8 @@ def fixed_now(refs=None) -> list:
     """The findings fixed since the dashboard started, in the stores shown (newest first)."""
     refs = readable_refs() if refs is None else refs
     by_path = {str(r.path): r.key for r in refs}
-    out = []
-    for gone in _fixed(current_app).shown(by_path):
-        if gone.item.store == by_path[gone.path]:  # the same file under the same key
-            out.append(gone)
-    return out
+    # The same file under the same key.
+    return [gone for gone in _fixed(current_app).shown(by_path) if gone.item.store == by_path[gone.path]]
 
 
 def held_report(refs=None) -> Report | None:
@@ -171,9 +163,8 @@ def badge():
 
 
 def flags_by_row(report: Report) -> dict[tuple[str, str, str], list]:
-    """The report's findings by the row they sit in: (store, table, row_id) -> [Item, ...].
-    For the badges on list rows and detail pages (#21): every screen marks flagged rows
-    from the same report the findings page shows."""
+    """The report's findings by the row they sit in, (store, table, row_id) -> [Item, ...]: every
+    screen marks flagged rows from the report the findings page shows."""
     out: dict[tuple[str, str, str], list] = {}
     for item in report.items:
         out.setdefault((item.store, item.table, item.row_id), []).append(item)
@@ -345,12 +336,8 @@ def job(fmt: str):
     )
 
 
-# -- the re-check of one finding after a fix ---------------------------------------------
-# ``/findings/check/...``: one finding re-checked after a fix.
-#
-# It scans again (the one shared scan, ``findings.current_report``), and looks
-# for the flagged text, by its keyed digest, in both prompt blocks as the preview
-# engine renders them now.  Its answer comes first on the page, focused.
+# -- the re-check of one finding after a fix: the shared scan again, and the flagged text
+# looked for, by its keyed digest, in both prompt blocks as the preview engine renders them now.
 
 _RULE = re.compile(r"[a-z]{1,20}\.[a-z0-9_]{1,60}")
 _FIELD = re.compile(r"[a-z_]{1,40}")

@@ -1,9 +1,5 @@
-"""The links a finding offers: each fix lands on the form it names, and its re-check.
-
-Built when a page shows an item (a scan flags tens of thousands of rows, every
-stale one; a page shows a hundred).  Each is a GET page (curation on the memory
-page, forget, the review queue) whose own form does the POST.
-"""
+"""The links a finding offers: each fix lands on the GET page of the form it names (curation
+on the memory page, forget, the review queue), whose own form does the POST; and its re-check."""
 
 from __future__ import annotations
 
@@ -41,9 +37,7 @@ def edit_href(store: str, row_id: str, field: str) -> str:
 
 def actions(item: Item) -> list[Action]:
     """The links an item offers; built when a page shows it (a scan flags tens of
-    thousands of rows, every stale one; a page shows a hundred).  Each is a GET
-    page (curation on the memory page, forget, the review queue) whose form does the POST;
-    a fix link lands on the form it names."""
+    thousands of rows, every stale one; a page shows a hundred)."""
     store, row_id, state = item.store, item.row_id, item.state
     if item.table == "memories":
         page = url_for("memories.detail", fmt="html", store=store, memory_id=row_id)

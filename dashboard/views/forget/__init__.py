@@ -1,13 +1,12 @@
 """Forget: residue report, agentao's wipe, hard purge with dry run, and their results.
 
-Every state change is a POST: without JavaScript it answers 303 to the job's
-page, with htmx the job fragment (which polls itself while the job runs),
-with ``Accept: application/json`` the job as JSON.  One memory's page is in
-``forget/one.py``, "forget what is about me" in ``forget/about.py``, the jobs in ``forget/jobs.py``;
-their routes are registered here.  A refusal is answered by ``errors.py`` (for htmx: in #status).
+Every state change is a POST answered by ``jobs.start`` (303, htmx fragment or JSON).  The
+pages of ``one.py``, ``about.py`` and ``jobs.py`` have their routes registered here.
 """
 
 from __future__ import annotations
+
+from collections import Counter
 
 from flask import Blueprint, abort, request, url_for
 from flask_babel import gettext as _
@@ -172,9 +171,7 @@ def plan(key: str, fmt: str):
             "erase a category at a time, or use “Forget everything”.",
             n=len(rows),
         )
-    kinds: dict = {}
-    for r in rows:
-        kinds[r.kind] = kinds.get(r.kind, 0) + 1
+    kinds = Counter(r.kind for r in rows)
     user = ref.kind == "user"
     return page(
         fmt,
@@ -194,14 +191,19 @@ def plan(key: str, fmt: str):
     )
 
 
-@bp.post("/forget/wipe")
-def wipe():
-    for ref in stores():
+def _all_writable() -> list:
+    every = stores()
+    for ref in every:
         if not ref.missing:  # a folder or a socket at the path is refused with its reason
             writable_store(ref.key)
+    return every
+
+
+@bp.post("/forget/wipe")
+def wipe():
+    every = _all_writable()
     if request.form.get("confirm") != "yes":
         abort(400, _("Tick the box to confirm the wipe. Nothing was changed."))
-    every = stores()
     return start("wipe", [r.key for r in every], lambda job: {"wipe": purge.wipe(every)}, background=False)
 
 
@@ -232,10 +234,7 @@ def everything():
     Other projects are never touched (#21: it used to purge a project not on
     screen without a word); the dry run on the forget page names them.
     """
-    every = stores()  # the worker thread has no app context
-    for ref in every:
-        if not ref.missing:
-            writable_store(ref.key)
+    every = _all_writable()  # the worker thread has no app context
     shown = request.form.get("project")
     if shown is not None and shown != str(every[0].path):
         abort(

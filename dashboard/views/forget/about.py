@@ -49,10 +49,8 @@ def about(fmt: str):
         "finding_categories": list(scope.ABOUT_CATEGORIES),
     }
     copies = saved_files([t for p in parts for r in p.rows for t in r.texts], about=True)
-    files = saved.goes(copies[1]) if copies else []
-    data["saved_files"] = [f.to_dict() for f in (copies[1] if copies else [])]
-    total = sum(len(p.rows) for p in parts)
-    events = sum(p.goes().get("event", 0) for p in parts)
+    plans = copies[1] if copies else []
+    data["saved_files"] = [f.to_dict() for f in plans]
     return page(
         fmt,
         None,
@@ -60,15 +58,24 @@ def about(fmt: str):
         title=_("Forget what is about you"),
         heading=None,
         about=data,
-        parts=parts,
         shown=scope.SHOWN,
+        fits=all(p.fits for p in parts),
+        to_json=lambda ctx: ctx["about"],
+        **plan_shown(parts, plans),
+    )
+
+
+def plan_shown(parts, plans) -> dict:
+    """What a scoped forget's dry run shows of the stores' ``parts`` and the saved files' ``plans``."""
+    total = sum(len(p.rows) for p in parts)
+    events = sum(p.goes().get("event", 0) for p in parts)
+    return dict(
+        parts=parts,
         total=total,
         events=events,
         items=total - events,
-        fits=all(p.fits for p in parts),
-        saved_files=files,
-        saved_kept=[f for f in (copies[1] if copies else []) if f.action == "keep"],
-        to_json=lambda ctx: ctx["about"],
+        saved_files=saved.goes(plans),
+        saved_kept=[f for f in plans if f.action == "keep"],
     )
 
 

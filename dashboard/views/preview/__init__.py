@@ -208,11 +208,8 @@ def _diff(before: str, after: str) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     a, b = before.splitlines(), after.splitlines()
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-        if tag == "equal":
-            out += [(" ", line) for line in a[i1:i2]]
-            continue
-        out += [("-", line) for line in a[i1:i2]]
-        out += [("+", line) for line in b[j1:j2]]
+        old = " " if tag == "equal" else "-"
+        out += [(old, line) for line in a[i1:i2]] + [("+", line) for line in b[j1:j2] if tag != "equal"]
     return out
 
 
@@ -248,9 +245,9 @@ def _answer(fmt: str) -> dict:
         )
 
     after = run(ask.hide)
-    before = run(frozenset()) if ask.hide else None
     what_if = None
-    if before is not None:
+    if ask.hide:
+        before = run(frozenset())
         what_if = {
             "stable_before": before.stable_block,
             "context_before": before.context_block,

@@ -136,11 +136,6 @@ def reasons_text(reasons, terms=()) -> str:
     )
 
 
-def _thousands(n: int) -> str:
-    """A character count with thousands separators, as the meters above it print it."""
-    return "{:,}".format(n)
-
-
 def why_text(mark: str, reasons, rank: int | None, cost: int | None, limit: int, terms=()) -> str:
     """Why a candidate was or was not recalled, from its twin fields (codes and numbers);
     a recalled one names the words that matched (``terms``: ``(name, matched)`` pairs)."""
@@ -151,8 +146,8 @@ def why_text(mark: str, reasons, rank: int | None, cost: int | None, limit: int,
     if mark == rc.CUT_BUDGET:
         return _(
             "over the %(limit)s-character budget: the recall block was full before it (it needs %(cost)s)",
-            limit=_thousands(limit),
-            cost=_thousands(cost or 0),
+            limit="{:,}".format(limit),
+            cost="{:,}".format(cost or 0),
         )
     return _("already in the always-on block, so it is not recalled again")
 
@@ -178,7 +173,7 @@ def _nothing(p, query: str) -> str:
     if p.recall.eligible:
         return _(
             "Nothing is recalled: the best match does not fit the %(limit)s-character budget.",
-            limit=_thousands(p.context_budget.limit),
+            limit="{:,}".format(p.context_budget.limit),
         )
     if p.recall.excluded:
         return _("Nothing new is recalled: every memory that matches is in the always-on block already.")
