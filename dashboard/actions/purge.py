@@ -15,7 +15,7 @@ from flask_babel import lazy_gettext as _l
 
 from ..store import StoreProblem, StoreRef, writes
 from ..store import purge as sql
-from . import diskscan, dryrun, sidefiles, verdicts
+from . import dryrun, sidefiles, verdicts
 from .verdicts import PurgeResult
 
 UNREACHABLE = _l(
@@ -174,6 +174,8 @@ def purge(ref: StoreRef, rows, verify_texts=(), progress=lambda step, fraction=N
     before it writes ("changed").  "verified erased" only when the checkpoint completed and no
     text was found in SQLite's own files; "pending, retry" when the checkpoint was busy.
     """
+    from . import diskscan  # numpy: loaded by the first purge, not by every start (RSS)
+
     started = time.monotonic()
     dry_run = rows if isinstance(rows, sql.DryRun) else sql.DryRun(rows)
     earlier = tuple(t for t in dict.fromkeys(verify_texts) if t)
@@ -217,6 +219,8 @@ def purge(ref: StoreRef, rows, verify_texts=(), progress=lambda step, fraction=N
 
 
 def _verify(ref: StoreRef, result: PurgeResult, progress) -> None:
+    from . import diskscan
+
     own = sidefiles.sqlite_files(ref.path)
     copies = sidefiles.copies_beside(ref.path)
     hits, scanned = diskscan.scan(

@@ -16,7 +16,6 @@ from typing import Any
 
 from ..findings.rules import Finding, scan_text
 from ..store.sessions import Message, Saved, SavedFile, folders, read_saved
-from . import diskscan
 
 ABOUT = ("personal", "secret")  # the findings that are about the person
 
@@ -406,6 +405,8 @@ def _drop(p: Path) -> None:
 
 
 def _verify(root: Path, results: list[FileResult], texts: list[str]) -> None:
+    from . import diskscan  # numpy: loaded by the first scan, not by every start (RSS)
+
     paths = [
         p for folder in folders(root) if folder.is_dir() for p in sorted(folder.iterdir()) if p.is_file()
     ]
