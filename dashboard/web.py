@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from urllib.parse import urlsplit
 
 from flask import (
     Flask,
@@ -158,7 +159,7 @@ def answer(
     fragment: str | None = None,
     to: str | None = None,
     leave: bool = False,
-    done: tuple[str, dict] | None = None,
+    done: dict | None = None,
     html=None,
     **context,
 ):
@@ -167,7 +168,7 @@ def answer(
     (post/redirect/get), else the page (``page.html`` around the fragment when ``page`` is
     None).  Every rendering keeps the status ``code``: htmx swaps 4xx answers too (base.html).
     With ``leave``, htmx leaves the page for ``to`` (``HX-Redirect``) instead of following it.
-    ``done`` = (page, what happened) goes with the redirect, for that page to say (:func:`landed`).
+    ``done`` (what happened, plain data) goes with the redirect, for its page to say (:func:`landed`).
     ``html``: a function making the HTML answer itself, where its template or context depends
     on more than page-or-fragment (called only then, so a script's answer renders nothing)."""
     if wants_json():
@@ -175,7 +176,7 @@ def answer(
     partial = wants_fragment() and bool(fragment or html)
     if to is not None and (leave and wants_fragment() or not partial):
         if done is not None:
-            flash(json.dumps(done[1]), done[0])
+            flash(json.dumps(done), urlsplit(to).path)
         if leave and wants_fragment():
             return current_app.make_response(("", 200, {"HX-Redirect": to}))
         return redirect(to, 303)
@@ -184,12 +185,12 @@ def answer(
     return response
 
 
-def landed(where: str) -> dict:
-    """What the action this page was redirected from did (``answer(done=(where, …))``), or {}.
+def landed() -> dict:
+    """What the action this page was redirected from did (``answer(done=…)``), or {}.
 
     It travels in Flask's session (``flash``), signed by this process, not in the URL: the
     address stays clean to share or reload, and a reload says nothing again."""
-    said = get_flashed_messages(category_filter=[where])
+    said = get_flashed_messages(category_filter=[request.script_root + request.path])
     return json.loads(str(said[-1])) if said else {}
 
 

@@ -175,8 +175,7 @@ def add():
         where = url_for(
             "memories.detail", fmt="html", store=outcome.memory_store, memory_id=outcome.memory_id
         )
-        done = {"done": "added", "memory": f"{outcome.memory_store}:{outcome.memory_id}"}
-        return answer(outcome.to_dict, outcome.status, to=where, leave=True, done=("memory", done))
+        return answer(outcome.to_dict, outcome.status, to=where, leave=True, done={"done": "added"})
     context = {
         "form": got,
         "types": KNOWN_TYPES,

@@ -180,7 +180,6 @@ def _answer(store: str, memory_id: str, outcome: Outcome, action: str = ""):
     read_back(outcome)
     shown = None if outcome.effect_as_shown in (None, True) else _TOKEN.fullmatch(outcome.shown_effect)[1]
     in_place = action in IN_PLACE and wants_fragment()
-    where = f"{outcome.memory_store}:{outcome.memory_id}"
     return answer(
         outcome.to_dict,  # a script's answer reads nothing back: a refusal on a damaged store says why
         outcome.status,
@@ -190,7 +189,7 @@ def _answer(store: str, memory_id: str, outcome: Outcome, action: str = ""):
         if outcome.ok and not in_place
         else None,
         leave=True,
-        done=("memory", {"done": outcome.outcome, "shown": shown, "memory": where}),
+        done={"done": outcome.outcome, "shown": shown},
         html=lambda: _html(store, memory_id, outcome, shown, in_place),
     )
 

@@ -163,9 +163,8 @@ def detail_context(
     if fmt == "json":
         return {"memory": memory, "events": events, "reach": info}
     if done is None:  # the page an action was redirected to says what it did (web.answer)
-        was = landed("memory")
-        if was.get("memory") == f"{memory.store}:{memory.id}":
-            done, shown = was.get("done"), whole_number(was.get("shown"))
+        was = landed()
+        done, shown = was.get("done"), whole_number(was.get("shown"))
     cur = actions_for(memory, done, shown)
     return {
         "memory": memory,

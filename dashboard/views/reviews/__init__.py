@@ -67,7 +67,7 @@ def _said_after_redirect():
     """(words for #status, the block's size now) on the page a no-JavaScript decision lands
     on (what ``decide`` flashed: ``done``, ``n``, ``item``, ``memory``); (None, None) on a
     plain visit or a reload."""
-    landed = web.landed("reviews")
+    landed = web.landed()
     done, n = landed.get("done"), landed.get("n")
     if done not in ("approved", "rejected") or not isinstance(n, int):
         return None, None

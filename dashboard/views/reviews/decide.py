@@ -172,7 +172,7 @@ def _answer(outcomes: list[Outcome], single: bool, edits: dict | None = None, va
         },
         status,
         to=url_for("reviews.index", fmt="html", status="pending") if status == 200 else None,
-        done=("reviews", done),  # the tab says what happened (reviews.said_after_redirect)
+        done=done,  # the tab says what happened (reviews.said_after_redirect)
         html=lambda: _html(outcomes, single, edits, values, shown),
     )
 
