@@ -9,22 +9,13 @@ import re
 from flask import abort, request, url_for
 from flask_babel import gettext as _
 
+from ... import web
 from ...actions import curation
 from ...actions import restore as restoring
 from ...contract import KNOWN_TYPES
 from ...engine.reach import memory_reach
 from ...store import MAX_PER_PAGE, PER_PAGE, SORTS, MemoryFilters, get_memory, list_memories, writes
-from ...web import (
-    landed,
-    readable_refs,
-    render,
-    status_of,
-    statuses,
-    store_by_key,
-    stores,
-    whole_number,
-    workspace,
-)
+from ...web import readable_refs, render, status_of, statuses, store_by_key, stores, whole_number, workspace
 from .. import block_effects, resolve
 from . import marks as memory_marks
 
@@ -163,7 +154,7 @@ def detail_context(
     if fmt == "json":
         return {"memory": memory, "events": events, "reach": info}
     if done is None:  # the page an action was redirected to says what it did (web.answer)
-        was = landed()
+        was = web.landed()
         done, shown = was.get("done"), whole_number(was.get("shown"))
     cur = actions_for(memory, done, shown)
     return {
