@@ -2,7 +2,20 @@
 
 from __future__ import annotations
 
-from flask import Flask, abort, current_app, jsonify, redirect, render_template, request
+import json
+from urllib.parse import urlsplit
+
+from flask import (
+    Flask,
+    abort,
+    current_app,
+    flash,
+    get_flashed_messages,
+    jsonify,
+    redirect,
+    render_template,
+    request,
+)
 from flask.json.provider import DefaultJSONProvider
 from flask_babel import get_locale
 from flask_babel import gettext as _
@@ -146,22 +159,39 @@ def answer(
     fragment: str | None = None,
     to: str | None = None,
     leave: bool = False,
+    done: dict | None = None,
+    html=None,
     **context,
 ):
     """The one answer to a request that acts: ``data`` as JSON for scripts (a function is
     called only then); for htmx the fragment; without JavaScript a 303 to ``to`` when given
     (post/redirect/get), else the page (``page.html`` around the fragment when ``page`` is
     None).  Every rendering keeps the status ``code``: htmx swaps 4xx answers too (base.html).
-    With ``leave``, htmx leaves the page for ``to`` (``HX-Redirect``) instead of following it."""
+    With ``leave``, htmx leaves the page for ``to`` (``HX-Redirect``) instead of following it.
+    ``done`` (what happened, plain data) goes with the redirect, for its page to say (:func:`landed`).
+    ``html``: a function making the HTML answer itself, where its template or context depends
+    on more than page-or-fragment (called only then, so a script's answer renders nothing)."""
     if wants_json():
         return twin(data() if callable(data) else data, code)
-    if to is not None and leave and wants_fragment():
-        return current_app.make_response(("", 200, {"HX-Redirect": to}))
-    if to is not None and not (fragment and wants_fragment()):
+    partial = wants_fragment() and bool(fragment or html)
+    if to is not None and (leave and wants_fragment() or not partial):
+        if done is not None:
+            flash(json.dumps(done), urlsplit(to).path)
+        if leave and wants_fragment():
+            return current_app.make_response(("", 200, {"HX-Redirect": to}))
         return redirect(to, 303)
-    response = render(page, fragment, **context)
+    response = html() if html is not None else render(page, fragment, **context)
     response.status_code = code
     return response
+
+
+def landed() -> dict:
+    """What the action this page was redirected from did (``answer(done=…)``), or {}.
+
+    It travels in Flask's session (``flash``), signed by this process, not in the URL: the
+    address stays clean to share or reload, and a reload says nothing again."""
+    said = get_flashed_messages(category_filter=[request.script_root + request.path])
+    return json.loads(str(said[-1])) if said else {}
 
 
 def page_route(bp, rule: str):

@@ -102,7 +102,7 @@ def test_soft_delete_prediction_equals_after(seeded):
     assert shown.has_attr("hx-disable") and "-title: editor" in shown.select_one("pre").text
     predicted_chars = int(shown["data-after-chars"])
     r = client.post(f"/memories/user/{memory.id}/delete", data=hidden_fields(forms["delete-form"]))
-    assert r.status_code == 303 and r.headers["Location"].endswith("?done=deleted")
+    assert r.status_code == 303 and r.headers["Location"].endswith(f"/memories/user/{memory.id}")
     after = engine_block(seeded)
     assert predicted_chars == len(after)
     assert shown.select_one("pre").text == BlockEffect(before, after, 2000).diff  # the whole change

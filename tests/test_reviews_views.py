@@ -109,6 +109,10 @@ def test_approve_without_js_redirects_and_writes(queue):
     assert said["data-said"] == "ok"
     assert said.text == f"Approved “{item['title']}” — it now enters every prompt."
     assert counts(page)["approved"] == 1 and page.select_one(f"#review-{item['id']}") is None
+    # Said once: a reload (or the tab's address shared) does not say it again.
+    again = soup(client.get(r.headers["Location"]))
+    assert again.select_one("#status").get_text().strip() == ""
+    assert again.select_one('[data-field="stable-after"]') is None
     [memory] = queue.manager.get_all_entries("user")
     assert (memory.key_normalized, memory.source) == ("preference_tabs_over_spaces", "crystallized")
 
@@ -219,11 +223,13 @@ def test_bulk_with_a_refusal_reports_each_item(queue):
     by = items_by_content(client)
     ids = [by["tabs over spaces"]["id"], by["token=abcdefgh12345678 for the staging API"]["id"]]
     r = _bulk(client, "approve", ids, JSON)
-    assert r.status_code == 422
+    assert r.status_code == 422 and "Set-Cookie" not in r.headers  # a script's answer starts no session
     assert [o["outcome"] for o in r.get_json()["outcomes"]] == ["approved", "refused"]
     assert r.get_json()["counts"] == {"pending": 4, "approved": 1, "rejected": 0}
     rejected = _bulk(client, "reject", [ids[1]])
-    assert rejected.status_code == 303 and "done=rejected" in rejected.headers["Location"]
+    assert rejected.status_code == 303 and rejected.headers["Location"] == "/reviews?status=pending"
+    said = soup(client.get(rejected.headers["Location"])).select_one("#status [data-said]")
+    assert said is not None and said.get_text().strip()
     assert client.post("/reviews/approve", data={}).status_code == 400
 
 
@@ -254,9 +260,7 @@ def test_edit_without_js_and_with_htmx(seeded, client):
     assert page.select_one("#memory-actions")["data-memory-id"] == memory.id
     data = dict(forms["edit-form"], value="PostgreSQL 17.", tags="infra, db", type="decision")
     r = client.post(f"/memories/project/{memory.id}/edit", data=data)
-    assert r.status_code == 303 and r.headers["Location"].endswith(
-        f"/memories/project/{memory.id}?done=edited"
-    )
+    assert r.status_code == 303 and r.headers["Location"].endswith(f"/memories/project/{memory.id}")
     saved = seeded.manager.get_entry(memory.id)
     assert (saved.content, saved.tags, saved.type, saved.source) == (
         "PostgreSQL 17.",
@@ -270,7 +274,7 @@ def test_edit_without_js_and_with_htmx(seeded, client):
         data=dict(forms["edit-form"], value="PostgreSQL 18.", tags="infra", type="note"),
         headers=HTMX,
     )
-    assert r.status_code == 200 and r.headers["HX-Redirect"].endswith(f"{memory.id}?done=edited")
+    assert r.status_code == 200 and r.headers["HX-Redirect"].endswith(f"/memories/project/{memory.id}")
     events = client.get(f"/memories/project/{memory.id}.json").get_json()["events"]
     assert [e["event_type"] for e in events] == ["create", "update", "update"]
 

@@ -41,11 +41,12 @@ from __future__ import annotations
 import ipaddress
 import secrets
 
-from flask import Flask, current_app, g, jsonify, render_template, request
+from flask import Flask, current_app, g, request
+from flask.sessions import SecureCookieSessionInterface
 from flask_babel import gettext as _
 from werkzeug.exceptions import abort
 
-from ..web import wants_json
+from ..web import answer
 from .access import COOKIE_LIFETIME, RENEW_AFTER, Access, token_problem
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
@@ -150,14 +151,15 @@ class HostGuard:
 
 def _denied(message: str, status: int = 403, retry_after: int = 0):
     # Standalone page: it must not include base.html, which reads the stores.
-    if wants_json():
-        error = "Too many wrong tokens" if status == 429 else "Token required"
-        response = jsonify({"error": error, "message": message, "status": status})
-    else:
-        response = current_app.make_response(
-            render_template("security/denied.html", message=message, next=clean_path(), status=status)
-        )
-    response.status_code = status
+    error = "Too many wrong tokens" if status == 429 else "Token required"
+    response = answer(
+        {"error": error, "message": message, "status": status},
+        status,
+        page="security/denied.html",
+        message=message,
+        next=clean_path(),
+        status=status,
+    )
     if retry_after:
         response.headers["Retry-After"] = str(retry_after)
     return response
@@ -310,6 +312,20 @@ def _after(response):
     return response
 
 
+class _Session(SecureCookieSessionInterface):
+    """The signed session cookie, named after the port and scoped to the prefix like the
+    login cookie, so two dashboards on one machine never read each other's."""
+
+    def get_cookie_name(self, app: Flask) -> str:
+        return cookie_name(_port()) + "_said"
+
+    def get_cookie_path(self, app: Flask) -> str:
+        return app.config.get("URL_PREFIX") or "/"
+
+    def get_cookie_samesite(self, app: Flask) -> str:
+        return "Strict"
+
+
 def init_app(app: Flask) -> None:
     """Install the checks; AUTH_TOKEN None means "make one" (read it back from app.config)."""
     app.config.setdefault("ALLOWED_HOSTS", None)
@@ -320,6 +336,10 @@ def init_app(app: Flask) -> None:
     elif app.config["AUTH_TOKEN"] and token_problem(app.config["AUTH_TOKEN"]):
         raise ValueError(f"AUTH_TOKEN: {token_problem(app.config['AUTH_TOKEN'])}")
     app.extensions["access"] = Access()
+    # Flask's session carries only the one-shot result of an action across its redirect
+    # (web.answer / web.landed); its key is drawn at each start, like the login cookie's.
+    app.secret_key = secrets.token_bytes(32)
+    app.session_interface = _Session()
     app.wsgi_app = HostGuard(app.wsgi_app, app)  # type: ignore[method-assign]  # Flask's documented way to wrap its WSGI app
     app.before_request(_guard)
     app.after_request(_after)

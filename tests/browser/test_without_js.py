@@ -98,6 +98,11 @@ def test_approve_posts_and_lands_back_on_the_queue(browser, server):
     focused = browser.switch_to.active_element
     assert focused.get_attribute("data-action") == "approve", focused.get_attribute("outerHTML")[:200]
     assert read_db(db, "SELECT status FROM memory_review_queue WHERE id = ?", item_id) == [("approved",)]
+    # The address says nothing about it, and a reload does not say it again.
+    assert "done=" not in browser.current_url
+    browser.refresh()
+    assert heading(browser) == "Suggestions to review"
+    assert browser.find_element(By.CSS_SELECTOR, "#status").text == ""
 
 
 def test_approve_with_edits_previews_on_its_page_then_posts(browser, server):

@@ -173,13 +173,9 @@ def add():
     read_back(outcome)
     if outcome.ok:
         where = url_for(
-            "memories.detail",
-            fmt="html",
-            store=outcome.memory_store,
-            memory_id=outcome.memory_id,
-            done="added",
+            "memories.detail", fmt="html", store=outcome.memory_store, memory_id=outcome.memory_id
         )
-        return answer(outcome.to_dict, outcome.status, to=where, leave=True)
+        return answer(outcome.to_dict, outcome.status, to=where, leave=True, done={"done": "added"})
     context = {
         "form": got,
         "types": KNOWN_TYPES,

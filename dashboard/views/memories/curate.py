@@ -30,7 +30,7 @@ from ...actions import curation
 from ...actions import restore as restoring
 from ...store import get_memory
 from ...store.writes import Expect
-from ...web import answer, store_by_key, stores, twin, wants_fragment, wants_json, whole_number
+from ...web import answer, render, store_by_key, stores, wants_fragment, whole_number
 from .. import block_effects, resolve
 from ..outcomes import ID, Blocked, Outcome, failure, form_values, read_back, require_writable
 from .page import actions_for, page_in_place, row_in_place
@@ -179,35 +179,33 @@ IN_PLACE = ("delete", "restore")
 def _answer(store: str, memory_id: str, outcome: Outcome, action: str = ""):
     read_back(outcome)
     shown = None if outcome.effect_as_shown in (None, True) else _TOKEN.fullmatch(outcome.shown_effect)[1]
-    if wants_json():  # before reading the memory back: a refusal on a damaged store says why
-        return twin(outcome.to_dict(), outcome.status)
-    if action in IN_PLACE and wants_fragment():
+    in_place = action in IN_PLACE and wants_fragment()
+    return answer(
+        outcome.to_dict,  # a script's answer reads nothing back: a refusal on a damaged store says why
+        outcome.status,
+        # The memory's page says what happened (page.detail_context): the block's size read
+        # back from the files, and the size the page had predicted when it came out otherwise.
+        to=url_for("memories.detail", fmt="html", store=outcome.memory_store, memory_id=outcome.memory_id)
+        if outcome.ok and not in_place
+        else None,
+        leave=True,
+        done={"done": outcome.outcome, "shown": shown},
+        html=lambda: _html(store, memory_id, outcome, shown, in_place),
+    )
+
+
+def _html(store: str, memory_id: str, outcome: Outcome, shown: str | None, in_place: bool):
+    if in_place:
         # From a list row (memories list, About you): that row; else the memory's page.
-        in_place = row_in_place(form_values().get("shown_in"), store, memory_id, outcome)
-        if in_place is None:
-            in_place = page_in_place(store, memory_id, outcome, shown)
-        if in_place is not None:
-            in_place.status_code = outcome.status  # a failure is said inside; htmx swaps it
-            return in_place
-    if outcome.ok:
-        # done= makes the actions partial report the block's size read back from the files;
-        # shown= the size the page had predicted, when the block came out otherwise.
-        where = url_for(
-            "memories.detail",
-            fmt="html",
-            store=outcome.memory_store,
-            memory_id=outcome.memory_id,
-            done=outcome.outcome,
-            shown=shown,
-        )
-        return answer(outcome.to_dict, outcome.status, to=where, leave=True)
+        found = row_in_place(form_values().get("shown_in"), store, memory_id, outcome)
+        found = found if found is not None else page_in_place(store, memory_id, outcome, shown)
+        if found is not None:
+            return found  # a failure is said inside; htmx swaps it
     ref = store_by_key(store)
     memory = get_memory(ref, memory_id)[0] if ref is not None and ref.exists else None
-    return answer(
-        outcome.to_dict,
-        outcome.status,
-        page="memories/action_result.html",
-        fragment="memories/_actions.html",
+    return render(
+        "memories/action_result.html",
+        "memories/_actions.html",
         memory=memory,
         outcome=outcome,
         cur=_cur(memory),

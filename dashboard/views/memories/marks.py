@@ -93,12 +93,11 @@ TITLE_SHOWN = 80  # of a title quoted in the status line
 
 
 def said_after(done: str | None, memory, cur: dict):
-    """The status line after an action, on the memory's page it lands on (?done=<code>).
+    """The status line after an action, on the memory's page it lands on (``done``, the
+    action's code, flashed by ``web.answer``).
 
-    Only a fixed code travels in the URL; the words come from the row as it is
-    now, and are said only when the row is in the state the code claims, so a
-    link from another site can neither put its own text here nor claim a
-    delete that did not happen.  After a delete, the status line offers the
+    The words come from the row as it is now, and are said only when the row is
+    in the state the code claims.  After a delete, the status line offers the
     undo (the restore form) when the row can be restored.
     """
     title = (memory.title or memory.key_normalized or "")[:TITLE_SHOWN]

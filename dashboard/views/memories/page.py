@@ -9,6 +9,7 @@ import re
 from flask import abort, request, url_for
 from flask_babel import gettext as _
 
+from ... import web
 from ...actions import curation
 from ...actions import restore as restoring
 from ...contract import KNOWN_TYPES
@@ -152,6 +153,9 @@ def detail_context(
         info["projects"] = workspace().project_names()
     if fmt == "json":
         return {"memory": memory, "events": events, "reach": info}
+    if done is None:  # the page an action was redirected to says what it did (web.answer)
+        was = web.landed()
+        done, shown = was.get("done"), whole_number(was.get("shown"))
     cur = actions_for(memory, done, shown)
     return {
         "memory": memory,
@@ -182,7 +186,7 @@ def _exists(store: str, memory_id: str) -> bool:
 
 def page_in_place(store: str, memory_id: str, outcome, shown: str | None):
     """A delete's or restore's answer to htmx (curate.py): the memory's page region as it
-    is now, with the same words as the page a form without JavaScript lands on (``?done=``),
+    is now, with the same words as the page a form without JavaScript lands on,
     or the failure inside it.  None when there is no row to show (the caller answers)."""
     if not (outcome.ok or _exists(store, memory_id)):
         return None
@@ -262,12 +266,9 @@ def actions_for(memory, done: str | None = None, shown: int | None = None) -> di
     """What the actions partial needs: the tokens its forms carry and where a move would go.
 
     ``done`` (an action that just worked) and ``shown`` (the block size its form had
-    predicted) come from the query after a redirect (``?done=&shown=``), or from
-    the htmx answer that swaps the page in place.
+    predicted) come from the action, through its redirect (``detail_context``) or the
+    htmx answer that swaps the page in place.
     """
-    if done is None:
-        done = request.args.get("done")
-        shown = whole_number(request.args.get("shown"))
     status = status_of(memory.store)
     live = memory.live and status.readable
     other = next(

@@ -12,10 +12,10 @@ from __future__ import annotations
 from flask import Blueprint, abort, render_template, request
 from flask_babel import gettext as _
 
-from ... import facts
+from ... import facts, web
 from ...contract import SaveRefused
 from ...store import writes
-from ...web import NAV_BADGES, page, page_route, wants_fragment, whole_number
+from ...web import NAV_BADGES, page, page_route, wants_fragment
 from .. import block_effects
 from ..outcomes import ID, Blocked, Outcome
 from . import decide as review_decide
@@ -49,7 +49,7 @@ def _tab() -> str:
 def index(fmt: str):
     status = _tab()
     ctx = _context(status)
-    said, size = _said_after_redirect()
+    said, size = _said_after_redirect() if fmt == "html" else (None, None)
     # After a decision the keyboard goes on with the first card (a page load honours autofocus).
     ctx["focus_first"] = said is not None
     return page(
@@ -65,21 +65,23 @@ def index(fmt: str):
 
 def _said_after_redirect():
     """(words for #status, the block's size now) on the page a no-JavaScript decision lands
-    on (``?done=approved&n=1&item=…&memory=store:id``); (None, None) on a plain visit."""
-    done, n = request.args.get("done"), whole_number(request.args.get("n"))
-    if done not in ("approved", "rejected") or n is None:
+    on (what ``decide`` flashed: ``done``, ``n``, ``item``, ``memory``); (None, None) on a
+    plain visit or a reload."""
+    landed = web.landed()
+    done, n = landed.get("done"), landed.get("n")
+    if done not in ("approved", "rejected") or not isinstance(n, int):
         return None, None
     block, shown = block_effects.shown_now() if done == "approved" else (None, None)
-    item_id = request.args.get("item") or ""
+    item_id = str(landed.get("item") or "")
     item = writes.review_item(_project().path, item_id) if ID.fullmatch(item_id) else None
     if n != 1 or item is None or item.status != done:
         return review_words.done_counted(done, n), None if block is None else len(block)
-    store, _sep, memory_id = (request.args.get("memory") or "").partition(":")
+    store, _sep, memory_id = str(landed.get("memory") or "").partition(":")
     said = review_words.decided(
         [Outcome(item.id, done, "", memory_id=memory_id or None, memory_store=store or None)],
         {item.id: item.title},
         shown,
-        edited=request.args.get("edited") == "1",
+        edited=bool(landed.get("edited")),
     )
     return said, None if block is None else len(block)
 

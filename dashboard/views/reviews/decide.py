@@ -10,14 +10,14 @@ reviews screen: ``views.reviews`` registers these handlers on its blueprint.
 
 from __future__ import annotations
 
-from flask import abort, redirect, render_template, request, url_for
+from flask import abort, request, url_for
 from flask_babel import gettext as _
 
 from ... import facts
 from ...actions import approval
 from ...store import writes
 from ...store.writes import fingerprint
-from ...web import render, stores, twin, wants_fragment, wants_json
+from ...web import answer, render, stores, wants_fragment
 from ...words import label
 from .. import block_effects
 from ..outcomes import ID, Blocked, Outcome, failure, form_values, overall_status, require_writable
@@ -183,34 +183,46 @@ def _answer(outcomes: list[Outcome], single: bool, edits: dict | None = None, va
         for o in outcomes:
             if o.ok:
                 o.stable_block_chars = len(block)
-    if wants_json():
-        return twin(
-            {"ok": status == 200, "outcomes": [o.to_dict() for o in outcomes], "counts": facts.suggestions()},
-            status,
+    first = outcomes[0]
+    done = {"done": first.outcome, "n": len(outcomes)}
+    if single:
+        done.update(
+            item=first.id,
+            edited=bool(edits),
+            memory=f"{first.memory_store}:{first.memory_id}" if first.memory_id else None,
         )
-    path, first = _project().path, outcomes[0]
-    item = writes.review_item(path, first.id) if len(outcomes) == 1 and ID.fullmatch(first.id) else None
+    return answer(
+        lambda: {
+            "ok": status == 200,
+            "outcomes": [o.to_dict() for o in outcomes],
+            "counts": facts.suggestions(),
+        },
+        status,
+        to=url_for("reviews.index", fmt="html", status="pending") if status == 200 else None,
+        done=done,  # the tab says what happened (reviews.said_after_redirect)
+        html=lambda: _html(outcomes, single, edits, values, shown),
+    )
+
+
+def _html(outcomes, single, edits, values, shown):
+    """For htmx the card (or list) as it is now; without JavaScript, after a failure, the tab."""
+    first = outcomes[0]
+    item = (
+        writes.review_item(_project().path, first.id)
+        if len(outcomes) == 1 and ID.fullmatch(first.id)
+        else None
+    )
     said = review_words.decided(
         outcomes, {first.id: item.title} if item else {}, shown, edited=bool(edits) and first.ok
     )
     if single and first.fix:
         said = (first.message, "bad", first.fix)
     by_id = {o.id: o for o in outcomes}
-    if wants_fragment():
-        answer = _fragment(outcomes, single, first, item, said, by_id, edits, values)
-        answer.status_code = status  # a failure is said in the row; htmx swaps 409/422 too
-        return answer
-    if status == 200:
-        where = {"done": first.outcome, "n": len(outcomes)}
-        if single:
-            where.update(
-                item=first.id,
-                edited="1" if edits else None,
-                memory=f"{first.memory_store}:{first.memory_id}" if first.memory_id else None,
-            )
-        return redirect(url_for("reviews.index", fmt="html", status="pending", **where), 303)
-    ctx = _context("pending", by_id, edits=edits)
-    return render_template("reviews/index.html", said=said, stable_after=None, **ctx), status
+    if wants_fragment():  # a failure is said in the row; htmx swaps 409/422 too
+        return _fragment(outcomes, single, first, item, said, by_id, edits, values)
+    return render(
+        "reviews/index.html", said=said, stable_after=None, **_context("pending", by_id, edits=edits)
+    )
 
 
 def _fragment(outcomes, single, first, item, said, by_id, edits, values):

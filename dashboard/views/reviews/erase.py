@@ -18,7 +18,7 @@ from ... import facts
 from ...actions import erasure
 from ...store import writes
 from ...store.writes import fingerprint
-from ...web import answer, raise_if_unreadable, render, stores, twin, wants_json
+from ...web import answer, raise_if_unreadable, render, stores
 from ..outcomes import ID, Blocked, form_values, require_writable
 from .queue import STATUSES, TAB_NAMES
 from .queue import project as _project
@@ -93,9 +93,8 @@ def _not_writable():
     try:
         require_writable("project")
     except Blocked as blocked:
-        if wants_json():
-            return twin({"ok": False, "message": str(blocked)}, blocked.status)
-        abort(blocked.status, str(blocked))
+        status, message = blocked.status, str(blocked)
+        return answer({"ok": False, "message": message}, status, html=lambda: abort(status, message))
     return None
 
 
