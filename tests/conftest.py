@@ -8,6 +8,40 @@ from __future__ import annotations
 
 import pytest
 from agentao_world import Agent, BrowserClient, file_digest, seed_corpus  # noqa: F401
+from flask import Flask
+from jinja2 import BytecodeCache
+
+
+class _CompiledTemplates(BytecodeCache):
+    """Jinja's compiled templates, kept for the test process (keyed on each template's source).
+
+    Tests build hundreds of apps; each would otherwise parse and compile every template it
+    renders again.  Every app configures its Jinja environment the same way, so one app's
+    code serves the next; an edited template has another checksum and is compiled anew.
+    """
+
+    def __init__(self) -> None:
+        self.code: dict[str, bytes] = {}
+
+    def load_bytecode(self, bucket) -> None:
+        if bucket.key in self.code:
+            bucket.bytecode_from_string(self.code[bucket.key])
+
+    def dump_bytecode(self, bucket) -> None:
+        self.code[bucket.key] = bucket.bytecode_to_string()
+
+
+_COMPILED = _CompiledTemplates()
+_jinja_environment = Flask.create_jinja_environment
+
+
+def _shared_code(app: Flask):
+    env = _jinja_environment(app)
+    env.bytecode_cache = _COMPILED
+    return env
+
+
+Flask.create_jinja_environment = _shared_code  # type: ignore[method-assign]
 
 
 @pytest.fixture
