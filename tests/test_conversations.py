@@ -3,10 +3,11 @@ summaries, the crystallizer on the person's words, approvals and explicit saves 
 
 from __future__ import annotations
 
+import shutil
 import time
 
 import pytest
-from agentao_world import wait_for_job
+from agentao_world import Agent, wait_for_job
 from bs4 import BeautifulSoup
 
 
@@ -14,10 +15,26 @@ def _tick():
     time.sleep(1.05)  # agentao stamps to the second: keep each step's time its own
 
 
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """The world's stores, written once (its steps wait for agentao's clock); each test gets a copy."""
+    root = tmp_path_factory.mktemp("conversations")
+    agent, approved = _build(Agent(root))
+    for store in (agent.project_store, agent.user_store):
+        store.close()
+    return root, approved
+
+
 @pytest.fixture
-def world(agent):
+def world(built, tmp_path):
     """Two conversations: A (a summary, a suggestion approved, an explicit save while it ran)
     and B (a pending and a rejected suggestion, a summary); then a save no conversation spans."""
+    root, approved = built
+    shutil.copytree(root, tmp_path / "world")
+    return Agent(tmp_path / "world"), approved
+
+
+def _build(agent):
     m = agent.manager
     m.archive_session("conv-a")
     agent.summary("Set up the build with uv.")

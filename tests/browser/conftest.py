@@ -20,6 +20,7 @@ import sys
 import tempfile
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -215,6 +216,47 @@ def clean_console(request):
     assert not problems, "browser console:\n" + "\n".join(problems)
 
 
+# -- servers the tests log in to -----------------------------------------------------------
+
+
+@contextmanager
+def serving(browser, agent: Agent | None = None, extra=(), size=DESKTOP, others=()):
+    """The dashboard, logged in at ``size``, stopped on leaving.
+
+    Over the demo when ``agent`` is None; else over ``agent``'s stores (its connections
+    closed first, so no -wal lingers) and ``others``' projects beside it.
+    """
+    if agent is None:
+        server = Server([], None, extra=["--demo", *extra])
+    else:
+        for each in (agent, *others):
+            close_agent(each)
+        projects = [agent.project_dir, *(o.project_dir for o in others)]
+        server = Server(projects, agent.user_db, extra=extra)
+        server.agent = agent
+    try:
+        login(browser, server)
+        set_size(browser, size)
+        yield server
+    finally:
+        server.stop()
+        set_size(browser, DESKTOP)  # what the next test expects
+
+
+@pytest.fixture(scope="module")
+def demo(browser):
+    """The demo, for a module's tests to share (a module whose tests erase brings its own)."""
+    with serving(browser) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def server(browser, tmp_path_factory):
+    """A dashboard over ``seed``'s stores (written by agentao), shared by a module's tests."""
+    with serving(browser, seed(Agent(tmp_path_factory.mktemp("seeded")))) as srv:
+        yield srv
+
+
 # -- helpers the tests share -------------------------------------------------------------
 
 
@@ -258,6 +300,20 @@ def wait_for(driver, condition, message="", timeout: float = WAIT):
         return waiter.until(condition)
     except TimeoutException:
         raise AssertionError(message() if callable(message) else message or "timed out") from None
+
+
+def finished_job(driver, timeout: float = 40):
+    """The first job (an erase, a purge) on the page once it stopped running: it takes seconds."""
+    return wait_for(
+        driver,
+        lambda d: [
+            j
+            for j in d.find_elements("css selector", ".job[data-job]")
+            if j.get_attribute("data-state") != "running"
+        ],
+        "the job never finished",
+        timeout=timeout,
+    )[0]
 
 
 def htmx_settled(driver) -> bool:

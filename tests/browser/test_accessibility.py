@@ -10,29 +10,17 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from .conftest import (
     DESKTOP,
     PHONE,
-    Server,
     axe_problems,
     first_row,
     html_pages,
     htmx_settled,
     layout_problems,
-    login,
     set_size,
     wait_for,
 )
-
-
-@pytest.fixture(scope="module")
-def demo(browser):
-    srv = Server([], None, extra=["--demo"])
-    login(browser, srv)
-    yield srv
-    srv.stop()
 
 
 def demo_pages(srv) -> list[str]:

@@ -10,33 +10,19 @@ import sqlite3
 import time
 from urllib.parse import parse_qs, urlparse
 
-import pytest
 from selenium.webdriver.common.by import By
 
 from .conftest import (
     Agent,
-    Server,
     close_agent,
+    finished_job,
     fresh_candidate,
     htmx_settled,
-    login,
     read_db,
     resource_urls,
     screenshot,
-    seed,
     wait_for,
 )
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory, browser):
-    agent = seed(Agent(tmp_path_factory.mktemp("actions")))
-    close_agent(agent)
-    srv = Server([agent.project_dir], agent.user_db)
-    srv.agent = agent
-    login(browser, srv)
-    yield srv
-    srv.stop()
 
 
 def counts(browser) -> dict:
@@ -170,16 +156,7 @@ def test_hard_purge_through_its_typed_confirmation(browser, server):
     confirm.clear()
     confirm.send_keys(name)
     browser.find_element(By.CSS_SELECTOR, "#purge-form button[type=submit]").click()
-    job = wait_for(
-        browser,
-        lambda d: [
-            j
-            for j in d.find_elements(By.CSS_SELECTOR, ".job[data-job]")
-            if j.get_attribute("data-state") != "running"
-        ],
-        "the purge never finished",
-        timeout=30,
-    )[0]
+    job = finished_job(browser, 30)
     assert job.get_attribute("data-verdict") == "verified erased", job.text
     assert job.find_element(By.CSS_SELECTOR, "[data-field=texts_found]").text.startswith("0 of ")
     screenshot(browser, "forget-done")

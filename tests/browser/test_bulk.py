@@ -19,11 +19,10 @@ from .conftest import (
     DESKTOP,
     PHONE,
     Journey,
-    Server,
     htmx_settled,
     in_viewport,
-    login,
     screenshot,
+    serving,
     set_size,
     wait_for,
 )
@@ -33,12 +32,8 @@ TAG = "checked"
 
 @pytest.fixture(scope="module")
 def demo(browser):
-    server = Server([], None, extra=["--demo"])
-    try:
-        login(browser, server)
+    with serving(browser) as server:
         yield server, server.project_db, server.user_db
-    finally:
-        server.stop()
 
 
 def rows_on_disk(db: Path, ids) -> dict:

@@ -6,18 +6,13 @@ from __future__ import annotations
 import pytest
 from selenium.webdriver.common.by import By
 
-from .conftest import DESKTOP, Server, htmx_settled, login, read_db, set_size, wait_for
+from .conftest import finished_job, htmx_settled, read_db, serving, wait_for
 
 
 @pytest.fixture
 def demo(browser):
-    server = Server([], None, extra=["--demo"])
-    try:
-        login(browser, server)
-        set_size(browser, DESKTOP)
+    with serving(browser) as server:
         yield server
-    finally:
-        server.stop()
 
 
 def _row(browser, name):
@@ -55,16 +50,7 @@ def test_preview_make_a_check_forget_then_it_fails(browser, demo):
     box = browser.find_element(By.ID, "forget-confirm")
     box.send_keys(browser.find_element(By.CSS_SELECTOR, "#purge-memory-form [data-field=phrase]").text)
     browser.find_element(By.CSS_SELECTOR, "button[data-action=purge-memory]").click()
-    wait_for(
-        browser,
-        lambda d: [
-            j
-            for j in d.find_elements(By.CSS_SELECTOR, ".job[data-job]")
-            if j.get_attribute("data-state") != "running"
-        ],
-        "the erase never finished",
-        40,
-    )
+    finished_job(browser)
 
     browser.get(demo.url("/checks"))
     row = _row(browser, "release")

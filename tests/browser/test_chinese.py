@@ -14,7 +14,7 @@ import re
 from selenium.webdriver.common.by import By
 
 from .conftest import DESKTOP, PHONE, htmx_settled, set_size, wait_for
-from .test_accessibility import demo, demo_pages  # noqa: F401  (the demo server fixture)
+from .test_accessibility import demo_pages
 
 # Words that stay as they are in a Chinese page: names, not UI words.
 NAMES = {

@@ -13,7 +13,7 @@ import json
 
 from selenium.webdriver.common.by import By
 
-from .conftest import Server, htmx_settled, login, read_db, wait_for
+from .conftest import finished_job, htmx_settled, read_db, serving, wait_for
 
 RISKY = ("secret", "personal", "instruction")
 NEW_VALUE = "Staging deploys read the key from the team vault."
@@ -100,19 +100,6 @@ def check_agree(driver, server) -> dict:
     return {"risky": risky, "pending": pending}
 
 
-def finished_job(driver):
-    return wait_for(
-        driver,
-        lambda d: [
-            j
-            for j in d.find_elements(By.CSS_SELECTOR, ".job[data-job]")
-            if j.get_attribute("data-state") != "running"
-        ],
-        "the erase never finished",
-        timeout=40,
-    )[0]
-
-
 def decide(driver, server, verb):
     driver.get(server.url("/reviews"))
     wait_for(driver, htmx_settled)
@@ -131,9 +118,7 @@ def decide(driver, server, verb):
 
 
 def test_every_count_agrees_after_each_action(browser):
-    server = Server([], None, extra=["--demo"])
-    try:
-        login(browser, server)
+    with serving(browser) as server:
         seen = check_agree(browser, server)
         assert seen == {"risky": 4, "pending": 4}
 
@@ -198,5 +183,3 @@ def test_every_count_agrees_after_each_action(browser):
         after = check_agree(browser, server)
         assert after["pending"] < seen["pending"] and after["risky"] < seen["risky"]
         assert shown == (after["risky"] or None)
-    finally:
-        server.stop()

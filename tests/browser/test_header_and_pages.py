@@ -18,7 +18,7 @@ import sys
 import pytest
 from selenium.webdriver.common.by import By
 
-from .conftest import DESKTOP, PHONE, REPO, Server, htmx_settled, login, screenshot, set_size, wait_for
+from .conftest import DESKTOP, PHONE, REPO, htmx_settled, screenshot, set_size, wait_for
 
 RED = "rgba(180, 35, 24, 1)"  # button.danger's background (static/app.css)
 HEADER = """
@@ -32,14 +32,6 @@ return {
   labels: [...document.querySelectorAll('header label')].map(l => ({text: l.textContent.trim(), ...box(l)})),
 };
 """
-
-
-@pytest.fixture(scope="module")
-def demo(browser):
-    srv = Server([], None, extra=["--demo"])
-    login(browser, srv)
-    yield srv
-    srv.stop()
 
 
 def switch_language(browser, demo, code):

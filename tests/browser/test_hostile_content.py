@@ -20,7 +20,6 @@ from selenium.webdriver.common.by import By
 from .conftest import (
     PHONE,
     Agent,
-    Server,
     axe_problems,
     close_agent,
     console_problems,
@@ -28,9 +27,9 @@ from .conftest import (
     html_pages,
     htmx_settled,
     layout_problems,
-    login,
     resource_urls,
     screenshot,
+    serving,
     set_size,
     wait_for,
 )
@@ -80,10 +79,8 @@ def corpus(tmp_path_factory):
 def server(corpus, browser):
     agent, _ = corpus
     recorder = browser.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": RECORDER})
-    srv = Server([agent.project_dir], agent.user_db)
-    login(browser, srv)
-    yield srv
-    srv.stop()
+    with serving(browser, agent) as srv:
+        yield srv
     browser.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", recorder)
 
 

@@ -5,14 +5,11 @@ from __future__ import annotations
 
 from selenium.webdriver.common.by import By
 
-from .conftest import DESKTOP, Server, htmx_settled, in_viewport, login, read_db, set_size, wait_for
+from .conftest import finished_job, htmx_settled, in_viewport, read_db, serving, wait_for
 
 
 def test_a_memory_to_its_conversation_to_forgetting_it(browser):
-    server = Server([], None, extra=["--demo"])
-    try:
-        login(browser, server)
-        set_size(browser, DESKTOP)
+    with serving(browser) as server:
         # The demo's approved "commit messages in English" suggestion, in the user store.
         [(mem_id,)] = read_db(server.user_db, "SELECT id FROM memories WHERE source = 'crystallized'")
         store = "user"
@@ -25,16 +22,7 @@ def test_a_memory_to_its_conversation_to_forgetting_it(browser):
         box = browser.find_element(By.ID, "conv-confirm")
         box.send_keys(phrase)
         browser.find_element(By.CSS_SELECTOR, "[data-action=forget-conversation]").click()
-        job = wait_for(
-            browser,
-            lambda d: [
-                j
-                for j in d.find_elements(By.CSS_SELECTOR, ".job[data-job]")
-                if j.get_attribute("data-state") != "running"
-            ],
-            "the erase never finished",
-            timeout=40,
-        )[0]
+        job = finished_job(browser)
         assert job.get_attribute("data-verdict") == "verified erased", job.text
         verdict = job.find_element(By.CSS_SELECTOR, "[data-field=verdict]")
         assert in_viewport(browser, verdict), "the verified report is not in view"
@@ -45,5 +33,3 @@ def test_a_memory_to_its_conversation_to_forgetting_it(browser):
             server.project_db, "SELECT count(*) FROM memory_review_queue WHERE source_session = ?", session
         ) == [(0,)]
         browser.get(server.url("/"))
-    finally:
-        server.stop()

@@ -22,10 +22,9 @@ from .conftest import (
     Server,
     htmx_settled,
     in_viewport,
-    login,
     read_db,
     screenshot,
-    set_size,
+    serving,
     wait_for,
 )
 
@@ -43,10 +42,7 @@ def css(driver, selector):
 
 @pytest.mark.parametrize("size", [DESKTOP, PHONE], ids=["desktop", "phone"])
 def test_fix_a_flagged_secret(browser, size):
-    server = Server([], None, extra=["--demo"])
-    try:
-        login(browser, server)
-        set_size(browser, size)
+    with serving(browser, size=size) as server:
         db = demo_db(server)
         secret_row = (
             "SELECT content FROM memories WHERE key_normalized = 'staging_deploy' AND deleted_at IS NULL"
@@ -124,6 +120,3 @@ def test_fix_a_flagged_secret(browser, size):
         record = j.done()
         assert record["clicks"] <= MAX_CLICKS, record
         assert record["keys"] == 2 + len(NEW_VALUE), record
-    finally:
-        server.stop()
-        set_size(browser, DESKTOP)

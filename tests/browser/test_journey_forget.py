@@ -21,13 +21,12 @@ from .conftest import (
     DESKTOP,
     PHONE,
     Journey,
-    Server,
+    finished_job,
     htmx_settled,
     in_viewport,
-    login,
     read_db,
     screenshot,
-    set_size,
+    serving,
     wait_for,
 )
 
@@ -35,31 +34,13 @@ from .conftest import (
 @pytest.fixture(params=[DESKTOP, PHONE], ids=["desktop", "phone"])
 def demo(request, browser):
     """A fresh demo per window size: both journeys erase what they walk through."""
-    server = Server([], None, extra=["--demo"])
-    try:
-        login(browser, server)
-        set_size(browser, request.param)
+    with serving(browser, size=request.param) as server:
         server.size = request.param
         yield server
-    finally:
-        server.stop()
 
 
 def _focused(browser):
     return browser.switch_to.active_element
-
-
-def _finished_job(browser):
-    return wait_for(
-        browser,
-        lambda d: [
-            j
-            for j in d.find_elements(By.CSS_SELECTOR, ".job[data-job]")
-            if j.get_attribute("data-state") != "running"
-        ],
-        "the erase never finished",
-        timeout=40,
-    )[0]
 
 
 def _no_trace(db: Path, texts: list[str]) -> list[str]:
@@ -130,7 +111,7 @@ def test_journey_5_forget_what_is_about_me_keyboard_only(browser, demo):
     box = j.tab_to(lambda el: el.get_attribute("id") == "about-confirm")
     j.type(box, phrase)
     j.key(box, Keys.ENTER)
-    job = _finished_job(browser)
+    job = finished_job(browser)
     assert job.get_attribute("data-verdict") == "verified erased", job.text
     verdict = job.find_element(By.CSS_SELECTOR, "[data-field=verdict]")
     wait_for(browser, lambda d: _focused(d) == verdict, "focus did not move to the report")
@@ -179,7 +160,7 @@ def test_journey_4_forget_one_memory_for_good_from_its_row(browser, demo):
     screenshot(browser, "journey4-confirm", sizes=[demo.size], restore=False)
     j.type(box, phrase)
     j.click(browser.find_element(By.CSS_SELECTOR, "#purge-memory-form button[type=submit]"))
-    job = _finished_job(browser)
+    job = finished_job(browser)
     assert job.get_attribute("data-verdict") == "verified erased", job.text
     verdict = job.find_element(By.CSS_SELECTOR, "[data-field=verdict]")
     assert verdict.text == "Erased: no copy left in the file, its journal or side files"

@@ -19,13 +19,11 @@ from .conftest import (
     PHONE,
     Agent,
     Journey,
-    Server,
-    close_agent,
     htmx_settled,
     in_viewport,
-    login,
     screenshot,
     seed_corpus,
+    serving,
     set_size,
     wait_for,
 )
@@ -49,12 +47,9 @@ def server(tmp_path_factory, browser):
     # among equal scores cannot change which of them it recalls.
     agent = seed_corpus(Agent(tmp_path_factory.mktemp("journey-preview")), services=4)
     recalled = agentao_recalls(agent, MESSAGE)
-    close_agent(agent)
-    srv = Server([agent.project_dir], agent.user_db)
-    srv.agent, srv.recalled = agent, recalled
-    login(browser, srv)
-    yield srv
-    srv.stop()
+    with serving(browser, agent) as srv:
+        srv.recalled = recalled
+        yield srv
 
 
 NARROW_CELLS = """

@@ -19,14 +19,11 @@ from .conftest import (
     PHONE,
     Agent,
     Journey,
-    Server,
     close_agent,
     htmx_settled,
     in_viewport,
-    login,
     read_db,
     screenshot,
-    seed,
     set_size,
     wait_for,
 )
@@ -47,17 +44,6 @@ TEXTS = {
     ],
 }
 DECISIONS = ("approve", "edit", "reject", "erase")
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory, browser):
-    agent = seed(Agent(tmp_path_factory.mktemp("journey-review")))
-    close_agent(agent)
-    srv = Server([agent.project_dir], agent.user_db)
-    srv.agent = agent
-    login(browser, srv)
-    yield srv
-    srv.stop()
 
 
 def agentao(server) -> Agent:

@@ -10,7 +10,7 @@ from saved_world import PHONE as NUMBER
 from saved_world import conversation, replay
 from selenium.webdriver.common.by import By
 
-from .conftest import DESKTOP, PHONE, Agent, Server, close_agent, in_viewport, login, seed, set_size, wait_for
+from .conftest import DESKTOP, PHONE, Agent, finished_job, in_viewport, seed, serving, wait_for
 
 
 @pytest.mark.parametrize("size", [DESKTOP, PHONE], ids=["desktop", "phone"])
@@ -19,11 +19,7 @@ def test_about_you_to_forget_me_erases_the_saved_conversations(browser, tmp_path
     first, sid = conversation(agent.project_dir)
     replay(agent.project_dir, sid)
     second, _ = conversation(agent.project_dir, said="Mail me at robin.k@posteo.de please.")
-    close_agent(agent)
-    server = Server([agent.project_dir], agent.user_db)
-    try:
-        login(browser, server)
-        set_size(browser, size)
+    with serving(browser, agent, size=size) as server:
         browser.get(server.url("/about"))
         said = browser.find_element(By.CSS_SELECTOR, '[data-field="about-saved"]')
         assert "also in 2 saved conversations" in said.text
@@ -34,16 +30,7 @@ def test_about_you_to_forget_me_erases_the_saved_conversations(browser, tmp_path
         assert first.name in plan.text and second.name in plan.text
         browser.find_element(By.ID, "about-confirm").send_keys("forget me")
         browser.find_element(By.CSS_SELECTOR, "[data-action=forget-about]").click()
-        job = wait_for(
-            browser,
-            lambda d: [
-                j
-                for j in d.find_elements(By.CSS_SELECTOR, ".job[data-job]")
-                if j.get_attribute("data-state") != "running"
-            ],
-            "the erase never finished",
-            timeout=40,
-        )[0]
+        job = finished_job(browser)
         assert job.get_attribute("data-verdict") == "verified erased", job.text
         assert in_viewport(browser, job.find_element(By.CSS_SELECTOR, "[data-field=verdict]"))
         for path in (first, second):
@@ -52,6 +39,3 @@ def test_about_you_to_forget_me_erases_the_saved_conversations(browser, tmp_path
             assert NUMBER not in path.read_text() and "posteo" not in path.read_text()
         assert len(list_sessions(agent.project_dir)) == 2  # agentao still lists both, redacted
         assert browser.execute_script("return document.documentElement.scrollWidth <= window.innerWidth")
-    finally:
-        server.stop()
-        set_size(browser, DESKTOP)

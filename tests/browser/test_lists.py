@@ -23,14 +23,12 @@ from .conftest import (
     DESKTOP,
     PHONE,
     Journey,
-    Server,
-    close_agent,
     htmx_settled,
     in_viewport,
-    login,
     read_db,
     screenshot,
     seed,
+    serving,
     set_size,
     wait_for,
 )
@@ -101,23 +99,16 @@ def own(browser, tmp_path_factory):
     agent.save("user phone", PHONE_VALUE, ["profile"], scope="user")
     for n in range(2):
         agent.save(f"throwaway note {n}", f"A note to forget for good, number {n}.", ["scratch"])
-    close_agent(agent)
-    server = Server([agent.project_dir], agent.user_db)
-    server.agent = agent
-    login(browser, server)
-    yield server
-    server.stop()
+    with serving(browser, agent) as server:
+        yield server
 
 
 @pytest.fixture(scope="module")
 def chinese(browser, tmp_path_factory):
     agent = seed(Agent(tmp_path_factory.mktemp("lists-zh")))
     agent.save("user phone", PHONE_VALUE, ["profile"], scope="user")
-    close_agent(agent)
-    server = Server([agent.project_dir], agent.user_db, extra=["--lang", "zh_Hans_CN"])
-    login(browser, server)
-    yield server
-    server.stop()
+    with serving(browser, agent, extra=["--lang", "zh_Hans_CN"]) as server:
+        yield server
 
 
 def open_page(browser, server, path, size):

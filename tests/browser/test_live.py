@@ -17,14 +17,9 @@ from .conftest import (
     DESKTOP,
     PHONE,
     REPO,
-    Agent,
-    Server,
-    close_agent,
     htmx_settled,
     in_viewport,
-    login,
     screenshot,
-    seed,
     set_size,
     wait_for,
 )
@@ -33,14 +28,9 @@ NOTICE = "#status [data-said=live]"
 
 
 @pytest.fixture(scope="module")
-def live(tmp_path_factory, browser):
-    agent = seed(Agent(tmp_path_factory.mktemp("live")))
-    close_agent(agent)
-    server = Server([agent.project_dir], agent.user_db)
-    server.agent = agent
-    login(browser, server)
-    yield server
-    server.stop()
+def live(server):
+    """A seeded dashboard that a separate agentao process writes to."""
+    return server
 
 
 def agent_process(server, code: str) -> float:

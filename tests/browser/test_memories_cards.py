@@ -13,14 +13,13 @@ from .conftest import (
     DESKTOP,
     PHONE,
     Journey,
-    Server,
     close_agent,
     htmx_settled,
     in_viewport,
-    login,
     read_db,
     screenshot,
     seed,
+    serving,
     set_size,
     wait_for,
 )
@@ -33,14 +32,6 @@ return {scroll: document.documentElement.scrollWidth - window.innerWidth,
         cells: cells.length,
         cards: getComputedStyle(document.querySelector('#memory-list tr.memory')).display};
 """
-
-
-@pytest.fixture(scope="module")
-def demo(browser):
-    server = Server([], None, extra=["--demo"])
-    login(browser, server)
-    yield server
-    server.stop()
 
 
 @pytest.mark.parametrize("size", [DESKTOP, PHONE], ids=["desktop", "phone"])
@@ -75,12 +66,8 @@ def own(browser, tmp_path_factory):
     agent = seed(Agent(tmp_path_factory.mktemp("cards")))
     agent.save("release contact", "Call Dana at +1 415 555 0134 about the release.", ["workflow"])
     agent.save("x" * 120, "y" * 600, ["z" * 150])  # one long word everywhere a row has text
-    close_agent(agent)
-    server = Server([agent.project_dir], agent.user_db)
-    server.agent = agent
-    login(browser, server)
-    yield server
-    server.stop()
+    with serving(browser, agent) as server:
+        yield server
 
 
 def agentao_ids(agent) -> set[str]:

@@ -20,12 +20,11 @@ from .conftest import (
     DESKTOP,
     PHONE,
     Agent,
-    Server,
     close_agent,
     htmx_settled,
     in_viewport,
-    login,
     screenshot,
+    serving,
     set_size,
     wait_for,
 )
@@ -39,12 +38,9 @@ SHARED_LABEL = {
 
 @pytest.fixture(scope="module", params=["en", "zh"])
 def demo(request, browser):
-    extra = ["--demo"] + (["--lang", "zh_Hans_CN"] if request.param == "zh" else [])
-    srv = Server([], None, extra=extra)
-    srv.lang = request.param
-    login(browser, srv)
-    yield srv
-    srv.stop()
+    with serving(browser, extra=["--lang", "zh_Hans_CN"] if request.param == "zh" else []) as srv:
+        srv.lang = request.param
+        yield srv
 
 
 def _open(browser, server, size):
@@ -140,12 +136,8 @@ def chinese(tmp_path_factory, browser):
     agent.manager.approve_review_item(first.id)  # now the memory under ``preference``
     agent.crystallize(ANSWERS)
     agent.crystallize(COMMITS)
-    close_agent(agent)
-    srv = Server([agent.project_dir], agent.user_db)
-    srv.agent = agent
-    login(browser, srv)
-    yield srv
-    srv.stop()
+    with serving(browser, agent) as srv:
+        yield srv
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,7 @@ import sqlite3
 import pytest
 from selenium.webdriver.common.by import By
 
-from .conftest import Agent, Server, close_agent, htmx_settled, login, read_db, seed, wait_for
+from .conftest import Agent, close_agent, htmx_settled, read_db, seed, serving, wait_for
 
 IDS = ["list", "a, body"]
 
@@ -32,11 +32,8 @@ def server(tmp_path_factory, browser):
         )
     conn.commit()
     conn.close()
-    srv = Server([agent.project_dir], agent.user_db)
-    srv.agent = agent
-    login(browser, srv)
-    yield srv
-    srv.stop()
+    with serving(browser, agent) as srv:
+        yield srv
 
 
 def card(browser, item_id):

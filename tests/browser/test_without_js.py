@@ -12,32 +12,17 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import Select
 
-from .conftest import (
-    Agent,
-    Server,
-    close_agent,
-    fresh_candidate,
-    login,
-    read_db,
-    second_project,
-    seed,
-    wait_for,
-)
+from .conftest import Agent, fresh_candidate, read_db, second_project, seed, serving, wait_for
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory, browser):
     main = seed(Agent(tmp_path_factory.mktemp("nojs")))
     other = second_project(tmp_path_factory.mktemp("nojs-other"))
-    for agent in (main, other):
-        close_agent(agent)
-    srv = Server([main.project_dir, other.project_dir], main.user_db)
-    srv.agent = main
-    login(browser, srv)
-    browser.execute_cdp_cmd("Emulation.setScriptExecutionDisabled", {"value": True})
-    yield srv
-    browser.execute_cdp_cmd("Emulation.setScriptExecutionDisabled", {"value": False})
-    srv.stop()
+    with serving(browser, main, others=[other]) as srv:
+        browser.execute_cdp_cmd("Emulation.setScriptExecutionDisabled", {"value": True})
+        yield srv
+        browser.execute_cdp_cmd("Emulation.setScriptExecutionDisabled", {"value": False})
 
 
 def follow(browser, element) -> None:
