@@ -273,22 +273,10 @@ def write(path: Path, settled: bool = False) -> Iterator[sqlite3.Connection]:
             ),
         )
     before = side_files(path)
-    try:
-        conn = sqlite3.connect(
-            f"file:{quote(str(path))}?mode=rw",
-            uri=True,
-            timeout=BUSY_TIMEOUT_S,
-            isolation_level=None,
-            check_same_thread=False,
-        )
-    except sqlite3.Error as exc:
-        raise describe_error(path, exc, writing=True) from exc
-    conn.row_factory = sqlite3.Row
-    conn.text_factory = _decode_text
+    conn = open_rw(path)
     committed = False
     try:
         try:
-            conn.execute("PRAGMA foreign_keys=ON")
             conn.execute("BEGIN IMMEDIATE")
             _check_schema(conn, path)
         except sqlite3.Error as exc:
@@ -315,6 +303,25 @@ def write(path: Path, settled: bool = False) -> Iterator[sqlite3.Connection]:
         conn.close()
         if not committed:
             full_disk.tidy_failed_write(path, before, side_files(path))
+
+
+def open_rw(path: Path, *pragmas: str) -> sqlite3.Connection:
+    """A read-write connection (autocommit, rows decoded as reads decode them), foreign keys on."""
+    try:
+        conn = sqlite3.connect(
+            f"file:{quote(str(path))}?mode=rw",
+            uri=True,
+            timeout=BUSY_TIMEOUT_S,
+            isolation_level=None,
+            check_same_thread=False,
+        )
+        conn.row_factory = sqlite3.Row
+        conn.text_factory = _decode_text
+        for pragma in (*pragmas, "PRAGMA foreign_keys = ON"):
+            conn.execute(pragma)
+    except sqlite3.Error as exc:
+        raise describe_error(path, exc, writing=True) from exc
+    return conn
 
 
 def rollback_quietly(conn: sqlite3.Connection) -> None:

@@ -93,10 +93,6 @@ def outline(ref: StoreRef, include_invisible: bool = False) -> Outline:
     return read(ref.path, run)
 
 
-def _marks(n: int) -> str:
-    return ",".join("?" * n)
-
-
 def _event_history(conn: sqlite3.Connection) -> dict[str, dict[str, Any]]:
     history: dict[str, dict[str, Any]] = {}
     for r in conn.execute(
@@ -114,40 +110,24 @@ def _event_history(conn: sqlite3.Connection) -> dict[str, dict[str, Any]]:
     return history
 
 
+def _piece(ref: StoreRef, table: str, cls: type[rows.R], rowids: list[int]) -> dict[int, rows.R]:
+    marks = ",".join("?" * len(rowids))
+    sql = f"SELECT rowid, * FROM {table} WHERE rowid IN ({marks})"
+    return read(
+        ref.path, lambda conn: {r["rowid"]: rows.record(cls, r, ref.key) for r in conn.execute(sql, rowids)}
+    )
+
+
 def memories(ref: StoreRef, rowids: list[int]) -> dict[int, Memory]:
     """rowid -> Memory for one piece; a rowid gone since the outline is simply absent."""
-    return read(
-        ref.path,
-        lambda conn: {
-            r["rowid"]: rows.memory(r, ref.key)
-            for r in conn.execute(
-                f"SELECT rowid, * FROM memories WHERE rowid IN ({_marks(len(rowids))})", rowids
-            )
-        },
-    )
+    return _piece(ref, "memories", Memory, rowids)
 
 
 def reviews(ref: StoreRef, rowids: list[int]) -> dict[int, ReviewItem]:
     """rowid -> review-queue item for one piece."""
-    return read(
-        ref.path,
-        lambda conn: {
-            r["rowid"]: rows.review(r, ref.key)
-            for r in conn.execute(
-                f"SELECT rowid, * FROM memory_review_queue WHERE rowid IN ({_marks(len(rowids))})", rowids
-            )
-        },
-    )
+    return _piece(ref, "memory_review_queue", ReviewItem, rowids)
 
 
 def summaries(ref: StoreRef, rowids: list[int]) -> dict[int, Summary]:
     """rowid -> session summary for one piece."""
-    return read(
-        ref.path,
-        lambda conn: {
-            r["rowid"]: rows.summary(r, ref.key)
-            for r in conn.execute(
-                f"SELECT rowid, * FROM session_summaries WHERE rowid IN ({_marks(len(rowids))})", rowids
-            )
-        },
-    )
+    return _piece(ref, "session_summaries", Summary, rowids)

@@ -15,10 +15,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 from . import events
-from .connection import BUSY_TIMEOUT_S, StoreProblem, describe_error, read, rollback_quietly, settle, write
+from .connection import StoreProblem, describe_error, open_rw, read, rollback_quietly, settle, write
 from .plan import (  # noqa: F401
     CATEGORIES,
     KINDS,
@@ -318,27 +317,12 @@ def check(ref: StoreRef, dry_run: DryRun) -> Comparison:
 def _open_rw(path: Path) -> sqlite3.Connection:
     if not Path(path).is_file():
         raise StoreProblem("missing", f"{path} does not exist.")
-    try:
-        conn = sqlite3.connect(
-            f"file:{quote(str(path))}?mode=rw",
-            uri=True,
-            timeout=BUSY_TIMEOUT_S,
-            isolation_level=None,
-            check_same_thread=False,
-        )
-        # Rows read as the dry run read them (same decoding), so their digests agree.
-        conn.row_factory = sqlite3.Row
-        conn.text_factory = lambda raw: raw.decode("utf-8", "replace")
-        # secure_delete zeroes freed content; temp_store=MEMORY keeps VACUUM's
-        # working copy of the database out of a temporary file on disk.
-        conn.execute("PRAGMA secure_delete = ON")
-        conn.execute("PRAGMA temp_store = MEMORY")
-        # A bigger page cache keeps the DELETE from spilling pages to the WAL twice.
-        conn.execute("PRAGMA cache_size = -262144")  # up to 256 MB, allocated as used
-        conn.execute("PRAGMA foreign_keys = ON")
-    except sqlite3.Error as exc:
-        raise describe_error(path, exc, writing=True) from exc
-    return conn
+    # secure_delete zeroes freed content; temp_store=MEMORY keeps VACUUM's working copy
+    # off the disk; a bigger page cache (up to 256 MB, as used) keeps the DELETE from
+    # spilling pages to the WAL twice.
+    return open_rw(
+        path, "PRAGMA secure_delete = ON", "PRAGMA temp_store = MEMORY", "PRAGMA cache_size = -262144"
+    )
 
 
 def _delete(conn: sqlite3.Connection, rows: list[PlanRow]) -> tuple[list[PlanRow], list[dict[str, str]]]:

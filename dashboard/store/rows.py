@@ -13,7 +13,8 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable
-from typing import Any
+from dataclasses import fields
+from typing import Any, TypeVar
 
 from ..records import Event, Memory, ReviewItem, Summary
 
@@ -70,71 +71,48 @@ def decode_list(raw: Any) -> tuple[str, ...]:
     return tuple(out)
 
 
-def memory(row: RowLike, store: str) -> Memory:
+R = TypeVar("R", Memory, Summary, ReviewItem, Event)
+
+
+def _columns(cls: type) -> tuple[list[str], list[str]]:
+    # A record's fields read as they are, and those decoded from a ``*_json`` column.
+    names = [f.name for f in fields(cls) if f.name != "store"]
+    return [n for n in names if n not in ("tags", "keywords")], [
+        n for n in names if n in ("tags", "keywords")
+    ]
+
+
+_COLUMNS = {cls: _columns(cls) for cls in (Memory, Summary, ReviewItem, Event)}
+
+
+def record(cls: type[R], row: RowLike, store: str, **lists: tuple[str, ...]) -> R:
+    """A row as a ``cls`` record; ``lists`` gives array fields already decoded."""
     row = _plain(row)
-    return Memory(
-        id=row["id"],
-        scope=row["scope"],
-        type=row["type"],
-        key_normalized=row["key_normalized"],
-        title=row["title"],
-        content=row["content"],
-        tags=decode_list(row["tags_json"]),
-        keywords=decode_list(row["keywords_json"]),
-        source=row["source"],
-        confidence=row["confidence"],
-        sensitivity=row["sensitivity"],
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
-        deleted_at=row["deleted_at"],
-        store=store,
-    )
+    plain, arrays = _COLUMNS[cls]
+    values: dict[str, Any] = {n: row[n] for n in plain}
+    for n in arrays:
+        values[n] = lists[n] if n in lists else decode_list(row[n + "_json"])
+    return cls(**values, store=store)
+
+
+def memory(row: RowLike, store: str) -> Memory:
+    """A ``memories`` row as a record."""
+    return record(Memory, row, store)
 
 
 def summary(row: RowLike, store: str) -> Summary:
-    row = _plain(row)
-    return Summary(
-        id=row["id"],
-        session_id=row["session_id"],
-        summary_text=row["summary_text"],
-        tokens_before=row["tokens_before"],
-        messages_summarized=row["messages_summarized"],
-        created_at=row["created_at"],
-        store=store,
-    )
+    """A ``session_summaries`` row as a record."""
+    return record(Summary, row, store)
 
 
 def review(row: RowLike, store: str) -> ReviewItem:
-    row = _plain(row)
-    return ReviewItem(
-        id=row["id"],
-        scope=row["scope"],
-        type=row["type"],
-        key_normalized=row["key_normalized"],
-        title=row["title"],
-        content=row["content"],
-        tags=decode_list(row["tags_json"]),
-        evidence=row["evidence"],
-        source_session=row["source_session"],
-        occurrences=row["occurrences"],
-        confidence=row["confidence"],
-        status=row["status"],
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
-        store=store,
-    )
+    """A ``memory_review_queue`` row as a record."""
+    return record(ReviewItem, row, store)
 
 
 def event(row: RowLike, store: str) -> Event:
-    row = _plain(row)
-    return Event(
-        id=row["id"],
-        memory_id=row["memory_id"],
-        event_type=row["event_type"],
-        timestamp=row["timestamp"],
-        detail=row["detail"],
-        store=store,
-    )
+    """A ``memory_events`` row as a record."""
+    return record(Event, row, store)
 
 
 def memory_by_id(conn: sqlite3.Connection, memory_id: Any, store: str) -> Memory | None:

@@ -167,23 +167,7 @@ def _memory(row: sqlite3.Row, store: str) -> tuple[Memory, bool]:
     keywords, plain_keywords = json_strings(row["keywords_json"])
     if not (plain_tags and plain_keywords):
         return rowmod.memory(row, store), False
-    m = Memory(
-        id=row["id"],
-        scope=row["scope"],
-        type=row["type"],
-        key_normalized=row["key_normalized"],
-        title=row["title"],
-        content=row["content"],
-        tags=tuple(tags),
-        keywords=tuple(keywords),
-        source=row["source"],
-        confidence=row["confidence"],
-        sensitivity=row["sensitivity"],
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
-        deleted_at=row["deleted_at"],
-        store=store,
-    )
+    m = rowmod.record(Memory, row, store, tags=tuple(tags), keywords=tuple(keywords))
     texts = (m.title, m.content, m.key_normalized)
     return m, all(
         isinstance(t, str) and "\0" not in t and "\x1f" not in t for t in (*texts, *m.tags, *m.keywords)
