@@ -74,7 +74,7 @@ def _matches(snap: FileRows, f: MemoryFilters) -> list[int]:
         tag, tags = ascii_lower(f.tag), snap.tags
         keep = [i for i in keep if tag in tags[i]]
     if f.q:
-        hits = search.matching(snap, f.q)
+        hits = search.matching(snap.haystacks, snap.odd, f.q)
         keep = [i for i in keep if hits[i]]
     return keep
 

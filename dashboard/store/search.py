@@ -1,22 +1,33 @@
-"""agentao's ``/memory search`` (contract §6) over a file's snapshot, exactly.
+"""agentao's ``/memory search`` over a file's snapshot, answered in Python, exactly.
 
-A plain needle (no ``%``, ``_``, NUL or ``SEP``) is agentao's predicate as
-``needle in haystack``: each row's searched fields folded as SQLite's LOWER
-folds them, joined by ``SEP``.  A wildcard needle, and every "odd" row (NUL or
-``SEP`` in a field, a non-text field, JSON that json_each reads differently),
-go through agentao's own predicate in a private in-memory SQLite database.
+agentao's predicate (contract §6) is ``LOWER(field) LIKE '%' || query.lower() || '%'``
+over title, content, key and every tag and keyword.  The snapshot keeps, per
+row, one "haystack": those fields lower-cased as SQLite's LOWER does (ASCII
+only) and joined by ``SEP`` (U+001F, the unit separator).  A row holding
+``SEP`` or NUL in a field (SQLite's LIKE stops at a NUL), a field that is not
+text, or JSON that SQLite's json_each renders differently from Python, is
+"odd": it goes through agentao's exact predicate in SQLite (on just those
+rows, in a private in-memory database).  On the other, "plain" rows the
+haystack decides alone.  For a query without ``%``, ``_``, NUL or ``SEP``,
+``needle in haystack`` *is* agentao's predicate: LIKE folds ASCII case only,
+the haystack is ASCII-folded, the needle is lower-cased, and the needle
+cannot span two fields.  A wildcard query is matched by ``like.Like`` (linear
+in the text, never a regex built from the query): on the haystack first,
+then, when the match found spans two fields, on each field.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..records import Memory
-    from .snapshot import FileRows
+
+from .like import Like
 
 _DECODER = json.JSONDecoder()
 SEP = "\x1f"  # between a haystack's fields
@@ -70,25 +81,50 @@ def haystack(m: Memory) -> str:
     return ascii_lower(SEP.join(parts + list(m.tags) + list(m.keywords)))
 
 
-def matching(snap: FileRows, query: str) -> list[bool]:
-    """Per row of ``snap`` (live or not), whether agentao's search for ``query`` matches it."""
+def _wildcard(needle: str) -> Callable[[str], bool]:
+    """A test of one plain row's haystack for a needle with ``%``, ``_``, NUL or ``SEP``."""
+    exact = Like(f"%{needle}%")  # SQLite's pattern; cut at a NUL, it may lose its last %
+    loose = exact if exact.floating else Like(f"%{needle.split(chr(0), 1)[0]}%")
+    search, matches = loose.search, exact.matches
+    core = exact.literal()
+    if core is not None and SEP not in core:
+        return lambda text: core in text  # "%word%": a plain needle after all
+
+    def fields(text: str) -> bool:
+        return search(text) is not None and any(map(matches, text.split(SEP)))
+
+    if loose is not exact:
+        return fields
+
+    def hit(text: str) -> bool:
+        # A placement across fields ends sooner than any inside a field it
+        # spans (like.Like.search): look again from the field it ends in.
+        pos = 0
+        while (span := search(text, pos)) is not None:
+            last = text.rfind(SEP, *span)
+            if last < 0:
+                return True  # placed inside one field
+            pos = last + 1
+        return False
+
+    return hit
+
+
+def matching(haystacks: list[str], odd: dict[int, tuple[Any, ...]], query: str) -> list[bool]:
+    """Per row (live or not), whether agentao's search for ``query`` matches it.
+
+    ``haystacks``: one per row; ``odd``: position -> (title, content, key,
+    tags_json, keywords_json) as stored, for the rows the haystack cannot decide.
+    """
     needle = query.lower()
-    if "%" in needle or "_" in needle or "\0" in needle or SEP in needle:
-        # A wildcard: agentao's own LIKE (linear in the text) over every row.
-        odd = {i: snap.odd.get(i) or _stored(m) for i, m in enumerate(snap.rows)}
-        hits = [False] * len(snap.rows)
-    else:
-        odd, hits = snap.odd, [needle in t for t in snap.haystacks]
+    wild = "%" in needle or "_" in needle or "\0" in needle or SEP in needle
+    hits = list(map(_wildcard(needle), haystacks)) if wild else [needle in t for t in haystacks]
+    if odd:
         for i in odd:
             hits[i] = False
-    for i in _odd_hits(odd, needle):
-        hits[i] = True
+        for i in _odd_hits(odd, needle):
+            hits[i] = True
     return hits
-
-
-def _stored(m: Memory) -> tuple[Any, ...]:
-    # A plain row's searched columns as json_each reads them (the same strings).
-    return (m.title, m.content, m.key_normalized, json.dumps(m.tags), json.dumps(m.keywords))
 
 
 def _odd_hits(odd: dict[int, tuple[Any, ...]], needle: str) -> list[int]:
