@@ -1,10 +1,5 @@
-"""agentao 0.5.17's save rules as pure functions (contract §4 and §15).
-
-The review and curation screens must write exactly what agentao's own save
-path would write, and must be able to say *before* a click whether agentao
-would refuse the write.  Everything here is a pure function of its inputs:
-no clock, no files.  The conformance tests compare each rule with the real
-package.
+"""agentao 0.5.17's save rules as pure functions (contract §4 and §15): what its save path
+would write, and whether it would refuse, with no clock and no files.
 """
 
 from __future__ import annotations

@@ -1,14 +1,6 @@
-"""Token bundles, the inverted index and the stable selection, built once per version.
+"""Token bundles and the stable selection, built once per ``version`` (as agentao keys its index).
 
-agentao rebuilds its recall index whenever a store's change counter
-(``schema_meta.memories_change``) moves.  We key on the same thing: the
-caller passes a ``version`` (the dashboard passes its snapshot of the two
-files).  While the key and the tokenizer mode hold, the built index is reused
-without looking at the records at all; when the key moves everything is built
-again from the records, whole (no patching: nothing to get out of step).
-
-States are immutable once published, so waitress threads can read one while
-another thread builds the next; building is serialised by a lock.
+Built whole when the key moves, never patched; published states are immutable, builds locked.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
-"""File-path hints from recent messages (contract §10.1).
+"""File-path hints from recent messages (contract §10.1): the last 10 messages, first 20 paths.
 
-agentao scans the last 10 messages of the conversation, of any role, for
-path-like strings and keeps the first 20.  The pattern has no word boundary,
-so ``foo.toolongext`` yields ``foo.toolon`` and ``3.11.2`` yields ``3.11``.
+The pattern has no word boundary: ``foo.toolongext`` yields ``foo.toolon``.
 """
 
 from __future__ import annotations

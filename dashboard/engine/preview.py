@@ -1,10 +1,7 @@
-"""One preview: both blocks agentao would inject, with every decision explained.
+"""One preview: both blocks agentao would inject, with every decision explained (contract §12).
 
-The flow copies agentao's prompt path (contract §12): select and fit the
-stable entries, render ``<memory-stable>``, then recall with the *shown*
-stable entries excluded, keep the top 5 and fit ``<memory-context>``,
-stopping at the first fact that does not fit.  Hidden ids are dropped
-before all of it, as if those rows had been deleted.
+Stable entries are selected, fitted and rendered; recall then excludes the shown ones,
+keeps the top 5 and fits ``<memory-context>``.  Hidden ids count as deleted.
 """
 
 from __future__ import annotations
@@ -73,33 +70,12 @@ def stable_view(
     return fitted.block(tail), fitted
 
 
-def stable_block_size(
-    project_memories: Sequence[Memory],
-    user_memories: Sequence[Memory],
-    summaries: Iterable[Summary],
-    *,
-    session_id: str | None = None,
-    hidden_ids: Iterable[str] = frozenset(),
-    cache: EngineCache | None = None,
-    version: Hashable | None = None,
-    tokenizer: Tokenizer | None = None,
-) -> int:
-    """Length of the ``<memory-stable>`` block (what ``/memory status`` reports).
+def stable_block_size(*args: Any, tokenizer: Tokenizer | None = None, **kwargs: Any) -> int:
+    """Length of the ``<memory-stable>`` block (``/memory status``); 0: no block.
 
-    No clock and no query are involved; 0 means agentao would send no block.
-    ``tokenizer`` is accepted for symmetry with ``preview`` and not needed.
+    Takes ``stable_view``'s arguments (``tokenizer`` is accepted, as ``preview`` takes it).
     """
-    return len(
-        stable_view(
-            project_memories,
-            user_memories,
-            summaries,
-            session_id=session_id,
-            hidden_ids=hidden_ids,
-            cache=cache,
-            version=version,
-        )[0]
-    )
+    return len(stable_view(*args, **kwargs)[0])
 
 
 def _recall(

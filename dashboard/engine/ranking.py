@@ -1,13 +1,6 @@
-"""Ranking recall candidates: the top 5 now, the full explained table on demand.
+"""Ranking recall candidates: the top 5 by heap now, the full explained table on demand.
 
-The prompt needs only the 5 best records, so those are taken with a heap;
-sorting every scored record (thousands on a large store) and wrapping each
-in a :class:`Candidate` waits until someone reads :attr:`Recall.candidates`.
-
-Order (agentao leaves equal scores in hash-set order): score descending,
-then ``updated_at`` descending in string order, then id ascending.  The
-stamp's place among all stamps of the index stands in for the string, so
-one numeric key sorts in a single pass.
+Order: score descending, ``updated_at`` descending (its place among all stamps), id ascending.
 """
 
 from __future__ import annotations

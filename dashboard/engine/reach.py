@@ -1,9 +1,5 @@
-"""How a memory reaches the model, in one wording for the memory page and the findings.
-
-From the stable selection (contract §9.1, ``stable.select``) and, when it was
-worked out, the 2,000-character budget's fit (§9.2): a soft-deleted row never
-reaches the agent; a selected one is in ``<memory-stable>`` every turn unless
-the budget leaves it out; any other live row only when a query recalls it.
+"""How a memory reaches the model (contract §9.1, §9.2), in one wording for the memory page
+and the findings: never (deleted), every turn (stable, if it fits), or when recalled.
 """
 
 from __future__ import annotations

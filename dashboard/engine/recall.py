@@ -1,10 +1,7 @@
 """Recall scoring with every term broken out (contract §10.4).
 
-score = w·tag + 3·title + 2·keyword + 1·content + 2·filepath + 1·recency − 2·stale,
-summed left to right in that order so the float is agentao's to the last bit
-(subtracting 2·stale equals adding its negation exactly in IEEE arithmetic).
-A record is a candidate only when tag + title + keyword + content + filepath
-> 0; recency alone never qualifies it.
+score = w·tag + 3·title + 2·keyword + 1·content + 2·filepath + 1·recency − 2·stale, summed
+in that order so the float is agentao's to the last bit; recency alone never qualifies.
 """
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
 """Exact text of the two prompt blocks (contract §9.3 and §11).
 
-Budgets count code points of the *escaped* text.  Only ``&``, ``<`` and ``>``
-are escaped (ampersand first); quotes are left alone, attribute values too.
+Budgets count code points of the escaped text; only ``&``, ``<``, ``>`` are escaped.
 """
 
 from __future__ import annotations

@@ -1,10 +1,5 @@
-"""Stable-entry selection, the cross-session tail and budget fitting.
-
-Selection (contract §9.1): user-scope rows and structural types always; of
-the other ("incidental") rows, the 3 most recently updated.  Fitting (§9.2):
-walk newest-created first and *skip and continue* when a fact does not fit.
-Tail (§8): the 10 newest summaries of every session, minus the current
-session's, first 3 kept, shown oldest first, last 800 characters.
+"""Stable-entry selection (§9.1), budget fitting (§9.2: skip and continue) and the
+cross-session tail (§8: 10 newest summaries, others' first 3, last 800 characters).
 """
 
 from __future__ import annotations

@@ -1,18 +1,7 @@
 """Recall tokenization as agentao 0.5.17 does it (contract §10.2).
 
-Two paths, unioned:
-
-* the Latin path lowercases the text (after a space is put at every seam
-  between an ASCII letter/Unicode digit and a CJK character), splits it on
-  whitespace and a fixed set of punctuation, drops one-character pieces and
-  stop words, and adds each piece's *variant* (``v3`` -> ``3``, plural
-  ``tests`` -> ``test``) next to it;
-* the CJK path, only when jieba can be imported, segments every run of CJK
-  characters with jieba's precise mode and keeps words of two or more
-  characters that start with a CJK character.
-
-Without jieba the CJK path yields nothing, exactly like agentao without its
-``i18n`` extra.  :attr:`Tokenizer.mode` says which of the two is active.
+A Latin path (lower-cased, split, stop words dropped, variants added) and, only when
+jieba imports, a CJK path (jieba's precise mode, words of 2+ characters); ``mode`` says which.
 """
 
 from __future__ import annotations

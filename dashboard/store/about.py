@@ -1,9 +1,4 @@
-"""What the stores hold about the person: the reads behind the "About you" page.
-
-Each section is read as at most ``limit`` rows plus a count of all of them, so
-the page costs the same at 100 rows as at 100,000: it shows the first ones
-and says how many more there are, with a link to the full filtered list.
-"""
+"""The reads behind "About you": each section at most ``limit`` rows plus a count of all."""
 
 from __future__ import annotations
 

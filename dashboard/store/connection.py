@@ -1,15 +1,9 @@
 """Opening agentao's memory files: read-only for browsing, short transactions for writes.
 
-Why several read modes: agentao keeps its files in WAL mode.  A ``mode=ro``
-connection to a WAL database creates ``-wal`` and ``-shm`` side files when
-they are missing and, being read-only, cannot remove them again — browsing
-would leave litter beside the user's file.  When no ``-wal`` file exists the
-whole database is in the main file, so we read it with ``immutable=1``, which
-touches nothing.  If a ``-wal`` appears while we read (the agent opened the
-file meanwhile) the read is repeated with ``mode=ro``, which is then safe
-because the agent owns the side files.  Files that SQLite would repair on
-open (a hot journal, a -wal that nobody holds) are read from a private,
-repaired copy instead: see ``recovery`` and ``copies``.
+A ``mode=ro`` open of a WAL file leaves ``-wal``/``-shm`` litter, so without a ``-wal``
+the file is read ``immutable=1`` (and read again if one appears meanwhile); with one,
+``mode=ro`` (the agent owns the side files).  Files SQLite would repair on open are
+read from a private repaired copy (``recovery``, ``copies``).
 """
 
 from __future__ import annotations

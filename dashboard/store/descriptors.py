@@ -1,20 +1,8 @@
-"""Looking at a store's files from outside SQLite without disturbing anyone's locks.
+"""Reading a store's files outside SQLite without dropping anyone's locks.
 
-Closing *any* descriptor of a SQLite file drops every POSIX lock this process
-holds on it, including the read locks of connections in other threads
-(sqlite.org "How To Corrupt An SQLite Database File", 2.2).  The agent then
-believes it is alone, checkpoints and deletes its -wal under our readers, and
-they report a damaged file.  So every byte the dashboard reads from a main
-file outside SQLite (its header, a private copy of it) and every lock it asks
-about goes through one descriptor per file that stays open; it is closed only
-once its path names another file, or when more than a few dozen files have
-been looked at (long gone test files).
-
-The same holds for the ``-shm``, where SQLite keeps the WAL's read and write
-locks: a byte scan that opened and closed it would drop the write lock of a
-dashboard thread in the middle of its transaction, and the agent could then
-write the same pages (a corrupt file, seen in bench/bench_concurrency.py).
-So every file of a store is read through here, never with ``open()``.
+Closing any descriptor of a SQLite file drops every POSIX lock this process holds on it
+(sqlite.org "How To Corrupt", 2.2), so every file of a store (main, ``-shm``) is read
+through one descriptor per file that stays open, never with ``open()``.
 """
 
 from __future__ import annotations

@@ -1,31 +1,11 @@
 """The event log of each store, read for the activity feed and the live pulse.
 
-What a file tells about who wrote (agentao 0.5.17, contract §2, §4.6, §5, §7;
-our ``writes.py``):
-
-* ``memory_events`` holds ``create`` / ``update`` / ``soft_delete``, the memory
-  id and the stamp; ``detail`` is always NULL.  agentao's ``save_memory`` tool,
-  its ``/memory`` commands, its cap of 50 auto-saved rows, the approval of a
-  suggestion and this dashboard all write the same rows: the file cannot say
-  which of them wrote one.
-* What can still be told: an ``update`` straight after a ``soft_delete`` of the
-  same row is a restore, which only a dashboard makes (agentao never brings a
-  row back); a write whose row still carries ``source='crystallized'`` and the
-  stamp of that write, or that lands within 2 s of a suggestion's approval, came
-  from approving a suggestion; and what *this* dashboard wrote since it was
-  started, which ``writes`` reports here as it writes (kept in memory only: the
-  file is never marked, so a restart forgets it and the older writes read as
-  the agent's).
-* Approving and rejecting write no event: the review row's ``status`` and
-  ``updated_at`` are all there is, and agentao's ``/memory review`` and a
-  dashboard write them alike.
-* ``/memory clear`` and ``/clear`` soft-delete without events: such rows are
-  found as deleted rows with no ``soft_delete`` event at their ``deleted_at``,
-  grouped by that stamp ("wiped").  The dashboard's Forget clears the same way.
-* A purge deletes rows with their events: the ``sqlite_sequence`` of the log
-  then runs ahead of what is left, which is how many changes are gone untold.
-
-Every read here is one short read-only transaction (``connection.read``).
+``memory_events`` cannot say who wrote (agentao's tools, its cap, approvals and this
+dashboard write alike); what can be told: an ``update`` right after a ``soft_delete`` is a
+restore (only a dashboard makes one), a ``crystallized`` write at an approval came from it,
+what this dashboard wrote since it started (``writes`` reports it, in memory only), a
+deleted row with no ``soft_delete`` event was wiped, and a ``sqlite_sequence`` ahead of the
+log counts purged changes.  Approvals and rejections write no event.
 """
 
 from __future__ import annotations

@@ -1,13 +1,8 @@
 """A write on a full disk: saying so, and leaving no side files behind.
 
-SQLite reports a full disk as SQLITE_FULL only when a page does not fit.
-When it cannot grow the ``-shm`` (the WAL index, 32 KiB) or write the first
-``-wal`` frame it reports an I/O error, and it leaves an empty ``-wal`` and a
-short ``-shm`` that it cannot remove on close; every later read of the store
-then fails too, until space is freed.  ``is_disk_full`` asks the file system
-how much room is left when a write fails with an I/O error, and
-``tidy_failed_write`` removes what such a write created, only when that is
-provably safe.
+SQLite reports a full disk as an I/O error when it cannot grow ``-shm`` or the first
+``-wal`` frame, and leaves them behind; ``is_disk_full`` asks the file system, and
+``tidy_failed_write`` removes what the write created when that is provably safe.
 """
 
 from __future__ import annotations

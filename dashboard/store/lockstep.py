@@ -1,18 +1,7 @@
 """Writing several files as one action: every lock first, then the checks, then the writes.
 
-An action that touches both stores (a move, an approval whose memory lands
-in the user file) cannot share one SQLite transaction between two files.
-What it can do is hold both write locks at once: take the lock of every
-file, check every expectation while nobody else can write, and only then
-write.  A refusal then happens before the first byte is written.
-
-Between the two commits the action is recorded (``intents``): if the second
-commit fails or the process dies there, the record names what is half done,
-and the next write to these stores (or the next start) finishes it first.
-
-Each file's transaction is ``connection.write`` itself (same checks, same
-error messages), entered and left by hand so that the locks can be taken in
-one order and the commits made in another.
+Each file's transaction is ``connection.write``, entered and left by hand so locks are
+taken in one order and commits made in another; ``intents`` records the action between.
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
 """SQL for a purge's dry run: the rows a choice names, and how they stand when the purge comes.
 
-The dry run is what the user confirms, and the agent keeps working after it:
-it adds review items, saves memories, soft-deletes some.  Rows that arrive
-meanwhile are not what the user confirmed, so a purge keeps them; rows that
-went are skipped; only a confirmed row that *changed* stops it.  To tell
-these apart, every row carries a digest of all its columns, taken when it
-was listed and again, inside the purge's write transaction, before it goes.
+Each row carries a digest of all its columns, taken when listed and again inside the
+purge's transaction: rows added meanwhile are kept, gone ones skipped, changed ones stop it.
 """
 
 from __future__ import annotations

@@ -1,10 +1,5 @@
-"""SQL for forgetting: agentao's wipe, the residue queries, and the hard purge.
-
-The wipe statements are the ones agentao's ``wipe_all`` runs (contract §13):
-one transaction per step, soft delete without events, a real DELETE of the
-summaries.  The hard purge is ours: it deletes exactly the rows a dry run
-listed (by id, refusing if one of them changed since; see ``plan``), with
-``secure_delete`` on, then VACUUMs and truncates the WAL.
+"""SQL for forgetting: agentao's wipe (contract §13), the residue queries, and the hard purge
+(exactly the dry run's rows, ``secure_delete`` on, then VACUUM and a WAL truncate).
 """
 
 from __future__ import annotations

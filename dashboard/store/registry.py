@@ -1,9 +1,5 @@
-"""Which files the dashboard shows: one or more project stores and the optional user store.
-
-agentao gives every project its own store and shares one user store between
-them.  The dashboard shows one project at a time beside the user store; the
-current project is picked per request (see ``web.stores``), so every screen
-keeps speaking of just two stores, keyed ``project`` and ``user``.
+"""Which files the dashboard shows: one project store at a time (picked per request,
+``web.stores``) and the optional user store, keyed ``project`` and ``user``.
 """
 
 from __future__ import annotations

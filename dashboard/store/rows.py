@@ -1,11 +1,5 @@
-"""sqlite3 rows -> records; tolerant of what hand edits and old versions leave behind.
-
-agentao writes text and JSON arrays of strings, but a column holds whatever was
-put there: SQLite keeps a BLOB as bytes even in a TEXT column, a JSON column
-may hold any JSON (or none), nested deeper than Python's stack.  One odd row
-must cost only its own display, never the page: bytes are read as UTF-8 text
-(invalid sequences replaced, as the connection's text factory does), and a
-JSON column that cannot be read is shown as the raw text it is.
+"""sqlite3 rows -> records, tolerant of hand edits: a BLOB is read as UTF-8 text (invalid
+bytes replaced) and a JSON column that cannot be read is shown as its raw text.
 """
 
 from __future__ import annotations

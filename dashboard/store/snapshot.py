@@ -1,22 +1,8 @@
 """One immutable snapshot of each store file's memories, re-read whole when the file moves.
 
-Every screen that needs many rows (the list, search, the preview, a memory's
-reach, an action's effect) reads them from here.  A snapshot holds every row
-of ``memories`` as :class:`records.Memory` (live and soft-deleted), the 10
-newest session summaries and the change counter, all read in one read
-transaction, so they agree with each other.  It is kept while the file's
-stamp holds (``held``: one rule for everything kept between requests), and
-read again whole when it moves: never patched, so there is nothing to get out of step.  At
-10,000 rows the whole read takes tens of milliseconds.
-
-Rows are in agentao's listing order, ``ORDER BY created_at``: SQLite answers
-agentao's query by walking the partial unique index on (scope, key_normalized)
-and sorting stably, so equal stamps come in (scope, key) order, which we ask
-for explicitly (checked against agentao in tests/test_preview_page.py).
-
-Snapshots are keyed on the file's path, so a project switch never mixes two
-files; a file that cannot be read raises its ``StoreProblem`` for the caller
-to show, and the other file's snapshot is unaffected.
+Every row (live and deleted), the 10 newest summaries and the change counter, read in one
+transaction and kept while the file's stamp holds (``held``).  Rows are in agentao's
+listing order: ``created_at``, then (scope, key) as its index walk gives them.
 """
 
 from __future__ import annotations

@@ -1,26 +1,10 @@
 """Writing agentao's memory files the way agentao 0.5.17 writes them (contract §4.6, §5, §7).
 
-Every action re-reads what it is about to change *inside* its write
-transaction and compares it with what the page showed; if anything moved it
-raises ``WriteConflict`` and writes nothing.  The agent may be writing at the
-same time, SQLite serialises the two of us, and whoever comes second notices.
-
-What is compared is the action's own rows: the row being edited or deleted
-(``updated_at`` and a fingerprint of every column), the live row holding the
-key a save would take, the review item being decided.  The store's change
-counter is not: it moves whenever the agent saves *any* row, which is no
-reason to refuse an edit of another.
-
-The checks (``row_as_seen``, ``target_as_seen``, ``pending_as_seen``) and the
-writes (``put``, ``delete_row``, ``mark``) work on an open connection, so an
-action spanning two files runs them under ``lockstep.write_all``: every lock,
-then every check, then every write.  ``save_memory``, ``soft_delete`` and
-``set_review_status`` are the one-file actions built from them.
-
-The statements mirror agentao's own: upsert by ``(scope, key_normalized)``
-among live rows, UPDATE in place or INSERT with a new 8-hex id, one event
-whose timestamp is the row's new ``updated_at``, local wall-clock stamps,
-JSON lists as ``json.dumps`` writes them by default.
+Every action re-reads its own rows inside its write transaction and raises
+``WriteConflict`` (writing nothing) when they moved since the page showed them.  The
+checks and writes work on an open connection, so two-file actions run them under
+``lockstep.write_all``.  Statements mirror agentao's: upsert among live rows by (scope,
+key), a new 8-hex id, one event stamped as the row, local wall-clock stamps.
 """
 
 from __future__ import annotations
