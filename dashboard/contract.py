@@ -24,12 +24,8 @@ REFUSED_SECRET = "Refused to save: content appears to contain sensitive credenti
 
 
 class SaveRefused(ValueError):
-    """agentao would refuse this save; the message is agentao's own wording.
-
-    ``agentao_error`` names the exception agentao raises for it, so a script can
-    tell a refused secret (``SensitiveMemoryError``) from a bad key or content
-    (``ValueError``) without matching text.
-    """
+    """agentao would refuse this save, in agentao's words; ``agentao_error`` names its exception
+    (``SensitiveMemoryError`` or ``ValueError``)."""
 
     agentao_error = "ValueError"
 

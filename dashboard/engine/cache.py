@@ -19,13 +19,8 @@ CONTENT_INDEXED = 500  # agentao tokenizes only this prefix of the content
 
 @dataclass(frozen=True)
 class Bundle:
-    """The token sets one record is scored with (contract §10.3).
-
-    Each set is held as a tuple of distinct tokens, one string per word across
-    the index: a frozenset per field cost ~12 KB a record (125 MB at 10,000
-    records), tuples of shared strings a tenth of it.  Queries are the sets
-    (``query.intersection(bundle.content)``), so nothing is slower to score.
-    """
+    """The token sets one record is scored with (contract §10.3), as tuples of shared strings
+    (a tenth of the memory of frozensets; queries are the sets)."""
 
     title: tuple[str, ...]
     content: tuple[str, ...]
@@ -72,12 +67,8 @@ class _Builder:
 
 @dataclass
 class IndexState:
-    """One published index: entries, records by id, their bundles.
-
-    No inverted index: testing every record's bundle against a query's tokens
-    (``Bundle.meets``) costs a few milliseconds at 10,000 records, while
-    building token -> ids cost a third of building the bundles.
-    """
+    """One published index: entries, records by id, their bundles (no inverted index: testing
+    every bundle costs a few ms at 10,000 records, building one a third of the bundles)."""
 
     key: Hashable
     entries: list[Memory]

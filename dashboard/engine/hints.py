@@ -18,12 +18,8 @@ _PATHLIKE = re.compile(r"([\w./\\-]+\.\w{2,6})|[\w./\\-]++")
 
 
 def _texts(message: Any) -> list[str]:
-    """The scanned texts of one message.
-
-    A message is a plain string (the dashboard's textarea gives these) or an
-    agentao-style dict whose ``content`` is a string or a list of blocks, of
-    which only ``{"type": "text"}`` blocks count.
-    """
+    """The scanned texts of one message: a string, or an agentao-style dict whose ``content`` is
+    a string or blocks (only ``{"type": "text"}`` count)."""
     if isinstance(message, str):
         return [message]
     content = message.get("content", "") if isinstance(message, dict) else ""

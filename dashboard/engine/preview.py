@@ -27,18 +27,6 @@ def _aware(now: datetime) -> datetime:
     return now if now.tzinfo is not None else now.replace(tzinfo=timezone.utc)
 
 
-def _state(
-    project: Sequence[Memory],
-    user: Sequence[Memory],
-    cache: EngineCache | None,
-    version: Hashable | None,
-    tok: Tokenizer,
-) -> IndexState:
-    if cache is None:
-        return uncached_state(project, user, tok)
-    return cache.state(project, user, version, tok)
-
-
 def stable_view(
     project_memories: Sequence[Memory],
     user_memories: Sequence[Memory],
@@ -49,14 +37,8 @@ def stable_view(
     cache: EngineCache | None = None,
     version: Hashable | None = None,
 ) -> tuple[str, Fitted]:
-    """The ``<memory-stable>`` block and its fitted entries, without indexing for recall.
-
-    The stable block needs no tokens, so screens that only show it (the
-    overview's size, a memory's reach, an action's effect) skip the token index
-    that ``preview`` builds over every record.  Same selection, fit and
-    rendering code as ``preview``; with a cache, the selection of the rows as
-    they are is made once per ``version``.
-    """
+    """The ``<memory-stable>`` block and its fitted entries, without the token index ``preview``
+    builds (for the overview's size, a memory's reach, an action's effect)."""
     summaries = list(summaries)
     hidden = frozenset(hidden_ids)
     tail = session_tail(summaries, session_id)
@@ -126,21 +108,17 @@ def preview(
 ) -> Preview:
     """Compute both blocks and every explanation for one query.
 
-    ``project_memories`` / ``user_memories``: each file's rows in
-    ``ORDER BY created_at`` order (soft-deleted rows are ignored);
-    ``summaries``: the project file's summaries in rowid order, or newest
-    first as ``ORDER BY created_at DESC`` gives them (at least the 10 newest);
-    ``messages``: recent messages, oldest first (strings or agentao-style
-    dicts), the source of file-path hints; ``context_hints``: the hints
-    themselves, as a caller of agentao's ``recall_candidates`` passes them
-    (``messages`` is then not read); ``session_id``: the current
-    session (None = a brand-new one); ``now``: the clock (naive = UTC);
-    ``cache`` + ``version`` (the two change counters): reuse token bundles.
-    """
+    Each file's rows in ``ORDER BY created_at`` order; ``summaries`` in rowid order or newest
+    first (the 10 newest at least); ``messages`` (oldest first) give file-path hints unless
+    ``context_hints`` gives them; ``session_id`` None is a new session; ``now`` naive = UTC;
+    ``cache`` + ``version`` (both change counters) reuse the token index."""
     tok = tokenizer or default_tokenizer()
     now = _aware(now)
     hidden = frozenset(hidden_ids)
-    state = _state(project_memories, user_memories, cache, version, tok)
+    if cache is None:
+        state = uncached_state(project_memories, user_memories, tok)
+    else:
+        state = cache.state(project_memories, user_memories, version, tok)
     summaries = list(summaries)
     tail = session_tail(summaries, session_id)
     block, fitted = stable_view(

@@ -25,12 +25,9 @@ SortKey = Callable[[rc.Scored], tuple[float, int, str]]
 class Candidate:
     """A record with a non-zero recall signal and what became of it.
 
-    ``mark`` is one of ``in_block``, ``cut_top5``, ``cut_context_budget`` or
-    ``excluded_stable`` (shown in the stable block, so agentao never scores
-    it; we still do, to explain).  ``rank`` is the 1-based place among the
-    records agentao ranks (None when excluded).  ``tied`` counts ranked
-    records with exactly this score: agentao orders those arbitrarily.
-    """
+    ``mark``: ``in_block``, ``cut_top5``, ``cut_context_budget`` or ``excluded_stable``;
+    ``rank``: 1-based among ranked records (None if excluded); ``tied``: ranked records
+    with exactly this score (agentao orders those arbitrarily)."""
 
     scored: Scored
     mark: str

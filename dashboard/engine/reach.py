@@ -12,12 +12,9 @@ from dashboard.records import Memory
 
 
 def memory_reach(memory: Memory, because: str | None, shown: bool | None = None) -> dict[str, Any]:
-    """``{"code", "text"}`` (and ``"because"`` for a selected row).
-
-    ``because`` is the rule that selected the row for the stable block, None
-    when it was not selected; ``shown`` says whether the budget lets it in,
-    None when not worked out.  Codes: soft_deleted, stable, stable_evicted, recall.
-    """
+    """``{"code", "text"}`` (and ``"because"``: the stable rule that selected the row); ``shown``:
+    whether the budget lets it in, None when not worked out.  Codes: soft_deleted, stable,
+    stable_evicted, recall."""
     if memory.deleted_at is not None:
         return {"code": "soft_deleted", "text": reach_text("soft_deleted")}
     if because is not None and shown is not False:

@@ -48,14 +48,10 @@ _US = timedelta(microseconds=1)
 
 
 class Ages:
-    """Days since ``updated_at`` stamps at one ``now``, floored at 0.
+    """Days since ``updated_at`` stamps at one ``now``, floored at 0, as agentao's float exactly.
 
-    A stamp without offset is read as UTC (agentao's behaviour even though it
-    writes local time, contract §17.1); one that cannot be parsed is 0 days
-    old.  Integer microseconds divided as ``timedelta.total_seconds`` does
-    give agentao's float exactly.  ``memo`` (stamp -> microseconds) may be
-    shared between calls so each distinct stamp is parsed once.
-    """
+    A stamp without offset is UTC (contract §17.1); one that cannot be parsed is 0 days old.
+    ``memo`` (stamp -> microseconds) may be shared so each stamp is parsed once."""
 
     def __init__(self, now: datetime, memo: dict[str, int | None] | None = None):
         self.now_us = (now - _EPOCH) // _US
@@ -107,12 +103,7 @@ class Term:
 
 
 class Scored:
-    """A record's score and unweighted signal; terms and reasons on demand.
-
-    Scoring every matching record of a 10,000-row store is the hot loop, so
-    only the numbers are computed eagerly; the explanation is built when a
-    view or the renderer asks for it.
-    """
+    """A record's score and unweighted signal (the hot loop); terms and reasons on demand."""
 
     __slots__ = ("memory", "score", "signal", "days", "_w", "_values", "_hits")
 

@@ -31,7 +31,8 @@ class Budget:
         return self.used / self.limit if self.limit else 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain form for the JSON twin."""
+        """Plain form for the JSON twin, of a size that does not grow with the store: candidates
+        paged by rank, the shown stable entries plus ``EVICTED_SHOWN`` left out, never-recalled counted."""
         return {"used": self.used, "limit": self.limit}
 
 

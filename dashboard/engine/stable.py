@@ -23,12 +23,8 @@ TAIL_SEPARATOR = "\n\n---\n\n"
 
 
 def all_entries(project: Iterable[Memory], user: Iterable[Memory]) -> list[Memory]:
-    """Live rows of the project file then the user file, stably sorted by created_at.
-
-    Each list must already be in the file's ``ORDER BY created_at`` order
-    (which is rowid order among equal stamps): at equal ``created_at`` the
-    input order decides, and project rows stay before user rows.
-    """
+    """Live rows of the project file then the user file (each in ``ORDER BY created_at``
+    order), stably sorted by created_at."""
     rows = [m for m in project if m.deleted_at is None]
     rows += [m for m in user if m.deleted_at is None]
     # Two already-sorted runs: timsort merges them in one linear pass.
@@ -112,12 +108,8 @@ _COSTS_HELD = 400_000
 
 
 class FactCosts:
-    """Characters each row's stable fact takes (newline included), remembered per row.
-
-    Keyed by object identity, holding the row: a snapshot hands out the same
-    record for as long as it lives, so every screen drawn from it renders each
-    fact once.  Hashing a frozen record would cost more than rendering it.
-    """
+    """Characters each row's stable fact takes (newline included), remembered per row object
+    (a snapshot hands out the same record while it lives; hashing one costs more)."""
 
     def __init__(self) -> None:
         self._held: dict[int, tuple[Memory, int]] = {}
@@ -134,12 +126,8 @@ class FactCosts:
 
 
 class Fitted(Sequence[Selected]):
-    """Every selected entry with its fit, in selection order (oldest first).
-
-    The walk keeps only where it showed an entry and the room after each;
-    :class:`Selected` records are made on access, so a block over 100,000
-    rows costs no more objects than the facts it shows.
-    """
+    """Every selected entry with its fit, in selection order (oldest first); :class:`Selected`
+    records are made on access, so a large block costs only the facts it shows."""
 
     def __init__(
         self,
@@ -203,12 +191,9 @@ def fit(
 ) -> Fitted:
     """Decide which selected entries the budget shows, in selection order.
 
-    Newest-created first; an entry that does not fit is skipped and the walk
-    continues with older ones, so a small old fact can get in past a big new
-    one.  ``cost`` gives a fact's length plus its newline (pass a
-    :class:`FactCosts` to remember it across calls); ``costs``, when the
-    caller already has them, is that number for every entry of ``picked``.
-    """
+    Walks newest-created first, skipping an entry that does not fit and going on.  ``cost``
+    gives a fact's length plus newline (a :class:`FactCosts` remembers it); ``costs``, when
+    known, is that for every entry of ``picked``."""
     if costs is None:
         cost = cost or FactCosts()
         costs = [cost(m) for m, _ in picked]
@@ -237,13 +222,8 @@ def fit(
 
 
 def session_tail(summaries: Iterable[Summary], session_id: str | None) -> str:
-    """The cross-session tail agentao puts in ``<session>`` (may be ``""``).
-
-    ``summaries`` are the project file's rows in rowid order (or already
-    newest first, as SQLite returns them); rows from the user file are
-    ignored because agentao never reads them.  ``session_id``
-    None stands for a brand-new session, which owns no summary.
-    """
+    """The cross-session tail agentao puts in ``<session>`` (may be ``""``), from the project
+    file's summaries (rowid order or newest first); ``session_id`` None: a new session."""
     rows = [s for s in summaries if s.store == "project"]
     # Stable sort: equal stamps keep rowid order, matching SQLite's sorter.
     rows.sort(key=lambda s: s.created_at, reverse=True)

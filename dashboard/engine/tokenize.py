@@ -84,12 +84,8 @@ def _load_jieba(userdict: Path | None) -> Any:
 
 
 class Tokenizer:
-    """agentao's recall tokenizer; ``use_jieba=None`` means "if importable".
-
-    ``use_jieba=False`` reproduces agentao installed without jieba; ``True``
-    raises ImportError when jieba is missing.  ``userdict`` defaults to
-    ``~/.agentao/userdict.txt``, the file agentao loads if it exists.
-    """
+    """agentao's recall tokenizer; ``use_jieba``: None "if importable", False as agentao without
+    jieba, True (ImportError if missing).  ``userdict``: ``~/.agentao/userdict.txt`` by default."""
 
     def __init__(self, use_jieba: bool | None = None, userdict: Path | None = None):
         self._jieba = None if use_jieba is False else _load_jieba(userdict)
@@ -169,13 +165,8 @@ CJK_SETTINGS = ("auto", "on", "off")
 
 @functools.cache
 def tokenizer_for(cjk: str) -> Tokenizer:
-    """The tokenizer for a ``--cjk`` setting, one per process and setting.
-
-    The preview must tokenize as the *agent* does, and the agent's environment
-    may lack jieba while the dashboard's has it (or the reverse): ``off`` is
-    agentao without jieba, ``on`` requires it (ImportError when missing),
-    ``auto`` uses it when importable, as agentao itself decides.
-    """
+    """The tokenizer for a ``--cjk`` setting (as the agent splits, not the dashboard), one per
+    process and setting: ``off`` without jieba, ``on`` requires it, ``auto`` if importable."""
     if cjk not in CJK_SETTINGS:
         raise ValueError(f"CJK must be one of {', '.join(CJK_SETTINGS)}, not {cjk!r}")
     return default_tokenizer() if cjk == "auto" else Tokenizer(use_jieba=cjk == "on")

@@ -114,12 +114,8 @@ def _decode_text(raw: bytes) -> str:
 
 
 def file_stamp(path: Path | str) -> recovery.Signature:
-    """The database file, its ``-wal`` and its ``-journal`` as (size, mtime, inode) or None:
-    every commit moves one (``recovery.signature``).
-
-    Cheap enough to ask on every request; what has been derived from a file is
-    reused while its stamp stays the same.
-    """
+    """The file, its ``-wal`` and ``-journal`` as (size, mtime, inode) or None: every commit
+    moves one, and it is cheap enough to ask on every request."""
     return recovery.signature(Path(path))
 
 
@@ -148,11 +144,8 @@ def _open_uri(path: Path, plan: recovery.Plan, sig: recovery.Signature, pins: Ex
 def read(path: Path, fn: Callable[[sqlite3.Connection], T], attach: dict[str, Path] | None = None) -> T:
     """Run ``fn(conn)`` on a read-only connection to ``path`` without changing any file.
 
-    ``attach`` maps schema aliases to further stores opened the same way on the
-    same connection (so one query can page across both files).  Raises
-    StoreProblem when a file is missing, not a file, damaged or locked, or
-    would need a repair too large to make on a private copy (``copies``).
-    """
+    ``attach``: alias -> further stores on the same connection.  Raises StoreProblem when a
+    file is missing, damaged, locked or too large to repair on a private copy."""
     files = {"main": Path(path), **{k: Path(v) for k, v in (attach or {}).items()}}
     for p in files.values():
         if not p.is_file():
@@ -246,11 +239,8 @@ def settle(*paths: Path | str) -> list[intents.Report]:
 def write(path: Path, settled: bool = False) -> Iterator[sqlite3.Connection]:
     """A short ``BEGIN IMMEDIATE`` transaction on an existing store, as agentao writes.
 
-    Commits on success, rolls back on any error.  Never creates the file, and a
-    failed write leaves no side file the store did not have (see full_disk).
-    A two-file action left half done on this store is finished first, unless
-    the caller did that already (``settled``).
-    """
+    Commits on success, rolls back on any error, never creates the file, and leaves no side
+    file a failed write made; a half-done two-file action is finished first unless ``settled``."""
     path = Path(path)
     if not path.is_file():
         raise not_there(path)
@@ -319,12 +309,8 @@ def open_rw(path: Path, *pragmas: str) -> sqlite3.Connection:
 
 
 def rollback_quietly(conn: sqlite3.Connection) -> None:
-    """Roll back if a transaction is still open, never raising.
-
-    After SQLITE_FULL (and some I/O errors) SQLite has already rolled back, and
-    closing rolls back as well: a ROLLBACK that fails must not replace the error
-    that says why the write failed.
-    """
+    """Roll back if a transaction is still open, never raising (after SQLITE_FULL SQLite has
+    rolled back already: a failing ROLLBACK must not hide why the write failed)."""
     try:
         if conn.in_transaction:
             conn.execute("ROLLBACK")

@@ -85,13 +85,9 @@ def own_review(item_id: Any, status: Any, stamp: Any) -> bool:
 # --------------------------------------------------------------------------- the pulse
 @dataclass(frozen=True)
 class Mark:
-    """Where a store's log stood: the newest event id, the change counter, and where the
-    review queue stood (``reviews``: its newest stamp, newest rowid, row count, pending
-    count and occurrences, "|"-joined).  agentao's stamps are whole seconds, so the stamp
-    alone missed a suggestion, an occurrence or a decision in the same second as the one
-    before; the rowid, the counts and the sum each move with one.  The pulse compares two
-    marks; each is O(1) to read but the review part (a scan of the queue, which holds
-    suggestions, not memories)."""
+    """Where a store's log stood: newest event id, change counter and the review queue's
+    newest stamp, rowid, counts and occurrences ("|"-joined: stamps are whole seconds, so each
+    of those moves with one change).  The pulse compares two marks."""
 
     last_event: int
     counter: int
@@ -126,15 +122,7 @@ def news(ref: StoreRef, since: Mark, cap: int = 5) -> dict[str, Any]:
     def run(conn: sqlite3.Connection) -> dict[str, Any]:
         conn.execute("BEGIN")
         try:
-            events = [
-                dict(r)
-                for r in conn.execute(
-                    f"SELECT {_EVENT}, {_MEMORY}"
-                    " FROM memory_events e LEFT JOIN memories m ON m.id = e.memory_id"
-                    " WHERE e.id > ? ORDER BY e.id DESC LIMIT ?",
-                    (since.last_event, cap),
-                )
-            ]
+            events = _events(conn, "e.id > ?", [since.last_event, cap])
             total = conn.execute(
                 "SELECT COUNT(*) FROM memory_events WHERE id > ?", (since.last_event,)
             ).fetchone()[0]
@@ -144,6 +132,12 @@ def news(ref: StoreRef, since: Mark, cap: int = 5) -> dict[str, Any]:
         return {"events": events, "total": total, "reviews": reviews}
 
     return read(ref.path, run)
+
+
+def _events(conn: sqlite3.Connection, where: str, args: list[Any]) -> list[dict[str, Any]]:
+    # The newest log rows matching ``where`` (the last arg: how many), joined with their memory.
+    sql = f"SELECT {_EVENT}, {_MEMORY} FROM memory_events e LEFT JOIN memories m ON m.id = e.memory_id"
+    return [dict(r) for r in conn.execute(f"{sql} WHERE {where} ORDER BY e.id DESC LIMIT ?", args)]
 
 
 def _reviews_since(conn: sqlite3.Connection, mark: str, cap: int) -> list[dict[str, Any]]:
@@ -196,28 +190,15 @@ def _window(
 def history(
     ref: StoreRef, since: str | None, until: str | None, limit: int, words: str = ""
 ) -> dict[str, Any]:
-    """The newest ``limit`` of each kind of entry in [since, until) whose title holds
-    ``words`` (if given), and how many there are.
-
-    ``events``: the log joined with its memory row (None columns: purged);
-    ``reviews``: suggestions decided (status and updated_at);
-    ``wipes``: rows soft-deleted with no event at their stamp, grouped by stamp;
-    ``prior``: memory id -> the log's (id, event_type) of the rows listed, to find restores.
-    """
+    """The newest ``limit`` entries of each kind in [since, until) whose title holds ``words``,
+    and how many: ``events`` (joined with their row; None columns: purged), ``reviews``
+    decided, ``wipes`` (deletes with no event, by stamp), ``prior`` (id -> log rows, for restores)."""
 
     def run(conn: sqlite3.Connection) -> dict[str, Any]:
         conn.execute("BEGIN")
         try:
             where, args = _window("e.timestamp", since, until, words, "m.title")
-            events = [
-                dict(r)
-                for r in conn.execute(
-                    f"SELECT {_EVENT}, {_MEMORY}"
-                    " FROM memory_events e LEFT JOIN memories m ON m.id = e.memory_id"
-                    f" WHERE {where} ORDER BY e.id DESC LIMIT ?",
-                    (*args, limit),
-                )
-            ]
+            events = _events(conn, where, [*args, limit])
             joined = " LEFT JOIN memories m ON m.id = e.memory_id" if words else ""
             n_events = conn.execute(
                 f"SELECT COUNT(*) FROM memory_events e{joined} WHERE {where}", args

@@ -19,15 +19,9 @@ from .registry import StoreRef
 
 @dataclass(frozen=True)
 class Outline:
-    """One file's export order without its text.
-
-    ``live`` is (scope, type, rowid) per live memory ordered by scope, type,
-    creation time and id; the other fields are rowids in their export order
-    (empty unless the invisible rows were asked for).  ``events`` maps memory id
-    -> {"count", "by_type": {event_type: n}, "first", "last"}: read once here in
-    one pass, because memory_events has no index on memory_id and a pass per
-    piece would make the export quadratic.
-    """
+    """One file's export order without its text: ``live`` is (scope, type, rowid) per live
+    memory, the others rowids; ``events`` (memory id -> counts and first/last stamps) is read
+    in one pass, as memory_events has no index on memory_id."""
 
     ref: StoreRef
     live: tuple[tuple[str, str, int], ...]

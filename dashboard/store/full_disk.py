@@ -53,14 +53,8 @@ def is_disk_full(path: Path, exc: BaseException, writing: bool) -> bool:
 
 
 def tidy_failed_write(path: Path, before: dict[str, int | None], now: dict[str, int | None]) -> None:
-    """Remove the -wal and -shm a failed write created, when they hold nothing and nobody uses them.
-
-    ``before`` and ``now`` are the side files' sizes (``connection.side_files``)
-    before the write and after its connection closed.  They go only when
-    neither was there before the write, the -wal is empty (no transaction of
-    anyone is in it) and no connection of any process has the store open.
-    A -wal another program has open is never touched.
-    """
+    """Remove the -wal and -shm a failed write created: only when neither was there ``before``,
+    the -wal is empty and no connection of any process has the store open."""
     if before["-wal"] is not None or now["-wal"]:  # not ours, or it may hold frames
         return
     created = [s for s in ("-wal", "-shm") if before[s] is None and now[s] is not None]

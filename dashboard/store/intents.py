@@ -155,13 +155,8 @@ def _records(paths: tuple[Path | str, ...]) -> list[Path]:
 
 
 def settle(*paths: Path | str) -> list[Report]:
-    """Finish every stopped action on any of ``paths`` (all stores when none is given).
-
-    Returns the reports of what was finished; raises ``Unfinished`` when one
-    could not be finished now (it stays recorded).  Records of live actions
-    (their lock is held) are left alone.  Re-entrant calls (a finisher's own
-    writes) do nothing.
-    """
+    """Finish every stopped action on any of ``paths`` (all stores when none); returns reports,
+    raises ``Unfinished`` when one cannot be finished now.  Live and re-entrant ones are left."""
     if getattr(_local, "busy", False):
         return []
     watch(*paths)

@@ -26,25 +26,13 @@ class _Abandon(Exception):
 def write_all(
     paths: list[Path], intent: intents.Intent | None = None
 ) -> Iterator[dict[Path, sqlite3.Connection]]:
-    """One ``write`` transaction on every distinct file in ``paths``, all held at once.
+    """One ``write`` transaction on every distinct file in ``paths``, all held at once; yields
+    ``{path: connection}`` (two paths naming one file share one).
 
-    The locks are taken in one fixed order, by resolved path, so two
-    dashboards doing the same cannot deadlock (agentao holds one file at a
-    time).  Two paths naming one file share one connection: one transaction.
-    Yields ``{path: connection}`` for each path given.
-
-    On success the files commit in the order ``paths`` gives them.  Callers
-    put first the file whose half can be done again (the memory, saved by an
-    upsert), so a crash between two commits leaves a state that repeating the
-    action completes without a duplicate.  Any error before the first commit
-    rolls every file back.
-
-    ``intent``, for an action on two files, is recorded (durably, beside the
-    first file) after every statement ran and before the first commit; a
-    record that cannot be written refuses the action with nothing written.
-    If a later commit fails, the record stays and ``StoreProblem("half_done")``
-    says, in the intent's words, what was written and what was not.
-    """
+    Locks are taken in resolved-path order (no deadlock); commits follow ``paths`` (callers
+    put first the half that can be repeated).  An error before the first commit rolls every
+    file back.  ``intent`` is recorded durably before the first commit (or the action is
+    refused); a later commit that fails leaves it and raises ``StoreProblem("half_done")``."""
     files: dict[str, Path] = {}
     for p in paths:
         files.setdefault(str(Path(p).resolve()), Path(p))

@@ -30,15 +30,8 @@ DIGEST_HEX = 8  # 32 bits: a changed row passes for unchanged once in four billi
 
 @dataclass(frozen=True)
 class PlanRow:
-    """One row a purge will erase; ``texts`` never leave the process.
-
-    ``texts`` are what the byte scan looks for: a memory's content, a review
-    item's captured phrase and evidence, a summary's text.  Titles (the keys)
-    go with the row but are not searched for: a few bytes like "editor" say
-    nothing in raw bytes, and each short text costs a pass over the file.
-    ``digest`` names the row's every column as listed; "" means "not checked"
-    (events, which agentao never changes, are confirmed by id alone).
-    """
+    """One row a purge will erase; ``texts`` (what the byte scan looks for, not titles) never
+    leave the process; ``digest`` covers every column as listed ("" for events: by id alone)."""
 
     kind: str
     id: str

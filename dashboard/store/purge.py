@@ -176,12 +176,9 @@ def residue_rows(ref: StoreRef) -> dict[str, Any]:
 
 
 def scoped_rows(ref: StoreRef) -> dict[str, Any]:
-    """Every memory, review item and summary id with what a scoped forget picks by (read-only).
-
-    ``memories``: (id, scope, live); ``reviews``: (id, scope); ``summaries``: ids; ``events``: a count.
-    Only rows whose id is text: agentao writes no other, and a purge names rows by their id in
-    its fingerprint (a hand-written BLOB id there would break the dry run).
-    """
+    """Every memory, review item and summary id with what a scoped forget picks by (read-only):
+    ``memories`` (id, scope, live), ``reviews`` (id, scope), ``summaries``, ``events`` (a count).
+    Only text ids (a purge names rows by id in its fingerprint)."""
 
     def run(conn: sqlite3.Connection) -> dict[str, Any]:
         return {
@@ -226,14 +223,8 @@ def user_memory_texts(ref: StoreRef) -> list[tuple[str, str, str, str]]:
 
 
 def scoped_texts(ref: StoreRef, visit: Callable[[str, str, str, bool, tuple[str, ...]], None]) -> None:
-    """Every memory, review item and summary (text ids, as ``scoped_rows``), one at a time, with
-    its texts, to ``visit(kind, id, scope, live, texts)`` (read-only).
-
-    ``kind`` is ``memory``, ``review`` or ``summary``; ``texts`` are a memory's key, title and
-    content, a review item's title, content and evidence, a summary's text (a BLOB read as
-    text).  Rows are handed over as they are read: the caller keeps what it needs, so a large
-    store is never held whole.  A summary has no scope (``""``); only a memory can be not live.
-    """
+    """Hand every memory, review item and summary (text ids) to ``visit(kind, id, scope, live,
+    texts)`` as read, so a large store is never held whole (read-only)."""
 
     def text(v: Any) -> str:
         v = as_text(v)
@@ -354,16 +345,11 @@ def erase(
     on_step: Callable[[str], None] = lambda step: None,
     outcome: EraseOutcome | None = None,
 ) -> EraseOutcome:
-    """Erase the confirmed rows of ``dry_run`` in one BEGIN IMMEDIATE transaction, then
-    VACUUM and truncate the WAL.
+    """Erase the confirmed rows of ``dry_run`` in one BEGIN IMMEDIATE transaction, then VACUUM
+    and truncate the WAL.
 
-    Inside the transaction each confirmed row is read again: unchanged ones
-    are deleted, gone ones skipped, rows the selection names now but the dry
-    run did not are kept (``outcome.kept``).  If any confirmed row changed,
-    RowsChanged is raised before anything is written; a locked file raises
-    StoreProblem("locked").  An empty plan still VACUUMs and checkpoints: that
-    is how a purge interrupted after its DELETE is finished by running it again.
-    """
+    Unchanged rows go, gone ones are skipped, new ones kept (``outcome.kept``); a changed one
+    raises RowsChanged before any write.  An empty plan still VACUUMs (finishing a purge)."""
     outcome = outcome if outcome is not None else EraseOutcome()
     settle(ref.path)  # a two-file action left half done on this store is finished first
     conn = _open_rw(ref.path)

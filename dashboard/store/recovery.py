@@ -128,13 +128,8 @@ def what_next(reason: str, kind: str) -> str:
 
 
 def notice(path: Path, kind: str) -> dict[str, Any] | None:
-    """What the user must know about what is shown, or None.
-
-    Only an interrupted write is worth a word: what the file holds is not what
-    is shown.  Saves left in a -wal are committed and shown as they are; that
-    state is ordinary (it also follows an agent that closed while the
-    dashboard was reading) and needs no alarm, only the private copy.
-    """
+    """What the user must know about what is shown, or None: only an interrupted write (saves
+    left in a -wal are committed, shown as they are, and need no alarm)."""
     found = plan(path)
     if found.reason != "interrupted_write":
         return None

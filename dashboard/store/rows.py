@@ -71,18 +71,23 @@ R = TypeVar("R", Memory, Summary, ReviewItem, Event)
 def _columns(cls: type) -> tuple[list[str], list[str]]:
     # A record's fields read as they are, and those decoded from a ``*_json`` column.
     names = [f.name for f in fields(cls) if f.name != "store"]
-    return [n for n in names if n not in ("tags", "keywords")], [
-        n for n in names if n in ("tags", "keywords")
-    ]
+    arrays = [n for n in names if n in ("tags", "keywords")]
+    return [n for n in names if n not in arrays], arrays
 
 
-_COLUMNS = {cls: _columns(cls) for cls in (Memory, Summary, ReviewItem, Event)}
+_COLUMNS = {cls.__name__: _columns(cls) for cls in (Memory, Summary, ReviewItem, Event)}
+
+
+def columns(cls: type) -> tuple[str, ...]:
+    """The table columns a record of ``cls`` is read from."""
+    plain, arrays = _COLUMNS[cls.__name__]
+    return (*plain, *(n + "_json" for n in arrays))
 
 
 def record(cls: type[R], row: RowLike, store: str, **lists: tuple[str, ...]) -> R:
     """A row as a ``cls`` record; ``lists`` gives array fields already decoded."""
     row = _plain(row)
-    plain, arrays = _COLUMNS[cls]
+    plain, arrays = _COLUMNS[cls.__name__]
     values: dict[str, Any] = {n: row[n] for n in plain}
     for n in arrays:
         values[n] = lists[n] if n in lists else decode_list(row[n + "_json"])

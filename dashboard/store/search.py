@@ -42,12 +42,8 @@ def ascii_lower(text: str) -> str:
 
 
 def json_strings(raw: Any) -> tuple[list[str], bool]:
-    """String elements of a JSON array column, and whether that is all it held.
-
-    agentao writes arrays of strings.  Anything else (numbers, nulls, nested
-    values, text that is not JSON) is rendered differently by SQLite's
-    json_each than by Python, so such rows are "odd" and left to SQLite.
-    """
+    """String elements of a JSON array column, and whether that is all it held (anything else
+    json_each renders otherwise: the row is "odd")."""
     try:
         # agentao writes compact JSON, which raw_decode reads without json.loads'
         # wrapping; anything else is read again.

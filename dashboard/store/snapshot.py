@@ -23,22 +23,7 @@ from .registry import StoreRef
 from .rows import text_select, whole_number
 from .search import ascii_lower, haystack, json_strings
 
-COLUMNS = (
-    "id",
-    "scope",
-    "type",
-    "key_normalized",
-    "title",
-    "content",
-    "tags_json",
-    "keywords_json",
-    "source",
-    "confidence",
-    "sensitivity",
-    "created_at",
-    "updated_at",
-    "deleted_at",
-)
+COLUMNS = rowmod.columns(Memory)
 SEARCHED = ("title", "content", "key_normalized", "tags_json", "keywords_json")
 
 

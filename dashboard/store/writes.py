@@ -151,12 +151,8 @@ def _holds(row: Memory, plan: PlannedSave) -> bool:
 
 
 def target_as_seen(conn: sqlite3.Connection, plan: PlannedSave, expect: Expect = Expect()) -> Memory | None:
-    """The live row the save would update, or WriteConflict if it is not the one the page showed.
-
-    A target that already holds exactly the plan is accepted: it is the
-    first half of this same action, committed before a crash.  Callers check
-    the action's other rows first, so that is the only way it can be there.
-    """
+    """The live row the save would update, or WriteConflict if it is not the one the page showed
+    (one already holding exactly the plan is this action's first half, from before a crash)."""
     existing = _live_at(conn, plan.scope, plan.key_normalized, plan.store)
     if (
         expect.target is not None
@@ -309,12 +305,8 @@ def mark(conn: sqlite3.Connection, item_id: str, status: str) -> str:
 
 # --------------------------------------------------------------------------- one-file actions
 def save_memory(path: Path, plan: PlannedSave, expect: Expect = Expect()) -> Saved:
-    """Write a planned save into the file at ``path`` as agentao's upsert does.
-
-    Updates the live row with the plan's scope and key in place (event
-    ``update``) or inserts a new row with a fresh 8-hex id (event ``create``).
-    Raises WriteConflict when ``expect`` no longer holds.
-    """
+    """Write a planned save as agentao's upsert does: update the live (scope, key) row in place
+    (``update``) or insert a fresh 8-hex id (``create``); WriteConflict when ``expect`` fails."""
     with write(path) as conn:
         row_as_seen(conn, expect, plan.store)
         return put(conn, plan, target_as_seen(conn, plan, expect))
