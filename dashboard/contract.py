@@ -13,7 +13,6 @@ CONTENT_MAX = 4000
 KEYWORDS_MAX = 20
 IDENTIFIERS_SCANNED = 30
 
-STABLE_TYPES = frozenset({"decision", "constraint", "workflow", "profile", "preference"})
 KNOWN_TYPES = ("preference", "profile", "project_fact", "workflow", "decision", "constraint", "note")
 # Tag -> type, first match wins in this order (contract §4.4).
 _TYPE_BY_TAG = ("preference", "workflow", "decision", "constraint", "profile", "project_fact")

@@ -80,10 +80,8 @@ class IndexState:
 
 
 def build_state(entries: Sequence[Memory], key: Hashable, tokenizer: Tokenizer) -> IndexState:
-    """Index ``entries`` (all-entries order).
-
-    A repeated id keeps its *last* row, as agentao's id-keyed index does.
-    """
+    """Index ``entries`` (all-entries order). A repeated id keeps its *last* row, as agentao's id-keyed index
+    does."""
     records: dict[str, Memory] = {}
     for m in entries:
         records[m.id] = m
@@ -125,10 +123,8 @@ class EngineCache:
         version: Hashable | None,
         tokenizer: Tokenizer,
     ) -> IndexState:
-        """The index for these records, built again only when ``version`` moved.
-
-        ``version=None`` means "unknown": the index is built every time.
-        """
+        """The index for these records, built again only when ``version`` moved. ``version=None`` means
+        "unknown": the index is built every time."""
         key = (version, tokenizer.mode)
         state = self._state
         if version is not None and state is not None and state.key == key:

@@ -53,10 +53,8 @@ def stable_view(
 
 
 def stable_block_size(*args: Any, tokenizer: Tokenizer | None = None, **kwargs: Any) -> int:
-    """Length of the ``<memory-stable>`` block (``/memory status``); 0: no block.
-
-    Takes ``stable_view``'s arguments (``tokenizer`` is accepted, as ``preview`` takes it).
-    """
+    """Length of the ``<memory-stable>`` block (``/memory status``); 0: no block. Takes ``stable_view``'s
+    arguments (``tokenizer`` is accepted, as ``preview`` takes it)."""
     return len(stable_view(*args, **kwargs)[0])
 
 

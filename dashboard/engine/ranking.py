@@ -23,11 +23,9 @@ SortKey = Callable[[rc.Scored], tuple[float, int, str]]
 
 @dataclass(frozen=True)
 class Candidate:
-    """A record with a non-zero recall signal and what became of it.
-
-    ``mark``: ``in_block``, ``cut_top5``, ``cut_context_budget`` or ``excluded_stable``;
-    ``rank``: 1-based among ranked records (None if excluded); ``tied``: ranked records
-    with exactly this score (agentao orders those arbitrarily)."""
+    """A record with a non-zero recall signal and what became of it. ``mark``: ``in_block``, ``cut_top5``,
+    ``cut_context_budget`` or ``excluded_stable``; ``rank``: 1-based among ranked records (None if excluded);
+    ``tied``: ranked records with exactly this score (agentao orders those arbitrarily)."""
 
     scored: Scored
     mark: str
@@ -125,11 +123,8 @@ EMPTY = Recall([], [], [], [], 0, [], order_key({}))
 
 
 def rank(scored: list[rc.Scored], shown: frozenset[str], ranks: dict[str, int]) -> Recall:
-    """Split off the stable-shown records, take the top 5 and fit the context block.
-
-    The fill stops at the first fact that does not fit (unlike the stable
-    block); later, smaller candidates are not tried.
-    """
+    """Split off the stable-shown records, take the top 5 and fit the context block. The fill stops at the
+    first fact that does not fit (unlike the stable block); later, smaller candidates are not tried."""
     key = order_key(ranks)
     eligible = [s for s in scored if s.memory.id not in shown]
     excluded = [s for s in scored if s.memory.id in shown] if shown else []

@@ -163,11 +163,8 @@ def score(
     now: datetime | Ages,
     skip_silent: bool = False,
 ) -> Scored | None:
-    """Score one record against query and hint tokens; ``now`` a clock or :class:`Ages`.
-
-    With ``skip_silent`` a record without signal gives None (the hot loop
-    drops those anyway and need not pay for their age).
-    """
+    """Score one record against query and hint tokens; ``now`` a clock or :class:`Ages`. With ``skip_silent``
+    a record without signal gives None (the hot loop drops those anyway and need not pay for their age)."""
     q = len(query)
     per = max(q, 1)
     w = tag_weight(q)
@@ -203,11 +200,8 @@ def score(
 
 
 def order(scored: list[Scored]) -> list[Scored]:
-    """Deterministic ranking: score desc, then updated_at desc, then id asc.
-
-    agentao leaves equal scores in hash-set order (it differs per process);
-    this fixed order is one of the orders agentao can produce.
-    """
+    """Deterministic ranking: score desc, then updated_at desc, then id asc. agentao leaves equal scores in
+    hash-set order (it differs per process); this fixed order is one of the orders agentao can produce."""
     out = sorted(scored, key=lambda s: s.memory.id)
     out.sort(key=lambda s: s.memory.updated_at, reverse=True)
     out.sort(key=lambda s: s.score, reverse=True)

@@ -69,11 +69,9 @@ BECAUSE = {t: f"type {t}" for t in STRUCTURAL_TYPES}
 
 
 def select(entries: Sequence[Memory]) -> list[tuple[Memory, str]]:
-    """The stable set with the rule that picked each entry, created_at ascending.
-
-    ``entries`` is the all-entries order.  A repeated id (the same id in both
-    files) is taken once by the always-rules, as agentao does.
-    """
+    """The stable set with the rule that picked each entry, created_at ascending. ``entries`` is the
+    all-entries order. A repeated id (the same id in both files) is taken once by the always-rules, as agentao
+    does."""
     seen: set[str] = set()
     picked: list[tuple[Memory, str]] = []
     incidental: list[Memory] = []
@@ -189,11 +187,9 @@ def fit(
     budget: int = STABLE_BUDGET,
     costs: list[int] | None = None,
 ) -> Fitted:
-    """Decide which selected entries the budget shows, in selection order.
-
-    Walks newest-created first, skipping an entry that does not fit and going on.  ``cost``
-    gives a fact's length plus newline (a :class:`FactCosts` remembers it); ``costs``, when
-    known, is that for every entry of ``picked``."""
+    """Decide which selected entries the budget shows, in selection order. Walks newest-created first,
+    skipping an entry that does not fit and going on. ``cost`` gives a fact's length plus newline (a
+    :class:`FactCosts` remembers it); ``costs``, when known, is that for every entry of ``picked``."""
     if costs is None:
         cost = cost or FactCosts()
         costs = [cost(m) for m, _ in picked]

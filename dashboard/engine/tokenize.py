@@ -37,11 +37,9 @@ MODE_LATIN = "latin-only"
 
 
 def variant(word: str) -> str | None:
-    """The extra normalized form agentao adds beside ``word``, or None.
-
-    ``v`` + digits gives the digits (``str.isdigit``, so superscripts count);
-    otherwise a word longer than 3 ending in ``s`` but not ``ss`` loses the s.
-    """
+    """The extra normalized form agentao adds beside ``word``, or None. ``v`` + digits gives the digits
+    (``str.isdigit``, so superscripts count); otherwise a word longer than 3 ending in ``s`` but not ``ss``
+    loses the s."""
     if len(word) >= 2 and word[0] == "v" and word[1:].isdigit():
         return word[1:]
     if len(word) > 3 and word[-1] == "s" and not word.endswith("ss"):

@@ -47,11 +47,9 @@ def _section(
 
 
 def user_memories(ref: StoreRef, limit: int = LIMIT) -> tuple[Section, Section]:
-    """Memories with scope ``user`` in one file: (live, soft-deleted), newest change first.
-
-    Scope, not file: without a user store agentao keeps user-scope memories in the
-    project file, and the overview's "about you" count and link filter by scope too.
-    """
+    """Memories with scope ``user`` in one file: (live, soft-deleted), newest change first. Scope, not file:
+    without a user store agentao keeps user-scope memories in the project file, and the overview's "about you"
+    count and link filter by scope too."""
 
     def run(conn: sqlite3.Connection) -> tuple[Section, Section]:
         make = lambda r: rows.memory(r, ref.key)  # noqa: E731

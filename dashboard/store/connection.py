@@ -65,11 +65,8 @@ def not_there(path: Path) -> StoreProblem:
 
 
 def describe_error(path: Path, exc: BaseException, writing: bool = False) -> StoreProblem:
-    """Turn a sqlite3/OS error into a StoreProblem a person can act on.
-
-    ``writing``: the error came from a write, where an I/O error on a nearly
-    full file system is reported as the full disk it is.
-    """
+    """Turn a sqlite3/OS error into a StoreProblem a person can act on. ``writing``: the error came from a
+    write, where an I/O error on a nearly full file system is reported as the full disk it is."""
     text = str(exc)
     low = text.lower()
     if full_disk.is_disk_full(path, exc, writing):

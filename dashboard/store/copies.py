@@ -49,11 +49,9 @@ class CannotCopy(Exception):
 
 @contextmanager
 def private_copy(path: Path, sig: Signature, reason: str) -> Iterator[Path | None]:
-    """A recovered private copy of ``path`` as its files are at ``sig``, kept while in use.
-
-    Yields None when the files changed while they were copied (read again).
-    Raises CannotCopy, or the sqlite3/OS error that recovering the copy met.
-    """
+    """A recovered private copy of ``path`` as its files are at ``sig``, kept while in use. Yields None when
+    the files changed while they were copied (read again). Raises CannotCopy, or the sqlite3/OS error that
+    recovering the copy met."""
     key = str(path)
     with _COPIES_LOCK:
         copy = _COPIES.get(key)

@@ -50,10 +50,8 @@ def version(ref: StoreRef) -> tuple[Any, ...]:
 
 
 def outline(ref: StoreRef, include_invisible: bool = False) -> Outline:
-    """The order of everything the export shows from one file, in one snapshot.
-
-    Raises StoreProblem when the file cannot be read.
-    """
+    """The order of everything the export shows from one file, in one snapshot. Raises StoreProblem when the
+    file cannot be read."""
 
     def run(conn: sqlite3.Connection) -> Outline:
         live, deleted = [], []

@@ -34,11 +34,9 @@ def room_left(folder: Path) -> int | None:
 
 
 def is_disk_full(path: Path, exc: BaseException, writing: bool) -> bool:
-    """Whether ``exc``, raised on the store at ``path``, means there is no room to write.
-
-    SQLITE_FULL and ENOSPC always do; an I/O error (or a side file that could
-    not be created) does when it came from a write and the room left is low.
-    """
+    """Whether ``exc``, raised on the store at ``path``, means there is no room to write. SQLITE_FULL and
+    ENOSPC always do; an I/O error (or a side file that could not be created) does when it came from a write
+    and the room left is low."""
     if getattr(exc, "errno", None) == errno.ENOSPC or "disk is full" in str(exc).lower():
         return True
     code = getattr(exc, "sqlite_errorcode", None)

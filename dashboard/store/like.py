@@ -241,12 +241,9 @@ class Like:
         return self._middle(text, len(head), end) is not None
 
     def search(self, text: str, pos: int = 0) -> tuple[int, int] | None:
-        """For a ``%...%`` pattern: the span of the leftmost placement of its
-        pieces in ``text[pos:]`` (NUL not special), or None when there is none.
-
-        No placement ends before this one's end (each piece is placed first
-        where it can be), so none lies inside a part of the text that ends sooner.
-        """
+        """For a ``%...%`` pattern: the span of the leftmost placement of its pieces in ``text[pos:]`` (NUL
+        not special), or None when there is none. No placement ends before this one's end (each piece is
+        placed first where it can be), so none lies inside a part of the text that ends sooner."""
         assert self.floating
         return self._middle(text, pos, len(text))
 

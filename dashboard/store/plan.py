@@ -62,11 +62,8 @@ class Selection:
 
 
 class DryRun(list["PlanRow"]):
-    """The rows a dry run listed (PlanRows, in erase order), and the selection that listed them.
-
-    A plain list of rows works too: it names exactly those rows, and nothing
-    can arrive in it.
-    """
+    """The rows a dry run listed (PlanRows, in erase order), and the selection that listed them. A plain list
+    of rows works too: it names exactly those rows, and nothing can arrive in it."""
 
     def __init__(self, rows: Iterable[PlanRow] = (), selection: Selection | None = None):
         super().__init__(rows)
@@ -182,11 +179,9 @@ def _by_id(conn: sqlite3.Connection, keys: Iterable[tuple[str, Any]]) -> dict[tu
 
 
 def compare(conn: sqlite3.Connection, dry_run: DryRun) -> Comparison:
-    """Sort the confirmed rows into unchanged / gone / changed, and find the arrivals.
-
-    A confirmed row the selection no longer names, though it is still in its
-    table (a soft-deleted memory restored, say), counts as changed.
-    """
+    """Sort the confirmed rows into unchanged / gone / changed, and find the arrivals. A confirmed row the
+    selection no longer names, though it is still in its table (a soft-deleted memory restored, say), counts
+    as changed."""
     selection = getattr(dry_run, "selection", Selection())
     now = {(r.kind, r.id): r for r in rows_for(conn, selection)} if selection else {}
     confirmed = {(r.kind, r.id): r for r in dry_run}

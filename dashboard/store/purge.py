@@ -47,11 +47,8 @@ _DELETE = {
 
 @dataclass
 class EraseOutcome:
-    """What the write transaction and the maintenance after it did.
-
-    Filled in as the steps commit, so a caller whose ``erase`` raised still
-    knows which rows are gone (and which texts a retry must look for).
-    """
+    """What the write transaction and the maintenance after it did. Filled in as the steps commit, so a caller
+    whose ``erase`` raised still knows which rows are gone (and which texts a retry must look for)."""
 
     deleted: dict[str, int] = field(default_factory=dict)
     skipped: list[dict[str, str]] = field(default_factory=list)  # confirmed rows gone before the purge came
@@ -345,11 +342,9 @@ def erase(
     on_step: Callable[[str], None] = lambda step: None,
     outcome: EraseOutcome | None = None,
 ) -> EraseOutcome:
-    """Erase the confirmed rows of ``dry_run`` in one BEGIN IMMEDIATE transaction, then VACUUM
-    and truncate the WAL.
-
-    Unchanged rows go, gone ones are skipped, new ones kept (``outcome.kept``); a changed one
-    raises RowsChanged before any write.  An empty plan still VACUUMs (finishing a purge)."""
+    """Erase the confirmed rows of ``dry_run`` in one BEGIN IMMEDIATE transaction, then VACUUM and truncate
+    the WAL. Unchanged rows go, gone ones are skipped, new ones kept (``outcome.kept``); a changed one raises
+    RowsChanged before any write. An empty plan still VACUUMs (finishing a purge)."""
     outcome = outcome if outcome is not None else EraseOutcome()
     settle(ref.path)  # a two-file action left half done on this store is finished first
     conn = _open_rw(ref.path)

@@ -20,11 +20,8 @@ _SKIP = {".git", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".mypy_
 
 @dataclass(frozen=True)
 class StoreRef:
-    """One memory database the dashboard knows about.
-
-    ``key`` is the URL segment naming the store (``project``, ``user``);
-    ``kind`` says which of agentao's two roles the file plays.
-    """
+    """One memory database the dashboard knows about. ``key`` is the URL segment naming the store
+    (``project``, ``user``); ``kind`` says which of agentao's two roles the file plays."""
 
     key: str
     kind: str

@@ -98,11 +98,9 @@ def _wildcard(needle: str) -> Callable[[str], bool]:
 
 
 def matching(haystacks: list[str], odd: dict[int, tuple[Any, ...]], query: str) -> list[bool]:
-    """Per row (live or not), whether agentao's search for ``query`` matches it.
-
-    ``haystacks``: one per row; ``odd``: position -> (title, content, key,
-    tags_json, keywords_json) as stored, for the rows the haystack cannot decide.
-    """
+    """Per row (live or not), whether agentao's search for ``query`` matches it. ``haystacks``: one per row;
+    ``odd``: position -> (title, content, key, tags_json, keywords_json) as stored, for the rows the haystack
+    cannot decide."""
     needle = query.lower()
     wild = "%" in needle or "_" in needle or "\0" in needle or SEP in needle
     hits = list(map(_wildcard(needle), haystacks)) if wild else [needle in t for t in haystacks]

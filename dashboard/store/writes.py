@@ -29,11 +29,9 @@ NONE = "none"  # fingerprint of "no live row there"
 
 
 class WriteConflict(Exception):
-    """The file no longer holds what the page showed; nothing was written.
-
-    ``kind`` is ``changed`` (re-decide), ``not_pending`` (already decided) or
-    ``gone`` (row missing or deleted).  str() is a sentence for a person.
-    """
+    """The file no longer holds what the page showed; nothing was written. ``kind`` is ``changed``
+    (re-decide), ``not_pending`` (already decided) or ``gone`` (row missing or deleted). str() is a sentence
+    for a person."""
 
     def __init__(self, kind: str, message: str):
         super().__init__(message)
@@ -88,10 +86,8 @@ def live_at(path: Path, scope: str, key: str, store: str) -> Memory | None:
 def target_of(
     path: Path, plan: PlannedSave, known: Exception | None = None
 ) -> tuple[Memory | None, Exception | None]:
-    """(the live row ``plan`` would update, None) or (None, why the file cannot be read).
-
-    ``known`` is a problem the page already knows of that file: it is not read again.
-    """
+    """(the live row ``plan`` would update, None) or (None, why the file cannot be read). ``known`` is a
+    problem the page already knows of that file: it is not read again."""
     if known is not None:
         return None, known
     try:
@@ -320,11 +316,9 @@ def soft_delete(path: Path, memory_id: str, expect: Expect = Expect()) -> bool:
 
 
 def set_review_status(path: Path, item_id: str, status: str, seen: str | None = None) -> str:
-    """Move a pending review item to ``approved``/``rejected``; returns the new updated_at.
-
-    ``seen`` is the item's fingerprint on the page.  The item must still be
-    pending (else ``not_pending``) and unchanged (else ``changed``).
-    """
+    """Move a pending review item to ``approved``/``rejected``; returns the new updated_at. ``seen`` is the
+    item's fingerprint on the page. The item must still be pending (else ``not_pending``) and unchanged (else
+    ``changed``)."""
     with write(path) as conn:
         pending_as_seen(conn, item_id, seen)
         return mark(conn, item_id, status)
