@@ -62,6 +62,10 @@ class AgentCJK:
         """The tokenizer setting (``engine.tokenizer_for``) for this mode."""
         return "on" if self.mode == MODE_JIEBA else "off"
 
+    def warns(self, query: str) -> bool:
+        """Whether ``query`` has Chinese (Japanese, Korean) text this mode does not split."""
+        return self.mode == MODE_LATIN and bool(_chinese(query))
+
     def text(self, query: str = "") -> str:
         """One line for a person: the mode, why, and what it means for ``query``."""
         return self._say(query, str, str)
