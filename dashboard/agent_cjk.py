@@ -1,20 +1,8 @@
-"""Which Chinese mode the person's *agent* recalls in, so the preview recalls the same way.
+"""Which Chinese mode the person's agent recalls in, so the preview recalls the same way.
 
-agentao splits Chinese, Japanese and Korean text into words only when its interpreter can
-import jieba (its ``i18n`` extra); without it a Chinese message matches nothing by its
-Chinese words.  The dashboard ships jieba, so it can emulate either mode; which one is
-decided here:
-
-* ``--cjk on`` / ``--cjk off`` (``create_app`` key ``CJK``) say it outright;
-* ``--cjk auto`` (the default) looks for the ``agentao`` command the person runs (on
-  ``PATH``, else beside this interpreter), reads the interpreter from its first line and
-  asks that interpreter, in a child process with a short timeout, whether it can find
-  jieba.  The question only looks the module up (``importlib.util.find_spec``): nothing
-  is imported, compiled (``-B``) or written.  When no agentao or no answer is found, the
-  preview splits Chinese as with jieba and says it could not tell.
-
-The answer is held (``store.held``) for the command's file as it is, for at most a minute,
-so installing jieba in the agent's environment shows within a minute.
+``--cjk on``/``off`` say it; ``auto`` asks the interpreter of the ``agentao`` command (in a
+child process, ``find_spec`` only, nothing imported or written) whether it finds jieba.
+The answer is held for the command's file as it is, for at most a minute.
 """
 
 from __future__ import annotations

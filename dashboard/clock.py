@@ -1,13 +1,5 @@
-"""One clock: every stamp the dashboard writes and every "now" a page compares with.
-
-The source is ``app.config["CLOCK"]``: a callable giving an aware datetime (UTC by
-default).  ``create_app`` makes it this module's source, and so does every
-request, so code without Flask (``actions``, ``store``) reads the same moment
-through ``now``, ``local`` and ``stamp``.  A test pins it with
-``create_app({"CLOCK": lambda: moment})``.
-
-agentao stamps rows with the local wall clock, whole seconds, no zone
-(``2026-01-02T03:04:05``); ``stamp`` writes exactly that, from the same moment.
+"""One clock: ``app.config["CLOCK"]`` (aware, UTC by default), read through ``now``, ``local``
+and ``stamp`` also outside Flask; ``stamp`` writes agentao's local ``2026-01-02T03:04:05``.
 """
 
 from __future__ import annotations

@@ -1,10 +1,5 @@
-"""agentao 0.5.17's save rules as pure functions (contract §4 and §15).
-
-The review and curation screens must write exactly what agentao's own save
-path would write, and must be able to say *before* a click whether agentao
-would refuse the write.  Everything here is a pure function of its inputs:
-no clock, no files.  The conformance tests compare each rule with the real
-package.
+"""agentao 0.5.17's save rules as pure functions (contract §4 and §15): what its save path
+would write, and whether it would refuse, with no clock and no files.
 """
 
 from __future__ import annotations
@@ -18,7 +13,6 @@ CONTENT_MAX = 4000
 KEYWORDS_MAX = 20
 IDENTIFIERS_SCANNED = 30
 
-STABLE_TYPES = frozenset({"decision", "constraint", "workflow", "profile", "preference"})
 KNOWN_TYPES = ("preference", "profile", "project_fact", "workflow", "decision", "constraint", "note")
 # Tag -> type, first match wins in this order (contract §4.4).
 _TYPE_BY_TAG = ("preference", "workflow", "decision", "constraint", "profile", "project_fact")
@@ -29,12 +23,8 @@ REFUSED_SECRET = "Refused to save: content appears to contain sensitive credenti
 
 
 class SaveRefused(ValueError):
-    """agentao would refuse this save; the message is agentao's own wording.
-
-    ``agentao_error`` names the exception agentao raises for it, so a script can
-    tell a refused secret (``SensitiveMemoryError``) from a bad key or content
-    (``ValueError``) without matching text.
-    """
+    """agentao would refuse this save, in agentao's words; ``agentao_error`` names its exception
+    (``SensitiveMemoryError`` or ``ValueError``)."""
 
     agentao_error = "ValueError"
 

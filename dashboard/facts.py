@@ -1,18 +1,8 @@
-"""Every count a person sees, one function each.
+"""Every count a person sees, one function each: the overview, the header's badges (also sent
+out of band after each action), the list pages and the JSON twins all call these.
 
-What the agent knows (live memories by scope), the suggestions waiting, the risky
-entries, the deleted memories still on disk and the characters of ``<memory-stable>``
-are read here and nowhere else: the overview's sentences, the header's badges, the
-list pages' headings and the JSON twins all call these, so they cannot disagree.
-
-"Risky" has one meaning everywhere: an entry (a memory, a suggestion or a session
-summary) holding a secret, personal data or an instruction to the agent, counted
-once however many findings it holds.  Conflicts and size/age findings are upkeep,
-listed on the Findings page but not risky.  When the findings scan ran out of time,
-every place says "at least".
-
-The header's counts follow every action: each htmx fragment answer carries the counted
-tabs' insides out of band (``hx-swap-oob``), rendered from these same functions.
+"Risky": an entry holding a secret, personal data or an instruction to the agent, counted
+once; conflicts and size/age findings are upkeep.  A scan out of time says "at least".
 """
 
 from __future__ import annotations

@@ -1,10 +1,5 @@
-"""The engine's inputs for one request: both files' snapshots, and what is built on them.
-
-Rows come from ``store.snapshot`` (one immutable snapshot per file, read again
-whole when the file moves).  The engine's token index and stable selection
-are built on the pair of snapshots, once (an ``EngineCache`` held for the pair,
-``store.held``): while neither file moves, every preview, reach and effect
-reuses them; when one moves, they are built again from the new rows.
+"""The engine's inputs for one request: both files' snapshots, and the ``EngineCache`` held
+for the pair (``store.held``), built again when either file moves.
 """
 
 from __future__ import annotations

@@ -1,9 +1,4 @@
-"""Plain records read from agentao's memory databases.
-
-Every layer (store, engine, views) passes these around; none of them knows
-about sqlite3 rows or Flask.  Field names follow the columns of agentao's
-schema (contract §2) so a reader can map one to the other without a table.
-"""
+"""Plain records read from agentao's memory databases, named as its columns (contract §2)."""
 
 from __future__ import annotations
 

@@ -1,14 +1,6 @@
-"""Token bundles, the inverted index and the stable selection, built once per version.
+"""Token bundles and the stable selection, built once per ``version`` (as agentao keys its index).
 
-agentao rebuilds its recall index whenever a store's change counter
-(``schema_meta.memories_change``) moves.  We key on the same thing: the
-caller passes a ``version`` (the dashboard passes its snapshot of the two
-files).  While the key and the tokenizer mode hold, the built index is reused
-without looking at the records at all; when the key moves everything is built
-again from the records, whole (no patching: nothing to get out of step).
-
-States are immutable once published, so waitress threads can read one while
-another thread builds the next; building is serialised by a lock.
+Built whole when the key moves, never patched; published states are immutable, builds locked.
 """
 
 from __future__ import annotations
@@ -27,13 +19,8 @@ CONTENT_INDEXED = 500  # agentao tokenizes only this prefix of the content
 
 @dataclass(frozen=True)
 class Bundle:
-    """The token sets one record is scored with (contract §10.3).
-
-    Each set is held as a tuple of distinct tokens, one string per word across
-    the index: a frozenset per field cost ~12 KB a record (125 MB at 10,000
-    records), tuples of shared strings a tenth of it.  Queries are the sets
-    (``query.intersection(bundle.content)``), so nothing is slower to score.
-    """
+    """The token sets one record is scored with (contract §10.3), as tuples of shared strings
+    (a tenth of the memory of frozensets; queries are the sets)."""
 
     title: tuple[str, ...]
     content: tuple[str, ...]
@@ -80,12 +67,8 @@ class _Builder:
 
 @dataclass
 class IndexState:
-    """One published index: entries, records by id, their bundles.
-
-    No inverted index: testing every record's bundle against a query's tokens
-    (``Bundle.meets``) costs a few milliseconds at 10,000 records, while
-    building token -> ids cost a third of building the bundles.
-    """
+    """One published index: entries, records by id, their bundles (no inverted index: testing
+    every bundle costs a few ms at 10,000 records, building one a third of the bundles)."""
 
     key: Hashable
     entries: list[Memory]
@@ -97,10 +80,8 @@ class IndexState:
 
 
 def build_state(entries: Sequence[Memory], key: Hashable, tokenizer: Tokenizer) -> IndexState:
-    """Index ``entries`` (all-entries order).
-
-    A repeated id keeps its *last* row, as agentao's id-keyed index does.
-    """
+    """Index ``entries`` (all-entries order). A repeated id keeps its *last* row, as agentao's id-keyed index
+    does."""
     records: dict[str, Memory] = {}
     for m in entries:
         records[m.id] = m
@@ -142,10 +123,8 @@ class EngineCache:
         version: Hashable | None,
         tokenizer: Tokenizer,
     ) -> IndexState:
-        """The index for these records, built again only when ``version`` moved.
-
-        ``version=None`` means "unknown": the index is built every time.
-        """
+        """The index for these records, built again only when ``version`` moved. ``version=None`` means
+        "unknown": the index is built every time."""
         key = (version, tokenizer.mode)
         state = self._state
         if version is not None and state is not None and state.key == key:

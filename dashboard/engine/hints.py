@@ -1,8 +1,6 @@
-"""File-path hints from recent messages (contract §10.1).
+"""File-path hints from recent messages (contract §10.1): the last 10 messages, first 20 paths.
 
-agentao scans the last 10 messages of the conversation, of any role, for
-path-like strings and keeps the first 20.  The pattern has no word boundary,
-so ``foo.toolongext`` yields ``foo.toolon`` and ``3.11.2`` yields ``3.11``.
+The pattern has no word boundary: ``foo.toolongext`` yields ``foo.toolon``.
 """
 
 from __future__ import annotations
@@ -20,12 +18,8 @@ _PATHLIKE = re.compile(r"([\w./\\-]+\.\w{2,6})|[\w./\\-]++")
 
 
 def _texts(message: Any) -> list[str]:
-    """The scanned texts of one message.
-
-    A message is a plain string (the dashboard's textarea gives these) or an
-    agentao-style dict whose ``content`` is a string or a list of blocks, of
-    which only ``{"type": "text"}`` blocks count.
-    """
+    """The scanned texts of one message: a string, or an agentao-style dict whose ``content`` is
+    a string or blocks (only ``{"type": "text"}`` count)."""
     if isinstance(message, str):
         return [message]
     content = message.get("content", "") if isinstance(message, dict) else ""

@@ -1,10 +1,7 @@
-"""One preview: both blocks agentao would inject, with every decision explained.
+"""One preview: both blocks agentao would inject, with every decision explained (contract §12).
 
-The flow copies agentao's prompt path (contract §12): select and fit the
-stable entries, render ``<memory-stable>``, then recall with the *shown*
-stable entries excluded, keep the top 5 and fit ``<memory-context>``,
-stopping at the first fact that does not fit.  Hidden ids are dropped
-before all of it, as if those rows had been deleted.
+Stable entries are selected, fitted and rendered; recall then excludes the shown ones,
+keeps the top 5 and fits ``<memory-context>``.  Hidden ids count as deleted.
 """
 
 from __future__ import annotations
@@ -30,18 +27,6 @@ def _aware(now: datetime) -> datetime:
     return now if now.tzinfo is not None else now.replace(tzinfo=timezone.utc)
 
 
-def _state(
-    project: Sequence[Memory],
-    user: Sequence[Memory],
-    cache: EngineCache | None,
-    version: Hashable | None,
-    tok: Tokenizer,
-) -> IndexState:
-    if cache is None:
-        return uncached_state(project, user, tok)
-    return cache.state(project, user, version, tok)
-
-
 def stable_view(
     project_memories: Sequence[Memory],
     user_memories: Sequence[Memory],
@@ -52,14 +37,8 @@ def stable_view(
     cache: EngineCache | None = None,
     version: Hashable | None = None,
 ) -> tuple[str, Fitted]:
-    """The ``<memory-stable>`` block and its fitted entries, without indexing for recall.
-
-    The stable block needs no tokens, so screens that only show it (the
-    overview's size, a memory's reach, an action's effect) skip the token index
-    that ``preview`` builds over every record.  Same selection, fit and
-    rendering code as ``preview``; with a cache, the selection of the rows as
-    they are is made once per ``version``.
-    """
+    """The ``<memory-stable>`` block and its fitted entries, without the token index ``preview``
+    builds (for the overview's size, a memory's reach, an action's effect)."""
     summaries = list(summaries)
     hidden = frozenset(hidden_ids)
     tail = session_tail(summaries, session_id)
@@ -73,33 +52,10 @@ def stable_view(
     return fitted.block(tail), fitted
 
 
-def stable_block_size(
-    project_memories: Sequence[Memory],
-    user_memories: Sequence[Memory],
-    summaries: Iterable[Summary],
-    *,
-    session_id: str | None = None,
-    hidden_ids: Iterable[str] = frozenset(),
-    cache: EngineCache | None = None,
-    version: Hashable | None = None,
-    tokenizer: Tokenizer | None = None,
-) -> int:
-    """Length of the ``<memory-stable>`` block (what ``/memory status`` reports).
-
-    No clock and no query are involved; 0 means agentao would send no block.
-    ``tokenizer`` is accepted for symmetry with ``preview`` and not needed.
-    """
-    return len(
-        stable_view(
-            project_memories,
-            user_memories,
-            summaries,
-            session_id=session_id,
-            hidden_ids=hidden_ids,
-            cache=cache,
-            version=version,
-        )[0]
-    )
+def stable_block_size(*args: Any, tokenizer: Tokenizer | None = None, **kwargs: Any) -> int:
+    """Length of the ``<memory-stable>`` block (``/memory status``); 0: no block. Takes ``stable_view``'s
+    arguments (``tokenizer`` is accepted, as ``preview`` takes it)."""
+    return len(stable_view(*args, **kwargs)[0])
 
 
 def _recall(
@@ -150,21 +106,17 @@ def preview(
 ) -> Preview:
     """Compute both blocks and every explanation for one query.
 
-    ``project_memories`` / ``user_memories``: each file's rows in
-    ``ORDER BY created_at`` order (soft-deleted rows are ignored);
-    ``summaries``: the project file's summaries in rowid order, or newest
-    first as ``ORDER BY created_at DESC`` gives them (at least the 10 newest);
-    ``messages``: recent messages, oldest first (strings or agentao-style
-    dicts), the source of file-path hints; ``context_hints``: the hints
-    themselves, as a caller of agentao's ``recall_candidates`` passes them
-    (``messages`` is then not read); ``session_id``: the current
-    session (None = a brand-new one); ``now``: the clock (naive = UTC);
-    ``cache`` + ``version`` (the two change counters): reuse token bundles.
-    """
+    Each file's rows in ``ORDER BY created_at`` order; ``summaries`` in rowid order or newest
+    first (the 10 newest at least); ``messages`` (oldest first) give file-path hints unless
+    ``context_hints`` gives them; ``session_id`` None is a new session; ``now`` naive = UTC;
+    ``cache`` + ``version`` (both change counters) reuse the token index."""
     tok = tokenizer or default_tokenizer()
     now = _aware(now)
     hidden = frozenset(hidden_ids)
-    state = _state(project_memories, user_memories, cache, version, tok)
+    if cache is None:
+        state = uncached_state(project_memories, user_memories, tok)
+    else:
+        state = cache.state(project_memories, user_memories, version, tok)
     summaries = list(summaries)
     tail = session_tail(summaries, session_id)
     block, fitted = stable_view(

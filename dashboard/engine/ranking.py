@@ -1,13 +1,6 @@
-"""Ranking recall candidates: the top 5 now, the full explained table on demand.
+"""Ranking recall candidates: the top 5 by heap now, the full explained table on demand.
 
-The prompt needs only the 5 best records, so those are taken with a heap;
-sorting every scored record (thousands on a large store) and wrapping each
-in a :class:`Candidate` waits until someone reads :attr:`Recall.candidates`.
-
-Order (agentao leaves equal scores in hash-set order): score descending,
-then ``updated_at`` descending in string order, then id ascending.  The
-stamp's place among all stamps of the index stands in for the string, so
-one numeric key sorts in a single pass.
+Order: score descending, ``updated_at`` descending (its place among all stamps), id ascending.
 """
 
 from __future__ import annotations
@@ -30,14 +23,9 @@ SortKey = Callable[[rc.Scored], tuple[float, int, str]]
 
 @dataclass(frozen=True)
 class Candidate:
-    """A record with a non-zero recall signal and what became of it.
-
-    ``mark`` is one of ``in_block``, ``cut_top5``, ``cut_context_budget`` or
-    ``excluded_stable`` (shown in the stable block, so agentao never scores
-    it; we still do, to explain).  ``rank`` is the 1-based place among the
-    records agentao ranks (None when excluded).  ``tied`` counts ranked
-    records with exactly this score: agentao orders those arbitrarily.
-    """
+    """A record with a non-zero recall signal and what became of it. ``mark``: ``in_block``, ``cut_top5``,
+    ``cut_context_budget`` or ``excluded_stable``; ``rank``: 1-based among ranked records (None if excluded);
+    ``tied``: ranked records with exactly this score (agentao orders those arbitrarily)."""
 
     scored: Scored
     mark: str
@@ -135,11 +123,8 @@ EMPTY = Recall([], [], [], [], 0, [], order_key({}))
 
 
 def rank(scored: list[rc.Scored], shown: frozenset[str], ranks: dict[str, int]) -> Recall:
-    """Split off the stable-shown records, take the top 5 and fit the context block.
-
-    The fill stops at the first fact that does not fit (unlike the stable
-    block); later, smaller candidates are not tried.
-    """
+    """Split off the stable-shown records, take the top 5 and fit the context block. The fill stops at the
+    first fact that does not fit (unlike the stable block); later, smaller candidates are not tried."""
     key = order_key(ranks)
     eligible = [s for s in scored if s.memory.id not in shown]
     excluded = [s for s in scored if s.memory.id in shown] if shown else []

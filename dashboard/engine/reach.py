@@ -1,9 +1,5 @@
-"""How a memory reaches the model, in one wording for the memory page and the findings.
-
-From the stable selection (contract §9.1, ``stable.select``) and, when it was
-worked out, the 2,000-character budget's fit (§9.2): a soft-deleted row never
-reaches the agent; a selected one is in ``<memory-stable>`` every turn unless
-the budget leaves it out; any other live row only when a query recalls it.
+"""How a memory reaches the model (contract §9.1, §9.2), in one wording for the memory page
+and the findings: never (deleted), every turn (stable, if it fits), or when recalled.
 """
 
 from __future__ import annotations
@@ -16,12 +12,9 @@ from dashboard.records import Memory
 
 
 def memory_reach(memory: Memory, because: str | None, shown: bool | None = None) -> dict[str, Any]:
-    """``{"code", "text"}`` (and ``"because"`` for a selected row).
-
-    ``because`` is the rule that selected the row for the stable block, None
-    when it was not selected; ``shown`` says whether the budget lets it in,
-    None when not worked out.  Codes: soft_deleted, stable, stable_evicted, recall.
-    """
+    """``{"code", "text"}`` (and ``"because"``: the stable rule that selected the row); ``shown``:
+    whether the budget lets it in, None when not worked out.  Codes: soft_deleted, stable,
+    stable_evicted, recall."""
     if memory.deleted_at is not None:
         return {"code": "soft_deleted", "text": reach_text("soft_deleted")}
     if because is not None and shown is not False:

@@ -1,10 +1,7 @@
 """Recall scoring with every term broken out (contract §10.4).
 
-score = w·tag + 3·title + 2·keyword + 1·content + 2·filepath + 1·recency − 2·stale,
-summed left to right in that order so the float is agentao's to the last bit
-(subtracting 2·stale equals adding its negation exactly in IEEE arithmetic).
-A record is a candidate only when tag + title + keyword + content + filepath
-> 0; recency alone never qualifies it.
+score = w·tag + 3·title + 2·keyword + 1·content + 2·filepath + 1·recency − 2·stale, summed
+in that order so the float is agentao's to the last bit; recency alone never qualifies.
 """
 
 from __future__ import annotations
@@ -51,14 +48,10 @@ _US = timedelta(microseconds=1)
 
 
 class Ages:
-    """Days since ``updated_at`` stamps at one ``now``, floored at 0.
+    """Days since ``updated_at`` stamps at one ``now``, floored at 0, as agentao's float exactly.
 
-    A stamp without offset is read as UTC (agentao's behaviour even though it
-    writes local time, contract §17.1); one that cannot be parsed is 0 days
-    old.  Integer microseconds divided as ``timedelta.total_seconds`` does
-    give agentao's float exactly.  ``memo`` (stamp -> microseconds) may be
-    shared between calls so each distinct stamp is parsed once.
-    """
+    A stamp without offset is UTC (contract §17.1); one that cannot be parsed is 0 days old.
+    ``memo`` (stamp -> microseconds) may be shared so each stamp is parsed once."""
 
     def __init__(self, now: datetime, memo: dict[str, int | None] | None = None):
         self.now_us = (now - _EPOCH) // _US
@@ -110,12 +103,7 @@ class Term:
 
 
 class Scored:
-    """A record's score and unweighted signal; terms and reasons on demand.
-
-    Scoring every matching record of a 10,000-row store is the hot loop, so
-    only the numbers are computed eagerly; the explanation is built when a
-    view or the renderer asks for it.
-    """
+    """A record's score and unweighted signal (the hot loop); terms and reasons on demand."""
 
     __slots__ = ("memory", "score", "signal", "days", "_w", "_values", "_hits")
 
@@ -175,11 +163,8 @@ def score(
     now: datetime | Ages,
     skip_silent: bool = False,
 ) -> Scored | None:
-    """Score one record against query and hint tokens; ``now`` a clock or :class:`Ages`.
-
-    With ``skip_silent`` a record without signal gives None (the hot loop
-    drops those anyway and need not pay for their age).
-    """
+    """Score one record against query and hint tokens; ``now`` a clock or :class:`Ages`. With ``skip_silent``
+    a record without signal gives None (the hot loop drops those anyway and need not pay for their age)."""
     q = len(query)
     per = max(q, 1)
     w = tag_weight(q)
@@ -215,11 +200,8 @@ def score(
 
 
 def order(scored: list[Scored]) -> list[Scored]:
-    """Deterministic ranking: score desc, then updated_at desc, then id asc.
-
-    agentao leaves equal scores in hash-set order (it differs per process);
-    this fixed order is one of the orders agentao can produce.
-    """
+    """Deterministic ranking: score desc, then updated_at desc, then id asc. agentao leaves equal scores in
+    hash-set order (it differs per process); this fixed order is one of the orders agentao can produce."""
     out = sorted(scored, key=lambda s: s.memory.id)
     out.sort(key=lambda s: s.memory.updated_at, reverse=True)
     out.sort(key=lambda s: s.score, reverse=True)

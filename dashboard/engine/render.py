@@ -1,7 +1,6 @@
 """Exact text of the two prompt blocks (contract §9.3 and §11).
 
-Budgets count code points of the *escaped* text.  Only ``&``, ``<`` and ``>``
-are escaped (ampersand first); quotes are left alone, attribute values too.
+Budgets count code points of the escaped text; only ``&``, ``<``, ``>`` are escaped.
 """
 
 from __future__ import annotations
@@ -27,10 +26,8 @@ def escape(text: str) -> str:
 
 
 def stable_fact(memory: Memory) -> str:
-    """The six lines of one ``<fact>`` in the stable block, joined by newlines.
-
-    The value is cut to 240 characters *before* escaping.
-    """
+    """The six lines of one ``<fact>`` in the stable block, joined by newlines. The value is cut to 240
+    characters *before* escaping."""
     return "\n".join(
         (
             f'<fact scope="{escape(memory.scope)}" type="{escape(memory.type)}" '
@@ -50,21 +47,16 @@ def session_part(tail: str) -> str:
 
 
 def stable_room(tail: str, budget: int = STABLE_BUDGET) -> int:
-    """Characters left for facts once header, close and session are reserved.
-
-    May be negative: the tail is never cut to fit.
-    """
+    """Characters left for facts once header, close and session are reserved. May be negative: the tail is
+    never cut to fit."""
     room = budget - (len("\n".join(STABLE_OPEN)) + 1) - (len(STABLE_CLOSE) + 1)
     part = session_part(tail)
     return room - (len(part) + 1) if part else room
 
 
 def render_stable(facts: Iterable[str], tail: str) -> str:
-    """The ``<memory-stable>`` block from already-fitted fact texts.
-
-    No facts and no tail means no block at all (empty string), as on
-    agentao's prompt path.
-    """
+    """The ``<memory-stable>`` block from already-fitted fact texts. No facts and no tail means no block at
+    all (empty string), as on agentao's prompt path."""
     facts = list(facts)
     if not facts and not tail:
         return ""
@@ -76,10 +68,8 @@ def render_stable(facts: Iterable[str], tail: str) -> str:
 
 
 def context_fact(memory: Memory, score: float, reasons: Sequence[str]) -> str:
-    """The five lines of one ``<fact>`` in the context block, joined by newlines.
-
-    The score uses Python's ``.2f`` (round-half-even on the binary value).
-    """
+    """The five lines of one ``<fact>`` in the context block, joined by newlines. The score uses Python's
+    ``.2f`` (round-half-even on the binary value)."""
     return "\n".join(
         (
             f'<fact scope="{escape(memory.scope)}" type="{escape(memory.type)}" score="{score:.2f}">',

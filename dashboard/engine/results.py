@@ -31,7 +31,8 @@ class Budget:
         return self.used / self.limit if self.limit else 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain form for the JSON twin."""
+        """Plain form for the JSON twin, of a size that does not grow with the store: candidates
+        paged by rank, the shown stable entries plus ``EVICTED_SHOWN`` left out, never-recalled counted."""
         return {"used": self.used, "limit": self.limit}
 
 
@@ -69,10 +70,8 @@ class Preview:
 
     @cached_property
     def never_recalled(self) -> tuple[Memory, ...]:
-        """Records with no signal for this query (all of them if recall did not run).
-
-        Built on first access: with 10,000 records it is the one big list.
-        """
+        """Records with no signal for this query (all of them if recall did not run). Built on first access:
+        with 10,000 records it is the one big list."""
         hit = {s.memory.id for s in (*self.recall.eligible, *self.recall.excluded)}
         return tuple(m for m in self.pool if m.id not in hit)
 
@@ -82,12 +81,9 @@ class Preview:
         return self.recall_note or "no signal"
 
     def to_dict(self, page: int = 1, per_page: int = CANDIDATES_PER_PAGE) -> dict[str, Any]:
-        """Plain form for the JSON twin, of a size that does not grow with the store.
-
-        Candidates are paged in rank order (page 1: the block, the cuts and the
-        nearest misses); stable entries are the shown ones plus the first
-        ``EVICTED_SHOWN`` left out; never-recalled records are only counted.
-        """
+        """Plain form for the JSON twin, of a size that does not grow with the store. Candidates are paged in
+        rank order (page 1: the block, the cuts and the nearest misses); stable entries are the shown ones
+        plus the first ``EVICTED_SHOWN`` left out; never-recalled records are only counted."""
         ranked = self.candidates
         start = (page - 1) * per_page
         shown = [s for s in self.stable_entries if s.shown]

@@ -1,10 +1,5 @@
-"""Stable-entry selection, the cross-session tail and budget fitting.
-
-Selection (contract §9.1): user-scope rows and structural types always; of
-the other ("incidental") rows, the 3 most recently updated.  Fitting (§9.2):
-walk newest-created first and *skip and continue* when a fact does not fit.
-Tail (§8): the 10 newest summaries of every session, minus the current
-session's, first 3 kept, shown oldest first, last 800 characters.
+"""Stable-entry selection (§9.1), budget fitting (§9.2: skip and continue) and the
+cross-session tail (§8: 10 newest summaries, others' first 3, last 800 characters).
 """
 
 from __future__ import annotations
@@ -28,12 +23,8 @@ TAIL_SEPARATOR = "\n\n---\n\n"
 
 
 def all_entries(project: Iterable[Memory], user: Iterable[Memory]) -> list[Memory]:
-    """Live rows of the project file then the user file, stably sorted by created_at.
-
-    Each list must already be in the file's ``ORDER BY created_at`` order
-    (which is rowid order among equal stamps): at equal ``created_at`` the
-    input order decides, and project rows stay before user rows.
-    """
+    """Live rows of the project file then the user file (each in ``ORDER BY created_at``
+    order), stably sorted by created_at."""
     rows = [m for m in project if m.deleted_at is None]
     rows += [m for m in user if m.deleted_at is None]
     # Two already-sorted runs: timsort merges them in one linear pass.
@@ -78,11 +69,9 @@ BECAUSE = {t: f"type {t}" for t in STRUCTURAL_TYPES}
 
 
 def select(entries: Sequence[Memory]) -> list[tuple[Memory, str]]:
-    """The stable set with the rule that picked each entry, created_at ascending.
-
-    ``entries`` is the all-entries order.  A repeated id (the same id in both
-    files) is taken once by the always-rules, as agentao does.
-    """
+    """The stable set with the rule that picked each entry, created_at ascending. ``entries`` is the
+    all-entries order. A repeated id (the same id in both files) is taken once by the always-rules, as agentao
+    does."""
     seen: set[str] = set()
     picked: list[tuple[Memory, str]] = []
     incidental: list[Memory] = []
@@ -117,12 +106,8 @@ _COSTS_HELD = 400_000
 
 
 class FactCosts:
-    """Characters each row's stable fact takes (newline included), remembered per row.
-
-    Keyed by object identity, holding the row: a snapshot hands out the same
-    record for as long as it lives, so every screen drawn from it renders each
-    fact once.  Hashing a frozen record would cost more than rendering it.
-    """
+    """Characters each row's stable fact takes (newline included), remembered per row object
+    (a snapshot hands out the same record while it lives; hashing one costs more)."""
 
     def __init__(self) -> None:
         self._held: dict[int, tuple[Memory, int]] = {}
@@ -139,12 +124,8 @@ class FactCosts:
 
 
 class Fitted(Sequence[Selected]):
-    """Every selected entry with its fit, in selection order (oldest first).
-
-    The walk keeps only where it showed an entry and the room after each;
-    :class:`Selected` records are made on access, so a block over 100,000
-    rows costs no more objects than the facts it shows.
-    """
+    """Every selected entry with its fit, in selection order (oldest first); :class:`Selected`
+    records are made on access, so a large block costs only the facts it shows."""
 
     def __init__(
         self,
@@ -206,14 +187,9 @@ def fit(
     budget: int = STABLE_BUDGET,
     costs: list[int] | None = None,
 ) -> Fitted:
-    """Decide which selected entries the budget shows, in selection order.
-
-    Newest-created first; an entry that does not fit is skipped and the walk
-    continues with older ones, so a small old fact can get in past a big new
-    one.  ``cost`` gives a fact's length plus its newline (pass a
-    :class:`FactCosts` to remember it across calls); ``costs``, when the
-    caller already has them, is that number for every entry of ``picked``.
-    """
+    """Decide which selected entries the budget shows, in selection order. Walks newest-created first,
+    skipping an entry that does not fit and going on. ``cost`` gives a fact's length plus newline (a
+    :class:`FactCosts` remembers it); ``costs``, when known, is that for every entry of ``picked``."""
     if costs is None:
         cost = cost or FactCosts()
         costs = [cost(m) for m, _ in picked]
@@ -242,13 +218,8 @@ def fit(
 
 
 def session_tail(summaries: Iterable[Summary], session_id: str | None) -> str:
-    """The cross-session tail agentao puts in ``<session>`` (may be ``""``).
-
-    ``summaries`` are the project file's rows in rowid order (or already
-    newest first, as SQLite returns them); rows from the user file are
-    ignored because agentao never reads them.  ``session_id``
-    None stands for a brand-new session, which owns no summary.
-    """
+    """The cross-session tail agentao puts in ``<session>`` (may be ``""``), from the project
+    file's summaries (rowid order or newest first); ``session_id`` None: a new session."""
     rows = [s for s in summaries if s.store == "project"]
     # Stable sort: equal stamps keep rowid order, matching SQLite's sorter.
     rows.sort(key=lambda s: s.created_at, reverse=True)

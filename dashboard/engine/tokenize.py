@@ -1,18 +1,7 @@
 """Recall tokenization as agentao 0.5.17 does it (contract §10.2).
 
-Two paths, unioned:
-
-* the Latin path lowercases the text (after a space is put at every seam
-  between an ASCII letter/Unicode digit and a CJK character), splits it on
-  whitespace and a fixed set of punctuation, drops one-character pieces and
-  stop words, and adds each piece's *variant* (``v3`` -> ``3``, plural
-  ``tests`` -> ``test``) next to it;
-* the CJK path, only when jieba can be imported, segments every run of CJK
-  characters with jieba's precise mode and keeps words of two or more
-  characters that start with a CJK character.
-
-Without jieba the CJK path yields nothing, exactly like agentao without its
-``i18n`` extra.  :attr:`Tokenizer.mode` says which of the two is active.
+A Latin path (lower-cased, split, stop words dropped, variants added) and, only when
+jieba imports, a CJK path (jieba's precise mode, words of 2+ characters); ``mode`` says which.
 """
 
 from __future__ import annotations
@@ -48,11 +37,9 @@ MODE_LATIN = "latin-only"
 
 
 def variant(word: str) -> str | None:
-    """The extra normalized form agentao adds beside ``word``, or None.
-
-    ``v`` + digits gives the digits (``str.isdigit``, so superscripts count);
-    otherwise a word longer than 3 ending in ``s`` but not ``ss`` loses the s.
-    """
+    """The extra normalized form agentao adds beside ``word``, or None. ``v`` + digits gives the digits
+    (``str.isdigit``, so superscripts count); otherwise a word longer than 3 ending in ``s`` but not ``ss``
+    loses the s."""
     if len(word) >= 2 and word[0] == "v" and word[1:].isdigit():
         return word[1:]
     if len(word) > 3 and word[-1] == "s" and not word.endswith("ss"):
@@ -95,12 +82,8 @@ def _load_jieba(userdict: Path | None) -> Any:
 
 
 class Tokenizer:
-    """agentao's recall tokenizer; ``use_jieba=None`` means "if importable".
-
-    ``use_jieba=False`` reproduces agentao installed without jieba; ``True``
-    raises ImportError when jieba is missing.  ``userdict`` defaults to
-    ``~/.agentao/userdict.txt``, the file agentao loads if it exists.
-    """
+    """agentao's recall tokenizer; ``use_jieba``: None "if importable", False as agentao without
+    jieba, True (ImportError if missing).  ``userdict``: ``~/.agentao/userdict.txt`` by default."""
 
     def __init__(self, use_jieba: bool | None = None, userdict: Path | None = None):
         self._jieba = None if use_jieba is False else _load_jieba(userdict)
@@ -180,13 +163,8 @@ CJK_SETTINGS = ("auto", "on", "off")
 
 @functools.cache
 def tokenizer_for(cjk: str) -> Tokenizer:
-    """The tokenizer for a ``--cjk`` setting, one per process and setting.
-
-    The preview must tokenize as the *agent* does, and the agent's environment
-    may lack jieba while the dashboard's has it (or the reverse): ``off`` is
-    agentao without jieba, ``on`` requires it (ImportError when missing),
-    ``auto`` uses it when importable, as agentao itself decides.
-    """
+    """The tokenizer for a ``--cjk`` setting (as the agent splits, not the dashboard), one per
+    process and setting: ``off`` without jieba, ``on`` requires it, ``auto`` if importable."""
     if cjk not in CJK_SETTINGS:
         raise ValueError(f"CJK must be one of {', '.join(CJK_SETTINGS)}, not {cjk!r}")
     return default_tokenizer() if cjk == "auto" else Tokenizer(use_jieba=cjk == "on")

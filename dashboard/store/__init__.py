@@ -1,7 +1,5 @@
-"""Every SQL statement the dashboard runs lives in this package.
-
-Views call functions named for their intent; browsing opens files read-only
-(see ``connection``), writes use short ``BEGIN IMMEDIATE`` transactions.
+"""Every SQL statement the dashboard runs: reads open files read-only (``connection``),
+writes use short ``BEGIN IMMEDIATE`` transactions.
 """
 
 from .connection import StoreProblem, file_stamp, read, write

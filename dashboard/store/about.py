@@ -1,9 +1,4 @@
-"""What the stores hold about the person: the reads behind the "About you" page.
-
-Each section is read as at most ``limit`` rows plus a count of all of them, so
-the page costs the same at 100 rows as at 100,000: it shows the first ones
-and says how many more there are, with a link to the full filtered list.
-"""
+"""The reads behind "About you": each section at most ``limit`` rows plus a count of all."""
 
 from __future__ import annotations
 
@@ -52,11 +47,9 @@ def _section(
 
 
 def user_memories(ref: StoreRef, limit: int = LIMIT) -> tuple[Section, Section]:
-    """Memories with scope ``user`` in one file: (live, soft-deleted), newest change first.
-
-    Scope, not file: without a user store agentao keeps user-scope memories in the
-    project file, and the overview's "about you" count and link filter by scope too.
-    """
+    """Memories with scope ``user`` in one file: (live, soft-deleted), newest change first. Scope, not file:
+    without a user store agentao keeps user-scope memories in the project file, and the overview's "about you"
+    count and link filter by scope too."""
 
     def run(conn: sqlite3.Connection) -> tuple[Section, Section]:
         make = lambda r: rows.memory(r, ref.key)  # noqa: E731

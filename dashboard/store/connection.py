@@ -1,15 +1,9 @@
 """Opening agentao's memory files: read-only for browsing, short transactions for writes.
 
-Why several read modes: agentao keeps its files in WAL mode.  A ``mode=ro``
-connection to a WAL database creates ``-wal`` and ``-shm`` side files when
-they are missing and, being read-only, cannot remove them again — browsing
-would leave litter beside the user's file.  When no ``-wal`` file exists the
-whole database is in the main file, so we read it with ``immutable=1``, which
-touches nothing.  If a ``-wal`` appears while we read (the agent opened the
-file meanwhile) the read is repeated with ``mode=ro``, which is then safe
-because the agent owns the side files.  Files that SQLite would repair on
-open (a hot journal, a -wal that nobody holds) are read from a private,
-repaired copy instead: see ``recovery`` and ``copies``.
+A ``mode=ro`` open of a WAL file leaves ``-wal``/``-shm`` litter, so without a ``-wal``
+the file is read ``immutable=1`` (and read again if one appears meanwhile); with one,
+``mode=ro`` (the agent owns the side files).  Files SQLite would repair on open are
+read from a private repaired copy (``recovery``, ``copies``).
 """
 
 from __future__ import annotations
@@ -71,11 +65,8 @@ def not_there(path: Path) -> StoreProblem:
 
 
 def describe_error(path: Path, exc: BaseException, writing: bool = False) -> StoreProblem:
-    """Turn a sqlite3/OS error into a StoreProblem a person can act on.
-
-    ``writing``: the error came from a write, where an I/O error on a nearly
-    full file system is reported as the full disk it is.
-    """
+    """Turn a sqlite3/OS error into a StoreProblem a person can act on. ``writing``: the error came from a
+    write, where an I/O error on a nearly full file system is reported as the full disk it is."""
     text = str(exc)
     low = text.lower()
     if full_disk.is_disk_full(path, exc, writing):
@@ -120,12 +111,8 @@ def _decode_text(raw: bytes) -> str:
 
 
 def file_stamp(path: Path | str) -> recovery.Signature:
-    """The database file, its ``-wal`` and its ``-journal`` as (size, mtime, inode) or None:
-    every commit moves one (``recovery.signature``).
-
-    Cheap enough to ask on every request; what has been derived from a file is
-    reused while its stamp stays the same.
-    """
+    """The file, its ``-wal`` and ``-journal`` as (size, mtime, inode) or None: every commit
+    moves one, and it is cheap enough to ask on every request."""
     return recovery.signature(Path(path))
 
 
@@ -154,11 +141,8 @@ def _open_uri(path: Path, plan: recovery.Plan, sig: recovery.Signature, pins: Ex
 def read(path: Path, fn: Callable[[sqlite3.Connection], T], attach: dict[str, Path] | None = None) -> T:
     """Run ``fn(conn)`` on a read-only connection to ``path`` without changing any file.
 
-    ``attach`` maps schema aliases to further stores opened the same way on the
-    same connection (so one query can page across both files).  Raises
-    StoreProblem when a file is missing, not a file, damaged or locked, or
-    would need a repair too large to make on a private copy (``copies``).
-    """
+    ``attach``: alias -> further stores on the same connection.  Raises StoreProblem when a
+    file is missing, damaged, locked or too large to repair on a private copy."""
     files = {"main": Path(path), **{k: Path(v) for k, v in (attach or {}).items()}}
     for p in files.values():
         if not p.is_file():
@@ -252,11 +236,8 @@ def settle(*paths: Path | str) -> list[intents.Report]:
 def write(path: Path, settled: bool = False) -> Iterator[sqlite3.Connection]:
     """A short ``BEGIN IMMEDIATE`` transaction on an existing store, as agentao writes.
 
-    Commits on success, rolls back on any error.  Never creates the file, and a
-    failed write leaves no side file the store did not have (see full_disk).
-    A two-file action left half done on this store is finished first, unless
-    the caller did that already (``settled``).
-    """
+    Commits on success, rolls back on any error, never creates the file, and leaves no side
+    file a failed write made; a half-done two-file action is finished first unless ``settled``."""
     path = Path(path)
     if not path.is_file():
         raise not_there(path)
@@ -273,22 +254,10 @@ def write(path: Path, settled: bool = False) -> Iterator[sqlite3.Connection]:
             ),
         )
     before = side_files(path)
-    try:
-        conn = sqlite3.connect(
-            f"file:{quote(str(path))}?mode=rw",
-            uri=True,
-            timeout=BUSY_TIMEOUT_S,
-            isolation_level=None,
-            check_same_thread=False,
-        )
-    except sqlite3.Error as exc:
-        raise describe_error(path, exc, writing=True) from exc
-    conn.row_factory = sqlite3.Row
-    conn.text_factory = _decode_text
+    conn = open_rw(path)
     committed = False
     try:
         try:
-            conn.execute("PRAGMA foreign_keys=ON")
             conn.execute("BEGIN IMMEDIATE")
             _check_schema(conn, path)
         except sqlite3.Error as exc:
@@ -317,13 +286,28 @@ def write(path: Path, settled: bool = False) -> Iterator[sqlite3.Connection]:
             full_disk.tidy_failed_write(path, before, side_files(path))
 
 
-def rollback_quietly(conn: sqlite3.Connection) -> None:
-    """Roll back if a transaction is still open, never raising.
+def open_rw(path: Path, *pragmas: str) -> sqlite3.Connection:
+    """A read-write connection (autocommit, rows decoded as reads decode them), foreign keys on."""
+    try:
+        conn = sqlite3.connect(
+            f"file:{quote(str(path))}?mode=rw",
+            uri=True,
+            timeout=BUSY_TIMEOUT_S,
+            isolation_level=None,
+            check_same_thread=False,
+        )
+        conn.row_factory = sqlite3.Row
+        conn.text_factory = _decode_text
+        for pragma in (*pragmas, "PRAGMA foreign_keys = ON"):
+            conn.execute(pragma)
+    except sqlite3.Error as exc:
+        raise describe_error(path, exc, writing=True) from exc
+    return conn
 
-    After SQLITE_FULL (and some I/O errors) SQLite has already rolled back, and
-    closing rolls back as well: a ROLLBACK that fails must not replace the error
-    that says why the write failed.
-    """
+
+def rollback_quietly(conn: sqlite3.Connection) -> None:
+    """Roll back if a transaction is still open, never raising (after SQLITE_FULL SQLite has
+    rolled back already: a failing ROLLBACK must not hide why the write failed)."""
     try:
         if conn.in_transaction:
             conn.execute("ROLLBACK")

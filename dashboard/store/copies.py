@@ -1,19 +1,9 @@
 """Private copies of a store that SQLite must repair before it can be read (see ``recovery``).
 
-The main file and its ``-journal`` / ``-wal`` are copied into a folder of the
-temporary directory (0700, made by ``mkdtemp``); SQLite opens the copy
-read-write, rolls it back or recovers it there, and folds the result into one
-self-contained file, which readers then open with ``immutable=1``.  The user's
-files keep every byte.
-
-A copy holds the user's text, so it lives no longer than the state that needs
-it: it is made once per signature of the files and reused while they keep it,
-and removed when they change or no longer need one (``drop``), to keep at most
-``MAX_COPIES``, when the dashboard exits, or — after a dashboard was killed — by
-the next one that makes a copy in the same folder.  Readers pin a copy while
-their connection is open, so a copy is never removed under a reader.  A store
-larger than ``COPY_BUDGET_BYTES``, or one the free temporary space cannot hold
-twice, is not copied: ``CannotCopy`` says what happened and what to do.
+Made in a 0700 temporary folder, repaired there by SQLite, then read ``immutable=1``; the
+user's files keep every byte.  A copy holds the user's text: kept per signature of the
+files, pinned while read, and removed when they change, past ``MAX_COPIES``, at exit or
+by the next dashboard.  Too large a store is refused with ``CannotCopy``.
 """
 
 from __future__ import annotations
@@ -59,11 +49,9 @@ class CannotCopy(Exception):
 
 @contextmanager
 def private_copy(path: Path, sig: Signature, reason: str) -> Iterator[Path | None]:
-    """A recovered private copy of ``path`` as its files are at ``sig``, kept while in use.
-
-    Yields None when the files changed while they were copied (read again).
-    Raises CannotCopy, or the sqlite3/OS error that recovering the copy met.
-    """
+    """A recovered private copy of ``path`` as its files are at ``sig``, kept while in use. Yields None when
+    the files changed while they were copied (read again). Raises CannotCopy, or the sqlite3/OS error that
+    recovering the copy met."""
     key = str(path)
     with _COPIES_LOCK:
         copy = _COPIES.get(key)

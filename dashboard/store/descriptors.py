@@ -1,20 +1,8 @@
-"""Looking at a store's files from outside SQLite without disturbing anyone's locks.
+"""Reading a store's files outside SQLite without dropping anyone's locks.
 
-Closing *any* descriptor of a SQLite file drops every POSIX lock this process
-holds on it, including the read locks of connections in other threads
-(sqlite.org "How To Corrupt An SQLite Database File", 2.2).  The agent then
-believes it is alone, checkpoints and deletes its -wal under our readers, and
-they report a damaged file.  So every byte the dashboard reads from a main
-file outside SQLite (its header, a private copy of it) and every lock it asks
-about goes through one descriptor per file that stays open; it is closed only
-once its path names another file, or when more than a few dozen files have
-been looked at (long gone test files).
-
-The same holds for the ``-shm``, where SQLite keeps the WAL's read and write
-locks: a byte scan that opened and closed it would drop the write lock of a
-dashboard thread in the middle of its transaction, and the agent could then
-write the same pages (a corrupt file, seen in bench/bench_concurrency.py).
-So every file of a store is read through here, never with ``open()``.
+Closing any descriptor of a SQLite file drops every POSIX lock this process holds on it
+(sqlite.org "How To Corrupt", 2.2), so every file of a store (main, ``-shm``) is read
+through one descriptor per file that stays open, never with ``open()``.
 """
 
 from __future__ import annotations
@@ -71,12 +59,8 @@ def read_header(path: Path, size: int = 100) -> bytes:
 
 
 def lock_held(path: Path, start: int, length: int) -> bool:
-    """Whether any connection, in this process or another, holds a lock on those bytes of ``path``.
-
-    Asks the kernel (a lock *query*: nothing is taken) for a write lock on the
-    range, which any lock, shared or not, would block.  A query that cannot be
-    made answers True: the caller then treats the file as in use, the careful side.
-    """
+    """Whether any connection, here or in another process, holds a lock on those bytes of
+    ``path`` (a lock query, nothing taken); True when the query cannot be made."""
     query = struct.pack(_FLOCK, fcntl.F_WRLCK, os.SEEK_SET, start, length, 0)
     try:
         with _LOCK:
@@ -102,11 +86,8 @@ def copy_to(path: Path, dest: Path) -> int:
 class KeptReader:
     """A read-only file object over the kept descriptor of ``path`` (``seek``/``read``/``tell``).
 
-    Raises FileNotFoundError when the file is not there.  It reads the file it
-    found when it was made, to the end, even if the agent removes or replaces
-    it meanwhile (as a plain open file would); once that descriptor is no
-    longer kept, reads answer b"" (end of file).  Closing it closes nothing.
-    """
+    FileNotFoundError when absent; reads the file found when made, even if replaced meanwhile,
+    and b"" once that descriptor is no longer kept.  Closing it closes nothing."""
 
     def __init__(self, path: Path):
         self.path, self.pos = Path(path), 0
@@ -152,15 +133,9 @@ _RW: OrderedDict[str, tuple[tuple[int, int], int]] = OrderedDict()
 
 @contextmanager
 def alone(path: Path) -> Iterator[bool]:
-    """True while this process holds a write lock on ``path``'s lock bytes: no connection of any
-    process (this one's included) has the store open.
-
-    An open-file-description lock on a kept read-write descriptor: it conflicts
-    with every POSIX lock, this process's own SQLite connections' too, and it is
-    given back with an unlock, never by closing (which would drop those
-    connections' locks when the lock was refused).  Without OFD locks (not
-    Linux) it answers False.
-    """
+    """True while this process holds a write lock on ``path``'s lock bytes: no connection of
+    any process has the store open.  An open-file-description lock (given back by unlock, never
+    by closing); without OFD locks (not Linux) False."""
     setlk = getattr(fcntl, "F_OFD_SETLK", None)
     if setlk is None:
         yield False

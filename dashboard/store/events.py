@@ -1,31 +1,11 @@
 """The event log of each store, read for the activity feed and the live pulse.
 
-What a file tells about who wrote (agentao 0.5.17, contract §2, §4.6, §5, §7;
-our ``writes.py``):
-
-* ``memory_events`` holds ``create`` / ``update`` / ``soft_delete``, the memory
-  id and the stamp; ``detail`` is always NULL.  agentao's ``save_memory`` tool,
-  its ``/memory`` commands, its cap of 50 auto-saved rows, the approval of a
-  suggestion and this dashboard all write the same rows: the file cannot say
-  which of them wrote one.
-* What can still be told: an ``update`` straight after a ``soft_delete`` of the
-  same row is a restore, which only a dashboard makes (agentao never brings a
-  row back); a write whose row still carries ``source='crystallized'`` and the
-  stamp of that write, or that lands within 2 s of a suggestion's approval, came
-  from approving a suggestion; and what *this* dashboard wrote since it was
-  started, which ``writes`` reports here as it writes (kept in memory only: the
-  file is never marked, so a restart forgets it and the older writes read as
-  the agent's).
-* Approving and rejecting write no event: the review row's ``status`` and
-  ``updated_at`` are all there is, and agentao's ``/memory review`` and a
-  dashboard write them alike.
-* ``/memory clear`` and ``/clear`` soft-delete without events: such rows are
-  found as deleted rows with no ``soft_delete`` event at their ``deleted_at``,
-  grouped by that stamp ("wiped").  The dashboard's Forget clears the same way.
-* A purge deletes rows with their events: the ``sqlite_sequence`` of the log
-  then runs ahead of what is left, which is how many changes are gone untold.
-
-Every read here is one short read-only transaction (``connection.read``).
+``memory_events`` cannot say who wrote (agentao's tools, its cap, approvals and this
+dashboard write alike); what can be told: an ``update`` right after a ``soft_delete`` is a
+restore (only a dashboard makes one), a ``crystallized`` write at an approval came from it,
+what this dashboard wrote since it started (``writes`` reports it, in memory only), a
+deleted row with no ``soft_delete`` event was wiped, and a ``sqlite_sequence`` ahead of the
+log counts purged changes.  Approvals and rejections write no event.
 """
 
 from __future__ import annotations
@@ -133,14 +113,11 @@ def own_review(item_id: Any, status: Any, stamp: Any) -> bool:
 # --------------------------------------------------------------------------- the pulse
 @dataclass(frozen=True)
 class Mark:
-    """Where a store's log stood: the newest event id, the change counter, and where the
-    review queue stood (``reviews``: its newest stamp, newest rowid, row count, pending
-    and rejected counts and occurrences, "|"-joined).  agentao's stamps are whole seconds, so the stamp
-    alone missed a suggestion, an occurrence or a decision in the same second as the one
-    before; the rowid, the counts and the sum each move with one (the rejected count with
-    agentao's reject landing on an item this dashboard approved in that second).  The pulse compares two
-    marks; each is O(1) to read but the review part (a scan of the queue, which holds
-    suggestions, not memories)."""
+    """Where a store's log stood: newest event id, change counter and the review queue's
+    newest stamp, rowid, counts (all, pending, rejected) and occurrences ("|"-joined: stamps
+    are whole seconds, so each of those moves with one change, the rejected count with
+    agentao's reject of an item this dashboard approved in that second).  The pulse compares
+    two marks."""
 
     last_event: int
     counter: int
@@ -175,15 +152,7 @@ def news(ref: StoreRef, since: Mark, cap: int = 5) -> dict[str, Any]:
     def run(conn: sqlite3.Connection) -> dict[str, Any]:
         conn.execute("BEGIN")
         try:
-            events = [
-                dict(r)
-                for r in conn.execute(
-                    f"SELECT {_EVENT}, {_MEMORY}"
-                    " FROM memory_events e LEFT JOIN memories m ON m.id = e.memory_id"
-                    " WHERE e.id > ? ORDER BY e.id DESC LIMIT ?",
-                    (since.last_event, cap),
-                )
-            ]
+            events = _events(conn, "e.id > ?", [since.last_event, cap])
             total = conn.execute(
                 "SELECT COUNT(*) FROM memory_events WHERE id > ?", (since.last_event,)
             ).fetchone()[0]
@@ -194,6 +163,12 @@ def news(ref: StoreRef, since: Mark, cap: int = 5) -> dict[str, Any]:
         return {"events": events, "total": total, "reviews": reviews}
 
     return read(ref.path, run)
+
+
+def _events(conn: sqlite3.Connection, where: str, args: list[Any]) -> list[dict[str, Any]]:
+    # The newest log rows matching ``where`` (the last arg: how many), joined with their memory.
+    sql = f"SELECT {_EVENT}, {_MEMORY} FROM memory_events e LEFT JOIN memories m ON m.id = e.memory_id"
+    return [dict(r) for r in conn.execute(f"{sql} WHERE {where} ORDER BY e.id DESC LIMIT ?", args)]
 
 
 def _reviews_since(conn: sqlite3.Connection, mark: str, now: str, cap: int) -> list[dict[str, Any]]:
@@ -248,28 +223,15 @@ def _window(
 def history(
     ref: StoreRef, since: str | None, until: str | None, limit: int, words: str = ""
 ) -> dict[str, Any]:
-    """The newest ``limit`` of each kind of entry in [since, until) whose title holds
-    ``words`` (if given), and how many there are.
-
-    ``events``: the log joined with its memory row (None columns: purged);
-    ``reviews``: suggestions decided (status and updated_at);
-    ``wipes``: rows soft-deleted with no event at their stamp, grouped by stamp;
-    ``prior``: memory id -> the log's (id, event_type) of the rows listed, to find restores.
-    """
+    """The newest ``limit`` entries of each kind in [since, until) whose title holds ``words``,
+    and how many: ``events`` (joined with their row; None columns: purged), ``reviews``
+    decided, ``wipes`` (deletes with no event, by stamp), ``prior`` (id -> log rows, for restores)."""
 
     def run(conn: sqlite3.Connection) -> dict[str, Any]:
         conn.execute("BEGIN")
         try:
             where, args = _window("e.timestamp", since, until, words, "m.title")
-            events = [
-                dict(r)
-                for r in conn.execute(
-                    f"SELECT {_EVENT}, {_MEMORY}"
-                    " FROM memory_events e LEFT JOIN memories m ON m.id = e.memory_id"
-                    f" WHERE {where} ORDER BY e.id DESC LIMIT ?",
-                    (*args, limit),
-                )
-            ]
+            events = _events(conn, where, [*args, limit])
             joined = " LEFT JOIN memories m ON m.id = e.memory_id" if words else ""
             n_events = conn.execute(
                 f"SELECT COUNT(*) FROM memory_events e{joined} WHERE {where}", args

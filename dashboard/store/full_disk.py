@@ -1,13 +1,8 @@
 """A write on a full disk: saying so, and leaving no side files behind.
 
-SQLite reports a full disk as SQLITE_FULL only when a page does not fit.
-When it cannot grow the ``-shm`` (the WAL index, 32 KiB) or write the first
-``-wal`` frame it reports an I/O error, and it leaves an empty ``-wal`` and a
-short ``-shm`` that it cannot remove on close; every later read of the store
-then fails too, until space is freed.  ``is_disk_full`` asks the file system
-how much room is left when a write fails with an I/O error, and
-``tidy_failed_write`` removes what such a write created, only when that is
-provably safe.
+SQLite reports a full disk as an I/O error when it cannot grow ``-shm`` or the first
+``-wal`` frame, and leaves them behind; ``is_disk_full`` asks the file system, and
+``tidy_failed_write`` removes what the write created when that is provably safe.
 """
 
 from __future__ import annotations
@@ -39,11 +34,9 @@ def room_left(folder: Path) -> int | None:
 
 
 def is_disk_full(path: Path, exc: BaseException, writing: bool) -> bool:
-    """Whether ``exc``, raised on the store at ``path``, means there is no room to write.
-
-    SQLITE_FULL and ENOSPC always do; an I/O error (or a side file that could
-    not be created) does when it came from a write and the room left is low.
-    """
+    """Whether ``exc``, raised on the store at ``path``, means there is no room to write. SQLITE_FULL and
+    ENOSPC always do; an I/O error (or a side file that could not be created) does when it came from a write
+    and the room left is low."""
     if getattr(exc, "errno", None) == errno.ENOSPC or "disk is full" in str(exc).lower():
         return True
     code = getattr(exc, "sqlite_errorcode", None)
@@ -58,14 +51,8 @@ def is_disk_full(path: Path, exc: BaseException, writing: bool) -> bool:
 
 
 def tidy_failed_write(path: Path, before: dict[str, int | None], now: dict[str, int | None]) -> None:
-    """Remove the -wal and -shm a failed write created, when they hold nothing and nobody uses them.
-
-    ``before`` and ``now`` are the side files' sizes (``connection.side_files``)
-    before the write and after its connection closed.  They go only when
-    neither was there before the write, the -wal is empty (no transaction of
-    anyone is in it) and no connection of any process has the store open.
-    A -wal another program has open is never touched.
-    """
+    """Remove the -wal and -shm a failed write created: only when neither was there ``before``,
+    the -wal is empty and no connection of any process has the store open."""
     if before["-wal"] is not None or now["-wal"]:  # not ours, or it may hold frames
         return
     created = [s for s in ("-wal", "-shm") if before[s] is None and now[s] is not None]

@@ -1,27 +1,10 @@
 """What the dashboard keeps between requests: one table, one rule, one lock.
 
-A value is worked out from store files and kept while every one of those files
-keeps the stamp it had before the work began (``connection.file_stamp``: size,
-mtime and inode of the file, its ``-wal`` and ``-journal``; every commit moves
-one).  When a stamp moves the value is worked out again whole, never patched.
-A write during the work leaves the old stamp with the value, so the next
-request works it out again.
-
-Only what a page misses its budget without is kept here
-(bench/bench_caches.py, figures in bench/results/caches-*.txt):
-``rows`` (each file's snapshot, store/snapshot.py), ``engine`` (the engine's
-token index and stable selection over both snapshots, preview_source.py),
-``findings`` (the scan every screen shares, views/findings.py), ``status``
-(each file's health and counts, shown on every page, store/status.py),
-``saved`` (agentao's saved conversations and their findings, read on the overview,
-About you and Findings: 1.5 s of CPU for ten 190 KB checkpoints, facts.py), ``history``
-and ``changed`` (the activity feed and what changed since a moment,
-store/events.py, views/activity_log.py) and ``mark``
-(where a store's log stands, store/events.py: every open page's live pulse
-asks for it every 2 s, and a quiet store is left alone).
-
-The lock guards the table only; a value is worked out outside it, one at a
-time per name, so a request needing another name never waits for that work.
+A value is kept while every file it came from keeps the stamp it had before the work
+(``connection.file_stamp``), and worked out again whole when one moves.  Only what a page
+misses its budget without is kept (bench/bench_caches.py, bench/results/caches-*.txt):
+``rows``, ``engine``, ``findings``, ``status``, ``saved``, ``history``, ``changed``, ``mark``.
+The lock guards the table; work runs outside it, one at a time per name.
 """
 
 from __future__ import annotations

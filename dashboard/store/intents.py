@@ -1,30 +1,11 @@
 """A two-file action written down before its first commit, so that it is never left half done.
 
-agentao's files are in WAL mode, and SQLite commits two WAL files one after
-the other, never atomically.  An action that writes both stores (a move, an
-approval whose memory lands in the user file, a bulk purge of both) can
-therefore stop between its two commits: the dashboard killed, the second
-file's disk full.  So before the first commit the action is recorded in an
-*intent file* the dashboard owns, and the record goes only after the last
-commit.  A record that is still there names an action that stopped half way.
-
-Where: beside the file the action commits first, as
-``dashboard-intent-<id>.json`` (``<project>/.agentao/`` or ``~/.agentao/``).
-agentao opens only ``memory.db`` and its side files, and the residue report
-does not take the name for a copy of the database.  The record holds ids,
-paths and digests, never a memory's text.  It is written to a temporary
-name, flushed to disk and renamed, and held under an exclusive ``flock``
-while its action runs, so that a live action (of this or another dashboard)
-is never taken for a stopped one; the lock dies with the process.
-
-Finishing (``settle``): at the next start, and before any other write to
-the stores it names, each stopped record is handed to the finisher of its
-action (``FINISHERS``, filled by ``actions.twofile``), which completes the
-second half where the first is in the file (or does nothing when the first
-never committed) and says what it did in a sentence.  ``reports`` keeps
-those sentences for the pages.  A record that cannot be finished yet (the
-disk is still full) stays, and the write that asked is refused with the
-reason: nothing is written on top of a half-done action.
+Two WAL files never commit atomically, so an action writing both stores is recorded in
+``dashboard-intent-<id>.json`` beside the file it commits first (ids, paths and digests,
+no text; written atomically and held under ``flock`` while it runs) and the record goes
+after the last commit.  ``settle`` hands a stopped record to its finisher (``FINISHERS``,
+from ``actions.twofile``) at start and before any other write; ``reports`` keeps what
+they did; a record that cannot be finished refuses the write that asked.
 """
 
 from __future__ import annotations
@@ -174,13 +155,8 @@ def _records(paths: tuple[Path | str, ...]) -> list[Path]:
 
 
 def settle(*paths: Path | str) -> list[Report]:
-    """Finish every stopped action on any of ``paths`` (all stores when none is given).
-
-    Returns the reports of what was finished; raises ``Unfinished`` when one
-    could not be finished now (it stays recorded).  Records of live actions
-    (their lock is held) are left alone.  Re-entrant calls (a finisher's own
-    writes) do nothing.
-    """
+    """Finish every stopped action on any of ``paths`` (all stores when none); returns reports,
+    raises ``Unfinished`` when one cannot be finished now.  Live and re-entrant ones are left."""
     if getattr(_local, "busy", False):
         return []
     watch(*paths)

@@ -1,21 +1,9 @@
-"""SQLite's LIKE, matched in time linear in the text, without a regex.
+"""SQLite's LIKE, matched in time linear in the text, without a regex (a needle comes from a URL).
 
-A search needle comes from a URL anyone's page can make the browser fetch,
-so it must never decide how long a match takes: a regex built from it
-(``%`` as ``.*``) backtracks, and seven ``%_`` pairs kept a core busy for
-minutes on one row of a few dozen characters.  Here a pattern is cut at its
-``%`` into pieces; a ``_`` next to a ``%`` only asks for one more character
-there.  Each piece is placed at its leftmost possible place after the one
-before, which is right for LIKE (a later place never helps the pieces after
-it).  A piece of plain characters is found with ``str.find``; a piece with
-``_`` inside from its longest plain runs, a few candidates each, each checked
-in one call, and then with bitmasks: one bit-byte per text position, shifted
-and and-ed once per character of the piece, so the work is a bounded number
-of passes in C whatever the text holds.
-
-Characters compare as equal code points only: the caller folds ASCII case on
-both sides (SQLite's LIKE folds ASCII letters and nothing else).  Like SQLite,
-which reads both as C strings, text and pattern end at a NUL.
+A pattern is cut at its ``%`` into pieces, each placed leftmost after the one before (right
+for LIKE): plain pieces with ``str.find``, pieces with ``_`` from their longest plain runs
+and then with bitmasks (one bit-byte per text position, a bounded number of C passes).
+The caller folds ASCII case on both sides; like SQLite, text and pattern end at a NUL.
 """
 
 from __future__ import annotations
@@ -253,12 +241,9 @@ class Like:
         return self._middle(text, len(head), end) is not None
 
     def search(self, text: str, pos: int = 0) -> tuple[int, int] | None:
-        """For a ``%...%`` pattern: the span of the leftmost placement of its
-        pieces in ``text[pos:]`` (NUL not special), or None when there is none.
-
-        No placement ends before this one's end (each piece is placed first
-        where it can be), so none lies inside a part of the text that ends sooner.
-        """
+        """For a ``%...%`` pattern: the span of the leftmost placement of its pieces in ``text[pos:]`` (NUL
+        not special), or None when there is none. No placement ends before this one's end (each piece is
+        placed first where it can be), so none lies inside a part of the text that ends sooner."""
         assert self.floating
         return self._middle(text, pos, len(text))
 

@@ -1,18 +1,7 @@
 """Writing several files as one action: every lock first, then the checks, then the writes.
 
-An action that touches both stores (a move, an approval whose memory lands
-in the user file) cannot share one SQLite transaction between two files.
-What it can do is hold both write locks at once: take the lock of every
-file, check every expectation while nobody else can write, and only then
-write.  A refusal then happens before the first byte is written.
-
-Between the two commits the action is recorded (``intents``): if the second
-commit fails or the process dies there, the record names what is half done,
-and the next write to these stores (or the next start) finishes it first.
-
-Each file's transaction is ``connection.write`` itself (same checks, same
-error messages), entered and left by hand so that the locks can be taken in
-one order and the commits made in another.
+Each file's transaction is ``connection.write``, entered and left by hand so locks are
+taken in one order and commits made in another; ``intents`` records the action between.
 """
 
 from __future__ import annotations
@@ -37,25 +26,13 @@ class _Abandon(Exception):
 def write_all(
     paths: list[Path], intent: intents.Intent | None = None
 ) -> Iterator[dict[Path, sqlite3.Connection]]:
-    """One ``write`` transaction on every distinct file in ``paths``, all held at once.
+    """One ``write`` transaction on every distinct file in ``paths``, all held at once; yields
+    ``{path: connection}`` (two paths naming one file share one).
 
-    The locks are taken in one fixed order, by resolved path, so two
-    dashboards doing the same cannot deadlock (agentao holds one file at a
-    time).  Two paths naming one file share one connection: one transaction.
-    Yields ``{path: connection}`` for each path given.
-
-    On success the files commit in the order ``paths`` gives them.  Callers
-    put first the file whose half can be done again (the memory, saved by an
-    upsert), so a crash between two commits leaves a state that repeating the
-    action completes without a duplicate.  Any error before the first commit
-    rolls every file back.
-
-    ``intent``, for an action on two files, is recorded (durably, beside the
-    first file) after every statement ran and before the first commit; a
-    record that cannot be written refuses the action with nothing written.
-    If a later commit fails, the record stays and ``StoreProblem("half_done")``
-    says, in the intent's words, what was written and what was not.
-    """
+    Locks are taken in resolved-path order (no deadlock); commits follow ``paths`` (callers
+    put first the half that can be repeated).  An error before the first commit rolls every
+    file back.  ``intent`` is recorded durably before the first commit (or the action is
+    refused); a later commit that fails leaves it and raises ``StoreProblem("half_done")``."""
     files: dict[str, Path] = {}
     for p in paths:
         files.setdefault(str(Path(p).resolve()), Path(p))

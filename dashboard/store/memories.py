@@ -80,13 +80,8 @@ def _matches(snap: FileRows, f: MemoryFilters) -> list[int]:
 
 
 def list_memories(refs: list[StoreRef], f: MemoryFilters, choices: tuple[str, ...] = ()) -> MemoryPage:
-    """One page of memories from the given stores, filtered, sorted and paged.
-
-    Computed in Python from each file's snapshot (``snapshot.rows_of``), read
-    again when the file moved.  A store that cannot be read is left out and
-    named in ``MemoryPage.problems``.  ``choices`` names columns whose values
-    (among live rows) the filter drop-downs need.
-    """
+    """One page of memories from each file's snapshot, filtered, sorted and paged; a store that
+    cannot be read is named in ``problems``; ``choices``: columns the drop-downs need."""
     column = SORTS[f.sort]
     problems: dict[str, StoreProblem] = {}
     runs: list[tuple[str, tuple[Memory, ...], list[int]]] = []

@@ -1,11 +1,7 @@
 """SQL for a purge's dry run: the rows a choice names, and how they stand when the purge comes.
 
-The dry run is what the user confirms, and the agent keeps working after it:
-it adds review items, saves memories, soft-deletes some.  Rows that arrive
-meanwhile are not what the user confirmed, so a purge keeps them; rows that
-went are skipped; only a confirmed row that *changed* stops it.  To tell
-these apart, every row carries a digest of all its columns, taken when it
-was listed and again, inside the purge's write transaction, before it goes.
+Each row carries a digest of all its columns, taken when listed and again inside the
+purge's transaction: rows added meanwhile are kept, gone ones skipped, changed ones stop it.
 """
 
 from __future__ import annotations
@@ -34,15 +30,8 @@ DIGEST_HEX = 8  # 32 bits: a changed row passes for unchanged once in four billi
 
 @dataclass(frozen=True)
 class PlanRow:
-    """One row a purge will erase; ``texts`` never leave the process.
-
-    ``texts`` are what the byte scan looks for: a memory's content, a review
-    item's captured phrase and evidence, a summary's text.  Titles (the keys)
-    go with the row but are not searched for: a few bytes like "editor" say
-    nothing in raw bytes, and each short text costs a pass over the file.
-    ``digest`` names the row's every column as listed; "" means "not checked"
-    (events, which agentao never changes, are confirmed by id alone).
-    """
+    """One row a purge will erase; ``texts`` (what the byte scan looks for, not titles) never
+    leave the process; ``digest`` covers every column as listed ("" for events: by id alone)."""
 
     kind: str
     id: str
@@ -73,11 +62,8 @@ class Selection:
 
 
 class DryRun(list["PlanRow"]):
-    """The rows a dry run listed (PlanRows, in erase order), and the selection that listed them.
-
-    A plain list of rows works too: it names exactly those rows, and nothing
-    can arrive in it.
-    """
+    """The rows a dry run listed (PlanRows, in erase order), and the selection that listed them. A plain list
+    of rows works too: it names exactly those rows, and nothing can arrive in it."""
 
     def __init__(self, rows: Iterable[PlanRow] = (), selection: Selection | None = None):
         super().__init__(rows)
@@ -193,11 +179,9 @@ def _by_id(conn: sqlite3.Connection, keys: Iterable[tuple[str, Any]]) -> dict[tu
 
 
 def compare(conn: sqlite3.Connection, dry_run: DryRun) -> Comparison:
-    """Sort the confirmed rows into unchanged / gone / changed, and find the arrivals.
-
-    A confirmed row the selection no longer names, though it is still in its
-    table (a soft-deleted memory restored, say), counts as changed.
-    """
+    """Sort the confirmed rows into unchanged / gone / changed, and find the arrivals. A confirmed row the
+    selection no longer names, though it is still in its table (a soft-deleted memory restored, say), counts
+    as changed."""
     selection = getattr(dry_run, "selection", Selection())
     now = {(r.kind, r.id): r for r in rows_for(conn, selection)} if selection else {}
     confirmed = {(r.kind, r.id): r for r in dry_run}

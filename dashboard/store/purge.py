@@ -1,10 +1,5 @@
-"""SQL for forgetting: agentao's wipe, the residue queries, and the hard purge.
-
-The wipe statements are the ones agentao's ``wipe_all`` runs (contract §13):
-one transaction per step, soft delete without events, a real DELETE of the
-summaries.  The hard purge is ours: it deletes exactly the rows a dry run
-listed (by id, refusing if one of them changed since; see ``plan``), with
-``secure_delete`` on, then VACUUMs and truncates the WAL.
+"""SQL for forgetting: agentao's wipe (contract §13), the residue queries, and the hard purge
+(exactly the dry run's rows, ``secure_delete`` on, then VACUUM and a WAL truncate).
 """
 
 from __future__ import annotations
@@ -15,10 +10,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 from . import events
-from .connection import BUSY_TIMEOUT_S, StoreProblem, describe_error, read, rollback_quietly, settle, write
+from .connection import StoreProblem, describe_error, open_rw, read, rollback_quietly, settle, write
 from .plan import (  # noqa: F401
     CATEGORIES,
     KINDS,
@@ -53,11 +47,8 @@ _DELETE = {
 
 @dataclass
 class EraseOutcome:
-    """What the write transaction and the maintenance after it did.
-
-    Filled in as the steps commit, so a caller whose ``erase`` raised still
-    knows which rows are gone (and which texts a retry must look for).
-    """
+    """What the write transaction and the maintenance after it did. Filled in as the steps commit, so a caller
+    whose ``erase`` raised still knows which rows are gone (and which texts a retry must look for)."""
 
     deleted: dict[str, int] = field(default_factory=dict)
     skipped: list[dict[str, str]] = field(default_factory=list)  # confirmed rows gone before the purge came
@@ -182,12 +173,9 @@ def residue_rows(ref: StoreRef) -> dict[str, Any]:
 
 
 def scoped_rows(ref: StoreRef) -> dict[str, Any]:
-    """Every memory, review item and summary id with what a scoped forget picks by (read-only).
-
-    ``memories``: (id, scope, live); ``reviews``: (id, scope); ``summaries``: ids; ``events``: a count.
-    Only rows whose id is text: agentao writes no other, and a purge names rows by their id in
-    its fingerprint (a hand-written BLOB id there would break the dry run).
-    """
+    """Every memory, review item and summary id with what a scoped forget picks by (read-only):
+    ``memories`` (id, scope, live), ``reviews`` (id, scope), ``summaries``, ``events`` (a count).
+    Only text ids (a purge names rows by id in its fingerprint)."""
 
     def run(conn: sqlite3.Connection) -> dict[str, Any]:
         return {
@@ -232,14 +220,8 @@ def user_memory_texts(ref: StoreRef) -> list[tuple[str, str, str, str]]:
 
 
 def scoped_texts(ref: StoreRef, visit: Callable[[str, str, str, bool, tuple[str, ...]], None]) -> None:
-    """Every memory, review item and summary (text ids, as ``scoped_rows``), one at a time, with
-    its texts, to ``visit(kind, id, scope, live, texts)`` (read-only).
-
-    ``kind`` is ``memory``, ``review`` or ``summary``; ``texts`` are a memory's key, title and
-    content, a review item's title, content and evidence, a summary's text (a BLOB read as
-    text).  Rows are handed over as they are read: the caller keeps what it needs, so a large
-    store is never held whole.  A summary has no scope (``""``); only a memory can be not live.
-    """
+    """Hand every memory, review item and summary (text ids) to ``visit(kind, id, scope, live,
+    texts)`` as read, so a large store is never held whole (read-only)."""
 
     def text(v: Any) -> str:
         v = as_text(v)
@@ -318,27 +300,12 @@ def check(ref: StoreRef, dry_run: DryRun) -> Comparison:
 def _open_rw(path: Path) -> sqlite3.Connection:
     if not Path(path).is_file():
         raise StoreProblem("missing", f"{path} does not exist.")
-    try:
-        conn = sqlite3.connect(
-            f"file:{quote(str(path))}?mode=rw",
-            uri=True,
-            timeout=BUSY_TIMEOUT_S,
-            isolation_level=None,
-            check_same_thread=False,
-        )
-        # Rows read as the dry run read them (same decoding), so their digests agree.
-        conn.row_factory = sqlite3.Row
-        conn.text_factory = lambda raw: raw.decode("utf-8", "replace")
-        # secure_delete zeroes freed content; temp_store=MEMORY keeps VACUUM's
-        # working copy of the database out of a temporary file on disk.
-        conn.execute("PRAGMA secure_delete = ON")
-        conn.execute("PRAGMA temp_store = MEMORY")
-        # A bigger page cache keeps the DELETE from spilling pages to the WAL twice.
-        conn.execute("PRAGMA cache_size = -262144")  # up to 256 MB, allocated as used
-        conn.execute("PRAGMA foreign_keys = ON")
-    except sqlite3.Error as exc:
-        raise describe_error(path, exc, writing=True) from exc
-    return conn
+    # secure_delete zeroes freed content; temp_store=MEMORY keeps VACUUM's working copy
+    # off the disk; a bigger page cache (up to 256 MB, as used) keeps the DELETE from
+    # spilling pages to the WAL twice.
+    return open_rw(
+        path, "PRAGMA secure_delete = ON", "PRAGMA temp_store = MEMORY", "PRAGMA cache_size = -262144"
+    )
 
 
 def _delete(conn: sqlite3.Connection, rows: list[PlanRow]) -> tuple[list[PlanRow], list[dict[str, str]]]:
@@ -375,16 +342,9 @@ def erase(
     on_step: Callable[[str], None] = lambda step: None,
     outcome: EraseOutcome | None = None,
 ) -> EraseOutcome:
-    """Erase the confirmed rows of ``dry_run`` in one BEGIN IMMEDIATE transaction, then
-    VACUUM and truncate the WAL.
-
-    Inside the transaction each confirmed row is read again: unchanged ones
-    are deleted, gone ones skipped, rows the selection names now but the dry
-    run did not are kept (``outcome.kept``).  If any confirmed row changed,
-    RowsChanged is raised before anything is written; a locked file raises
-    StoreProblem("locked").  An empty plan still VACUUMs and checkpoints: that
-    is how a purge interrupted after its DELETE is finished by running it again.
-    """
+    """Erase the confirmed rows of ``dry_run`` in one BEGIN IMMEDIATE transaction, then VACUUM and truncate
+    the WAL. Unchanged rows go, gone ones are skipped, new ones kept (``outcome.kept``); a changed one raises
+    RowsChanged before any write. An empty plan still VACUUMs (finishing a purge)."""
     outcome = outcome if outcome is not None else EraseOutcome()
     settle(ref.path)  # a two-file action left half done on this store is finished first
     conn = _open_rw(ref.path)

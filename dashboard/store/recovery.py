@@ -1,29 +1,9 @@
 """How to read a store without changing it, even when SQLite would repair it on open.
 
-Two states of the files make any ordinary SQLite open write to them:
-
-* a **hot rollback journal** (sqlite.org/lockingv3.html "Hot journals",
-  fileformat2.html "The Rollback Journal"): a writer that does not use WAL
-  (older agentao versions, other tools) was killed mid-transaction.  The main
-  file may already hold its uncommitted pages, and the original pages are in
-  ``-journal``.  A read-write open rolls the journal back into the file; a
-  ``mode=ro`` open refuses to read (SQLITE_READONLY_ROLLBACK); an
-  ``immutable=1`` open ignores the journal and shows the uncommitted pages.
-* a **-wal nobody holds** (agentao crashed after committing, before its last
-  connection folded the -wal into the file; or it closed while a reader held
-  the file, which keeps the last connection from folding it in): the saves are
-  committed, but only the -wal has them, and the first connection to open the
-  files rebuilds the WAL index, writing or creating ``-shm`` even when opened
-  ``mode=ro``.
-
-Either way the store is read from a *private copy* that SQLite repairs
-instead of the user's files (see ``copies``).  That shows exactly what agentao
-will show once it opens the project: SQLite decides the roll-back, not us.
-
-"Nobody holds the files" is asked the way SQLite itself decides: a hot journal
-needs no RESERVED lock on the main file; a live WAL connection always holds a
-SHARED lock on it.  The locks are queried through the descriptor that stays
-open (see ``descriptors``), never by opening and closing the main file.
+A hot rollback journal (a non-WAL writer killed mid-transaction) or a ``-wal`` nobody
+holds makes any SQLite open write; such a store is read from a private copy that SQLite
+repairs (``copies``), showing what agentao will show.  "Nobody holds" is asked as SQLite
+decides it (RESERVED / SHARED locks), through ``descriptors``.
 """
 
 from __future__ import annotations
@@ -148,13 +128,8 @@ def what_next(reason: str, kind: str) -> str:
 
 
 def notice(path: Path, kind: str) -> dict[str, Any] | None:
-    """What the user must know about what is shown, or None.
-
-    Only an interrupted write is worth a word: what the file holds is not what
-    is shown.  Saves left in a -wal are committed and shown as they are; that
-    state is ordinary (it also follows an agent that closed while the
-    dashboard was reading) and needs no alarm, only the private copy.
-    """
+    """What the user must know about what is shown, or None: only an interrupted write (saves
+    left in a -wal are committed, shown as they are, and need no alarm)."""
     found = plan(path)
     if found.reason != "interrupted_write":
         return None

@@ -1,9 +1,5 @@
-"""Which files the dashboard shows: one or more project stores and the optional user store.
-
-agentao gives every project its own store and shares one user store between
-them.  The dashboard shows one project at a time beside the user store; the
-current project is picked per request (see ``web.stores``), so every screen
-keeps speaking of just two stores, keyed ``project`` and ``user``.
+"""Which files the dashboard shows: one project store at a time (picked per request,
+``web.stores``) and the optional user store, keyed ``project`` and ``user``.
 """
 
 from __future__ import annotations
@@ -24,11 +20,8 @@ _SKIP = {".git", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".mypy_
 
 @dataclass(frozen=True)
 class StoreRef:
-    """One memory database the dashboard knows about.
-
-    ``key`` is the URL segment naming the store (``project``, ``user``);
-    ``kind`` says which of agentao's two roles the file plays.
-    """
+    """One memory database the dashboard knows about. ``key`` is the URL segment naming the store
+    (``project``, ``user``); ``kind`` says which of agentao's two roles the file plays."""
 
     key: str
     kind: str
@@ -62,12 +55,8 @@ _KINDS = (
 
 
 def obstacle(path: Path) -> str | None:
-    """Why ``path`` cannot be opened as a store file, said as the end of "<path> …"; None when
-    it is a file, or when nothing is there and agentao could create its store there.
-
-    agentao cannot use any of these either: it falls back to a temporary store for the
-    project (its memories are lost on exit) and goes without a user store.
-    """
+    """Why ``path`` cannot be a store file, as the end of "<path> …"; None when it is a file or
+    agentao could create its store there (otherwise agentao falls back to a temporary one)."""
     path = Path(path)
     try:
         mode = os.stat(path).st_mode
@@ -143,13 +132,8 @@ def project_db_path(project_dir: Path) -> Path:
 
 
 def store_path(path: Path) -> Path:
-    """``path``, or the file it is a symbolic link to.
-
-    SQLite opens a link's target and keeps the -wal, -shm and -journal beside
-    the target, not beside the link; every read, write, purge and side-file
-    check must therefore name the target, or a purge would write one file and
-    its verification look for leftovers beside another.
-    """
+    """``path``, or the file it links to: SQLite keeps the side files beside the target, so
+    every read, write, purge and check must name it."""
     path = Path(path)
     if not path.is_symlink():
         return path
@@ -181,13 +165,8 @@ def build_refs(project_dir: Path, user_db: Path | None, name: str | None = None)
 
 
 def scan_projects(root: Path, limit: int = 500, refused: list[tuple[Path, str]] | None = None) -> list[Path]:
-    """Project folders below ``root`` that hold ``.agentao/memory.db``, sorted, at most ``limit``.
-
-    A ``memory.db`` that is a symbolic link to a file outside ``root`` (or to
-    nothing) is left out, and ``(folder, reason)`` added to ``refused``: a scan
-    looks at a tree, and must not make the dashboard show, edit and purge some
-    other file a link in that tree points at.  ``--project`` opens it on purpose.
-    """
+    """Project folders below ``root`` holding ``.agentao/memory.db``, sorted, at most ``limit``;
+    a link to a file outside ``root`` (or to nothing) is left out and named in ``refused``."""
     found = []
     top = Path(root).resolve()
     for here, dirs, files in os.walk(root):

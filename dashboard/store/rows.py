@@ -1,11 +1,5 @@
-"""sqlite3 rows -> records; tolerant of what hand edits and old versions leave behind.
-
-agentao writes text and JSON arrays of strings, but a column holds whatever was
-put there: SQLite keeps a BLOB as bytes even in a TEXT column, a JSON column
-may hold any JSON (or none), nested deeper than Python's stack.  One odd row
-must cost only its own display, never the page: bytes are read as UTF-8 text
-(invalid sequences replaced, as the connection's text factory does), and a
-JSON column that cannot be read is shown as the raw text it is.
+"""sqlite3 rows -> records, tolerant of hand edits: a BLOB is read as UTF-8 text (invalid
+bytes replaced) and a JSON column that cannot be read is shown as its raw text.
 """
 
 from __future__ import annotations
@@ -13,7 +7,8 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable
-from typing import Any
+from dataclasses import fields
+from typing import Any, TypeVar
 
 from ..records import Event, Memory, ReviewItem, Summary
 
@@ -70,71 +65,53 @@ def decode_list(raw: Any) -> tuple[str, ...]:
     return tuple(out)
 
 
-def memory(row: RowLike, store: str) -> Memory:
+R = TypeVar("R", Memory, Summary, ReviewItem, Event)
+
+
+def _columns(cls: type) -> tuple[list[str], list[str]]:
+    # A record's fields read as they are, and those decoded from a ``*_json`` column.
+    names = [f.name for f in fields(cls) if f.name != "store"]
+    arrays = [n for n in names if n in ("tags", "keywords")]
+    return [n for n in names if n not in arrays], arrays
+
+
+_COLUMNS = {cls.__name__: _columns(cls) for cls in (Memory, Summary, ReviewItem, Event)}
+
+
+def columns(cls: type) -> tuple[str, ...]:
+    """The table columns a record of ``cls`` is read from."""
+    plain, arrays = _COLUMNS[cls.__name__]
+    return (*plain, *(n + "_json" for n in arrays))
+
+
+def record(cls: type[R], row: RowLike, store: str, **lists: tuple[str, ...]) -> R:
+    """A row as a ``cls`` record; ``lists`` gives array fields already decoded."""
     row = _plain(row)
-    return Memory(
-        id=row["id"],
-        scope=row["scope"],
-        type=row["type"],
-        key_normalized=row["key_normalized"],
-        title=row["title"],
-        content=row["content"],
-        tags=decode_list(row["tags_json"]),
-        keywords=decode_list(row["keywords_json"]),
-        source=row["source"],
-        confidence=row["confidence"],
-        sensitivity=row["sensitivity"],
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
-        deleted_at=row["deleted_at"],
-        store=store,
-    )
+    plain, arrays = _COLUMNS[cls.__name__]
+    values: dict[str, Any] = {n: row[n] for n in plain}
+    for n in arrays:
+        values[n] = lists[n] if n in lists else decode_list(row[n + "_json"])
+    return cls(**values, store=store)
+
+
+def memory(row: RowLike, store: str) -> Memory:
+    """A ``memories`` row as a record."""
+    return record(Memory, row, store)
 
 
 def summary(row: RowLike, store: str) -> Summary:
-    row = _plain(row)
-    return Summary(
-        id=row["id"],
-        session_id=row["session_id"],
-        summary_text=row["summary_text"],
-        tokens_before=row["tokens_before"],
-        messages_summarized=row["messages_summarized"],
-        created_at=row["created_at"],
-        store=store,
-    )
+    """A ``session_summaries`` row as a record."""
+    return record(Summary, row, store)
 
 
 def review(row: RowLike, store: str) -> ReviewItem:
-    row = _plain(row)
-    return ReviewItem(
-        id=row["id"],
-        scope=row["scope"],
-        type=row["type"],
-        key_normalized=row["key_normalized"],
-        title=row["title"],
-        content=row["content"],
-        tags=decode_list(row["tags_json"]),
-        evidence=row["evidence"],
-        source_session=row["source_session"],
-        occurrences=row["occurrences"],
-        confidence=row["confidence"],
-        status=row["status"],
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
-        store=store,
-    )
+    """A ``memory_review_queue`` row as a record."""
+    return record(ReviewItem, row, store)
 
 
 def event(row: RowLike, store: str) -> Event:
-    row = _plain(row)
-    return Event(
-        id=row["id"],
-        memory_id=row["memory_id"],
-        event_type=row["event_type"],
-        timestamp=row["timestamp"],
-        detail=row["detail"],
-        store=store,
-    )
+    """A ``memory_events`` row as a record."""
+    return record(Event, row, store)
 
 
 def memory_by_id(conn: sqlite3.Connection, memory_id: Any, store: str) -> Memory | None:

@@ -1,11 +1,5 @@
-"""Readers for the findings scan: every row that still holds text, in pieces.
-
-A scan must answer whatever the store holds (issue 19: 50,000 rows of 4,000
-characters took more than 300 s and 6 GB when read whole), so rows come in
-batches of at most ``BATCH`` by rowid, each batch one ``connection.read``
-(which may run its function again when the agent opens the file mid-read: a
-batch is read whole or again, never seen twice).  Rows are ``records``:
-``Memory``, ``ReviewItem``, ``Summary``, with only the columns a scan needs.
+"""Readers for the findings scan: every row that still holds text, in batches of at most
+``BATCH`` by rowid, each batch one ``connection.read`` (read whole or again, never twice).
 """
 
 from __future__ import annotations

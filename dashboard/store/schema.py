@@ -1,9 +1,5 @@
-"""agentao's schema version 3, for building fresh stores (the demo, never a user's file).
-
-The dashboard never creates or migrates a user's database: this module is
-used only to make throw-away stores in a temporary folder.  The tables,
-indexes and triggers have the same meaning as agentao's (contract §2), so
-agentao can open a demo store and keep working in it.
+"""agentao's schema version 3, for throw-away stores only (the demo, tests); the dashboard
+never creates or migrates a user's database.
 """
 
 from __future__ import annotations

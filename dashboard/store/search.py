@@ -1,19 +1,10 @@
-"""agentao's ``/memory search`` over a file's snapshot, answered in Python, exactly.
+"""agentao's ``/memory search`` (contract §6) over a file's snapshot, answered in Python, exactly.
 
-agentao's predicate (contract §6) is ``LOWER(field) LIKE '%' || query.lower() || '%'``
-over title, content, key and every tag and keyword.  The snapshot keeps, per
-row, one "haystack": those fields lower-cased as SQLite's LOWER does (ASCII
-only) and joined by ``SEP`` (U+001F, the unit separator).  A row holding
-``SEP`` or NUL in a field (SQLite's LIKE stops at a NUL), a field that is not
-text, or JSON that SQLite's json_each renders differently from Python, is
-"odd": it goes through agentao's exact predicate in SQLite (on just those
-rows, in a private in-memory database).  On the other, "plain" rows the
-haystack decides alone.  For a query without ``%``, ``_``, NUL or ``SEP``,
-``needle in haystack`` *is* agentao's predicate: LIKE folds ASCII case only,
-the haystack is ASCII-folded, the needle is lower-cased, and the needle
-cannot span two fields.  A wildcard query is matched by ``like.Like`` (linear
-in the text, never a regex built from the query): on the haystack first,
-then, when the match found spans two fields, on each field.
+Each row has a "haystack": its searched fields folded as SQLite's LOWER folds them,
+joined by ``SEP``.  A plain needle is ``needle in haystack``; a wildcard one is matched by
+``like.Like`` (linear, no regex), per field when a match spans two.  "Odd" rows (NUL or
+``SEP`` in a field, non-text, JSON json_each reads otherwise) go through agentao's own
+predicate in a private in-memory SQLite database.
 """
 
 from __future__ import annotations
@@ -51,12 +42,8 @@ def ascii_lower(text: str) -> str:
 
 
 def json_strings(raw: Any) -> tuple[list[str], bool]:
-    """String elements of a JSON array column, and whether that is all it held.
-
-    agentao writes arrays of strings.  Anything else (numbers, nulls, nested
-    values, text that is not JSON) is rendered differently by SQLite's
-    json_each than by Python, so such rows are "odd" and left to SQLite.
-    """
+    """String elements of a JSON array column, and whether that is all it held (anything else
+    json_each renders otherwise: the row is "odd")."""
     try:
         # agentao writes compact JSON, which raw_decode reads without json.loads'
         # wrapping; anything else is read again.
@@ -111,11 +98,9 @@ def _wildcard(needle: str) -> Callable[[str], bool]:
 
 
 def matching(haystacks: list[str], odd: dict[int, tuple[Any, ...]], query: str) -> list[bool]:
-    """Per row (live or not), whether agentao's search for ``query`` matches it.
-
-    ``haystacks``: one per row; ``odd``: position -> (title, content, key,
-    tags_json, keywords_json) as stored, for the rows the haystack cannot decide.
-    """
+    """Per row (live or not), whether agentao's search for ``query`` matches it. ``haystacks``: one per row;
+    ``odd``: position -> (title, content, key, tags_json, keywords_json) as stored, for the rows the haystack
+    cannot decide."""
     needle = query.lower()
     wild = "%" in needle or "_" in needle or "\0" in needle or SEP in needle
     hits = list(map(_wildcard(needle), haystacks)) if wild else [needle in t for t in haystacks]

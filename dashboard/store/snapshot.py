@@ -1,22 +1,8 @@
 """One immutable snapshot of each store file's memories, re-read whole when the file moves.
 
-Every screen that needs many rows (the list, search, the preview, a memory's
-reach, an action's effect) reads them from here.  A snapshot holds every row
-of ``memories`` as :class:`records.Memory` (live and soft-deleted), the 10
-newest session summaries and the change counter, all read in one read
-transaction, so they agree with each other.  It is kept while the file's
-stamp holds (``held``: one rule for everything kept between requests), and
-read again whole when it moves: never patched, so there is nothing to get out of step.  At
-10,000 rows the whole read takes tens of milliseconds.
-
-Rows are in agentao's listing order, ``ORDER BY created_at``: SQLite answers
-agentao's query by walking the partial unique index on (scope, key_normalized)
-and sorting stably, so equal stamps come in (scope, key) order, which we ask
-for explicitly (checked against agentao in tests/test_preview_page.py).
-
-Snapshots are keyed on the file's path, so a project switch never mixes two
-files; a file that cannot be read raises its ``StoreProblem`` for the caller
-to show, and the other file's snapshot is unaffected.
+Every row (live and deleted), the 10 newest summaries and the change counter, read in one
+transaction and kept while the file's stamp holds (``held``).  Rows are in agentao's
+listing order: ``created_at``, then (scope, key) as its index walk gives them.
 """
 
 from __future__ import annotations
@@ -37,22 +23,7 @@ from .registry import StoreRef
 from .rows import text_select, whole_number
 from .search import ascii_lower, haystack, json_strings
 
-COLUMNS = (
-    "id",
-    "scope",
-    "type",
-    "key_normalized",
-    "title",
-    "content",
-    "tags_json",
-    "keywords_json",
-    "source",
-    "confidence",
-    "sensitivity",
-    "created_at",
-    "updated_at",
-    "deleted_at",
-)
+COLUMNS = rowmod.columns(Memory)
 SEARCHED = ("title", "content", "key_normalized", "tags_json", "keywords_json")
 
 
@@ -167,23 +138,7 @@ def _memory(row: sqlite3.Row, store: str) -> tuple[Memory, bool]:
     keywords, plain_keywords = json_strings(row["keywords_json"])
     if not (plain_tags and plain_keywords):
         return rowmod.memory(row, store), False
-    m = Memory(
-        id=row["id"],
-        scope=row["scope"],
-        type=row["type"],
-        key_normalized=row["key_normalized"],
-        title=row["title"],
-        content=row["content"],
-        tags=tuple(tags),
-        keywords=tuple(keywords),
-        source=row["source"],
-        confidence=row["confidence"],
-        sensitivity=row["sensitivity"],
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
-        deleted_at=row["deleted_at"],
-        store=store,
-    )
+    m = rowmod.record(Memory, row, store, tags=tuple(tags), keywords=tuple(keywords))
     texts = (m.title, m.content, m.key_normalized)
     return m, all(
         isinstance(t, str) and "\0" not in t and "\x1f" not in t for t in (*texts, *m.tags, *m.keywords)

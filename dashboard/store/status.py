@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import os
 import sqlite3
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -133,33 +133,16 @@ def _collect(conn: sqlite3.Connection, st: StoreStatus, deep: bool) -> None:
 
 
 # What _collect reads: what a held reading gives back.
-_READ_FIELDS = (
-    "missing_tables",
-    "page_size",
-    "page_count",
-    "freelist_count",
-    "schema_version",
-    "change_counter",
-    "counts",
-    "live",
-    "deleted",
-    "pending_reviews",
-    "reviews_by_status",
-    "summaries",
-    "sessions",
-    "latest_summary_chars",
-)
+_READ_FIELDS = [
+    f.name
+    for f in fields(StoreStatus)
+    if f.name not in ("ref", "problem", "read_only_reason", "notice", "size", "journal_mode", "side_files")
+]
 
 
 def _contents(ref: StoreRef, st: StoreStatus, deep: bool) -> None:
-    """Fill what ``_collect`` reads, held while the file stamp holds (``held``).
-
-    Every page shows every store's health, and at 10,000 memories reading it
-    on every request put the preview and the search over their budgets
-    (bench/results/caches-10k.txt).  Whether this process may read the file is
-    asked every time: a changed mode or owner moves no stamp.  A deep reading
-    (with the counts) also answers a shallow one.
-    """
+    """Fill what ``_collect`` reads, held while the file stamp holds (every page shows it:
+    bench/results/caches-10k.txt); a deep reading also answers a shallow one."""
     access = (os.geteuid(), _may_read(ref.path))
     found = held.peek("status", (ref.path,), (True, access))
     if found is None:

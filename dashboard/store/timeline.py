@@ -40,13 +40,8 @@ def _periods(refs: list[StoreRef], by: str, problems: dict[str, StoreProblem]) -
 
 
 def timeline(refs: list[StoreRef]) -> tuple[dict[str, Any], dict[str, StoreProblem]]:
-    """``{"by": "month"|"week", "periods": [{"period", "created", "updated"}, ...],
-    "problems": {store key: message}}`` and the problems (store key -> StoreProblem).
-
-    Live memories created, and live memories last updated later than created
-    (in the period of that update), per month — per week when every stamp
-    falls within two months.  A store whose rows cannot be read is left out.
-    """
+    """Live memories created and last updated per month (per week within two months):
+    ``{"by", "periods": [{"period", "created", "updated"}], "problems"}`` and the problems."""
     problems: dict[str, StoreProblem] = {}
     by, periods = "month", _periods(refs, "month", problems)
     if len(periods) <= 2:

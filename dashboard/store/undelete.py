@@ -1,22 +1,9 @@
 """Restoring a soft-deleted memory: the one write agentao itself never makes.
 
-agentao soft-deletes by setting ``deleted_at`` (and ``updated_at``) and reads
-only rows whose ``deleted_at IS NULL``; nothing else marks a row as gone.  So
-clearing ``deleted_at`` gives back an ordinary live row, with its id,
-``created_at`` (hence its place in agentao's listings) and every other column
-as they were.  ``updated_at`` becomes now, as after any agentao write, and one
-event is logged in agentao's vocabulary (two for a row cleared without an event, as
-agentao's ``/memory clear`` does: first its ``soft_delete`` at its ``deleted_at``): ``update``, the event agentao writes
-when an existing row changes in place and is live afterwards (``create`` is
-for a new id, ``soft_delete`` for the opposite).  agentao never reads
-``memory_events``, so the choice is for people reading the log.
-
-Refused, writing nothing, when the content holds a credential (agentao's
-guard would refuse to save it; it may be why it was deleted), when a live row holds the same (scope,
-key_normalized) -- agentao's upsert identity, there can be only one -- and
-when the row is auto-saved and its scope already keeps agentao's 50 live auto
-rows: agentao would then soft-delete the oldest one at its next auto save,
-a loss the user did not ask for.
+Clearing ``deleted_at`` gives back an ordinary live row; ``updated_at`` becomes now and one
+``update`` event is logged (after the ``soft_delete`` agentao's ``/memory clear`` did not log,
+at its ``deleted_at``).  Refused, writing nothing, when the content holds a credential,
+a live row holds its (scope, key), or its scope already keeps agentao's 50 auto rows.
 """
 
 from __future__ import annotations

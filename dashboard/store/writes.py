@@ -1,26 +1,10 @@
 """Writing agentao's memory files the way agentao 0.5.17 writes them (contract §4.6, §5, §7).
 
-Every action re-reads what it is about to change *inside* its write
-transaction and compares it with what the page showed; if anything moved it
-raises ``WriteConflict`` and writes nothing.  The agent may be writing at the
-same time, SQLite serialises the two of us, and whoever comes second notices.
-
-What is compared is the action's own rows: the row being edited or deleted
-(``updated_at`` and a fingerprint of every column), the live row holding the
-key a save would take, the review item being decided.  The store's change
-counter is not: it moves whenever the agent saves *any* row, which is no
-reason to refuse an edit of another.
-
-The checks (``row_as_seen``, ``target_as_seen``, ``pending_as_seen``) and the
-writes (``put``, ``delete_row``, ``mark``) work on an open connection, so an
-action spanning two files runs them under ``lockstep.write_all``: every lock,
-then every check, then every write.  ``save_memory``, ``soft_delete`` and
-``set_review_status`` are the one-file actions built from them.
-
-The statements mirror agentao's own: upsert by ``(scope, key_normalized)``
-among live rows, UPDATE in place or INSERT with a new 8-hex id, one event
-whose timestamp is the row's new ``updated_at``, local wall-clock stamps,
-JSON lists as ``json.dumps`` writes them by default.
+Every action re-reads its own rows inside its write transaction and raises
+``WriteConflict`` (writing nothing) when they moved since the page showed them.  The
+checks and writes work on an open connection, so two-file actions run them under
+``lockstep.write_all``.  Statements mirror agentao's: upsert among live rows by (scope,
+key), a new 8-hex id, one event stamped as the row, local wall-clock stamps.
 """
 
 from __future__ import annotations
@@ -45,11 +29,9 @@ NONE = "none"  # fingerprint of "no live row there"
 
 
 class WriteConflict(Exception):
-    """The file no longer holds what the page showed; nothing was written.
-
-    ``kind`` is ``changed`` (re-decide), ``not_pending`` (already decided) or
-    ``gone`` (row missing or deleted).  str() is a sentence for a person.
-    """
+    """The file no longer holds what the page showed; nothing was written. ``kind`` is ``changed``
+    (re-decide), ``not_pending`` (already decided) or ``gone`` (row missing or deleted). str() is a sentence
+    for a person."""
 
     def __init__(self, kind: str, message: str):
         super().__init__(message)
@@ -104,10 +86,8 @@ def live_at(path: Path, scope: str, key: str, store: str) -> Memory | None:
 def target_of(
     path: Path, plan: PlannedSave, known: Exception | None = None
 ) -> tuple[Memory | None, Exception | None]:
-    """(the live row ``plan`` would update, None) or (None, why the file cannot be read).
-
-    ``known`` is a problem the page already knows of that file: it is not read again.
-    """
+    """(the live row ``plan`` would update, None) or (None, why the file cannot be read). ``known`` is a
+    problem the page already knows of that file: it is not read again."""
     if known is not None:
         return None, known
     try:
@@ -167,12 +147,8 @@ def _holds(row: Memory, plan: PlannedSave) -> bool:
 
 
 def target_as_seen(conn: sqlite3.Connection, plan: PlannedSave, expect: Expect = Expect()) -> Memory | None:
-    """The live row the save would update, or WriteConflict if it is not the one the page showed.
-
-    A target that already holds exactly the plan is accepted: it is the
-    first half of this same action, committed before a crash.  Callers check
-    the action's other rows first, so that is the only way it can be there.
-    """
+    """The live row the save would update, or WriteConflict if it is not the one the page showed
+    (one already holding exactly the plan is this action's first half, from before a crash)."""
     existing = _live_at(conn, plan.scope, plan.key_normalized, plan.store)
     if (
         expect.target is not None
@@ -325,12 +301,8 @@ def mark(conn: sqlite3.Connection, item_id: str, status: str) -> str:
 
 # --------------------------------------------------------------------------- one-file actions
 def save_memory(path: Path, plan: PlannedSave, expect: Expect = Expect()) -> Saved:
-    """Write a planned save into the file at ``path`` as agentao's upsert does.
-
-    Updates the live row with the plan's scope and key in place (event
-    ``update``) or inserts a new row with a fresh 8-hex id (event ``create``).
-    Raises WriteConflict when ``expect`` no longer holds.
-    """
+    """Write a planned save as agentao's upsert does: update the live (scope, key) row in place
+    (``update``) or insert a fresh 8-hex id (``create``); WriteConflict when ``expect`` fails."""
     with write(path) as conn:
         row_as_seen(conn, expect, plan.store)
         return put(conn, plan, target_as_seen(conn, plan, expect))
@@ -344,11 +316,9 @@ def soft_delete(path: Path, memory_id: str, expect: Expect = Expect()) -> bool:
 
 
 def set_review_status(path: Path, item_id: str, status: str, seen: str | None = None) -> str:
-    """Move a pending review item to ``approved``/``rejected``; returns the new updated_at.
-
-    ``seen`` is the item's fingerprint on the page.  The item must still be
-    pending (else ``not_pending``) and unchanged (else ``changed``).
-    """
+    """Move a pending review item to ``approved``/``rejected``; returns the new updated_at. ``seen`` is the
+    item's fingerprint on the page. The item must still be pending (else ``not_pending``) and unchanged (else
+    ``changed``)."""
     with write(path) as conn:
         pending_as_seen(conn, item_id, seen)
         return mark(conn, item_id, status)
