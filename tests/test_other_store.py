@@ -117,6 +117,7 @@ def _queries(endpoint: str, items: list[dict], made: dict) -> list[dict]:
         "forget.plan": [{"cat": "everything"}],
         "memories.edit_effect": [{"value": "An edited value."}],
         "reviews.effect": per_item,
+        "reviews.detail": per_item,
         "reviews.erase_confirm": [{"ids": i["id"]} for i in items],
         "reviews.erased": [{"report": made["report"]}],
     }.get(endpoint, [{}])
@@ -280,7 +281,7 @@ def decide_the_queue(sc: Scene) -> None:
             client.post(f"/reviews/{item['id']}/approve", data=sc.tokens(item), headers=HTMX)
         ).select_one(f"#review-{item['id']}")
         assert card["data-http-status"] == "403" and card["data-status"] == "pending"
-        assert problem["message"] in card.select_one('[data-field="blocked"]').text
+        assert problem["message"] in card.select_one('[data-consequence="blocked"]').text
         r = client.post(f"/reviews/{item['id']}/reject", data=sc.tokens(item), headers=JSON)
         assert r.status_code == 200, r.get_json()
     first, *rest = to_project

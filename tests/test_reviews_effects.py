@@ -59,7 +59,8 @@ def test_approve_prediction_equals_engine_and_agentao_after(seeded):
     assert effect["before_chars"] == len(before) and effect["budget"] == 2000
     assert effect["changed"] and "+title: preference_tabs_over_spaces" in effect["diff"]
     page = soup(client.get("/reviews"))
-    shown = page.select_one(f"#review-{item['id']} [data-plan] [data-block-effect]")
+    opened = soup(client.get("/reviews/detail", query_string={"id": item["id"]}, headers=HTMX))
+    shown = opened.select_one(f"[data-detail='{item['id']}'] [data-plan] [data-block-effect]")
     assert shown.has_attr("hx-disable")
     assert shown.select_one("pre[data-field=block-diff]").text == effect["diff"]
     assert int(shown["data-after-chars"]) == effect["after_chars"]
@@ -215,10 +216,10 @@ def test_long_queue_over_a_large_store_links_the_rest(agent, monkeypatch):
     client = agent.app().test_client()
     page = soup(client.get("/reviews"))
     cards = page.select("article.review")
-    with_effect = [c for c in cards if c.select_one("[data-block-effect]")]
-    linked = [c for c in cards if c.select_one('a[data-action="show-effect"]')]
-    assert len(with_effect) == block_effects.MIN_EAGER and len(linked) == len(cards) - 5 > 0
-    link = linked[0].select_one('a[data-action="show-effect"]')["href"]
+    linked = [c for c in cards if c.select_one("[data-lazy-effect]")]
+    assert len(linked) == len(cards) - block_effects.MIN_EAGER > 0
+    link = "/reviews/effect?id=" + linked[0]["data-item-id"]
+    assert linked[0].select_one("[data-lazy-effect]")["hx-get"] == link
     shown = soup(client.get(link)).select_one("#review-effect [data-block-effect]")
     item_id = linked[0]["data-item-id"]
     data = client.get(f"/reviews/effect.json?id={item_id}").get_json()["stable_effect"]

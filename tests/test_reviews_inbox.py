@@ -77,12 +77,16 @@ def test_first_line_says_where_the_memory_will_show(agent):
         el.get("data-action") or el.name
         for el in card.select(".decide > [data-action], .decide > details > summary")
     ] == ["approve", "summary", "reject", "erase"]
-    assert card.select_one("[data-plan]").find_parent("details") is not None
+    # The plan behind a disclosure, fetched when it is opened (a link to it without JavaScript).
+    details = card.select_one("details[data-details]")
+    assert details["hx-trigger"] == "toggle once" and card.select("[data-plan]") == []
+    opened = soup(client.get(details.select_one("a[data-action=show-detail]")["href"], headers=HTMX))
+    assert opened.select_one("[data-plan]")["data-action"] == "create"
     assert card.select_one("q[data-field=evidence]").text == "I prefer tabs over spaces."
     assert card.select_one(".meta .term[data-code=user]").text == "about you"
     # Words, not markup: the block's name is never sent as a tag.
     assert page.select("memory-stable") == []
-    assert card.select_one("[data-field=block-size]").text.startswith(
+    assert opened.select_one("[data-field=block-size]").text.startswith(
         "The always-on block for a new session: "
     )
     secret = items["token=abcdefgh12345678 for the staging API"]

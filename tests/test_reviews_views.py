@@ -15,6 +15,13 @@ def soup(response):
     return BeautifulSoup(response.get_data(as_text=True), "html.parser")
 
 
+def detail(client, item_id):
+    """What a card's Details shows once opened (htmx fetches it then)."""
+    r = client.get("/reviews/detail", query_string={"id": item_id}, headers=HTMX)
+    assert r.status_code == 200
+    return soup(r)
+
+
 @pytest.fixture
 def queue(agent) -> Agent:
     """One pending item of each kind: user, project, two CJK folding onto one key,
@@ -52,22 +59,25 @@ def test_page_shows_every_field_and_the_plan(queue):
     page = soup(client.get("/reviews"))
     assert counts(page) == {"pending": 5, "approved": 0, "rejected": 0}
     by_content = items_by_content(client)
-    cjk = page.select_one(f"#review-{by_content['用中文回答问题']['id']}")
+    cjk = detail(client, by_content["用中文回答问题"]["id"])
     assert cjk.select_one('[data-field="key_normalized"]').text == "preference_用中文回答问题"
     plan = cjk.select_one("[data-plan]")
     assert plan.select_one('[data-plan-field="key_normalized"] code').text == "preference"
     assert plan.select_one('[data-plan-field="title"]').text == "preference_用中文回答问题"
     assert plan.select_one('[data-plan-field="store"]').text.startswith("user store")
-    assert cjk.select_one('[data-field="evidence"]').text == "我喜欢用中文回答问题"
-    secret = page.select_one(f"#review-{by_content['token=abcdefgh12345678 for the staging API']['id']}")
+    card = page.select_one(f"#review-{by_content['用中文回答问题']['id']}")
+    assert card.select_one('[data-field="evidence"]').text == "我喜欢用中文回答问题"
+    secret_id = by_content["token=abcdefgh12345678 for the staging API"]["id"]
+    secret = detail(client, secret_id)
     assert secret.select_one("[data-plan]")["data-action"] == "refused"
     assert "sensitive credentials" in secret.select_one('[data-field="refusal"]').text
-    assert secret.select_one('button[data-action="approve"]').has_attr("disabled")
-    collide = page.select_one(f"#review-{by_content['never push to main']['id']}")
+    assert page.select_one(f'#review-{secret_id} button[data-action="approve"]').has_attr("disabled")
+    collide = detail(client, by_content["never push to main"]["id"])
     assert collide.select_one("[data-plan]")["data-action"] == "update"
     row = collide.select_one('[data-diff-field="content"]')
     assert [p.text for p in row.select("pre")] == ["Push freely.", "never push to main"]
-    assert page.select_one("div.review-body").has_attr("hx-disable")
+    assert all(p.has_attr("hx-disable") for p in page.select("div.review-body > p"))
+    assert collide.select_one("div.detail-body").has_attr("hx-disable")
 
 
 def test_fragment_boosted_json_and_tabs(queue):
@@ -179,7 +189,7 @@ def test_concurrent_change_is_409_then_user_redecides(queue):
     assert file_digest(queue.project_db, queue.user_db) == before
     row = soup(_one(client, item["id"], "approve", HTMX, page)).select_one(f"#review-{item['id']}")
     assert row["data-outcome"] == "conflict"
-    assert row.select_one("[data-plan]")["data-action"] == "update"  # the fresh plan shows the overwrite
+    assert detail(client, item["id"]).select_one("[data-plan]")["data-action"] == "update"  # the overwrite
     fresh = {i["name"]: i["value"] for i in row.select("input[type=hidden]")}
     ok = client.post(f"/reviews/{item['id']}/approve", data=fresh, headers=JSON)
     assert ok.status_code == 200 and ok.get_json()["outcomes"][0]["event"] == "update"
@@ -444,16 +454,22 @@ def test_hostile_review_text_stays_text(agent):
                 " ?, ?, ?, '[\"decision\"]', ?, '2025-01-01T00:00:00', '2025-01-01T00:00:00')",
                 (f"{n:012x}", f"decision_{name}_{text[:40]}", text[:200], text, text),
             )
-    page = soup(agent.app().test_client().get("/reviews"))
+    client = agent.app().test_client()
+    page = soup(client.get("/reviews", query_string={"per_page": len(HOSTILE)}))
     listing = page.select_one("#review-list")
     assert len(listing.select("article.review")) == len(HOSTILE)
     assert listing.select("script, img, svg, iframe, meta, style, a[href^=javascript]") == []
     for el in listing.find_all(True):
-        # The one hx-get is the card's own "Preview the edited approval" (a GET by design).
-        own = el.get("data-action") == "preview-edits" and el["hx-get"].startswith("/reviews/effect?")
+        # The hx-gets are the card's own "Preview the edited approval" and its Details (GETs by design).
+        own = (el.get("data-action") == "preview-edits" and el["hx-get"].startswith("/reviews/effect?")) or (
+            el.name == "details" and el.get("hx-get", "").startswith("/reviews/detail?id=")
+        )
         assert not any(
             a.startswith(("on", "hx-on", "data-hx")) or MARK in a or (a == "hx-get" and not own)
             for a in el.attrs
         )
-    for body in listing.select("div.review-body"):
+    for body in listing.select("div.review-body > p, div.review-head"):
         assert body.has_attr("hx-disable")
+    for card in listing.select("article.review"):
+        shown = detail(client, card["data-item-id"]).select_one("div.detail-body")
+        assert shown.has_attr("hx-disable") and shown.select("script, img, svg, iframe, style") == []

@@ -24,6 +24,13 @@ def listing(agent):
     return {i["content"]: (i, page.select_one(f"#review-{i['id']}")) for i in items}
 
 
+def detail(agent, item_id):
+    """What a card's Details shows once opened (htmx fetches it then)."""
+    r = agent.app().test_client().get("/reviews/detail", query_string={"id": item_id}, headers=HTMX)
+    assert r.status_code == 200
+    return BeautifulSoup(r.get_data(as_text=True), "html.parser")
+
+
 def codes(item) -> list[str]:
     return [w["code"] for w in item["plan"]["warnings"]]
 
@@ -97,7 +104,10 @@ def test_overwrites_names_the_live_memory(agent):
     secret, card = by["token=abcdefgh12345678 for the staging API"]
     assert codes(secret) == ["refused"]
     assert shown(card)["refused"] == "Would be refused: it contains a secret (agentao never saves one)."
-    assert "sensitive credentials" in card.select_one('[data-warning-detail="refused"]').text
+    assert (
+        "sensitive credentials"
+        in detail(agent, secret["id"]).select_one('[data-warning-detail="refused"]').text
+    )
 
 
 # ------------------------------------------------------------ contradicts_memory, duplicates
@@ -168,7 +178,10 @@ def test_evicts_explicit_names_what_leaves_the_block(agent):
         f"Pushes {len(gone)} {memories} you saved yourself out of the always-on block: “note"
     )
     assert card.select_one(".review-head [data-consequence]")["data-consequence"] == "evicts_explicit"
-    assert "<memory-stable>" in card.select_one('[data-warning-detail="evicts_explicit"]').text
+    assert (
+        "<memory-stable>"
+        in detail(agent, item["id"]).select_one('[data-warning-detail="evicts_explicit"]').text
+    )
     client = agent.app().test_client()
     effect = client.get("/reviews/effect.json", query_string={"id": item["id"]}).get_json()
     assert [w["code"] for w in effect["plan"]["warnings"]] == ["evicts_explicit"]
@@ -277,8 +290,11 @@ def test_cards_past_the_page_budget_fetch_effect_and_warnings_when_shown(agent, 
         f"#review-{eager[0]['id']} [data-lazy-effect]"
     )
     card = BeautifulSoup(client.get(lazy["hx-get"], headers=HTMX).get_data(as_text=True), "html.parser")
-    assert card.select_one(f"#review-{later[0]['id']} [data-block-effect]")
+    shown = card.select_one(f"#review-{later[0]['id']}")
+    assert shown.select_one("[data-consequence]")["data-consequence"] == "enters_prompt"
     assert not card.select("[data-lazy-effect]")
+    # Its Details, once opened, show the effect too.
+    assert detail(agent, later[0]["id"]).select_one("[data-plan] [data-block-effect]")
 
 
 def test_the_queue_is_paged(agent):

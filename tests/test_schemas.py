@@ -45,6 +45,7 @@ def twins(tmp_path_factory):
     for status in ("approved", "rejected", "all"):
         get("reviews", "/reviews.json", status=status)
     get("review_effect", "/reviews/effect.json", id=pending["id"])
+    get("review_detail", "/reviews/detail.json", id=pending["id"])
     get("memory_new", "/memories/new.json")
     get("memory_new", "/memories/new.json", key="Build tool", value="make", tags="workflow")
     get("memory_new", "/memories/new.json", key=first["title"], value="replaced", scope=first["scope"])

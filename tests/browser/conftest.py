@@ -442,6 +442,7 @@ def html_pages(app, memories: list[tuple[str, str]], item_id: str, queries=None)
         "/forget/plan/project": "?cat=everything",
         "/reviews/erase": f"?ids={item_id}",
         "/reviews/effect": f"?id={item_id}",
+        "/reviews/detail": f"?id={item_id}",
         "/forget/plan/user": "?cat=everything",
         "/preview": "?q=which+port+for+service+03",
     } | (queries or {})

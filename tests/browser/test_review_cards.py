@@ -121,6 +121,31 @@ def test_the_previewed_edit_keeps_the_card(browser, demo, size):
     screenshot(browser, f"review-cards-edited-{demo.lang}-{size[0]}", sizes=(size,), restore=False)
 
 
+@SIZES
+def test_opening_the_details_loads_what_approving_writes(browser, demo, size):
+    """The page sends closed cards (#30); a card's Details are fetched when opened, once."""
+    cards = _open(browser, demo, size)
+    card = cards[0]
+    assert not browser.find_elements(By.CSS_SELECTOR, "[data-plan], [data-block-effect]")
+    summary = card.find_element(By.CSS_SELECTOR, "details[data-details] > summary")
+    summary.click()
+    wait_for(
+        browser,
+        lambda d: card.find_elements(By.CSS_SELECTOR, "details[data-details][open] [data-plan]"),
+        "opening the details did not load them",
+    )
+    wait_for(browser, htmx_settled, "htmx did not settle")
+    assert card.find_element(By.CSS_SELECTOR, "[data-plan] [data-block-effect]").is_displayed()
+    assert card.find_element(By.CSS_SELECTOR, "[data-field=id]").text == card.get_attribute("data-item-id")
+    assert not card.find_elements(By.CSS_SELECTOR, "[data-detail-slot]")
+    summary.click()  # closed and opened again: shown again, not fetched twice
+    summary.click()
+    wait_for(browser, htmx_settled, "htmx did not settle")
+    assert len(card.find_elements(By.CSS_SELECTOR, "[data-detail]")) == 1
+    assert card.find_element(By.CSS_SELECTOR, "[data-plan]").is_displayed()
+    assert browser.execute_script("return document.documentElement.scrollWidth") <= size[0]
+
+
 # --------------------------------------------------------------------------- item 2: a key of one's own
 COMMENTS, ANSWERS, COMMITS = (
     "以后我喜欢用中文写注释。",

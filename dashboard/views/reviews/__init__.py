@@ -100,22 +100,46 @@ def _list_json(ctx) -> dict:
         "per_page": ctx["per_page"],
         "total": ctx["total"],
         "shared": review_words.to_json(ctx["shared"]),  # said once above the cards
-        "items": [
-            dict(
-                i.to_dict(),
-                plan=_plan_json(plans[i.id]) if i.id in plans else None,
-                stable_effect=effects.get(i.id),
-                # the card's lines in words, beside the codes they come from
-                consequences=review_words.to_json(review_words.consequences(plans[i.id], effects.get(i.id)))
-                if i.id in plans
-                else None,
-                # "plan": only the warnings the plan tells by itself; the rest come
-                # with the effect, from /reviews/effect.json?id=…
-                warnings_checked=None if i.id not in plans else "all" if i.id in effects else "plan",
-            )
-            for i in ctx["items"]
-        ],
+        "items": [_item_json(i, plans, effects) for i in ctx["items"]],
     }
+
+
+def _item_json(i, plans: dict, effects: dict) -> dict:
+    return dict(
+        i.to_dict(),
+        plan=_plan_json(plans[i.id]) if i.id in plans else None,
+        stable_effect=effects.get(i.id),
+        # the card's lines in words, beside the codes they come from
+        consequences=review_words.to_json(review_words.consequences(plans[i.id], effects.get(i.id)))
+        if i.id in plans
+        else None,
+        # "plan": only the warnings the plan tells by itself; the rest come
+        # with the effect, from /reviews/effect.json?id=…
+        warnings_checked=None if i.id not in plans else "all" if i.id in effects else "plan",
+    )
+
+
+@page_route(bp, "/reviews/detail")
+def detail(fmt: str):
+    """One suggestion's folded detail (its fields, the plan approving executes, before/after,
+    every warning in full, the effect on the always-on block): what a card's Details shows
+    when it is opened.  htmx asks for it then, so the list sends only what a closed card
+    shows; without JavaScript the card links to this page, the card with its detail open."""
+    item_id = request.args.get("id") or ""
+    item = writes.review_item(_project().path, item_id) if ID.fullmatch(item_id) else None
+    if item is None:
+        abort(404, _("No review item '%(id)s'.", id=item_id))
+    ctx = _context(item.status, items=[item])
+    if fmt != "json" and wants_fragment():
+        return render_template("reviews/_detail.html", item=item, **ctx)
+    return page(
+        fmt,
+        "reviews/detail.html",
+        item=item,
+        detail_open=True,
+        to_json=lambda ctx: {"item": _item_json(ctx["item"], ctx["plans"], ctx["effects"])},
+        **ctx,
+    )
 
 
 @page_route(bp, "/reviews/effect")
