@@ -14,7 +14,7 @@ from agentao.embedding.sessions import list_sessions
 from agentao_world import file_digest
 from jsonschema import Draft202012Validator
 from saved_world import PHONE, SAID, agent_saves, conversation, replay
-from test_conversations import world  # noqa: F401  (a fixture)
+from test_conversations import built, world  # noqa: F401  (fixtures)
 
 from dashboard.actions import saved as saved_actions
 from dashboard.store import sessions
