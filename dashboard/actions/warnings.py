@@ -189,7 +189,7 @@ def _duplicated(plans: dict, live: list) -> dict:
                 n = bisect_right(starts, at) - 1
                 rows.add(n)
                 at = joined.find(token, starts[n] + len(texts[n]) + 1)  # the next row
-        rows = {n for n in rows if sum(t in texts[n] for t in probe) >= floor}
+        rows = {n for n in rows if len(list(filter(texts[n].__contains__, probe))) >= floor}
         near = sorted(
             (-jaccard(mine, token_set(texts[n])), n)
             for n in rows
