@@ -227,3 +227,28 @@ def test_long_queue_over_a_large_store_links_the_rest(agent, monkeypatch):
     client.post(f"/reviews/{item_id}/approve", data=hidden_fields(linked[0]))
     assert data["after"] == engine_block(agent)
     assert client.get("/reviews/effect?id=nope").status_code == 404
+
+
+def test_a_saved_row_takes_the_place_the_file_would_list_it_at():
+    """The rows an effect weighs are the file's listing (ORDER BY created_at, scope, key):
+    a saved row goes after its equals, a replaced one leaves its old place, and stamps
+    of other kinds (a hand edit: NULL, a number) order as SQLite orders them."""
+    from dataclasses import replace
+
+    from dashboard.actions.effects import _all_saved_in, _place
+    from dashboard.records import Memory
+
+    def row(i, created, key="k", scope="project"):
+        return Memory(f"{i:02x}", scope, "note", key, "t", "c", created_at=created, updated_at="x")
+
+    stamps = [None, 5, "2025-01-01", "2025-01-01", "2025-01-01", "2025-02-01", "2025-03-01"]
+    rows = sorted((row(i, s, key="k%d" % (i % 2)) for i, s in enumerate(stamps)), key=_place)
+    for saved in (
+        [row(99, "2025-01-01", key="k1")],  # among equals: after them
+        [row(98, "2025-01-01", key="k0"), row(99, "2024-12-31")],
+        [replace(rows[2], created_at="2025-02-01")],  # a replaced row moves
+        [row(97, None), row(96, 7)],
+    ):
+        ids = {m.id for m in saved}
+        expected = sorted([m for m in rows if m.id not in ids] + saved, key=_place)
+        assert [m.id for m in _all_saved_in(rows, saved)] == [m.id for m in expected]

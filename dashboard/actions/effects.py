@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import heapq
+from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -158,7 +158,12 @@ def _all_saved_in(rows: list[Memory], saved: list[Memory]) -> list[Memory]:
     if not saved:
         return rows
     ids = {r.id for r in saved}
-    return list(heapq.merge([m for m in rows if m.id not in ids], sorted(saved, key=_place), key=_place))
+    out = [m for m in rows if m.id not in ids]
+    # ``rows`` are in that order already (the file's ORDER BY): each saved row goes in
+    # by bisection, after its equals, weighing a few rows instead of all of them.
+    for row in sorted(saved, key=_place):
+        out.insert(bisect_right(out, _place(row), key=_place), row)
+    return out
 
 
 def save_effect(
@@ -184,7 +189,9 @@ def rows_effect(snap: Snapshot, saved: Iterable[Memory], hide: Iterable[str] = (
     user = _all_saved_in(snap.user, [r for r in saved if r.store == "user"])
     hidden = frozenset(hide)
     tail = session_tail(snap.summaries, None)
-    entries = [m for m in all_entries(project, user) if m.id not in hidden]
+    entries = all_entries(project, user)
+    if hidden:
+        entries = [m for m in entries if m.id not in hidden]
     after = fit(select(entries), tail, snap.cache.costs)
     before, shown_now = stable_view(
         snap.project, snap.user, snap.summaries, cache=snap.cache, version=snap.version

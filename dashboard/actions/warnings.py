@@ -145,11 +145,18 @@ def _ruled(kind: str) -> str:
 
 def _contradicted(plans: dict, live: list) -> dict:
     """item id -> live preferences or constraints the corpus rule says its candidate contradicts."""
-    prefs = [m for m in live if _ruled(m.type) == "preference" or m.scope == "user"]
-    if not prefs:
-        return {}
     ids = list(plans)
     saves = [plans[i].save for i in ids]
+    # The rule pairs a memory only with a candidate preference on its subject: the others
+    # are not tokenised.
+    subjects = {subject(s.key_normalized) for s in saves if _ruled(s.type) == "preference"} - {""}
+    prefs = [
+        m
+        for m in live
+        if (_ruled(m.type) == "preference" or m.scope == "user") and subject(m.key_normalized) in subjects
+    ]
+    if not prefs:
+        return {}
     memories = Docs.of([(m.key_normalized, m.scope, _ruled(m.type), m.content) for m in prefs])
     approved = Docs.of([(s.key_normalized, s.scope, _ruled(s.type), s.content) for s in saves])
     found: dict[str, list] = {}
@@ -189,7 +196,7 @@ def _duplicated(plans: dict, live: list) -> dict:
                 n = bisect_right(starts, at) - 1
                 rows.add(n)
                 at = joined.find(token, starts[n] + len(texts[n]) + 1)  # the next row
-        rows = {n for n in rows if sum(t in texts[n] for t in probe) >= floor}
+        rows = {n for n in rows if len(list(filter(texts[n].__contains__, probe))) >= floor}
         near = sorted(
             (-jaccard(mine, token_set(texts[n])), n)
             for n in rows
