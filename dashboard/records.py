@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, cast
 
 
 class _Row:
     def to_dict(self) -> dict[str, Any]:
         """The row as JSON-ready data (tuples as lists)."""
-        fields = asdict(cast(Any, self))  # every row class below is a dataclass
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in fields.items()}
+        # Every row class below is a flat dataclass of plain values, so this is ``asdict``
+        # without its deep copy (a list page fingerprints each of its rows).
+        values = ((name, getattr(self, name)) for name in cast(Any, self).__dataclass_fields__)
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in values}
 
 
 @dataclass(frozen=True)

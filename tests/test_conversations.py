@@ -77,6 +77,26 @@ def test_the_list_names_every_conversation_newest_first(world):
     assert b["suggestions"]["rejected"] == 1 and b["suggestions"]["pending"] >= 1
 
 
+def test_the_pages_follow_a_new_conversation_after_showing_the_trail(world):
+    """The trail is kept between views while the files stay as they were: a conversation
+    agentao records afterwards appears on the next view, on the list and on its memory's page."""
+    agent, _item = world
+    client = agent.app().test_client()
+    release = _memory(agent, "release process")
+    store = "user" if release.scope == "user" else "project"
+    assert (
+        client.get(f"/memories/{store}/{release.id}.json").get_json()["provenance"]["saves"][0]["active"]
+        == []
+    )
+    assert "conv-c" not in [
+        c["session_id"] for c in client.get("/conversations.json").get_json()["conversations"]
+    ]
+    agent.manager.archive_session("conv-c")
+    agent.summary("Talked about the deploy.")
+    ids = [c["session_id"] for c in client.get("/conversations.json").get_json()["conversations"]]
+    assert ids[0] == "conv-c"
+
+
 def test_a_crystallized_memory_names_its_suggestion_exactly(world):
     agent, item = world
     client = agent.app().test_client()

@@ -14,7 +14,7 @@ from flask_babel import lazy_gettext as _l
 
 from ... import facts
 from ...actions import provenance
-from ...store import StoreProblem, get_memory
+from ...store import StoreProblem, get_memory, held
 from ...web import page, page_route, raise_if_unreadable, statuses
 from ..forget import about as forget_about
 from ..forget import bp as forget_bp
@@ -30,11 +30,21 @@ def _refs():
 
 
 def trail() -> provenance.Trail:
+    """The trail of the files as they are, built again only when a store file or the saved
+    conversations moved (a memory's page asks for it on every view)."""
+    refs = _refs()
+    files = facts.saved()[0]  # itself held: the same object while no saved file moved
+    paths, key = [r.path for r in refs], tuple(r.key for r in refs)
+    stamp = held.stamps(paths)  # before the work: a write during it makes the next view build again
+    found = held.peek("trail", paths, key, stamp)
+    if found is not None and found[0] is files:
+        return found[1]
     try:
-        files = facts.saved()[0]
-        return provenance.load(_refs(), files.files if files is not None else ())
+        built = provenance.load(refs, files.files if files is not None else ())
     except StoreProblem as exc:
         abort(503, str(exc))
+    held.keep("trail", paths, (files, built), key, stamp)
+    return built
 
 
 def _resolve(trail_, key: str) -> provenance.Conversation:

@@ -67,7 +67,12 @@ def flags(store: str, memory_id: str, by_row: dict | None = None) -> list[dict]:
 def row_marks(items) -> dict[tuple[str, str], dict]:
     """For each listed memory: whether it is in every prompt, and its finding badges."""
     shown = in_every_prompt()
-    by_row = report_flags()
+    # Only the listed rows' findings: a page of thirty rows need not index the whole report.
+    wanted = {(m.store, "memories", m.id) for m in items}
+    by_row: dict = {}
+    for item in current_report()[0].items:
+        if (item.store, item.table, item.row_id) in wanted:
+            by_row.setdefault((item.store, item.table, item.row_id), []).append(item)
     return {
         (m.store, m.id): {
             "in_prompt": m.deleted_at is None and (m.store, m.id) in shown,
@@ -147,6 +152,12 @@ def row_words() -> dict:
         "b_deleted": _("deleted"),
         "b_in_prompt": _("in every prompt"),
         "b_recall": _("when relevant"),
+        # memories/_row_actions.html
+        "its_key": _("its key, exactly as agentao keeps it"),
+        "delete": _("Delete"),
+        "restore": _("Restore"),
+        "undo": _("Undo"),
+        "forget": _("Forget for good…"),
     }
 
 
