@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from typing import Any, cast
 
 
 class _Row:
     def to_dict(self) -> dict[str, Any]:
         """The row as JSON-ready data (tuples as lists)."""
-        fields = asdict(cast(Any, self))  # every row class below is a dataclass
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in fields.items()}
+        # Every column is a string, a number, None or a tuple of strings: nothing to copy deeply
+        # (``dataclasses.asdict`` copies each value; a list page asks this of every row).
+        out = {}
+        for f in fields(cast(Any, self)):
+            v = getattr(self, f.name)
+            out[f.name] = list(v) if isinstance(v, tuple) else v
+        return out
 
 
 @dataclass(frozen=True)
