@@ -18,7 +18,8 @@ from ..findings.scan import CATEGORIES, REACH
 from ..store import StoreProblem
 from ..store.about import LIMIT, Section, review_evidence, session_summaries, user_memories
 from ..web import page, page_route, status_of, statuses
-from .findings import actions, current_report
+from .findings import current_report
+from .findings.links import lead
 from .memories.page import row_context
 
 bp = Blueprint("about", __name__)
@@ -86,7 +87,7 @@ def index(fmt: str):
         summaries=summaries,
         problems=problems,
         limit=LIMIT,
-        finding_link=lambda item: actions(item)[0].href,
+        finding_link=lambda item: lead(item).href,
         categories=CATEGORIES,
         reaches=REACH,
         places=PLACES,

@@ -190,6 +190,8 @@ def cut_facts(report: Report) -> dict:
 
 @page_route(bp, "/findings")
 def index(fmt: str):
+    from ..memories.marks import Terms  # the memories views import this package
+
     filters = parse_filters(request.args)
     page = number_arg("page", 1, 10**6)
     per_page = number_arg("per_page", PER_PAGE, MAX_PER_PAGE)
@@ -240,6 +242,7 @@ def index(fmt: str):
         fixed=fixed,
         check_href=check_href,
         why_text=why_text,
+        term=Terms(),  # forty rows name the same few rules and stores
         risky=facts.risky_in(report),
         saved_hits=facts.saved()[1],
         forget_about="forget.about" in current_app.view_functions,

@@ -6,9 +6,14 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from flask import url_for
-from flask_babel import gettext as _
 
 from ...findings.scan import Item
+from ...words import catalog
+
+
+def _(msgid: str) -> str:
+    # Flask-Babel's gettext looks the catalog up again for each string; a row says five.
+    return catalog().ugettext(msgid)
 
 
 class Action(NamedTuple):
@@ -24,15 +29,30 @@ class Action(NamedTuple):
 _EDIT_FIELD = {"content": "content", "title": "title", "key_normalized": "title", "updated_at": "content"}
 
 
-def edit_href(store: str, row_id: str, field: str) -> str:
+def edit_href(store: str, row_id: str, field: str, page: str | None = None) -> str:
     """The memory page's edit form, focused on the finding's field (the browser scrolls
     a focused field into view).  No ``#edit`` fragment: Chromium skips autofocus on a
     page whose URL has one ("Autofocus processing was blocked because a document's URL
-    has a fragment"), and so does htmx's boosted swap with one."""
-    return (
-        url_for("memories.detail", fmt="html", store=store, memory_id=row_id)
-        + f"?field={_EDIT_FIELD.get(field, 'content')}"
-    )
+    has a fragment"), and so does htmx's boosted swap with one.  ``page``: the memory's page,
+    when the caller has it already."""
+    page = page or url_for("memories.detail", fmt="html", store=store, memory_id=row_id)
+    return page + f"?field={_EDIT_FIELD.get(field, 'content')}"
+
+
+def lead(item: Item, page: str | None = None) -> Action:
+    """The first link a finding offers: the fix of a live memory, else where its row is seen
+    (About you links each finding there).  ``page``: the memory's page, when the caller has it."""
+    if item.table == "memories":
+        page = page or url_for("memories.detail", fmt="html", store=item.store, memory_id=item.row_id)
+        if item.state == "live":  # the fix first
+            return Action(
+                "edit", _("Edit to fix"), edit_href(item.store, item.row_id, item.finding.field, page)
+            )
+        return Action("view", _("Open"), page)
+    if item.table == "memory_review_queue":
+        card = f"#review-{item.row_id}"
+        return Action("view", _("Open"), url_for("reviews.index", fmt="html", status=item.state) + card)
+    return Action("view", _("Open"), url_for("summaries.index", fmt="html"))
 
 
 def actions(item: Item) -> list[Action]:
@@ -41,15 +61,12 @@ def actions(item: Item) -> list[Action]:
     store, row_id, state = item.store, item.row_id, item.state
     if item.table == "memories":
         page = url_for("memories.detail", fmt="html", store=store, memory_id=row_id)
-        view = Action("view", _("Open"), page)
-        if state == "live":  # the fix first
-            out = [
-                Action("edit", _("Edit to fix"), edit_href(store, row_id, item.finding.field)),
-                view,
+        out = [lead(item, page)]
+        if state == "live":
+            out += [
+                Action("view", _("Open"), page),
                 Action("soft_delete", _("Delete it"), page + "#delete-form"),
             ]
-        else:
-            out = [view]
         out.append(
             Action(
                 "hard_purge",
@@ -58,14 +75,13 @@ def actions(item: Item) -> list[Action]:
             )
         )
     elif item.table == "memory_review_queue":
-        card = f"#review-{row_id}"
-        out = [Action("view", _("Open"), url_for("reviews.index", fmt="html", status=state) + card)]
+        out = [lead(item)]
         if state == "pending":
             out.append(
                 Action(
                     "reject",
                     _("Reject the suggestion"),
-                    url_for("reviews.index", fmt="html", status="pending") + card,
+                    url_for("reviews.index", fmt="html", status="pending") + f"#review-{row_id}",
                 )
             )
         out.append(
@@ -73,7 +89,7 @@ def actions(item: Item) -> list[Action]:
         )
     else:
         out = [
-            Action("view", _("Open"), url_for("summaries.index", fmt="html")),
+            lead(item),
             Action(
                 "hard_purge",
                 _("Erase the summaries"),
