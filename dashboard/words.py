@@ -637,3 +637,18 @@ def init_app(app) -> None:
         page_locale=lambda: str(get_locale()),
     )
     app.jinja_env.filters.update(when=when, rounded=rounded, listing=listing)
+
+
+class Terms:
+    """``term`` remembered for one page: a list of fifty rows asks for the same few
+    (kind, code) pairs hundreds of times, and each asks gettext twice.  Handed to the
+    template as ``term``, in place of the global."""
+
+    def __init__(self):
+        self._held: dict = {}
+
+    def __call__(self, kind: str, code):
+        key = (kind, code)
+        if key not in self._held:
+            self._held[key] = term(kind, code)
+        return self._held[key]

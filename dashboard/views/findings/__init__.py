@@ -47,6 +47,7 @@ from ...web import (
     wants_fragment,
 )
 from ...web import page as page_
+from ...words import Terms
 from .links import actions, check_href, shown
 
 bp = Blueprint("findings", __name__)
@@ -190,7 +191,6 @@ def cut_facts(report: Report) -> dict:
 
 @page_route(bp, "/findings")
 def index(fmt: str):
-    from ..memories.marks import Terms  # the memories views import this package
 
     filters = parse_filters(request.args)
     page = number_arg("page", 1, 10**6)

@@ -17,7 +17,7 @@ from ...findings.rows import CATEGORY_ORDER
 from ...findings.why import why_text
 from ...preview_source import snapshot
 from ...web import statuses
-from ...words import explain, label, term
+from ...words import explain, label
 from ..findings import current_report, flags_by_row
 
 
@@ -159,18 +159,3 @@ def row_words() -> dict:
         "undo": _("Undo"),
         "forget": _("Forget for good…"),
     }
-
-
-class Terms:
-    """``words.term`` remembered for one page: a list of fifty rows asks for the same few
-    (kind, code) pairs hundreds of times, and each asks gettext twice.  Handed to the
-    template as ``term``, in place of the global."""
-
-    def __init__(self):
-        self._held: dict = {}
-
-    def __call__(self, kind: str, code):
-        key = (kind, code)
-        if key not in self._held:
-            self._held[key] = term(kind, code)
-        return self._held[key]

@@ -16,6 +16,7 @@ from ...contract import KNOWN_TYPES
 from ...engine.reach import memory_reach
 from ...store import MAX_PER_PAGE, PER_PAGE, SORTS, MemoryFilters, get_memory, list_memories, writes
 from ...web import readable_refs, render, status_of, statuses, store_by_key, stores, whole_number, workspace
+from ...words import Terms
 from .. import block_effects, resolve
 from . import marks as memory_marks
 
@@ -102,7 +103,7 @@ def row_context() -> dict:
     good" only there) and the fingerprint its delete or Undo form sends back."""
     return {
         "w": memory_marks.row_words(),
-        "term": memory_marks.Terms(),
+        "term": Terms(),
         "writable": {st.ref.key for st in statuses() if st.writable},
         "row_print": writes.fingerprint,
     }
