@@ -113,21 +113,23 @@ def looked_for(earlier: list, result) -> None:
             r.texts = ()  # searched for and not found: no reason to keep them in memory
 
 
-def start(kind, keys, work, background=True):
+def start(kind, keys, work, background=True, data=None, said=None):
+    """Start a purge job and answer with its page; ``data(view)`` and ``said`` (the bulk
+    purge's) replace the job's own JSON and sentence."""
     try:
         job_ = _jobs().start(kind, keys, work, background=background)
     except Busy as exc:
         abort(409, str(exc))
     view = job_dict(job_)  # one snapshot: the job runs on in another thread
     return answer(
-        view,
+        (lambda: data(view)) if data else view,
         202 if view["state"] == "running" else 200,
         fragment="forget/_job.html",
         to=url_for("forget.job", job_id=job_.id),
         job=job_,
         view=view,
         first=True,
-        said=job_said(view),
+        said=job_said(view) if said is None else said,
     )
 
 

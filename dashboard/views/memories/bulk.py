@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-from flask import abort, current_app, request, url_for
+from flask import abort, request, url_for
 from flask_babel import gettext as _
 from flask_babel import ngettext
 from werkzeug.datastructures import MultiDict
@@ -32,7 +32,6 @@ from werkzeug.exceptions import HTTPException
 
 from ...actions import bulk, bulk_apply, purge
 from ...actions.effects import block_token
-from ...actions.jobs import Busy
 from ...store import StoreProblem
 from ...web import answer, readable_refs, render, stores, wants_fragment
 from .. import block_effects
@@ -387,20 +386,16 @@ def _purge(values, posted):
                     len(changed),
                 ),
             )
-    jobs = current_app.extensions["forget_jobs"]
+    from ..forget.jobs import start
 
     def work(job):
         return {"results": bulk_apply.purge_all(refs, runs, job)}
 
-    try:
-        job = jobs.start("bulk purge", list(runs), work)
-    except Busy as busy:
-        abort(409, str(busy))
-    from ..forget.jobs import job_dict
-
-    view = job_dict(job)
-    return answer(
-        lambda: {
+    return start(
+        "bulk purge",
+        list(runs),
+        work,
+        data=lambda view: {
             "outcome": "started",
             "action": "purge",
             "count": len(posted),
@@ -411,12 +406,6 @@ def _purge(values, posted):
                 len(posted),
             ),
         },
-        202 if view["state"] == "running" else 200,
-        fragment="forget/_job.html",
-        to=url_for("forget.job", job_id=job.id),
-        job=job,
-        view=view,
-        first=True,
         said=ngettext(
             "Purging %(num)d memory; the result shows here when it is verified.",
             "Purging %(num)d memories; the result shows here when it is verified.",
