@@ -97,14 +97,16 @@ def test_an_untouched_feed_refreshes_itself_in_place(browser, live):
         browser, lambda d: [e.text for e in d.find_elements(By.CSS_SELECTOR, NOTICE)], "no notice"
     )
     assert said[0] == "The agent just deleted 'deploy target'."
-    first = wait_for(
-        browser,
-        lambda d: [
-            e.text for e in d.find_elements(By.CSS_SELECTOR, "#activity-feed tbody tr[data-kind=soft_delete]")
-        ],
-        "feed not refreshed",
-    )[0]
-    assert "deploy target" in first and "the agent" in first
+
+    # The notice comes before the feed's swap, and the feed already lists older deletions:
+    # wait until its newest deletion is this one.
+    def newest_deletion(d):
+        rows = d.find_elements(By.CSS_SELECTOR, "#activity-feed tbody tr[data-kind=soft_delete]")
+        texts = [e.text for e in rows[:1]]
+        return texts if texts and "deploy target" in texts[0] else []
+
+    first = wait_for(browser, newest_deletion, "feed not refreshed")[0]
+    assert "the agent" in first
     assert browser.execute_script("return window.__samePage") is True  # swapped, not reloaded
     assert not browser.find_elements(By.CSS_SELECTOR, "[data-live-offer]")
 
