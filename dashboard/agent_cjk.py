@@ -13,13 +13,11 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from flask_babel import gettext as _
-from markupsafe import Markup, escape
 
 from .engine.tokenize import CJK_RUN, MODE_JIEBA, MODE_LATIN
 from .store import held
@@ -46,6 +44,19 @@ BY_AGENT = "agent"  # the agent's interpreter answered
 BY_DEFAULT = "default"  # no agentao found, or it did not answer: as with jieba
 
 
+class Said:
+    """One sentence of the mode line as plain data: the translated ``message`` with its
+    placeholders unfilled, ``words`` (the message's own words, shown as they are), ``why`` (a
+    clause said inside it) and ``code`` (paths, flags and commands, shown as code on a page)."""
+
+    def __init__(self, message: str, words: str = "", why: Said | None = None, **code: str) -> None:
+        self.message, self.words, self.why, self.code = message, words, why, code
+
+    def text(self) -> str:
+        """The sentence as plain text."""
+        return self.message % {**self.code, "words": self.words, "why": self.why.text() if self.why else ""}
+
+
 @dataclass(frozen=True)
 class AgentCJK:
     """The mode the preview uses and how it was decided."""
@@ -68,57 +79,56 @@ class AgentCJK:
 
     def text(self, query: str = "") -> str:
         """One line for a person: the mode, why, and what it means for ``query``."""
-        return self._say(query, str, str)
+        return self.said(query).text()
 
-    def html(self, query: str = "") -> Markup:
-        """:meth:`text` for a page: paths, the command line and the message's words as code,
-        every one of them escaped."""
-        return Markup(self._say(query, lambda s: Markup("<code>{}</code>").format(s), escape))
-
-    def _say(self, query: str, code: Callable[[str], str], plain: Callable[[str], str]) -> str:
-        """The line, with ``code`` around paths and flags and ``plain`` around the message's
-        words; a clause said inside another is already made of those, so it is not escaped
-        again (``Markup`` keeps it)."""
+    def said(self, query: str = "") -> Said:
+        """The line as plain data; ``preview/_cjk.html`` shows it on a page, paths and flags as code."""
         if self.decided_by == BY_SETTING:
             if self.mode == MODE_JIEBA:
-                return _(
-                    "Chinese words are recalled as with jieba installed (%(flag)s).", flag=code("--cjk on")
+                return Said(
+                    _("Chinese words are recalled as with jieba installed (%(flag)s)."), flag="--cjk on"
                 )
-            return _(
-                "Chinese is not split into words (%(flag)s): only Latin words and numbers are matched.",
-                flag=code("--cjk off"),
+            return Said(
+                _("Chinese is not split into words (%(flag)s): only Latin words and numbers are matched."),
+                flag="--cjk off",
             )
-        python = code(self.python or "")
+        python = self.python or ""
         if self.decided_by == BY_AGENT:
             if self.mode == MODE_JIEBA:
-                return _(
-                    "Chinese words recalled as your agent does: jieba is installed for %(python)s.",
+                return Said(
+                    _("Chinese words recalled as your agent does: jieba is installed for %(python)s."),
                     python=python,
                 )
             chinese = _chinese(query)
             if chinese:
-                return _(
-                    "Your agent has no jieba (%(python)s): Chinese is not split into words, so “%(words)s” "
-                    "recalls nothing by its Chinese words. Install %(extra)s there to change that.",
+                return Said(
+                    _(
+                        "Your agent has no jieba (%(python)s): Chinese is not split into words, so “%(words)s” "
+                        "recalls nothing by its Chinese words. Install %(extra)s there to change that."
+                    ),
+                    words=chinese,
                     python=python,
-                    words=plain(chinese),
-                    extra=code("agentao[i18n]"),
+                    extra="agentao[i18n]",
                 )
-            return _(
-                "Your agent has no jieba (%(python)s): Chinese is not split into words, as your agent does.",
+            return Said(
+                _(
+                    "Your agent has no jieba (%(python)s): Chinese is not split into words, as your agent does."
+                ),
                 python=python,
             )
         if self.problem == "not_found":
-            why = _("no agentao command was found on %(path)s", path=code("PATH"))
+            why = Said(_("no agentao command was found on %(path)s"), path="PATH")
         elif self.problem == "no_interpreter":
-            why = _("the Python interpreter of %(path)s could not be read", path=code(self.agentao or ""))
+            why = Said(_("the Python interpreter of %(path)s could not be read"), path=self.agentao or "")
         else:
-            why = _("the interpreter of %(path)s did not answer", path=code(self.agentao or ""))
-        return _(
-            "Chinese words are recalled as with jieba: %(why)s. Start with %(flag)s if your agent "
-            "runs without jieba.",
-            why=Markup(why) if plain is escape else why,
-            flag=code("--cjk off"),
+            why = Said(_("the interpreter of %(path)s did not answer"), path=self.agentao or "")
+        return Said(
+            _(
+                "Chinese words are recalled as with jieba: %(why)s. Start with %(flag)s if your agent "
+                "runs without jieba."
+            ),
+            why=why,
+            flag="--cjk off",
         )
 
     def to_dict(self, query: str = "") -> dict[str, Any]:
