@@ -3,12 +3,11 @@ store's file (`/memory status`) behind a "Storage details" disclosure."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from flask import Blueprint, redirect, url_for
 from flask_babel import gettext as _
 from flask_babel import ngettext
-from markupsafe import Markup, escape
 
 from .. import facts
 from ..actions.twofile import recovered
@@ -24,45 +23,40 @@ bp = Blueprint("overview", __name__)
 
 @dataclass
 class Sentence:
-    """One line of the answer: its code and count for scripts, its words and link for people."""
+    """One line of the answer: its code and count for scripts, its words and link for people
+    (``overview/_linked.html`` shows it: the whole line links to ``href``, or with ``links`` the
+    places ``%(name)s`` of ``message`` link to their own lists)."""
 
     code: str
     count: int
     text: str  # plain words (the twin's)
-    html: Markup  # the same words with their links (the page's)
     href: str
     detail: str = ""  # more words after it, not part of the link
     later: bool = False  # the page fetches it after loading (the findings scan): see risky()
+    message: str = ""  # the translated line with its places, when it has ``links``
+    links: dict[str, tuple[str, str]] = field(default_factory=dict)  # place -> (words, href)
 
     def to_dict(self) -> dict:
         return {k: getattr(self, k) for k in ("code", "count", "text", "href", "detail")}
 
 
-def _linked(template: str, parts: dict) -> tuple[str, Markup]:
-    """A translated sentence whose ``%(name)s`` places become links: (plain text, HTML).
+def _filled(template: str, parts: dict[str, tuple[str, str]]) -> str:
+    """A translated sentence with its ``%(name)s`` places given their words (plain text).
 
     The sentence is translated whole (one msgid, so a translator can reorder
     its parts); each part is its own translated phrase placed by name.
     """
-    html = escape(template)
-    text = template
-    for name, (phrase, href) in parts.items():
-        mark = f"%({name})s"
-        text = text.replace(mark, phrase)
-        html = Markup(html.replace(mark, Markup('<a href="{}">{}</a>').format(href, phrase)))
-    return text, html
-
-
-def _sentence(code: str, count: int, text: str, href: str, **more) -> Sentence:
-    return Sentence(code, count, text, Markup('<a href="{}">{}</a>').format(href, text), href, **more)
+    for name, (phrase, _href) in parts.items():
+        template = template.replace(f"%({name})s", phrase)
+    return template
 
 
 def _knows(sts) -> Sentence:
     n = facts.knows(sts)
     everything = url_for("memories.index")
     if not n["total"]:
-        return _sentence("knows", 0, _("The agent knows nothing yet: no memory is saved."), everything)
-    # The parts' places are given back as themselves, to be filled by _linked.
+        return Sentence("knows", 0, _("The agent knows nothing yet: no memory is saved."), everything)
+    # The parts' places are given back as themselves, to be filled with their links.
     template = ngettext(
         "The agent knows %(num)d thing: %(you)s, %(here)s.",
         "The agent knows %(num)d things: %(you)s, %(here)s.",
@@ -70,26 +64,23 @@ def _knows(sts) -> Sentence:
         you="%(you)s",
         here="%(here)s",
     )
-    text, html = _linked(
-        template,
-        {
-            "you": (
-                ngettext("%(num)d about you", "%(num)d about you", n["user"]),
-                url_for("memories.index", scope="user"),
-            ),
-            "here": (
-                ngettext("%(num)d about this project", "%(num)d about this project", n["project"]),
-                url_for("memories.index", scope="project"),
-            ),
-        },
-    )
-    return Sentence("knows", n["total"], text, html, everything)
+    links = {
+        "you": (
+            ngettext("%(num)d about you", "%(num)d about you", n["user"]),
+            url_for("memories.index", scope="user"),
+        ),
+        "here": (
+            ngettext("%(num)d about this project", "%(num)d about this project", n["project"]),
+            url_for("memories.index", scope="project"),
+        ),
+    }
+    return Sentence("knows", n["total"], _filled(template, links), everything, message=template, links=links)
 
 
 def _risky() -> tuple[Sentence, dict[str, int], bool]:
     found = facts.risky_in(current_report()[0])
     return (
-        _sentence("risky", found.count, found.text, url_for("findings.index")),
+        Sentence("risky", found.count, found.text, url_for("findings.index")),
         found.by_category,
         found.complete,
     )
@@ -98,19 +89,19 @@ def _risky() -> tuple[Sentence, dict[str, int], bool]:
 def _block(snap) -> tuple[Sentence, dict]:
     counts = facts.block(snap)
     text, detail = facts.block_words(counts)
-    return _sentence("block", counts["chars"], text, url_for("preview.index"), detail=detail), counts
+    return Sentence("block", counts["chars"], text, url_for("preview.index"), detail=detail), counts
 
 
 def _risky_later() -> tuple[Sentence, dict[str, int], bool]:
     """The page's stand-in for "risky" until its own request answers it (``risky()``)."""
     text = _("Looking for secrets, personal data and instructions to the agent…")
-    return _sentence("risky", 0, text, url_for("findings.index"), later=True), {}, False
+    return Sentence("risky", 0, text, url_for("findings.index"), later=True), {}, False
 
 
 def _answer(sts, snap, risky_now: bool = True) -> tuple[list[Sentence], dict]:
     knows = _knows(sts)
     pending = facts.pending()
-    waiting = _sentence(
+    waiting = Sentence(
         "pending", pending, facts.pending_words(pending), url_for("reviews.index", status="pending")
     )
     risky, by_category, complete = _risky() if risky_now else _risky_later()
@@ -118,7 +109,7 @@ def _answer(sts, snap, risky_now: bool = True) -> tuple[list[Sentence], dict]:
     deleted = facts.deleted(sts)
     if deleted:
         out.append(
-            _sentence(
+            Sentence(
                 "deleted",
                 deleted,
                 ngettext(
@@ -132,7 +123,7 @@ def _answer(sts, snap, risky_now: bool = True) -> tuple[list[Sentence], dict]:
     saved = facts.saved_counts()
     if saved["sessions"] + saved["replays"]:
         out.append(
-            _sentence(
+            Sentence(
                 "saved",
                 saved["sessions"] + saved["replays"],
                 facts.saved_words(saved),

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 from flask_babel import gettext as _
 from flask_babel import ngettext
-from markupsafe import Markup
 
 from ...engine import recall as rc
 from ...records import Memory
@@ -252,13 +251,11 @@ class Words:
     def because(self, because: str):
         return self._once(("because", because), lambda: because_text(because))
 
-    def reason_item(self, code: str):
-        """One reason as a list item: its words, its explanation and agentao's code on hover."""
+    def reason(self, code: str) -> tuple[str, str]:
+        """One reason's (hover text, words): its explanation and agentao's code, and its label."""
 
         def make():
             why = explain("reason", code)
-            return Markup('<li data-reason="{}" title="{}">{}</li>').format(
-                code, f"{why} ({code})" if why else code, label("reason", code)
-            )
+            return (f"{why} ({code})" if why else code), label("reason", code)
 
-        return self._once(("reason_item", code), make)
+        return self._once(("reason", code), make)
