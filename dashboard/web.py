@@ -126,11 +126,7 @@ def render(page_template: str | None, fragment: str | None = None, **context):
     body = render_template(fragment if partial and fragment else page_template, **context)
     if partial and context.get("said"):
         # The result in words, into the pinned #status region wherever the fragment lands.
-        body += (
-            '<div hx-swap-oob="innerHTML:#status">'
-            + render_template("partials/said.html", said=context["said"])
-            + "</div>"
-        )
+        body += render_template("partials/said_oob.html", said=context["said"])
     response = current_app.make_response(body)
     response.vary.add("HX-Request")
     return response

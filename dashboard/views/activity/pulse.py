@@ -193,11 +193,7 @@ def pulse():
     response = current_app.make_response(body)
     if shown:
         regions.add("activity")
-        body += (
-            '<div hx-swap-oob="innerHTML:#status">'
-            + render_template("partials/said.html", said=shown)
-            + "</div>"
-        )
+        body += render_template("partials/said_oob.html", said=shown)
         response.set_data(body)
         response.headers["HX-Trigger"] = json.dumps({"agentWrote": {"regions": sorted(regions)}})
     response.headers["Cache-Control"] = "no-store"

@@ -256,11 +256,8 @@ def _after_write(response):
         return response
     response.headers["X-Checks-Changed"] = json.dumps(moved)  # ASCII: \u escapes
     if response.mimetype == "text/html" and request.headers.get("HX-Request") == "true":
-        said = "".join(
-            render_template("partials/said.html", said=(m["text"], "ok" if m["passed"] else "bad"))
-            for m in moved
-        )
+        said = [(m["text"], "ok" if m["passed"] else "bad") for m in moved]
         response.set_data(
-            response.get_data(as_text=True) + '<div hx-swap-oob="beforeend:#status">' + said + "</div>"
+            response.get_data(as_text=True) + render_template("partials/said_oob.html", added=said)
         )
     return response
