@@ -23,8 +23,10 @@ def job(job_id: str, fmt: str):
     view = job_dict(found)
     return page(
         fmt,
-        "forget/job.html",
+        None,
         "forget/_job.html",
+        title=_("Forget: %(kind)s", kind=found.kind),
+        back=(url_for("forget.index"), _("Back to Forget")),
         job=found,
         view=view,
         first=not wants_fragment(),

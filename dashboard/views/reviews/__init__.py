@@ -164,7 +164,7 @@ def effect(fmt: str):
         # htmx asks for the whole card: a card scrolled into view fetches its effect.
         if wants_fragment():
             return render_template("reviews/_item.html", item=item, **ctx)
-        return render_template("reviews/edited.html", item=item, **ctx)
+        return render_template("reviews/detail.html", item=item, edited=True, **ctx)
     return page(
         fmt,
         "reviews/effect.html",
