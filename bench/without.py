@@ -101,9 +101,26 @@ def _findings():
 
 
 def _gates():
+    # findings/gates.py: every row goes to every text rule (the store gate and each field's).
+    from dashboard.findings import rows, rules
+
+    rows.rows_to_scan = lambda texts, digit_rules: set(range(len(texts)))
+    rules.open_families = lambda text: dict.fromkeys(rules.FAMILY_GATES, True)
+
+
+def _rowgate():
+    # Only the store gate (gates.rows_to_scan, gone since bench/results/caches-round5.txt: then
+    # this switches nothing off): every row to scan_text, whose field gates stay.
     from dashboard.findings import rows
 
     rows.rows_to_scan = lambda texts, digit_rules: set(range(len(texts)))
+
+
+def _unbounded():
+    # Not a cache: the findings scan's time limit lifted, to see what a whole scan costs.
+    from dashboard.views import findings
+
+    findings.TIME_LIMIT_MS = 600_000
 
 
 SWITCHES = {
@@ -115,13 +132,16 @@ SWITCHES = {
     "marks": _marks,
     "findings": _findings,
     "gates": _gates,
+    "rowgate": _rowgate,
+    "unbounded": _unbounded,
 }
+CACHES = [name for name in SWITCHES if name != "unbounded"]
 
 
 def main() -> int:
     names = [n for n in sys.argv[1].split(",") if n and n != "none"]
     if names == ["all"]:
-        names = list(SWITCHES)
+        names = CACHES
     import dashboard.preview_source  # noqa: F401  (before the views bind its names)
 
     for name in names:

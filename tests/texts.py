@@ -209,7 +209,6 @@ def rule_runners() -> dict:
     out["counter words (whole text)"] = ("personal", lambda t: list(rules._NOT_PERSONAL_BEFORE.finditer(t)))
     out["mask_secret"] = ("secret", checks.mask_secret)
     out["gate: open_families"] = (None, gates.open_families)
-    out["gate: rows_to_scan"] = (None, lambda t: gates.rows_to_scan([t, "ordinary", t], rules.DIGIT_RULES))
     out["token_set"] = (None, checks.token_set)
     out["recall tokens (no jieba)"] = (None, Tokenizer(use_jieba=False).tokens)
     out["export md_inline/md_block"] = (None, lambda t: (md_inline(t), md_block(t)))

@@ -18,8 +18,7 @@ from ..engine.reach import memory_reach, reach_text
 from ..engine.render import EXCERPT_CHARS, VALUE_PREVIEW
 from ..engine.stable import TAIL_CHARS, TAIL_KEPT, TAIL_READ, TAIL_SEPARATOR
 from ..records import Memory
-from .gates import rows_to_scan
-from .rules import DIGIT_RULES, NEAR_LIMIT, Finding, Staleness, is_canonical_stamp, near_size_limit, scan_text
+from .rules import Finding, Staleness, is_canonical_stamp, near_size_limit, scan_text
 from .why import why_text
 
 CATEGORIES = {
@@ -163,20 +162,16 @@ def order(item: Item) -> tuple:
 
 
 def memory_findings(key: str, mems: list[Memory], because: dict, now: datetime, items: list[Item]) -> None:
-    # Most rows have nothing to report, so no pass here visits every row in
-    # Python: the gate picks the rows the text rules may flag, one comparison
-    # in a list comprehension the fresh ones.  A row's findings keep the order
-    # text, size, stale, which the final sort keeps among equal keys.
-    to_scan = rows_to_scan([m.title + "\n" + m.content for m in mems], DIGIT_RULES)
-    oversized = {n for n, m in enumerate(mems) if len(m.content) >= NEAR_LIMIT}
-    for n in sorted(to_scan | oversized):
-        m = mems[n]
-        found = []
-        if n in to_scan:
-            found = scan_text(m.title, "title") + scan_text(m.content, "content")
+    # The text rules' own gates (``gates.open_families``) stop most fields at one search.
+    # A row's findings keep the order text, size, stale, which the final sort keeps among
+    # equal keys.
+    for m in mems:
+        found = scan_text(m.title, "title") + scan_text(m.content, "content")
         size = near_size_limit(m.content)
         if size is not None:
             found.append(size)
+        if not found:
+            continue
         is_live = m.deleted_at is None
         rule = because.get((key, m.id)) if is_live else None
         state = "live" if is_live else "deleted"
