@@ -134,7 +134,7 @@ def test_tens_of_thousands_of_texts_stay_within_a_memory_bound(tmp_path):
         + short_texts(rng, 10_000, tiny=True)
         + [words(rng, 200) for _ in range(2000)]
     )
-    data = bytearray(filler(rng, 8 * diskscan.PIECE))
+    data = bytearray(filler(rng, 1 << 21))  # 2 MB, whatever the size of a piece
     for text in texts[::997]:
         at = rng.randrange(len(data) - 2000)
         data[at : at + len(text.encode())] = text.encode()
