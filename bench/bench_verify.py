@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/bench_verify.py                      # 100 MB, 22,795 texts, short ones too
     .venv/bin/python bench/bench_verify.py --mb 20 --texts 4000  # quick
+    .venv/bin/python bench/bench_verify.py --pieces 262144,1048576 --ahocorasick  # round 4
 
 The store is made by agentao (schema, WAL mode) and filled in bulk with memory rows; ``--texts``
 of them are soft-deleted and purged the way the dashboard does (delete, VACUUM, checkpoint), so
@@ -11,8 +12,12 @@ memories often do ("prefers tabs over spaces"): those are what a per-text search
 Printed, in one run (rounds alternated, best of each: the machine may be shared): the files read
 alone (the floor) and the scan as the dashboard runs it, in MB/s of file bytes, with the ratio;
 also MB per CPU-second (what a busy machine does not inflate) and the fixed cost of cutting the
-texts into blocks.  The scan before the one-pass rewrite measured 1.0-1.6 MB/s here
-(bench/results/verify-100mb*.txt).
+texts into blocks.  ``--pieces`` alternates the scan at several read sizes (bytes a piece);
+``--ahocorasick`` also times ahocorasick-rs (``pip install ahocorasick-rs``; not a dependency)
+building an automaton of the scan's own blocks and one overlapping pass over the first 30 MB:
+the library's time alone, nothing done with what it finds; ``--hyperscan`` the same with
+hyperscan's literal matcher (``pip install hyperscan``; not a dependency either).  The scan
+before the one-pass rewrite measured 1.0-1.6 MB/s here (bench/results/verify-100mb*.txt).
 """
 
 from __future__ import annotations
@@ -121,6 +126,9 @@ def main() -> None:
     parser.add_argument("--texts", type=int, default=22795, help="rows purged: texts to look for")
     parser.add_argument("--short", type=float, default=0.3, help="share of rows holding one short sentence")
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--pieces", help="read sizes to alternate, bytes, comma-separated")
+    parser.add_argument("--ahocorasick", action="store_true", help="also time ahocorasick-rs on the blocks")
+    parser.add_argument("--hyperscan", action="store_true", help="also time hyperscan on the blocks")
     args = parser.parse_args()
     rng = random.Random(7)
     connection.READ_TIME_LIMIT_S = 600  # setup reads 78 MB of rows: a crowded machine takes over 5 s
@@ -138,29 +146,101 @@ def main() -> None:
             f"files: {mb:.1f} MB ({', '.join(p.name for p in paths)}); {len(texts)} purged texts "
             f"to look for ({short} of 64 bytes or less); load {os.getloadavg()[0]:.1f}"
         )
-        reads, scans, cpus, cuts = [], [], [], []
+        pieces = [int(p) for p in args.pieces.split(",")] if args.pieces else [diskscan.PIECE]
+        reads, scans, cpus, cuts = {}, {}, {}, []
         for _ in range(args.rounds):  # alternated: the machine is shared
-            reads.append(read_alone(paths))
-            took, cpu, hits, steps = timed_scan(paths, texts, live, 3600)
-            scans.append(took)
-            cpus.append(cpu)
+            for piece in pieces:
+                diskscan.PIECE = piece
+                reads.setdefault(piece, []).append(read_alone(paths))
+                took, cpu, hits, steps = timed_scan(paths, texts, live, 3600)
+                scans.setdefault(piece, []).append(took)
+                cpus.setdefault(piece, []).append(cpu)
             started = time.process_time()
             diskscan.Needles(texts)
             cuts.append(time.process_time() - started)
         found = sum(h.found for h in hits.values())
         still = sum(h.still_stored for h in hits.values())
         moved = sum(1 for a, b in zip(steps, steps[1:]) if b > a)
-        print(f"read alone:  {mb / min(reads):7.1f} MB/s  ({min(reads):.2f} s)")
-        print(
-            f"scan:        {mb / min(scans):7.1f} MB/s  ({min(scans):.2f} s)  = {min(reads) / min(scans):.3f}x "
-            f"the read alone; {mb / min(cpus):.1f} MB per CPU-second ({min(cpus):.2f} CPU-s, of which "
-            f"{min(cuts):.2f} cutting the texts into blocks: {mb / max(min(cpus) - min(cuts), 1e-9):.1f} MB per "
-            f"CPU-second for the pass itself)"
-        )
+        cut = min(cuts)
+        for piece in pieces:
+            read, scan, cpu = min(reads[piece]), min(scans[piece]), min(cpus[piece])
+            print(f"read alone:  {mb / read:7.1f} MB/s  ({read:.2f} s), {piece} bytes a piece")
+            print(
+                f"scan:        {mb / scan:7.1f} MB/s  ({scan:.2f} s)  = {read / scan:.3f}x the read alone; "
+                f"{mb / cpu:.1f} MB per CPU-second ({cpu:.2f} CPU-s, of which {cut:.2f} cutting the texts "
+                f"into blocks: {mb / max(cpu - cut, 1e-9):.1f} MB per CPU-second for the pass itself)"
+            )
         print(
             f"             {found} texts found, {still} still held by rows that stay; progress moved "
             f"{moved} times to {steps[-1]:.0%}; load {os.getloadavg()[0]:.1f}"
         )
+        if args.ahocorasick:
+            ahocorasick_pass(paths[0], texts)
+        if args.hyperscan:
+            hyperscan_pass(paths[0], texts)
+
+
+def ahocorasick_pass(path: Path, texts, mb: int = 30) -> None:
+    """ahocorasick-rs over the scan's own blocks: building, its RSS, one overlapping pass."""
+    import ahocorasick_rs
+
+    needles = diskscan.Needles(texts)
+    patterns = list(dict.fromkeys(bytes(row[:n]) for row, n in zip(needles.bytes, needles.length)))
+    with open(path, "rb") as fh:
+        data = fh.read(mb * 1_000_000)
+    for kind in (None, ahocorasick_rs.Implementation.ContiguousNFA):
+        rss = resident()
+        started = time.process_time()
+        automaton = ahocorasick_rs.BytesAhoCorasick(patterns, implementation=kind)
+        built = time.process_time()
+        grown = resident() - rss
+        found, step = 0, 1 << 22
+        for at in range(0, len(data), step):  # overlapping by the longest block less one byte
+            window = memoryview(data)[at : at + step + diskscan.BLOCK - 1]
+            found += len(automaton.find_matches_as_indexes(window, overlapping=True))
+        took = time.process_time() - built
+        print(
+            f"ahocorasick-rs ({'its own choice' if kind is None else 'contiguous NFA'}): {len(patterns)} "
+            f"blocks, built in {built - started:.2f} CPU-s, {grown / 1e6:.0f} MB more RSS; a pass over the "
+            f"first {len(data) / 1e6:.0f} MB: {len(data) / 1e6 / took:.1f} MB per CPU-second ({found} "
+            f"matches); load {os.getloadavg()[0]:.1f}"
+        )
+        del automaton
+
+
+def hyperscan_pass(path: Path, texts, mb: int = 30) -> None:
+    """hyperscan's literal matcher over the scan's own blocks, streamed: compiling, one pass."""
+    import hyperscan
+
+    needles = diskscan.Needles(texts)
+    patterns = list(dict.fromkeys(bytes(row[:n]) for row, n in zip(needles.bytes, needles.length)))
+    with open(path, "rb") as fh:
+        data = fh.read(mb * 1_000_000)
+    rss = resident()
+    started = time.process_time()
+    database = hyperscan.Database(mode=hyperscan.HS_MODE_STREAM)
+    database.compile(expressions=patterns, ids=list(range(len(patterns))), literal=True)
+    built = time.process_time()
+    grown = resident() - rss
+    found = []
+
+    def seen(*match) -> None:  # held here: the binding keeps no reference to its handler
+        found.append(match[0])
+
+    with database.stream(match_event_handler=seen) as stream:
+        for at in range(0, len(data), 1 << 22):
+            stream.scan(data[at : at + (1 << 22)])
+    took = time.process_time() - built
+    print(
+        f"hyperscan (literal, streamed): {len(patterns)} blocks, compiled in {built - started:.2f} CPU-s, "
+        f"{grown / 1e6:.0f} MB more RSS; a pass over the first {len(data) / 1e6:.0f} MB: "
+        f"{len(data) / 1e6 / took:.1f} MB per CPU-second ({len(found)} matches); load {os.getloadavg()[0]:.1f}"
+    )
+
+
+def resident() -> int:
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
 if __name__ == "__main__":
