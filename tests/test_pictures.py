@@ -11,9 +11,7 @@ from agentao_world import Agent, file_digest
 from bs4 import BeautifulSoup
 from markupsafe import Markup
 
-from dashboard.engine.results import Budget
 from dashboard.pictures import (
-    budget_meters,
     columns,
     fill_periods,
     meter,
@@ -140,9 +138,6 @@ def test_meter_shows_use_and_overflow():
     over = svg(meter(3000, 2000, label="context", chart_id="m2"))
     assert over.find("rect", class_="meter-over") is not None
     assert "(150%)" in over.find("desc").text
-    meters = budget_meters({"stable": Budget(10, 100), "context": Budget(0, 50)})
-    assert set(meters) == {"stable", "context"}
-    assert "10 of 100 chars" in svg(meters["stable"]).find("desc").text
 
 
 def test_fill_periods_adds_empty_months_and_weeks_across_a_year():

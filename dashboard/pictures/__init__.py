@@ -1,7 +1,6 @@
 """Server-rendered SVG pictures with no charting library (see svg.py for the safety rules)."""
 
 from .screens import (
-    budget_meters,
     candidate_scores,
     composition,
     fill_periods,
@@ -13,7 +12,6 @@ from .screens import (
 from .svg import clean, columns, meter, stacked_bars
 
 __all__ = [
-    "budget_meters",
     "candidate_scores",
     "composition",
     "fill_periods",

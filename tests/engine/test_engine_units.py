@@ -18,7 +18,7 @@ from dashboard.engine import (
     extract_hints,
     preview,
     session_tail,
-    stable_block_size,
+    stable_view,
 )
 from dashboard.engine.cache import build_state
 from dashboard.engine.recall import days_since, order, score, tag_weight
@@ -430,7 +430,7 @@ def test_cache_reuses_bundles_and_follows_version():
 
 def test_stable_block_size_and_json():
     rows = _notes(2) + [mem("u", scope="user", store="user", title="pref")]
-    size = stable_block_size(rows[:2], rows[2:], [Summary("s", "x", "tail")])
+    size = len(stable_view(rows[:2], rows[2:], [Summary("s", "x", "tail")])[0])
     p = preview(
         rows[:2],
         rows[2:],
