@@ -9,7 +9,7 @@ from .screens import (
     residue_rows,
     score_bars,
 )
-from .svg import clean, columns, meter, stacked_bars
+from .svg import clean, columns, stacked_bars
 
 __all__ = [
     "candidate_scores",
@@ -21,6 +21,5 @@ __all__ = [
     "score_bars",
     "clean",
     "columns",
-    "meter",
     "stacked_bars",
 ]
