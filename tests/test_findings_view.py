@@ -314,6 +314,12 @@ def test_editing_the_secret_out_fixes_the_finding(corpus):
     assert in_agentao_blocks(corpus, "publish", NPM) == blocks(after)
     page = soup(client.get(href))
     assert page.select_one("#finding-check")["data-verdict"] == "fixed"
+    assert page.select_one('[data-field="verdict"]').get_text() == after["verdict_text"]
+    # A script asking in Chinese reads the verdict in the words the Chinese page shows.
+    zh = {"Accept-Language": "zh-CN"}
+    zh_page = soup(client.get(href, headers=zh)).select_one('[data-field="verdict"]').get_text()
+    zh_twin = client.get(href.replace("?", ".json?", 1), headers=zh).get_json()["verdict_text"]
+    assert zh_twin == zh_page != after["verdict_text"]
     assert [d["data-text-found"] for d in page.select("[data-block]")] == ["no", "no"]
     # Fixed in the row, not necessarily in the file's free pages: the page says where to look.
     residue = page.select_one('[data-field="residue-note"] a')["href"]

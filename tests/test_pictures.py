@@ -11,12 +11,9 @@ from agentao_world import Agent, file_digest
 from bs4 import BeautifulSoup
 from markupsafe import Markup
 
-from dashboard.engine.results import Budget
 from dashboard.pictures import (
-    budget_meters,
     columns,
     fill_periods,
-    meter,
     residue_rows,
     score_bars,
     stacked_bars,
@@ -56,7 +53,6 @@ def widths(el, cls="seg") -> list[float]:
         lambda label: stacked_bars([(label, [(label, 3), ("b", 1)])], title=label, chart_id="t"),
         lambda label: stacked_bars([(label, [(label, 3)])], title=label, chart_id="t", inline=True),
         lambda label: columns([label], {label: [2]}, title=label, chart_id="t"),
-        lambda label: meter(5, 10, label=label, chart_id="t"),
         lambda label: score_bars([(label, [("title", 3.0), ("stale", -2.0)])]),
     ],
 )
@@ -130,19 +126,6 @@ def test_columns_heights_follow_the_values():
     assert heights[0] == pytest.approx(2 * heights[2]) and heights[1] == 0
     assert heights[3] == pytest.approx(heights[0] / 4)
     assert el.find("desc").text == "2026-01: created 4, updated 0; 2026-02: created 2, updated 1."
-
-
-def test_meter_shows_use_and_overflow():
-    ok = svg(meter(300, 1200, label="stable", chart_id="m1"))
-    assert float(ok.find("rect", class_="meter-used")["width"]) == pytest.approx(410 / 4, abs=0.1)
-    assert ok.find("rect", class_="meter-over") is None
-    assert ok.find("desc").text == "stable: 300 of 1200 chars (25%)."
-    over = svg(meter(3000, 2000, label="context", chart_id="m2"))
-    assert over.find("rect", class_="meter-over") is not None
-    assert "(150%)" in over.find("desc").text
-    meters = budget_meters({"stable": Budget(10, 100), "context": Budget(0, 50)})
-    assert set(meters) == {"stable", "context"}
-    assert "10 of 100 chars" in svg(meters["stable"]).find("desc").text
 
 
 def test_fill_periods_adds_empty_months_and_weeks_across_a_year():

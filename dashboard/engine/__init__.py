@@ -11,7 +11,7 @@ An ``EngineCache`` with ``version`` (both change counters) reuses the token inde
 
 from .cache import EngineCache
 from .hints import extract_hints
-from .preview import preview, stable_block_size, stable_view
+from .preview import preview, stable_view
 from .ranking import Candidate
 from .recall import CUT_BUDGET, CUT_TOP_K, EXCLUDED_STABLE, IN_BLOCK, Term
 from .results import Budget, Preview
@@ -28,7 +28,6 @@ from .tokenize import (
 
 __all__ = [
     "preview",
-    "stable_block_size",
     "stable_view",
     "extract_hints",
     "session_tail",

@@ -52,12 +52,6 @@ def stable_view(
     return fitted.block(tail), fitted
 
 
-def stable_block_size(*args: Any, tokenizer: Tokenizer | None = None, **kwargs: Any) -> int:
-    """Length of the ``<memory-stable>`` block (``/memory status``); 0: no block. Takes ``stable_view``'s
-    arguments (``tokenizer`` is accepted, as ``preview`` takes it)."""
-    return len(stable_view(*args, **kwargs)[0])
-
-
 def _recall(
     state: IndexState,
     query: str,

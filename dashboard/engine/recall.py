@@ -76,11 +76,6 @@ class Ages:
         return max(0.0, (self.now_us - then) / 10**6 / 86400)
 
 
-def days_since(stamp: str, now: datetime) -> float:
-    """Age in days of one ``updated_at`` stamp at ``now`` (see :class:`Ages`)."""
-    return Ages(now)(stamp)
-
-
 @dataclass(frozen=True)
 class Term:
     """One score term: its value, weight, contribution and the matched tokens."""

@@ -59,11 +59,6 @@ class Preview:
     pool: tuple[Memory, ...] = field(repr=False, default=())
 
     @property
-    def stable_ids(self) -> frozenset[str]:
-        """Ids of the entries shown in ``<memory-stable>`` (excluded from recall)."""
-        return frozenset(s.memory.id for s in self.stable_entries if s.shown)
-
-    @property
     def candidates(self) -> tuple[Candidate, ...]:
         """Every record with a signal, ranked and marked (built on first access)."""
         return self.recall.candidates

@@ -1,7 +1,6 @@
 """Server-rendered SVG pictures with no charting library (see svg.py for the safety rules)."""
 
 from .screens import (
-    budget_meters,
     candidate_scores,
     composition,
     fill_periods,
@@ -10,10 +9,9 @@ from .screens import (
     residue_rows,
     score_bars,
 )
-from .svg import clean, columns, meter, stacked_bars
+from .svg import clean, columns, stacked_bars
 
 __all__ = [
-    "budget_meters",
     "candidate_scores",
     "composition",
     "fill_periods",
@@ -23,6 +21,5 @@ __all__ = [
     "score_bars",
     "clean",
     "columns",
-    "meter",
     "stacked_bars",
 ]

@@ -14,7 +14,7 @@ from flask_babel import ngettext
 from markupsafe import Markup
 
 from ..words import label
-from .svg import PALETTE, columns, meter, number, stacked_bars
+from .svg import PALETTE, columns, number, stacked_bars
 
 DIMENSIONS = ("scope", "type", "source", "confidence")
 SCORE_TERMS = ("tag", "title", "keyword", "content", "filepath_hint", "recency", "stale")
@@ -156,18 +156,6 @@ def candidate_scores(candidates, limit: int = 12) -> Markup | None:
             len(rows),
         ),
     )
-
-
-def budget_meters(budgets: dict) -> dict:
-    """A meter per block budget: ``{"stable": Budget-like, "context": ...}`` -> Markup each."""
-    labels = {
-        "stable": _("%(tag)s budget", tag="<memory-stable>"),
-        "context": _("%(tag)s budget", tag="<memory-context>"),
-    }
-    return {
-        name: meter(b.used, b.limit, label=labels.get(name, name), chart_id=f"budget-{name}")
-        for name, b in budgets.items()
-    }
 
 
 # -- forget -----------------------------------------------------------------------------

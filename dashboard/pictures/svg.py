@@ -1,4 +1,4 @@
-"""SVG primitives: stacked bars, columns, a meter — pure functions from numbers and labels to markup.
+"""SVG primitives: stacked bars, columns — pure functions from numbers and labels to markup.
 
 No charting library and nothing a CSP could object to: no script, no event
 handler, no ``style`` attribute — colours are ``fill=`` presentation
@@ -67,10 +67,6 @@ def amount(value: float, unit) -> str:
     if callable(unit):
         return unit(value)
     return number(value) + (" " + unit if unit else "")
-
-
-def chars(value: float) -> str:
-    return _("%(num)s chars", num=number(value))
 
 
 def _svg(chart_id: str, kind: str, width: int, height: int, title: str, desc: str, body: list[str]) -> Markup:
@@ -217,33 +213,3 @@ def columns(
     legend, _height = _legend(colours, height - 16, width)
     desc = "; ".join(descs) + "." if descs else _("No memories yet.")
     return _svg(chart_id, "columns", width, height + 2, title, desc, body + legend)
-
-
-def meter(used: float, limit: float, *, label: str, chart_id: str, unit=None, width: int = 420) -> Markup:
-    """A budget meter: the used part of ``limit``, an overflow shown past the limit line."""
-    share = used / limit if limit else 0.0
-    track = width - 10
-    full = min(share, 1.0) * track / max(share, 1.0)
-    limit_x = track / max(share, 1.0)
-    body = [
-        f'<rect class="meter-track" x="0" y="0" width="{track}" height="14" fill="#eaeef2"/>',
-        f'<rect class="meter-used" x="0" y="0" width="{full:.1f}" height="14" '
-        f'fill="{PALETTE[0] if share <= 1 else NEGATIVE}"/>',
-    ]
-    if share > 1:
-        body.append(
-            f'<rect class="meter-over" x="{limit_x:.1f}" y="0" '
-            f'width="{track - limit_x:.1f}" height="14" fill="{NEGATIVE}"/>'
-        )
-    body.append(
-        f'<line class="meter-limit" x1="{limit_x:.1f}" x2="{limit_x:.1f}" y1="-2" y2="16" stroke="#1b1f24"/>'
-    )
-    text = _(
-        "%(label)s: %(used)s of %(limit)s (%(share)s)",
-        label=label,
-        used=number(used),
-        limit=amount(limit, unit or chars),
-        share="{:.0%}".format(share),
-    )
-    body.append(f'<text class="meter-text" x="0" y="30">{clean(text)}</text>')
-    return _svg(chart_id, "meter", width, 36, label, text + ".", body)

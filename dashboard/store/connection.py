@@ -116,13 +116,9 @@ def file_stamp(path: Path | str) -> recovery.Signature:
     return recovery.signature(Path(path))
 
 
-def _moved(
-    files: dict[str, Path], plans: dict[str, recovery.Plan], before: dict[str, recovery.Signature]
-) -> bool:
-    """Whether a lock-free read (immutable, or of a copy) may have missed a change of the files."""
-    return any(
-        plans[a].mode != recovery.SHARED and recovery.signature(p) != before[a] for a, p in files.items()
-    )
+def _moved(path: Path, plan: recovery.Plan, before: recovery.Signature) -> bool:
+    """Whether a lock-free read (immutable, or of a copy) may have missed a change of the file."""
+    return plan.mode != recovery.SHARED and recovery.signature(path) != before
 
 
 def _open_uri(path: Path, plan: recovery.Plan, sig: recovery.Signature, pins: ExitStack) -> str | None:
@@ -138,15 +134,14 @@ def _open_uri(path: Path, plan: recovery.Plan, sig: recovery.Signature, pins: Ex
     return None if copy is None else _uri(copy, True)
 
 
-def read(path: Path, fn: Callable[[sqlite3.Connection], T], attach: dict[str, Path] | None = None) -> T:
+def read(path: Path, fn: Callable[[sqlite3.Connection], T]) -> T:
     """Run ``fn(conn)`` on a read-only connection to ``path`` without changing any file.
 
-    ``attach``: alias -> further stores on the same connection.  Raises StoreProblem when a
-    file is missing, damaged, locked or too large to repair on a private copy."""
-    files = {"main": Path(path), **{k: Path(v) for k, v in (attach or {}).items()}}
-    for p in files.values():
-        if not p.is_file():
-            raise not_there(p)
+    Raises StoreProblem when the file is missing, damaged, locked or too large to repair on a
+    private copy."""
+    path = Path(path)
+    if not path.is_file():
+        raise not_there(path)
     started = time.monotonic()
     for attempt in range(READ_ATTEMPTS):
         if attempt:
@@ -158,34 +153,22 @@ def read(path: Path, fn: Callable[[sqlite3.Connection], T], attach: dict[str, Pa
         # stayed put.  (An agent save can open, commit, checkpoint into the main
         # file and delete its -wal entirely within one of our reads.)  The same
         # holds for a private copy: it shows the files as they were when copied.
-        before = {alias: recovery.signature(p) for alias, p in files.items()}
-        plans = {alias: recovery.plan(p) for alias, p in files.items()}
-        if any(plan.mode == recovery.WAIT for plan in plans.values()):
+        before = recovery.signature(path)
+        plan = recovery.plan(path)
+        if plan.mode == recovery.WAIT:
             continue  # an agent between two operations: it is back in a moment
-        current = None
         try:
             with ExitStack() as pins:
-                uris = {}
-                for alias, p in files.items():
-                    current = p
-                    uris[alias] = _open_uri(p, plans[alias], before[alias], pins)
-                if None in uris.values():
+                uri = _open_uri(path, plan, before, pins)
+                if uri is None:
                     continue  # a copy met a write: read again
-                assert uris["main"] is not None
-                conn = sqlite3.connect(
-                    uris["main"], uri=True, timeout=BUSY_TIMEOUT_S, check_same_thread=False
-                )
+                conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, check_same_thread=False)
                 try:
                     conn.row_factory = sqlite3.Row
                     conn.text_factory = _decode_text
                     deadline = time.monotonic() + READ_TIME_LIMIT_S
                     # (B023: the handler goes with conn, closed before the loop binds a new deadline)
                     conn.set_progress_handler(lambda: time.monotonic() > deadline, READ_STEPS)  # noqa: B023
-                    for alias, p in files.items():
-                        current = p
-                        if alias != "main":
-                            conn.execute(f"ATTACH DATABASE ? AS {alias}", (uris[alias],))
-                    current = files["main"]
                     result = fn(conn)
                 finally:
                     conn.close()
@@ -196,14 +179,14 @@ def read(path: Path, fn: Callable[[sqlite3.Connection], T], attach: dict[str, Pa
                     _(
                         "Reading %(path)s took longer than %(seconds)s s and was stopped: this answer "
                         "is cut short. Narrow what you asked for, or try again.",
-                        path=current or path,
+                        path=path,
                         seconds=READ_TIME_LIMIT_S,
                     ),
                 ) from exc
-            if _moved(files, plans, before) or _needs_rollback(exc):
+            if _moved(path, plan, before) or _needs_rollback(exc):
                 continue  # a torn read while the agent wrote, not damage: read again
-            raise describe_error(current or files["main"], exc) from exc
-        if _moved(files, plans, before):
+            raise describe_error(path, exc) from exc
+        if _moved(path, plan, before):
             continue
         return result
     raise StoreProblem("locked", _("%(path)s kept changing while it was read; try again.", path=path))

@@ -73,10 +73,10 @@ def count_rows(ref: StoreRef, table: str) -> int:
     return int(_rows(ref, f"SELECT count(*) FROM {table}")[0][0])
 
 
-def batches(ref: StoreRef, table: str, size: int | None = None) -> Iterator[list[Any]]:
+def batches(ref: StoreRef, table: str) -> Iterator[list[Any]]:
     """Every row of ``table`` (memories live and soft-deleted, reviews of any status,
-    summaries) as records, in rowid order, ``size`` rows per read."""
-    make, size = _record(table, ref.key), size or BATCH
+    summaries) as records, in rowid order, ``BATCH`` rows per read."""
+    make, size = _record(table, ref.key), BATCH
     sql = f"SELECT rowid, {text_select(TABLES[table])} FROM {table} WHERE rowid > ? ORDER BY rowid LIMIT ?"
     last = None
     while True:

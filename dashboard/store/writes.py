@@ -96,10 +96,9 @@ def target_of(
         return None, unreadable
 
 
-def review_item(path: Path, item_id: str, store: str = "project") -> ReviewItem | None:
-    """One review-queue row by id, whatever its status."""
-
-    return read(path, lambda conn: rows.review_by_id(conn, item_id, store))
+def review_item(path: Path, item_id: str) -> ReviewItem | None:
+    """One review-queue row by id, whatever its status (the review queue is the project's)."""
+    return read(path, lambda conn: rows.review_by_id(conn, item_id, "project"))
 
 
 # --------------------------------------------------------------------------- checks (in a transaction)

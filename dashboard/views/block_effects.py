@@ -53,14 +53,13 @@ def approvable(plans: dict) -> dict:
     return {i: p for i, p in plans.items() if p.approvable}
 
 
-def for_approvals(plans: dict, work: int | None = None) -> dict:
-    """item id -> BlockEffect for the plans approval could execute, as many as ``work`` allows."""
+def for_approvals(plans: dict) -> dict:
+    """item id -> BlockEffect for the plans approval could execute, as many as ``WORK_PER_PAGE`` allows."""
     ready = approvable(plans)
     if not ready:
         return {}
     snap = snapshot()  # every card shares the same rows
-    work = WORK_PER_PAGE if work is None else work
-    eager = max(MIN_EAGER, work // max(1, len(snap.project) + len(snap.user)))
+    eager = max(MIN_EAGER, WORK_PER_PAGE // max(1, len(snap.project) + len(snap.user)))
     ready = dict(list(ready.items())[:eager])
     return {i: effects.save_effect(snap, p.save, p.existing) for i, p in ready.items()}
 

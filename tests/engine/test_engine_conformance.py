@@ -157,7 +157,7 @@ def test_age_of_any_stamp_is_agentaos(monkeypatch):
 
     from agentao.memory import retriever
 
-    from dashboard.engine.recall import days_since
+    from dashboard.engine.recall import Ages
 
     now = datetime(2025, 6, 1, 9, 30, 15, 654321, tzinfo=timezone.utc)
 
@@ -194,7 +194,7 @@ def test_age_of_any_stamp_is_agentaos(monkeypatch):
         for _ in range(2000)
     ]
     for stamp in stamps:
-        assert days_since(stamp, now) == retriever._days_since(stamp), stamp
+        assert Ages(now)(stamp) == retriever._days_since(stamp), stamp
 
 
 def test_budget_overflow_both_blocks(make_corpus):

@@ -18,10 +18,10 @@ from dashboard.engine import (
     extract_hints,
     preview,
     session_tail,
-    stable_block_size,
+    stable_view,
 )
 from dashboard.engine.cache import build_state
-from dashboard.engine.recall import days_since, order, score, tag_weight
+from dashboard.engine.recall import Ages, order, score, tag_weight
 from dashboard.engine.render import (
     context_fact,
     context_room,
@@ -267,11 +267,11 @@ def test_session_tail_rules():
 # -- scoring -------------------------------------------------------------------
 def test_tag_weight_and_days():
     assert [tag_weight(q) for q in (0, 1, 2, 3, 9)] == [1.5, 1.5, 2.5, 4.0, 4.0]
-    assert days_since("2025-05-02T00:00:00", NOW) == 30.0
-    assert days_since("2025-05-02T00:00:00Z", NOW) == 30.0
-    assert days_since("2025-05-02T08:00:00+08:00", NOW) == 30.0
-    assert days_since("2026-01-01T00:00:00", NOW) == 0.0
-    assert days_since("garbage", NOW) == 0.0
+    assert Ages(NOW)("2025-05-02T00:00:00") == 30.0
+    assert Ages(NOW)("2025-05-02T00:00:00Z") == 30.0
+    assert Ages(NOW)("2025-05-02T08:00:00+08:00") == 30.0
+    assert Ages(NOW)("2026-01-01T00:00:00") == 0.0
+    assert Ages(NOW)("garbage") == 0.0
 
 
 def test_score_terms_literal():
@@ -430,7 +430,7 @@ def test_cache_reuses_bundles_and_follows_version():
 
 def test_stable_block_size_and_json():
     rows = _notes(2) + [mem("u", scope="user", store="user", title="pref")]
-    size = stable_block_size(rows[:2], rows[2:], [Summary("s", "x", "tail")])
+    size = len(stable_view(rows[:2], rows[2:], [Summary("s", "x", "tail")])[0])
     p = preview(
         rows[:2],
         rows[2:],

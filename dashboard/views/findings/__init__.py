@@ -21,6 +21,7 @@ from datetime import datetime
 
 from flask import Blueprint, abort, current_app, g, redirect, render_template, request, url_for
 from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
 
 from ... import facts
 from ...actions.jobs import Busy, Job, Jobs
@@ -344,13 +345,18 @@ def job(fmt: str):
 
 _RULE = re.compile(r"[a-z]{1,20}\.[a-z0-9_]{1,60}")
 _FIELD = re.compile(r"[a-z_]{1,40}")
+# The verdict in words, one text for the page and its twin.
 VERDICTS = {
-    "fixed": "Fixed: the row no longer has this finding.",
-    "on_disk": "Out of the prompt but still in the file: agentao never reads it, the text stays "
-    "on disk until a hard purge.",
-    "reaches": "Not fixed: the text still reaches the model.",
-    "unknown": "Not known yet: the scan ran out of time before it reached every row. Run the "
-    "full scan in the background from the findings list, then check again.",
+    "fixed": _l("Fixed: the row no longer has this finding."),
+    "on_disk": _l(
+        "Out of the prompt but still in the file: agentao never reads it, the text stays on disk "
+        "until it is erased for good."
+    ),
+    "reaches": _l("Not fixed: the text still reaches the model."),
+    "unknown": _l(
+        "Not known yet: the scan ran out of time before it reached every row. Run the full scan in "
+        "the background from the findings list, then check again."
+    ),
 }
 
 
@@ -430,7 +436,7 @@ def check(store: str, table: str, row_id: str, fmt: str):
         "label": label,
         "row": _row_state(table, row),
         "verdict": verdict,
-        "verdict_text": VERDICTS[verdict],
+        "verdict_text": str(VERDICTS[verdict]),
         "still_flagged": bool(same),
         "text_looked_for": looked,
         "signature_expired": bool(sig) and not looked,

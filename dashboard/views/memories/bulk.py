@@ -124,7 +124,7 @@ def _plan_context(p, values, said=None):
     }
 
 
-def _answer_plan(ctx, status=200):
+def _answer_plan(ctx):
     def data() -> dict:
         out = ctx["plan"].to_dict() | {
             "purge": {s: {"fingerprint": f, "rows": len(ctx["runs"][s])} for s, f in ctx["prints"].items()}
@@ -134,7 +134,7 @@ def _answer_plan(ctx, status=200):
             out["moved"] = [{"store": s, "id": i, "why": w} for s, i, w in ctx["moved"]]
         return out
 
-    return answer(data, status, page="memories/bulk_plan.html", fragment="memories/_bulk_plan.html", **ctx)
+    return answer(data, page="memories/bulk_plan.html", fragment="memories/_bulk_plan.html", **ctx)
 
 
 def review():
