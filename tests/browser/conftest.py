@@ -169,7 +169,9 @@ def start_browser():
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
-    driver.set_page_load_timeout(30)
+    # Generous: at a load of 25 on two cores a page took over 30 s (chromedriver's "Timed out
+    # receiving message from renderer"); a page that works is never near it.
+    driver.set_page_load_timeout(120)
     driver.profile_dir = profile
     return driver
 
@@ -594,7 +596,7 @@ def axe_problems(driver) -> list[str]:
     served by the dashboard."""
     if not driver.execute_script("return typeof window.axe === 'object'"):
         driver.execute_script(AXE.read_text())
-    driver.set_script_timeout(30)
+    driver.set_script_timeout(120)  # axe on a long page of a loaded machine: seconds, not minutes
     return driver.execute_async_script(AXE_RUN)
 
 
