@@ -34,6 +34,7 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 TOKEN = "browser-tests-fixed-token-0123456789"
 ARTIFACTS = REPO / "test-artifacts" / "screenshots"
+SAVE_SCREENSHOTS = os.environ.get("SCREENSHOTS") == "1"  # see screenshot()
 DESKTOP = (1280, 900)
 NARROW = (360, 800)
 WAIT = 10  # seconds; generous for a 2-core machine, never reached when things work
@@ -168,7 +169,9 @@ def start_browser():
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
-    driver.set_page_load_timeout(30)
+    # Generous: at a load of 25 on two cores a page took over 30 s (chromedriver's "Timed out
+    # receiving message from renderer"); a page that works is never near it.
+    driver.set_page_load_timeout(120)
     driver.profile_dir = profile
     return driver
 
@@ -331,17 +334,21 @@ def set_size(driver, size) -> None:
 
 
 def screenshot(driver, name: str, sizes=(DESKTOP, NARROW), restore=True) -> list[Path]:
-    """Save the current page at each size under test-artifacts/screenshots/.
+    """Show the current page at each size; with SCREENSHOTS=1 in the environment, also save it
+    there under test-artifacts/screenshots/ (nobody reads them in a test run, and each costs
+    the browser an encode; the README's come from readme_screenshots.py).
 
     JPEG, not PNG: Chromium encodes it in a quarter of the time, and these are
     for looking at, not for pixel comparison.
     """
     import base64
 
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
     saved = []
     for size in sizes:
         set_size(driver, size)
+        if not SAVE_SCREENSHOTS:
+            continue
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
         shot = driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "jpeg", "quality": 85})
         path = ARTIFACTS / f"{name}-{size[0]}x{size[1]}.jpg"
         path.write_bytes(base64.b64decode(shot["data"]))
@@ -542,7 +549,7 @@ PHONE = (390, 844)
 AXE = REPO / "tests" / "browser" / "vendor" / "axe-core-4.14.1.min.js"
 AXE_RUN = """
 const done = arguments[arguments.length - 1];
-axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']}})
+axe.run(document, {resultTypes: ['violations'], runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']}})
   .then(r => done(r.violations.filter(v => v.impact === 'serious' || v.impact === 'critical')
     .map(v => v.id + ' (' + v.impact + '): ' + v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(' | '))))
   .catch(e => done(['axe failed: ' + e]));
@@ -558,6 +565,30 @@ return [...document.querySelectorAll('td, th')].filter(c => {
 """
 
 
+@contextmanager
+def axe_in_every_page(driver):
+    """axe-core in every document opened inside the block, before the page's own scripts.
+
+    Through DevTools, like the injection in ``axe_problems`` (the page's CSP does not govern
+    it), but sent to the browser once instead of over WebDriver into each page."""
+    added = driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": AXE.read_text()})
+    try:
+        yield
+    finally:
+        driver.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", added)
+
+
+def resize_page(driver, size) -> None:
+    """Resize the window with a page open and wait until the page has its new width."""
+    set_size(driver, size)
+    wait_for(
+        driver,
+        lambda d: d.execute_script("return window.innerWidth") == size[0],
+        lambda: f"the page never became {size[0]} px wide",
+    )
+    wait_for(driver, htmx_settled, "htmx never settled after a resize")
+
+
 def axe_problems(driver) -> list[str]:
     """axe-core's serious and critical WCAG 2.1 A/AA violations on the page as it is now.
 
@@ -565,7 +596,7 @@ def axe_problems(driver) -> list[str]:
     served by the dashboard."""
     if not driver.execute_script("return typeof window.axe === 'object'"):
         driver.execute_script(AXE.read_text())
-    driver.set_script_timeout(30)
+    driver.set_script_timeout(120)  # axe on a long page of a loaded machine: seconds, not minutes
     return driver.execute_async_script(AXE_RUN)
 
 

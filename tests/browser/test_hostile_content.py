@@ -18,8 +18,10 @@ from hostile import plant
 from selenium.webdriver.common.by import By
 
 from .conftest import (
+    DESKTOP,
     PHONE,
     Agent,
+    axe_in_every_page,
     axe_problems,
     close_agent,
     console_problems,
@@ -27,6 +29,7 @@ from .conftest import (
     html_pages,
     htmx_settled,
     layout_problems,
+    resize_page,
     resource_urls,
     screenshot,
     serving,
@@ -113,24 +116,40 @@ def test_no_payload_runs_and_no_request_fires_on_any_page(browser, server, corpu
     urls = pages(corpus)
     assert len(urls) >= 25, urls
     seen, inaccessible = [], []
-    for path in urls:
-        browser.get(server.url(path))
-        wait_for(browser, htmx_settled, f"htmx never settled on {path}")
-        state = browser.execute_script(
-            "return {pwned: window.__pwned, title: document.title, requests: window.__requests,"
-            " text: document.body.innerText}"
-        )
-        assert state["requests"] is not None, "the request recorder did not run"
-        assert state["pwned"] is None, (path, state["pwned"])
-        assert state["title"].endswith("· agentao memory dashboard"), (path, state["title"])
-        fired = [
-            u for u in state["requests"] + resource_urls(browser) if any(m in u.lower() for m in MARKERS)
-        ]
-        assert not fired, (path, fired)
-        problems = console_problems(browser)
-        assert not problems, (path, problems)
-        seen.append(state["text"])
-        inaccessible += [f"{path} @1280: {p}" for p in axe_problems(browser)]
+    # Each page loaded once and checked at both widths (no script of the pages reads the
+    # width: the phone layout is the stylesheet's media queries, applied on resize).
+    with axe_in_every_page(browser):
+        try:
+            for path in urls:
+                set_size(browser, DESKTOP)
+                browser.get(server.url(path))
+                wait_for(browser, htmx_settled, f"htmx never settled on {path}")
+                state = browser.execute_script(
+                    "return {pwned: window.__pwned, title: document.title, requests: window.__requests,"
+                    " text: document.body.innerText}"
+                )
+                assert state["requests"] is not None, "the request recorder did not run"
+                assert state["pwned"] is None, (path, state["pwned"])
+                assert state["title"].endswith("· agentao memory dashboard"), (path, state["title"])
+                fired = [
+                    u
+                    for u in state["requests"] + resource_urls(browser)
+                    if any(m in u.lower() for m in MARKERS)
+                ]
+                assert not fired, (path, fired)
+                problems = console_problems(browser)
+                assert not problems, (path, problems)
+                seen.append(state["text"])
+                # Hostile text must not break the page for people either: axe-core (serious and
+                # critical WCAG 2.1 A/AA violations) at both widths, and the phone layout's measures.
+                inaccessible += [f"{path} @1280: {p}" for p in axe_problems(browser)]
+                resize_page(browser, PHONE)
+                inaccessible += [
+                    f"{path} @390: {p}" for p in axe_problems(browser) + layout_problems(browser)
+                ]
+                assert browser.execute_script("return window.__pwned") is None, path
+        finally:
+            set_size(browser, DESKTOP)
     # The recorder does see htmx requests (a search), so silence above means none fired.
     browser.get(server.url("/memories"))
     wait_for(browser, htmx_settled)
@@ -144,16 +163,6 @@ def test_no_payload_runs_and_no_request_fires_on_any_page(browser, server, corpu
     shown = "\n".join(seen)
     for text in (BROWSER_PAYLOADS["b_script"], BROWSER_PAYLOADS["b_hx_load"]):
         assert text in shown, text
-    # Hostile text must not break the page for people either: axe-core (serious and
-    # critical WCAG 2.1 A/AA violations) at both widths, and the phone layout's measures.
-    set_size(browser, PHONE)
-    try:
-        for path in urls:
-            browser.get(server.url(path))
-            wait_for(browser, htmx_settled, f"htmx never settled on {path}")
-            inaccessible += [f"{path} @390: {p}" for p in axe_problems(browser) + layout_problems(browser)]
-    finally:
-        set_size(browser, (1280, 900))
     assert not inaccessible, "\n".join(inaccessible)
 
 

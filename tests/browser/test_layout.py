@@ -1,8 +1,8 @@
 """Every page at 1280 px and at 360 px, every control labelled, and the project switcher.
 
 The server shows two projects sharing one user store, as ``--project A
---project B`` would; screenshots of each page at both sizes are saved under
-test-artifacts/screenshots/.
+--project B`` would; with SCREENSHOTS=1 in the environment, screenshots of each page at
+both sizes are saved under test-artifacts/screenshots/.
 """
 
 from __future__ import annotations
