@@ -140,8 +140,9 @@ def agentao_blocks(agent, query, session_id=None, now=None):
     return stable, renderer.render_dynamic_block(cands)
 
 
-def wait_for_job(client, url, timeout=30.0) -> dict:
-    """A forget job's JSON once it stopped running (or after ``timeout`` seconds)."""
+def wait_for_job(client, url, timeout=120.0) -> dict:
+    """A forget job's JSON once it stopped running (or after ``timeout`` seconds: generous, for a
+    busy machine three times slower; never reached when all works)."""
     deadline = time.monotonic() + timeout
     while True:
         data = client.get(url + ".json").get_json()

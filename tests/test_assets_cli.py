@@ -118,10 +118,10 @@ def _start_demo(tmp_path):
 
     lines: list[str] = []
     threading.Thread(target=lambda: lines.extend(proc.stdout), daemon=True).start()
-    deadline = time.time() + 30
-    while time.time() < deadline and not any("http://127.0.0.1:" in line for line in lines):
+    deadline = time.time() + 60
+    # The link, and what it prints right after it (the test reads both): waited for, not slept.
+    while time.time() < deadline and not any("Ctrl+C" in line for line in lines):
         time.sleep(0.05)
-    time.sleep(0.5)  # what it prints right after the link
     folders = [p for p in tmp_path.iterdir() if p.name.startswith("agentao-memory-demo-")]
     return proc, lines, folders
 

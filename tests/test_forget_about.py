@@ -126,7 +126,7 @@ def test_about_me_erases_what_is_about_you_verified_and_keeps_the_rest_live(clie
 
     r = client.post("/forget/about", data=form, headers=JSON)
     assert r.status_code == 202, r.get_json()
-    job = wait_for_job(client, r.get_json()["url"], timeout=30.0)
+    job = wait_for_job(client, r.get_json()["url"])
     assert job["verdict"] == "verified erased", job  # the bytes searched, as every purge does
     for table in ("memories", "memory_events", "memory_review_queue", "session_summaries"):
         assert rows(lena.user_db, f"SELECT count(*) FROM {table}") == [(0,)], table
@@ -205,7 +205,7 @@ def test_about_me_htmx_answer_replaces_the_dry_run_and_takes_focus(client, world
     assert len(focused) == 1 and focused[0].get("tabindex") == "-1"
     assert page.select_one('[hx-swap-oob="innerHTML:#status"]')  # the result where the eye is
     assert "user_language" not in answer.get_data(as_text=True)  # no erased title in view
-    wait_for_job(client, f"/forget/jobs/{job['data-job']}", timeout=30.0)
+    wait_for_job(client, f"/forget/jobs/{job['data-job']}")
     report = soup(client.get(f"/forget/jobs/{job['data-job']}", headers=HTMX))
     assert "Facts about the project stay" in report.select_one("[data-field=gone]").text
 
@@ -230,7 +230,7 @@ def test_one_memory_htmx_purge_shows_the_verdict_not_the_text(client, world):
         data={"mode": "purge", "confirm": "support contact"},
     )
     job = soup(answer).select_one(".job")
-    done = wait_for_job(client, f"/forget/jobs/{job['data-job']}", timeout=30.0)
+    done = wait_for_job(client, f"/forget/jobs/{job['data-job']}")
     assert done["verdict"] == "verified erased" and done["memory"] == {"store": "project", "id": contact.id}
     final = soup(client.get(f"/forget/jobs/{job['data-job']}", headers=HTMX))
     verdict = final.select_one("[data-field=verdict]")
@@ -250,7 +250,7 @@ def test_a_title_no_one_can_type_is_confirmed_by_its_key(client, world):
     r = client.post(
         f"/forget/memory/project/{odd.id}", headers=JSON, data={"mode": "purge", "confirm": "note_reversed_x"}
     )
-    assert wait_for_job(client, r.get_json()["url"], timeout=30.0)["verdict"] == "verified erased"
+    assert wait_for_job(client, r.get_json()["url"])["verdict"] == "verified erased"
 
 
 @pytest.mark.parametrize(
@@ -304,7 +304,7 @@ def test_forget_everything_names_and_spares_the_project_not_on_screen(tmp_path, 
         headers=JSON,
         data={"confirm": "forget everything", "project": dry["stores"][0]["path"]},
     )
-    job = wait_for_job(client, r.get_json()["url"], timeout=30.0)
+    job = wait_for_job(client, r.get_json()["url"])
     assert job["verdict"] == "verified erased" and {x["store"] for x in job["results"]} == {"project", "user"}
     assert file_digest(other.project_db) == before
     assert [m.title for m in other.manager.get_all_entries()] == ["service port"]
@@ -335,6 +335,6 @@ def test_a_long_purge_shows_its_progress_in_the_status_region(client, world, mon
         assert not polled.select("[autofocus]")  # a poll never steals focus
     finally:
         release.set()
-    wait_for_job(client, f"/forget/jobs/{job_id}", timeout=30.0)
+    wait_for_job(client, f"/forget/jobs/{job_id}")
     done = soup(client.get(f"/forget/jobs/{job_id}", headers=HTMX))
     assert done.select_one('[hx-swap-oob="innerHTML:#status"] .said-ok').text.startswith("Erased")

@@ -87,7 +87,7 @@ def test_dry_run_then_purge_with_typed_name(client, rich):
     assert client.get("/forget/plan/project.json?cat=soft_deleted").get_json()["rows"]
     r = client.post("/forget/purge/project", data={**form, "confirm": plan["name"]})
     assert r.status_code == 303
-    job = wait_for_job(client, r.headers["Location"], timeout=20.0)
+    job = wait_for_job(client, r.headers["Location"])
     assert job["verdict"] == "verified erased"
     page = soup(client.get(r.headers["Location"]))
     assert page.select_one('[data-verdict="verified erased"]')
@@ -105,7 +105,7 @@ def test_rows_that_arrive_after_the_dry_run_are_kept_and_reported(client, rich):
         data={"cat": "soft_deleted", "fingerprint": plan["fingerprint"], "confirm": plan["name"]},
     )
     assert r.status_code == 303
-    job = wait_for_job(client, r.headers["Location"], timeout=20.0)
+    job = wait_for_job(client, r.headers["Location"])
     [result] = job["results"]
     assert result["status"] == "verified erased"
     assert {x["id"] for x in result["rows"]} == confirmed
@@ -184,7 +184,7 @@ def test_htmx_purge_polls_and_report_has_no_text(client, rich):
     assert box and fragment.find("html") is None
     if box["data-state"] == "running":
         assert box["hx-trigger"] == "every 1s"
-    job = wait_for_job(client, f"/forget/jobs/{box['data-job']}", timeout=20.0)
+    job = wait_for_job(client, f"/forget/jobs/{box['data-job']}")
     assert job["verdict"] == "verified erased"
     report = client.get(job["report_url"])
     assert "attachment" in report.headers["Content-Disposition"]
@@ -215,7 +215,7 @@ def test_forget_one_memory_soft_then_purge(client, rich):
         headers=JSON,
         data={"mode": "purge", "confirm": "  travel plan "},
     )
-    job = wait_for_job(client, r.get_json()["url"], timeout=20.0)
+    job = wait_for_job(client, r.get_json()["url"])
     assert job["verdict"] == "verified erased" and job["results"][0]["deleted"]["memory"] == 1
     assert naive_hits(files_of(rich.project_db), VERSIONS) == []
 
@@ -225,7 +225,7 @@ def test_forget_everything_one_report(client, rich):
     assert bad.status_code == 400
     r = client.post("/forget/everything", data={"confirm": "forget everything"}, headers=JSON)
     assert r.status_code == 202
-    job = wait_for_job(client, r.get_json()["url"], timeout=20.0)
+    job = wait_for_job(client, r.get_json()["url"])
     assert job["verdict"] == "verified erased"
     assert {x["store"] for x in job["results"]} == {"project", "user"}
     assert job["wipe"]["ok"]
@@ -290,7 +290,7 @@ def test_long_purge_shows_progress_and_page_stays_responsive(client, rich, monke
         assert again.status_code == 409 and "already running" in again.get_json()["message"]
     finally:
         release.set()
-    job = wait_for_job(client, f"/forget/jobs/{box['data-job']}", timeout=20.0)
+    job = wait_for_job(client, f"/forget/jobs/{box['data-job']}")
     assert job["verdict"] == "verified erased"
     done = soup(client.get(f"/forget/jobs/{box['data-job']}", headers=HTMX)).select_one(".job")
     assert not done.has_attr("hx-trigger")

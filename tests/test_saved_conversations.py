@@ -142,7 +142,7 @@ def test_forget_me_redacts_saved_conversations_that_agentao_still_resumes(seeded
 
     r = client.post("/forget/about", data=form, headers={"Accept": "application/json"})
     assert r.status_code == 202, r.get_json()
-    job = wait_for_job(client, r.get_json()["url"], timeout=30.0)
+    job = wait_for_job(client, r.get_json()["url"])
     assert job["verdict"] == "verified erased", job
     by = {f["name"]: f for f in job["saved_files"]}
     assert by[path.name]["status"] == by[rpath.name]["status"] == by[other.name]["status"] == "erased"
@@ -168,7 +168,7 @@ def test_a_saved_conversation_the_dashboard_may_not_change_is_never_called_erase
     path.chmod(0o444)
     try:
         r = client.post("/forget/about", data=form, headers={"Accept": "application/json"})
-        job = wait_for_job(client, r.get_json()["url"], timeout=30.0)
+        job = wait_for_job(client, r.get_json()["url"])
     finally:
         path.chmod(0o644)
     [f] = [f for f in job["saved_files"] if f["name"] == path.name]
@@ -187,7 +187,7 @@ def test_retry_after_found_on_disk_redoes_the_saved_conversations(seeded):
     path.chmod(0o444)
     try:
         r = client.post("/forget/about", data=form, headers={"Accept": "application/json"})
-        job = wait_for_job(client, r.get_json()["url"], timeout=30.0)
+        job = wait_for_job(client, r.get_json()["url"])
     finally:
         path.chmod(0o644)  # the person makes it writable again
     assert job["verdict"] == "found on disk" and PHONE in path.read_text()
@@ -196,7 +196,7 @@ def test_retry_after_found_on_disk_redoes_the_saved_conversations(seeded):
     assert f'action="/forget/jobs/{job["id"]}/retry"' in page
     r = client.post(f"/forget/jobs/{job['id']}/retry", headers={"Accept": "application/json"})
     assert r.status_code in (200, 202), r.get_json()
-    again = wait_for_job(client, r.get_json()["url"], timeout=30.0)
+    again = wait_for_job(client, r.get_json()["url"])
     assert again["verdict"] == "verified erased", again
     by = {f["name"]: f for f in again["saved_files"]}
     assert (by[path.name]["status"], by[path.name]["action"]) == ("erased", "redact")
@@ -218,7 +218,7 @@ def test_forget_me_when_only_saved_conversations_hold_something_can_be_confirmed
     assert "1 saved conversation file changes too (below)." in page
     r = client.post("/forget/about", data={"confirm": plan["phrase"]}, headers={"Accept": "application/json"})
     assert r.status_code in (200, 202)  # a small job may end before it answers, r.get_json()
-    job = wait_for_job(client, r.get_json()["url"], timeout=30.0)
+    job = wait_for_job(client, r.get_json()["url"])
     assert job["verdict"] == "verified erased", job
     assert [(f["name"], f["status"]) for f in job["saved_files"]] == [(path.name, "erased")]
     assert PHONE not in path.read_text()
@@ -243,7 +243,7 @@ def test_forgetting_a_conversation_known_only_from_its_saved_file(agent):
 
     r = client.post(plan["forget"]["action"], data=_form(plan), headers={"Accept": "application/json"})
     assert r.status_code in (200, 202), r.get_json()
-    job = wait_for_job(client, r.get_json()["url"], timeout=30.0)
+    job = wait_for_job(client, r.get_json()["url"])
     assert job["verdict"] == "verified erased", job
     assert [(f["name"], f["status"]) for f in job["saved_files"]] == [(path.name, "erased")]
     assert not path.exists() and list_sessions(agent.project_dir) == []
@@ -297,7 +297,7 @@ def test_a_hard_purge_of_a_memory_redacts_its_text_from_saved_conversations(seed
         headers={"Accept": "application/json"},
     )
     assert r.status_code == 202, r.get_json()
-    job = wait_for_job(client, r.get_json()["url"], timeout=30.0)
+    job = wait_for_job(client, r.get_json()["url"])
     assert job["verdict"] == "verified erased", job
     assert [f["status"] for f in job["saved_files"] if f["name"] == path.name] == ["erased"]
     assert value not in path.read_text() and quiet.read_bytes() == quiet_before
@@ -319,7 +319,7 @@ def test_forget_everything_deletes_every_saved_conversation(seeded):
         headers={"Accept": "application/json"},
         data={"confirm": "forget everything", "project": dry["stores"][0]["path"]},
     )
-    job = wait_for_job(client, r.get_json()["url"], timeout=30.0)
+    job = wait_for_job(client, r.get_json()["url"])
     assert job["verdict"] == "verified erased", job
     assert {f["status"] for f in job["saved_files"]} == {"erased"}
     assert list_sessions(seeded.project_dir) == [] and list_replays(seeded.project_dir) == []

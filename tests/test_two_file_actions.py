@@ -409,32 +409,44 @@ def test_a_bulk_apply_while_the_agent_resaves_one_row_offers_the_others_in_one_c
 
 # --------------------------------------------------------------------------- agentao's reject racing approve-with-edits
 AGENT_PAUSE = 0.08  # agentao's pause between its check and its write (less than READ_BACK_S)
+FORCED = 2  # rounds that hit the race whatever the machine's speed
 
 
-def _agent_rejects_each(project_db, user_db, barrier, ids, delays, landed):
+def _agent_rejects_each(project_db, user_db, barrier, ids, delays, landed, forced):
     from agentao.memory import MemoryManager, SQLiteMemoryStore
 
     # agentao's reject reads the status, then writes.  Here the scheduler is made to pause
-    # it between the two for a fixed time, as a busy machine does at random, so that the
-    # window is hit on any machine: the dashboard's approval commits inside the pause.
+    # it between the two, as a busy machine does at random: for a fixed time in the sweep's
+    # rounds (a delay), and in a forced round (no delay) until the dashboard's approval has
+    # committed, so that the window is hit on a machine of any speed.
     write = SQLiteMemoryStore.update_review_status
+    now: dict = {}
 
     def paused(self, *args, **kwargs):
-        time.sleep(AGENT_PAUSE)
-        return write(self, *args, **kwargs)
+        if now["forced"] is None:
+            time.sleep(AGENT_PAUSE)
+            return write(self, *args, **kwargs)
+        checked, committed, wrote = now["forced"]
+        checked.set()
+        assert committed.wait(30), "the dashboard's approval never committed"
+        try:
+            return write(self, *args, **kwargs)
+        finally:
+            wrote.set()
 
     SQLiteMemoryStore.update_review_status = paused
     manager = MemoryManager(SQLiteMemoryStore.open(project_db), SQLiteMemoryStore.open(user_db))
     for item_id, delay in zip(ids, delays):
+        now["forced"] = forced.get(item_id)
         barrier.wait(30)
-        time.sleep(delay)
+        time.sleep(delay or 0)
         manager.reject_review_item(item_id)
         landed.put((item_id, time.time()))  # agentao's reject is done (written or refused)
         barrier.wait(30)
 
 
 def test_approve_with_edits_racing_agentaos_reject_says_what_really_happened(agent):
-    words = ["".join(p) for p in __import__("itertools").product("bcdfghjklm", repeat=2)][:24]
+    words = ["".join(p) for p in __import__("itertools").product("bcdfghjklm", repeat=2)][: 24 + FORCED]
     agent.crystallize(*[f"I prefer {w} tabs." for w in words])
     items = [i for i in agent.manager.list_review_items() if i.scope == "user"]
     client = agent.app().test_client()
@@ -445,14 +457,17 @@ def test_approve_with_edits_racing_agentaos_reject_says_what_really_happened(age
         for i in items
     }
     ids = [i.id for i in items]
-    # agentao starts its reject from 0 to 287.5 ms after the dashboard's approval starts: the
-    # rounds whose check comes less than AGENT_PAUSE before the approval's commit hit the race,
-    # wherever the commit falls on this machine.
-    delays = [(r * 5 % 24) * 0.0125 for r in range(len(ids))]
+    # The sweep: agentao starts its reject from 0 to 287.5 ms after the dashboard's approval
+    # starts; the rounds whose check comes less than AGENT_PAUSE before the approval's commit
+    # hit the race, when the commit falls in that span on this machine.  The last FORCED rounds
+    # hit it on any machine: agentao checks, the approval commits, agentao writes, and only
+    # then does the read-back read (as when agentao's write lands within READ_BACK_S).
+    delays = [(r * 5 % 24) * 0.0125 for r in range(len(ids) - FORCED)] + [None] * FORCED
+    forced = {i: (FORK.Event(), FORK.Event(), FORK.Event()) for i in ids[-FORCED:]}
     barrier, landed = FORK.Barrier(2), FORK.Queue()
     proc = FORK.Process(
         target=_agent_rejects_each,
-        args=(agent.project_db, agent.user_db, barrier, ids, delays, landed),
+        args=(agent.project_db, agent.user_db, barrier, ids, delays, landed, forced),
         daemon=True,
     )
     proc.start()
@@ -460,12 +475,19 @@ def test_approve_with_edits_racing_agentaos_reject_says_what_really_happened(age
     original = approval.read_back
 
     def timed(refs, approved):  # when the read-back reads: READ_BACK_S after it is called
+        for item_id, *_ in approved:
+            if item_id in forced:
+                _, committed, wrote = forced[item_id]
+                committed.set()
+                assert wrote.wait(30), "agentao's reject never wrote"
         reading.update({a[0]: time.time() + approval.READ_BACK_S for a in approved})
         return original(refs, approved)
 
     try:
         for item in items:
             barrier.wait(30)
+            if item.id in forced:
+                assert forced[item.id][0].wait(30), "agentao's reject never checked"
             with mock.patch.object(approval, "read_back", timed):
                 r = client.post(
                     f"/reviews/{item.id}/approve?edits=1",
@@ -480,7 +502,7 @@ def test_approve_with_edits_racing_agentaos_reject_says_what_really_happened(age
             barrier.wait(30)
     finally:
         proc.join(30)
-    done = dict(landed.get(timeout=5) for _ in items)
+    done = dict(landed.get(timeout=30) for _ in items)
     wrong, overridden, late = [], [], 0
     for item in items:
         status, live = _status(agent.project_db, item.id), _live(agent.user_db, item.key_normalized)
@@ -497,6 +519,7 @@ def test_approve_with_edits_racing_agentaos_reject_says_what_really_happened(age
     assert wrong == []
     overridden = [i for i in overridden if told[i]["outcome"] == "overridden"]
     assert overridden, "the race was never hit: no round had agentao's reject land after ours"
+    assert set(forced) <= set(overridden), "a forced round was not told its approval was undone"
     # The fix is one click: the soft delete the answer names.
     fix = told[overridden[0]]["fix"]
     assert client.post(fix["action"], headers=JSON, data=fix["fields"]).status_code == 200

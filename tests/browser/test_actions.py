@@ -156,7 +156,7 @@ def test_hard_purge_through_its_typed_confirmation(browser, server):
     confirm.clear()
     confirm.send_keys(name)
     browser.find_element(By.CSS_SELECTOR, "#purge-form button[type=submit]").click()
-    job = finished_job(browser, 30)
+    job = finished_job(browser)
     assert job.get_attribute("data-verdict") == "verified erased", job.text
     assert job.find_element(By.CSS_SELECTOR, "[data-field=texts_found]").text.startswith("0 of ")
     screenshot(browser, "forget-done")

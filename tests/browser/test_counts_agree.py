@@ -149,7 +149,15 @@ def test_every_count_agrees_after_each_action(browser):
             ),
             "not saved",
         )
-        wait_for(browser, htmx_settled)
+        # The save leaves for the memory's page (HX-Redirect): read its badge once it is in,
+        # not the edit form's, which is idle too while the new page loads.
+        wait_for(
+            browser,
+            lambda d: (
+                d.find_elements(By.CSS_SELECTOR, "#memory-actions [data-field=done]") and htmx_settled(d)
+            ),
+            lambda: f"the memory's page did not come after the save: {browser.current_url}",
+        )
         shown = risky_badge_now(browser)
         after = check_agree(browser, server)
         assert after["risky"] == seen["risky"] - 1 and shown == (after["risky"] or None)

@@ -85,14 +85,20 @@ def test_fix_a_flagged_secret(browser, size):
             lambda: "the edit was not saved: " + css(browser, "#status").text,
         )
 
-        # The save answers with a new page: the tab is clicked once that page is in (a click
-        # on the old page's tab, replaced meanwhile, is retried, not counted twice).
-        wait_for(browser, htmx_settled)
+        # The save answers by leaving for the memory's page (HX-Redirect): the tab is clicked
+        # once that page is in, saying the edit is done.  Waiting for htmx to be idle is not
+        # enough: the edit form's page is idle too while the browser loads the new one, and
+        # that load, landing after the click, would undo it.
         wait_for(
             browser,
-            lambda d: j.click(css(d, 'header a[data-tab="findings"]')) is not None,
-            "the findings tab could not be clicked",
+            lambda d: (
+                "field=content" not in d.current_url
+                and d.find_elements(By.CSS_SELECTOR, "#memory-actions [data-field=done]")
+                and htmx_settled(d)
+            ),
+            lambda: f"the memory's page did not come: {browser.current_url}",
         )
+        j.click(css(browser, 'header a[data-tab="findings"]'))
         fixed = wait_for(
             browser,
             lambda d: d.find_elements(
@@ -101,14 +107,25 @@ def test_fix_a_flagged_secret(browser, size):
             lambda: "no fixed finding listed: " + css(browser, "main").text[:600],
         )[0]
         assert "Fixed" in fixed.text
-        j.click(fixed.find_element(By.CSS_SELECTOR, 'a[data-action="check"]'))
+        # The files moved: the Findings badge is a stand-in that fetches the fresh scan's count
+        # and redraws the header.  Click once the page is still, so that no late swap moves
+        # or replaces the link under the click.
+        wait_for(
+            browser,
+            lambda d: htmx_settled(d) and not d.find_elements(By.CSS_SELECTOR, "[data-later]"),
+            "the findings page never settled",
+        )
+        j.click(css(browser, '#findings-fixed li[data-fixed][data-rule^="secret."] a[data-action="check"]'))
 
         verdict = wait_for(
             browser,
             lambda d: d.find_elements(
                 By.CSS_SELECTOR, '#finding-check[data-verdict="fixed"] [data-field="verdict"]'
             ),
-            lambda: "the re-check does not say fixed: " + css(browser, "main").text[:600],
+            lambda: (
+                f"the re-check does not say fixed at {browser.current_url}: "
+                + css(browser, "main").text[:600]
+            ),
         )[0]
         assert verdict.text.startswith("Fixed")
         assert in_viewport(browser, verdict)

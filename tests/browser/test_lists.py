@@ -223,7 +223,7 @@ def test_forget_for_good_from_the_row(browser, own, size):
         browser,
         lambda d: not read_db(db, "SELECT 1 FROM memories WHERE id = ?", memory_id),
         "the memory is still in the file",
-        timeout=30,
+        timeout=90,
     )
     record = j.done()
     # Before #31: open the memory, its "Forget for good…", the button (3 clicks).
