@@ -62,7 +62,7 @@ def for_approvals(plans: dict, work: int | None = None) -> dict:
     work = WORK_PER_PAGE if work is None else work
     eager = max(MIN_EAGER, work // max(1, len(snap.project) + len(snap.user)))
     ready = dict(list(ready.items())[:eager])
-    return {i: effects.save_effect(snap, p.save, p.existing) for i, p in ready.items()}
+    return effects.save_effects(snap, {i: (p.save, p.existing) for i, p in ready.items()})
 
 
 def for_delete(memory) -> effects.BlockEffect:
