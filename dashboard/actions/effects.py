@@ -190,11 +190,12 @@ def save_effects(
     ids = [m.id for m in (*snap.project, *snap.user)]
     quick = len(set(ids)) == len(ids)  # one id in both files: the full walk decides which it shows
     recent = _recent(snap.cache.stable(snap.project, snap.user, snap.version)[0]) if quick else []
+    now = stable_view(snap.project, snap.user, snap.summaries, cache=snap.cache, version=snap.version)
     out = {}
     for key, (plan, existing) in saves.items():
         row = would_save(plan, existing)
         fitted = _saved_quickly(snap, row, existing, recent) if quick and plan.source != "auto" else None
-        out[key] = rows_effect(snap, [row]) if fitted is None else _effect(snap, fitted)
+        out[key] = rows_effect(snap, [row]) if fitted is None else _effect(snap, fitted, now)
     return out
 
 
@@ -261,8 +262,8 @@ def _saved_quickly(
     return fit(picked, session_tail(snap.summaries, None), costs=costs)
 
 
-def _effect(snap: Snapshot, after: Fitted) -> BlockEffect:
-    before, shown_now = stable_view(
+def _effect(snap: Snapshot, after: Fitted, now: tuple[str, Fitted] | None = None) -> BlockEffect:
+    before, shown_now = now or stable_view(
         snap.project, snap.user, snap.summaries, cache=snap.cache, version=snap.version
     )
     return BlockEffect(
