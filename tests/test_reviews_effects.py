@@ -252,3 +252,70 @@ def test_a_saved_row_takes_the_place_the_file_would_list_it_at():
         ids = {m.id for m in saved}
         expected = sorted([m for m in rows if m.id not in ids] + saved, key=_place)
         assert [m.id for m in _all_saved_in(rows, saved)] == [m.id for m in expected]
+
+
+def test_a_page_of_cards_weighs_each_save_from_the_held_selection_as_the_full_walk_does():
+    """A card's effect comes from the held selection with its one row put in (a page of cards
+    costs no pass over every row); for new rows, overwritten ones of every kind, equal stamps,
+    an id in both files and budgets full or not, the fit is the full walk's, entry by entry."""
+    import random
+
+    from dashboard.actions import effects
+    from dashboard.contract import PlannedSave
+    from dashboard.engine import EngineCache, all_entries, session_tail
+    from dashboard.engine.stable import fit, select
+    from dashboard.preview_source import Snapshot
+    from dashboard.records import Memory, Summary
+
+    def entries_of(fitted):
+        return [(s.memory.store, s.memory.id, s.because, s.cost, s.shown, s.room_before) for s in fitted]
+
+    quick = 0
+    for seed in range(60):
+        rng = random.Random(seed)
+        days = rng.choice([5, 40, 400])  # few days: many equal stamps
+
+        def stamp(rng=rng, days=days):
+            return (
+                f"2025-{1 + rng.randrange(days) // 28 % 12:02d}-{1 + rng.randrange(days) % 28:02d}T00:00:00"
+            )
+
+        files: dict[str, list] = {"project": [], "user": []}
+        for n in range(rng.randint(0, 120)):
+            store = rng.choice(["project"] * 4 + ["user"])
+            scope = store if rng.random() < 0.9 else rng.choice(["project", "user"])
+            kind = rng.choice(["note", "project_fact", "decision", "workflow", "preference"])
+            mid = f"{n:08x}" if rng.random() > 0.02 else "00000001"  # now and then in both files
+            created = stamp()
+            files[store].append(
+                Memory(
+                    mid, scope, kind, f"k{n}", f"title {n}", "x" * rng.randint(1, 300), ("t",),
+                    created_at=created, updated_at=max(created, stamp()), store=store,
+                )
+            )  # fmt: skip
+        for rows in files.values():
+            rows.sort(key=effects._place)
+            rows[:] = [m for i, m in enumerate(rows) if all(m.id != o.id for o in rows[:i])]
+        summaries = [Summary("s1", "a", "summary " * rng.randint(0, 40))] if rng.random() < 0.5 else []
+        snap = Snapshot(files["project"], files["user"], summaries, (seed,), EngineCache())
+        ids = [m.id for m in (*snap.project, *snap.user)]
+        recent = effects._recent(snap.cache.stable(snap.project, snap.user, snap.version)[0])
+        for _ in range(8):
+            live = snap.project + snap.user
+            existing = rng.choice(live) if live and rng.random() < 0.5 else None
+            store = existing.store if existing else rng.choice(["project", "user"])
+            kind = rng.choice(["note", "project_fact", "decision", "preference"])
+            key = existing.key_normalized if existing else "new"
+            plan = PlannedSave(key, "saved", "y" * rng.randint(1, 200), (), (), store, store, kind, "crystallized",
+                               "inferred", False)  # fmt: skip
+            row = effects.would_save(plan, existing, rng.choice([stamp(), "2099-01-01T00:00:00"]))
+            tail = session_tail(summaries, None)
+            project = effects._all_saved_in(snap.project, [row] if store == "project" else [])
+            user = effects._all_saved_in(snap.user, [row] if store == "user" else [])
+            full = fit(select(all_entries(project, user)), tail, snap.cache.costs)
+            held = effects._saved_quickly(snap, row, existing, recent) if len(set(ids)) == len(ids) else None
+            if held is not None:
+                quick += 1
+                assert entries_of(held) == entries_of(full), (seed, row, existing)
+                assert held.block(tail) == full.block(tail)
+    assert quick > 150  # the held selection answers most cards (equal stamps take the walk)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,7 +21,7 @@ from typing import Any
 from ..contract import PlannedSave
 from ..engine import all_entries, session_tail, stable_view
 from ..engine.render import STABLE_BUDGET
-from ..engine.stable import fit, select
+from ..engine.stable import INCIDENTAL_KEPT, STRUCTURAL_TYPES, Fitted, fit, select
 from ..preview_source import Snapshot
 from ..records import Memory
 from ..store.snapshot import sql_order
@@ -176,6 +176,105 @@ def save_effect(
     return row_effect(snap, row, hide)
 
 
+def save_effects(
+    snap: Snapshot, saves: dict[str, tuple[PlannedSave, Memory | None]]
+) -> dict[str, BlockEffect]:
+    """key -> ``save_effect`` of each (plan, existing) alone, over the same rows (a page of cards).
+
+    A save that hides nothing changes the held selection (``EngineCache.stable``) by one row:
+    that row goes in at its place and the row it overwrites leaves, so a card costs a copy
+    of the selection and the budget's walk, not a pass over every row.  Where the selection
+    cannot tell the order alone (a stamp equal to another entry's, an id in both files, a
+    recent incidental row overwritten) the card takes the whole walk, ``rows_effect``.
+    """
+    ids = [m.id for m in (*snap.project, *snap.user)]
+    quick = len(set(ids)) == len(ids)  # one id in both files: the full walk decides which it shows
+    recent = _recent(snap.cache.stable(snap.project, snap.user, snap.version)[0]) if quick else []
+    now = stable_view(snap.project, snap.user, snap.summaries, cache=snap.cache, version=snap.version)
+    out = {}
+    for key, (plan, existing) in saves.items():
+        row = would_save(plan, existing)
+        fitted = _saved_quickly(snap, row, existing, recent) if quick and plan.source != "auto" else None
+        out[key] = rows_effect(snap, [row]) if fitted is None else _effect(snap, fitted, now)
+    return out
+
+
+_RECENT = "recent incidental "
+
+
+def _created(pair: tuple[Memory, str]) -> Any:
+    return pair[0].created_at
+
+
+def _recent(picked: list[tuple[Memory, str]]) -> list[tuple[int, int]]:
+    """(rank, index) of the selection's recent incidental entries, best rank first."""
+    found = ((b, n) for n, (_m, b) in enumerate(picked) if b.startswith(_RECENT))
+    return sorted((int(b[len(_RECENT) :].split("/")[0]), n) for b, n in found)
+
+
+def _saved_quickly(
+    snap: Snapshot, row: Memory, existing: Memory | None, recent: list[tuple[int, int]]
+) -> Fitted | None:
+    """The fit after saving ``row`` (over ``existing``, if any), from the held selection; None
+    when only the whole walk can tell (see ``save_effects``)."""
+    held, held_costs = snap.cache.stable(snap.project, snap.user, snap.version)
+    picked, costs = list(held), list(held_costs)
+    if not (isinstance(row.created_at, str) and isinstance(row.updated_at, str)):
+        return None
+    try:
+        if existing is not None:
+            at = bisect_right(picked, existing.created_at, key=_created) - 1
+            while at >= 0 and picked[at][0].created_at == existing.created_at:
+                if (picked[at][0].store, picked[at][0].id) == (existing.store, existing.id):
+                    break
+                at -= 1
+            else:
+                at = -1
+            if at >= 0:
+                if picked[at][1].startswith(_RECENT):
+                    return None  # a recent incidental row leaves: the next one would come in
+                del picked[at], costs[at]
+                recent = [(rank, n - (n > at)) for rank, n in recent]
+            elif existing.scope == "user" or existing.type in STRUCTURAL_TYPES:
+                return None  # an always-shown row the selection does not hold
+        always = row.scope == "user" or row.type in STRUCTURAL_TYPES
+        because = ("user scope" if row.scope == "user" else f"type {row.type}") if always else ""
+        if not always:
+            if any(picked[n][0].updated_at == row.updated_at for _rank, n in recent):
+                return None  # equal stamps keep the files' order
+            rank = 1 + sum(picked[n][0].updated_at > row.updated_at for _rank, n in recent)
+            if rank > INCIDENTAL_KEPT:
+                return fit(picked, session_tail(snap.summaries, None), costs=costs)
+            for old, n in recent:
+                if old >= rank:
+                    picked[n] = (picked[n][0], f"{_RECENT}{old + 1}/{INCIDENTAL_KEPT}")
+            if len(recent) == INCIDENTAL_KEPT:
+                dropped = recent[-1][1]
+                del picked[dropped], costs[dropped]
+            because = f"{_RECENT}{rank}/{INCIDENTAL_KEPT}"
+        at = bisect_left(picked, row.created_at, key=_created)
+        if at < len(picked) and picked[at][0].created_at == row.created_at:
+            return None  # equal stamps keep the files' order
+        picked.insert(at, (row, because))
+        costs.insert(at, snap.cache.costs(row))
+    except TypeError:  # stamps of other kinds (a hand edit): the whole walk orders them as SQLite does
+        return None
+    return fit(picked, session_tail(snap.summaries, None), costs=costs)
+
+
+def _effect(snap: Snapshot, after: Fitted, now: tuple[str, Fitted] | None = None) -> BlockEffect:
+    before, shown_now = now or stable_view(
+        snap.project, snap.user, snap.summaries, cache=snap.cache, version=snap.version
+    )
+    return BlockEffect(
+        before,
+        after.block(session_tail(snap.summaries, None)),
+        STABLE_BUDGET,
+        tuple(s.memory for s in shown_now.shown()),
+        tuple(s.memory for s in after.shown()),
+    )
+
+
 def row_effect(snap: Snapshot, row: Memory, hide: Iterable[str] = ()) -> BlockEffect:
     """Before/after for ``row`` live in its file (new, changed or restored), ``hide`` gone."""
     return rows_effect(snap, [row], hide)
@@ -192,17 +291,7 @@ def rows_effect(snap: Snapshot, saved: Iterable[Memory], hide: Iterable[str] = (
     entries = all_entries(project, user)
     if hidden:
         entries = [m for m in entries if m.id not in hidden]
-    after = fit(select(entries), tail, snap.cache.costs)
-    before, shown_now = stable_view(
-        snap.project, snap.user, snap.summaries, cache=snap.cache, version=snap.version
-    )
-    return BlockEffect(
-        before,
-        after.block(tail),
-        STABLE_BUDGET,
-        tuple(s.memory for s in shown_now.shown()),
-        tuple(s.memory for s in after.shown()),
-    )
+    return _effect(snap, fit(select(entries), tail, snap.cache.costs))
 
 
 def delete_effect(snap: Snapshot, memory: Memory) -> BlockEffect:

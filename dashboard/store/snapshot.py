@@ -81,6 +81,14 @@ class FileRows:
         return [m for m in self.rows if m.deleted_at is None]
 
     @cached_property
+    def by_key(self) -> dict[tuple[str, str], Memory] | None:
+        """The live rows by (scope, key): the rows a save would update, made once per snapshot
+        (each page of review cards asks); None when a key repeats or a row is kept as stored
+        (``odd``): the file then decides, comparing values as SQLite stores them."""
+        found = {(m.scope, m.key_normalized): m for m in self.live}
+        return found if not self.odd and len(found) == len(self.live) else None
+
+    @cached_property
     def haystacks(self) -> list[str]:
         """Per row, the searched fields lower-cased and joined (see ``search``)."""
         return [haystack(m) for m in self.rows]

@@ -41,10 +41,11 @@ def shown_now() -> tuple[str, frozenset]:
     return block, frozenset((s.memory.store, s.memory.id) for s in fitted.shown())
 
 
-# Each card walks every live row with its own row put in (select, then fit: ~13 ms at
-# 10,000 rows); past this many rows walked per page the remaining cards fetch their
-# effect when scrolled into view (htmx) or by a link: every card up to 1,500
-# memories, 15 at 10,000, 5 at 100,000 — a page stays near 0.2 s at 10,000.
+# Each card's effect puts its row into the held selection (the whole walk over every live
+# row where that cannot tell: effects.save_effects), and its warnings search every live
+# row's content (actions.warnings); past this many rows per page the remaining cards fetch
+# their effect when scrolled into view (htmx) or by a link: every card up to 1,500
+# memories, 15 at 10,000, 5 at 100,000.
 WORK_PER_PAGE = 150_000
 MIN_EAGER = 5
 
@@ -61,7 +62,7 @@ def for_approvals(plans: dict) -> dict:
     snap = snapshot()  # every card shares the same rows
     eager = max(MIN_EAGER, WORK_PER_PAGE // max(1, len(snap.project) + len(snap.user)))
     ready = dict(list(ready.items())[:eager])
-    return {i: effects.save_effect(snap, p.save, p.existing) for i, p in ready.items()}
+    return effects.save_effects(snap, {i: (p.save, p.existing) for i, p in ready.items()})
 
 
 def for_delete(memory) -> effects.BlockEffect:

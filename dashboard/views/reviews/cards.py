@@ -47,9 +47,8 @@ def _live_rows() -> approval.LiveRows:
             snap = rows_of(st.ref)
         except StoreProblem:
             continue
-        by_key = {(m.scope, m.key_normalized): m for m in snap.live}
-        if not snap.odd and len(by_key) == len(snap.live):
-            out[st.ref.key] = by_key
+        if snap.by_key is not None:
+            out[st.ref.key] = snap.by_key
     return out
 
 
