@@ -131,6 +131,11 @@ def everything_dry_run() -> dict:
     return out
 
 
+# Rows a residue page lists per list (soft-deleted memories, each status of suggestions):
+# the newest; its JSON twin lists every one.
+RESIDUE_LISTED = 50
+
+
 @page_route(bp, "/forget/residue/<key>")
 def residue(key: str, fmt: str):
     ref = resolve.store(key)
@@ -148,6 +153,7 @@ def residue(key: str, fmt: str):
         ),
         back=(url_for("forget.index"), _("Back to Forget")),
         residue_picture=None if fmt == "json" else residue_bars(report),
+        listed=RESIDUE_LISTED,
         to_json=lambda ctx: ctx["report"],
     )
 
