@@ -309,3 +309,39 @@ def test_refused_htmx_post_gets_a_message_fragment(client, rich):
     assert answer.status_code == 400 and answer.headers["HX-Reswap"] == "none"
     assert message["data-status"] == "400" and "forget everything" in message.text
     assert len(rich.manager.get_all_entries()) == 8
+
+
+def test_a_long_residue_lists_its_newest_rows_and_the_twin_every_one(agent):
+    from dashboard.views.forget import RESIDUE_LISTED
+
+    for n in range(RESIDUE_LISTED + 3):
+        agent.manager.delete(agent.save(f"note {n}", f"a forgotten thing number {n}").id)
+    page = soup(agent.app().test_client().get("/forget/residue/project"))
+    listed = page.select("ul.soft-deleted li")
+    assert len(listed) == RESIDUE_LISTED
+    more = page.select_one(".residue p.more")
+    assert more["data-more"] == "3" and f"{RESIDUE_LISTED} of {RESIDUE_LISTED + 3}" in more.text
+    assert more.select_one("a")["href"].endswith("/forget/residue/project.json")
+    twin = agent.app().test_client().get("/forget/residue/project.json").get_json()
+    assert twin["soft_deleted"]["count"] == len(twin["soft_deleted"]["items"]) == RESIDUE_LISTED + 3
+    newest = [i["id"] for i in twin["soft_deleted"]["items"][:RESIDUE_LISTED]]
+    assert [li["data-memory-id"] for li in listed] == newest
+
+
+def test_the_forget_page_counts_what_the_dry_run_lists(rich):
+    from dashboard.store import build_refs
+    from dashboard.store import purge as purge_sql
+
+    rich.manager.delete(rich.save("gone soon", "a note the agent forgot").id)
+    rich.save("about me", "I prefer tea", scope="user")  # a user memory: kept by a project wipe
+    data = rich.app().test_client().get("/forget.json").get_json()
+    for ref in build_refs(rich.project_dir, rich.user_db):
+        rows = purge_sql.scoped_rows(ref)
+        goes = [m for m in rows["memories"] if not m[2] or m[1] == ref.kind]
+        entry = next(e for e in data["everything"]["stores"] if e["store"] == ref.key)
+        assert (entry["memories"], entry["memories_kept"]) == (len(goes), len(rows["memories"]) - len(goes))
+        assert (entry["reviews"], entry["summaries"], entry["events"]) == (
+            len(rows["reviews"]),
+            len(rows["summaries"]),
+            rows["events"],
+        )

@@ -14,14 +14,14 @@ from __future__ import annotations
 import difflib
 import hashlib
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..contract import PlannedSave
 from ..engine import all_entries, session_tail, stable_view
 from ..engine.render import STABLE_BUDGET
-from ..engine.stable import INCIDENTAL_KEPT, STRUCTURAL_TYPES, Fitted, fit, select
+from ..engine.stable import BECAUSE, INCIDENTAL_KEPT, STRUCTURAL_TYPES, Fitted, fit, select
 from ..preview_source import Snapshot
 from ..records import Memory
 from ..store.snapshot import sql_order
@@ -284,14 +284,66 @@ def rows_effect(snap: Snapshot, saved: Iterable[Memory], hide: Iterable[str] = (
     """Before/after for several rows saved at once, ``hide`` gone (the auto cap is the caller's
     to add: ``auto_cap_hides``)."""
     saved = list(saved)
-    project = _all_saved_in(snap.project, [r for r in saved if r.store != "user"])
-    user = _all_saved_in(snap.user, [r for r in saved if r.store == "user"])
     hidden = frozenset(hide)
     tail = session_tail(snap.summaries, None)
+    now = stable_view(snap.project, snap.user, snap.summaries, cache=snap.cache, version=snap.version)
+    picked = _picked_after(snap, now[1].picked, saved, hidden)
+    if picked is None:
+        picked = _picked_afresh(snap, saved, hidden)
+    # The selection unchanged (a row it does not hold is deleted): the block stays as it is.
+    after = now[1] if picked is now[1].picked else fit(picked, tail, snap.cache.costs)
+    return _effect(snap, after, now)
+
+
+def _picked_afresh(snap: Snapshot, saved: list[Memory], hidden: frozenset[str]) -> list[tuple[Memory, str]]:
+    """``select`` over the rows as the action leaves them: every live row through the rules."""
+    project = _all_saved_in(snap.project, [r for r in saved if r.store != "user"])
+    user = _all_saved_in(snap.user, [r for r in saved if r.store == "user"])
     entries = all_entries(project, user)
     if hidden:
         entries = [m for m in entries if m.id not in hidden]
-    return _effect(snap, fit(select(entries), tail, snap.cache.costs))
+    return select(entries)
+
+
+def _picked_after(
+    snap: Snapshot, picked: Sequence[tuple[Memory, str]], saved: list[Memory], hidden: frozenset[str]
+) -> Sequence[tuple[Memory, str]] | None:
+    """``select`` over the rows as the action leaves them, worked out from ``picked`` (the
+    selection now) without walking every row, when that is certain: every row the action
+    touches has an id no other live row holds, none is a recent incidental pick, and every
+    saved row is one the always-rules take (user scope or a structural type) at a created_at
+    no picked row shares.  Then the other rows keep their rules and their order, and the
+    three recent incidental picks stay.  None otherwise: the caller selects afresh."""
+    ids = hidden | {r.id for r in saved}
+    if not saved and not any(m.id in ids for m, _ in picked):
+        return picked  # only rows it does not hold leave (their ids are gone with them)
+    if len(ids) < len(hidden) + len(saved):  # a saved row hidden too, or two saved with one id
+        return None
+    holders = [m for rows in (snap.project, snap.user) for m in rows if m.id in ids]
+    if len({m.id for m in holders}) < len(holders):
+        return None  # an id in both files: the rules take it once, from whichever comes first
+    homes = {r.id: r.store for r in saved}
+    if any(homes.get(m.id, m.store) != m.store for m in holders):
+        return None  # a saved row beside another file's row with its id
+    out = []
+    for m, because in picked:
+        if m.id in ids:
+            if because not in BECAUSE.values() and because != "user scope":
+                return None  # a recent incidental pick leaves: the next one comes in
+            continue
+        out.append((m, because))
+    for row in saved:
+        if row.scope == "user":
+            because = "user scope"
+        elif row.type in BECAUSE:
+            because = BECAUSE[row.type]
+        else:
+            return None  # an incidental row: it may enter the three most recent
+        at = bisect_left(out, row.created_at, key=lambda pair: pair[0].created_at)
+        if at < len(out) and out[at][0].created_at == row.created_at:
+            return None  # a tie: the order among equals is the files' (select's) to say
+        out.insert(at, (row, because))
+    return out
 
 
 def delete_effect(snap: Snapshot, memory: Memory) -> BlockEffect:

@@ -142,6 +142,11 @@ class Fitted(Sequence[Selected]):
     def __len__(self) -> int:
         return len(self._picked)
 
+    @property
+    def picked(self) -> Sequence[tuple[Memory, str]]:
+        """``select``'s answer these entries were fitted from: (row, the rule that picked it)."""
+        return self._picked
+
     @overload
     def __getitem__(self, i: int) -> Selected: ...
 

@@ -11,7 +11,7 @@ from . import rows
 from .connection import read
 from .registry import StoreRef
 
-LIMIT = 20  # a sample per section: the page answers in sentences, each list has its full page
+LIMIT = 10  # a sample per section: the page answers in sentences, each list has its full page
 
 
 @dataclass

@@ -105,22 +105,11 @@ def everything_dry_run() -> dict:
         }
         if ref.exists:
             try:
-                rows = purge_sql.scoped_rows(ref)
-            except StoreProblem as exc:
-                entry["problem"] = str(exc)
-            else:
                 # The wipe soft-deletes the rows of the file's own scope; the purge erases
                 # every soft-deleted row, the review queue, the summaries and the history.
-                goes = [m for m in rows["memories"] if not m[2] or m[1] == ref.kind]
-                entry.update(
-                    {
-                        "memories": len(goes),
-                        "memories_kept": len(rows["memories"]) - len(goes),
-                        "reviews": len(rows["reviews"]),
-                        "summaries": len(rows["summaries"]),
-                        "events": rows["events"],
-                    }
-                )
+                entry.update(purge_sql.scoped_counts(ref))
+            except StoreProblem as exc:
+                entry["problem"] = str(exc)
         out["stores"].append(entry)
     ws, here = workspace(), current_project()
     out["untouched_projects"] = [
@@ -129,6 +118,11 @@ def everything_dry_run() -> dict:
         if i != here
     ]
     return out
+
+
+# Rows a residue page lists per list (soft-deleted memories, each status of suggestions):
+# the newest; its JSON twin lists every one.
+RESIDUE_LISTED = 50
 
 
 @page_route(bp, "/forget/residue/<key>")
@@ -148,6 +142,7 @@ def residue(key: str, fmt: str):
         ),
         back=(url_for("forget.index"), _("Back to Forget")),
         residue_picture=None if fmt == "json" else residue_bars(report),
+        listed=RESIDUE_LISTED,
         to_json=lambda ctx: ctx["report"],
     )
 
