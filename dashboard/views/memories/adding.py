@@ -81,20 +81,18 @@ def plan():
     return _planned(form_values())
 
 
+def _blank(got):
+    """The add form's context before anything is planned: the values as typed."""
+    keys = ("plan", "refusal", "error_type", "effect", "planned")
+    return {"form": got, "types": KNOWN_TYPES, **dict.fromkeys(keys)}
+
+
 def _planned(values):
     try:
         got = _inputs(values)
     except Blocked as bad:
         abort(bad.status, str(bad))
-    context = {
-        "form": got,
-        "types": KNOWN_TYPES,
-        "plan": None,
-        "refusal": None,
-        "error_type": None,
-        "effect": None,
-        "planned": None,
-    }
+    context = _blank(got)
     if got["key"] or got["value"]:
         try:
             plan = _plan(got)
@@ -176,16 +174,7 @@ def add():
             "memories.detail", fmt="html", store=outcome.memory_store, memory_id=outcome.memory_id
         )
         return answer(outcome.to_dict, outcome.status, to=where, leave=True, done={"done": "added"})
-    context = {
-        "form": got,
-        "types": KNOWN_TYPES,
-        "plan": None,
-        "refusal": None,
-        "error_type": None,
-        "effect": None,
-        "planned": None,
-        "outcome": outcome,
-    }
+    context = {**_blank(got), "outcome": outcome}
     return answer(
         outcome.to_dict, outcome.status, page="memories/new.html", fragment="memories/_new.html", **context
     )
