@@ -67,7 +67,7 @@ def test_a_long_message_is_sent_once_not_echoed_by_the_token_list(tmp_path, monk
     monkeypatch.setattr(view, "RANKED_FIRST", 1)  # the small store's matches, folded
     monkeypatch.setattr(view, "MAX_RANKED", 2)  # past it the page points to the twin
     agent = chinese_agent(tmp_path)
-    client = agent.app().test_client()
+    client = agent.app(CJK="on").test_client()  # jieba's words, whatever the agent on this machine
     words = "请问我们的数据库缓存超时是多少，部署流程里日志怎么配置？"
     message = (words * (4000 // len(words) + 1))[:4000]
     for headers, times in (({}, 1), (HTMX, 0)):  # the page's form has it; the fragment, no copy
