@@ -58,6 +58,35 @@ def test_a_4000_character_chinese_message_posted_previews_exactly_as_agentao(tmp
     assert client.post("/preview", data={"q": message}, headers=HTMX).headers["HX-Push-Url"] == "/preview"
 
 
+def test_a_long_message_is_sent_once_not_echoed_by_the_token_list(tmp_path, monkeypatch):
+    """A whole Chinese run is one query token: the page shows it cut, with its length, instead
+    of sending the 4,000-character message two more times (text and attribute); the twin
+    keeps it whole.  Nor does the ranked table link to a twin URL the message cannot fit in."""
+    import dashboard.views.preview as view
+
+    monkeypatch.setattr(view, "RANKED_FIRST", 1)  # the small store's matches, folded
+    monkeypatch.setattr(view, "MAX_RANKED", 2)  # past it the page points to the twin
+    agent = chinese_agent(tmp_path)
+    client = agent.app(CJK="on").test_client()  # jieba's words, whatever the agent on this machine
+    words = "请问我们的数据库缓存超时是多少，部署流程里日志怎么配置？"
+    message = (words * (4000 // len(words) + 1))[:4000]
+    for headers, times in (({}, 1), (HTMX, 0)):  # the page's form has it; the fragment, no copy
+        r = client.post("/preview", data={"q": message, "asof": ASOF}, headers=headers)
+        assert r.status_code == 200
+        assert r.get_data(as_text=True).count(message) == times
+        page = soup(r)
+        cut = page.select_one("#query-tokens [data-token-chars]")
+        assert cut["data-token-chars"] == "4000" and "4,000" in cut.select_one("small[data-cut]").text
+        assert message.startswith(cut.get_text().split("…")[0]) and len(cut.get_text()) < 200
+        assert page.select_one("#query-tokens [data-token]") is not None  # jieba's words, whole
+        more = page.select_one("p.ranked-more")
+        assert "The JSON twin lists them all" in more.text and more.select_one("a") is None
+    twin = client.post("/preview.json", json={"q": message, "asof": ASOF}).get_json()
+    assert message in [t["token"] for t in twin["query_tokens"]]
+    short = soup(client.get("/preview", query_string={"q": "部署 日志 数据库", "asof": ASOF}))
+    assert short.select_one("p.ranked-more a")["href"].startswith("/preview.json?")
+
+
 def test_a_short_posted_message_keeps_a_shareable_url(client):
     form = {"q": "which package manager", "session": "session-b", "asof": ASOF, "go": "1"}
     # Without JavaScript: post, then a 303 to the GET address, which answers the same.
@@ -223,3 +252,19 @@ def test_every_list_screen_at_1000_memories_is_at_most_100_kb(big):
     from dashboard.store.memories import PER_PAGE
 
     assert len(soup(client.get("/memories")).select("tr.memory")) == PER_PAGE  # the rest a link away
+
+
+def test_the_always_on_entries_left_unlisted_cost_the_page_nothing(big):
+    """200 memories about you are all chosen for the always-on block and most are left out by
+    its budget: the page lists the first few, and the rest add no bytes (at 10,000 memories
+    they were 50 KB of blank lines)."""
+    _, client = big
+    raw = client.get("/preview", query_string={"q": "default server timeout", "asof": ASOF}).get_data(
+        as_text=True
+    )
+    start = raw.index('<section id="stable-entries"')
+    section = raw[start : raw.index("</section>", start)]
+    twin = client.get("/preview.json", query_string={"q": "default server timeout", "asof": ASOF}).get_json()
+    listed = section.count("<tr data-memory-id=")
+    assert twin["stable_entries_total"] > listed + 100  # many are chosen and not listed
+    assert section.count("\n") < 12 * listed + 40, (section.count("\n"), listed)

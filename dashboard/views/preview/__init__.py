@@ -49,6 +49,9 @@ MAX_RANKED = 1000  # past this the JSON twin, a page at a time
 SHOWN_NEVER = 50
 EVICTED_ON_PAGE = 10  # stable entries left out by the budget (the twin lists EVICTED_SHOWN)
 MAX_FIELD = 4000
+# A longer query token (a whole Chinese run is one, up to the whole message) is shown cut:
+# the message is in the form already, and the twin's ``query_tokens`` has it whole.
+TOKEN_SHOWN = 40
 MAX_MESSAGES = 1000  # agentao reads the last 10; more is someone's whole log
 MAX_HINTS = 200
 MAX_PER_PAGE = 200
@@ -272,6 +275,7 @@ def _answer(fmt: str) -> dict:
         ranked_more=RANKED_MORE,
         max_ranked=MAX_RANKED,
         shown_never=SHOWN_NEVER,
+        token_shown=TOKEN_SHOWN,
         shown_evicted=EVICTED_ON_PAGE,
         max_url=current_app.config["MAX_QUERY_LENGTH"],
         twin_args={k: _values().getlist(k) for k in SHARED if k != "ranked"} if fmt == "html" else {},
