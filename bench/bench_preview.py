@@ -156,7 +156,7 @@ class Ours:
 
     def __init__(self, project: Path, user: Path):
         self.project, self.user = project, user
-        self.cache, self.version, self.rows = EngineCache(), None, None
+        self.cache, self.version, self.rows = None, None, None
 
     def counters(self):
         return (change_counter(self.project), change_counter(self.user))
@@ -170,6 +170,8 @@ class Ours:
 
     def engine(self, query):
         p, u, s = self.rows
+        if self.cache is None or self.cache.project is not p:  # one cache per rows read, as the server
+            self.cache = EngineCache(p, u)
         return preview(
             p,
             u,
@@ -179,7 +181,6 @@ class Ours:
             session_id="s0",
             now=datetime.now(timezone.utc),
             cache=self.cache,
-            version=self.version,
         )
 
     def with_counters(self, query):

@@ -176,9 +176,7 @@ def saved_words(counts: dict) -> str:
 def block(snap) -> dict:
     """The always-on block of a new session: characters used of the budget, and how many
     memories it shows and leaves out (``engine.stable_view``, the preview's own code)."""
-    text, fitted = stable_view(
-        snap.project, snap.user, snap.summaries, cache=snap.cache, version=snap.version
-    )
+    text, fitted = stable_view(snap.project, snap.user, snap.summaries, cache=snap.cache)
     shown = len(fitted.shown())
     return {"chars": len(text), "budget": STABLE_BUDGET, "shown": shown, "evicted": len(fitted) - shown}
 

@@ -1,5 +1,5 @@
 """The engine's inputs for one request: both files' snapshots, and the ``EngineCache`` held
-for the pair (``store.held``), built again when either file moves.
+over their rows (``store.held``, keyed on the stamps the rows were read at).
 """
 
 from __future__ import annotations
@@ -40,14 +40,15 @@ def snapshot(statuses: list[StoreStatus]) -> Snapshot:
         except StoreProblem as problem:
             problems[st.ref.key] = str(problem)
     project, user = files.get("project"), files.get("user")
+    read = [f for f in (project, user) if f]
     version = tuple((f.path, f.stamp, f.counter) if f else None for f in (project, user))
-    # Held per pair of files (the cache itself rebuilds when ``version`` moves).
-    cache = held("engine", [f.path for f in (project, user) if f], lambda _stamp: EngineCache())
+    # Held for these very rows: keyed on the stamps they were read at, one rule for both.
+    cache = held(
+        "engine",
+        [f.path for f in read],
+        lambda _stamp: EngineCache(project.live if project else [], user.live if user else []),
+        stamp=tuple(f.stamp for f in read),
+    )
     return Snapshot(
-        project.live if project else [],
-        user.live if user else [],
-        list(project.summaries) if project else [],
-        version,
-        cache,
-        problems,
+        cache.project, cache.user, list(project.summaries) if project else [], version, cache, problems
     )

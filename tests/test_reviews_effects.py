@@ -297,9 +297,11 @@ def test_a_page_of_cards_weighs_each_save_from_the_held_selection_as_the_full_wa
             rows.sort(key=effects._place)
             rows[:] = [m for i, m in enumerate(rows) if all(m.id != o.id for o in rows[:i])]
         summaries = [Summary("s1", "a", "summary " * rng.randint(0, 40))] if rng.random() < 0.5 else []
-        snap = Snapshot(files["project"], files["user"], summaries, (seed,), EngineCache())
+        snap = Snapshot(
+            files["project"], files["user"], summaries, (seed,), EngineCache(files["project"], files["user"])
+        )
         ids = [m.id for m in (*snap.project, *snap.user)]
-        recent = effects._recent(snap.cache.stable(snap.project, snap.user, snap.version)[0])
+        recent = effects._recent(snap.cache.stable()[0])
         for _ in range(8):
             live = snap.project + snap.user
             existing = rng.choice(live) if live and rng.random() < 0.5 else None

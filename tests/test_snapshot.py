@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from dashboard.engine import EngineCache
 from dashboard.preview_source import snapshot
+from dashboard.store.held import held
 from dashboard.web import statuses
 
 
@@ -21,9 +23,7 @@ def test_stable_view_skips_indexing_and_equals_the_full_preview(agent):
         snap = snapshot(statuses())
     hidden = {snap.user[0].id}
     for cache in (None, snap.cache):
-        block, fitted = stable_view(
-            snap.project, snap.user, snap.summaries, hidden_ids=hidden, cache=cache, version=snap.version
-        )
+        block, fitted = stable_view(snap.project, snap.user, snap.summaries, hidden_ids=hidden, cache=cache)
         full = preview(
             snap.project,
             snap.user,
@@ -121,3 +121,31 @@ def test_the_status_of_a_store_follows_its_file(seeded):
         assert now["live"] == before["live"] + n + 1
         assert now["summaries"] == before["summaries"] + n + 1
         assert str(now["change_counter"]) == str(counter)
+
+
+def test_the_engine_cache_is_held_for_the_rows_it_was_read_with(agent):
+    """One rule: the cache is kept under the stamps its rows were read at. Rows read before a
+    write give the cache of the old rows; the next request's rows, a new cache that recalls
+    the new memory (with its index built once per state of the files)."""
+    from dashboard.engine import default_tokenizer
+    from dashboard.store.snapshot import rows_of
+
+    agent.save("redis", "Redis runs on port 6379.", ["infra"])
+    app = agent.app()
+    tok = default_tokenizer()
+    with app.test_request_context("/"):
+        before = [rows_of(st.ref) for st in statuses() if st.readable]
+        agent.save("kafka", "Kafka brokers listen on port 9092.", ["infra"])
+        late = held(
+            "engine",
+            [f.path for f in before],
+            lambda _stamp: EngineCache(before[0].live, before[1].live),
+            stamp=tuple(f.stamp for f in before),
+        )  # the old rows, asked for after the write: held under their own stamps
+        now = snapshot(statuses())
+        assert now.cache is not late and now.cache is snapshot(statuses()).cache
+        assert now.project is now.cache.project
+        assert "kafka" in {m.title for m in now.cache.state(tok).records.values()}
+        assert "kafka" not in {m.title for m in late.state(tok).records.values()}
+        now.cache.state(tok)
+        assert now.cache.builds == 1

@@ -244,7 +244,6 @@ def evaluate(check: dict[str, Any], store: str, snap: Snapshot, cjk: str, now: d
         session_id=check.get("session") or None,
         now=now,
         cache=snap.cache,
-        version=snap.version,
         tokenizer=tokenizer_for(cjk),
     )
     stable = [s.memory for s in p.stable_entries if s.shown]
@@ -289,9 +288,7 @@ def builtin(snap: Snapshot) -> Result:
     Findings flags as a secret or personal data."""
     from ..engine import stable_view
 
-    block, fitted = stable_view(
-        snap.project, snap.user, snap.summaries, cache=snap.cache, version=snap.version
-    )
+    block, fitted = stable_view(snap.project, snap.user, snap.summaries, cache=snap.cache)
     reasons: list[dict[str, str]] = []
     for s in fitted.shown():
         m = s.memory

@@ -113,9 +113,7 @@ def block_token(block: str) -> str:
 def current_block(snap: Snapshot, hidden: Iterable[str] = frozenset()) -> str:
     """The block agentao would send a new session now (what ``/memory status`` sizes)."""
     # query="" : the stable block depends on neither the query nor the clock.
-    return stable_view(
-        snap.project, snap.user, snap.summaries, hidden_ids=hidden, cache=snap.cache, version=snap.version
-    )[0]
+    return stable_view(snap.project, snap.user, snap.summaries, hidden_ids=hidden, cache=snap.cache)[0]
 
 
 def would_save(plan: PlannedSave, existing: Memory | None, stamp: str | None = None) -> Memory:
@@ -189,8 +187,8 @@ def save_effects(
     """
     ids = [m.id for m in (*snap.project, *snap.user)]
     quick = len(set(ids)) == len(ids)  # one id in both files: the full walk decides which it shows
-    recent = _recent(snap.cache.stable(snap.project, snap.user, snap.version)[0]) if quick else []
-    now = stable_view(snap.project, snap.user, snap.summaries, cache=snap.cache, version=snap.version)
+    recent = _recent(snap.cache.stable()[0]) if quick else []
+    now = stable_view(snap.project, snap.user, snap.summaries, cache=snap.cache)
     out = {}
     for key, (plan, existing) in saves.items():
         row = would_save(plan, existing)
@@ -217,7 +215,7 @@ def _saved_quickly(
 ) -> Fitted | None:
     """The fit after saving ``row`` (over ``existing``, if any), from the held selection; None
     when only the whole walk can tell (see ``save_effects``)."""
-    held, held_costs = snap.cache.stable(snap.project, snap.user, snap.version)
+    held, held_costs = snap.cache.stable()
     picked, costs = list(held), list(held_costs)
     if not (isinstance(row.created_at, str) and isinstance(row.updated_at, str)):
         return None
@@ -263,9 +261,7 @@ def _saved_quickly(
 
 
 def _effect(snap: Snapshot, after: Fitted, now: tuple[str, Fitted] | None = None) -> BlockEffect:
-    before, shown_now = now or stable_view(
-        snap.project, snap.user, snap.summaries, cache=snap.cache, version=snap.version
-    )
+    before, shown_now = now or stable_view(snap.project, snap.user, snap.summaries, cache=snap.cache)
     return BlockEffect(
         before,
         after.block(session_tail(snap.summaries, None)),
@@ -286,7 +282,7 @@ def rows_effect(snap: Snapshot, saved: Iterable[Memory], hide: Iterable[str] = (
     saved = list(saved)
     hidden = frozenset(hide)
     tail = session_tail(snap.summaries, None)
-    now = stable_view(snap.project, snap.user, snap.summaries, cache=snap.cache, version=snap.version)
+    now = stable_view(snap.project, snap.user, snap.summaries, cache=snap.cache)
     picked = _picked_after(snap, now[1].picked, saved, hidden)
     if picked is None:
         picked = _picked_afresh(snap, saved, hidden)

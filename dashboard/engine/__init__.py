@@ -5,7 +5,7 @@ created_at``), summaries and a ``now``, and get the exact ``<memory-stable>`` an
 ``<memory-context>`` text agentao would inject, with every number behind it.
 Equal scores (agentao: hash-set order) rank by ``updated_at`` descending, then id:
 one of agentao's possible orders.  The full ranked table is built when first read.
-An ``EngineCache`` with ``version`` (both change counters) reuses the token index.
+An ``EngineCache`` over the rows reuses their token index and stable selection.
 ``tokenizer_for(setting)`` splits Chinese as the person's agent does (``agent_cjk``).
 """
 

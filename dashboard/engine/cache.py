@@ -1,12 +1,12 @@
-"""Token bundles and the stable selection, built once per ``version`` (as agentao keys its index).
+"""Token bundles and the stable selection, built once per pair of row lists.
 
-Built whole when the key moves, never patched; published states are immutable, builds locked.
+Built whole, never patched; published states are immutable, builds locked.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from dashboard.records import Memory
@@ -70,7 +70,6 @@ class IndexState:
     """One published index: entries, records by id, their bundles (no inverted index: testing
     every bundle costs a few ms at 10,000 records, building one a third of the bundles)."""
 
-    key: Hashable
     entries: list[Memory]
     records: dict[str, Memory]
     bundles: dict[str, Bundle]
@@ -79,7 +78,7 @@ class IndexState:
     ranks: dict[str, int] | None = None  # updated_at -> place; set whole, never filled in
 
 
-def build_state(entries: Sequence[Memory], key: Hashable, tokenizer: Tokenizer) -> IndexState:
+def build_state(entries: Sequence[Memory], tokenizer: Tokenizer) -> IndexState:
     """Index ``entries`` (all-entries order). A repeated id keeps its *last* row, as agentao's id-keyed index
     does."""
     records: dict[str, Memory] = {}
@@ -87,58 +86,42 @@ def build_state(entries: Sequence[Memory], key: Hashable, tokenizer: Tokenizer) 
         records[m.id] = m
     builder = _Builder(tokenizer)
     bundles = {rid: builder.bundle(m) for rid, m in records.items()}
-    return IndexState(key, list(entries), records, bundles)
+    return IndexState(list(entries), records, bundles)
 
 
 class EngineCache:
-    """Holds the latest :class:`IndexState` and stable selection; safe to share between threads."""
+    """The stable selection and token index of one pair of row lists, each built once, when first
+    asked (``store.held`` keeps one per state of the files: a new state is a new cache, so there is
+    no version to check here).  One lock: safe to share between threads."""
 
-    def __init__(self) -> None:
+    def __init__(self, project: list[Memory], user: list[Memory]) -> None:
+        self.project, self.user = project, user
         self._lock = threading.Lock()
-        self._state: IndexState | None = None
-        self._stable: tuple[Hashable, list[tuple[Memory, str]], list[int]] | None = (
-            None  # (version, selected entries, their fact lengths)
-        )
+        self._stable: tuple[list[tuple[Memory, str]], list[int]] | None = None
+        self._states: dict[str, IndexState] = {}  # tokenizer mode -> index
         self.builds = 0  # how many times the index was built; tests read it
         self.costs = FactCosts()  # stable fact lengths, per row object
 
-    def stable(
-        self, project: Sequence[Memory], user: Sequence[Memory], version: Hashable | None
-    ) -> tuple[list[tuple[Memory, str]], list[int]]:
-        """``select`` over the rows and each selected fact's length, once per ``version``
-        (``None``: "unknown", computed afresh every time)."""
-        held = self._stable
-        if version is not None and held is not None and held[0] == version:
-            return held[1], held[2]
-        picked = select(all_entries(project, user))
-        costs = [self.costs(m) for m, _ in picked]
-        if version is not None:
-            self._stable = (version, picked, costs)
-        return picked, costs
-
-    def state(
-        self,
-        project: Sequence[Memory],
-        user: Sequence[Memory],
-        version: Hashable | None,
-        tokenizer: Tokenizer,
-    ) -> IndexState:
-        """The index for these records, built again only when ``version`` moved. ``version=None`` means
-        "unknown": the index is built every time."""
-        key = (version, tokenizer.mode)
-        state = self._state
-        if version is not None and state is not None and state.key == key:
-            return state
+    def stable(self) -> tuple[list[tuple[Memory, str]], list[int]]:
+        """``select`` over the rows and each selected fact's length."""
         with self._lock:
-            state = self._state
-            if version is not None and state is not None and state.key == key:
-                return state
-            fresh = build_state(all_entries(project, user), key, tokenizer)
-            self._state = fresh
-            self.builds += 1
-            return fresh
+            if self._stable is None:
+                picked = select(all_entries(self.project, self.user))
+                self._stable = (picked, [self.costs(m) for m, _ in picked])
+            return self._stable
+
+    def state(self, tokenizer: Tokenizer) -> IndexState:
+        """The token index of the rows, split as ``tokenizer`` splits."""
+        with self._lock:
+            state = self._states.get(tokenizer.mode)
+            if state is None:
+                state = self._states[tokenizer.mode] = build_state(
+                    all_entries(self.project, self.user), tokenizer
+                )
+                self.builds += 1
+            return state
 
 
 def uncached_state(project: Sequence[Memory], user: Sequence[Memory], tokenizer: Tokenizer) -> IndexState:
     """A throw-away index, for callers that pass no cache."""
-    return build_state(all_entries(project, user), (None, tokenizer.mode), tokenizer)
+    return build_state(all_entries(project, user), tokenizer)

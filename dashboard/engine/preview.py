@@ -6,7 +6,7 @@ keeps the top 5 and fits ``<memory-context>``.  Hidden ids count as deleted.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
@@ -35,10 +35,10 @@ def stable_view(
     session_id: str | None = None,
     hidden_ids: Iterable[str] = frozenset(),
     cache: EngineCache | None = None,
-    version: Hashable | None = None,
 ) -> tuple[str, Fitted]:
     """The ``<memory-stable>`` block and its fitted entries, without the token index ``preview``
-    builds (for the overview's size, a memory's reach, an action's effect)."""
+    builds (for the overview's size, a memory's reach, an action's effect); ``cache``, when
+    given, is the one over these very rows."""
     summaries = list(summaries)
     hidden = frozenset(hidden_ids)
     tail = session_tail(summaries, session_id)
@@ -47,7 +47,7 @@ def stable_view(
         entries = [m for m in all_entries(project_memories, user_memories) if m.id not in hidden]
         fitted = fit(select(entries), tail, costs)
     else:
-        picked, lengths = cache.stable(project_memories, user_memories, version)
+        picked, lengths = cache.stable()
         fitted = fit(picked, tail, costs=lengths)
     return fitted.block(tail), fitted
 
@@ -94,7 +94,6 @@ def preview(
     now: datetime,
     hidden_ids: Iterable[str] = frozenset(),
     cache: EngineCache | None = None,
-    version: Hashable | None = None,
     tokenizer: Tokenizer | None = None,
     context_hints: Sequence[str] | None = None,
 ) -> Preview:
@@ -103,14 +102,14 @@ def preview(
     Each file's rows in ``ORDER BY created_at`` order; ``summaries`` in rowid order or newest
     first (the 10 newest at least); ``messages`` (oldest first) give file-path hints unless
     ``context_hints`` gives them; ``session_id`` None is a new session; ``now`` naive = UTC;
-    ``cache`` + ``version`` (both change counters) reuse the token index."""
+    ``cache`` (an ``EngineCache`` over these very rows) reuses the token index."""
     tok = tokenizer or default_tokenizer()
     now = _aware(now)
     hidden = frozenset(hidden_ids)
     if cache is None:
         state = uncached_state(project_memories, user_memories, tok)
     else:
-        state = cache.state(project_memories, user_memories, version, tok)
+        state = cache.state(tok)
     summaries = list(summaries)
     tail = session_tail(summaries, session_id)
     block, fitted = stable_view(
@@ -120,7 +119,6 @@ def preview(
         session_id=session_id,
         hidden_ids=hidden,
         cache=cache,
-        version=version,
     )
     shown = frozenset(s.memory.id for s in fitted.shown())
     hints = tuple(context_hints) if context_hints is not None else extract_hints(messages)

@@ -58,16 +58,26 @@ def keep(
             _table.popitem(last=False)
 
 
-def held(name: str, paths: Iterable[Path | str], work: Callable[[Stamps], T], key: Hashable = ()) -> T:
-    """The value held, or ``work(stamps)`` done once however many threads ask at once."""
+def held(
+    name: str,
+    paths: Iterable[Path | str],
+    work: Callable[[Stamps], T],
+    key: Hashable = (),
+    stamp: Stamps | None = None,
+) -> T:
+    """The value held, or ``work(stamps)`` done once however many threads ask at once.
+
+    ``stamp``: the files as they were when what ``work`` uses was read (rows held under
+    another name), instead of as they are now."""
     paths = tuple(map(str, paths))
-    found: T | None = peek(name, paths, key)
+    given = stamp
+    found: T | None = peek(name, paths, key, given)
     if found is not None:
         return found
     with _lock:
         gate = _working.setdefault(name, threading.Lock())
     with gate:
-        stamp = stamps(paths)  # again: another thread may have done the work meanwhile
+        stamp = stamps(paths) if given is None else given  # again: another thread may have done it
         found = peek(name, paths, key, stamp)
         if found is None:
             found = work(stamp)

@@ -35,9 +35,7 @@ def shown_now() -> tuple[str, frozenset]:
     """The stable block read back from the files after an action, and the (store, id)
     of the memories it shows: whether an approved memory really entered it."""
     snap = snapshot(fresh=True)
-    block, fitted = stable_view(
-        snap.project, snap.user, snap.summaries, cache=snap.cache, version=snap.version
-    )
+    block, fitted = stable_view(snap.project, snap.user, snap.summaries, cache=snap.cache)
     return block, frozenset((s.memory.store, s.memory.id) for s in fitted.shown())
 
 

@@ -46,7 +46,6 @@ def check(
         now=now,
         tokenizer=tokenizer,
         cache=cache,
-        version=corpus.version() if cache is not None else None,
     )
     theirs = AgentaoAnswer(corpus, query, messages, session_id, retriever)
     r = theirs.retriever

@@ -13,7 +13,7 @@ from pathlib import Path
 import agentao.memory.manager as agentao_manager
 import agentao.memory.retriever as agentao_retriever
 import agentao.memory.storage as agentao_storage
-from _rows import change_counter, read_memories, read_summaries
+from _rows import read_memories, read_summaries
 from agentao.memory import (
     MemoryManager,
     MemoryPromptRenderer,
@@ -116,10 +116,6 @@ class Corpus:
             read_memories(self.user_db, "user"),
             read_summaries(self.project_db),
         )
-
-    def version(self):
-        """The two change counters, the engine cache key."""
-        return (change_counter(self.project_db), change_counter(self.user_db))
 
 
 class AgentaoAnswer:

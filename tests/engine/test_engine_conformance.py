@@ -283,17 +283,22 @@ def test_hidden_equals_deleted(make_corpus):
     assert not {m.id for m in hidden.never_recalled} & set(victims)
 
 
-def test_cache_follows_change_counter(make_corpus):
+def test_a_cache_over_each_state_of_the_files_answers_as_agentao(make_corpus):
+    """The server holds one cache per state of the files; each answers exactly."""
     c = make_corpus()
     _english(c)
-    cache = EngineCache()
     tok = Tokenizer()
+
+    def fresh():
+        project, user, _ = c.rows()
+        return EngineCache(project, user)
+
+    cache = fresh()
     check(c, "redis", cache=cache, tokenizer=tok)
     check(c, "release", cache=cache, tokenizer=tok)
     assert cache.builds == 1
     c.save("redis", "Redis now on port 7000 with TLS.", ["infra", "tls"])
     gone = c.save("temp", "temporary redis note", ["infra"])
-    check(c, "redis tls", cache=cache, tokenizer=tok)
+    check(c, "redis tls", cache=fresh(), tokenizer=tok)
     c.manager.delete(gone.id)
-    check(c, "redis temporary", cache=cache, tokenizer=tok)
-    assert cache.builds == 3
+    check(c, "redis temporary", cache=fresh(), tokenizer=tok)

@@ -283,7 +283,7 @@ def test_score_terms_literal():
         keywords=["redis", "port", "billing/service.py"],
         updated="2025-05-02T00:00:00",
     )
-    b = build_state([m], None, LATIN).bundles["a"]
+    b = build_state([m], LATIN).bundles["a"]
     s = score(m, b, LATIN.tokens("redis port"), LATIN.tokens("x/y.py"), NOW)
     terms = {t.name: t for t in s.terms}
     q = 3  # redis, redi, port
@@ -307,7 +307,7 @@ def test_score_terms_literal():
 def test_stale_boundary_and_recency_alone():
     exactly = mem("e", title="zzz", updated="2025-03-03T00:00:00")  # 90 days: not stale
     beyond = mem("b", title="zzz", updated="2025-03-02T23:59:59")  # just over 90
-    state = build_state([exactly, beyond], None, LATIN)
+    state = build_state([exactly, beyond], LATIN)
     q = LATIN.tokens("zzz")
     assert "stale_penalty" not in score(exactly, state.bundles["e"], q, frozenset(), NOW).reasons
     assert "stale_penalty" in score(beyond, state.bundles["b"], q, frozenset(), NOW).reasons
@@ -320,7 +320,6 @@ def test_tie_order_is_score_then_updated_desc_then_id():
             mem(i, title="same", updated=u)
             for i, u in (("b", "2025-05-01"), ("a", "2025-05-01"), ("c", "2025-05-02"))
         ],
-        None,
         LATIN,
     )
     far_future = datetime(2000, 1, 1, tzinfo=timezone.utc)  # all ages clamp to 0: a tie
@@ -409,23 +408,14 @@ def test_hidden_ids_drop_before_everything():
     assert all(m.id not in {"n03", "n04"} for m in p.never_recalled)
 
 
-def test_cache_reuses_bundles_and_follows_version():
+def test_cache_builds_the_index_once_and_answers_as_a_fresh_one():
     rows = _notes(6)
-    cache = EngineCache()
-    a = preview(rows, [], [], query="alpha", now=NOW, cache=cache, version=(1, 0), tokenizer=LATIN)
-    b = preview(
-        [], [], [], query="alpha", now=NOW, cache=cache, version=(1, 0), tokenizer=LATIN
-    )  # same version: the records are not even looked at
-    assert a.context_block == b.context_block and cache.builds == 1
-    changed = rows[:-1] + [mem("n05", title="gamma", created=rows[-1].created_at)]
-    c = preview(changed, [], [], query="gamma", now=NOW, cache=cache, version=(2, 0), tokenizer=LATIN)
-    assert cache.builds == 2 and any(x.memory.id == "n05" for x in c.candidates)
-    assert (
-        preview(changed, [], [], query="alpha", now=NOW, tokenizer=LATIN).context_block
-        == preview(
-            changed, [], [], query="alpha", now=NOW, cache=cache, version=(2, 0), tokenizer=LATIN
-        ).context_block
-    )
+    cache = EngineCache(rows, [])
+    for query in ("alpha", "gamma note", "alpha"):
+        held = preview(rows, [], [], query=query, now=NOW, cache=cache, tokenizer=LATIN)
+        fresh = preview(rows, [], [], query=query, now=NOW, tokenizer=LATIN)
+        assert (held.stable_block, held.context_block) == (fresh.stable_block, fresh.context_block)
+    assert cache.builds == 1
 
 
 def test_stable_block_size_and_json():

@@ -405,7 +405,6 @@ def check(store: str, table: str, row_id: str, fmt: str):
         query=query,
         now=clock(),
         cache=snap.cache,
-        version=snap.version,
         tokenizer=tokenizer_for(agent_cjk(current_app.config["CJK"]).use),
     )
     looked = bool(sig) and signed_here(sig)

@@ -24,7 +24,7 @@ from ..findings import current_report, flags_by_row
 def stable_fitted():
     """The engine's fitted stable selection for a new session, from the files as they are."""
     snap = snapshot(statuses())
-    return stable_view(snap.project, snap.user, snap.summaries, cache=snap.cache, version=snap.version)[1]
+    return stable_view(snap.project, snap.user, snap.summaries, cache=snap.cache)[1]
 
 
 def in_every_prompt() -> set[tuple[str, str]]:

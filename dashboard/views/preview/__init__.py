@@ -243,7 +243,6 @@ def _answer(fmt: str) -> dict:
             now=ask.asof,
             hidden_ids=hidden,
             cache=snap.cache,
-            version=snap.version,
             tokenizer=tokenizer_for(cjk.use),
         )
 
