@@ -17,7 +17,7 @@ from ...preview_source import snapshot
 from ...store import held
 from ...store.status import StoreStatus
 
-WAIT_S = 4.0  # how long a request over large files waits before it says "still reading"
+WAIT_S = 3.0  # how long a request over large files waits before it says "still reading"
 LARGE_BYTES = 16 * 2**20  # smaller files (about 25,000 memories) are always read in the request
 _lock = threading.Lock()
 # the files' paths -> (the stamps and tokenizer prepared last or being prepared, its thread)
