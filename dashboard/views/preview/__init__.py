@@ -37,6 +37,7 @@ from ...store.rows import whole_number
 from ...web import page, page_route, render, statuses, twin, wants_fragment
 from ...words import label
 from ..memories.marks import flags, report_flags
+from . import reading
 from .answer import BECAUSE, Words, answer, why_text
 
 bp = Blueprint("preview", __name__)
@@ -221,15 +222,39 @@ def index(fmt: str):
     ctx = _answer(fmt)
     if fmt == "json" and ctx["ask"].error:
         return twin({"error": ctx["ask"].error}, 400)
+    if ctx.get("reading") is not None:
+        return _still_reading(fmt, ctx)
     return page(fmt, "preview/index.html", "preview/_result.html", to_json=_json, **ctx)
+
+
+def _still_reading(fmt: str, ctx: dict):
+    """No answer yet: the index of every memory is still being built (in the background)."""
+    if fmt == "json":
+        response = twin({"error": ctx["reading"], "complete": False}, 503)
+        response.headers["Retry-After"] = str(int(reading.WAIT_S))
+        return response
+    return render("preview/index.html", "preview/_reading.html", **ctx)
 
 
 def _answer(fmt: str) -> dict:
     """The question asked (query string, form or JSON body), previewed: the context of the
     page, of its twin and of the ranked table's fragment."""
     ask = _question(_values())
-    snap = snapshot(statuses())
     cjk = agent_cjk(current_app.config["CJK"])
+    if not reading.ready(statuses(), cjk.use):
+        mb = "{:,.0f}".format(reading.size(statuses()) / 2**20)
+        return dict(
+            ask=ask,
+            megabytes=mb,
+            reading=_(
+                "Still reading every memory (%(mb)s MB of stores): this preview is not ready, so it "
+                "shows no answer rather than a partial one. It asks again by itself.",
+                mb=mb,
+            ),
+            problems={},
+        )
+    snap = snapshot(statuses())
+    tokenizer = tokenizer_for(cjk.use)
 
     def run(hidden):
         return preview(
@@ -243,7 +268,7 @@ def _answer(fmt: str) -> dict:
             now=ask.asof,
             hidden_ids=hidden,
             cache=snap.cache,
-            tokenizer=tokenizer_for(cjk.use),
+            tokenizer=tokenizer,
         )
 
     after = run(ask.hide)
@@ -290,7 +315,10 @@ def _answer(fmt: str) -> dict:
 def ranked():
     """The ranked table with ``ranked`` rows: the "Show the next 50" button's fragment, the
     form's fields in the body.  It only reads, like the page."""
-    return render("preview/_recall.html", "preview/_recall.html", **_answer("html"))
+    ctx = _answer("html")
+    if ctx.get("reading") is not None:
+        return render("preview/_reading.html", "preview/_reading.html", **ctx)
+    return render("preview/_recall.html", "preview/_recall.html", **ctx)
 
 
 def _shareable(form) -> str | None:

@@ -1,0 +1,49 @@
+"""A store too large to index within a request (#30): the preview says it is still reading
+and shows no answer, never a partial one; the index is built in the background and the
+next request answers exactly."""
+
+from __future__ import annotations
+
+import threading
+from datetime import datetime, timezone
+
+from agentao_world import agentao_blocks
+from bs4 import BeautifulSoup
+
+from dashboard.views.preview import reading
+
+ASOF = "2031-01-01T00:00:00"
+ASKED = {"q": "which package manager", "asof": ASOF, "session": "session-b"}
+
+
+def test_still_reading_then_the_exact_answer(client, seeded, monkeypatch):
+    release = threading.Event()
+    started: list[threading.Thread] = []
+    real = reading.build
+
+    def slow_build(statuses, cjk):
+        started.append(threading.current_thread())
+        assert release.wait(120), "the test never released the build"
+        real(statuses, cjk)
+
+    monkeypatch.setattr(reading, "build", slow_build)
+    monkeypatch.setattr(reading, "WAIT_S", 0.01)
+    monkeypatch.setattr(reading, "LARGE_BYTES", 0)  # the test's small files count as large
+    page = BeautifulSoup(client.get("/preview", query_string=ASKED).get_data(as_text=True), "html.parser")
+    assert len(started) == 1
+    said = page.select_one('[data-answer="reading"]')
+    assert said is not None and "Still reading" in said.text
+    assert page.select_one("pre#context-block") is None and page.select_one("pre#stable-block") is None
+    twin = client.get("/preview.json", query_string=ASKED)
+    assert twin.status_code == 503 and twin.headers["Retry-After"]
+    assert twin.get_json()["complete"] is False
+
+    release.set()
+    started[0].join(120)
+    assert not started[0].is_alive() and len(started) == 1  # one build for both requests
+    page = BeautifulSoup(client.get("/preview", query_string=ASKED).get_data(as_text=True), "html.parser")
+    assert page.select_one('[data-answer="reading"]') is None
+    stable, _context = agentao_blocks(
+        seeded, "which package manager", "session-b", datetime(2031, 1, 1, tzinfo=timezone.utc)
+    )
+    assert page.select_one("pre#stable-block").text == stable
