@@ -464,6 +464,25 @@ def html_pages(app, memories: list[tuple[str, str]], item_id: str, queries=None)
     return sorted(u + query(u) for u in urls)
 
 
+def half(urls: list[str], which: int, ids) -> list[str]:
+    """Half ``which`` (0 or 1) of a page walk: every other page, in an order that does not
+    depend on the ids in the addresses (``ids``, and the conversations' ``html_pages`` took),
+    since each half's file builds its own stores.
+
+    A long walk is cut in two files so that the two workers run its halves side by side
+    (``pytest_collection_modifyitems`` below starts them first)."""
+
+    def shape(url: str) -> str:
+        for each in ids:
+            url = url.replace(each, "<id>")
+        return "/conversations/<id>" if url.startswith("/conversations/") else url
+
+    ordered = sorted(urls, key=shape)
+    halves = ordered[0::2], ordered[1::2]
+    assert sorted(halves[0] + halves[1]) == sorted(urls), "a page is missing from both halves"
+    return halves[which]
+
+
 def first_row(db, sql: str):
     """One row from a store, read-only."""
     rows = read_db(db, sql)
@@ -618,3 +637,28 @@ def layout_problems(driver) -> list[str]:
         problems.append(f"scrolls sideways: {width}px wide in a {inner}px window (widest: {widest})")
     problems += [f"narrow cell {c}" for c in driver.execute_script(NARROW_CELLS)]
     return problems
+
+
+# The long page walks, each cut in two files, in this order before every other file: pytest-xdist
+# (--dist loadfile, in collection order) then hands each worker one half of each walk at the
+# start, instead of a walk to one worker at the end while the other idles.
+LONG_WALKS = (
+    "test_hostile_content.py",
+    "test_hostile_content_2.py",
+    "test_accessibility.py",
+    "test_accessibility_2.py",
+    "test_chinese.py",
+    "test_chinese_2.py",
+    "test_layout.py",
+    "test_layout_2.py",
+)
+
+
+def pytest_collection_modifyitems(items):
+    here = Path(__file__).parent
+
+    def rank(item) -> int:
+        name = item.path.name
+        return LONG_WALKS.index(name) if item.path.parent == here and name in LONG_WALKS else len(LONG_WALKS)
+
+    items.sort(key=rank)

@@ -1,4 +1,5 @@
-"""Every page at 1280 px and at 360 px, every control labelled, and the project switcher.
+"""Every page at 1280 px and at 360 px, every control labelled (the first half of the pages
+here, the second in test_layout_2.py), and the project switcher.
 
 The server shows two projects sharing one user store, as ``--project A
 --project B`` would; with SCREENSHOTS=1 in the environment, screenshots of each page at
@@ -17,6 +18,7 @@ from .conftest import (
     DESKTOP,
     NARROW,
     first_row,
+    half,
     html_pages,
     htmx_settled,
     login,
@@ -46,23 +48,25 @@ def two_projects(workspace):
     return workspace.agent, workspace.other
 
 
-def pages(main) -> list[str]:
-    project_memory = first_row(main.project_db, "SELECT id FROM memories WHERE deleted_at IS NULL")
-    user_memory = first_row(main.user_db, "SELECT id FROM memories")
+def pages(main, which: int) -> list[str]:
+    """Half ``which`` of the pages (see ``half``): this file walks the first, test_layout_2.py
+    the second."""
+    project_memory = first_row(main.project_db, "SELECT id FROM memories WHERE deleted_at IS NULL")[0]
+    user_memory = first_row(main.user_db, "SELECT id FROM memories")[0]
     item = first_row(main.project_db, "SELECT id FROM memory_review_queue")[0]
     app = main.app()
-    return html_pages(app, [("project", project_memory[0]), ("user", user_memory[0])], item)
+    urls = html_pages(app, [("project", project_memory), ("user", user_memory)], item)
+    assert {"/overview", "/projects", "/reviews", "/forget"} <= {u.split("?")[0] for u in urls}
+    return half(urls, which, [project_memory, user_memory, item])
 
 
 def slug(path: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", path.split("?")[0].lower()).strip("-") or "root"
 
 
-def test_every_page_fits_360_px_and_labels_every_control(browser, server, two_projects):
-    urls = pages(two_projects[0])
-    assert {"/overview", "/projects", "/reviews", "/forget"} <= {u.split("?")[0] for u in urls}
+def walk(browser, server, two_projects, which: int) -> None:
     too_wide, unlabelled, names = {}, {}, set()
-    for path in urls:
+    for path in pages(two_projects[0], which):
         set_size(browser, DESKTOP)
         browser.get(server.url(path))
         wait_for(browser, htmx_settled, f"htmx never settled on {path}")
@@ -83,6 +87,10 @@ def test_every_page_fits_360_px_and_labels_every_control(browser, server, two_pr
     set_size(browser, DESKTOP)
     assert not unlabelled, f"form controls without a label: {unlabelled}"
     assert not too_wide, f"pages that scroll sideways at 360 px (width, widest element): {too_wide}"
+
+
+def test_first_half_of_the_pages_fits_360_px_and_labels_every_control(browser, server, two_projects):
+    walk(browser, server, two_projects, 0)
 
 
 # What sticks out furthest on the right, to make a failure actionable.
