@@ -275,20 +275,21 @@ def _picked_after(
                 for n, (_m, b) in enumerate(out)
                 if b.startswith(_RECENT)
             )
-            recent = [out[n][0] for _rank, n in ranked]  # best first
+            recent: list[tuple[Memory, int | None]] = [(out[n][0], n) for _rank, n in ranked]  # best first
             for row in saved:
                 if not _always(row):
-                    if any(m.updated_at == row.updated_at for m in recent):
+                    if any(m.updated_at == row.updated_at for m, _n in recent):
                         return None  # equal stamps: the files' order decides
-                    recent.insert(sum(m.updated_at > row.updated_at for m in recent), row)
-            gone = {id(m) for m in recent[INCIDENTAL_KEPT:]}
-            places = {id(m): n for n, m in enumerate(recent[:INCIDENTAL_KEPT], 1)}
-            out = [
-                (m, f"{_RECENT}{places[id(m)]}/{INCIDENTAL_KEPT}" if id(m) in places else because)
-                for m, because in out
-                if id(m) not in gone
-            ]
-            kept += [(r, f"{_RECENT}{places[id(r)]}/{INCIDENTAL_KEPT}") for r in saved if id(r) in places]
+                    recent.insert(sum(m.updated_at > row.updated_at for m, _n in recent), (row, None))
+            # The rows past the kept places leave; the others take their new places (in place).
+            for place, (m, n) in enumerate(recent[:INCIDENTAL_KEPT], 1):
+                because = f"{_RECENT}{place}/{INCIDENTAL_KEPT}"
+                if n is None:
+                    kept.append((m, because))
+                else:
+                    out[n] = (m, because)
+            for n in sorted((n for _m, n in recent[INCIDENTAL_KEPT:] if n is not None), reverse=True):
+                del out[n]
         for row, because in kept:
             at = bisect_left(out, row.created_at, key=_created)
             if at < len(out) and out[at][0].created_at == row.created_at:
