@@ -13,19 +13,16 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from itertools import chain
+from bisect import bisect_right
+from dataclasses import replace
+from itertools import accumulate
 
 from flask_babel import gettext as _
 
 from ..contract import REFUSED_SECRET
-from ..findings.checks import jaccard, token_set, token_sets
+from ..findings.checks import jaccard, token_set
 from ..findings.corpus import Docs, contradicted_preferences, subject
 from ..findings.duplicates import DUPLICATE_THRESHOLD, MAX_RELATED, MIN_TOKENS
-from ..records import Memory
-from ..store.snapshot import FileRows
 from .polarity import contradicts
 
 ORDER = (
@@ -88,9 +85,8 @@ def of_plan(item, refusal: str | None, existing) -> tuple[dict, ...]:
     return tuple(out)
 
 
-def with_store(plans: dict, block_effects: dict, snap, files: Sequence[FileRows] = ()) -> dict:
-    """``plans`` with the warnings that need the store's live rows added (same keys);
-    ``files``: the snapshots whose live rows ``snap`` holds, to use their held indexes."""
+def with_store(plans: dict, block_effects: dict, snap) -> dict:
+    """``plans`` with the warnings that need the store's live rows added (same keys)."""
     ready = {i: p for i, p in plans.items() if p.approvable}
     if not ready:
         return plans
@@ -115,11 +111,7 @@ def with_store(plans: dict, block_effects: dict, snap, files: Sequence[FileRows]
             names=_names(found),
         )
         add(i, "contradicts_memory", text, found)
-    stores = [
-        (rows, next((near_index(f) for f in files if f.live is rows), None) or NearIndex.of(rows))
-        for rows in (snap.project, snap.user)
-    ]
-    for i, found in _duplicated(ready, stores).items():
+    for i, found in _duplicated(ready, live).items():
         text = _("It is nearly the same as a live memory under another key: %(names)s.", names=_names(found))
         add(i, "duplicates", text, found)
     out = dict(plans)
@@ -174,67 +166,43 @@ def _contradicted(plans: dict, live: list) -> dict:
     return {i: ms[:MAX_RELATED] for i, ms in found.items()}
 
 
-def _prefix(size: int) -> int:
-    """How many of a set's rarest tokens one nearly equal set must share (Jaccard ≥ 0.9
-    needs all but ⌈0.9·k⌉ − 1 of its k tokens in the other set)."""
-    return size - math.ceil(DUPLICATE_THRESHOLD * size - 1e-9) + 1
-
-
-@dataclass(frozen=True)
-class NearIndex:
-    """One snapshot's live rows by their rarest tokens (the duplicates warning's filter).
-
-    ``rank`` orders every token in the rows, rarest first (ties by the token); each row is
-    listed under the first ``_prefix`` of its tokens in that order.  Two sets with
-    Jaccard ≥ 0.9 share a token among both prefixes in one order (the first common
-    token), so a candidate's prefix names every row that can nearly equal it.
-    """
-
-    rank: dict[str, int]
-    rows: dict[str, list[int]]
-
-    @classmethod
-    def of(cls, live: Sequence[Memory]) -> NearIndex:
-        sets = token_sets([m.content.lower() for m in live])
-        df = Counter(chain.from_iterable(sets))
-        rank = {t: n for n, t in enumerate(sorted(df, key=lambda t: (df[t], t)))}
-        rows: dict[str, list[int]] = {}
-        for n, tokens in enumerate(sets):
-            for t in sorted(tokens, key=rank.__getitem__)[: _prefix(len(tokens))]:
-                rows.setdefault(t, []).append(n)
-        return cls(rank, rows)
-
-    def candidates(self, tokens: frozenset[str]) -> set[int]:
-        """Positions of the rows that may nearly equal ``tokens`` (a superset, never fewer)."""
-        # Tokens no row holds come first in the order (and name no row).
-        first = sorted(tokens, key=lambda t: (self.rank.get(t, -1), t))[: _prefix(len(tokens))]
-        return {n for t in first for n in self.rows.get(t, ())}
-
-
-def near_index(rows: FileRows) -> NearIndex:
-    """The file's index, made once per snapshot (held with it)."""
-    return rows.kept("near", lambda f: NearIndex.of(f.live))
-
-
-def _duplicated(plans: dict, stores: Sequence[tuple[Sequence[Memory], NearIndex]]) -> dict:
+def _duplicated(plans: dict, live: list) -> dict:
     """item id -> live memories under another key whose content nearly equals its candidate's.
 
-    Only the rows the stores' indexes name for a candidate (``NearIndex``) are tokenised and
-    compared: a card costs a few lookups, not a pass over every row.  Ties keep the order of
-    the rows (project, then user).
+    Jaccard ≥ 0.9 needs a row to hold all but ⌊k/10⌋ of the candidate's k tokens, so only rows
+    holding one of its ⌊k/10⌋ + 1 longest tokens (``str.find`` in the joined contents) are
+    tokenised and compared: a card costs a few searches, not a pass over every row.
     """
+    if not live:
+        return {}
+    texts = [m.content.lower() for m in live]
+    joined = "\0".join(texts)
+    starts = list(accumulate((len(t) + 1 for t in texts[:-1]), initial=0))
     found: dict[str, list] = {}
     for i, plan in plans.items():
         mine = token_set(plan.save.content)
         if len(mine) < MIN_TOKENS:
             continue
-        near = []
-        for s, (live, index) in enumerate(stores):
-            for n in index.candidates(mine):
-                if live[n].key_normalized != plan.save.key_normalized:
-                    score = jaccard(mine, token_set(live[n].content.lower()))
-                    if score >= DUPLICATE_THRESHOLD:
-                        near.append((-score, s, n))
-        if near:
-            found[i] = [stores[s][0][n] for _score, s, n in sorted(near)][:MAX_RELATED]
+        need = len(mine) - math.ceil(DUPLICATE_THRESHOLD * len(mine) - 1e-9) + 1
+        longest = sorted(mine, key=lambda t: (-len(t), t))
+        # A row may miss at most need - 1 tokens, so of the 3 * need longest it holds
+        # (as substrings) all but need - 1: a test that drops most rows before tokenising.
+        probe = longest[: 3 * need]
+        floor = len(probe) - need + 1
+        rows: set[int] = set()
+        for token in longest[:need]:
+            at = joined.find(token)
+            while at != -1:
+                n = bisect_right(starts, at) - 1
+                rows.add(n)
+                at = joined.find(token, starts[n] + len(texts[n]) + 1)  # the next row
+        rows = {n for n in rows if len(list(filter(texts[n].__contains__, probe))) >= floor}
+        near = sorted(
+            (-jaccard(mine, token_set(texts[n])), n)
+            for n in rows
+            if live[n].key_normalized != plan.save.key_normalized
+        )
+        hits = [live[n] for score, n in near if -score >= DUPLICATE_THRESHOLD]
+        if hits:
+            found[i] = hits[:MAX_RELATED]
     return found

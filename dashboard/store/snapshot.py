@@ -8,11 +8,10 @@ listing order: ``created_at``, then (scope, key) as its index walk gives them.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from operator import attrgetter
-from typing import Any, TypeVar
+from typing import Any
 
 from ..engine.stable import TAIL_READ  # summaries agentao reads for the tail (contract §8)
 from ..records import Memory, Summary
@@ -25,7 +24,6 @@ from .rows import text_select, whole_number
 from .search import ascii_lower, haystack, json_strings
 
 COLUMNS = rowmod.columns(Memory)
-T = TypeVar("T")
 SEARCHED = ("title", "content", "key_normalized", "tags_json", "keywords_json")
 
 
@@ -69,15 +67,6 @@ class FileRows:
             self._values[key] = found
         order: list[int] = self._values[key]
         return order
-
-    def kept(self, name: str, make: Callable[[FileRows], T]) -> T:
-        """``make(self)``, made once per snapshot and ``name`` (a fact of the rows that a
-        page asks for again and again, such as the duplicates warning's index)."""
-        key = ("kept", name)
-        if key not in self._values:
-            self._values[key] = make(self)
-        value: T = self._values[key]
-        return value
 
     def values(self, column: str) -> set[Any]:
         """The distinct values of ``column`` among live rows (the filter drop-downs)."""

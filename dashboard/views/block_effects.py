@@ -42,8 +42,8 @@ def shown_now() -> tuple[str, frozenset]:
 
 
 # Each card's effect puts its row into the selection now (the whole walk over every live
-# row where that cannot tell: effects.rows_effect), and its warnings look its rarest tokens
-# up in the snapshot's index (actions.warnings); past this many rows per page the remaining cards fetch
+# row where that cannot tell: effects.rows_effect), and its warnings search every live
+# row's content (actions.warnings); past this many rows per page the remaining cards fetch
 # their effect when scrolled into view (htmx) or by a link: every card up to 1,500
 # memories, 15 at 10,000, 5 at 100,000.
 WORK_PER_PAGE = 150_000

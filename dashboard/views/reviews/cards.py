@@ -10,7 +10,7 @@ from __future__ import annotations
 from ... import facts
 from ...actions import approval, warnings
 from ...store import StoreProblem, list_review_items
-from ...store.snapshot import FileRows, rows_of
+from ...store.snapshot import rows_of
 from ...web import number_arg, status_of, statuses, stores
 from .. import block_effects
 from . import edits as review_edits
@@ -39,19 +39,16 @@ def _live_rows() -> approval.LiveRows:
     the cards' saves would update, without a read of the file per card.  A store with a
     hand-edited row (kept as stored, ``FileRows.odd``) or a repeated key is left out: its
     cards read the file, which compares the values as SQLite stores them."""
-    return {key: snap.by_key for key, snap in _held_files().items() if snap.by_key is not None}
-
-
-def _held_files() -> dict[str, FileRows]:
-    """Each readable store's held snapshot, by store key."""
-    out: dict[str, FileRows] = {}
+    out: approval.LiveRows = {}
     for st in statuses():
         if not st.readable:
             continue
         try:
-            out[st.ref.key] = rows_of(st.ref)
+            snap = rows_of(st.ref)
         except StoreProblem:
             continue
+        if snap.by_key is not None:
+            out[st.ref.key] = snap.by_key
     return out
 
 
@@ -62,8 +59,7 @@ def warned(plans: dict, found: dict) -> dict:
     weighed = {i: p for i, p in plans.items() if i in found}
     if not block_effects.approvable(weighed):
         return plans  # nothing to weigh against the store: do not read it
-    snap = block_effects.snapshot()
-    return {**plans, **warnings.with_store(weighed, found, snap, list(_held_files().values()))}
+    return {**plans, **warnings.with_store(weighed, found, block_effects.snapshot())}
 
 
 def context(
