@@ -21,7 +21,7 @@ from typing import Any
 from ..contract import PlannedSave
 from ..engine import all_entries, session_tail, stable_view
 from ..engine.render import STABLE_BUDGET
-from ..engine.stable import BECAUSE, INCIDENTAL_KEPT, Fitted, fit, select
+from ..engine.stable import BECAUSE, INCIDENTAL_KEPT, STRUCTURAL_TYPES, Fitted, fit, select
 from ..preview_source import Snapshot
 from ..records import Memory
 from ..store.snapshot import sql_order
@@ -179,11 +179,24 @@ def save_effect(
 def save_effects(
     snap: Snapshot, saves: dict[str, tuple[PlannedSave, Memory | None]]
 ) -> dict[str, BlockEffect]:
-    """key -> the effect of each (plan, existing) saved alone, over the same rows (a page of
-    cards): ``rows_effect``, which works a save out from the held selection where it can
-    (``_picked_after``), so a card costs a copy of the selection and the budget's walk, not a
-    pass over every row."""
-    return {key: rows_effect(snap, [would_save(plan, existing)]) for key, (plan, existing) in saves.items()}
+    """key -> ``save_effect`` of each (plan, existing) alone, over the same rows (a page of cards).
+
+    A save that hides nothing changes the held selection (``EngineCache.stable``) by one row:
+    that row goes in at its place and the row it overwrites leaves, so a card costs a copy
+    of the selection and the budget's walk, not a pass over every row.  Where the selection
+    cannot tell the order alone (a stamp equal to another entry's, an id in both files, a
+    recent incidental row overwritten) the card takes the whole walk, ``rows_effect``.
+    """
+    ids = [m.id for m in (*snap.project, *snap.user)]
+    quick = len(set(ids)) == len(ids)  # one id in both files: the full walk decides which it shows
+    recent = _recent(snap.cache.stable(snap.project, snap.user, snap.version)[0]) if quick else []
+    now = stable_view(snap.project, snap.user, snap.summaries, cache=snap.cache, version=snap.version)
+    out = {}
+    for key, (plan, existing) in saves.items():
+        row = would_save(plan, existing)
+        fitted = _saved_quickly(snap, row, existing, recent) if quick and plan.source != "auto" else None
+        out[key] = rows_effect(snap, [row]) if fitted is None else _effect(snap, fitted, now)
+    return out
 
 
 _RECENT = "recent incidental "
@@ -191,6 +204,62 @@ _RECENT = "recent incidental "
 
 def _created(pair: tuple[Memory, str]) -> Any:
     return pair[0].created_at
+
+
+def _recent(picked: list[tuple[Memory, str]]) -> list[tuple[int, int]]:
+    """(rank, index) of the selection's recent incidental entries, best rank first."""
+    found = ((b, n) for n, (_m, b) in enumerate(picked) if b.startswith(_RECENT))
+    return sorted((int(b[len(_RECENT) :].split("/")[0]), n) for b, n in found)
+
+
+def _saved_quickly(
+    snap: Snapshot, row: Memory, existing: Memory | None, recent: list[tuple[int, int]]
+) -> Fitted | None:
+    """The fit after saving ``row`` (over ``existing``, if any), from the held selection; None
+    when only the whole walk can tell (see ``save_effects``)."""
+    held, held_costs = snap.cache.stable(snap.project, snap.user, snap.version)
+    picked, costs = list(held), list(held_costs)
+    if not (isinstance(row.created_at, str) and isinstance(row.updated_at, str)):
+        return None
+    try:
+        if existing is not None:
+            at = bisect_right(picked, existing.created_at, key=_created) - 1
+            while at >= 0 and picked[at][0].created_at == existing.created_at:
+                if (picked[at][0].store, picked[at][0].id) == (existing.store, existing.id):
+                    break
+                at -= 1
+            else:
+                at = -1
+            if at >= 0:
+                if picked[at][1].startswith(_RECENT):
+                    return None  # a recent incidental row leaves: the next one would come in
+                del picked[at], costs[at]
+                recent = [(rank, n - (n > at)) for rank, n in recent]
+            elif existing.scope == "user" or existing.type in STRUCTURAL_TYPES:
+                return None  # an always-shown row the selection does not hold
+        always = row.scope == "user" or row.type in STRUCTURAL_TYPES
+        because = ("user scope" if row.scope == "user" else f"type {row.type}") if always else ""
+        if not always:
+            if any(picked[n][0].updated_at == row.updated_at for _rank, n in recent):
+                return None  # equal stamps keep the files' order
+            rank = 1 + sum(picked[n][0].updated_at > row.updated_at for _rank, n in recent)
+            if rank > INCIDENTAL_KEPT:
+                return fit(picked, session_tail(snap.summaries, None), costs=costs)
+            for old, n in recent:
+                if old >= rank:
+                    picked[n] = (picked[n][0], f"{_RECENT}{old + 1}/{INCIDENTAL_KEPT}")
+            if len(recent) == INCIDENTAL_KEPT:
+                dropped = recent[-1][1]
+                del picked[dropped], costs[dropped]
+            because = f"{_RECENT}{rank}/{INCIDENTAL_KEPT}"
+        at = bisect_left(picked, row.created_at, key=_created)
+        if at < len(picked) and picked[at][0].created_at == row.created_at:
+            return None  # equal stamps keep the files' order
+        picked.insert(at, (row, because))
+        costs.insert(at, snap.cache.costs(row))
+    except TypeError:  # stamps of other kinds (a hand edit): the whole walk orders them as SQLite does
+        return None
+    return fit(picked, session_tail(snap.summaries, None), costs=costs)
 
 
 def _effect(snap: Snapshot, after: Fitted, now: tuple[str, Fitted] | None = None) -> BlockEffect:
@@ -241,12 +310,10 @@ def _picked_after(
 ) -> Sequence[tuple[Memory, str]] | None:
     """``select`` over the rows as the action leaves them, worked out from ``picked`` (the
     selection now) without walking every row, when that is certain: every row the action
-    touches has an id no other live row holds and none is a recent incidental pick (the next
-    one would come in); a saved incidental row goes among the recent ones by ``updated_at``
-    when no id is in both files (such a row takes a recent place unseen) and no recent pick
-    shares its stamp; every saved row picked goes in at a created_at no picked row shares.
-    Then the other rows keep their rules and their order.  None otherwise: the caller
-    selects afresh."""
+    touches has an id no other live row holds, none is a recent incidental pick, and every
+    saved row is one the always-rules take (user scope or a structural type) at a created_at
+    no picked row shares.  Then the other rows keep their rules and their order, and the
+    three recent incidental picks stay.  None otherwise: the caller selects afresh."""
     ids = hidden | {r.id for r in saved}
     if not saved and not any(m.id in ids for m, _ in picked):
         return picked  # only rows it does not hold leave (their ids are gone with them)
@@ -261,55 +328,22 @@ def _picked_after(
     out = []
     for m, because in picked:
         if m.id in ids:
-            if because.startswith(_RECENT):
+            if because not in BECAUSE.values() and because != "user scope":
                 return None  # a recent incidental pick leaves: the next one comes in
             continue
         out.append((m, because))
-    kept = [(r, "user scope" if r.scope == "user" else BECAUSE[r.type]) for r in saved if _always(r)]
-    try:
-        if len(kept) < len(saved):  # an incidental row: it may enter the recent picks
-            if _shared_ids(snap):
-                return None  # a row whose id another holds may take a recent place unseen
-            ranked = sorted(
-                (int(b[len(_RECENT) :].split("/")[0]), n)
-                for n, (_m, b) in enumerate(out)
-                if b.startswith(_RECENT)
-            )
-            recent: list[tuple[Memory, int | None]] = [(out[n][0], n) for _rank, n in ranked]  # best first
-            for row in saved:
-                if not _always(row):
-                    if any(m.updated_at == row.updated_at for m, _n in recent):
-                        return None  # equal stamps: the files' order decides
-                    recent.insert(sum(m.updated_at > row.updated_at for m, _n in recent), (row, None))
-            # The rows past the kept places leave; the others take their new places (in place).
-            for place, (m, n) in enumerate(recent[:INCIDENTAL_KEPT], 1):
-                because = f"{_RECENT}{place}/{INCIDENTAL_KEPT}"
-                if n is None:
-                    kept.append((m, because))
-                else:
-                    out[n] = (m, because)
-            for n in sorted((n for _m, n in recent[INCIDENTAL_KEPT:] if n is not None), reverse=True):
-                del out[n]
-        for row, because in kept:
-            at = bisect_left(out, row.created_at, key=_created)
-            if at < len(out) and out[at][0].created_at == row.created_at:
-                return None  # a tie: the order among equals is the files' (select's) to say
-            out.insert(at, (row, because))
-    except TypeError:  # stamps of other kinds (a hand edit): the whole walk orders them as SQLite does
-        return None
+    for row in saved:
+        if row.scope == "user":
+            because = "user scope"
+        elif row.type in BECAUSE:
+            because = BECAUSE[row.type]
+        else:
+            return None  # an incidental row: it may enter the three most recent
+        at = bisect_left(out, row.created_at, key=lambda pair: pair[0].created_at)
+        if at < len(out) and out[at][0].created_at == row.created_at:
+            return None  # a tie: the order among equals is the files' (select's) to say
+        out.insert(at, (row, because))
     return out
-
-
-def _always(row: Memory) -> bool:
-    """Whether the always-rules take the row (user scope or a structural type)."""
-    return row.scope == "user" or row.type in BECAUSE
-
-
-def _shared_ids(snap: Snapshot) -> bool:
-    """Whether two live rows share an id (select takes it once; as an incidental row the
-    other may still hold one of the recent places, unseen)."""
-    ids = [m.id for m in (*snap.project, *snap.user)]
-    return len(set(ids)) < len(ids)
 
 
 def delete_effect(snap: Snapshot, memory: Memory) -> BlockEffect:

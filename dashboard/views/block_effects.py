@@ -41,8 +41,8 @@ def shown_now() -> tuple[str, frozenset]:
     return block, frozenset((s.memory.store, s.memory.id) for s in fitted.shown())
 
 
-# Each card's effect puts its row into the selection now (the whole walk over every live
-# row where that cannot tell: effects.rows_effect), and its warnings search every live
+# Each card's effect puts its row into the held selection (the whole walk over every live
+# row where that cannot tell: effects.save_effects), and its warnings search every live
 # row's content (actions.warnings); past this many rows per page the remaining cards fetch
 # their effect when scrolled into view (htmx) or by a link: every card up to 1,500
 # memories, 15 at 10,000, 5 at 100,000.
