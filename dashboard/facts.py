@@ -227,8 +227,8 @@ def risky_badge(report, later: str) -> Badge | None:
     if report is None:
         return Badge(0, "", later=later)
     found = risky_in(report)
-    if not found.count:
-        return None
+    if not found.count and found.complete:
+        return None  # "nothing risky" only from a scan that read every row; a cut one says "0+"
     return Badge(found.count, found.text, not found.complete)
 
 

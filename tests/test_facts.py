@@ -249,3 +249,7 @@ def test_a_scan_cut_short_says_at_least():
         found = facts.risky_in(Report(items=[_item("a", "secret")], timed_out=True))
         assert found.text.startswith("At least 1 entry")
         assert facts.risky_badge(Report(items=[_item("a", "secret")], timed_out=True), "").at_least
+        # A scan cut short before it found anything is not "nothing risky": the tab says 0+.
+        empty = facts.risky_badge(Report(timed_out=True), "")
+        assert empty is not None and (empty.count, empty.at_least) == (0, True)
+        assert facts.risky_badge(Report(), "") is None
