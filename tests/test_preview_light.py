@@ -4,9 +4,11 @@ the page sends what a person reads, the rest of the ranked table a request away.
 
 from __future__ import annotations
 
+import itertools
 import shutil
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from unittest import mock
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -155,10 +157,8 @@ def thousand(root) -> Agent:
     calls it), words drawn on a Zipf curve so a three-word message matches hundreds."""
     import random
     import tempfile
-    import uuid
 
     from agentao.memory import MemoryGuard
-    from agentao.memory.models import MemoryRecord
 
     shm = Path("/dev/shm")  # each save commits on its own connection: tmpfs keeps it quick
     root = Path(tempfile.mkdtemp(dir=shm)) if shm.is_dir() else root
@@ -168,6 +168,20 @@ def thousand(root) -> Agent:
 
     def text(n: int) -> str:
         return " ".join(rng.choices(WORDS, weights, k=n))
+
+    # One second per row through agentao's own clock: rows of one second tie on created_at, and
+    # the order of such ties is a separate question from this page's weight.
+    seconds = itertools.count()
+    stamp = lambda: (datetime(2030, 1, 1) + timedelta(seconds=next(seconds))).strftime("%Y-%m-%dT%H:%M:%S")  # noqa: E731
+    with mock.patch("agentao.memory.storage._now_iso", stamp):
+        _fill(agent, guard, rng, text)
+    return agent
+
+
+def _fill(agent, guard, rng, text) -> None:
+    import uuid
+
+    from agentao.memory.models import MemoryRecord
 
     for i in range(1000):
         scope = "user" if i % 5 == 0 else "project"
@@ -187,13 +201,13 @@ def thousand(root) -> Agent:
                 keywords=guard.extract_keywords(title, tags, content),
             )
         )
-    return agent
 
 
 @pytest.fixture(scope="module")
 def big(tmp_path_factory):
     agent = thousand(tmp_path_factory.mktemp("thousand"))
-    yield agent, agent.app().test_client()
+    # jieba's words, as agentao splits them in this process, whatever `agentao` the PATH finds
+    yield agent, agent.app(CJK="on").test_client()
     if str(agent.project_dir).startswith("/dev/shm/"):
         shutil.rmtree(agent.project_dir.parent, ignore_errors=True)
 
