@@ -64,7 +64,8 @@ def risky_badge_now(driver):
         lambda d: not d.find_elements(By.CSS_SELECTOR, "nav#tabs a[data-tab=findings] [data-later]"),
         "the Findings badge never came back after the action",
     )
-    return badge(driver, "findings")
+    # Read inside a wait: a swap may replace the badge between finding and reading it.
+    return wait_for(driver, lambda d: (badge(d, "findings"),), "the Findings badge could not be read")[0]
 
 
 def check_agree(driver, server) -> dict:
