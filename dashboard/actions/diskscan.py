@@ -22,6 +22,7 @@ The search can only look for texts it is given.
 from __future__ import annotations
 
 import hashlib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -41,6 +42,7 @@ TAIL = 32  # bytes of the previous piece searched again with the next: a block a
 SHAPES = ((16, 16), (8, 8), (4, 4), (2, 2), (1, 1))
 MULTIPLIERS = (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93)
 M1, M2 = np.uint64(MULTIPLIERS[0]), np.uint64(MULTIPLIERS[1])
+THREADS = 2  # parts of a piece searched at once (most machines have two cores or more)
 PAD = bytes(TAIL)  # after each piece: the words a text ending on the last byte needs
 
 
@@ -236,21 +238,35 @@ class Needles:
         self._ignored, self._judged = Found(), set()  # what the rows that stay hold, of which texts
 
     def search(self, chunks) -> Found:
-        """The blocks in ``chunks`` (one file or buffer, in order), and where first blocks sit."""
+        """The blocks in ``chunks`` (one file or buffer, in order), and where first blocks sit.
+
+        Each piece is cut in THREADS parts (each with the TAIL bytes before it) searched at once:
+        numpy lets go of the interpreter in its loops, so the parts run on as many cores, in the
+        memory of one piece.  A part that fails (or a progress that raises) ends the search."""
         found, tail, start = Found(), b"", 0
-        for chunk in chunks:
-            window = tail + chunk
-            self._search(window, start - len(tail), found)
-            start += len(chunk)
-            tail = window[-TAIL:]
+        with ThreadPoolExecutor(THREADS) as pool:
+            for chunk in chunks:
+                window = tail + chunk
+                part = -(-len(chunk) // THREADS)
+                cuts = range(len(tail), len(window), part)
+                parts = [
+                    (window[max(0, c - TAIL) : c + part], start - len(tail) + max(0, c - TAIL)) for c in cuts
+                ]
+                for hit in pool.map(lambda p: self._search(*p), parts or [(window, start - len(tail))]):
+                    for args in hit:
+                        found.add(*args)
+                start += len(chunk)
+                tail = window[-TAIL:]
         return found
 
-    def _search(self, window: bytes, start: int, found: Found) -> None:
+    def _search(self, window: bytes, start: int) -> list:
+        """(blocks, their texts, whether first, file offsets) in ``window``, for each shape that has any."""
         # Zeros after the bytes give every place a word to read, to the last byte; a block
         # counts only when all its bytes are in ``window`` and the same.
         padded = window + PAD
         data = np.frombuffer(padded, np.uint8)
         columns = np.arange(BLOCK)
+        hits = []
         for g in self.grams:
             at, block = g.candidates(padded)
             length = self.length[block]
@@ -262,7 +278,8 @@ class Needles:
             same = ((got == self.bytes[block]) | (columns >= length[:, None])).all(axis=1)
             at, block = at[same], block[same]
             if len(at):
-                found.add(block, self.text[block], self.first[block], at + start)
+                hits.append((block, self.text[block], self.first[block], at + start))
+        return hits
 
     def _whole(self, i: int, found: Found, read) -> bool:
         blocks = self._blocks(i)
