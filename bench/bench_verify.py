@@ -3,6 +3,7 @@
     .venv/bin/python bench/bench_verify.py                      # 100 MB, 22,795 texts, short ones too
     .venv/bin/python bench/bench_verify.py --mb 20 --texts 4000  # quick
     .venv/bin/python bench/bench_verify.py --pieces 262144,1048576 --ahocorasick  # round 4
+    .venv/bin/python bench/bench_verify.py --threads 1,2                           # round 5
 
 The store is made by agentao (schema, WAL mode) and filled in bulk with memory rows; ``--texts``
 of them are soft-deleted and purged the way the dashboard does (delete, VACUUM, checkpoint), so
@@ -13,6 +14,7 @@ Printed, in one run (rounds alternated, best of each: the machine may be shared)
 alone (the floor) and the scan as the dashboard runs it, in MB/s of file bytes, with the ratio;
 also MB per CPU-second (what a busy machine does not inflate) and the fixed cost of cutting the
 texts into blocks.  ``--pieces`` alternates the scan at several read sizes (bytes a piece);
+``--threads`` alternates the parts of a piece searched at once (1: one core, as before round 5).
 ``--ahocorasick`` also times ahocorasick-rs (``pip install ahocorasick-rs``; not a dependency)
 building an automaton of the scan's own blocks and one overlapping pass over the first 30 MB:
 the library's time alone, nothing done with what it finds; ``--hyperscan`` the same with
@@ -127,6 +129,7 @@ def main() -> None:
     parser.add_argument("--short", type=float, default=0.3, help="share of rows holding one short sentence")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--pieces", help="read sizes to alternate, bytes, comma-separated")
+    parser.add_argument("--threads", help="parts of a piece searched at once to alternate, comma-separated")
     parser.add_argument("--ahocorasick", action="store_true", help="also time ahocorasick-rs on the blocks")
     parser.add_argument("--hyperscan", action="store_true", help="also time hyperscan on the blocks")
     args = parser.parse_args()
@@ -146,11 +149,13 @@ def main() -> None:
             f"files: {mb:.1f} MB ({', '.join(p.name for p in paths)}); {len(texts)} purged texts "
             f"to look for ({short} of 64 bytes or less); load {os.getloadavg()[0]:.1f}"
         )
-        pieces = [int(p) for p in args.pieces.split(",")] if args.pieces else [diskscan.PIECE]
+        sizes = [int(p) for p in args.pieces.split(",")] if args.pieces else [diskscan.PIECE]
+        parts = [int(t) for t in args.threads.split(",")] if args.threads else [diskscan.THREADS]
+        pieces = [(size, threads) for size in sizes for threads in parts]
         reads, scans, cpus, cuts = {}, {}, {}, []
         for _ in range(args.rounds):  # alternated: the machine is shared
             for piece in pieces:
-                diskscan.PIECE = piece
+                diskscan.PIECE, diskscan.THREADS = piece
                 reads.setdefault(piece, []).append(read_alone(paths))
                 took, cpu, hits, steps = timed_scan(paths, texts, live, 3600)
                 scans.setdefault(piece, []).append(took)
@@ -164,9 +169,9 @@ def main() -> None:
         cut = min(cuts)
         for piece in pieces:
             read, scan, cpu = min(reads[piece]), min(scans[piece]), min(cpus[piece])
-            print(f"read alone:  {mb / read:7.1f} MB/s  ({read:.2f} s), {piece} bytes a piece")
+            print(f"read alone:  {mb / read:7.1f} MB/s  ({read:.2f} s), {piece[0]} bytes a piece")
             print(
-                f"scan:        {mb / scan:7.1f} MB/s  ({scan:.2f} s)  = {read / scan:.3f}x the read alone; "
+                f"scan, {piece[1]} at once: {mb / scan:7.1f} MB/s  ({scan:.2f} s)  = {read / scan:.3f}x the read alone; "
                 f"{mb / cpu:.1f} MB per CPU-second ({cpu:.2f} CPU-s, of which {cut:.2f} cutting the texts "
                 f"into blocks: {mb / max(cpu - cut, 1e-9):.1f} MB per CPU-second for the pass itself)"
             )

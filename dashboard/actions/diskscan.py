@@ -185,13 +185,14 @@ class _Grams:
 
     def _look(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(place, gram number) of every gram among ``keys`` (and, rarely, of a hash alike)."""
-        j = np.arange(len(keys))
+        j = None  # every place, until the first table has said which
         for i, table in enumerate(self.tables):
-            index = self._index(keys[j] if i else keys, i)
+            index = self._index(keys if j is None else keys[j], i)
             if table.dtype == bool:
-                j = np.flatnonzero(table[index])
+                yes = np.flatnonzero(table[index])
             else:
-                j = j[np.flatnonzero((table[index >> 3] >> (index & 7).astype(np.uint8)) & 1)]
+                yes = np.flatnonzero((table[index >> 3] >> (index & 7).astype(np.uint8)) & 1)
+            j = yes if j is None else j[yes]
         high = self._full(keys[j]) >> self.low
         k = np.minimum(np.searchsorted(self.heads, high), len(self.heads) - 1)
         hit = self.heads[k] == high
