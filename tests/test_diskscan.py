@@ -154,6 +154,22 @@ def test_short_text_across_a_read_boundary_is_found_whole(tmp_path):
     assert found[short[0]]["whole"] and found[short[1]]["whole"] and found[short[2]] is None
 
 
+def test_texts_across_the_cut_between_parts_searched_at_once_are_found_whole(tmp_path):
+    # A piece is searched in THREADS parts at once: a text lying over a cut between them (in
+    # the first piece, and in a later one read after the previous piece's tail), short, of one
+    # block exactly, or long, is found whole as anywhere else.
+    rng = random.Random(29)
+    texts = [f"pin {rng.randint(1000, 9999)}", words(rng, 8)[:31], words(rng, 120)]
+    part = -(-diskscan.PIECE // diskscan.THREADS)
+    base = filler(rng, 2 * diskscan.PIECE)
+    for cut in (part, diskscan.PIECE + part):
+        for text in texts:
+            raw = text.encode()
+            for skew in {1, 15, 16, len(raw) - 1}:
+                data = base[: cut - skew] + raw + base[cut - skew + len(raw) :]
+                assert (scan_bytes(tmp_path, data, [text])[text] or {}).get("whole"), (cut, text, skew)
+
+
 def test_cjk_texts_whole_cut_and_absent(tmp_path):
     # Chinese as written: frequent characters, with the full-width comma and stop.
     rng = random.Random(23)
