@@ -151,9 +151,7 @@ class _Grams:
         self.tables = []
         for _ in range(1 if few else 2):
             flags = np.zeros(1 << self.bits, bool)
-            flags[np.sort(index)] = (
-                True  # in order: the pages of a large table are written once each, in turn
-            )
+            flags[np.sort(index)] = True  # in order: each page of a large table written once, in turn
             self.tables.append(flags if few else np.packbits(flags, bitorder="little"))
             del flags
             index = self._index(first, 1)
