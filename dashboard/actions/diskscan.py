@@ -22,6 +22,7 @@ The search can only look for texts it is given.
 from __future__ import annotations
 
 import hashlib
+import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
@@ -42,7 +43,7 @@ TAIL = 32  # bytes of the previous piece searched again with the next: a block a
 SHAPES = ((16, 16), (8, 8), (4, 4), (2, 2), (1, 1))
 MULTIPLIERS = (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93)
 M1, M2 = np.uint64(MULTIPLIERS[0]), np.uint64(MULTIPLIERS[1])
-THREADS = 2  # parts of a piece searched at once (most machines have two cores or more)
+THREADS = 2  # parts of a piece searched at most at once, when the cores are free (parts_at_once)
 PAD = bytes(TAIL)  # after each piece: the words a text ending on the last byte needs
 
 
@@ -241,14 +242,14 @@ class Needles:
     def search(self, chunks) -> Found:
         """The blocks in ``chunks`` (one file or buffer, in order), and where first blocks sit.
 
-        Each piece is cut in THREADS parts (each with the TAIL bytes before it) searched at once:
-        numpy lets go of the interpreter in its loops, so the parts run on as many cores, in the
-        memory of one piece.  A part that fails (or a progress that raises) ends the search."""
-        found, tail, start = Found(), b"", 0
-        with ThreadPoolExecutor(THREADS) as pool:
+        Each piece is cut in parts (each with the TAIL bytes before it), one a free core, searched
+        at once: numpy lets go of the interpreter in its loops, so the parts run side by side, in
+        the memory of one piece.  A part that fails (or a progress that raises) ends the search."""
+        found, tail, start, threads = Found(), b"", 0, parts_at_once()
+        with ThreadPoolExecutor(threads) as pool:
             for chunk in chunks:
                 window = tail + chunk
-                part = -(-len(chunk) // THREADS)
+                part = -(-len(chunk) // threads)
                 cuts = range(len(tail), len(window), part)
                 parts = [
                     (window[max(0, c - TAIL) : c + part], start - len(tail) + max(0, c - TAIL)) for c in cuts
@@ -324,6 +325,13 @@ class Needles:
             whole = len(blocks) == int(self.count[i]) and self._whole(i, here, partial(_at, fh))
             seen[i] = {"whole": whole, "fragments": len(left), "blocks": left}
         return seen
+
+
+def parts_at_once() -> int:
+    """Parts of a piece searched side by side: up to THREADS, one a core the load leaves free (on a
+    crowded machine two threads only wait for each other: bench/results/verify-100mb-round5.txt)."""
+    free = (os.cpu_count() or 1) - os.getloadavg()[0]
+    return max(1, min(THREADS, round(free)))
 
 
 def _at(fh, offset: int, size: int) -> bytes:
