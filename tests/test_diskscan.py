@@ -171,6 +171,16 @@ def test_texts_across_the_cut_between_parts_searched_at_once_are_found_whole(tmp
                 assert (scan_bytes(tmp_path, data, [text])[text] or {}).get("whole"), (cut, text, skew)
 
 
+@pytest.mark.parametrize(
+    ("cores", "load", "parts"), [(2, 0.2, 2), (8, 3.0, 2), (2, 1.0, 1), (2, 11.0, 1), (1, 0.0, 1)]
+)
+def test_a_piece_is_searched_in_one_part_a_free_core(monkeypatch, cores, load, parts):
+    # On a crowded machine two threads only wait for each other: the scan spreads only on free cores.
+    monkeypatch.setattr(diskscan.os, "cpu_count", lambda: cores)
+    monkeypatch.setattr(diskscan.os, "getloadavg", lambda: (load, load, load))
+    assert diskscan.parts_at_once() == parts
+
+
 def test_cjk_texts_whole_cut_and_absent(tmp_path):
     # Chinese as written: frequent characters, with the full-width comma and stop.
     rng = random.Random(23)
