@@ -15,7 +15,8 @@ alone (the floor) and the scan as the dashboard runs it, in MB/s of file bytes, 
 also MB per CPU-second (what a busy machine does not inflate) and the fixed cost of cutting the
 texts into blocks.  ``--pieces`` alternates the scan at several read sizes (bytes a piece);
 ``--threads`` alternates the parts of a piece searched at once (1: one core, as before round 5),
-forced whatever the load (the dashboard takes one a free core, up to ``diskscan.THREADS``).
+forced whatever the load (the dashboard takes one a free core, up to ``diskscan.THREADS``); the
+last line says whether a second core was free (two threads sorting: CPU-seconds per wall second).
 ``--ahocorasick`` also times ahocorasick-rs (``pip install ahocorasick-rs``; not a dependency)
 building an automaton of the scan's own blocks and one overlapping pass over the first 30 MB:
 the library's time alone, nothing done with what it finds; ``--hyperscan`` the same with
@@ -183,6 +184,7 @@ def main() -> None:
             f"             {found} texts found, {still} still held by rows that stay; progress moved "
             f"{moved} times to {steps[-1]:.0%}; load {os.getloadavg()[0]:.1f}"
         )
+        print(second_core())
         if args.ahocorasick:
             ahocorasick_pass(paths[0], texts)
         if args.hyperscan:
@@ -245,6 +247,24 @@ def hyperscan_pass(path: Path, texts, mb: int = 30) -> None:
         f"{grown / 1e6:.0f} MB more RSS; a pass over the first {len(data) / 1e6:.0f} MB: "
         f"{len(data) / 1e6 / took:.1f} MB per CPU-second ({len(found)} matches); load {os.getloadavg()[0]:.1f}"
     )
+
+
+def second_core() -> str:
+    """Whether this process gets a second core now: two threads sorting (numpy lets go of the
+    interpreter while it sorts), CPU-seconds per wall second; near 1.0 means one core only."""
+    import threading
+
+    import numpy as np
+
+    arrays = [np.random.default_rng(i).integers(0, 1 << 60, 4_000_000) for i in range(2)]
+    threads = [threading.Thread(target=lambda a=a: [np.sort(a) for _ in range(4)]) for a in arrays]
+    started, cpu = time.perf_counter(), time.process_time()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    ratio = (time.process_time() - cpu) / (time.perf_counter() - started)
+    return f"second core: two threads sorting ran {ratio:.2f} CPU-s a second; load {os.getloadavg()[0]:.1f}"
 
 
 def resident() -> int:
