@@ -330,7 +330,11 @@ class Needles:
 def parts_at_once() -> int:
     """Parts of a piece searched side by side: up to THREADS, one a core the load leaves free (on a
     crowded machine two threads only wait for each other: bench/results/verify-100mb-round5.txt)."""
-    free = (os.cpu_count() or 1) - os.getloadavg()[0]
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # no load average (Windows): count the cores as free
+        load = 0.0
+    free = (os.cpu_count() or 1) - load
     return max(1, min(THREADS, round(free)))
 
 
