@@ -293,6 +293,19 @@ SUMMARIES = [  # (session, days ago, text)
 ]
 
 
+def saved_memory_turn(key: str, value: str) -> list[dict[str, Any]]:
+    """The assistant's save_memory tool call and the tool's answer, as agentao records them."""
+    call = {"name": "save_memory", "arguments": json.dumps({"key": key, "value": value})}
+    return [
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [{"id": "call_1", "type": "function", "function": call}],
+        },
+        {"role": "tool", "tool_call_id": "call_1", "name": "save_memory", "content": "Saved."},
+    ]
+
+
 # Saved conversations (agentao's ``save_session`` checkpoints, ``.agentao/sessions``):
 # (session, days ago, messages).  The first repeats the contact details a memory holds,
 # so About you and Findings show that the conversations hold them too.
@@ -306,27 +319,10 @@ CONVERSATIONS: list[tuple[str, int, list[dict[str, Any]]]] = [
                 "role": "user",
                 "content": "Reach me on +1 415 555 0134 or at sam.lee@fastmail.com when a release fails.",
             },
-            {
-                "role": "assistant",
-                "content": "",
-                "tool_calls": [
-                    {
-                        "id": "call_1",
-                        "type": "function",
-                        "function": {
-                            "name": "save_memory",
-                            "arguments": json.dumps(
-                                {
-                                    "key": "release contact",
-                                    "value": "Reach me on +1 415 555 0134 or at sam.lee@fastmail.com "
-                                    "when a release fails.",
-                                }
-                            ),
-                        },
-                    }
-                ],
-            },
-            {"role": "tool", "tool_call_id": "call_1", "name": "save_memory", "content": "Saved."},
+            *saved_memory_turn(
+                "release contact",
+                "Reach me on +1 415 555 0134 or at sam.lee@fastmail.com when a release fails.",
+            ),
             {"role": "assistant", "content": "Saved. I will use those when a release fails."},
             {"role": "user", "content": "Now write the release checklist and tag v0.3.0."},
             {"role": "assistant", "content": "Done: docs/release.md lists the steps; v0.3.0 is tagged."},

@@ -18,6 +18,7 @@ from . import web
 from .actions import saved as saved_actions
 from .engine import stable_view
 from .engine.render import STABLE_BUDGET
+from .records import plain
 from .store import held, sessions
 
 RISKY = ("secret", "personal", "instruction")  # what a person should look at first
@@ -109,12 +110,7 @@ class Risky:
         )
 
     def to_dict(self) -> dict:
-        return {
-            "count": self.count,
-            "complete": self.complete,
-            "by_category": self.by_category,
-            "text": self.text,
-        }
+        return plain(self, "count", "complete", "by_category", "text")
 
 
 def risky_in(report) -> Risky:

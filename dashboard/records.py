@@ -6,6 +6,11 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 
+def plain(obj: object, *names: str) -> dict[str, Any]:
+    """``{name: obj.name}`` for each name given, in order: the plain part of a JSON twin."""
+    return {name: getattr(obj, name) for name in names}
+
+
 class _Row:
     def to_dict(self) -> dict[str, Any]:
         """The row as JSON-ready data (tuples as lists)."""

@@ -8,6 +8,8 @@ from pathlib import Path
 from agentao.embedding.sessions import save_session
 from agentao.replay import ReplayRecorder, load_replay_config, save_replay_enabled
 
+from dashboard.demo import saved_memory_turn
+
 PHONE = "+49 170 5550199"
 SAID = f"Hi, I'm Robin. Call me on {PHONE} if the deploy breaks."
 
@@ -17,21 +19,7 @@ def conversation(project: Path, said: str = SAID, session_id: str | None = None)
     messages = [
         {"role": "system", "content": "You are agentao."},
         {"role": "user", "content": said},
-        {
-            "role": "assistant",
-            "content": "",
-            "tool_calls": [
-                {
-                    "id": "call_1",
-                    "type": "function",
-                    "function": {
-                        "name": "save_memory",
-                        "arguments": f'{{"key": "contact", "value": "{said}"}}',
-                    },
-                }
-            ],
-        },
-        {"role": "tool", "tool_call_id": "call_1", "name": "save_memory", "content": "Saved."},
+        *saved_memory_turn("contact", said),
         {"role": "user", "content": [{"type": "text", "text": "Thanks, and use tabs please."}]},
         {"role": "assistant", "content": "Noted: tabs."},
     ]

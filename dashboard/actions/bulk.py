@@ -19,7 +19,7 @@ from flask_babel import gettext as _
 from flask_babel import ngettext
 
 from ..contract import SaveRefused
-from ..records import Memory
+from ..records import Memory, plain
 from ..store import MemoryFilters, list_memories
 from ..store.registry import ref_for
 from ..store.snapshot import rows_of
@@ -59,11 +59,7 @@ class RowPlan:
     def to_dict(self) -> dict:
         m = self.memory
         return {
-            "store": self.store,
-            "id": self.id,
-            "code": self.code,
-            "text": self.text,
-            "changes": self.changes,
+            **plain(self, "store", "id", "code", "text", "changes"),
             "token": self.token if self.changes else None,
             "key_normalized": m.key_normalized if m else None,
             "title": m.title if m else None,
@@ -90,10 +86,7 @@ class BulkPlan:
 
     def to_dict(self) -> dict:
         return {
-            "action": self.action,
-            "tag": self.tag,
-            "to": self.to,
-            "total": self.total,
+            **plain(self, "action", "tag", "to", "total"),
             "count": len(self.changing),
             "cap": CAP,
             "capped": self.total > len(self.changing),

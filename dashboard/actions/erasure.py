@@ -17,6 +17,7 @@ from typing import Any
 
 from flask_babel import gettext as _
 
+from ..records import plain
 from ..store import StoreProblem, StoreRef, writes
 from ..store.writes import WriteConflict
 from . import approval, purge
@@ -42,11 +43,7 @@ class ItemErasure:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "id": self.id,
-            "was": self.was,
-            "rejected": self.rejected,
-            "status": self.status,
-            "message": self.message,
+            **plain(self, "id", "was", "rejected", "status", "message"),
             "copies_with_hits": self.copies,
             "text_still_in_use": self.shared,
             "saved_again": self.saved_again,
@@ -72,12 +69,7 @@ class EraseReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "token": self.token,
-            "store": self.store,
-            "status": self.status,
-            "message": self.message,
-            "checkpoint": self.checkpoint,
-            "retryable": self.retryable,
+            **plain(self, "token", "store", "status", "message", "checkpoint", "retryable"),
             "items": [i.to_dict() for i in self.items],
         }
 

@@ -27,7 +27,7 @@ import io
 import json
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from ..guard.invisible import hidden_prefix
@@ -211,50 +211,40 @@ def _md_store(row: dict[str, Any]) -> str:
     return "%s (%s)" % (row["store"], row["store_path"])
 
 
+Pairs = list[tuple[str, Any]]
+
+
+def _md_fact(
+    row: dict[str, Any], _: Callable[..., str], first: Pairs, middle: Pairs, last: Pairs, *blocks: str
+) -> list[str]:
+    """A memory or a suggestion: its id, ``first``, where the agent files it, ``middle``, its dates,
+    ``last``; then its text blocks."""
+    where = [(_("Key"), row["key"]), (_("Scope"), row["scope"]), (_("Type"), row["type"])]
+    dates = [(_("Created"), row["created_at"]), (_("Updated"), row["updated_at"])]
+    pairs = [(_("ID"), row["id"]), *first, *where, (_("Store"), _md_store(row)), *middle, *dates, *last]
+    return _md_entry(md_inline(row["title"]), pairs, *blocks)
+
+
 def _md_memory(m: dict[str, Any], words: Words) -> list[str]:
     _ = words.gettext
-    return _md_entry(
-        md_inline(m["title"]),
-        [
-            (_("ID"), m["id"]),
-            (_("Key"), m["key"]),
-            (_("Scope"), m["scope"]),
-            (_("Type"), m["type"]),
-            (_("Store"), _md_store(m)),
-            (_("Source"), m["source"]),
-            (_("Confidence"), m["confidence"]),
-            (_("Created"), m["created_at"]),
-            (_("Updated"), m["updated_at"]),
-            *([(_("Deleted"), m["deleted_at"])] if m["deleted_at"] else []),
-            (_("Tags"), ", ".join(m["tags"]) or _("none")),
-            (_("Keywords"), ", ".join(m["keywords"]) or _("none")),
-            (_("History"), events_text(m["events"], words)),
-        ],
+    deleted = [(_("Deleted"), m["deleted_at"])] if m["deleted_at"] else []
+    tags, keywords = (", ".join(m[k]) or _("none") for k in ("tags", "keywords"))
+    history = events_text(m["events"], words)
+    return _md_fact(
+        m,
+        _,
+        [],
+        [(_("Source"), m["source"]), (_("Confidence"), m["confidence"])],
+        [*deleted, (_("Tags"), tags), (_("Keywords"), keywords), (_("History"), history)],
         md_block(m["content"]),
     )
 
 
 def _md_review(r: dict[str, Any], words: Words) -> list[str]:
     _ = words.gettext
-    return _md_entry(
-        md_inline(r["title"]),
-        [
-            (_("ID"), r["id"]),
-            (_("Status"), r["status"]),
-            (_("Key"), r["key"]),
-            (_("Scope"), r["scope"]),
-            (_("Type"), r["type"]),
-            (_("Store"), _md_store(r)),
-            (_("Occurrences"), r["occurrences"]),
-            (_("Source session"), r["source_session"]),
-            (_("Created"), r["created_at"]),
-            (_("Updated"), r["updated_at"]),
-        ],
-        _("Content:"),
-        md_block(r["content"]),
-        _("Evidence:"),
-        md_block(r["evidence"]),
-    )
+    middle = [(_("Occurrences"), r["occurrences"]), (_("Source session"), r["source_session"])]
+    text = (_("Content:"), md_block(r["content"]), _("Evidence:"), md_block(r["evidence"]))
+    return _md_fact(r, _, [(_("Status"), r["status"])], middle, [], *text)
 
 
 def _md_summary(s: dict[str, Any], words: Words) -> list[str]:

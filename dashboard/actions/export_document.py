@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from flask_babel import get_translations
 from flask_babel import lazy_gettext as _l
 
-from ..records import Memory, ReviewItem, Summary
+from ..records import Memory, ReviewItem, Summary, plain
 from ..store import StoreProblem
 from ..store import export as source
 
@@ -41,59 +41,39 @@ class Words:
         return self.translations.ungettext(singular, plural, num) % variables
 
 
+def _record(row: Memory | ReviewItem | Summary, path: str, *names: str) -> dict:
+    """The fields every exported row starts with, then ``names`` as the row holds them."""
+    return {"id": row.id, "store": row.store, "store_path": path, **plain(row, *names)}
+
+
 def memory_record(m: Memory, path: str, events: dict) -> dict:
     return {
-        "id": m.id,
-        "store": m.store,
-        "store_path": path,
-        "scope": m.scope,
-        "type": m.type,
+        **_record(m, path, "scope", "type"),
         "key": m.key_normalized,
-        "title": m.title,
-        "content": m.content,
+        **plain(m, "title", "content"),
         "tags": list(m.tags),
         "keywords": list(m.keywords),
-        "source": m.source,
-        "confidence": m.confidence,
-        "sensitivity": m.sensitivity,
-        "created_at": m.created_at,
-        "updated_at": m.updated_at,
-        "deleted_at": m.deleted_at,
+        **plain(m, "source", "confidence", "sensitivity", "created_at", "updated_at", "deleted_at"),
         "events": events.get(m.id, {"count": 0, "by_type": {}, "first": None, "last": None}),
     }
 
 
 def review_record(r: ReviewItem, path: str) -> dict:
     return {
-        "id": r.id,
-        "store": r.store,
-        "store_path": path,
-        "scope": r.scope,
-        "type": r.type,
+        **_record(r, path, "scope", "type"),
         "key": r.key_normalized,
-        "title": r.title,
-        "content": r.content,
+        **plain(r, "title", "content"),
         "tags": list(r.tags),
-        "confidence": r.confidence,
-        "status": r.status,
-        "evidence": r.evidence,
-        "occurrences": r.occurrences,
-        "source_session": r.source_session,
-        "created_at": r.created_at,
-        "updated_at": r.updated_at,
+        **plain(r, "confidence", "status", "evidence", "occurrences", "source_session"),
+        **plain(r, "created_at", "updated_at"),
     }
 
 
 def summary_record(s: Summary, path: str) -> dict:
     return {
-        "id": s.id,
-        "store": s.store,
-        "store_path": path,
-        "session_id": s.session_id,
+        **_record(s, path, "session_id"),
         "content": s.summary_text,
-        "tokens_before": s.tokens_before,
-        "messages_summarized": s.messages_summarized,
-        "created_at": s.created_at,
+        **plain(s, "tokens_before", "messages_summarized", "created_at"),
     }
 
 

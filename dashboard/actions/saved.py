@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..findings.rules import Finding, scan_text
+from ..records import plain
 from ..store.sessions import Message, Saved, SavedFile, folders, read_saved
 
 ABOUT = ("personal", "secret")  # the findings that are about the person
@@ -35,13 +36,10 @@ class Hit:
     def to_dict(self) -> dict[str, Any]:
         return {
             "file": self.file.name,
-            "kind": self.file.kind,
-            "session_id": self.file.session_id,
+            **plain(self.file, "kind", "session_id"),
             "message": self.message.index,
             "role": self.message.role,
-            "rule": self.finding.rule,
-            "category": self.finding.category,
-            "excerpt": self.finding.excerpt,
+            **plain(self.finding, "rule", "category", "excerpt"),
         }
 
 
@@ -132,11 +130,7 @@ class FileResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "name": self.name,
-            "path": self.path,
-            "kind": self.kind,
-            "action": self.action,
-            "status": self.status,
+            **plain(self, "name", "path", "kind", "action", "status"),
             "reason": self.reason or None,
             "redacted": self.redacted,
         }

@@ -12,6 +12,7 @@ from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_babel import ngettext
 
+from ..records import plain
 from ..store import StoreProblem
 from ..store.purge import count_kinds
 
@@ -61,13 +62,7 @@ class PurgeResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "store": self.store,
-            "path": self.path,
-            "status": self.status,
-            "message": self.message,
-            "deleted": self.deleted,
-            "skipped": self.skipped,
-            "kept": self.kept,
+            **plain(self, "store", "path", "status", "message", "deleted", "skipped", "kept"),
             "kept_by_kind": _by_kind(self.kept),
             "skipped_by_kind": _by_kind(self.skipped),
             "checkpoint": None

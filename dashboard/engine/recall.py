@@ -12,6 +12,7 @@ from typing import Any
 
 from dashboard.records import Memory
 
+from ..records import plain
 from .cache import Bundle
 
 TOP_K = 5
@@ -89,10 +90,7 @@ class Term:
     def to_dict(self) -> dict[str, Any]:
         """Plain form for the JSON twin."""
         return {
-            "name": self.name,
-            "value": self.value,
-            "weight": self.weight,
-            "contribution": self.contribution,
+            **plain(self, "name", "value", "weight", "contribution"),
             "matched": list(self.matched),
         }
 

@@ -12,6 +12,7 @@ from typing import Any, overload
 
 from dashboard.records import Memory, Summary
 
+from ..records import plain
 from .render import STABLE_BUDGET, render_stable, stable_fact, stable_room
 
 STRUCTURAL_TYPES = frozenset({"decision", "constraint", "workflow", "profile", "preference"})
@@ -50,15 +51,8 @@ class Selected:
     def to_dict(self) -> dict[str, Any]:
         """Plain form for the JSON twin."""
         return {
-            "id": self.memory.id,
-            "title": self.memory.title,
-            "scope": self.memory.scope,
-            "type": self.memory.type,
-            "store": self.memory.store,
-            "because": self.because,
-            "cost": self.cost,
-            "shown": self.shown,
-            "room_before": self.room_before,
+            **plain(self.memory, "id", "title", "scope", "type", "store"),
+            **plain(self, "because", "cost", "shown", "room_before"),
             "evicted_reason": ("over budget: needs %d, %d left" % (self.cost, self.room_before))
             if not self.shown
             else "",

@@ -18,6 +18,7 @@ import math
 import time
 from collections import Counter, defaultdict
 from collections.abc import Sequence
+from functools import partial
 from itertools import compress, count, repeat
 from operator import ne, sub
 
@@ -59,36 +60,34 @@ class Cut:
                     )
                 )
             )
-        if self.common_rows:
-            n = self.common_rows
-            out.append(
-                Said(
-                    lambda: ngettext(
-                        "the near-duplicate check skipped words found in more than %(common)s memories "
-                        "(too common to tell duplicates apart): %(count)s memory was compared on its "
-                        "rarer words only",
-                        "the near-duplicate check skipped words found in more than %(common)s memories "
-                        "(too common to tell duplicates apart): %(count)s memories were compared on their "
-                        "rarer words only",
-                        n,
-                        common="{:,}".format(COMMON_ROWS),
-                        count="{:,}".format(n),
-                    )
-                )
-            )
-        if self.capped_rows:
-            n = self.capped_rows
-            out.append(
-                Said(
-                    lambda: ngettext(
-                        "%(count)s memory was compared with only %(max)s others each",
-                        "%(count)s memories were compared with only %(max)s others each",
-                        n,
-                        count="{:,}".format(n),
-                        max="{:,}".format(MAX_VISITED),
-                    )
-                )
-            )
+        # The plural notes, each made from its count when read (``n`` bound per note).
+        plural = (
+            (
+                self.common_rows,
+                lambda n: ngettext(
+                    "the near-duplicate check skipped words found in more than %(common)s memories "
+                    "(too common to tell duplicates apart): %(count)s memory was compared on its "
+                    "rarer words only",
+                    "the near-duplicate check skipped words found in more than %(common)s memories "
+                    "(too common to tell duplicates apart): %(count)s memories were compared on their "
+                    "rarer words only",
+                    n,
+                    common="{:,}".format(COMMON_ROWS),
+                    count="{:,}".format(n),
+                ),
+            ),
+            (
+                self.capped_rows,
+                lambda n: ngettext(
+                    "%(count)s memory was compared with only %(max)s others each",
+                    "%(count)s memories were compared with only %(max)s others each",
+                    n,
+                    count="{:,}".format(n),
+                    max="{:,}".format(MAX_VISITED),
+                ),
+            ),
+        )
+        out.extend(Said(partial(say, n)) for n, say in plural if n)
         return out
 
 

@@ -17,7 +17,7 @@ from flask_babel import lazy_gettext as _l
 from ..engine.reach import memory_reach, reach_text
 from ..engine.render import EXCERPT_CHARS, VALUE_PREVIEW
 from ..engine.stable import TAIL_CHARS, TAIL_KEPT, TAIL_READ, TAIL_SEPARATOR
-from ..records import Memory
+from ..records import Memory, plain
 from .rules import Finding, Staleness, is_canonical_stamp, near_size_limit, scan_text
 from .why import why_text
 
@@ -52,10 +52,7 @@ class Item:
 
     def to_dict(self) -> dict:
         return {
-            "store": self.store,
-            "table": self.table,
-            "row_id": self.row_id,
-            "label": self.label,
+            **plain(self, "store", "table", "row_id", "label"),
             **self.finding.to_dict(),
             "why": why_text(self.finding),
             "reach": self.reach,

@@ -9,7 +9,7 @@ import sqlite3
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from . import events
 from .connection import StoreProblem, describe_error, open_rw, read, rollback_quietly, settle, write
@@ -80,13 +80,18 @@ def count_kinds(rows: Iterable[PlanRow | dict[str, Any]]) -> str:
 # -- agentao's wipe ---------------------------------------------------------
 
 
+def _mark_deleted(conn: sqlite3.Connection, column: Literal["scope", "id"], value: str, now: str) -> int:
+    """agentao's soft delete of the live rows whose ``column`` is ``value``: how many it marked."""
+    return conn.execute(
+        f"UPDATE memories SET deleted_at = ?, updated_at = ? WHERE {column} = ? AND deleted_at IS NULL",
+        (now, now, value),
+    ).rowcount
+
+
 def clear_scope(ref: StoreRef, scope: str, now: str) -> int:
     """Soft-delete every live row of ``scope`` in one file, no events (agentao ``clear``)."""
     with write(ref.path) as conn:
-        cleared = conn.execute(
-            "UPDATE memories SET deleted_at = ?, updated_at = ? WHERE scope = ? AND deleted_at IS NULL",
-            (now, now, scope),
-        ).rowcount
+        cleared = _mark_deleted(conn, "scope", scope, now)
         events.note_own_counter(ref.path, conn)  # no event to tell the pulse it was ours
         return cleared
 
@@ -100,10 +105,7 @@ def delete_all_summaries(ref: StoreRef) -> int:
 def soft_delete_memory(ref: StoreRef, memory_id: str, now: str) -> bool:
     """agentao's single soft delete: mark the row and log a ``soft_delete`` event."""
     with write(ref.path) as conn:
-        changed = conn.execute(
-            "UPDATE memories SET deleted_at = ?, updated_at = ? WHERE id = ? AND deleted_at IS NULL",
-            (now, now, memory_id),
-        ).rowcount
+        changed = _mark_deleted(conn, "id", memory_id, now)
         if changed:
             logged = conn.execute(
                 "INSERT INTO memory_events (memory_id, event_type, timestamp) VALUES (?, 'soft_delete', ?)",

@@ -16,18 +16,8 @@ from .rows import text_select
 
 BATCH = 500  # rows per read: 2 MB of text at agentao's 4,000-character limit
 
-MEMORY_COLUMNS = (
-    "id",
-    "scope",
-    "type",
-    "key_normalized",
-    "title",
-    "content",
-    "created_at",
-    "updated_at",
-    "deleted_at",
-)
 REVIEW_COLUMNS = ("id", "scope", "type", "key_normalized", "title", "content", "evidence", "status")
+MEMORY_COLUMNS = (*REVIEW_COLUMNS[:6], "created_at", "updated_at", "deleted_at")
 SUMMARY_COLUMNS = ("id", "session_id", "summary_text", "created_at")
 # What the stable selection needs of every live row (engine.stable.select): no text.
 STABLE_COLUMNS = ("id", "scope", "type", "created_at", "updated_at")

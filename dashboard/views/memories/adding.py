@@ -108,14 +108,8 @@ def _planned(values):
 
 
 def _new_json(ctx) -> dict:
-    return {
-        "plan": ctx["plan"],
-        "refusal": ctx["refusal"],
-        "error_type": ctx["error_type"],
-        "effect": ctx["effect"],
-        "planned": ctx["planned"],
-        "action": url_for("memories.add"),
-    }
+    shown = ("plan", "refusal", "error_type", "effect", "planned")
+    return {**{name: ctx[name] for name in shown}, "action": url_for("memories.add")}
 
 
 def _run(values) -> tuple[Outcome, dict]:

@@ -108,29 +108,16 @@ def _run(store: str, memory_id: str, action: str) -> Outcome:
             raise Blocked(404, _("No memory '%(id)s' in store '%(store)s'.", id=memory_id, store=store))
         expect, shown = _expect(values), _shown(values)
         require_writable(store)
+        to = store
         if action == "delete":
             curation.delete(stores(), store, memory_id, expect)
-            return Outcome(
-                memory_id,
-                "deleted",
-                _("Deleted memory %(id)s (soft delete).", id=memory_id),
-                memory_id=memory_id,
-                memory_store=store,
-                event="soft_delete",
-                shown_effect=shown,
-            )
-        if action == "restore":
+            done, new_id, event = "deleted", memory_id, "soft_delete"
+            message = _("Deleted memory %(id)s (soft delete).", id=memory_id)
+        elif action == "restore":
             saved = restoring.restore(stores(), store, memory_id, expect)
-            return Outcome(
-                memory_id,
-                "restored",
-                _("Restored memory %(id)s: agentao sees it again.", id=memory_id),
-                memory_id=saved.memory_id,
-                memory_store=store,
-                event=saved.event,
-                shown_effect=shown,
-            )
-        if action == "edit":
+            done, new_id, event = "restored", saved.memory_id, saved.event
+            message = _("Restored memory %(id)s: agentao sees it again.", id=memory_id)
+        elif action == "edit":
             value = values.get("value")
             if not isinstance(value, str):
                 raise Blocked(400, _("'value' is required."))
@@ -143,29 +130,19 @@ def _run(store: str, memory_id: str, action: str) -> Outcome:
             ):
                 shown = None  # the effect shown was for other values than these
             saved = curation.edit(stores(), store, memory_id, value, tags, type_, expect)
-            return Outcome(
-                memory_id,
-                "edited",
-                _("Saved memory %(id)s.", id=memory_id),
-                memory_id=saved.memory_id,
-                memory_store=store,
-                event=saved.event,
-                shown_effect=shown,
-            )
-        target = values.get("target")
-        if not target:
-            raise Blocked(400, _("The form did not say what the move would overwrite; reload the page."))
-        to = "project" if store == "user" else "user"
-        require_writable(to)
-        saved = curation.move(stores(), store, memory_id, expect, target)
+            done, new_id, event = "edited", saved.memory_id, saved.event
+            message = _("Saved memory %(id)s.", id=memory_id)
+        else:
+            target = values.get("target")
+            if not target:
+                raise Blocked(400, _("The form did not say what the move would overwrite; reload the page."))
+            to = "project" if store == "user" else "user"
+            require_writable(to)
+            saved = curation.move(stores(), store, memory_id, expect, target)
+            done, new_id, event = "moved", saved.memory_id, saved.event
+            message = _("Moved to the %(store)s store as memory %(id)s.", store=to, id=saved.memory_id)
         return Outcome(
-            memory_id,
-            "moved",
-            _("Moved to the %(store)s store as memory %(id)s.", store=to, id=saved.memory_id),
-            memory_id=saved.memory_id,
-            memory_store=to,
-            event=saved.event,
-            shown_effect=shown,
+            memory_id, done, message, memory_id=new_id, memory_store=to, event=event, shown_effect=shown
         )
     except Exception as exc:  # noqa: BLE001 - failure() re-raises what it does not know
         return failure(memory_id, exc)
