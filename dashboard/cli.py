@@ -12,6 +12,7 @@ import threading
 import unicodedata
 from gettext import NullTranslations
 from pathlib import Path
+from typing import NoReturn
 from urllib.parse import quote, urlencode
 
 from .guard.invisible import escaped
@@ -144,6 +145,11 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _fail(parser: argparse.ArgumentParser, message: str) -> NoReturn:
+    """Exit 2 with argparse's "error:" line, without the usage: the message says what to change."""
+    parser.exit(2, f"agentao-memory-dashboard: error: {message}\n")
+
+
 def config_from_args(args: argparse.Namespace, parser: argparse.ArgumentParser) -> dict:
     """Validate paths and turn arguments into create_app() config; exits 2 on bad input."""
     if args.demo:
@@ -169,27 +175,23 @@ def config_from_args(args: argparse.Namespace, parser: argparse.ArgumentParser) 
     projects = [Path(p) for p in args.project]
     for project_dir in projects:
         if not project_dir.is_dir():
-            parser.exit(
-                2, f"agentao-memory-dashboard: error: project folder {escaped(project_dir)} does not exist\n"
-            )
+            _fail(parser, f"project folder {escaped(project_dir)} does not exist")
     for root in map(Path, args.scan):
         if not root.is_dir():
-            parser.exit(2, f"agentao-memory-dashboard: error: --scan folder {escaped(root)} does not exist\n")
+            _fail(parser, f"--scan folder {escaped(root)} does not exist")
         refused: list = []
         found = scan_projects(root, refused=refused)
         for _folder, reason in refused:
             print(f"agentao-memory-dashboard: --scan left out {escaped(reason)}", file=sys.stderr)
         if not found:
-            parser.exit(2, f"agentao-memory-dashboard: error: no .agentao/memory.db below {escaped(root)}\n")
+            _fail(parser, f"no .agentao/memory.db below {escaped(root)}")
         projects.extend(found)
     projects = list(dict.fromkeys(p.resolve() for p in projects)) or [Path.cwd()]
     user_db = None if args.no_user_db else Path(args.user_db) if args.user_db else default_user_db()
     if user_db is not None and user_db.is_dir():
-        parser.exit(
-            2, f"agentao-memory-dashboard: error: user store {escaped(user_db)} is a directory, not a file\n"
-        )
+        _fail(parser, f"user store {escaped(user_db)} is a directory, not a file")
     if not 0 <= args.port <= 65535:
-        parser.exit(2, f"agentao-memory-dashboard: error: port {args.port} is out of range\n")
+        _fail(parser, f"port {args.port} is out of range")
     return {"PROJECT_DIR": projects, "USER_DB": user_db, "READ_ONLY": args.read_only}
 
 
@@ -200,11 +202,7 @@ def token_from_args(args: argparse.Namespace, parser: argparse.ArgumentParser) -
 
     if args.no_token:
         if not is_loopback(args.host):
-            parser.exit(
-                2,
-                f"agentao-memory-dashboard: error: --no-token is only allowed on a "
-                f"loopback address, not {args.host}\n",
-            )
+            _fail(parser, f"--no-token is only allowed on a loopback address, not {args.host}")
         print(
             "WARNING: --no-token: any program or user on this machine can read and erase "
             "memories through the dashboard.",
@@ -212,8 +210,9 @@ def token_from_args(args: argparse.Namespace, parser: argparse.ArgumentParser) -
             flush=True,
         )
         return False
-    if args.token is not None and token_problem(args.token):
-        parser.exit(2, f"agentao-memory-dashboard: error: {token_problem(args.token)}\n")
+    problem = None if args.token is None else token_problem(args.token)
+    if problem:
+        _fail(parser, problem)
     if not is_loopback(args.host):
         print(
             f"WARNING: listening on {args.host}: other machines can reach the dashboard. "
@@ -232,11 +231,10 @@ def cjk_from_args(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
         try:
             tokenizer_for("on")
         except ImportError:
-            parser.exit(
-                2,
-                "agentao-memory-dashboard: error: --cjk on needs jieba, which cannot "
-                "be imported here (pip install jieba, or "
-                "--cjk off if the agent runs without it)\n",
+            _fail(
+                parser,
+                "--cjk on needs jieba, which cannot be imported here (pip install jieba, or "
+                "--cjk off if the agent runs without it)",
             )
     return args.cjk
 
@@ -395,7 +393,7 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser, token) -> 
     try:
         server = create_server(app, host=args.host, port=args.port, threads=args.threads, **bounds)
     except OSError as exc:
-        parser.exit(2, f"agentao-memory-dashboard: error: cannot listen on {args.host}:{args.port} ({exc})\n")
+        _fail(parser, f"cannot listen on {args.host}:{args.port} ({exc})")
     from .guard.waitress_errors import harden
 
     harden(server)  # waitress's own 400/413/431 answers get the security headers too

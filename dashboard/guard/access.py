@@ -31,7 +31,9 @@ import threading
 import time
 from collections import Counter
 
-from flask import current_app
+from flask import current_app, redirect, request, url_for
+
+from .localurl import local_url
 
 COOKIE_LIFETIME = 12 * 3600  # seconds a cookie stays good without use
 RENEW_AFTER = 10 * 60  # a cookie in use older than this is re-issued
@@ -190,6 +192,27 @@ class Access:
 def sign_preference(value: str) -> str:
     """A preference cookie's value, signed so that one tossed in from another port is ignored."""
     return current_app.extensions["access"].sign(value)
+
+
+def keep_choice(response, cookie: str, value: str):
+    """Remember a view choice (language, project, last visit) for a year, signed, on this
+    dashboard's path; the response."""
+    prefix = current_app.config["URL_PREFIX"] or "/"
+    response.set_cookie(
+        cookie, sign_preference(value), httponly=True, samesite="Strict", max_age=365 * 86400, path=prefix
+    )
+    return response
+
+
+def back_with_choice(cookie: str, value: str):
+    """Back to the page the choice was made on, remembering it: a 303, for htmx a 204 with
+    HX-Redirect.  ``next`` is never copied through: url_for rebuilds it (see localurl)."""
+    back = local_url(request.form.get("next")) or url_for("overview.index")
+    response = redirect(back, code=303)
+    if request.headers.get("HX-Request") == "true":
+        response = current_app.make_response(("", 204))
+        response.headers["HX-Redirect"] = back
+    return keep_choice(response, cookie, value)
 
 
 def verified_preferences(values) -> list[str]:

@@ -8,6 +8,7 @@ import json
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import fields
+from functools import partial
 from typing import Any, TypeVar
 
 from ..records import Event, Memory, ReviewItem, Summary
@@ -94,24 +95,11 @@ def record(cls: type[R], row: RowLike, store: str, **lists: tuple[str, ...]) -> 
     return cls(**values, store=store)
 
 
-def memory(row: RowLike, store: str) -> Memory:
-    """A ``memories`` row as a record."""
-    return record(Memory, row, store)
-
-
-def summary(row: RowLike, store: str) -> Summary:
-    """A ``session_summaries`` row as a record."""
-    return record(Summary, row, store)
-
-
-def review(row: RowLike, store: str) -> ReviewItem:
-    """A ``memory_review_queue`` row as a record."""
-    return record(ReviewItem, row, store)
-
-
-def event(row: RowLike, store: str) -> Event:
-    """A ``memory_events`` row as a record."""
-    return record(Event, row, store)
+# One reader per table: ``memory(row, store)`` and so on.
+memory = partial(record, Memory)
+summary = partial(record, Summary)
+review = partial(record, ReviewItem)
+event = partial(record, Event)
 
 
 def memory_by_id(conn: sqlite3.Connection, memory_id: Any, store: str) -> Memory | None:

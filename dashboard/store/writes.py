@@ -20,7 +20,7 @@ from flask_babel import gettext as _
 
 from .. import clock
 from ..contract import PlannedSave
-from ..records import Memory, ReviewItem
+from ..records import Memory, ReviewItem, plain
 from . import events, rows
 from .connection import StoreProblem, read, write
 
@@ -234,25 +234,19 @@ def _fresh_id(conn: sqlite3.Connection) -> str:
 
 def put(conn: sqlite3.Connection, plan: PlannedSave, existing: Memory | None) -> Saved:
     """agentao's upsert of ``plan``: onto ``existing`` (from ``target_as_seen``) or a new row."""
-    tags = json.dumps(list(plan.tags))
-    keywords = json.dumps(list(plan.keywords))
     stamp = now()
+    values = {
+        **plain(plan, "scope", "type", "key_normalized", "title", "content", "source", "confidence"),
+        "tags": json.dumps(list(plan.tags)),
+        "keywords": json.dumps(list(plan.keywords)),
+        "at": stamp,
+    }
     if existing is not None:
         conn.execute(
-            "UPDATE memories SET title = ?, content = ?, tags_json = ?, keywords_json = ?,"
-            " type = ?, source = ?, confidence = ?, sensitivity = 'normal', updated_at = ?"
-            " WHERE id = ?",
-            (
-                plan.title,
-                plan.content,
-                tags,
-                keywords,
-                plan.type,
-                plan.source,
-                plan.confidence,
-                stamp,
-                existing.id,
-            ),
+            "UPDATE memories SET title = :title, content = :content, tags_json = :tags,"
+            " keywords_json = :keywords, type = :type, source = :source, confidence = :confidence,"
+            " sensitivity = 'normal', updated_at = :at WHERE id = :id",
+            {**values, "id": existing.id},
         )
         memory_id, kind = existing.id, "update"
     else:
@@ -260,21 +254,9 @@ def put(conn: sqlite3.Connection, plan: PlannedSave, existing: Memory | None) ->
         conn.execute(
             "INSERT INTO memories (id, scope, type, key_normalized, title, content, tags_json,"
             " keywords_json, source, confidence, sensitivity, created_at, updated_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'normal', ?, ?)",
-            (
-                memory_id,
-                plan.scope,
-                plan.type,
-                plan.key_normalized,
-                plan.title,
-                plan.content,
-                tags,
-                keywords,
-                plan.source,
-                plan.confidence,
-                stamp,
-                stamp,
-            ),
+            " VALUES (:id, :scope, :type, :key_normalized, :title, :content, :tags, :keywords,"
+            " :source, :confidence, 'normal', :at, :at)",
+            {**values, "id": memory_id},
         )
     _event(conn, memory_id, kind, stamp)
     if plan.source == "auto":

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, abort, current_app, redirect, request, url_for
+from flask import Blueprint, abort, current_app, request
 from flask_babel import gettext as _
 
-from ..guard.access import sign_preference
-from ..guard.localurl import local_url
+from ..guard.access import back_with_choice
 from ..store import inspect
-from ..web import current_project, page, page_route, project_cookie, wants_fragment, whole_number, workspace
+from ..web import current_project, page, page_route, project_cookie, whole_number, workspace
 
 bp = Blueprint("projects", __name__)
 
@@ -46,18 +45,4 @@ def select():
     index = whole_number(raw)
     if index is None or index >= len(workspace().project_dirs):
         abort(400, _("'project' must be the number of a project from the list."))
-    # Never copied through: rebuilt by url_for from the route it names (see localurl).
-    back = local_url(request.form.get("next")) or url_for("overview.index")
-    response = redirect(back, code=303)
-    if wants_fragment() or request.headers.get("HX-Request") == "true":
-        response = current_app.make_response(("", 204))
-        response.headers["HX-Redirect"] = back
-    response.set_cookie(
-        project_cookie(),
-        sign_preference(str(index)),
-        httponly=True,
-        samesite="Strict",
-        max_age=60 * 60 * 24 * 365,
-        path=current_app.config["URL_PREFIX"] or "/",
-    )
-    return response
+    return back_with_choice(project_cookie(), str(index))

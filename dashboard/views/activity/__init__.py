@@ -15,11 +15,11 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta
 from math import ceil
 
-from flask import Blueprint, abort, current_app, request
+from flask import Blueprint, abort, request
 from flask_babel import gettext as _
 
 from ... import clock
-from ...guard.access import sign_preference, verified_preferences
+from ...guard.access import keep_choice, verified_preferences
 from ...web import number_arg, page, page_route, readable_refs, wants_fragment
 from . import log as activity_log
 
@@ -110,19 +110,8 @@ def index(fmt: str):
         stores=[r.key for r in refs],
     )
     if fmt == "html" and not wants_fragment():  # a person on the page, not its twin or a fragment
-        _remember_visit(response, baseline, now)
+        keep_choice(response, visit_cookie(), f"{baseline or ''}|{now}")
     return response
-
-
-def _remember_visit(response, baseline: str | None, now: str) -> None:
-    response.set_cookie(
-        visit_cookie(),
-        sign_preference(f"{baseline or ''}|{now}"),
-        httponly=True,
-        samesite="Strict",
-        max_age=60 * 60 * 24 * 365,
-        path=current_app.config["URL_PREFIX"] or "/",
-    )
 
 
 def _json(ctx) -> dict:
