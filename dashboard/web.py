@@ -31,11 +31,6 @@ def workspace():
     return current_app.extensions["workspace"]
 
 
-def project_cookie() -> str:
-    # One dashboard per port: two instances on one host must not share the choice.
-    return f"agentao_memory_project_{request.host.rpartition(':')[2] or 'default'}"
-
-
 def current_project() -> int:
     """Index of the project shown, from the switcher's cookie (0 when absent or stale).
 
@@ -43,11 +38,9 @@ def current_project() -> int:
     another 127.0.0.1 port can set a cookie of the same name, and one with a
     narrower Path would be sent first.  Unsigned or disagreeing copies are ignored.
     """
-    from .guard.access import verified_preferences
+    from .guard.access import chosen
 
-    values = set(verified_preferences(request.cookies.getlist(project_cookie())))
-    raw = values.pop() if len(values) == 1 else "0"
-    index = whole_number(raw)
+    index = whole_number(chosen("project") or "0")
     return index if index is not None and index < len(workspace().project_dirs) else 0
 
 

@@ -639,27 +639,20 @@ def rounded(x, places: int = 2) -> str:
 LOCALES = {"en": "English", "zh_Hans_CN": "简体中文"}
 
 
-def language_cookie() -> str:
-    # One dashboard per port, like the project choice (web.project_cookie).
-    from flask import request
-
-    return f"agentao_memory_lang_{request.host.rpartition(':')[2] or 'default'}"
-
-
 def locale() -> str:
     """The page's locale: the header switcher's choice (a cookie signed by this process,
     so a page on another port cannot set it), else ``--lang`` / the ``LANG`` config key,
     else the browser's Accept-Language (any ``zh`` -> Simplified Chinese), else English."""
     from flask import current_app, has_request_context, request
 
-    from .guard.access import verified_preferences
+    from .guard.access import chosen
 
     configured = current_app.config.get("LANG")
     if not has_request_context():
         return configured or "en"
-    chosen = set(verified_preferences(request.cookies.getlist(language_cookie()))) & set(LOCALES)
-    if len(chosen) == 1:
-        return chosen.pop()
+    picked = chosen("lang", LOCALES)
+    if picked:
+        return picked
     if configured:
         return configured
     best = request.accept_languages.best_match(["en", "zh", "zh-CN", "zh-Hans", "zh-SG"])

@@ -136,7 +136,7 @@ def test_the_browser_asks_for_chinese(app):
 
 
 def test_the_switcher_remembers_the_choice_and_ignores_a_forged_cookie(app):
-    from dashboard.words import language_cookie  # noqa: F401  (named per port)
+    from dashboard.guard.access import choice_cookie  # noqa: F401  (named per port)
 
     c = app.test_client()
     r = c.post("/language", data={"lang": "zh_Hans_CN", "next": "/memories"})

@@ -194,17 +194,37 @@ def sign_preference(value: str) -> str:
     return current_app.extensions["access"].sign(value)
 
 
-def keep_choice(response, cookie: str, value: str):
-    """Remember a view choice (language, project, last visit) for a year, signed, on this
-    dashboard's path; the response."""
+def choice_cookie(name: str) -> str:
+    """The cookie keeping the view choice ``name``: one dashboard per port, so two instances
+    on one host do not share it."""
+    return f"agentao_memory_{name}_{request.host.rpartition(':')[2] or 'default'}"
+
+
+def chosen(name: str, among=None) -> str | None:
+    """The view choice ``name`` (one of ``among``) as this process signed it; None when it is
+    absent or its copies disagree (one tossed in from another port is not signed by us)."""
+    values = set(verified_preferences(request.cookies.getlist(choice_cookie(name))))
+    if among is not None:
+        values &= set(among)
+    return values.pop() if len(values) == 1 else None
+
+
+def keep_choice(response, name: str, value: str):
+    """Remember the view choice ``name`` (language, project, last visit) for a year, signed,
+    on this dashboard's path; the response."""
     prefix = current_app.config["URL_PREFIX"] or "/"
     response.set_cookie(
-        cookie, sign_preference(value), httponly=True, samesite="Strict", max_age=365 * 86400, path=prefix
+        choice_cookie(name),
+        sign_preference(value),
+        httponly=True,
+        samesite="Strict",
+        max_age=365 * 86400,
+        path=prefix,
     )
     return response
 
 
-def back_with_choice(cookie: str, value: str):
+def back_with_choice(name: str, value: str):
     """Back to the page the choice was made on, remembering it: a 303, for htmx a 204 with
     HX-Redirect.  ``next`` is never copied through: url_for rebuilds it (see localurl)."""
     back = local_url(request.form.get("next")) or url_for("overview.index")
@@ -212,7 +232,7 @@ def back_with_choice(cookie: str, value: str):
     if request.headers.get("HX-Request") == "true":
         response = current_app.make_response(("", 204))
         response.headers["HX-Redirect"] = back
-    return keep_choice(response, cookie, value)
+    return keep_choice(response, name, value)
 
 
 def verified_preferences(values) -> list[str]:

@@ -6,7 +6,7 @@ from flask import Blueprint, abort, request
 from flask_babel import gettext as _
 
 from ..guard.access import back_with_choice
-from ..words import LOCALES, language_cookie
+from ..words import LOCALES
 
 bp = Blueprint("language", __name__)
 
@@ -17,4 +17,4 @@ def choose():
     lang = request.form.get("lang", "")
     if lang not in LOCALES:
         abort(400, _("'%(name)s' must be one of: %(values)s.", name="lang", values=", ".join(LOCALES)))
-    return back_with_choice(language_cookie(), lang)
+    return back_with_choice("lang", lang)

@@ -7,7 +7,7 @@ from flask_babel import gettext as _
 
 from ..guard.access import back_with_choice
 from ..store import inspect
-from ..web import current_project, page, page_route, project_cookie, whole_number, workspace
+from ..web import current_project, page, page_route, whole_number, workspace
 
 bp = Blueprint("projects", __name__)
 
@@ -45,4 +45,4 @@ def select():
     index = whole_number(raw)
     if index is None or index >= len(workspace().project_dirs):
         abort(400, _("'project' must be the number of a project from the list."))
-    return back_with_choice(project_cookie(), str(index))
+    return back_with_choice("project", str(index))

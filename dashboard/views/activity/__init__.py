@@ -19,7 +19,7 @@ from flask import Blueprint, abort, request
 from flask_babel import gettext as _
 
 from ... import clock
-from ...guard.access import keep_choice, verified_preferences
+from ...guard.access import chosen, keep_choice
 from ...web import number_arg, page, page_route, readable_refs, wants_fragment
 from . import log as activity_log
 
@@ -30,10 +30,6 @@ MAX_PAGE = 200
 _SAME_VISIT = timedelta(minutes=30)  # reloads within this keep the visit's baseline
 
 
-def visit_cookie() -> str:
-    return f"agentao_memory_activity_{request.host.rpartition(':')[2] or 'default'}"
-
-
 def _visits() -> tuple[str | None, str]:
     """(the moment "since your last visit" compares with, or None; this visit's stamp).
 
@@ -41,10 +37,10 @@ def _visits() -> tuple[str | None, str]:
     same moment, the next visit compares with the end of this one, and the very first
     visit compares with nothing.  The cookie holds "baseline|last seen"."""
     now = clock.stamp()
-    values = set(verified_preferences(request.cookies.getlist(visit_cookie())))
-    if len(values) != 1:
+    value = chosen("activity")
+    if value is None:
         return None, now
-    baseline, _sep, seen = values.pop().partition("|")
+    baseline, _sep, seen = value.partition("|")
     try:
         ongoing = clock.local() - datetime.fromisoformat(seen) < _SAME_VISIT
         if baseline:
@@ -110,7 +106,7 @@ def index(fmt: str):
         stores=[r.key for r in refs],
     )
     if fmt == "html" and not wants_fragment():  # a person on the page, not its twin or a fragment
-        keep_choice(response, visit_cookie(), f"{baseline or ''}|{now}")
+        keep_choice(response, "activity", f"{baseline or ''}|{now}")
     return response
 
 
