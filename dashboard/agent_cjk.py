@@ -20,6 +20,7 @@ from typing import Any
 from flask_babel import gettext as _
 
 from .engine.tokenize import CJK_RUN, MODE_JIEBA, MODE_LATIN
+from .records import plain
 from .store import held
 
 PROBE_TIMEOUT_S = 3.0
@@ -134,11 +135,7 @@ class AgentCJK:
     def to_dict(self, query: str = "") -> dict[str, Any]:
         """Plain form for the JSON twin."""
         return {
-            "mode": self.mode,
-            "setting": self.setting,
-            "decided_by": self.decided_by,
-            "agentao": self.agentao,
-            "python": self.python,
+            **plain(self, "mode", "setting", "decided_by", "agentao", "python"),
             "problem": self.problem or None,
             "text": self.text(query),
         }

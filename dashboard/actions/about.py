@@ -21,6 +21,7 @@ from functools import cached_property
 from typing import Any
 
 from ..findings.rules import scan_text
+from ..records import plain
 from ..store import StoreRef
 from ..store import purge as sql
 from ..store.plan import DryRun
@@ -78,10 +79,7 @@ class StorePart:
             "fingerprint": self.token if self.fits else None,
             "rows": [
                 {
-                    "kind": r.kind,
-                    "id": r.id,
-                    "label": r.label,
-                    "bytes": r.bytes,
+                    **plain(r, "kind", "id", "label", "bytes"),
                     "why": self.why.get((r.kind, r.id), "event"),
                     "text": self.texts.get((r.kind, r.id), ""),
                     "detail": self.details.get((r.kind, r.id), ""),

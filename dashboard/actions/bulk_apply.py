@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from flask_babel import gettext as _
 
+from ..records import plain
 from ..store import intents, writes
 from ..store.lockstep import write_all
 from ..store.registry import ref_for
@@ -129,8 +130,7 @@ def _apply(refs, action, posted, tag, to, partial):
                 writes.delete_row(conn, r.id)
             done.append(
                 {
-                    "store": r.store,
-                    "id": r.id,
+                    **plain(r, "store", "id"),
                     "memory_id": saved.memory_id,
                     "event": saved.event,
                     "memory_store": to or r.store,

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..contract import SaveRefused, normalize_key
 from ..engine.stable import TAIL_KEPT, TAIL_READ, session_tail
-from ..records import Memory, ReviewItem, Summary
+from ..records import Memory, ReviewItem, Summary, plain
 from ..store.sessions import AgentSave, SavedFile
 
 if TYPE_CHECKING:
@@ -240,10 +240,7 @@ class Trail:
     def of_memory(self, m: Memory) -> dict[str, Any]:
         """A memory's provenance as plain data (its twin's ``provenance``)."""
         out: dict[str, Any] = {
-            "source": m.source,
-            "confidence": m.confidence,
-            "created_at": m.created_at,
-            "updated_at": m.updated_at,
+            **plain(m, "source", "confidence", "created_at", "updated_at"),
         }
         if m.source == "crystallized":
             link = self.links.get((m.store, m.id)) or Link("none")
@@ -350,11 +347,7 @@ def _link(m: Memory, approved: list[ReviewItem]) -> Link:
 def _item_dict(item: ReviewItem, trail: Trail) -> dict[str, Any]:
     c = trail.by_session.get(item.source_session)
     return {
-        "id": item.id,
-        "title": item.title,
-        "status": item.status,
-        "evidence": item.evidence,
-        "source_session": item.source_session,
+        **plain(item, "id", "title", "status", "evidence", "source_session"),
         "conversation": c.key if c else None,
         "occurrences": item.occurrences,
         "suggested_at": item.created_at,

@@ -33,6 +33,8 @@ from typing import Any
 
 from flask_babel import lazy_gettext as _l
 
+from ..records import plain
+
 SESSIONS = ("sessions", "*.json")
 REPLAYS = ("replays", "*.jsonl")
 MAX_FILES = 50  # of each folder; agentao keeps 10 sessions and (by default) 20 replays
@@ -117,11 +119,7 @@ class SavedFile:
             "kind": self.kind,
             "name": self.name,
             "path": str(self.path),
-            "size": self.size,
-            "session_id": self.session_id,
-            "title": self.title,
-            "created_at": self.created_at,
-            "updated_at": self.updated_at,
+            **plain(self, "size", "session_id", "title", "created_at", "updated_at"),
             "messages": len(self.messages),
             "note": self.note or None,
             "note_text": self.note_text() or None,

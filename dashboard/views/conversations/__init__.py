@@ -14,6 +14,7 @@ from flask_babel import lazy_gettext as _l
 
 from ... import facts
 from ...actions import provenance
+from ...records import plain
 from ...store import StoreProblem, get_memory, held
 from ...web import page, page_route, raise_if_unreadable, statuses
 from ..forget import about as forget_about
@@ -118,13 +119,7 @@ def detail(key: str, fmt: str):
             ],
             "suggestion_items": [
                 {
-                    "id": i.id,
-                    "title": i.title,
-                    "status": i.status,
-                    "evidence": i.evidence,
-                    "occurrences": i.occurrences,
-                    "scope": i.scope,
-                    "type": i.type,
+                    **plain(i, "id", "title", "status", "evidence", "occurrences", "scope", "type"),
                     "suggested_at": i.created_at,
                     "updated_at": i.updated_at,
                     "said_in": t.said_in(i),

@@ -13,6 +13,7 @@ from flask_babel import gettext as _
 from ... import clock
 from ...actions import purge, saved
 from ...actions.jobs import Busy, Jobs
+from ...records import plain
 from ...web import answer, page, stores, twin, wants_fragment
 from ...words import label
 from .. import resolve
@@ -213,10 +214,7 @@ def job_dict(job_) -> dict:
         "id": job_.id,
         "kind": job_.kind,
         "stores": list(job_.stores),
-        "state": job_.state,
-        "step": job_.step,
-        "percent": job_.percent,
-        "error": job_.error,
+        **plain(job_, "state", "step", "percent", "error"),
         "url": url_for("forget.job", job_id=job_.id),
         "report_url": url_for("forget.report", job_id=job_.id),
     }

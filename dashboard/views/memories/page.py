@@ -14,6 +14,7 @@ from ...actions import curation
 from ...actions import restore as restoring
 from ...contract import KNOWN_TYPES
 from ...engine.reach import memory_reach
+from ...records import plain
 from ...store import MAX_PER_PAGE, PER_PAGE, SORTS, MemoryFilters, get_memory, list_memories, writes
 from ...web import readable_refs, render, status_of, statuses, store_by_key, stores, whole_number, workspace
 from ...words import Terms
@@ -115,11 +116,7 @@ def list_json(ctx) -> dict:
     problems = {st.ref.key: st.problem for st in statuses() if st.problem} | ctx["problems"]
     return {
         "filters": ctx["filters"].__dict__,
-        "total": page.total,
-        "page": page.page,
-        "pages": page.pages,
-        "per_page": page.per_page,
-        "items": page.items,
+        **plain(page, "total", "page", "pages", "per_page", "items"),
         "problems": [{"store": key, "kind": p.kind, "message": str(p)} for key, p in problems.items()],
     }
 
