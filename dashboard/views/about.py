@@ -18,7 +18,7 @@ from ..findings.scan import CATEGORIES, REACH
 from ..store import StoreProblem
 from ..store.about import LIMIT, Section, review_evidence, session_summaries, user_memories
 from ..web import page, page_route, status_of, statuses
-from .findings import current_report, cut_facts
+from .findings import current_report, cut_facts, held_report
 from .findings.links import lead
 from .memories.page import row_context
 
@@ -58,8 +58,12 @@ def _project_sections() -> tuple[Section, Section]:
 
 def _findings() -> tuple[dict, dict]:
     """category -> Section of the report's items in it; and how far the scan read
-    (``cut_facts``: a scan out of time says so on the page, as the findings list does)."""
-    report, _when, _reused = current_report()
+    (``cut_facts``: a scan out of time says so on the page, as the findings list does).
+
+    Personal data and secrets depend on the files alone, never on the clock: the scan held
+    for the files as they are answers however old it is (the findings list scans again
+    after a minute, for what ages); only files that moved since make this page scan."""
+    report = held_report() or current_report()[0]
     out = {c: Section() for c in ABOUT_CATEGORIES}
     for item in report.items:
         section = out.get(item.finding.category)
