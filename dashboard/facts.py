@@ -20,6 +20,7 @@ from .engine import stable_view
 from .engine.render import STABLE_BUDGET
 from .records import plain
 from .store import held, sessions
+from .store.timeline import timeline as read_timeline
 
 RISKY = ("secret", "personal", "instruction")  # what a person should look at first
 
@@ -55,6 +56,21 @@ def knows(sts=None) -> dict[str, int]:
 def deleted(sts=None) -> int:
     """Soft-deleted memories: invisible to the agent, still in the files."""
     return sum(st.deleted for st in _readable(sts))
+
+
+def timeline(sts) -> tuple[dict, dict]:
+    """Live memories created and updated per period (``store.timeline``, counted by SQLite),
+    held while no file moves: the overview asks on every view, the files rarely change.
+    A reading that met a problem is not held (a busy file may answer the next time)."""
+    refs = [st.ref for st in _readable(sts)]
+    paths, key = [r.path for r in refs], tuple(r.key for r in refs)
+    stamp = held.stamps(paths)  # before the reading: a write during it makes the next view read again
+    found = held.peek("timeline", paths, key, stamp)
+    if found is None:
+        found = read_timeline(refs)
+        if not found[1]:
+            held.keep("timeline", paths, found, key, stamp)
+    return found
 
 
 # -- suggestions: the review queue lives in the project store (contract §2) ---------------

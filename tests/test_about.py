@@ -91,3 +91,24 @@ def test_nothing_yet_is_said_so(agent):
         page.select_one('[data-field="about-memories"]').text.strip()
         == "The agent remembers 0 things about you, in every project."
     )
+
+
+def test_about_you_reuses_the_held_scan_until_a_file_moves(seeded, monkeypatch):
+    """Personal data and secrets depend on the files alone: About you shows the scan held for
+    the files as they are however old it is (the findings list, whose staleness findings move
+    with the clock, scans again), and scans again once the agent writes."""
+    import dashboard.views.findings as findings_view
+
+    scans = []
+    real = findings_view.scan
+    monkeypatch.setattr(findings_view, "scan", lambda *a, **k: scans.append(1) or real(*a, **k))
+    monkeypatch.setattr(findings_view, "REUSE_S", 0)  # every held page scan has expired
+    client = seeded.app().test_client()
+    personal = lambda: client.get("/about.json").get_json()["findings"]["personal"]["total"]  # noqa: E731
+    first = personal()
+    assert personal() == first and len(scans) == 1
+    client.get("/findings.json")
+    assert len(scans) == 2  # the list scans again: what ages moves with the clock
+    assert personal() == first and len(scans) == 2
+    seeded.save("billing contact", "Send the invoices to dana.reyes@northwind-mail.com.", ["billing"])
+    assert personal() == first + 1 and len(scans) == 3

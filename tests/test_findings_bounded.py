@@ -16,6 +16,7 @@ from agentao_world import file_digest, seed_corpus, wait_for_job
 from bs4 import BeautifulSoup
 
 from dashboard.findings import duplicates
+from dashboard.findings import scan as fscan
 from dashboard.findings.scan import scan
 from dashboard.store import build_refs
 from dashboard.store import scan as store_scan
@@ -40,6 +41,9 @@ def many(agent):
 
 def test_a_page_out_of_time_answers_with_what_it_read_and_says_so(many, monkeypatch):
     monkeypatch.setattr(store_scan, "BATCH", 5)
+    # What every prompt carries is read whole here (its own bound is the test below): the rows are cut.
+    whole = fscan._stable_rules
+    monkeypatch.setattr(fscan, "_stable_rules", lambda refs, deadline, total: whole(refs))
     before = file_digest(many.project_db, many.user_db)
     client = many.app(CLOCK=lambda: NOW, FINDINGS_TIME_LIMIT_MS=0).test_client()
     data = client.get("/findings.json").get_json()
@@ -211,3 +215,47 @@ def test_a_recheck_on_a_cut_scan_does_not_call_an_unread_row_fixed(many, monkeyp
     data = client.get(check.replace("?", ".json?", 1)).get_json()
     assert data["complete"] is False and data["verdict"] == "unknown" and not data["held_elsewhere"]
     assert "ran out of time" in data["verdict_text"]
+
+
+def test_what_every_prompt_carries_is_read_within_the_same_bound_and_about_you_says_so(many, monkeypatch):
+    """The stable block's picks (every row's reach depends on them) are read in batches under
+    the page's time budget: out of time, the scan stops after one batch, checks no row, and
+    About you and its twin say how far it got, as the findings list does."""
+    reads = []
+    real = store_scan.stable_batches
+
+    def counted(ref):
+        for batch in real(ref):
+            reads.append(len(batch))
+            yield batch
+
+    monkeypatch.setattr(store_scan, "STABLE_BATCH", 2)
+    monkeypatch.setattr("dashboard.findings.scan.stable_batches", counted)
+    refs = build_refs(many.project_dir, many.user_db)
+    full = scan(refs, NOW)
+    memories = sum(full.scanned[k]["memories"] for k in full.scanned)
+    assert full.complete and sum(reads) == memories and len(reads) >= memories // 2
+    reads.clear()
+    cut = scan(refs, NOW, time_limit=0)
+    assert reads == [2]  # one read, then the budget stopped it
+    assert not cut.complete and cut.rows_scanned == 0 and cut.items == []
+    assert (
+        str(cut.cut[0])
+        == f"found what every prompt carries in 2 of {memories} memories, then ran out of time"
+    )
+    assert str(cut.cut[1]).startswith(f"scanned 0 of {cut.rows_total} rows in the time allowed")
+
+    before = file_digest(many.project_db, many.user_db)
+    client = many.app(CLOCK=lambda: NOW, FINDINGS_TIME_LIMIT_MS=0).test_client()
+    notice = BeautifulSoup(client.get("/about").data, "html.parser").select_one(
+        '#about-findings [data-field="cut"]'
+    )
+    text = " ".join(notice.text.split())
+    assert text.startswith(
+        f"Found what every prompt carries in 2 of {memories} memories, then ran out of time;"
+    )
+    assert f"scanned 0 of {cut.rows_total} rows" in text and notice.a["href"] == "/findings"
+    data = client.get("/about.json").get_json()
+    assert data["scan_complete"] is False and data["scan"]["rows_scanned"] == 0
+    assert data["scan"]["cut"][0].startswith("found what every prompt carries in 2 of")
+    assert file_digest(many.project_db, many.user_db) == before  # browsing writes nothing

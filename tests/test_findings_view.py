@@ -398,3 +398,37 @@ def test_summaries_and_review_items_are_rechecked_where_they_live(corpus):
     rejected = json_of(client, href)
     # Rejecting keeps the row and its evidence: still on disk until erased.
     assert (rejected["row"], rejected["verdict"], rejected["still_flagged"]) == ("rejected", "on_disk", True)
+
+
+@pytest.mark.parametrize("row_id", ["3f2a9c1d", "odd id/ü?#x", "a_row_b", "_row_"])
+@pytest.mark.parametrize("state", ["live", "deleted"])
+def test_a_findings_fix_links_are_the_ones_url_for_builds(seeded, row_id, state):
+    """The list makes each row's links from one URL per page and endpoint: any id, plain or
+    one that quoting changes, links where ``url_for`` itself would."""
+    from flask import url_for
+
+    from dashboard.findings.rules import Finding
+    from dashboard.findings.scan import Item
+    from dashboard.views.findings.links import actions
+
+    item = Item(
+        "project",
+        "memories",
+        row_id,
+        "k",
+        Finding("upkeep.stale", "upkeep", "content", 0, 1, "x", "y"),
+        "recall",
+        "",
+        state,
+    )
+    app = seeded.app()
+    with app.test_request_context("/findings"):
+        page = url_for("memories.detail", fmt="html", store="project", memory_id=row_id)
+        forget = url_for("forget.memory", fmt="html", key="project", memory_id=row_id)
+        for _ in range(2):  # the second time from the URLs made once
+            hrefs = {a.code: a.href for a in actions(item)}
+            assert hrefs["hard_purge"] == forget
+            assert (hrefs["view"] == page) and (
+                state == "deleted" or hrefs["soft_delete"] == page + "#delete-form"
+            )
+            assert state == "deleted" or hrefs["edit"] == page + "?field=content"

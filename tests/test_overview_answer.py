@@ -163,3 +163,21 @@ def test_the_composition_picture_says_1_memory(agent):
     titles = [t.text for t in chart.select("rect title")]
     assert "scope: about you 1 memory" in titles and not any("1 memories" in t for t in titles)
     assert "(total 2 memories)" in chart.select_one("desc").text
+
+
+def test_the_timeline_is_counted_once_while_no_file_changes(seeded, monkeypatch):
+    """The overview's timeline is SQLite's count, read again only when a file moves: a second
+    view asks SQLite nothing, and a memory the agent saves since is in the next view's count."""
+    from dashboard import facts
+
+    readings = []
+    real = facts.read_timeline
+    monkeypatch.setattr(facts, "read_timeline", lambda refs: readings.append(1) or real(refs))
+    client = seeded.app().test_client()
+    created = lambda: sum(
+        p["created"] for p in client.get("/overview.json").get_json()["timeline"]["periods"]
+    )  # noqa: E731
+    first = created()
+    assert created() == first and len(readings) == 1
+    seeded.save("new fact", "The staging database moved to port 5433.", ["infra"])
+    assert created() == first + 1 and len(readings) == 2

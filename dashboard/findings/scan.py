@@ -5,7 +5,8 @@ Bounded work (issue 19): rows are read in batches (``store.scan.batches``) and
 only each live memory's token set and length outlive its batch, at most
 ``TOKENS_HELD`` tokens in all; with a ``time_limit`` the scan stops reading
 when it runs out and says how far it got (``Report.cut``), and between
-batches it lets the server's other threads run.
+batches it lets the server's other threads run.  The same budget bounds the
+reading of what every prompt carries (``_stable_rules``), which comes first.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import repeat
+from operator import itemgetter
 
 from flask_babel import gettext as _
 
@@ -23,7 +25,8 @@ from ..engine.stable import TAIL_READ, all_entries, select
 from ..records import Memory
 from ..store import StoreProblem
 from ..store.registry import StoreRef
-from ..store.scan import batches, count_rows, stable_candidates, summary_tail
+from ..store.scan import batches, count_rows, stable_batches, summary_tail
+from ..store.snapshot import sql_order
 from . import corpus
 from .checks import token_sets
 from .duplicates import pairs_of_sets
@@ -48,6 +51,7 @@ __all__ = ["CATEGORIES", "REACH", "Item", "Report", "scan"]
 # report says so.
 TOKENS_HELD = 3_000_000
 _TABLES = ("memories", "memory_review_queue", "session_summaries")
+_created_rowid = itemgetter(4, 0)
 
 
 @dataclass
@@ -68,11 +72,36 @@ class Report:
         return not self.timed_out
 
 
-def _stable_rules(refs: list[StoreRef]) -> dict[tuple[str, str], str]:
-    """(store, id) -> the rule that picks the row for a new session's stable block."""
-    project = [m for r in refs if r.kind == "project" for m in stable_candidates(r)]
-    user = [m for r in refs if r.kind != "project" for m in stable_candidates(r)]
-    return {(m.store, m.id): because for m, because in select(all_entries(project, user))}
+def _stable_rules(
+    refs: list[StoreRef], deadline: float | None = None, total: int = 0
+) -> tuple[dict | None, int]:
+    """(store, id) -> the rule that picks the row for a new session's stable block, and how
+    many memory rows were read for it.
+
+    The rows are read in batches (``store.scan.stable_batches``); with a ``deadline``, the
+    reading stops once it passes with rows of the ``total`` left, and the rules are None:
+    every row's reach depends on them, so the scan then checks no row and says how far
+    this got."""
+    read, files = 0, {}
+    for ref in refs:
+        live = []
+        for batch in stable_batches(ref):
+            read += len(batch)
+            live += [r for r in batch if r[6]]
+            time.sleep(0)  # let the server's other threads have the interpreter
+            if deadline is not None and read < total and time.monotonic() > deadline:
+                return None, read
+        try:  # ORDER BY created_at, rowid, as SQLite sorts them
+            live.sort(key=_created_rowid)
+        except TypeError:  # a column mixing kinds (a hand edit): SQLite's order across kinds
+            live.sort(key=lambda r: (sql_order(r[4]), r[0]))
+        files[ref.key] = [
+            Memory(r[1], r[2], r[3], "", "", "", created_at=r[4], updated_at=r[5], store=ref.key)
+            for r in live
+        ]
+    project = [m for r in refs if r.kind == "project" for m in files[r.key]]
+    user = [m for r in refs if r.kind != "project" for m in files[r.key]]
+    return {(m.store, m.id): because for m, because in select(all_entries(project, user))}, read
 
 
 class _Live:
@@ -137,15 +166,29 @@ def scan(
         except StoreProblem as problem:
             report.problems.append({"store": ref.key, "kind": problem.kind, "message": str(problem)})
     report.rows_total = sum(n for t in totals.values() for n in t.values())
+    if progress:
+        progress("finding what every prompt carries", 0.0)
+    stable_read, memories_total = 0, sum(t["memories"] for t in totals.values())
     try:
-        because = _stable_rules(readable)
+        because, stable_read = _stable_rules(readable, deadline, memories_total)
     except StoreProblem as problem:  # a file that broke between two reads
         report.problems.append({"store": "", "kind": problem.kind, "message": str(problem)})
         because = {}
     items, live, approved = report.items, _Live(), _Live()
     approved_rows: list[tuple[str, str]] = []
-    out_of_time = False
-    for ref in readable:
+    out_of_time = because is None
+    if because is None:  # out of time before the block's picks were known: no row is checked
+        report.cut.append(
+            Said(
+                lambda: _(
+                    "found what every prompt carries in %(done)s of %(total)s memories, then ran out of time",
+                    done="{:,}".format(stable_read),
+                    total="{:,}".format(memories_total),
+                )
+            )
+        )
+        because = {}
+    for ref in readable if not out_of_time else ():
         scanned = report.scanned.setdefault(ref.key, {"memories": 0, "reviews": 0, "summaries": 0})
         try:
             in_tail = tail_reach(summary_tail(ref, TAIL_READ)) if ref.kind == "project" else {}

@@ -15,6 +15,7 @@ from .registry import StoreRef
 from .rows import text_select
 
 BATCH = 500  # rows per read: 2 MB of text at agentao's 4,000-character limit
+STABLE_BATCH = 5_000  # rows per read of what the stable selection needs: no text, ~100 bytes a row
 
 REVIEW_COLUMNS = ("id", "scope", "type", "key_normalized", "title", "content", "evidence", "status")
 MEMORY_COLUMNS = (*REVIEW_COLUMNS[:6], "created_at", "updated_at", "deleted_at")
@@ -79,17 +80,23 @@ def batches(ref: StoreRef, table: str) -> Iterator[list[Any]]:
             return
 
 
-def stable_candidates(ref: StoreRef) -> list[Memory]:
-    """Every live memory without its text, in ``ORDER BY created_at`` (then rowid)
-    order, as ``engine.stable.all_entries`` wants each file's rows."""
-    rows = _rows(
-        ref,
-        f"SELECT {text_select(STABLE_COLUMNS)} FROM memories "
-        "WHERE deleted_at IS NULL ORDER BY created_at, rowid",
+def stable_batches(ref: StoreRef) -> Iterator[list[tuple[Any, ...]]]:
+    """What the stable selection needs of every memory row (no text), in rowid order,
+    ``STABLE_BATCH`` rows per read, live and deleted alike (a bounded reader says how many of the rows it read):
+    ``(rowid, id, scope, type, created_at, updated_at, live)`` tuples."""
+    sql = (
+        f"SELECT rowid, {text_select(STABLE_COLUMNS)}, deleted_at IS NULL FROM memories"
+        " WHERE rowid > ? ORDER BY rowid LIMIT ?"
     )
-    return [
-        Memory(r[0], r[1], r[2], "", "", "", created_at=r[3], updated_at=r[4], store=ref.key) for r in rows
-    ]
+    last = None
+    while True:
+        rows = _rows(ref, sql, (-(2**63) if last is None else last, STABLE_BATCH))
+        if not rows:
+            return
+        last = rows[-1][0]
+        yield rows
+        if len(rows) < STABLE_BATCH:
+            return
 
 
 def summary_tail(ref: StoreRef, limit: int) -> list[Summary]:

@@ -18,7 +18,7 @@ from ..findings.scan import CATEGORIES, REACH
 from ..store import StoreProblem
 from ..store.about import LIMIT, Section, review_evidence, session_summaries, user_memories
 from ..web import page, page_route, status_of, statuses
-from .findings import current_report
+from .findings import current_report, cut_facts, held_report
 from .findings.links import lead
 from .memories.page import row_context
 
@@ -56,9 +56,14 @@ def _project_sections() -> tuple[Section, Section]:
     return review_evidence(project.ref), session_summaries(project.ref)
 
 
-def _findings() -> tuple[dict, bool]:
-    """category -> Section of the report's items in it; and whether the scan read every row."""
-    report, _when, _reused = current_report()
+def _findings() -> tuple[dict, dict]:
+    """category -> Section of the report's items in it; and how far the scan read
+    (``cut_facts``: a scan out of time says so on the page, as the findings list does).
+
+    Personal data and secrets depend on the files alone, never on the clock: the scan held
+    for the files as they are answers however old it is (the findings list scans again
+    after a minute, for what ages); only files that moved since make this page scan."""
+    report = held_report() or current_report()[0]
     out = {c: Section() for c in ABOUT_CATEGORIES}
     for item in report.items:
         section = out.get(item.finding.category)
@@ -66,14 +71,14 @@ def _findings() -> tuple[dict, bool]:
             section.total += 1
             if len(section.items) < LIMIT:
                 section.items.append(item)
-    return out, report.complete
+    return out, cut_facts(report)
 
 
 @page_route(bp, "/about")
 def index(fmt: str):
     live, gone, problems = _memories()
     evidence, summaries = _project_sections()
-    findings, complete = _findings()
+    findings, scan = _findings()
     files, hits = facts.saved()
     return page(
         fmt,
@@ -82,7 +87,8 @@ def index(fmt: str):
         memories=live,
         deleted=gone,
         findings=findings,
-        scan_complete=complete,
+        scan_complete=scan["complete"],
+        scan=scan,
         evidence=evidence,
         summaries=summaries,
         problems=problems,
@@ -110,6 +116,7 @@ def _json(ctx) -> dict:
         "deleted": ctx["deleted"],
         "findings": findings,
         "scan_complete": ctx["scan_complete"],
+        "scan": ctx["scan"],
         "evidence": ctx["evidence"],
         "summaries": ctx["summaries"],
         "problems": ctx["problems"],

@@ -14,8 +14,8 @@ from ..actions.twofile import recovered
 from ..findings.scan import CATEGORIES
 from ..pictures import overview_pictures
 from ..preview_source import snapshot
-from ..store.timeline import timeline as read_timeline
 from ..web import page, page_route, render, statuses, stores, wants_fragment
+from ..words import Terms
 from .findings import current_report
 
 bp = Blueprint("overview", __name__)
@@ -145,7 +145,7 @@ def _answer(sts, snap, risky_now: bool = True) -> tuple[list[Sentence], dict]:
 @page_route(bp, "/overview")
 def index(fmt: str):
     sts = statuses(deep=True)  # with the memories tally, counted by SQLite on the file
-    timeline, problems = read_timeline([st.ref for st in sts if st.readable])
+    timeline, problems = facts.timeline(sts)
     for st in sts:
         if st.ref.key in problems:
             st.problem = problems[st.ref.key]  # the header reads, the rows do not
@@ -165,6 +165,7 @@ def index(fmt: str):
         counts=counts,
         categories=CATEGORIES,
         risky=facts.RISKY,
+        term=Terms(),  # the tally's rows name the same few scopes, types and sources
         pictures=None if fmt == "json" else overview_pictures(sts, timeline),
     )
 

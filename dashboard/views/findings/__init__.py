@@ -164,6 +164,17 @@ def badge():
     return ""
 
 
+def report_counts(report: Report) -> dict[str, Counter]:
+    """The report's findings per category, store and reach (the filters' counts), in one pass."""
+    by: dict[str, Counter] = {"category": Counter(), "store": Counter(), "reach": Counter()}
+    category, store, reach = by.values()
+    for i in report.items:
+        category[i.finding.category] += 1
+        store[i.store] += 1
+        reach[i.reach] += 1
+    return by
+
+
 def flags_by_row(report: Report) -> dict[tuple[str, str, str], list]:
     """The report's findings by the row they sit in, (store, table, row_id) -> [Item, ...]: every
     screen marks flagged rows from the report the findings page shows."""
@@ -204,15 +215,12 @@ def index(fmt: str):
             for k, v in filters.items()
         )
 
-    matching = [i for i in report.items if wanted(i)]
+    filtered = any(v is not None for v in filters.values())
+    matching = [i for i in report.items if wanted(i)] if filtered else report.items
     fixed = [g for g in fixed_now() if wanted(g.item)]
     pages = max(1, -(-len(matching) // per_page))
     items = matching[(page - 1) * per_page : page * per_page]
-    counts = {
-        "category": Counter(i.finding.category for i in report.items),
-        "store": Counter(i.store for i in report.items),
-        "reach": Counter(i.reach for i in report.items),
-    }
+    counts = report_counts(report)
     problems = report.problems + [
         {"store": st.ref.key, "kind": st.problem.kind, "message": str(st.problem)}
         for st in statuses()
