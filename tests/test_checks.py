@@ -347,3 +347,22 @@ def test_the_command_line_table_lines_up_chinese_names(phone, capsys):
         return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in head)
 
     assert column_of_why(lines[0]) == column_of_why(lines[1])
+
+
+def test_the_results_the_pulse_compares_with_are_kept_for_the_latest_stores_only():
+    """A long-running dashboard switched between many projects keeps the last results of the
+    most recent SEEN_KEPT only (each threaded request reads and writes them under one lock)."""
+    from dashboard.views import checks
+
+    kept = dict(checks._seen)
+    try:
+        for n in range(checks.SEEN_KEPT + 3):
+            checks._remember((f"/p{n}/memory-checks.json",), {"c": n % 2 == 0})
+        assert checks._recall(("/p3/memory-checks.json",)) == {"c": False}  # now the most recent
+        checks._remember(("/new/memory-checks.json",), {"c": True})
+        assert len(checks._seen) == checks.SEEN_KEPT
+        assert checks._recall(("/p0/memory-checks.json",)) is None  # the oldest: the files' results
+        assert checks._recall(("/p3/memory-checks.json",)) == {"c": False}
+    finally:
+        checks._seen.clear()
+        checks._seen.update(kept)

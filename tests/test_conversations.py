@@ -4,22 +4,46 @@ summaries, the crystallizer on the person's words, approvals and explicit saves 
 from __future__ import annotations
 
 import shutil
-import time
+from contextlib import contextmanager
+from datetime import datetime, timedelta
 
 import pytest
 from agentao_world import Agent, wait_for_job
 from bs4 import BeautifulSoup
 
+# agentao stamps to the second, from three clocks of its own: while the world is written they
+# read this one, an hour ago, and ``_tick`` moves it on a second so that each step has its own.
+_CLOCK = {"t": datetime.now() - timedelta(hours=1)}
+
 
 def _tick():
-    time.sleep(1.05)  # agentao stamps to the second: keep each step's time its own
+    _CLOCK["t"] += timedelta(seconds=1)
+
+
+def _stamp() -> str:
+    return _CLOCK["t"].strftime("%Y-%m-%dT%H:%M:%S")
+
+
+@contextmanager
+def agentao_clock():
+    """agentao's three clocks read ``_CLOCK`` inside the block."""
+    import agentao.memory.crystallizer as crystallizer
+    import agentao.memory.manager as manager
+    import agentao.memory.storage as storage
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(manager, "_now", _stamp)
+        mp.setattr(storage, "_now_iso", _stamp)
+        mp.setattr(crystallizer, "_now_iso", _stamp)
+        yield
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    """The world's stores, written once (its steps wait for agentao's clock); each test gets a copy."""
+    """The world's stores, written once through agentao; each test gets a copy."""
     root = tmp_path_factory.mktemp("conversations")
-    agent, approved = _build(Agent(root))
+    with agentao_clock():
+        agent, approved = _build(Agent(root))
     for store in (agent.project_store, agent.user_store):
         store.close()
     return root, approved
@@ -211,13 +235,14 @@ def test_a_memory_saved_while_it_ran_is_erased_only_when_added(world):
 
 def test_chinese_only_approvals_on_one_key_name_the_one_holding_its_text(agent):
     m = agent.manager
-    m.archive_session("zh-1")
-    [first] = agent.crystallize("我喜欢用中文回答问题")
-    m.approve_review_item(first.id)
-    _tick()
-    m.archive_session("zh-2")
-    [second] = agent.crystallize("我喜欢简短的回答")
-    m.approve_review_item(second.id)
+    with agentao_clock():
+        m.archive_session("zh-1")
+        [first] = agent.crystallize("我喜欢用中文回答问题")
+        m.approve_review_item(first.id)
+        _tick()
+        m.archive_session("zh-2")
+        [second] = agent.crystallize("我喜欢简短的回答")
+        m.approve_review_item(second.id)
     client = agent.app().test_client()
     mem = next(
         r

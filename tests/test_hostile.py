@@ -37,6 +37,9 @@ URL_ATTRS = (
 TEXT_ONLY = ("option", "title", "textarea")
 SAFE_TAGS_ONLY = ("iframe", "object", "embed", "style", "base", "svg", "img", "frame", "link")
 CHART_TAGS = {"title", "desc", "g", "rect", "text", "line"}
+# The header's forms carry the page's own address back (``here()``): the one part of a page
+# that its query string changes without changing anything ``check_inert`` looks at.
+OWN_ADDRESS = re.compile(r'(name="next" value=")[^"]*"')
 
 
 def is_our_chart(el) -> bool:
@@ -153,7 +156,7 @@ def test_every_page_and_fragment_renders_hostile_text_inert(corpus, app):
     client = app.test_client()
     urls = fill(app, agent, planted)
     assert {"/overview", "/memories", "/summaries", "/reviews"} <= set(urls)
-    checked = 0
+    checked, inert = 0, set()
     for url in urls:
         variants = [("", {})]
         if not url.endswith(".json"):
@@ -177,7 +180,11 @@ def test_every_page_and_fragment_renders_hostile_text_inert(corpus, app):
                     assert r.mimetype != "text/html", where  # a download, never shown as a page
                 else:
                     assert r.mimetype == "text/html", where
-                    check_inert(text, where)
+                    # A page already found inert but for its own address (a detail page asked
+                    # with a list's query) is not parsed again.
+                    if (same := OWN_ADDRESS.sub(r'\1"', text)) not in inert:
+                        check_inert(text, where)
+                        inert.add(same)
                 checked += 1
     assert checked > 50
     assert file_digest(agent.project_db, agent.user_db) == before

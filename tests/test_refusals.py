@@ -9,6 +9,7 @@ Each is asked for as JSON, as a page without JavaScript and as an htmx fragment.
 
 from __future__ import annotations
 
+import functools
 import re
 import sqlite3
 import time
@@ -46,14 +47,20 @@ def messages_of(response) -> list[str]:
         return found or [data["message"]]
     if response.mimetype == "text/plain":
         return [response.get_data(as_text=True).strip()]
-    page = BeautifulSoup(response.get_data(as_text=True), "html.parser")
-    return [
+    return list(page_messages(response.get_data(as_text=True)))
+
+
+@functools.cache
+def page_messages(html: str) -> tuple[str, ...]:
+    """The message elements of a page, parsed once per distinct page (most refusals repeat one)."""
+    page = BeautifulSoup(html, "html.parser")
+    return tuple(
         e.get_text(" ", strip=True)
         for e in page.select(
             ".error-message, [data-field=message], [data-http-status='403'].outcome,"
             " [data-http-status='403'] .outcome"
         )
-    ]
+    )
 
 
 def check(response, where: str) -> list[str]:

@@ -246,11 +246,21 @@ def serving(browser, agent: Agent | None = None, extra=(), size=DESKTOP, others=
         set_size(browser, DESKTOP)  # what the next test expects
 
 
+@pytest.fixture(scope="session")
+def shared_demo(browser):
+    """One demo per test process, for the modules that only look at it."""
+    server = Server([], None, extra=["--demo"])
+    yield server
+    server.stop()
+
+
 @pytest.fixture(scope="module")
-def demo(browser):
-    """The demo, for a module's tests to share (a module whose tests erase brings its own)."""
-    with serving(browser) as server:
-        yield server
+def demo(browser, shared_demo):
+    """The demo, logged in anew for each module that only looks (a module whose tests write
+    brings its own ``demo``): starting a server costs seconds, and a walk's two halves and
+    the header tests would start one each."""
+    login(browser, shared_demo)
+    return shared_demo
 
 
 @pytest.fixture(scope="module")
@@ -606,6 +616,23 @@ def resize_page(driver, size) -> None:
         lambda: f"the page never became {size[0]} px wide",
     )
     wait_for(driver, htmx_settled, "htmx never settled after a resize")
+
+
+def both_widths(driver, url: str):
+    """Open ``url`` once at 1280 px, then yield each width (DESKTOP, then PHONE) with the page
+    settled at it; the window is back at DESKTOP after, however the walk ends.
+
+    No script of the pages reads the width: the phone layout is the stylesheet's media
+    queries, applied on resize, so one load serves both widths."""
+    set_size(driver, DESKTOP)
+    try:
+        driver.get(url)
+        wait_for(driver, htmx_settled, f"htmx never settled on {url}")
+        yield DESKTOP
+        resize_page(driver, PHONE)
+        yield PHONE
+    finally:
+        set_size(driver, DESKTOP)
 
 
 def axe_problems(driver) -> list[str]:

@@ -11,18 +11,14 @@ from __future__ import annotations
 import json
 
 from .conftest import (
-    DESKTOP,
     PHONE,
     axe_in_every_page,
     axe_problems,
+    both_widths,
     first_row,
     half,
     html_pages,
-    htmx_settled,
     layout_problems,
-    resize_page,
-    set_size,
-    wait_for,
 )
 
 
@@ -44,21 +40,12 @@ def demo_pages(srv, which: int) -> list[str]:
 
 def walk(browser, demo, which: int) -> None:
     found = {}
-    # Each page loaded once and checked at both widths (no script of the pages reads the
-    # width: the phone layout is the stylesheet's media queries, applied on resize).
     with axe_in_every_page(browser):
-        try:
-            for path in demo_pages(demo, which):
-                set_size(browser, DESKTOP)
-                browser.get(demo.url(path))
-                wait_for(browser, htmx_settled, f"htmx never settled on {path}")
-                if problems := axe_problems(browser):
-                    found[f"{path} @{DESKTOP[0]}"] = problems
-                resize_page(browser, PHONE)
-                if problems := axe_problems(browser) + layout_problems(browser):
-                    found[f"{path} @{PHONE[0]}"] = problems
-        finally:
-            set_size(browser, DESKTOP)
+        for path in demo_pages(demo, which):
+            for size in both_widths(browser, demo.url(path)):
+                problems = axe_problems(browser) + (layout_problems(browser) if size == PHONE else [])
+                if problems:
+                    found[f"{path} @{size[0]}"] = problems
     assert not found, "accessibility / layout problems:\n" + json.dumps(found, indent=1, ensure_ascii=False)
 
 

@@ -13,7 +13,7 @@ import re
 
 from selenium.webdriver.common.by import By
 
-from .conftest import DESKTOP, PHONE, htmx_settled, resize_page, set_size, wait_for
+from .conftest import DESKTOP, both_widths, wait_for
 from .test_accessibility import demo_pages
 
 # Words that stay as they are in a Chinese page: names, not UI words.
@@ -95,22 +95,14 @@ def walk(browser, demo, which: int) -> None:
     left, overflow = {}, {}
     # Each page loaded once: its words are read at 1280 px (the text is the same at any
     # width), its boxes measured at both widths (the phone layout is the stylesheet's).
-    try:
-        for path in demo_pages(demo, which):
-            set_size(browser, DESKTOP)
-            browser.get(demo.url(path))
-            wait_for(browser, htmx_settled, f"htmx never settled on {path}")
-            assert browser.find_element(By.TAG_NAME, "html").get_attribute("lang") == "zh-Hans-CN"
-            words = english_words(browser.execute_script(VISIBLE_TEXT))
-            if words:
-                left[path] = words[:15]
-            for size in (DESKTOP, PHONE):
-                resize_page(browser, size)
-                spill = browser.execute_script(OVERFLOWING)
-                if spill:
-                    overflow[f"{path} @{size[0]}"] = spill
-    finally:
-        set_size(browser, DESKTOP)
+    for path in demo_pages(demo, which):
+        for size in both_widths(browser, demo.url(path)):
+            if size == DESKTOP:
+                assert browser.find_element(By.TAG_NAME, "html").get_attribute("lang") == "zh-Hans-CN"
+                if words := english_words(browser.execute_script(VISIBLE_TEXT)):
+                    left[path] = words[:15]
+            if spill := browser.execute_script(OVERFLOWING):
+                overflow[f"{path} @{size[0]}"] = spill
     assert not left, "English left on Chinese pages:\n" + json.dumps(left, indent=1, ensure_ascii=False)
     assert not overflow, "text overflowing its box:\n" + json.dumps(overflow, indent=1, ensure_ascii=False)
 

@@ -24,6 +24,7 @@ from .conftest import (
     Agent,
     axe_in_every_page,
     axe_problems,
+    both_widths,
     close_agent,
     console_problems,
     first_row,
@@ -31,11 +32,9 @@ from .conftest import (
     html_pages,
     htmx_settled,
     layout_problems,
-    resize_page,
     resource_urls,
     screenshot,
     serving,
-    set_size,
     wait_for,
 )
 
@@ -119,40 +118,31 @@ def pages(corpus, which: int) -> list[str]:
 
 def walk(browser, server, corpus, which: int) -> None:
     seen, inaccessible = [], []
-    # Each page loaded once and checked at both widths (no script of the pages reads the
-    # width: the phone layout is the stylesheet's media queries, applied on resize).
     with axe_in_every_page(browser):
-        try:
-            for path in pages(corpus, which):
-                set_size(browser, DESKTOP)
-                browser.get(server.url(path))
-                wait_for(browser, htmx_settled, f"htmx never settled on {path}")
-                state = browser.execute_script(
-                    "return {pwned: window.__pwned, title: document.title, requests: window.__requests,"
-                    " text: document.body.innerText}"
-                )
-                assert state["requests"] is not None, "the request recorder did not run"
-                assert state["pwned"] is None, (path, state["pwned"])
-                assert state["title"].endswith("· agentao memory dashboard"), (path, state["title"])
-                fired = [
-                    u
-                    for u in state["requests"] + resource_urls(browser)
-                    if any(m in u.lower() for m in MARKERS)
-                ]
-                assert not fired, (path, fired)
-                problems = console_problems(browser)
-                assert not problems, (path, problems)
-                seen.append(state["text"])
+        for path in pages(corpus, which):
+            for size in both_widths(browser, server.url(path)):
+                if size == DESKTOP:
+                    state = browser.execute_script(
+                        "return {pwned: window.__pwned, title: document.title, requests: window.__requests,"
+                        " text: document.body.innerText}"
+                    )
+                    assert state["requests"] is not None, "the request recorder did not run"
+                    assert state["pwned"] is None, (path, state["pwned"])
+                    assert state["title"].endswith("· agentao memory dashboard"), (path, state["title"])
+                    fired = [
+                        u
+                        for u in state["requests"] + resource_urls(browser)
+                        if any(m in u.lower() for m in MARKERS)
+                    ]
+                    assert not fired, (path, fired)
+                    problems = console_problems(browser)
+                    assert not problems, (path, problems)
+                    seen.append(state["text"])
                 # Hostile text must not break the page for people either: axe-core (serious and
                 # critical WCAG 2.1 A/AA violations) at both widths, and the phone layout's measures.
-                inaccessible += [f"{path} @1280: {p}" for p in axe_problems(browser)]
-                resize_page(browser, PHONE)
-                inaccessible += [
-                    f"{path} @390: {p}" for p in axe_problems(browser) + layout_problems(browser)
-                ]
-                assert browser.execute_script("return window.__pwned") is None, path
-        finally:
-            set_size(browser, DESKTOP)
+                extra = layout_problems(browser) if size == PHONE else []
+                inaccessible += [f"{path} @{size[0]}: {p}" for p in axe_problems(browser) + extra]
+            assert browser.execute_script("return window.__pwned") is None, path
     # The recorder does see htmx requests (a search), so silence above means none fired.
     browser.get(server.url("/memories"))
     wait_for(browser, htmx_settled)

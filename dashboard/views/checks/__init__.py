@@ -4,6 +4,8 @@ hook that says which checks a dashboard write changed (the checks are ``actions/
 from __future__ import annotations
 
 import json
+import threading
+from collections import OrderedDict
 
 from flask import Blueprint, abort, current_app, g, render_template, request, url_for
 from flask_babel import gettext as _
@@ -185,17 +187,35 @@ def _watched() -> bool:
 
 
 # The last results this process saw, per set of checks files: what "now fails" is said
-# against when the agent writes (kept in memory: browsing writes nothing).
-_seen: dict[tuple, dict[str, bool]] = {}
+# against when the agent writes (kept in memory: browsing writes nothing).  The sets served
+# most recently, at most SEEN_KEPT; one forgotten falls back to the results in its files.
+SEEN_KEPT = 16
+_seen: OrderedDict[tuple[str, ...], dict[str, bool]] = OrderedDict()
+_seen_lock = threading.Lock()
 
 
-def _files_key() -> tuple:
+def _files_key() -> tuple[str, ...]:
     return tuple(str(ck.checks_path(r.path)) for r in _refs())
+
+
+def _recall(files: tuple[str, ...]) -> dict[str, bool] | None:
+    with _seen_lock:
+        if files in _seen:
+            _seen.move_to_end(files)
+        return _seen.get(files)
+
+
+def _remember(files: tuple[str, ...], states: dict[str, bool]) -> None:
+    with _seen_lock:
+        _seen[files] = states
+        _seen.move_to_end(files)
+        while len(_seen) > SEEN_KEPT:
+            _seen.popitem(last=False)
 
 
 def _moved_words(before: dict[str, bool], run: ck.Run) -> list[dict]:
     moved = ck.changed(before, run)
-    _seen[_files_key()] = run.states()
+    _remember(_files_key(), run.states())
     for m in moved:
         m["text"] = (
             _("Check “%(name)s” now passes.", name=m["name"])
@@ -214,7 +234,7 @@ def after_agent_wrote() -> list[str]:
         run = run_checks()
     except Exception:  # noqa: BLE001 - the pulse never fails over a check
         return []
-    before = _seen.get(_files_key())
+    before = _recall(_files_key())
     if before is None:
         before = {
             r.check["id"]: r.check.get("last_result") == "pass"
