@@ -298,11 +298,14 @@ def check(argv: list[str]) -> int:
 
     with create_app(config).test_request_context("/checks.json"):
         data = collect()
-    failed = 1 if data["failed"] or data["problems"] else 0
+    failed = 1 if data["failed"] or data["tied"] or data["problems"] else 0  # a tie proves nothing
     if args.json:
         print(json.dumps(data, ensure_ascii=False, indent=2))
         return failed
-    rows = [(_("pass") if c["passed"] else _("FAIL"), c["name"], " ".join(c["why"])) for c in data["checks"]]
+    rows = [
+        (_("pass") if c["passed"] else _("TIE") if c["tie"] else _("FAIL"), c["name"], " ".join(c["why"]))
+        for c in data["checks"]
+    ]
     width = max((_columns(r[0]) for r in rows), default=0)
     name_width = min(40, max((_columns(r[1]) for r in rows), default=0))
     for result, name, why in rows:
