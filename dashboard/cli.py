@@ -315,6 +315,8 @@ def check(argv: list[str]) -> int:
     for key, problem in data["problems"].items():
         print(f"{key}: {problem}", file=sys.stderr)
     print(_("%(failed)d of %(total)d checks fail.", failed=data["failed"], total=data["total"]))
+    if data["tied"]:
+        print(_("Depending on a tie at the recall cut (neither pass nor fail): %(num)d.", num=data["tied"]))
     return failed
 
 

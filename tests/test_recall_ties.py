@@ -168,7 +168,7 @@ def _post(client, **check):
     return r.get_json()["check"]
 
 
-def test_a_check_on_a_memory_tied_at_the_cut_neither_passes_nor_fails(tied):
+def test_a_check_on_a_memory_tied_at_the_cut_neither_passes_nor_fails(tied, capsys):
     client = tied.app().test_client()
     data = client.get("/preview.json", query_string={"q": QUERY, "asof": ASOF}).get_json()
     by_mark = {}
@@ -203,6 +203,14 @@ def test_a_check_on_a_memory_tied_at_the_cut_neither_passes_nor_fails(tied):
     # A tie is neither a pass nor a fail to keep in the checks file.
     saved = json.loads((tied.project_dir / ".agentao" / "memory-checks.json").read_text())["checks"]
     assert [c.get("last_result") for c in saved] == [None, None, "pass", "fail"]
+    # The command proves nothing on a tie either: it says so and exits 1.
+    from dashboard.cli import main
+
+    args = ["check", "--project", str(tied.project_dir), "--user-db", str(tied.user_db)]
+    assert main(args) == 1
+    out = capsys.readouterr().out
+    assert sum(line.startswith("TIE ") for line in out.splitlines()) == 2
+    assert "Depending on a tie at the recall cut (neither pass nor fail): 2." in out
 
 
 # ---------------------------------------------------------------------------
