@@ -122,11 +122,23 @@ class Recall:
         own, fit; it is always in when its whole equal-score group is within the 5 and the facts of the
         group and of everything above it fit (the fill stops at the first fact that does not)."""
         room, above, above_cost, out = context_room(), 0, 0, []
+        memo: dict[
+            tuple[Any, ...], int
+        ] = {}  # equal scores are often copies of one text: each fact measured once
+
+        def cost(s: rc.Scored) -> int:
+            m = s.memory
+            key = (m.scope, m.type, m.title, m.content[:EXCERPT_CHARS], m.confidence, s._values)
+            found = memo.get(key)
+            if found is None:
+                found = memo[key] = len(context_fact(m, s.score, s.reasons)) + 1
+            return found
+
         for _score, group in groupby(self.ranked, key=attrgetter("score")):
             if above >= rc.TOP_K:
                 break
             members = list(group)
-            costs = [len(context_fact(s.memory, s.score, s.reasons)) + 1 for s in members]
+            costs = [cost(s) for s in members]
             always = above + len(members) <= rc.TOP_K and above_cost + sum(costs) <= room
             if not always:
                 out += [s.memory.id for s, c in zip(members, costs) if above_cost + c <= room]
