@@ -241,6 +241,10 @@ def _world(agent: Agent, rng: random.Random) -> None:
                     agent.manager.delete(found.id)
                     if rng.random() < 0.7:  # saved again: a new row beside the deleted one
                         agent.save(key, f"{key} again", ["x"], scope=scope, type=rng.choice(TYPES))
+    # The last second: five project notes, so the three most recent incidental places are tied.
+    with same_second((start + timedelta(seconds=9)).strftime("%Y-%m-%dT%H:%M:%S"), ids):
+        for n in rng.sample(range(5), 5):
+            agent.save(f"late {n} note", f"late {n}", ["x"], scope="project", type="note")
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -258,5 +262,7 @@ def test_the_stable_block_orders_the_same_second_as_agentao(tmp_path, seed):
     assert page.select_one("pre#stable-block").get_text() == theirs
     # The stable selection itself (before the budget), ties at the 3 recent incidental places too.
     picked = [m.id for m in agent.manager.get_stable_entries()]
+    late = [m for m in agent.manager.get_all_entries() if m.key_normalized.startswith("late_")]
+    assert len(late) == 5 and sum(m.id in picked for m in late) == 3  # the cut falls in the tie
     assert data["stable_entries_total"] == len(picked)
     assert {e["id"] for e in data["stable_entries"]} == set(picked)
