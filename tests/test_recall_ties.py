@@ -179,6 +179,8 @@ def test_a_check_on_a_memory_tied_at_the_cut_neither_passes_nor_fails(tied, caps
     _post(client, name="in, tied", message=QUERY, must_recall=[inside])
     _post(client, name="out, tied", message=QUERY, must_not_recall=[outside])
     _post(client, name="certain", message=QUERY, must_recall=[always_on])
+    _post(client, name="text in, tied", message=QUERY, must_not_contain=[inside])
+    _post(client, name="text out, tied", message=QUERY, must_not_contain=[outside])
     _post(client, name="certain fail", message=QUERY, must_recall=[inside], must_not_recall=[always_on])
 
     got = client.get("/checks.json").get_json()
@@ -187,6 +189,8 @@ def test_a_check_on_a_memory_tied_at_the_cut_neither_passes_nor_fails(tied, caps
     for name, code, memory in (
         ("in, tied", "tie_may_be_left_out", inside),
         ("out, tied", "tie_may_be_recalled", outside),
+        ("text in, tied", "tie_may_be_left_out", inside),
+        ("text out, tied", "tie_may_be_recalled", outside),
     ):
         r = results[name]
         assert (r["passed"], r["tie"]) == (False, True), r
@@ -194,23 +198,23 @@ def test_a_check_on_a_memory_tied_at_the_cut_neither_passes_nor_fails(tied, caps
         assert "no fixed order" in r["why"][0]
     assert (results["certain"]["passed"], results["certain"]["tie"]) == (True, False)
     assert (results["certain fail"]["passed"], results["certain fail"]["tie"]) == (False, False)
-    assert (got["failed"], got["tied"]) == (1, 2)
+    assert (got["failed"], got["tied"]) == (1, 4)
 
     page = BeautifulSoup(client.get("/checks").get_data(as_text=True), "html.parser")
     tie_rows = page.select("#checks tr[data-tie]")
-    assert len(tie_rows) == 2 and all("depends on a tie" in tr.get_text() for tr in tie_rows)
-    assert "2 depend on a tie at the recall cut" in page.select_one("#checks-summary").get_text()
+    assert len(tie_rows) == 4 and all("depends on a tie" in tr.get_text() for tr in tie_rows)
+    assert "4 depend on a tie at the recall cut" in page.select_one("#checks-summary").get_text()
     # A tie is neither a pass nor a fail to keep in the checks file.
     saved = json.loads((tied.project_dir / ".agentao" / "memory-checks.json").read_text())["checks"]
-    assert [c.get("last_result") for c in saved] == [None, None, "pass", "fail"]
+    assert [c.get("last_result") for c in saved] == [None, None, "pass", None, None, "fail"]
     # The command proves nothing on a tie either: it says so and exits 1.
     from dashboard.cli import main
 
     args = ["check", "--project", str(tied.project_dir), "--user-db", str(tied.user_db)]
     assert main(args) == 1
     out = capsys.readouterr().out
-    assert sum(line.startswith("TIE ") for line in out.splitlines()) == 2
-    assert "Depending on a tie at the recall cut (neither pass nor fail): 2." in out
+    assert sum(line.startswith("TIE ") for line in out.splitlines()) == 4
+    assert "Depending on a tie at the recall cut (neither pass nor fail): 4." in out
 
 
 # ---------------------------------------------------------------------------

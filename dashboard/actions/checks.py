@@ -283,12 +283,25 @@ def evaluate(check: dict[str, Any], store: str, snap: Snapshot, cjk: str, now: d
         elif not tie(unwanted) and (m := _find(context, unwanted)) is not None:
             reasons.append({"code": "recalled", "memory": _label(m)})
     blocks = (("text_in_stable", p.stable_block, stable), ("text_in_context", p.context_block, context))
+
+    def holds(m: Memory, t: str) -> bool:
+        return t in (m.title + "\n" + m.content).casefold()
+
     for text in check.get("must_not_contain", []):
         t = text.casefold()
         for code, block, shown in blocks:
             if t in block.casefold():
-                holder = next((m for m in shown if t in (m.title + "\n" + m.content).casefold()), None)
+                holders = [m for m in shown if holds(m, t)]
+                if code == "text_in_context" and holders and all(m.id in p.recall.varies for m in holders):
+                    ties.append({"code": TIE_LEFT_OUT, "text": text, "memory": _label(holders[0])})
+                    continue
+                holder = holders[0] if holders else None
                 reasons.append({"code": code, "text": text, "memory": _label(holder) if holder else ""})
+            elif code == "text_in_context":
+                now_in = {m.id for m in context}
+                out = next((m for m in moving if m.id not in now_in and holds(m, t)), None)
+                if out is not None:  # not in the block now, but a memory holding it may be recalled
+                    ties.append({"code": TIE_RECALLED, "text": text, "memory": _label(out)})
     return Result(
         check,
         store,
