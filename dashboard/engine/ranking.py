@@ -122,9 +122,8 @@ class Recall:
         own, fit; it is always in when its whole equal-score group is within the 5 and the facts of the
         group and of everything above it fit (the fill stops at the first fact that does not)."""
         room, above, above_cost, out = context_room(), 0, 0, []
-        memo: dict[
-            tuple[Any, ...], int
-        ] = {}  # equal scores are often copies of one text: each fact measured once
+        # Equal scores are often copies of one text: each distinct fact is measured once.
+        memo: dict[tuple[Any, ...], int] = {}
 
         def cost(s: rc.Scored) -> int:
             m = s.memory
