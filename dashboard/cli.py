@@ -296,11 +296,14 @@ def check(argv: list[str]) -> int:
 
     with create_app(config).test_request_context("/checks.json"):
         data = collect()
-    failed = 1 if data["failed"] or data["problems"] else 0
+    failed = 1 if data["failed"] or data["tied"] or data["problems"] else 0  # a tie proves nothing
     if args.json:
         print(json.dumps(data, ensure_ascii=False, indent=2))
         return failed
-    rows = [(_("pass") if c["passed"] else _("FAIL"), c["name"], " ".join(c["why"])) for c in data["checks"]]
+    rows = [
+        (_("pass") if c["passed"] else _("TIE") if c["tie"] else _("FAIL"), c["name"], " ".join(c["why"]))
+        for c in data["checks"]
+    ]
     width = max((_columns(r[0]) for r in rows), default=0)
     name_width = min(40, max((_columns(r[1]) for r in rows), default=0))
     for result, name, why in rows:
@@ -310,6 +313,8 @@ def check(argv: list[str]) -> int:
     for key, problem in data["problems"].items():
         print(f"{key}: {problem}", file=sys.stderr)
     print(_("%(failed)d of %(total)d checks fail.", failed=data["failed"], total=data["total"]))
+    if data["tied"]:
+        print(_("Depending on a tie at the recall cut (neither pass nor fail): %(num)d.", num=data["tied"]))
     return failed
 
 

@@ -166,11 +166,20 @@ def test_raw_blocks_sit_behind_disclosures_byte_exact(client, seeded):
 
 
 def test_not_recalled_says_why_below_the_cut_and_over_the_budget(tmp_path):
+    from unittest import mock
+
     from agentao_world import Agent
 
     agent = Agent(tmp_path)
-    for n in range(12):
-        agent.save(f"billing note {n:02d}", f"Billing retry rule number {n:02d}: " + "x" * 300, ["billing"])
+    for n in range(12):  # a second apart: no two scores are equal, so no tie decides the cut
+        stamp = f"2030-06-01T10:00:{n:02d}"
+        with (
+            mock.patch("agentao.memory.storage._now_iso", return_value=stamp),
+            mock.patch("agentao.memory.manager._now", return_value=stamp),
+        ):
+            agent.save(
+                f"billing note {n:02d}", f"Billing retry rule number {n:02d}: " + "x" * 300, ["billing"]
+            )
     client = agent.app().test_client()
     data = client.get("/preview.json", query_string={"q": "billing retry rule", "asof": ASOF}).get_json()
     marks = {c["title"]: c["mark"] for c in data["candidates"]}

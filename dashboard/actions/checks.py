@@ -40,6 +40,8 @@ MAX_ITEMS = 50  # per expectation list
 MAX_MESSAGES = 10  # agentao reads hints from the last 10 messages
 BUILTIN_ID = "builtin-stable-private"
 EXPECTS = ("must_recall", "must_not_recall", "must_not_contain")
+# A memory tied at the recall cut: recalled here but agentao may leave it out, or the other way.
+TIE_LEFT_OUT, TIE_RECALLED = "tie_may_be_left_out", "tie_may_be_recalled"
 _writing = threading.Lock()  # one read-modify-write of a checks file at a time (this process)
 
 
@@ -176,6 +178,7 @@ class Result:
     recalled: list[str] = field(default_factory=list)  # keys in either block
     builtin: bool = False
     ran: bool = True  # False: left out when the time budget ran out
+    tie: bool = False  # neither pass nor fail: agentao's order among equal scores decides (``TIE_CODES``)
 
     @property
     def diff(self) -> dict[str, Any] | None:
@@ -201,6 +204,7 @@ class Result:
             **{k: c.get(k, []) for k in ("messages", *EXPECTS)},
             "passed": self.passed,
             "ran": self.ran,
+            "tie": self.tie,
             "reasons": self.reasons,
             "recalled": self.recalled,
             "stable_block": self.stable_block,
@@ -248,9 +252,21 @@ def evaluate(check: dict[str, Any], store: str, snap: Snapshot, cjk: str, now: d
     )
     stable = [s.memory for s in p.stable_entries if s.shown]
     context = [s.memory for s in p.recall.top[: p.recall.kept]]  # the block's facts, in order
+    # Recalled here or not, by agentao's order among equal scores (it changes per process).
+    moving = [c.memory for c in p.candidates if c.varies]
     reasons: list[dict[str, str]] = []
+    ties: list[dict[str, str]] = []
+
+    def tie(name: str) -> bool:
+        """Whether ``name``'s recall depends on a tie; if so the tie is noted (its code says which way)."""
+        m = _find(moving, name)
+        if m is not None:
+            code = TIE_LEFT_OUT if any(x.id == m.id for x in context) else TIE_RECALLED
+            ties.append({"code": code, "memory": _label(m)})
+        return m is not None
+
     for wanted in check.get("must_recall", []):
-        if _find(stable, wanted) is None and _find(context, wanted) is None:
+        if _find(stable, wanted) is None and not tie(wanted) and _find(context, wanted) is None:
             near = next((c for c in p.candidates if wanted.casefold() in _names(c.memory)), None)
             known = near is not None or any(wanted.casefold() in _names(m) for m in p.pool)
             reasons.append(
@@ -262,24 +278,39 @@ def evaluate(check: dict[str, Any], store: str, snap: Snapshot, cjk: str, now: d
                 }
             )
     for unwanted in check.get("must_not_recall", []):
-        for code, shown in (("in_stable", stable), ("recalled", context)):
-            if (m := _find(shown, unwanted)) is not None:
-                reasons.append({"code": code, "memory": _label(m)})
+        if (m := _find(stable, unwanted)) is not None:
+            reasons.append({"code": "in_stable", "memory": _label(m)})
+        elif not tie(unwanted) and (m := _find(context, unwanted)) is not None:
+            reasons.append({"code": "recalled", "memory": _label(m)})
     blocks = (("text_in_stable", p.stable_block, stable), ("text_in_context", p.context_block, context))
+
+    def holds(m: Memory, t: str) -> bool:
+        return t in (m.title + "\n" + m.content).casefold()
+
     for text in check.get("must_not_contain", []):
         t = text.casefold()
         for code, block, shown in blocks:
             if t in block.casefold():
-                holder = next((m for m in shown if t in (m.title + "\n" + m.content).casefold()), None)
+                holders = [m for m in shown if holds(m, t)]
+                if code == "text_in_context" and holders and all(m.id in p.recall.varies for m in holders):
+                    ties.append({"code": TIE_LEFT_OUT, "text": text, "memory": _label(holders[0])})
+                    continue
+                holder = holders[0] if holders else None
                 reasons.append({"code": code, "text": text, "memory": _label(holder) if holder else ""})
+            elif code == "text_in_context":
+                now_in = {m.id for m in context}
+                out = next((m for m in moving if m.id not in now_in and holds(m, t)), None)
+                if out is not None:  # not in the block now, but a memory holding it may be recalled
+                    ties.append({"code": TIE_RECALLED, "text": text, "memory": _label(out)})
     return Result(
         check,
         store,
-        not reasons,
-        reasons,
+        not reasons and not ties,
+        reasons + ties,
         p.stable_block,
         p.context_block,
         [_label(m) for m in stable + context],
+        tie=bool(ties) and not reasons,
     )
 
 
@@ -326,14 +357,20 @@ class Run:
 
     @property
     def failed(self) -> int:
-        return sum(r.ran and not r.passed for r in self.results)
+        return sum(r.ran and not r.passed and not r.tie for r in self.results)
+
+    @property
+    def tied(self) -> int:
+        """Checks neither passing nor failing: agentao's order among equal scores decides."""
+        return sum(r.ran and r.tie for r in self.results)
 
     @property
     def not_run(self) -> int:
         return sum(not r.ran for r in self.results)
 
     def states(self) -> dict[str, bool]:
-        return {r.check["id"]: r.passed for r in self.results if r.ran}
+        """Pass or fail of each check that has one (not run and tied ones have neither)."""
+        return {r.check["id"]: r.passed for r in self.results if r.ran and not r.tie}
 
 
 def run_all(
@@ -373,7 +410,7 @@ def changed(before: dict[str, bool], after: Run) -> list[dict[str, Any]]:
     return [
         {"id": r.check["id"], "name": r.check["name"] or r.check["id"], "passed": r.passed}
         for r in after.results
-        if r.ran and before.get(r.check["id"]) != r.passed
+        if r.ran and not r.tie and before.get(r.check["id"]) != r.passed
     ]
 
 
@@ -383,7 +420,7 @@ def record(refs: list[StoreRef], run: Run) -> None:
     after a dashboard write or a check's save — browsing writes nothing."""
     by_store: dict[str, dict[str, Result]] = {}
     for r in run.results:
-        if not r.builtin and r.ran:
+        if not r.builtin and r.ran and not r.tie:  # a tie is neither a pass nor a fail to keep
             by_store.setdefault(r.store, {})[r.check["id"]] = r
     stamp = clock.now().replace(microsecond=0).isoformat()
     with _writing:

@@ -10,6 +10,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import groupby
+from operator import attrgetter
 from typing import Any
 
 from dashboard.records import Memory
@@ -25,13 +27,15 @@ SortKey = Callable[[rc.Scored], tuple[float, int, str]]
 class Candidate:
     """A record with a non-zero recall signal and what became of it. ``mark``: ``in_block``, ``cut_top5``,
     ``cut_context_budget`` or ``excluded_stable``; ``rank``: 1-based among ranked records (None if excluded);
-    ``tied``: ranked records with exactly this score (agentao orders those arbitrarily)."""
+    ``tied``: ranked records with exactly this score (agentao orders those arbitrarily); ``varies``: whether
+    it reaches ``<memory-context>`` depends on that order (see :attr:`Recall.varies`)."""
 
     scored: Scored
     mark: str
     rank: int | None
     tied: int
     cost: int | None = None  # characters its fact takes in the context block
+    varies: bool = False
 
     @property
     def memory(self) -> Memory:
@@ -72,6 +76,7 @@ class Candidate:
             "mark": self.mark,
             "rank": self.rank,
             "tied": self.tied,
+            "tie_varies": self.varies,
             "cost": self.cost,
             "terms": [t.to_dict() for t in self.terms],
         }
@@ -104,17 +109,61 @@ class Recall:
     key: SortKey  # the sort key (see :func:`order_key`)
 
     @cached_property
+    def ranked(self) -> list[rc.Scored]:
+        """``eligible`` in the documented order."""
+        return sorted(self.eligible, key=self.key)
+
+    @cached_property
+    def varies(self) -> frozenset[str]:
+        """Ids whose place in ``<memory-context>`` (in it or not) depends on agentao's order among equal
+        scores, which changes from one agentao process to the next (contract §10.4).
+
+        A record can be in the block when fewer than 5 score higher and the facts of those, then its
+        own, fit; it is always in when its whole equal-score group is within the 5 and the facts of the
+        group and of everything above it fit (the fill stops at the first fact that does not)."""
+        room, above, above_cost, out = context_room(), 0, 0, []
+        # Equal scores are often copies of one text: each distinct fact is measured once.
+        memo: dict[tuple[Any, ...], int] = {}
+
+        def cost(s: rc.Scored) -> int:
+            m = s.memory
+            key = (m.scope, m.type, m.title, m.content[:EXCERPT_CHARS], m.confidence, s._values)
+            found = memo.get(key)
+            if found is None:
+                found = memo[key] = len(context_fact(m, s.score, s.reasons)) + 1
+            return found
+
+        for _score, group in groupby(self.ranked, key=attrgetter("score")):
+            if above >= rc.TOP_K:
+                break
+            members = list(group)
+            costs = [cost(s) for s in members]
+            always = above + len(members) <= rc.TOP_K and above_cost + sum(costs) <= room
+            if not always:
+                out += [s.memory.id for s, c in zip(members, costs) if above_cost + c <= room]
+            above, above_cost = above + len(members), above_cost + sum(costs)
+        return frozenset(out)
+
+    @property
+    def order_varies(self) -> bool:
+        """Two facts in the block have equal scores: agentao's order of them changes per process."""
+        kept = [s.score for s in self.top[: self.kept]]
+        return len(set(kept)) < len(kept)
+
+    @cached_property
     def candidates(self) -> tuple[Candidate, ...]:
         """Every record with a signal, ranked, each with its mark."""
-        ranked = sorted(self.eligible, key=self.key)
+        ranked = self.ranked
         ties = Counter(s.score for s in ranked)
+        varies = self.varies
         out = []
         for n, s in enumerate(ranked, 1):
+            moves = s.memory.id in varies
             if n > rc.TOP_K:
-                out.append(Candidate(s, rc.CUT_TOP_K, n, ties[s.score]))
+                out.append(Candidate(s, rc.CUT_TOP_K, n, ties[s.score], varies=moves))
             else:
                 mark = rc.IN_BLOCK if n <= self.kept else rc.CUT_BUDGET
-                out.append(Candidate(s, mark, n, ties[s.score], self.costs[n - 1]))
+                out.append(Candidate(s, mark, n, ties[s.score], self.costs[n - 1], moves))
         out += [Candidate(s, rc.EXCLUDED_STABLE, None, 0) for s in sorted(self.excluded, key=self.key)]
         return tuple(out)
 

@@ -93,6 +93,15 @@ def check(
     assert ours.context_block == theirs.renderer.render_dynamic_block(expected)
     if [c.memory.id for c in top] == [c.memory_id for c in theirs.candidates]:
         assert ours.context_block == theirs.context_block
+    # agentao's block is a prefix of its top 5 (the fill stops at the first fact that does not fit):
+    # each of its facts is one we recall or mark as tied (may be recalled instead), and each we
+    # recall unmarked is in it; a different block is only ever one the ties allow.
+    theirs_in = {c.memory_id for c in theirs.candidates[: theirs.context_block.count("<fact ")]}
+    ours_in = {c.memory.id for c in ours.candidates if c.mark == IN_BLOCK}
+    assert theirs_in <= ours_in | ours.recall.varies
+    assert ours_in - ours.recall.varies <= theirs_in
+    if ours.context_block != theirs.context_block:
+        assert ours.recall.varies or ours.recall.order_varies
     shown = sum(1 for c in ours.candidates if c.mark == IN_BLOCK)
     assert ours.context_block.count("<fact ") == shown
     assert ours.stable_budget.used == len(theirs.stable_block)

@@ -39,6 +39,14 @@ WHY = {
         "“%(text)s” must never appear, but the always-on block holds it (in the session summaries it carries)."
     ),
     "text_in_context_tail": _l("“%(text)s” must never appear, but the recall block holds it."),
+    ck.TIE_LEFT_OUT: _l(
+        "“%(memory)s” is brought up now, but it ties with others at the cut: agentao picks among equal "
+        "scores in no fixed order, which changes each time it starts, so it may be left out."
+    ),
+    ck.TIE_RECALLED: _l(
+        "“%(memory)s” is not brought up now, but it ties with others at the cut: agentao picks among "
+        "equal scores in no fixed order, which changes each time it starts, so it may be brought up."
+    ),
     "not_run": _l("Not run: this page's time budget ran out first. The check command runs every check."),
     "private_in_stable": _l(
         "The always-on block, sent with every prompt, holds %(text)s from “%(memory)s” (%(category)s)."
@@ -98,6 +106,7 @@ def collect() -> dict:
         "checks": results,
         "total": len(results),
         "failed": run.failed,
+        "tied": run.tied,
         "not_run": run.not_run,
         "problems": run.problems,
         "files": run.files,

@@ -356,7 +356,7 @@ def _json(ctx) -> dict:
     limit = data["budgets"]["context"]["limit"]
     for c in data["candidates"]:  # the codes stay; the words are added beside them
         terms = [(t["name"], t["matched"]) for t in c["terms"]]
-        c["text"] = why_text(c["mark"], c["reasons"], c["rank"], c["cost"], limit, terms)
+        c["text"] = why_text(c["mark"], c["reasons"], c["rank"], c["cost"], limit, terms, c["tie_varies"])
         c["flags"] = [
             {
                 "category": f["category"],
@@ -375,6 +375,7 @@ def _json(ctx) -> dict:
         messages_count=len(ask.messages),
         context_hints_from="request" if ask.context_hints is not None else "messages",
         text=ctx["answer"].sentences(),
+        recall_varies={"pick": bool(ctx["p"].recall.varies), "order": ctx["p"].recall.order_varies},
         what_if=None
         if what_if is None
         else {

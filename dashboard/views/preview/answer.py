@@ -56,6 +56,7 @@ class Answer:
     unmatched: int  # memories sharing nothing with the message
     nothing: str  # why nothing is recalled ("" when something is)
     empty: bool  # no message typed yet
+    ties: str = ""  # what agentao's order among equal scores may change, in words ("" when nothing)
 
     def sentences(self) -> list[str]:
         """The answer as plain sentences, in reading order (the twin's ``text``)."""
@@ -69,6 +70,8 @@ class Answer:
             )
         else:
             out.append(self.nothing)
+        if self.ties:
+            out.append(self.ties)
         if self.missed:
             out.append(
                 _(
@@ -135,11 +138,20 @@ def reasons_text(reasons, terms=()) -> str:
     )
 
 
-def why_text(mark: str, reasons, rank: int | None, cost: int | None, limit: int, terms=()) -> str:
+def why_text(
+    mark: str, reasons, rank: int | None, cost: int | None, limit: int, terms=(), varies: bool = False
+) -> str:
     """Why a candidate was or was not recalled, from its twin fields (codes and numbers);
-    a recalled one names the words that matched (``terms``: ``(name, matched)`` pairs)."""
+    a recalled one names the words that matched (``terms``: ``(name, matched)`` pairs);
+    ``varies``: agentao's order among equal scores decides (``tie_varies``)."""
     if mark == rc.IN_BLOCK:
         return reasons_text(reasons, terms)
+    if varies and mark != rc.EXCLUDED_STABLE:
+        return _(
+            "it may be recalled instead: it ranks %(rank)d here, but agentao orders equal scores "
+            "in no fixed order",
+            rank=rank or 0,
+        )
     if mark == rc.CUT_TOP_K:
         return _("score below the cut: it ranks %(rank)d and only the 5 best are recalled", rank=rank or 0)
     if mark == rc.CUT_BUDGET:
@@ -164,6 +176,42 @@ def because_text(because: str) -> str:
     return because
 
 
+def ties_text(p) -> str:
+    """What agentao's order among equal scores may change here, in words ("" when nothing): it sorts
+    them in hash-set order, which changes from one agentao process to the next (contract §10.4)."""
+    moving = [c for c in p.candidates if c.varies]
+    come = [c for c in moving if c.mark != rc.IN_BLOCK]
+    go = [c.memory.title for c in moving if c.mark == rc.IN_BLOCK]
+    kept = [c for c in p.candidates if c.mark == rc.IN_BLOCK]
+    if come and go and all(c.score == kept[-1].score for c in come):
+        return ngettext(
+            "%(num)d more memory has the same score as the last one recalled; agentao picks among equal "
+            "scores in no fixed order, so it may be recalled instead of %(list)s.",
+            "%(num)d more memories have the same score as the last one recalled; agentao picks among equal "
+            "scores in no fixed order, so any of them may be recalled instead of %(list)s.",
+            len(come),
+            list="; ".join(go),
+        )
+    if come:
+        return ngettext(
+            "%(num)d more memory may be recalled as well or instead: agentao orders equal scores in no "
+            "fixed order, and the recall block takes them in that order until it is full.",
+            "%(num)d more memories may be recalled as well or instead: agentao orders equal scores in no "
+            "fixed order, and the recall block takes them in that order until it is full.",
+            len(come),
+        )
+    if go:
+        return _(
+            "agentao orders equal scores in no fixed order, so it may leave out %(list)s.", list="; ".join(go)
+        )
+    if p.recall.order_varies:
+        return _(
+            "The order among equal scores varies: agentao sorts them in no fixed order, which changes "
+            "each time it starts."
+        )
+    return ""
+
+
 def _nothing(p, query: str) -> str:
     if not query.strip():
         return _("Nothing is recalled: type a message first.")
@@ -185,7 +233,7 @@ def _why(c, limit: int, flags_of=None) -> Why:
         c.memory,
         c.mark,
         c.reasons,
-        why_text(c.mark, c.reasons, c.rank, c.cost, limit, terms),
+        why_text(c.mark, c.reasons, c.rank, c.cost, limit, terms, c.varies),
         matched_words(c.reasons, terms),
         tuple(flags_of(c.memory.store, c.memory.id)) if flags_of else (),
     )
@@ -212,6 +260,7 @@ def answer(p, flags_of=None) -> Answer:
         unmatched=0 if empty else len(p.never_recalled),
         nothing="" if recalled else _nothing(p, p.query),
         empty=empty,
+        ties=ties_text(p),
     )
 
 
