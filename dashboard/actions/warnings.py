@@ -23,7 +23,7 @@ from ..contract import REFUSED_SECRET
 from ..findings.checks import jaccard, token_set, token_sets
 from ..findings.corpus import Docs, contradicted_preferences, subject
 from ..findings.duplicates import DUPLICATE_THRESHOLD, MAX_RELATED, MIN_TOKENS
-from ..store.held import held
+from .effects import per_snapshot
 from .polarity import contradicts
 
 ORDER = (
@@ -124,14 +124,9 @@ class Lookups:
 
 
 def lookups(snap) -> Lookups:
-    """The ``Lookups`` of the snapshot's live rows, held under the stamps they were read at
-    (``store.held``: gone when a file moves, as the engine cache)."""
-    read = [f for f in snap.version if f is not None]
-    return held(
-        "warnings",
-        [path for path, _stamp, _counter in read],
-        lambda _stamp: Lookups([m for m in (*snap.project, *snap.user) if m.deleted_at is None]),
-        stamp=tuple(stamp for _path, stamp, _counter in read),
+    """The ``Lookups`` of the snapshot's live rows, once per state of the files."""
+    return per_snapshot(
+        snap, "warnings", lambda: Lookups([m for m in (*snap.project, *snap.user) if m.deleted_at is None])
     )
 
 
