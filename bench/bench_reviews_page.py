@@ -5,7 +5,9 @@ them), starts the real command line (waitress) and asks, in rounds (one warm-up,
 then ``--repeat``), for the static stylesheet, ``/reviews`` (the first page: 15 cards)
 and ``/reviews?page=2``, then runs agentao's prompt path for one message in this
 process.  Prints each p50 and its ratio to agentao's (issue #30: <= 0.1x at
-10,000, <= 1.0x at 1,000, HTML <= 100 KB).  ``--profile`` instead profiles warm
+10,000, <= 1.0x at 1,000, HTML <= 100 KB), and the CPU time the server spent per
+request (``/proc/<pid>/stat``) against the CPU time of agentao's prompt path: on a
+loaded machine, where wall-clock ratios swing with the scheduler, the steadier figure.  ``--profile`` instead profiles warm
 GET /reviews requests through the Flask test client (cProfile, by cumulative time).
 
     python bench/bench_reviews_page.py                     # 10,000 memories
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import os
 import pstats
 import statistics
 import sys
@@ -29,6 +32,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_pages import QUERY, THREE, Server, agentao_turn, build  # noqa: E402
 
 URLS = ("/reviews", "/reviews?page=2")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process ``pid`` so far (Linux)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _agentao(project: Path, user: Path):
@@ -82,32 +91,39 @@ def main() -> int:
     load = Path("/proc/loadavg").read_text().split()[:3]
     server = Server(root_tree, project_dir, user, root / "server.log")
     times: dict[str, list[float]] = {u: [] for u in URLS}
+    cpu: dict[str, list[float]] = {u: [] for u in URLS}
     sizes: dict[str, int] = {}
-    static, theirs = [], []
+    static, theirs, their_cpu = [], [], []
     try:
         for _round in range(args.repeat + 1):
             static.append(server.get("/static/app.css", 120)[0])
             for url in URLS:
+                used = cpu_seconds(server.proc.pid)
                 dt, status, body = server.get(url, 120)
+                cpu[url].append(cpu_seconds(server.proc.pid) - used)
                 assert status == 200, (url, status)
                 times[url].append(dt)
                 sizes[url] = len(body)
-            t = time.perf_counter()
+            t, used = time.perf_counter(), time.process_time()
             agentao_turn(mgr, retriever, renderer, query)
             theirs.append(time.perf_counter() - t)
+            their_cpu.append(time.process_time() - used)
     finally:
         server.stop()
     floor, agent = statistics.median(static[1:]), statistics.median(theirs[1:])
+    agent_cpu = statistics.fmean(their_cpu[1:])
     print(
         f"{args.size:,} memories; load average {' '.join(load)} -> "
         f"{' '.join(Path('/proc/loadavg').read_text().split()[:3])}; static p50 {floor * 1000:.1f} ms; "
-        f"agentao's prompt path p50 {agent * 1000:.1f} ms (p50 of {args.repeat} after a warm-up)"
+        f"agentao's prompt path p50 {agent * 1000:.1f} ms, CPU {agent_cpu * 1000:.1f} ms a turn "
+        f"(p50 of {args.repeat} after a warm-up)"
     )
     for url in URLS:
-        p50 = statistics.median(times[url][1:])
+        p50, used = statistics.median(times[url][1:]), statistics.fmean(cpu[url][1:])
         print(
             f"{url:<20}{p50 * 1000:8.1f} ms {p50 / floor:8.1f}x static {p50 / agent:6.2f}x agentao "
-            f"{sizes[url] / 1024:7.1f} KB"
+            f"{sizes[url] / 1024:7.1f} KB   server CPU {used * 1000:6.1f} ms a request, "
+            f"{used / agent_cpu:5.2f}x agentao's"
         )
     return 0
 
