@@ -19,6 +19,7 @@ from babel.support import NullTranslations
 from flask import g
 from flask_babel import Babel, get_locale, get_translations
 from flask_babel.speaklater import LazyString
+from jinja2 import pass_eval_context
 from markupsafe import Markup
 
 from . import clock
@@ -659,6 +660,17 @@ def locale() -> str:
     return "zh_Hans_CN" if best and best.startswith("zh") else "en"
 
 
+@pass_eval_context
+def _template_gettext(eval_ctx, string: str, **variables) -> str:
+    """A template's ``_``: what Jinja's newstyle ``_`` gives (the translation, Markup when the
+    template escapes, always formatted with ``variables``) in one call instead of three
+    through the template's context (a page of review cards says some 300 strings)."""
+    found = catalog().ugettext(string)
+    if eval_ctx.autoescape:
+        found = Markup(found)
+    return found % variables if variables or "%" in found else found
+
+
 def init_app(app) -> None:
     # Flask-Babel puts gettext / ngettext (as _ and ngettext) into every template.
     Babel(app, locale_selector=locale)
@@ -670,6 +682,7 @@ def init_app(app) -> None:
         npgettext=lambda c, s, p, n: catalog().unpgettext(c, s, p, n),
         newstyle=True,
     )
+    app.jinja_env.globals["_"] = _template_gettext
     app.jinja_env.globals.update(
         label=label,
         explain=explain,

@@ -145,6 +145,38 @@ def test_duplicates_under_another_key(agent):
     assert codes(by["small pull requests"][0]) == []
 
 
+def test_the_rows_are_looked_up_once_per_state_of_the_files(agent):
+    """The live rows the warnings search are prepared once per state of the files (held
+    under the stamps they were read at), not once per page; a memory saved between two
+    loads is weighed on the next one."""
+    from dashboard.actions import warnings
+    from dashboard.views import block_effects
+
+    agent.crystallize("I prefer tabs over spaces", "I prefer small pull requests")
+    app = agent.app()
+    client = app.test_client()
+
+    def tabs():
+        items = client.get("/reviews.json").get_json()["items"]
+        with app.test_request_context("/"):
+            held = warnings.lookups(block_effects.snapshot())
+        return next(i for i in items if i["content"] == "tabs over spaces"), held
+
+    item, first = tabs()
+    assert codes(item) == []
+    assert tabs()[1] is first  # the files did not move: the same lookups
+    agent.save("editor_indentation", "Tabs over spaces", scope="project", type="note")
+    agent.save(
+        "preference_tabs_width", "Indent with four spaces, never tabs", scope="user", type="preference"
+    )
+    item, now = tabs()
+    assert now is not first
+    assert codes(item) == ["contradicts_memory", "duplicates"]
+    assert named(item, "duplicates") == ["editor_indentation"]
+    assert named(item, "contradicts_memory") == ["preference_tabs_width"]
+    assert tabs()[1] is now
+
+
 # ------------------------------------------------------------------------ evicts_explicit
 def fill_block(agent, source="explicit"):
     """Six user-scope memories that nearly fill the 2,000-character stable block."""

@@ -14,9 +14,9 @@ from __future__ import annotations
 import difflib
 import hashlib
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from ..contract import PlannedSave
 from ..engine import all_entries, session_tail, stable_view
@@ -24,11 +24,13 @@ from ..engine.render import STABLE_BUDGET
 from ..engine.stable import BECAUSE, INCIDENTAL_KEPT, STRUCTURAL_TYPES, Fitted, fit, select
 from ..preview_source import Snapshot
 from ..records import Memory
+from ..store.held import held
 from ..store.snapshot import sql_order
 from ..store.writes import AUTO_CAP
 from ..store.writes import now as agentao_now
 
 NEW_ID = "(new)"  # never a real id: agentao's are hex
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -185,9 +187,7 @@ def save_effects(
     cannot tell the order alone (a stamp equal to another entry's, an id in both files, a
     recent incidental row overwritten) the card takes the whole walk, ``rows_effect``.
     """
-    ids = [m.id for m in (*snap.project, *snap.user)]
-    quick = len(set(ids)) == len(ids)  # one id in both files: the full walk decides which it shows
-    recent = _recent(snap.cache.stable()[0]) if quick else []
+    quick, recent = per_snapshot(snap, "effects", lambda: _quick(snap))
     now = stable_view(snap.project, snap.user, snap.summaries, cache=snap.cache)
     out = {}
     for key, (plan, existing) in saves.items():
@@ -195,6 +195,26 @@ def save_effects(
         fitted = _saved_quickly(snap, row, existing, recent) if quick and plan.source != "auto" else None
         out[key] = rows_effect(snap, [row]) if fitted is None else _effect(snap, fitted, now)
     return out
+
+
+def per_snapshot(snap: Snapshot, name: str, work: Callable[[], T]) -> T:
+    """``work()`` done once per state of the snapshot's rows: held (``store.held``) under the
+    stamps they were read at, as the engine cache is; worked out again when a file moves."""
+    read = [f for f in snap.version if f is not None]
+    return held(
+        name,
+        [path for path, _stamp, _counter in read],
+        lambda _stamp: work(),
+        stamp=tuple(stamp for _path, stamp, _counter in read),
+    )
+
+
+def _quick(snap: Snapshot) -> tuple[bool, list[tuple[int, int]]]:
+    """Whether a card may put its row into the held selection (no id in both files: the full
+    walk decides which one it shows), and the selection's recent incidental picks."""
+    ids = [m.id for m in (*snap.project, *snap.user)]
+    quick = len(set(ids)) == len(ids)
+    return quick, _recent(snap.cache.stable()[0]) if quick else []
 
 
 _RECENT = "recent incidental "

@@ -20,9 +20,10 @@ from itertools import accumulate
 from flask_babel import gettext as _
 
 from ..contract import REFUSED_SECRET
-from ..findings.checks import jaccard, token_set
+from ..findings.checks import jaccard, token_set, token_sets
 from ..findings.corpus import Docs, contradicted_preferences, subject
 from ..findings.duplicates import DUPLICATE_THRESHOLD, MAX_RELATED, MIN_TOKENS
+from .effects import per_snapshot
 from .polarity import contradicts
 
 ORDER = (
@@ -85,12 +86,56 @@ def of_plan(item, refusal: str | None, existing) -> tuple[dict, ...]:
     return tuple(out)
 
 
+class Lookups:
+    """What the warnings look up in every live row, made once per snapshot of the files
+    (``lookups``) instead of once per page: the contents lower-cased and joined (the search
+    for near copies), the rows the preference rule may pair by subject, each row's token set
+    once tokenised, and each candidate's near copies once found.  The rows never change
+    under it: a write gives a new snapshot, and with it new lookups."""
+
+    KEPT = 2048  # candidates' answers kept per snapshot (an edit's preview is one more)
+
+    def __init__(self, live: list) -> None:
+        self.live = live
+        self.texts = [m.content.lower() for m in live]
+        self.joined = "\0".join(self.texts)
+        self.starts = list(accumulate((len(t) + 1 for t in self.texts[:-1]), initial=0))
+        self._subjects: dict[str, list[int]] | None = None
+        self._sets: dict[int, frozenset[str]] = {}
+        self.near: dict[tuple[str, str], list] = {}
+
+    def by_subject(self) -> dict[str, list[int]]:
+        """subject -> the rows the preference rule weighs (a preference or constraint, or
+        user scope), in row order."""
+        if self._subjects is None:
+            found: dict[str, list[int]] = {}
+            for n, m in enumerate(self.live):
+                if _ruled(m.type) == "preference" or m.scope == "user":
+                    found.setdefault(subject(m.key_normalized), []).append(n)
+            self._subjects = found
+        return self._subjects
+
+    def sets(self, rows: list[int]) -> list[frozenset[str]]:
+        """``token_set`` of the contents of ``rows`` (tokenised once per snapshot)."""
+        todo = [n for n in rows if n not in self._sets]
+        if todo:
+            self._sets.update(zip(todo, token_sets([self.live[n].content for n in todo])))
+        return [self._sets[n] for n in rows]
+
+
+def lookups(snap) -> Lookups:
+    """The ``Lookups`` of the snapshot's live rows, once per state of the files."""
+    return per_snapshot(
+        snap, "warnings", lambda: Lookups([m for m in (*snap.project, *snap.user) if m.deleted_at is None])
+    )
+
+
 def with_store(plans: dict, block_effects: dict, snap) -> dict:
     """``plans`` with the warnings that need the store's live rows added (same keys)."""
     ready = {i: p for i, p in plans.items() if p.approvable}
     if not ready:
         return plans
-    live = [m for m in (*snap.project, *snap.user) if m.deleted_at is None]
+    live = lookups(snap)
     extra: dict[str, list[dict]] = {i: [] for i in ready}
 
     def add(i: str, code: str, text: str, found: list) -> None:
@@ -143,21 +188,26 @@ def _ruled(kind: str) -> str:
     return "preference" if kind == "constraint" else kind
 
 
-def _contradicted(plans: dict, live: list) -> dict:
+def _contradicted(plans: dict, live: Lookups) -> dict:
     """item id -> live preferences or constraints the corpus rule says its candidate contradicts."""
     ids = list(plans)
     saves = [plans[i].save for i in ids]
     # The rule pairs a memory only with a candidate preference on its subject: the others
     # are not tokenised.
     subjects = {subject(s.key_normalized) for s in saves if _ruled(s.type) == "preference"} - {""}
-    prefs = [
-        m
-        for m in live
-        if (_ruled(m.type) == "preference" or m.scope == "user") and subject(m.key_normalized) in subjects
-    ]
-    if not prefs:
+    by_subject = live.by_subject()
+    rows = sorted(n for s in subjects for n in by_subject.get(s, ()))
+    if not rows:
         return {}
-    memories = Docs.of([(m.key_normalized, m.scope, _ruled(m.type), m.content) for m in prefs])
+    prefs = [live.live[n] for n in rows]
+    memories = Docs(
+        [m.key_normalized for m in prefs],
+        [m.scope for m in prefs],
+        [_ruled(m.type) for m in prefs],
+        [m.content for m in prefs],
+        list(live.sets(rows)),
+        [len(m.content) for m in prefs],
+    )
     approved = Docs.of([(s.key_normalized, s.scope, _ruled(s.type), s.content) for s in saves])
     found: dict[str, list] = {}
     for n, finding in contradicted_preferences(memories, approved):
@@ -166,43 +216,50 @@ def _contradicted(plans: dict, live: list) -> dict:
     return {i: ms[:MAX_RELATED] for i, ms in found.items()}
 
 
-def _duplicated(plans: dict, live: list) -> dict:
+def _duplicated(plans: dict, live: Lookups | list) -> dict:
     """item id -> live memories under another key whose content nearly equals its candidate's.
 
     Jaccard ≥ 0.9 needs a row to hold all but ⌊k/10⌋ of the candidate's k tokens, so only rows
     holding one of its ⌊k/10⌋ + 1 longest tokens (``str.find`` in the joined contents) are
-    tokenised and compared: a card costs a few searches, not a pass over every row.
+    tokenised and compared: a card costs a few searches, not a pass over every row, and
+    once per snapshot (``Lookups.near``).
     """
-    if not live:
-        return {}
-    texts = [m.content.lower() for m in live]
-    joined = "\0".join(texts)
-    starts = list(accumulate((len(t) + 1 for t in texts[:-1]), initial=0))
+    rows = live if isinstance(live, Lookups) else Lookups(live)
     found: dict[str, list] = {}
     for i, plan in plans.items():
-        mine = token_set(plan.save.content)
-        if len(mine) < MIN_TOKENS:
-            continue
-        need = len(mine) - math.ceil(DUPLICATE_THRESHOLD * len(mine) - 1e-9) + 1
-        longest = sorted(mine, key=lambda t: (-len(t), t))
-        # A row may miss at most need - 1 tokens, so of the 3 * need longest it holds
-        # (as substrings) all but need - 1: a test that drops most rows before tokenising.
-        probe = longest[: 3 * need]
-        floor = len(probe) - need + 1
-        rows: set[int] = set()
-        for token in longest[:need]:
-            at = joined.find(token)
-            while at != -1:
-                n = bisect_right(starts, at) - 1
-                rows.add(n)
-                at = joined.find(token, starts[n] + len(texts[n]) + 1)  # the next row
-        rows = {n for n in rows if len(list(filter(texts[n].__contains__, probe))) >= floor}
-        near = sorted(
-            (-jaccard(mine, token_set(texts[n])), n)
-            for n in rows
-            if live[n].key_normalized != plan.save.key_normalized
-        )
-        hits = [live[n] for score, n in near if -score >= DUPLICATE_THRESHOLD]
+        asked = (plan.save.content, plan.save.key_normalized)
+        hits = rows.near.get(asked)
+        if hits is None:
+            hits = _near(rows, *asked)
+            if len(rows.near) < Lookups.KEPT:
+                rows.near[asked] = hits
         if hits:
-            found[i] = hits[:MAX_RELATED]
+            found[i] = hits
     return found
+
+
+def _near(rows: Lookups, content: str, key: str) -> list:
+    """The first ``MAX_RELATED`` live rows under a key other than ``key`` whose content nearly
+    equals ``content``, nearest first (``_duplicated``)."""
+    mine = token_set(content)
+    if len(mine) < MIN_TOKENS or not rows.live:
+        return []
+    texts, joined, starts = rows.texts, rows.joined, rows.starts
+    need = len(mine) - math.ceil(DUPLICATE_THRESHOLD * len(mine) - 1e-9) + 1
+    longest = sorted(mine, key=lambda t: (-len(t), t))
+    # A row may miss at most need - 1 tokens, so of the 3 * need longest it holds
+    # (as substrings) all but need - 1: a test that drops most rows before tokenising.
+    probe = longest[: 3 * need]
+    floor = len(probe) - need + 1
+    found: set[int] = set()
+    for token in longest[:need]:
+        at = joined.find(token)
+        while at != -1:
+            n = bisect_right(starts, at) - 1
+            found.add(n)
+            at = joined.find(token, starts[n] + len(texts[n]) + 1)  # the next row
+    found = {n for n in found if len(list(filter(texts[n].__contains__, probe))) >= floor}
+    near = sorted(
+        (-jaccard(mine, token_set(texts[n])), n) for n in found if rows.live[n].key_normalized != key
+    )
+    return [rows.live[n] for score, n in near if -score >= DUPLICATE_THRESHOLD][:MAX_RELATED]

@@ -7,6 +7,8 @@ re-plans the cards it answers with, so every card is drawn from the same steps.
 
 from __future__ import annotations
 
+import functools
+
 from ... import facts
 from ...actions import approval, warnings
 from ...store import StoreProblem, list_review_items
@@ -106,4 +108,5 @@ def context(
         "edit_form": lambda item: review_edits.form_defaults(
             item, plans[item.id].edits if item.id in plans else None
         ),
+        "edit_options": functools.cache(review_edits.options),  # the same lists on every card
     }

@@ -9,9 +9,11 @@ a script sends the plain names.  Tags follow the memory edit form's rule
 from __future__ import annotations
 
 from flask_babel import gettext as _
+from markupsafe import Markup, escape
 
 from ...actions.approval import Edits
 from ...contract import KNOWN_TYPES
+from ...guard.textmarks import as_stored, finalize, shown
 from ...records import ReviewItem
 from ..memories.curate import _tags, _type
 from ..outcomes import Blocked
@@ -61,7 +63,7 @@ def form_defaults(item: ReviewItem, edits: Edits | None) -> dict:
     """The edit form's prefilled values: the edits being previewed, else the proposal's."""
     e = edits or Edits()
     tags = item.tags if e.tags is None else e.tags
-    types = list(KNOWN_TYPES) + ([item.type] if item.type not in KNOWN_TYPES else [])
+    types = KNOWN_TYPES + ((item.type,) if item.type not in KNOWN_TYPES else ())
     return {
         "value": item.content if e.value is None else e.value,
         "tags": ", ".join(tags),
@@ -71,3 +73,22 @@ def form_defaults(item: ReviewItem, edits: Edits | None) -> dict:
         "types": types,
         "scopes": SCOPES,
     }
+
+
+def options(kind: str, codes: tuple[str, ...], chosen: str) -> Markup:
+    """The ``<option>``s of the form's ``scope`` or ``type`` select, ``chosen`` selected: what
+    the template wrote per option (a scope as the page shows any value, a type sent back as
+    stored), made in one go.  Every card has the same lists: a page keeps them (``cards``)."""
+    from ...words import label
+
+    out = []
+    for code in codes:
+        if kind == "type":
+            value, text = as_stored(code), shown(label(kind, code))
+        else:
+            value, text = escape(finalize(code)), escape(finalize(label(kind, code)))
+        out.append(
+            Markup('<option value="%s"%s>%s</option>')
+            % (value, Markup(" selected" if code == chosen else ""), text)
+        )
+    return Markup("").join(out)
