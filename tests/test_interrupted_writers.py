@@ -333,3 +333,47 @@ def test_a_live_agent_holding_its_wal_is_read_directly(seeded):
         assert "Saved while another connection holds the file." in {c for _, c in rows(client).values()}
     finally:
         held.close()
+
+
+# agentao saves one memory each time ``go-N`` appears and says so with ``done-N``, while another
+# of its connections keeps the file open (so the -wal stays and each save is read live).
+AGENT_SAVES_ON_CUE = r"""
+import sqlite3, sys, time
+from pathlib import Path
+from agentao.memory import MemoryManager, SQLiteMemoryStore
+from agentao.memory.models import SaveMemoryRequest
+db, folder, rounds = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
+held = sqlite3.connect(db)
+held.execute("SELECT COUNT(*) FROM memories").fetchone()
+manager = MemoryManager(SQLiteMemoryStore.open(db), None)
+for n in range(rounds):
+    while not (folder / f"go-{n}").exists():
+        time.sleep(0.0005)
+    manager.upsert(SaveMemoryRequest(key=f"cue {n}", value=f"Saved on cue {n}.", tags=[], scope="project"))
+    (folder / f"done-{n}").touch()
+"""
+
+
+def test_a_save_read_while_it_commits_is_shown_once_it_is_done(busy, tmp_path):
+    """A read that starts while agentao's save is between writing its -wal and publishing the
+    commit sees the rows before it; once the save is done, the next read shows it (the files'
+    sizes and times do not move when the commit is published, so the held rows must not be
+    kept past it).  Many rounds, each read in a loop while the save runs."""
+    client = busy.app().test_client()
+    before = len(rows(client))
+    rounds = 40
+    agent = subprocess.Popen(
+        [sys.executable, "-c", AGENT_SAVES_ON_CUE, str(busy.project_db), str(tmp_path), str(rounds)],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        for n in range(rounds):
+            (tmp_path / f"go-{n}").touch()
+            while not (tmp_path / f"done-{n}").exists():
+                assert agent.poll() is None, agent.stderr.read()
+                client.get("/memories.json?deleted=1&per_page=200")
+            assert len(rows(client)) == before + n + 1, f"round {n}"
+    finally:
+        agent.kill()
+        agent.wait()

@@ -110,10 +110,10 @@ def _decode_text(raw: bytes) -> str:
     return raw.decode("utf-8", "replace")
 
 
-def file_stamp(path: Path | str) -> recovery.Signature:
-    """The file, its ``-wal`` and ``-journal`` as (size, mtime, inode) or None: every commit
-    moves one, and it is cheap enough to ask on every request."""
-    return recovery.signature(Path(path))
+def file_stamp(path: Path | str) -> recovery.Stamp:
+    """The file, its ``-wal`` and ``-journal`` as (size, mtime, inode) or None, and the -wal's
+    index header (``recovery.stamp``): every commit moves one, cheap enough for every request."""
+    return recovery.stamp(Path(path))
 
 
 def _moved(path: Path, plan: recovery.Plan, before: recovery.Signature) -> bool:

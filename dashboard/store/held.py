@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from .connection import file_stamp
-from .recovery import Signature
+from .recovery import Stamp
 
 T = TypeVar("T")
-Stamps = tuple[Signature, ...]  # each file's ``file_stamp``, in the order of its paths
+Stamps = tuple[Stamp, ...]  # each file's ``file_stamp``, in the order of its paths
 KEPT = 24  # values held, the least recently used dropped first: both files and a switch or two
 
 _lock = threading.Lock()

@@ -56,6 +56,28 @@ def signature(path: Path) -> Signature:
     return tuple(_stat(side(path, s)) for s in ("", "-wal", "-journal"))
 
 
+# The files' signature and, while a -wal exists, the first copy of the -wal's index header
+# (the -shm's first 48 bytes: change counter, last committed frame, salts, checksums).
+Stamp = tuple[Signature, "bytes | None"]
+WAL_INDEX_HEADER_BYTES = 48
+
+
+def stamp(path: Path) -> Stamp:
+    """What a value read from ``path`` is kept on: ``signature`` alone misses a commit.
+
+    A WAL writer writes (and syncs) its frames into the -wal first and publishes the commit
+    in the -shm's index header last; a read in between sees the rows before the commit,
+    and publishing moves no size, time or inode.  The index header moves with every commit
+    (its frame count and running checksum), so it is part of the stamp."""
+    sig = signature(path)
+    if sig[1] is None:
+        return sig, None
+    try:
+        return sig, read_header(side(path, "-shm"), WAL_INDEX_HEADER_BYTES)
+    except OSError:
+        return sig, None  # no -shm: nobody writes the -wal (a writer's open makes one)
+
+
 def _hot_journal(db: Path) -> bool:
     # SQLite's own test (pager.c hasHotJournal): the journal exists and is not
     # empty, the main file is not empty, nobody holds RESERVED, and the

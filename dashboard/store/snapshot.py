@@ -18,7 +18,7 @@ from ..records import Memory, Summary
 from . import rows as rowmod
 from .connection import read
 from .held import held
-from .recovery import Signature
+from .recovery import Stamp
 from .registry import StoreRef
 from .rows import text_select, whole_number
 from .search import ascii_lower, haystack, json_strings
@@ -43,7 +43,7 @@ class FileRows:
 
     key: str  # the store key: "project" or "user"
     path: str
-    stamp: Signature
+    stamp: Stamp
     counter: int | None  # schema_meta.memories_change (None: absent or odd)
     rows: tuple[Memory, ...]  # every row, in agentao's listing order
     summaries: tuple[Summary, ...] = ()  # the newest TAIL_READ, newest first
@@ -114,7 +114,7 @@ def rows_of(ref: StoreRef) -> FileRows:
     )
 
 
-def _read(conn: sqlite3.Connection, ref: StoreRef, stamp: Signature) -> FileRows:
+def _read(conn: sqlite3.Connection, ref: StoreRef, stamp: Stamp) -> FileRows:
     conn.execute("BEGIN")  # one read transaction: counter, rows and summaries agree
     try:
         meta = conn.execute("SELECT value FROM schema_meta WHERE key = 'memories_change'").fetchone()

@@ -23,6 +23,19 @@ def css(driver, selector):
     return driver.find_element(By.CSS_SELECTOR, selector)
 
 
+def now(driver, read, what):
+    """``read(driver)`` inside a wait: every htmx answer redraws the header's badges (and a
+    lazy card or a job replaces itself), so an element found may be replaced before it is
+    read; a stale one is found again."""
+    return wait_for(driver, lambda d: (read(d),), f"{what} could not be read")[0]
+
+
+def click(driver, selector):
+    """Click ``selector`` as it is now: a click on a replaced element did not land, so it is
+    found and clicked again."""
+    wait_for(driver, lambda d: css(d, selector).click() or True, f"{selector} could not be clicked")
+
+
 def badge(driver, tab):
     """The count beside a tab on the page as it is now (None without one)."""
     found = driver.find_elements(By.CSS_SELECTOR, f'nav#tabs a[data-tab="{tab}"] .count')
@@ -64,37 +77,49 @@ def risky_badge_now(driver):
         lambda d: not d.find_elements(By.CSS_SELECTOR, "nav#tabs a[data-tab=findings] [data-later]"),
         "the Findings badge never came back after the action",
     )
-    # Read inside a wait: a swap may replace the badge between finding and reading it.
-    return wait_for(driver, lambda d: (badge(d, "findings"),), "the Findings badge could not be read")[0]
+    return now(driver, lambda d: badge(d, "findings"), "the Findings badge")
+
+
+def verdict(driver) -> str:
+    """The finished job's verdict, read from the job as it is now (``finished_job`` waits)."""
+    finished_job(driver)
+    return now(driver, lambda d: css(d, ".job[data-job]").get_attribute("data-verdict"), "the verdict")
 
 
 def check_agree(driver, server) -> dict:
     """Overview, Findings and twins against each other and against the files."""
     pending = pending_in_file(server)
     driver.get(server.url("/overview"))
-    sentence = wait_for(
+    risky = wait_for(
         driver,
-        lambda d: [s for s in d.find_elements(By.CSS_SELECTOR, "p[data-sentence=risky][data-count]")],
+        lambda d: [
+            int(s.get_attribute("data-count"))
+            for s in d.find_elements(By.CSS_SELECTOR, "p[data-sentence=risky][data-count]")
+        ],
         "the risky sentence never came",
     )[0]
-    risky = int(sentence.get_attribute("data-count"))
     # The sentence's own answer redraws the header: the badge is the scan it was read from.
     wait_for(
         driver,
         lambda d: badge(d, "findings") == (risky or None),
         lambda: f"overview says {risky}, the Findings badge {badge(driver, 'findings')}",
     )
-    waiting = int(css(driver, "p[data-sentence=pending]").get_attribute("data-count"))
-    assert waiting == pending == (badge(driver, "reviews") or 0)
+    waiting = now(
+        driver,
+        lambda d: int(css(d, "p[data-sentence=pending]").get_attribute("data-count")),
+        "the pending sentence",
+    )
+    assert waiting == pending == (now(driver, lambda d: badge(d, "reviews"), "the Suggestions badge") or 0)
 
     driver.get(server.url("/findings"))
     wait_for(driver, htmx_settled)
-    headline = css(driver, "#finding-list [data-field=risky]")
-    assert int(headline.get_attribute("data-count")) == risky == (badge(driver, "findings") or 0)
+    headline = "#finding-list [data-field=risky]"
+    said = now(driver, lambda d: int(css(d, headline).get_attribute("data-count")), "the headline")
+    assert said == risky == (now(driver, lambda d: badge(d, "findings"), "the Findings badge") or 0)
     findings = twin(driver, server, "/findings.json?per_page=1000")
     in_files = {(i["store"], i["table"], i["row_id"]) for i in findings["items"] if i["category"] in RISKY}
     assert findings["risky"]["count"] == len(in_files) == risky
-    assert headline.text == findings["risky"]["text"]
+    assert now(driver, lambda d: css(d, headline).text, "the headline") == findings["risky"]["text"]
     overview = twin(driver, server, "/overview.json")["counts"]
     assert (overview["risky"], overview["pending"]) == (risky, pending)
     assert twin(driver, server, "/reviews.json")["counts"]["pending"] == pending
@@ -104,9 +129,13 @@ def check_agree(driver, server) -> dict:
 def decide(driver, server, verb):
     driver.get(server.url("/reviews"))
     wait_for(driver, htmx_settled)
-    card = css(driver, "#review-list article.review[data-status=pending]")
-    item = card.get_attribute("data-item-id")
-    card.find_element(By.CSS_SELECTOR, f"button[data-action={verb}]").click()
+    # The first pending card, as it is now (its lazy effect replaces the whole card).
+    item = now(
+        driver,
+        lambda d: css(d, "#review-list article.review[data-status=pending]").get_attribute("data-item-id"),
+        "the first pending card",
+    )
+    click(driver, f"article[data-item-id='{item}'] button[data-action={verb}]")
     wait_for(
         driver,
         lambda d: (
@@ -131,9 +160,9 @@ def test_every_count_agrees_after_each_action(browser):
         # Fix the flagged secret from the Findings page: its edit form, the value without it.
         browser.get(server.url("/findings?category=secret"))
         wait_for(browser, htmx_settled)
-        row = css(browser, 'tr.finding[data-category="secret"]')
-        memory = row.get_attribute("data-row-id")
-        row.find_element(By.CSS_SELECTOR, 'a[data-action="edit"]').click()
+        secret = 'tr.finding[data-category="secret"]'
+        memory = now(browser, lambda d: css(d, secret).get_attribute("data-row-id"), "the secret's row")
+        click(browser, f'{secret} a[data-action="edit"]')
         field = wait_for(
             browser,
             lambda d: d.switch_to.active_element.tag_name == "textarea" and d.switch_to.active_element,
@@ -141,7 +170,7 @@ def test_every_count_agrees_after_each_action(browser):
         )
         field.clear()
         field.send_keys(NEW_VALUE)
-        css(browser, '#edit button[data-action="edit"], #edit-form button[data-action="edit"]').click()
+        click(browser, '#edit button[data-action="edit"], #edit-form button[data-action="edit"]')
         wait_for(
             browser,
             lambda d: (
@@ -170,10 +199,10 @@ def test_every_count_agrees_after_each_action(browser):
         )
         browser.get(server.url(f"/forget/memory/{flagged['store']}/{flagged['row_id']}"))
         wait_for(browser, htmx_settled)
-        phrase = css(browser, "#purge-memory-form [data-field=phrase]").text
+        phrase = now(browser, lambda d: css(d, "#purge-memory-form [data-field=phrase]").text, "the phrase")
         css(browser, "#forget-confirm").send_keys(phrase)
-        css(browser, "#purge-memory-form button[type=submit]").click()
-        assert finished_job(browser).get_attribute("data-verdict") == "verified erased"
+        click(browser, "#purge-memory-form button[type=submit]")
+        assert verdict(browser) == "verified erased"
         # The files changed after the last scan: the badge follows with a fresh one.
         shown = risky_badge_now(browser)
         after = check_agree(browser, server)
@@ -183,10 +212,10 @@ def test_every_count_agrees_after_each_action(browser):
         # Forget what is about me: the dry run, the typed phrase, the verified report.
         browser.get(server.url("/forget/about"))
         wait_for(browser, htmx_settled)
-        phrase = css(browser, "#about-form [data-field=phrase]").text
+        phrase = now(browser, lambda d: css(d, "#about-form [data-field=phrase]").text, "the phrase")
         css(browser, "#about-confirm").send_keys(phrase)
-        css(browser, "#about-form button[type=submit]").click()
-        assert finished_job(browser).get_attribute("data-verdict") == "verified erased"
+        click(browser, "#about-form button[type=submit]")
+        assert verdict(browser) == "verified erased"
         check_pending_badge(browser, server)  # its suggestions about you went with it
         shown = risky_badge_now(browser)
         after = check_agree(browser, server)

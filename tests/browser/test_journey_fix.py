@@ -61,9 +61,11 @@ def test_fix_a_flagged_secret(browser, size):
         )
         j = Journey(browser, "6 fix a flagged secret")
 
-        row = css(browser, 'tr.finding[data-category="secret"]')
-        assert row.get_attribute("data-field") == "content"
-        j.click(row.find_element(By.CSS_SELECTOR, 'a[data-action="edit"]'))
+        # Every element is read (or clicked) inside a wait that finds it again: the header's
+        # counts are redrawn by each htmx answer, and a click on a replaced element did not land.
+        secret = 'tr.finding[data-category="secret"]'
+        assert wait_for(browser, lambda d: (css(d, secret).get_attribute("data-field"),))[0] == "content"
+        wait_for(browser, lambda d: j.click(css(d, f'{secret} a[data-action="edit"]')) or True)
 
         # The edit form, its value field focused, in view.
         field = wait_for(
@@ -78,7 +80,8 @@ def test_fix_a_flagged_secret(browser, size):
 
         j.key(field, Keys.CONTROL, "a")
         j.type(field, NEW_VALUE)
-        j.click(css(browser, '#edit button[data-action="edit"], #edit-form button[data-action="edit"]'))
+        save = '#edit button[data-action="edit"], #edit-form button[data-action="edit"]'
+        wait_for(browser, lambda d: j.click(css(d, save)) or True)
         wait_for(
             browser,
             lambda d: "DEPLOY_API_KEY" not in read_db(db, secret_row)[0][0],
@@ -98,15 +101,18 @@ def test_fix_a_flagged_secret(browser, size):
             ),
             lambda: f"the memory's page did not come: {browser.current_url}",
         )
-        j.click(css(browser, 'header a[data-tab="findings"]'))
+        wait_for(browser, lambda d: j.click(css(d, 'header a[data-tab="findings"]')) or True)
         fixed = wait_for(
             browser,
-            lambda d: d.find_elements(
-                By.CSS_SELECTOR, '#findings-fixed li[data-fixed][data-rule^="secret."]'
-            ),
+            lambda d: [
+                e.text
+                for e in d.find_elements(
+                    By.CSS_SELECTOR, '#findings-fixed li[data-fixed][data-rule^="secret."]'
+                )
+            ],
             lambda: "no fixed finding listed: " + css(browser, "main").text[:600],
         )[0]
-        assert "Fixed" in fixed.text
+        assert "Fixed" in fixed
         # The files moved: the Findings badge is a stand-in that fetches the fresh scan's count
         # and redraws the header.  Click once the page is still, so that no late swap moves
         # or replaces the link under the click.
@@ -115,20 +121,20 @@ def test_fix_a_flagged_secret(browser, size):
             lambda d: htmx_settled(d) and not d.find_elements(By.CSS_SELECTOR, "[data-later]"),
             "the findings page never settled",
         )
-        j.click(css(browser, '#findings-fixed li[data-fixed][data-rule^="secret."] a[data-action="check"]'))
+        check = '#findings-fixed li[data-fixed][data-rule^="secret."] a[data-action="check"]'
+        wait_for(browser, lambda d: j.click(css(d, check)) or True)
 
+        shown = '#finding-check[data-verdict="fixed"] [data-field="verdict"]'
         verdict = wait_for(
             browser,
-            lambda d: d.find_elements(
-                By.CSS_SELECTOR, '#finding-check[data-verdict="fixed"] [data-field="verdict"]'
-            ),
+            lambda d: [e.text for e in d.find_elements(By.CSS_SELECTOR, shown)],
             lambda: (
                 f"the re-check does not say fixed at {browser.current_url}: "
                 + css(browser, "main").text[:600]
             ),
         )[0]
-        assert verdict.text.startswith("Fixed")
-        assert in_viewport(browser, verdict)
+        assert verdict.startswith("Fixed")
+        assert wait_for(browser, lambda d: (in_viewport(d, css(d, shown)),))[0]
         screenshot(browser, f"journey6-fixed-{size[0]}", sizes=(size,), restore=False)
         # On disk: the live row holds the new value, the key is gone from it.
         [(after,)] = read_db(db, secret_row)

@@ -85,23 +85,28 @@ def test_the_notice_comes_within_two_seconds_and_typed_text_stays(browser, live)
     assert "every 2s" in browser.find_element(By.CSS_SELECTOR, "#pulse").get_attribute("hx-trigger")
     agent_process(live, 'a.save("deploy target", "Deploys go to fly.io.", ["infra"], scope="project")')
     before = browser.execute_script(POLLS)["sent"]  # the agent has written: every poll sent from now sees it
-    notice = wait_for(browser, lambda d: d.find_elements(By.CSS_SELECTOR, NOTICE), "no notice")[0]
-    assert notice.text == "The agent just saved 'deploy target'."
+    # Each element is read inside a wait: a later poll may replace it between finding and reading.
+    said = wait_for(
+        browser, lambda d: [e.text for e in d.find_elements(By.CSS_SELECTOR, NOTICE)], "no notice"
+    )
+    assert said[0] == "The agent just saved 'deploy target'."
     # ... and the first poll sent after the write brings the notice (one sent earlier may too):
     # within one 2 s poll, counted in polls so a busy machine cannot stretch it.
     assert browser.execute_script(POLLS)["quiet"] <= before + 1, browser.execute_script(POLLS)
-    assert in_viewport(browser, notice)
+    assert wait_for(browser, lambda d: (in_viewport(d, d.find_element(By.CSS_SELECTOR, NOTICE)),))[0]
     # The feed holds a half-typed field: it is not refreshed under the person's hands.
-    offer = wait_for(
+    offer = "#activity-feed [data-live-offer]"
+    texts = wait_for(
         browser,
-        lambda d: d.find_elements(By.CSS_SELECTOR, "#activity-feed [data-live-offer]"),
+        lambda d: [e.text for e in d.find_elements(By.CSS_SELECTOR, offer)],
         "no 'Show the change' button",
-    )[0]
-    assert offer.text == "Show the change"
+    )
+    assert texts[0] == "Show the change"
     assert field.get_attribute("value") == "half-typed filter"
     assert browser.switch_to.active_element == field
     assert "deploy target" not in feed_titles(browser)
-    offer.click()  # the person asks for it
+    # The person asks for it (a click on a replaced button did not land: found and clicked again).
+    wait_for(browser, lambda d: d.find_element(By.CSS_SELECTOR, offer).click() or True)
     wait_for(browser, lambda d: "deploy target" in feed_titles(d), "the feed did not refresh")
     assert browser.execute_script("return window.__samePage") is True
     screenshot(browser, "activity-live-notice", sizes=(DESKTOP, PHONE))
@@ -183,9 +188,17 @@ def test_the_activity_page_on_a_phone(browser, live):
         open_activity(browser, live)
         width = browser.execute_script("return document.documentElement.scrollWidth")
         assert width <= PHONE[0], width
-        cards = browser.find_elements(By.CSS_SELECTOR, "#activity-feed tbody tr")
-        assert cards and all(in_viewport(browser, c) or c.location["y"] > 0 for c in cards[:3])
-        assert cards[0].find_element(By.CSS_SELECTOR, "td.lead").size["width"] >= 60
+
+        def cards(d):
+            found = d.find_elements(By.CSS_SELECTOR, "#activity-feed tbody tr")
+            return (
+                [in_viewport(d, c) or c.location["y"] > 0 for c in found[:3]],
+                found[0].find_element(By.CSS_SELECTOR, "td.lead").size["width"] if found else 0,
+            )
+
+        placed, lead = wait_for(browser, cards)  # read inside a wait: a poll may swap the feed
+        assert placed and all(placed)
+        assert lead >= 60
     finally:
         set_size(browser, DESKTOP)
 
@@ -234,15 +247,20 @@ def test_journey_what_did_the_agent_just_do(browser, live, size):
         wait_for(browser, htmx_settled, "htmx did not load")
         j = Journey(browser, "what the agent just did")
         j.click(browser.find_element(By.CSS_SELECTOR, "nav.tabs a[data-tab=activity]"))
-        newest = wait_for(
-            browser,
-            lambda d: d.find_elements(By.CSS_SELECTOR, "#activity-feed tbody tr"),
-            "no activity listed",
-        )[0]
-        assert newest.get_attribute("data-actor") in {"agent", "approval", "review", "dashboard"}
-        assert newest.find_element(By.CSS_SELECTOR, "td.lead .term").text  # "saved", "deleted", …
+        newest = "#activity-feed tbody tr"
+
+        def read(d):  # inside a wait: a poll may swap the feed between finding and reading
+            row = d.find_elements(By.CSS_SELECTOR, newest)[:1]
+            return [
+                (r.get_attribute("data-actor"), r.find_element(By.CSS_SELECTOR, "td.lead .term").text)
+                for r in row
+            ]
+
+        actor, term = wait_for(browser, read, "no activity listed")[0]
+        assert actor in {"agent", "approval", "review", "dashboard"}
+        assert term  # "saved", "deleted", …
         browser.execute_script("window.scrollTo(0, 0)")
-        assert in_viewport(browser, newest)
+        assert wait_for(browser, lambda d: (in_viewport(d, d.find_element(By.CSS_SELECTOR, newest)),))[0]
         record = j.done()
         assert record["clicks"] == 1 and record["keys"] == 0
     finally:
