@@ -119,21 +119,28 @@ class _Grams:
             ).astype(self.dtype)
             self.second = second & self.mask
         del second
-        # Few grams (a short text's, or the texts the rows are searched for): one byte a slot,
-        # about one slot in sixty set.  Many (the blocks): two tables of bits, about one in
-        # sixteen set each, the second asked only where the first said yes.  Stretches of zeros
-        # are the commonest word in a store's files: the multiplier leaves their slot clear
-        # (unless zero is a gram).
+        # Few grams (a short text's, or the texts the rows are searched for): one table of 16-bit
+        # slots, about one in sixty set, each naming the run of grams (sorted by slot) that falls
+        # there: no search among the grams.  Many (the blocks): two tables of bits, about one in
+        # sixteen set each, the second asked only where the first said yes, then a search among
+        # the grams sorted by hash.  Stretches of zeros are the commonest word in a store's files:
+        # the multiplier leaves their slot clear (unless zero is a gram).
         width = 8 * word
-        self.few = len(first).bit_length() + 6 <= FLAT_BITS
+        self.few = len(first).bit_length() + 6 <= FLAT_BITS  # under 2**14 grams: a slot's run fits
         self.bits = min(width, max(10, len(first).bit_length() + (6 if self.few else 4)))
         for m in MULTIPLIERS:
             self.mults = [self.dtype.type(m & ((1 << width) - 1)) for m in (m, (m ^ MULTIPLIERS[-1]) | 1)]
             index = self._index(first, 0 if self.few else 1)
             if not (first == 0).any() or (index != 0).all():
                 break
+        if self.few:
+            self.named = np.argsort(index, kind="stable")
+            self._runs(index[self.named])
+            self.tables = [np.zeros(1 << self.bits, np.int16)]
+            self.tables[0][index[self.named[self.row]]] = np.arange(1, len(self.row) + 1)
+            return
         with ThreadPoolExecutor(1) as pool:  # the second table is filled while the grams are sorted
-            second = None if self.few else pool.submit(lambda: _bits(np.sort(index), self.bits))
+            second = pool.submit(lambda: _bits(np.sort(index), self.bits))
             # Sorted by hash, each gram's number in the hash's low bits: one sort, nothing to
             # permute.  Grams whose hashes agree above those bits are one run (texts share grams:
             # "pin 1234", "pin 5678"); each is confirmed when its block's bytes compare whole.
@@ -141,21 +148,20 @@ class _Grams:
             named = np.sort(
                 (self._full(first) >> self.low << self.low) | np.arange(len(first), dtype=np.uint64)
             )
-            high = named >> self.low
-            self.row = np.flatnonzero(np.concatenate(([True], high[1:] != high[:-1])))
-            self.heads, self.many = high[self.row], np.diff(np.append(self.row, len(high)))
-            self.named = (named & ((np.uint64(1) << self.low) - np.uint64(1))).astype(np.int64)
-            del high
-            if second is None:
-                self.tables = [np.zeros(1 << self.bits, bool)]
-                self.tables[0][index] = True
-            else:  # the first table: the sorted hashes' top bits, in order already
-                first_table = _bits(_signed(named >> np.uint64(64 - self.bits)), self.bits)
-                self.tables = [first_table, second.result()]
+            self.heads = self._runs(named >> self.low)
+            self.named = _signed(named & ((np.uint64(1) << self.low) - np.uint64(1)))
+            # The first table: the sorted hashes' top bits, in order already.
+            self.tables = [_bits(_signed(named >> np.uint64(64 - self.bits)), self.bits), second.result()]
 
     def _full(self, keys: np.ndarray) -> np.ndarray:
         """A 64-bit hash of each word, one to one: the order the grams are sorted in."""
         return keys if self.size > 8 else keys.astype(np.uint64) * M1
+
+    def _runs(self, keys: np.ndarray) -> np.ndarray:
+        """Where each run of equal ``keys`` (sorted) begins and how long it is; its key."""
+        self.row = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
+        self.many = np.diff(np.append(self.row, len(keys)))
+        return keys[self.row]
 
     def _index(self, keys: np.ndarray, k: int = 0) -> np.ndarray:
         """Each key's slot in table ``k``, as numpy's own index type (an unsigned index costs
@@ -185,16 +191,17 @@ class _Grams:
     def _look(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(place, gram number) of every gram among ``keys`` (and, rarely, of a hash alike)."""
         if self.few:
-            j = np.flatnonzero(self.tables[0][self._index(keys)])
-            high = self._full(keys[j]) >> self.low
+            run = self.tables[0][self._index(keys)]
+            j = np.flatnonzero(run)
+            k = run[j].astype(np.intp) - 1
         else:  # the second table asked only where the first said yes
             full = self._full(keys)
             j = _set(self.tables[0], _signed(full >> np.uint64(64 - self.bits)))
             j = j[_set(self.tables[1], self._index(keys[j], 1))]
             high = full[j] >> self.low
-        k = np.minimum(np.searchsorted(self.heads, high), len(self.heads) - 1)
-        hit = self.heads[k] == high
-        j, k = j[hit], k[hit]
+            k = np.minimum(np.searchsorted(self.heads, high), len(self.heads) - 1)
+            hit = self.heads[k] == high
+            j, k = j[hit], k[hit]
         if not len(j):
             return j, j
         many = self.many[k]
