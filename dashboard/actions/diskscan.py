@@ -37,7 +37,7 @@ from .sidefiles import size_of
 BLOCK = 31  # bytes a block: two 8-byte words at an offset 16 divides, wherever it lies
 STRIDE = 256  # a long text has a block every STRIDE bytes: a 286-byte piece holds one
 PIECE = 1 << 20  # bytes read and searched at a time: fewer numpy calls a MB; arrays ~5x it at the peak
-FLAT_BITS = 20  # few grams (under 16,384): one table of a byte a slot, 1 MiB at most
+FLAT_BITS = 20  # few grams (under 16,384): one table of 16-bit slots, 2 MiB at most
 TAIL = 32  # bytes of the previous piece searched again with the next: a block across the cut
 # (stride, size): a block of stride + size - 1 bytes or more puts a size-byte gram on an offset
 # stride divides; each block takes the first that fits it (the fewest places to look at).
