@@ -165,21 +165,23 @@ def main() -> None:
                 took, cpu, hits, steps = timed_scan(paths, texts, live, 3600)
                 scans.setdefault(piece, []).append(took)
                 cpus.setdefault(piece, []).append(cpu)
-            started = time.process_time()
+            started, wall = time.process_time(), time.perf_counter()
             diskscan.Needles(texts)
-            cuts.append(time.process_time() - started)
+            cuts.append((time.process_time() - started, time.perf_counter() - wall))
         found = sum(h.found for h in hits.values())
         still = sum(h.still_stored for h in hits.values())
         moved = sum(1 for a, b in zip(steps, steps[1:]) if b > a)
-        cut = min(cuts)
+        cut, cut_wall = min(cuts)
         for piece in pieces:
             read, scan, cpu = min(reads[piece]), min(scans[piece]), min(cpus[piece])
             print(f"read alone:  {mb / read:7.1f} MB/s  ({read:.2f} s), {piece[0]} bytes a piece")
             print(
                 f"scan, {piece[1] or 'by load'} at once: {mb / scan:7.1f} MB/s  ({scan:.2f} s)  = {read / scan:.3f}x the read alone; "
                 f"{mb / cpu:.1f} MB per CPU-second ({cpu:.2f} CPU-s, of which {cut:.2f} cutting the texts "
-                f"into blocks: {mb / max(cpu - cut, 1e-9):.1f} MB per CPU-second for the pass itself)"
+                f"into blocks: {mb / max(cpu - cut, 1e-9):.1f} MB per CPU-second for the pass itself); "
+                f"{cpus[piece][scans[piece].index(scan)] / scan:.2f} CPU-s a second"
             )
+        print(f"cutting the texts: {cut:.2f} CPU-s in {cut_wall:.2f} s ({cut / cut_wall:.2f} CPU-s a second)")
         print(
             f"             {found} texts found, {still} still held by rows that stay; progress moved "
             f"{moved} times to {steps[-1]:.0%}; load {os.getloadavg()[0]:.1f}"

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import hashlib
 import os
-from concurrent.futures import ThreadPoolExecutor
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -36,7 +37,7 @@ from .sidefiles import size_of
 BLOCK = 31  # bytes a block: two 8-byte words at an offset 16 divides, wherever it lies
 STRIDE = 256  # a long text has a block every STRIDE bytes: a 286-byte piece holds one
 PIECE = 1 << 20  # bytes read and searched at a time: fewer numpy calls a MB; arrays ~5x it at the peak
-FLAT_BITS = 20  # few grams (under 16,384): one table of a byte a slot, 1 MiB at most
+FLAT_BITS = 20  # few grams (under 16,384): one table of 16-bit slots, 2 MiB at most
 TAIL = 32  # bytes of the previous piece searched again with the next: a block across the cut
 # (stride, size): a block of stride + size - 1 bytes or more puts a size-byte gram on an offset
 # stride divides; each block takes the first that fits it (the fewest places to look at).
@@ -49,12 +50,6 @@ PAD = bytes(TAIL)  # after each piece: the words a text ending on the last byte 
 
 def _hash(first: np.ndarray, second: np.ndarray) -> np.ndarray:
     return (first * M1) ^ (second * M2)
-
-
-def _word(buffer: np.ndarray, at: np.ndarray, size: int) -> np.ndarray:
-    """The little-endian ``size``-byte word of ``buffer`` at each offset in ``at``."""
-    every_byte = np.ndarray((len(buffer) - size + 1,), f"<u{size}", buffer, 0, (1,))
-    return every_byte[at]
 
 
 @dataclass
@@ -102,71 +97,80 @@ class _Grams:
     is compared."""
 
     def __init__(
-        self,
-        shape: tuple[int, int],
-        joined: np.ndarray,
-        at: np.ndarray,
-        length: np.ndarray,
-        blocks: np.ndarray,
+        self, shape: tuple[int, int], rows: np.ndarray, length: np.ndarray, blocks: np.ndarray
     ) -> None:
         self.stride, self.size = shape
-        self.blocks = blocks.astype(np.int32)
+        self.blocks = blocks.astype(np.intp)
         word = min(self.size, 8)
         self.dtype = np.dtype(f"<u{word}")
-        shift = np.tile(np.arange(self.stride), len(at))
-        at = np.repeat(at, self.stride) + shift
-        first, second = _word(joined, at, word), _word(joined, at + word, word)
+        # Each block's row holds its BLOCK bytes (a short block's, the bytes after it too): its gram
+        # at shift s is the word at s of the row, and the word after it the one at s + word.
+        rows = np.ascontiguousarray(rows)
+        first, second = (
+            np.ndarray((len(rows), self.stride), self.dtype, rows, at, (BLOCK, 1)).ravel() for at in (0, word)
+        )
         self.mask = None
         if self.size > 8:
             first = _hash(first, second)
         else:
-            held = np.repeat(length, self.stride) - shift - word  # bytes the block holds of the next word
+            held = (length[:, None] - np.arange(self.stride) - word).ravel()  # bytes held of the next word
             self.mask = np.where(
                 held >= 8, ~np.uint64(0), (np.uint64(1) << (8 * np.minimum(held, 7)).astype(np.uint64)) - 1
             ).astype(self.dtype)
             self.second = second & self.mask
-        del at, shift, second
-        # Sorted by hash, each gram's number in the hash's low bits: one sort, nothing to permute.
-        # Grams whose hashes agree above those bits are one run (texts share grams: "pin 1234",
-        # "pin 5678"); each is confirmed when its block's bytes compare whole.
-        self.low = np.uint64(max(1, (len(first) - 1).bit_length()))
-        named = np.sort((self._full(first) >> self.low << self.low) | np.arange(len(first), dtype=np.uint64))
-        high = named >> self.low
-        self.row = np.flatnonzero(np.concatenate(([True], high[1:] != high[:-1])))
-        self.heads, self.many = high[self.row], np.diff(np.append(self.row, len(high)))
-        self.named = (named & ((np.uint64(1) << self.low) - np.uint64(1))).astype(np.int64)
-        del named, high
-        # Few grams (a short text's, or the texts the rows are searched for): one byte a slot,
-        # about one slot in sixty set.  Many (the blocks): two tables of bits, about one in
-        # sixteen set each, the second asked only where the first said yes.  Stretches of zeros
-        # are the commonest word in a store's files: the multiplier leaves their slot clear
-        # (unless zero is a gram).
+        del second
+        # Few grams (a short text's, or the texts the rows are searched for): one table of 16-bit
+        # slots, about one in sixty set, each naming the run of grams (sorted by slot) that falls
+        # there: no search among the grams.  Many (the blocks): two tables of bits, about one in
+        # sixteen set each, the second asked only where the first said yes, then a search among
+        # the grams sorted by hash.  Stretches of zeros are the commonest word in a store's files:
+        # the multiplier leaves their slot clear (unless zero is a gram).
         width = 8 * word
-        few = len(first).bit_length() + 6 <= FLAT_BITS
-        self.bits = min(width, max(10, len(first).bit_length() + (6 if few else 4)))
+        self.few = len(first).bit_length() + 6 <= FLAT_BITS  # under 2**14 grams: a slot's run fits
+        self.bits = min(width, max(10, len(first).bit_length() + (6 if self.few else 4)))
         for m in MULTIPLIERS:
             self.mults = [self.dtype.type(m & ((1 << width) - 1)) for m in (m, (m ^ MULTIPLIERS[-1]) | 1)]
-            index = self._index(first)
+            index = self._index(first, 0 if self.few else 1)
             if not (first == 0).any() or (index != 0).all():
                 break
-        self.tables = []
-        for _ in range(1 if few else 2):
-            flags = np.zeros(1 << self.bits, bool)
-            flags[np.sort(index)] = True  # in order: each page of a large table written once, in turn
-            self.tables.append(flags if few else np.packbits(flags, bitorder="little"))
-            del flags
-            index = self._index(first, 1)
+        if self.few:
+            self.named = np.argsort(index, kind="stable")
+            self._runs(index[self.named])
+            self.tables = [np.zeros(1 << self.bits, np.int16)]
+            self.tables[0][index[self.named[self.row]]] = np.arange(1, len(self.row) + 1)
+            return
+        with ThreadPoolExecutor(1) as pool:  # the second table is filled while the grams are sorted
+            second = pool.submit(lambda: _bits(np.sort(index), self.bits))
+            # Sorted by hash, each gram's number in the hash's low bits: one sort, nothing to
+            # permute.  Grams whose hashes agree above those bits are one run (texts share grams:
+            # "pin 1234", "pin 5678"); each is confirmed when its block's bytes compare whole.
+            self.low = np.uint64(max(1, (len(first) - 1).bit_length()))
+            named = np.sort(
+                (self._full(first) >> self.low << self.low) | np.arange(len(first), dtype=np.uint64)
+            )
+            self.heads = self._runs(named >> self.low)
+            self.named = _signed(named & ((np.uint64(1) << self.low) - np.uint64(1)))
+            # The first table: the sorted hashes' top bits, in order already.
+            self.tables = [_bits(_signed(named >> np.uint64(64 - self.bits)), self.bits), second.result()]
 
     def _full(self, keys: np.ndarray) -> np.ndarray:
         """A 64-bit hash of each word, one to one: the order the grams are sorted in."""
         return keys if self.size > 8 else keys.astype(np.uint64) * M1
 
+    def _runs(self, keys: np.ndarray) -> np.ndarray:
+        """Where each run of equal ``keys`` (sorted) begins and how long it is; its key."""
+        self.row = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
+        self.many = np.diff(np.append(self.row, len(keys)))
+        return keys[self.row]
+
     def _index(self, keys: np.ndarray, k: int = 0) -> np.ndarray:
+        """Each key's slot in table ``k``, as numpy's own index type (an unsigned index costs
+        numpy a checked conversion: several times the lookup itself)."""
         if self.bits == 8 * self.dtype.itemsize:
-            return keys  # a 1- or 2-byte word is its own slot
+            return keys.astype(np.intp)  # a 1- or 2-byte word is its own slot
         index = keys * self.mults[k]
         index >>= self.dtype.type(8 * self.dtype.itemsize - self.bits)
-        return index
+        return _signed(index)
 
     def candidates(self, window: bytes) -> tuple[np.ndarray, np.ndarray]:
         """(offset in ``window``, block) of every place a block's gram is, before the block is compared."""
@@ -186,18 +190,18 @@ class _Grams:
 
     def _look(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(place, gram number) of every gram among ``keys`` (and, rarely, of a hash alike)."""
-        j = None  # every place, until the first table has said which
-        for i, table in enumerate(self.tables):
-            index = self._index(keys if j is None else keys[j], i)
-            if table.dtype == bool:
-                yes = np.flatnonzero(table[index])
-            else:
-                yes = np.flatnonzero((table[index >> 3] >> (index & 7).astype(np.uint8)) & 1)
-            j = yes if j is None else j[yes]
-        high = self._full(keys[j]) >> self.low
-        k = np.minimum(np.searchsorted(self.heads, high), len(self.heads) - 1)
-        hit = self.heads[k] == high
-        j, k = j[hit], k[hit]
+        if self.few:
+            run = self.tables[0][self._index(keys)]
+            j = np.flatnonzero(run)
+            k = run[j].astype(np.intp) - 1
+        else:  # the second table asked only where the first said yes
+            full = self._full(keys)
+            j = _set(self.tables[0], _signed(full >> np.uint64(64 - self.bits)))
+            j = j[_set(self.tables[1], self._index(keys[j], 1))]
+            high = full[j] >> self.low
+            k = np.minimum(np.searchsorted(self.heads, high), len(self.heads) - 1)
+            hit = self.heads[k] == high
+            j, k = j[hit], k[hit]
         if not len(j):
             return j, j
         many = self.many[k]
@@ -232,7 +236,7 @@ class Needles:
         fits = self.length[:, None] >= np.array([stride + size - 1 for stride, size in SHAPES])
         shape = fits.argmax(axis=1)
         self.grams = [
-            _Grams(SHAPES[k], joined, at[mine], self.length[mine], np.flatnonzero(mine))
+            _Grams(SHAPES[k], self.bytes[mine], self.length[mine], np.flatnonzero(mine))
             for k in np.unique(shape)
             if (mine := shape == k).any()
         ]
@@ -244,21 +248,32 @@ class Needles:
 
         Each piece is cut in parts (each with the TAIL bytes before it), one a free core, searched
         at once: numpy lets go of the interpreter in its loops, so the parts run side by side, in
-        the memory of one piece.  A part that fails (or a progress that raises) ends the search."""
+        the memory of one piece.  The next piece is read and handed out while they run: no core
+        waits for the slower part of a piece.  A part that fails (or a progress that raises) ends
+        the search, and the parts not begun are dropped."""
         found, tail, start, threads = Found(), b"", 0, parts_at_once()
+        running: deque[list[Future]] = deque()  # the parts of the pieces handed out, in order
         with ThreadPoolExecutor(threads) as pool:
-            for chunk in chunks:
-                window = tail + chunk
-                part = -(-len(chunk) // threads)
-                cuts = range(len(tail), len(window), part)
-                parts = [
-                    (window[max(0, c - TAIL) : c + part], start - len(tail) + max(0, c - TAIL)) for c in cuts
-                ]
-                for hit in pool.map(lambda p: self._search(*p), parts or [(window, start - len(tail))]):
-                    for args in hit:
-                        found.add(*args)
-                start += len(chunk)
-                tail = window[-TAIL:]
+            try:
+                for chunk in chunks:
+                    window = tail + chunk
+                    part = -(-len(chunk) // threads)
+                    cuts = range(len(tail), len(window), part)
+                    parts = [
+                        (window[max(0, c - TAIL) : c + part], start - len(tail) + max(0, c - TAIL))
+                        for c in cuts
+                    ]
+                    running.append([pool.submit(self._search, *p) for p in parts])
+                    start += len(chunk)
+                    tail = window[-TAIL:]
+                    while len(running) > 1:
+                        _collect(running.popleft(), found)
+                while running:
+                    _collect(running.popleft(), found)
+            finally:
+                for parts in running:
+                    for f in parts:
+                        f.cancel()
         return found
 
     def _search(self, window: bytes, start: int) -> list:
@@ -325,6 +340,29 @@ class Needles:
             whole = len(blocks) == int(self.count[i]) and self._whole(i, here, partial(_at, fh))
             seen[i] = {"whole": whole, "fragments": len(left), "blocks": left}
         return seen
+
+
+def _bits(index: np.ndarray, bits: int) -> np.ndarray:
+    """A table of ``1 << bits`` bits, set at ``index`` (in order: each page written once, in turn)."""
+    flags = np.zeros(1 << bits, bool)
+    flags[index] = True
+    return np.packbits(flags, bitorder="little")
+
+
+def _signed(index: np.ndarray) -> np.ndarray:
+    """Slots (under 2**63) as numpy's index type: a view for 64-bit ones, no copy."""
+    return index.view(np.int64) if index.dtype.itemsize == 8 else index.astype(np.intp)
+
+
+def _set(table: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """Where the bit of ``table`` at ``index`` is set."""
+    return np.flatnonzero((table[index >> 3] >> (index & 7).astype(np.uint8)) & 1)
+
+
+def _collect(parts: list[Future], found: Found) -> None:
+    for f in parts:
+        for args in f.result():
+            found.add(*args)
 
 
 def parts_at_once() -> int:
