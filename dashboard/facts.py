@@ -107,10 +107,17 @@ class Risky:
     count: int
     complete: bool
     by_category: dict[str, int] = field(default_factory=dict)  # findings, not entries
+    unread: bool = False  # a store could not be read (busy, broken): its entries are not counted
 
     @property
     def text(self) -> str:
         n = self.count
+        if self.unread:
+            return ngettext(
+                "At least %(num)d entry looks risky (a store could not be read; its entries are not counted).",
+                "At least %(num)d entries look risky (a store could not be read; its entries are not counted).",
+                n,
+            )
         if not self.complete:
             return ngettext(
                 "At least %(num)d entry looks risky (the scan ran out of time before it read every row).",
@@ -137,7 +144,8 @@ def risky_in(report) -> Risky:
         if item.finding.category in by_category:
             by_category[item.finding.category] += 1
             rows.add((item.store, item.table, item.row_id))
-    return Risky(len(rows), report.complete, by_category)
+    unread = bool(report.problems)  # never "nothing looks risky" over a store it could not read
+    return Risky(len(rows), report.complete and not unread, by_category, unread)
 
 
 # -- saved conversations: agentao's checkpoints and replays beside the project store ----------

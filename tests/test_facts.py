@@ -253,3 +253,20 @@ def test_a_scan_cut_short_says_at_least():
         empty = facts.risky_badge(Report(timed_out=True), "")
         assert empty is not None and (empty.count, empty.at_least) == (0, True)
         assert facts.risky_badge(Report(), "") is None
+
+
+def test_a_scan_that_could_not_read_a_store_never_says_nothing_is_risky():
+    """A store busy or broken during the scan is left out of it; the tab then says "0+", not
+    nothing, and the words say why (it hid a count of 4 in a browser walk under load)."""
+    from flask import Flask
+    from flask_babel import Babel
+
+    app = Flask(__name__)
+    Babel(app)
+    unread = [{"store": "user", "kind": "busy", "message": "The file is busy."}]
+    with app.test_request_context("/"):
+        empty = facts.risky_badge(Report(problems=unread), "")
+        assert empty is not None and (empty.count, empty.at_least) == (0, True)
+        found = facts.risky_in(Report(items=[_item("a", "secret")], problems=unread))
+        assert not found.complete and "could not be read" in found.text
+        assert found.text.startswith("At least 1 entry")
