@@ -11,7 +11,7 @@ from typing import Any
 from dashboard.records import Memory
 
 from .ranking import Candidate, Recall
-from .stable import Selected
+from .stable import Fitted
 from .tokenize import TokenOrigin
 
 CANDIDATES_PER_PAGE = 100  # the twin's first page: the block, its cuts and the near misses
@@ -45,7 +45,7 @@ class Preview:
     stable_budget: Budget
     context_budget: Budget
     session_tail: str
-    stable_entries: tuple[Selected, ...]
+    stable_entries: Fitted  # every entry chosen, made on access (thousands at 10,000 memories)
     query: str
     query_tokens: tuple[TokenOrigin, ...]
     hints: tuple[str, ...]
@@ -81,14 +81,14 @@ class Preview:
         plus the first ``EVICTED_SHOWN`` left out; never-recalled records are only counted."""
         ranked = self.candidates
         start = (page - 1) * per_page
-        shown = [s for s in self.stable_entries if s.shown]
-        evicted = [s for s in self.stable_entries if not s.shown]
+        shown = self.stable_entries.shown()
+        evicted = [s for _, s in self.stable_entries.listed(EVICTED_SHOWN) if not s.shown]
         return {
             "stable_block": self.stable_block,
             "context_block": self.context_block,
             "budgets": {"stable": self.stable_budget.to_dict(), "context": self.context_budget.to_dict()},
             "session_tail": self.session_tail,
-            "stable_entries": [s.to_dict() for s in shown + evicted[:EVICTED_SHOWN]],
+            "stable_entries": [s.to_dict() for s in shown + evicted],
             "stable_entries_total": len(self.stable_entries),
             "query": self.query,
             "query_tokens": [t.to_dict() for t in self.query_tokens],

@@ -301,6 +301,10 @@ def _answer(fmt: str) -> dict:
         shown_never=SHOWN_NEVER,
         token_shown=TOKEN_SHOWN,
         shown_evicted=EVICTED_ON_PAGE,
+        stable_listed=after.stable_entries.listed(EVICTED_ON_PAGE) if fmt == "html" else (),
+        # A link carrying the message is offered when its address can fit in the query string:
+        # percent-encoding never makes it shorter than its UTF-8 bytes.
+        q_fits_url=len(ask.q.encode()) <= current_app.config["MAX_QUERY_LENGTH"],
         max_url=current_app.config["MAX_QUERY_LENGTH"],
         twin_args={k: _values().getlist(k) for k in SHARED if k != "ranked"} if fmt == "html" else {},
         answer=answer(after, flags_of),
@@ -324,6 +328,8 @@ def ranked():
 def _shareable(form) -> str | None:
     """The GET URL of the same question, when it fits in the query string (else None)."""
     fields = {k: [v for v in form.getlist(k) if v] for k in SHARED}  # empty fields say nothing
+    if sum(len(v.encode()) for vs in fields.values() for v in vs) > current_app.config["MAX_QUERY_LENGTH"]:
+        return None  # percent-encoding never shortens: no need to build it to know
     url = url_for("preview.index", **{k: v for k, v in fields.items() if v})
     return url if len(url.partition("?")[2]) <= current_app.config["MAX_QUERY_LENGTH"] else None
 

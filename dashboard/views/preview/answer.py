@@ -195,7 +195,7 @@ def answer(p, flags_of=None) -> Answer:
     """The answer for one preview (an ``engine.Preview``); ``flags_of(store, id)`` gives what
     Findings lists on a recalled memory."""
     limit = p.context_budget.limit
-    shown = sum(1 for s in p.stable_entries if s.shown)
+    shown = len(p.stable_entries.shown())
     cands = p.candidates
     recalled = tuple(_why(c, limit, flags_of) for c in cands if c.mark == rc.IN_BLOCK)
     # Nearest misses first: the budget's, then the ranked ones, then those always on.
