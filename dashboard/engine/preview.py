@@ -82,6 +82,16 @@ def _recall(
     return rank(scored, shown, state.ranks), ""
 
 
+def warm(state: IndexState) -> None:
+    """Work out now what the first query over ``state`` would: every stamp parsed and placed
+    (a background build does this, so the first answer at 100,000 memories need not)."""
+    ages = rc.Ages(datetime(1970, 1, 1, tzinfo=timezone.utc), state.stamps)
+    for m in state.records.values():
+        ages(m.updated_at)
+    if state.ranks is None:
+        state.ranks = stamp_ranks(m.updated_at for m in state.records.values())
+
+
 def preview(
     project_memories: Sequence[Memory],
     user_memories: Sequence[Memory],

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from collections import Counter
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
-from typing import Any
+from itertools import islice
+from typing import Any, overload
 
 from dashboard.records import Memory
 
-from .ranking import Candidate, Recall
+from .ranking import Ranked, Recall
 from .stable import Fitted
 from .tokenize import TokenOrigin
 
@@ -36,6 +37,44 @@ class Budget:
         return {"used": self.used, "limit": self.limit}
 
 
+class Unmatched(Sequence[Memory]):
+    """The records of ``pool`` that ``recall`` gave no signal: every scored record is one of the
+    pool (hidden ones are in neither), so they are counted without being listed; a slice walks
+    the pool only as far as it needs (a page lists 50 of 100,000)."""
+
+    def __init__(self, pool: Sequence[Memory], recall: Recall):
+        self._pool, self._recall = pool, recall
+        self._hit: set[str] | None = None
+
+    def __len__(self) -> int:
+        return len(self._pool) - len(self._recall.eligible) - len(self._recall.excluded)
+
+    def _found(self) -> Iterator[Memory]:
+        if self._hit is None:
+            self._hit = {s.memory.id for s in (*self._recall.eligible, *self._recall.excluded)}
+        hit = self._hit
+        return (m for m in self._pool if m.id not in hit)
+
+    @overload
+    def __getitem__(self, i: int) -> Memory: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[Memory]: ...
+
+    def __getitem__(self, i: int | slice) -> Memory | list[Memory]:
+        if isinstance(i, slice):
+            start, stop, step = i.indices(len(self))
+            return list(islice(self._found(), start, stop, step)) if step > 0 else list(self)[i]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        return next(islice(self._found(), i, None))
+
+    def __iter__(self) -> Iterator[Memory]:
+        return self._found()
+
+
 @dataclass(frozen=True)
 class Preview:
     """Everything agentao would inject for one query, and why."""
@@ -59,16 +98,15 @@ class Preview:
     pool: tuple[Memory, ...] = field(repr=False, default=())
 
     @property
-    def candidates(self) -> tuple[Candidate, ...]:
-        """Every record with a signal, ranked and marked (built on first access)."""
+    def candidates(self) -> Ranked:
+        """Every record with a signal, ranked and marked (each row made when read)."""
         return self.recall.candidates
 
     @cached_property
-    def never_recalled(self) -> tuple[Memory, ...]:
-        """Records with no signal for this query (all of them if recall did not run). Built on first access:
-        with 10,000 records it is the one big list."""
-        hit = {s.memory.id for s in (*self.recall.eligible, *self.recall.excluded)}
-        return tuple(m for m in self.pool if m.id not in hit)
+    def never_recalled(self) -> Unmatched:
+        """Records with no signal for this query (all of them if recall did not run), in the
+        pool's order: counted without a list, the first few found when read."""
+        return Unmatched(self.pool, self.recall)
 
     @property
     def never_recalled_reason(self) -> str:
@@ -99,7 +137,7 @@ class Preview:
             "candidates_page": page,
             "per_page": per_page,
             "candidates_pages": max(1, -(-len(ranked) // per_page)),
-            "marks": dict(Counter(c.mark for c in ranked)),
+            "marks": ranked.marks(),
             "recall_note": self.recall_note,
             "cjk_mode": self.cjk_mode,
             "now": self.now.isoformat(),
