@@ -33,6 +33,7 @@ def build(statuses: list[StoreStatus], cjk: str) -> None:
     read_time_limit.set(BUILD_READ_S)  # this thread's own context
     snap = snapshot(statuses)
     tokenizer = tokenizer_for(cjk)
+    snap.cache.stable()  # the always-on selection and its facts' lengths
     warm(snap.cache.state(tokenizer))
 
 
