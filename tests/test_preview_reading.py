@@ -69,3 +69,27 @@ def test_the_background_read_of_a_large_store_is_not_cut_at_a_request_s_limit(se
         snap = snapshot(found)  # the rows the build held: read again (and cut) if it held none
         assert snap.problems == {}
         assert snap.project and snap.user
+
+
+def test_the_preview_marks_risky_memories_from_the_held_scan_without_scanning_again(client, monkeypatch):
+    """The preview marks secrets, personal data and instructions, which hold while no file moves: with
+    a scan held for the files as they are, it scans no more (at 100,000 memories a scan costs
+    seconds, and a page's own scan is redone once its minute is up)."""
+    from dashboard.views import findings
+
+    scans: list[int] = []
+    real = findings.scan
+
+    def counted(*args, **kwargs):
+        scans.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(findings, "scan", counted)
+    monkeypatch.setattr(findings, "REUSE_S", 0)  # a page's own scan is stale at once
+    assert client.get("/preview", query_string=ASKED).status_code == 200
+    assert len(scans) == 1  # none held yet: the preview's scan
+    for _ in range(2):
+        assert client.get("/preview", query_string=ASKED).status_code == 200
+    assert len(scans) == 1
+    assert client.get("/findings").status_code == 200  # Findings itself scans again, as before
+    assert len(scans) == 2

@@ -36,7 +36,8 @@ from ...preview_source import snapshot
 from ...store.rows import whole_number
 from ...web import page, page_route, render, statuses, twin, wants_fragment
 from ...words import label
-from ..memories.marks import flags, report_flags
+from ..findings import current_report, flags_by_row, held_report
+from ..memories.marks import flags
 from . import reading
 from .answer import BECAUSE, Words, answer, why_text
 
@@ -281,7 +282,11 @@ def _answer(fmt: str) -> dict:
             "stable_diff": _diff(before.stable_block, after.stable_block),
             "context_diff": _diff(before.context_block, after.context_block),
         }
-    by_row = report_flags()  # the findings every screen shares: no rule runs again here
+    # The findings every screen shares (no rule runs again here).  It marks only text findings
+    # (secrets, personal data, instructions), which hold while no file moves: a scan held for
+    # the files as they are is used however long ago it ran (at 100,000 memories a new one
+    # costs seconds every minute).
+    by_row = flags_by_row(held_report() or current_report()[0])
 
     def flags_of(store: str, memory_id: str) -> list[dict]:
         """What Findings lists on a memory that looks risky (a secret, personal data, an order)."""
