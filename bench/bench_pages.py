@@ -470,7 +470,12 @@ def run_size(args, count: int, root: Path) -> dict:
                 times[label].append(dt)
                 sizes[label], statuses[label] = len(body), status
             t = time.perf_counter()
-            agentao_turn(mgr, retriever, renderer, QUERY if args.agentao_query == "long" else THREE)
+            agentao_turn(
+                mgr,
+                retriever,
+                renderer,
+                {"long": QUERY, "chinese": LONG_CHINESE}.get(args.agentao_query, THREE),
+            )
             theirs.append(time.perf_counter() - t)
         rss = server.rss_mib()
     finally:
@@ -532,9 +537,10 @@ def main() -> int:
     ap.add_argument("--limit", type=float, default=120, help="wall-clock limit per request, s")
     ap.add_argument(
         "--agentao-query",
-        choices=["long", "three"],
+        choices=["long", "three", "chinese"],
         default="three",
-        help="agentao's message: the preview's three-word one, or the long QUERY (as bench_caches)",
+        help="agentao's message: the preview's three-word one, the long QUERY (as bench_caches), or the "
+        "POSTed 4,000-character Chinese one",
     )
     ap.add_argument("--label", default="", help="what the tree is (e.g. 'before, 098eb56')")
     ap.add_argument("--dir", type=Path, help="where the stores go (default: a temp folder)")

@@ -11,7 +11,7 @@ An ``EngineCache`` over the rows reuses their token index and stable selection.
 
 from .cache import EngineCache
 from .hints import extract_hints
-from .preview import preview, stable_view
+from .preview import preview, stable_view, warm
 from .ranking import Candidate
 from .recall import CUT_BUDGET, CUT_TOP_K, EXCLUDED_STABLE, IN_BLOCK, Term
 from .results import Budget, Preview
@@ -29,6 +29,7 @@ from .tokenize import (
 __all__ = [
     "preview",
     "stable_view",
+    "warm",
     "extract_hints",
     "session_tail",
     "all_entries",

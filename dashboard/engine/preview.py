@@ -55,17 +55,16 @@ def stable_view(
 def _recall(
     state: IndexState,
     query: str,
-    hints: Iterable[str],
-    tok: Tokenizer,
+    q: frozenset[str],
+    h: frozenset[str],
     hidden: frozenset[str],
     shown: frozenset[str],
     now: datetime,
 ) -> tuple[Recall, str]:
-    """The ranked recall run, or an empty one with a note saying why none."""
+    """The ranked recall run over the message's tokens ``q`` and the hints' ``h``, or an empty
+    one with a note saying why none."""
     if not query.strip():
         return EMPTY, "empty query: agentao recalls nothing"
-    q = tok.tokens(query)
-    h = tok.tokens(" ".join(hints))
     if not q and not h:
         return EMPTY, "no query or hint tokens"
     wanted = q | h
@@ -81,6 +80,16 @@ def _recall(
     if state.ranks is None:
         state.ranks = stamp_ranks(m.updated_at for m in records.values())
     return rank(scored, shown, state.ranks), ""
+
+
+def warm(state: IndexState) -> None:
+    """Work out now what the first query over ``state`` would: every stamp parsed and placed
+    (a background build does this, so the first answer at 100,000 memories need not)."""
+    ages = rc.Ages(datetime(1970, 1, 1, tzinfo=timezone.utc), state.stamps)
+    for m in state.records.values():
+        ages(m.updated_at)
+    if state.ranks is None:
+        state.ranks = stamp_ranks(m.updated_at for m in state.records.values())
 
 
 def preview(
@@ -122,7 +131,11 @@ def preview(
     )
     shown = frozenset(s.memory.id for s in fitted.shown())
     hints = tuple(context_hints) if context_hints is not None else extract_hints(messages)
-    recall, note = _recall(state, query, hints, tok, hidden, shown, now)
+    # The message is split once (a 4,000-character one costs): its tokens are the explained ones.
+    query_tokens = tok.explain(query)
+    hint_tokens = tok.tokens(" ".join(hints))
+    q = frozenset(t.token for t in query_tokens)
+    recall, note = _recall(state, query, q, hint_tokens, hidden, shown, now)
     context = render_context(recall.facts)
     pool = (
         tuple(m for m in state.records.values() if m.id not in hidden)
@@ -135,11 +148,11 @@ def preview(
         stable_budget=Budget(len(block), STABLE_BUDGET),
         context_budget=Budget(len(context), CONTEXT_BUDGET),
         session_tail=tail,
-        stable_entries=tuple(fitted),
+        stable_entries=fitted,
         query=query,
-        query_tokens=tok.explain(query),
+        query_tokens=query_tokens,
         hints=hints,
-        hint_tokens=tuple(sorted(tok.tokens(" ".join(hints)))),
+        hint_tokens=tuple(sorted(hint_tokens)),
         recall=recall,
         recall_note=note,
         cjk_mode=tok.mode,

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import groupby
 from operator import attrgetter
-from typing import Any
+from typing import Any, overload
 
 from dashboard.records import Memory
 
@@ -109,9 +109,13 @@ class Recall:
     key: SortKey  # the sort key (see :func:`order_key`)
 
     @cached_property
-    def ranked(self) -> list[rc.Scored]:
-        """``eligible`` in the documented order."""
-        return sorted(self.eligible, key=self.key)
+    def contenders(self) -> list[rc.Scored]:
+        """The records that can reach ``<memory-context>`` under some order of equal scores: the
+        first TOP_K and every record tied with the last of them, in the documented order."""
+        if len(self.top) < rc.TOP_K:
+            return sorted(self.eligible, key=self.key)
+        last = self.top[-1].score
+        return sorted((s for s in self.eligible if s.score >= last), key=self.key)
 
     @cached_property
     def varies(self) -> frozenset[str]:
@@ -133,7 +137,7 @@ class Recall:
                 found = memo[key] = len(context_fact(m, s.score, s.reasons)) + 1
             return found
 
-        for _score, group in groupby(self.ranked, key=attrgetter("score")):
+        for _score, group in groupby(self.contenders, key=attrgetter("score")):
             if above >= rc.TOP_K:
                 break
             members = list(group)
@@ -151,21 +155,90 @@ class Recall:
         return len(set(kept)) < len(kept)
 
     @cached_property
-    def candidates(self) -> tuple[Candidate, ...]:
-        """Every record with a signal, ranked, each with its mark."""
-        ranked = self.ranked
-        ties = Counter(s.score for s in ranked)
-        varies = self.varies
-        out = []
-        for n, s in enumerate(ranked, 1):
-            moves = s.memory.id in varies
-            if n > rc.TOP_K:
-                out.append(Candidate(s, rc.CUT_TOP_K, n, ties[s.score], varies=moves))
+    def candidates(self) -> Ranked:
+        """Every record with a signal, ranked, each with its mark (a row is made when read)."""
+        return Ranked(self)
+
+
+class Ranked(Sequence[Candidate]):
+    """Every record with a signal in rank order, marked: the eligible ranked, then those shown in
+    the stable block.  Rows are made when read, the first ``k`` by a heap: a page that reads 15
+    rows of 50,000 candidates sorts none of the rest (reading them all sorts once)."""
+
+    def __init__(self, recall: Recall):
+        self._r = recall
+        self._head: list[rc.Scored] = []  # the first len(_head) eligible, in order
+        self._whole = False  # _head holds every eligible record
+        self._ties: Counter[float] | None = None
+        self._excluded: list[rc.Scored] | None = None
+
+    def __len__(self) -> int:
+        return len(self._r.eligible) + len(self._r.excluded)
+
+    def marks(self) -> dict[str, int]:
+        """How many candidates carry each mark (those carried), without making a row."""
+        r = self._r
+        counts = {
+            rc.IN_BLOCK: r.kept,
+            rc.CUT_BUDGET: len(r.top) - r.kept,
+            rc.CUT_TOP_K: len(r.eligible) - len(r.top),
+            rc.EXCLUDED_STABLE: len(r.excluded),
+        }
+        return {mark: n for mark, n in counts.items() if n}
+
+    def _ranked(self, k: int) -> list[rc.Scored]:
+        eligible = self._r.eligible
+        if len(self._head) < min(k, len(eligible)):
+            if k * 8 >= len(eligible):  # most of them: one sort is cheaper than a heap
+                self._head, self._whole = sorted(eligible, key=self._r.key), True
             else:
-                mark = rc.IN_BLOCK if n <= self.kept else rc.CUT_BUDGET
-                out.append(Candidate(s, mark, n, ties[s.score], self.costs[n - 1], moves))
-        out += [Candidate(s, rc.EXCLUDED_STABLE, None, 0) for s in sorted(self.excluded, key=self.key)]
-        return tuple(out)
+                self._head = heapq.nsmallest(k, eligible, key=self._r.key)
+        return self._head
+
+    def _row(self, n: int, s: rc.Scored) -> Candidate:
+        """The candidate ranked ``n`` (1-based) among the eligible."""
+        if self._ties is None:
+            self._ties = Counter(x.score for x in self._r.eligible)
+        tied = self._ties[s.score]
+        moves = s.memory.id in self._r.varies
+        if n > rc.TOP_K:
+            return Candidate(s, rc.CUT_TOP_K, n, tied, varies=moves)
+        mark = rc.IN_BLOCK if n <= self._r.kept else rc.CUT_BUDGET
+        return Candidate(s, mark, n, tied, self._r.costs[n - 1], moves)
+
+    def _excluded_rows(self) -> list[rc.Scored]:
+        if self._excluded is None:
+            self._excluded = sorted(self._r.excluded, key=self._r.key)
+        return self._excluded
+
+    @overload
+    def __getitem__(self, i: int) -> Candidate: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[Candidate]: ...
+
+    def __getitem__(self, i: int | slice) -> Candidate | list[Candidate]:
+        if isinstance(i, slice):
+            start, stop, step = i.indices(len(self))
+            return [self[j] for j in range(start, stop, step)] if step != 1 else self._rows(start, stop)
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        return self._rows(i, i + 1)[0]
+
+    def _rows(self, start: int, stop: int) -> list[Candidate]:
+        ranked = len(self._r.eligible)
+        out = [self._row(n + 1, s) for n, s in enumerate(self._ranked(stop)[start:stop], start)]
+        if stop > ranked:
+            out += [
+                Candidate(s, rc.EXCLUDED_STABLE, None, 0)
+                for s in self._excluded_rows()[max(0, start - ranked) : stop - ranked]
+            ]
+        return out
+
+    def __iter__(self) -> Iterator[Candidate]:
+        return iter(self._rows(0, len(self)))
 
 
 EMPTY = Recall([], [], [], [], 0, [], order_key({}))

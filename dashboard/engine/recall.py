@@ -98,7 +98,7 @@ class Term:
 class Scored:
     """A record's score and unweighted signal (the hot loop); terms and reasons on demand."""
 
-    __slots__ = ("memory", "score", "signal", "days", "_w", "_values", "_hits")
+    __slots__ = ("memory", "score", "signal", "days", "_w", "_values", "_hits", "_terms")
 
     def __init__(
         self,
@@ -112,10 +112,17 @@ class Scored:
     ):
         self.memory, self.score, self.signal, self.days = memory, score, signal, days
         self._w, self._values, self._hits = w, values, hits
+        self._terms: tuple[Term, ...] | None = None
 
     @property
     def terms(self) -> tuple[Term, ...]:
-        """The seven terms in formula order, each with its matched tokens."""
+        """The seven terms in formula order, each with its matched tokens (made once: the
+        answer, the picture and the table each read the same few rows)."""
+        if self._terms is None:
+            self._terms = self._make_terms()
+        return self._terms
+
+    def _make_terms(self) -> tuple[Term, ...]:
         tag, title, kw, content, fp, recency, stale = self._values
         hit = [tuple(sorted(h)) for h in self._hits]
         w = self._w

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from collections import Counter
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
-from typing import Any
+from itertools import islice
+from typing import Any, overload
 
 from dashboard.records import Memory
 
-from .ranking import Candidate, Recall
-from .stable import Selected
+from .ranking import Ranked, Recall
+from .stable import Fitted
 from .tokenize import TokenOrigin
 
 CANDIDATES_PER_PAGE = 100  # the twin's first page: the block, its cuts and the near misses
@@ -36,6 +37,44 @@ class Budget:
         return {"used": self.used, "limit": self.limit}
 
 
+class Unmatched(Sequence[Memory]):
+    """The records of ``pool`` that ``recall`` gave no signal: every scored record is one of the
+    pool (hidden ones are in neither), so they are counted without being listed; a slice walks
+    the pool only as far as it needs (a page lists 50 of 100,000)."""
+
+    def __init__(self, pool: Sequence[Memory], recall: Recall):
+        self._pool, self._recall = pool, recall
+        self._hit: set[str] | None = None
+
+    def __len__(self) -> int:
+        return len(self._pool) - len(self._recall.eligible) - len(self._recall.excluded)
+
+    def _found(self) -> Iterator[Memory]:
+        if self._hit is None:
+            self._hit = {s.memory.id for s in (*self._recall.eligible, *self._recall.excluded)}
+        hit = self._hit
+        return (m for m in self._pool if m.id not in hit)
+
+    @overload
+    def __getitem__(self, i: int) -> Memory: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[Memory]: ...
+
+    def __getitem__(self, i: int | slice) -> Memory | list[Memory]:
+        if isinstance(i, slice):
+            start, stop, step = i.indices(len(self))
+            return list(islice(self._found(), start, stop, step)) if step > 0 else list(self)[i]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        return next(islice(self._found(), i, None))
+
+    def __iter__(self) -> Iterator[Memory]:
+        return self._found()
+
+
 @dataclass(frozen=True)
 class Preview:
     """Everything agentao would inject for one query, and why."""
@@ -45,7 +84,7 @@ class Preview:
     stable_budget: Budget
     context_budget: Budget
     session_tail: str
-    stable_entries: tuple[Selected, ...]
+    stable_entries: Fitted  # every entry chosen, made on access (thousands at 10,000 memories)
     query: str
     query_tokens: tuple[TokenOrigin, ...]
     hints: tuple[str, ...]
@@ -59,16 +98,15 @@ class Preview:
     pool: tuple[Memory, ...] = field(repr=False, default=())
 
     @property
-    def candidates(self) -> tuple[Candidate, ...]:
-        """Every record with a signal, ranked and marked (built on first access)."""
+    def candidates(self) -> Ranked:
+        """Every record with a signal, ranked and marked (each row made when read)."""
         return self.recall.candidates
 
     @cached_property
-    def never_recalled(self) -> tuple[Memory, ...]:
-        """Records with no signal for this query (all of them if recall did not run). Built on first access:
-        with 10,000 records it is the one big list."""
-        hit = {s.memory.id for s in (*self.recall.eligible, *self.recall.excluded)}
-        return tuple(m for m in self.pool if m.id not in hit)
+    def never_recalled(self) -> Unmatched:
+        """Records with no signal for this query (all of them if recall did not run), in the
+        pool's order: counted without a list, the first few found when read."""
+        return Unmatched(self.pool, self.recall)
 
     @property
     def never_recalled_reason(self) -> str:
@@ -81,14 +119,14 @@ class Preview:
         plus the first ``EVICTED_SHOWN`` left out; never-recalled records are only counted."""
         ranked = self.candidates
         start = (page - 1) * per_page
-        shown = [s for s in self.stable_entries if s.shown]
-        evicted = [s for s in self.stable_entries if not s.shown]
+        shown = self.stable_entries.shown()
+        evicted = [s for _, s in self.stable_entries.listed(EVICTED_SHOWN) if not s.shown]
         return {
             "stable_block": self.stable_block,
             "context_block": self.context_block,
             "budgets": {"stable": self.stable_budget.to_dict(), "context": self.context_budget.to_dict()},
             "session_tail": self.session_tail,
-            "stable_entries": [s.to_dict() for s in shown + evicted[:EVICTED_SHOWN]],
+            "stable_entries": [s.to_dict() for s in shown + evicted],
             "stable_entries_total": len(self.stable_entries),
             "query": self.query,
             "query_tokens": [t.to_dict() for t in self.query_tokens],
@@ -99,7 +137,7 @@ class Preview:
             "candidates_page": page,
             "per_page": per_page,
             "candidates_pages": max(1, -(-len(ranked) // per_page)),
-            "marks": dict(Counter(c.mark for c in ranked)),
+            "marks": ranked.marks(),
             "recall_note": self.recall_note,
             "cjk_mode": self.cjk_mode,
             "now": self.now.isoformat(),

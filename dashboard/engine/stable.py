@@ -163,6 +163,23 @@ class Fitted(Sequence[Selected]):
         """The entries the block holds, in selection order."""
         return [self[-j] for j in reversed(self._order)]
 
+    def listed(self, evicted: int) -> list[tuple[int, Selected]]:
+        """(index, entry) of the entries the block holds and of the first ``evicted`` left out by
+        its budget, in selection order: what a page lists of thousands chosen, without making
+        the rest."""
+        found: list[int] = []
+        i = 0
+        while len(found) < evicted and i < len(self._picked):  # the left out are the unshown ones
+            if not self._shown(i):
+                found.append(i)
+            i += 1
+        at = sorted({*found, *(-j for j in self._order)})
+        return [(i, self[i]) for i in at]
+
+    def _shown(self, i: int) -> bool:
+        at = bisect_left(self._order, -i)
+        return at < len(self._order) and self._order[at] == -i
+
     def block(self, tail: str) -> str:
         """The ``<memory-stable>`` block these entries and ``tail`` make (``""`` if none)."""
         return render_stable((stable_fact(s.memory) for s in self.shown()), tail)

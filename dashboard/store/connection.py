@@ -13,6 +13,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import TypeVar
 from urllib.parse import quote
@@ -41,6 +42,8 @@ READ_RETRY_S = 3.0
 # thread however large the file (the pages say the answer was cut).
 READ_TIME_LIMIT_S = 5.0
 READ_STEPS = 10_000
+# A thread no request waits on (the preview's index, views/preview/reading.py) sets its own.
+read_time_limit: ContextVar[float | None] = ContextVar("read_time_limit", default=None)
 
 
 class StoreProblem(Exception):
@@ -166,7 +169,8 @@ def read(path: Path, fn: Callable[[sqlite3.Connection], T]) -> T:
                 try:
                     conn.row_factory = sqlite3.Row
                     conn.text_factory = _decode_text
-                    deadline = time.monotonic() + READ_TIME_LIMIT_S
+                    limit = read_time_limit.get() or READ_TIME_LIMIT_S
+                    deadline = time.monotonic() + limit
                     # (B023: the handler goes with conn, closed before the loop binds a new deadline)
                     conn.set_progress_handler(lambda: time.monotonic() > deadline, READ_STEPS)  # noqa: B023
                     result = fn(conn)
@@ -180,7 +184,7 @@ def read(path: Path, fn: Callable[[sqlite3.Connection], T]) -> T:
                         "Reading %(path)s took longer than %(seconds)s s and was stopped: this answer "
                         "is cut short. Narrow what you asked for, or try again.",
                         path=path,
-                        seconds=READ_TIME_LIMIT_S,
+                        seconds=read_time_limit.get() or READ_TIME_LIMIT_S,
                     ),
                 ) from exc
             if _moved(path, plan, before) or _needs_rollback(exc):

@@ -351,7 +351,7 @@ def test_preview_marks_top5_and_stable_exclusion():
     assert marks.count(IN_BLOCK) == 5 and marks.count(CUT_TOP_K) == 1
     assert p.context_block.count("<fact ") == 5
     assert [c.rank for c in p.candidates if c.rank] == list(range(1, 7))
-    assert p.never_recalled == () and p.never_recalled_reason == "no signal"
+    assert list(p.never_recalled) == [] and p.never_recalled_reason == "no signal"
 
 
 def test_preview_context_budget_stops_at_first_miss():
@@ -394,7 +394,7 @@ def test_preview_context_budget_stops_at_first_miss():
 
 def test_preview_empty_query_and_never_recalled():
     p = preview(_notes(4), [], [], query="  ", messages=["a.py"], now=NOW, tokenizer=LATIN)
-    assert p.candidates == () and p.context_block == ""
+    assert list(p.candidates) == [] and p.context_block == ""
     assert p.recall_note.startswith("empty query") and len(p.never_recalled) == 4
     p = preview(_notes(4), [], [], query="unrelated", now=NOW, tokenizer=LATIN)
     assert len(p.never_recalled) == 4 and p.never_recalled_reason == "no signal"
@@ -451,3 +451,44 @@ def test_tail_same_from_rowid_or_newest_first_order():
     newest_first = sorted(rows, key=lambda s: s.created_at, reverse=True)
     for session in (None, "s0", "s1"):
         assert session_tail(rows, session) == session_tail(newest_first, session)
+
+
+def test_ranked_rows_read_in_part_are_the_whole_ranking():
+    """The page reads the first rows of thousands of candidates and the first never-recalled; the
+    rows it reads are the ones the whole ranking has, wherever the reading starts and stops."""
+    rng = random.Random(5)
+    words = ["alpha", "beta", "gamma", "delta"]
+    rows = [
+        mem(
+            f"r{i:03d}",
+            title=" ".join(rng.sample(words, rng.randint(0, 2))) or "none",
+            content=rng.choice(words + ["nothing"]),
+            type=rng.choice(["note", "note", "decision"]),
+            created=f"2025-05-01T00:{i // 60:02d}:{i % 60:02d}",
+            updated=f"2025-05-{rng.randint(1, 28):02d}",
+        )
+        for i in range(300)
+    ]
+    p = preview(rows, [], [], query="alpha beta", now=NOW, tokenizer=LATIN)
+    whole = [(c.memory.id, c.mark, c.rank, c.tied, c.cost) for c in p.candidates]
+    assert len(whole) == len(p.candidates) > 100
+    assert [c.rank for c in p.candidates if c.rank] == list(range(1, len(p.recall.eligible) + 1))
+    for start, stop in (
+        (0, 15),
+        (0, 1),
+        (3, 9),
+        (40, 120),
+        (0, len(whole)),
+        (len(whole) - 5, len(whole) + 9),
+    ):
+        fresh = preview(rows, [], [], query="alpha beta", now=NOW, tokenizer=LATIN).candidates
+        assert [(c.memory.id, c.mark, c.rank, c.tied, c.cost) for c in fresh[start:stop]] == whole[start:stop]
+    assert p.candidates.marks() == {
+        m: n
+        for m in (IN_BLOCK, CUT_BUDGET, CUT_TOP_K, EXCLUDED_STABLE)
+        if (n := [w[1] for w in whole].count(m))
+    }
+    matched = {w[0] for w in whole}
+    never = [m.id for m in rows if m.deleted_at is None and m.id not in matched]
+    assert len(p.never_recalled) == len(never) > 0
+    assert [m.id for m in p.never_recalled[:7]] == never[:7] and [m.id for m in p.never_recalled] == never

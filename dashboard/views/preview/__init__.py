@@ -36,7 +36,8 @@ from ...preview_source import snapshot
 from ...store.rows import whole_number
 from ...web import page, page_route, render, statuses, twin, wants_fragment
 from ...words import label
-from ..memories.marks import flags, report_flags
+from ..findings import current_report, flags_by_row, held_report
+from ..memories.marks import flags
 from . import reading
 from .answer import BECAUSE, Words, answer, why_text
 
@@ -281,7 +282,11 @@ def _answer(fmt: str) -> dict:
             "stable_diff": _diff(before.stable_block, after.stable_block),
             "context_diff": _diff(before.context_block, after.context_block),
         }
-    by_row = report_flags()  # the findings every screen shares: no rule runs again here
+    # The findings every screen shares (no rule runs again here).  It marks only text findings
+    # (secrets, personal data, instructions), which hold while no file moves: a scan held for
+    # the files as they are is used however long ago it ran (at 100,000 memories a new one
+    # costs seconds every minute).
+    by_row = flags_by_row(held_report() or current_report()[0])
 
     def flags_of(store: str, memory_id: str) -> list[dict]:
         """What Findings lists on a memory that looks risky (a secret, personal data, an order)."""
@@ -301,6 +306,10 @@ def _answer(fmt: str) -> dict:
         shown_never=SHOWN_NEVER,
         token_shown=TOKEN_SHOWN,
         shown_evicted=EVICTED_ON_PAGE,
+        stable_listed=after.stable_entries.listed(EVICTED_ON_PAGE) if fmt == "html" else (),
+        # A link carrying the message is offered when its address can fit in the query string:
+        # percent-encoding never makes it shorter than its UTF-8 bytes.
+        q_fits_url=len(ask.q.encode()) <= current_app.config["MAX_QUERY_LENGTH"],
         max_url=current_app.config["MAX_QUERY_LENGTH"],
         twin_args={k: _values().getlist(k) for k in SHARED if k != "ranked"} if fmt == "html" else {},
         answer=answer(after, flags_of),
@@ -324,6 +333,8 @@ def ranked():
 def _shareable(form) -> str | None:
     """The GET URL of the same question, when it fits in the query string (else None)."""
     fields = {k: [v for v in form.getlist(k) if v] for k in SHARED}  # empty fields say nothing
+    if sum(len(v.encode()) for vs in fields.values() for v in vs) > current_app.config["MAX_QUERY_LENGTH"]:
+        return None  # percent-encoding never shortens: no need to build it to know
     url = url_for("preview.index", **{k: v for k, v in fields.items() if v})
     return url if len(url.partition("?")[2]) <= current_app.config["MAX_QUERY_LENGTH"] else None
 

@@ -243,20 +243,20 @@ def answer(p, flags_of=None) -> Answer:
     """The answer for one preview (an ``engine.Preview``); ``flags_of(store, id)`` gives what
     Findings lists on a recalled memory."""
     limit = p.context_budget.limit
-    shown = sum(1 for s in p.stable_entries if s.shown)
-    cands = p.candidates
-    recalled = tuple(_why(c, limit, flags_of) for c in cands if c.mark == rc.IN_BLOCK)
-    # Nearest misses first: the budget's, then the ranked ones, then those always on.
-    order = {rc.CUT_BUDGET: 0, rc.CUT_TOP_K: 1, rc.EXCLUDED_STABLE: 2}
-    missed = sorted((c for c in cands if c.mark != rc.IN_BLOCK), key=lambda c: order[c.mark])
+    shown = len(p.stable_entries.shown())
+    cands, kept = p.candidates, p.recall.kept
+    # The recalled are the first ranked; the rest, in rank order, are the nearest misses: the
+    # budget's, then the ranked ones, then those always on.
+    recalled = tuple(_why(c, limit, flags_of) for c in cands[:kept])
+    missed = cands[kept : kept + MISSED_SHOWN]
     empty = not p.query.strip()
     return Answer(
         always_on=shown,
         left_out=len(p.stable_entries) - shown,
         summaries=bool(p.session_tail),
         recalled=recalled,
-        missed=tuple(_why(c, limit, flags_of) for c in missed[:MISSED_SHOWN]),
-        missed_more=max(0, len(missed) - MISSED_SHOWN),
+        missed=tuple(_why(c, limit, flags_of) for c in missed),
+        missed_more=max(0, len(cands) - kept - MISSED_SHOWN),
         unmatched=0 if empty else len(p.never_recalled),
         nothing="" if recalled else _nothing(p, p.query),
         empty=empty,

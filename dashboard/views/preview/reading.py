@@ -12,12 +12,14 @@ from __future__ import annotations
 import threading
 from collections.abc import Hashable
 
-from ...engine import tokenizer_for
+from ...engine import tokenizer_for, warm
 from ...preview_source import snapshot
 from ...store import held
+from ...store.connection import read_time_limit
 from ...store.status import StoreStatus
 
 WAIT_S = 3.0  # how long a request over large files waits before it says "still reading"
+BUILD_READ_S = 600.0  # a read in the background thread: bounded, by far more than a request
 LARGE_BYTES = 16 * 2**20  # smaller files (about 25,000 memories) are always read in the request
 _lock = threading.Lock()
 # the files' paths -> (the stamps and tokenizer prepared last or being prepared, its thread)
@@ -25,10 +27,14 @@ _builds: dict[tuple[str, ...], tuple[Hashable, threading.Thread]] = {}
 
 
 def build(statuses: list[StoreStatus], cjk: str) -> None:
-    """Read the files and build the index the preview reads (each kept where it is held)."""
+    """Read the files and build the index the preview reads (each kept where it is held).
+    No request waits on this thread: a request's 5 s read limit would stop the read of a large
+    file on a busy machine, and the index would hold the other file's rows alone."""
+    read_time_limit.set(BUILD_READ_S)  # this thread's own context
     snap = snapshot(statuses)
     tokenizer = tokenizer_for(cjk)
-    snap.cache.state(tokenizer)
+    snap.cache.stable()  # the always-on selection and its facts' lengths
+    warm(snap.cache.state(tokenizer))
 
 
 def size(statuses: list[StoreStatus]) -> int:
