@@ -700,7 +700,7 @@ class Terms:
     (kind, code) pairs hundreds of times, and each asks gettext twice.  Handed to the
     template as ``term``, in place of the global."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._held: dict = {}
 
     def __call__(self, kind: str, code):

@@ -84,7 +84,7 @@ def _digest(text: str) -> str:
 class Access:
     """The per-process credential state; one per app (``app.extensions["access"]``)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.secret = secrets.token_bytes(32)
         self.link_key = secrets.token_bytes(32)  # signs the codes of ``link`` (guard/links.py)
         self._spent: set[str] = set()  # nonces of signed codes already used
