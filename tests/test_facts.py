@@ -7,6 +7,7 @@ The browser walk of the same journey is tests/browser/test_counts_agree.py."""
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 
 import pytest
 from agentao_world import BrowserClient, wait_for_job
@@ -270,3 +271,23 @@ def test_a_scan_that_could_not_read_a_store_never_says_nothing_is_risky():
         found = facts.risky_in(Report(items=[_item("a", "secret")], problems=unread))
         assert not found.complete and "could not be read" in found.text
         assert found.text.startswith("At least 1 entry")
+
+
+def test_a_store_that_cannot_be_read_is_never_counted_as_nothing_risky(demo):
+    """A store left out of the scan because it cannot be read (here: not an SQLite file) is
+    not counted: the tab, the overview and the Findings page say "at least", and why, never
+    the other store's count as if it were all (the tab's count vanished in a browser walk)."""
+    client, _project_db, user_db = demo
+    for side in ("-wal", "-shm"):
+        Path(f"{user_db}{side}").unlink(missing_ok=True)
+    user_db.write_bytes(b"not a database " * 100)
+    page = soup(client.get("/findings"))
+    count = page.select_one('nav#tabs a[data-tab="findings"] .count')
+    assert count is not None and count.has_attr("data-at-least"), count
+    assert "could not be read" in count["title"]
+    twin = client.get("/findings.json").get_json()
+    overview = client.get("/overview.json").get_json()["counts"]
+    assert int(count["data-count"]) == twin["risky"]["count"] == overview["risky"] == 2  # the project's
+    assert "could not be read" in twin["risky"]["text"]
+    # The page lists the unread store once.
+    assert [p["store"] for p in twin["problems"]].count("user") == 1

@@ -108,8 +108,19 @@ def current_report(refs=None) -> tuple[Report, datetime, bool]:
             return found[1], found[2], True
         now = clock()
         report = scan(refs, now, time_limit=_time_limit())
+        report.problems += unread_stores()
         _hold(current_app, refs, stamp, report, now, False)
         return report, now, False
+
+
+def unread_stores() -> list[dict]:
+    """The shown stores a scan leaves out because they cannot be read (a store with no file
+    yet holds nothing to count): a problem of the report, so no count claims to be all."""
+    return [
+        {"store": st.ref.key, "kind": st.problem.kind, "message": str(st.problem)}
+        for st in statuses()
+        if st.problem is not None and st.problem.kind != "missing"
+    ]
 
 
 def _fixed(app) -> Fixed:
@@ -221,10 +232,11 @@ def index(fmt: str):
     pages = max(1, -(-len(matching) // per_page))
     items = matching[(page - 1) * per_page : page * per_page]
     counts = report_counts(report)
+    listed = {p["store"] for p in report.problems}
     problems = report.problems + [
         {"store": st.ref.key, "kind": st.problem.kind, "message": str(st.problem)}
         for st in statuses()
-        if st.problem
+        if st.problem and st.ref.key not in listed
     ]
     return page_(
         fmt,
@@ -289,10 +301,11 @@ def _list_json(ctx) -> dict:
 def full_scan():
     """Start the full scan in the background (one at a time); answer its job."""
     app, refs, now = current_app._get_current_object(), readable_refs(), clock()
-    stamp = held.stamps(r.path for r in refs)
+    stamp, unread = held.stamps(r.path for r in refs), unread_stores()
 
     def work(job: Job) -> dict:
         report = scan(refs, now, progress=job.progress)
+        report.problems += unread
         with _scanning:
             _hold(app, refs, stamp, report, now, True)
         return {"findings": len(report.items), **cut_facts(report)}
