@@ -179,10 +179,11 @@ def because_text(because: str) -> str:
 def ties_text(p) -> str:
     """What agentao's order among equal scores may change here, in words ("" when nothing): it sorts
     them in hash-set order, which changes from one agentao process to the next (contract §10.4)."""
-    moving = [c for c in p.candidates if c.varies]
+    head = p.candidates[: len(p.recall.contenders)]  # every tie and the block are among these
+    moving = [c for c in head if c.varies]
     come = [c for c in moving if c.mark != rc.IN_BLOCK]
     go = [c.memory.title for c in moving if c.mark == rc.IN_BLOCK]
-    kept = [c for c in p.candidates if c.mark == rc.IN_BLOCK]
+    kept = [c for c in head if c.mark == rc.IN_BLOCK]
     if come and go and all(c.score == kept[-1].score for c in come):
         return ngettext(
             "%(num)d more memory has the same score as the last one recalled; agentao picks among equal "
