@@ -7,16 +7,17 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import groupby
 from operator import attrgetter
-from typing import Any, overload
+from typing import Any
 
 from dashboard.records import Memory
 
 from . import recall as rc
+from .lazy import MadeOnRead
 from .recall import Scored, Term
 from .render import EXCERPT_CHARS, context_fact, context_room
 
@@ -160,7 +161,7 @@ class Recall:
         return Ranked(self)
 
 
-class Ranked(Sequence[Candidate]):
+class Ranked(MadeOnRead[Candidate]):
     """Every record with a signal in rank order, marked: the eligible ranked, then those shown in
     the stable block.  Rows are made when read, the first ``k`` by a heap: a page that reads 15
     rows of 50,000 candidates sorts none of the rest (reading them all sorts once)."""
@@ -210,22 +211,6 @@ class Ranked(Sequence[Candidate]):
         if self._excluded is None:
             self._excluded = sorted(self._r.excluded, key=self._r.key)
         return self._excluded
-
-    @overload
-    def __getitem__(self, i: int) -> Candidate: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> list[Candidate]: ...
-
-    def __getitem__(self, i: int | slice) -> Candidate | list[Candidate]:
-        if isinstance(i, slice):
-            start, stop, step = i.indices(len(self))
-            return [self[j] for j in range(start, stop, step)] if step != 1 else self._rows(start, stop)
-        if i < 0:
-            i += len(self)
-        if not 0 <= i < len(self):
-            raise IndexError(i)
-        return self._rows(i, i + 1)[0]
 
     def _rows(self, start: int, stop: int) -> list[Candidate]:
         ranked = len(self._r.eligible)

@@ -7,10 +7,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
 from itertools import islice
-from typing import Any, overload
+from typing import Any
 
 from dashboard.records import Memory
 
+from .lazy import MadeOnRead
 from .ranking import Ranked, Recall
 from .stable import Fitted
 from .tokenize import TokenOrigin
@@ -37,7 +38,7 @@ class Budget:
         return {"used": self.used, "limit": self.limit}
 
 
-class Unmatched(Sequence[Memory]):
+class Unmatched(MadeOnRead[Memory]):
     """The records of ``pool`` that ``recall`` gave no signal: every scored record is one of the
     pool (hidden ones are in neither), so they are counted without being listed; a slice walks
     the pool only as far as it needs (a page lists 50 of 100,000)."""
@@ -55,21 +56,8 @@ class Unmatched(Sequence[Memory]):
         hit = self._hit
         return (m for m in self._pool if m.id not in hit)
 
-    @overload
-    def __getitem__(self, i: int) -> Memory: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> list[Memory]: ...
-
-    def __getitem__(self, i: int | slice) -> Memory | list[Memory]:
-        if isinstance(i, slice):
-            start, stop, step = i.indices(len(self))
-            return list(islice(self._found(), start, stop, step)) if step > 0 else list(self)[i]
-        if i < 0:
-            i += len(self)
-        if not 0 <= i < len(self):
-            raise IndexError(i)
-        return next(islice(self._found(), i, None))
+    def _rows(self, start: int, stop: int) -> list[Memory]:
+        return list(islice(self._found(), start, stop))
 
     def __iter__(self) -> Iterator[Memory]:
         return self._found()

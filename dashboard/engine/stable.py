@@ -8,11 +8,12 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import Any, overload
+from typing import Any
 
 from dashboard.records import Memory, Summary
 
 from ..records import plain
+from .lazy import MadeOnRead
 from .render import STABLE_BUDGET, render_stable, stable_fact, stable_room
 
 STRUCTURAL_TYPES = frozenset({"decision", "constraint", "workflow", "profile", "preference"})
@@ -117,7 +118,7 @@ class FactCosts:
         return cost
 
 
-class Fitted(Sequence[Selected]):
+class Fitted(MadeOnRead[Selected]):
     """Every selected entry with its fit, in selection order (oldest first); :class:`Selected`
     records are made on access, so a large block costs only the facts it shows."""
 
@@ -141,19 +142,10 @@ class Fitted(Sequence[Selected]):
         """``select``'s answer these entries were fitted from: (row, the rule that picked it)."""
         return self._picked
 
-    @overload
-    def __getitem__(self, i: int) -> Selected: ...
+    def _rows(self, start: int, stop: int) -> list[Selected]:
+        return [self._one(i) for i in range(start, stop)]
 
-    @overload
-    def __getitem__(self, i: slice) -> list[Selected]: ...
-
-    def __getitem__(self, i: int | slice) -> Selected | list[Selected]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        if i < 0:
-            i += len(self)
-        if not 0 <= i < len(self):
-            raise IndexError(i)
+    def _one(self, i: int) -> Selected:
         memory, because = self._picked[i]
         newer_shown = bisect_left(self._order, -i)  # shown entries newer than i
         shown = newer_shown < len(self._order) and self._order[newer_shown] == -i
