@@ -220,6 +220,26 @@ def build(folder: Path, count: int, seed: int = 7) -> tuple[Path, Path, list[str
     return project_dir, user, ids
 
 
+def client_over(root: Path, count: int):
+    """A Flask test client over ``build``'s stores in ``root`` (built there first if missing), as a
+    page of the dashboard asks (same-origin, no access token)."""
+    import dashboard
+
+    if not (root / "project").exists():
+        build(root, count)
+    app = dashboard.create_app(
+        {
+            "PROJECT_DIR": root / "project",
+            "USER_DB": root / "home" / ".agentao" / "memory.db",
+            "TESTING": True,
+            "AUTH_TOKEN": False,
+        }
+    )
+    client = app.test_client()
+    client.environ_base["HTTP_SEC_FETCH_SITE"] = "same-origin"
+    return client
+
+
 # -- the server ---------------------------------------------------------------------------
 
 

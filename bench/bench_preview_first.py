@@ -25,21 +25,9 @@ def main() -> int:
     ap.add_argument("--count", type=int, default=100_000)
     ap.add_argument("--keep", type=Path, help="build the stores here once and reuse them")
     args = ap.parse_args()
-    import dashboard
 
     root = (args.keep or Path(tempfile.mkdtemp())) / str(args.count)
-    if not (root / "project").exists():
-        bench_pages.build(root, args.count)
-    app = dashboard.create_app(
-        {
-            "PROJECT_DIR": root / "project",
-            "USER_DB": root / "home" / ".agentao" / "memory.db",
-            "TESTING": True,
-            "AUTH_TOKEN": False,
-        }
-    )
-    client = app.test_client()
-    client.environ_base["HTTP_SEC_FETCH_SITE"] = "same-origin"
+    client = bench_pages.client_over(root, args.count)
     long, three = {"q": bench_pages.LONG_CHINESE}, {"q": bench_pages.THREE}
     asks = [
         ("POST 4,000 Chinese, page", "/preview", {"method": "POST", "data": long}),

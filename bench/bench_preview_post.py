@@ -32,18 +32,7 @@ def main() -> int:
     print(f"tree: {Path(dashboard.__file__).parent.parent}")
     for count in args.sizes:
         root = (args.keep or Path(tempfile.mkdtemp())) / str(count)
-        if not (root / "project").exists():
-            bench_pages.build(root, count)
-        app = dashboard.create_app(
-            {
-                "PROJECT_DIR": root / "project",
-                "USER_DB": root / "home" / ".agentao" / "memory.db",
-                "TESTING": True,
-                "AUTH_TOKEN": False,
-            }
-        )
-        client = app.test_client()
-        client.environ_base["HTTP_SEC_FETCH_SITE"] = "same-origin"
+        client = bench_pages.client_over(root, count)
         form = {"q": bench_pages.LONG_CHINESE}
         htmx = {"HX-Request": "true"}
         asks = [
