@@ -8,12 +8,13 @@ a script sends the plain names.  Tags follow the memory edit form's rule
 
 from __future__ import annotations
 
+from typing import Any
+
 from flask_babel import gettext as _
-from markupsafe import Markup, escape
 
 from ...actions.approval import Edits
 from ...contract import KNOWN_TYPES
-from ...guard.textmarks import as_stored, finalize, shown
+from ...guard.textmarks import as_stored, shown
 from ...records import ReviewItem
 from ..memories.curate import _tags, _type
 from ..outcomes import Blocked
@@ -75,20 +76,12 @@ def form_defaults(item: ReviewItem, edits: Edits | None) -> dict:
     }
 
 
-def options(kind: str, codes: tuple[str, ...], chosen: str) -> Markup:
-    """The ``<option>``s of the form's ``scope`` or ``type`` select, ``chosen`` selected: what
-    the template wrote per option (a scope as the page shows any value, a type sent back as
-    stored), made in one go.  Every card has the same lists: a page keeps them (``cards``)."""
+def options(kind: str, codes: tuple[str, ...]) -> tuple[tuple[str, Any, Any], ...]:
+    """(code, value, words) of each ``<option>`` of the form's ``scope`` or ``type`` select: a
+    type is sent back as stored and shown with its hidden characters marked.  Every card has the
+    same lists, so a page works their words out once (``cards``); the template writes them."""
     from ...words import label
 
-    out = []
-    for code in codes:
-        if kind == "type":
-            value, text = as_stored(code), shown(label(kind, code))
-        else:
-            value, text = escape(finalize(code)), escape(finalize(label(kind, code)))
-        out.append(
-            Markup('<option value="%s"%s>%s</option>')
-            % (value, Markup(" selected" if code == chosen else ""), text)
-        )
-    return Markup("").join(out)
+    if kind == "type":
+        return tuple((code, as_stored(code), shown(label(kind, code))) for code in codes)
+    return tuple((code, code, label(kind, code)) for code in codes)
