@@ -67,15 +67,22 @@ def count_rows(ref: StoreRef, table: str) -> int:
 def batches(ref: StoreRef, table: str) -> Iterator[list[Any]]:
     """Every row of ``table`` (memories live and soft-deleted, reviews of any status,
     summaries) as records, in rowid order, ``BATCH`` rows per read."""
-    make, size = _record(table, ref.key), BATCH
+    make = _record(table, ref.key)
     sql = f"SELECT rowid, {text_select(TABLES[table])} FROM {table} WHERE rowid > ? ORDER BY rowid LIMIT ?"
-    last = None
+    for rows in _by_rowid(ref, sql, BATCH):
+        yield [make(r[1:]) for r in rows]
+
+
+def _by_rowid(ref: StoreRef, sql: str, size: int) -> Iterator[list[Any]]:
+    """The rows of ``sql`` (rowid first; ``WHERE rowid > ? ORDER BY rowid LIMIT ?``), ``size`` per
+    read, each read its own short transaction."""
+    last = -(2**63)
     while True:
-        rows = _rows(ref, sql, (-(2**63) if last is None else last, size))
+        rows = _rows(ref, sql, (last, size))
         if not rows:
             return
         last = rows[-1][0]
-        yield [make(r[1:]) for r in rows]
+        yield rows
         if len(rows) < size:
             return
 
@@ -88,15 +95,7 @@ def stable_batches(ref: StoreRef) -> Iterator[list[tuple[Any, ...]]]:
         f"SELECT rowid, {text_select(STABLE_COLUMNS)}, deleted_at IS NULL FROM memories"
         " WHERE rowid > ? ORDER BY rowid LIMIT ?"
     )
-    last = None
-    while True:
-        rows = _rows(ref, sql, (-(2**63) if last is None else last, STABLE_BATCH))
-        if not rows:
-            return
-        last = rows[-1][0]
-        yield rows
-        if len(rows) < STABLE_BATCH:
-            return
+    yield from _by_rowid(ref, sql, STABLE_BATCH)
 
 
 def summary_tail(ref: StoreRef, limit: int) -> list[Summary]:
