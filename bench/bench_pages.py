@@ -22,7 +22,10 @@ an agentao process that opened the same store with the same tokenizer (jieba's
 dictionary loaded on both sides when jieba can be imported) and built the
 prompt once.  The issue's goals (#30): at 1,000 memories every screen's HTML
 <= 100 KB and p50 <= 1.0x agentao; at 10,000 the preview <= 0.7x and every
-other screen <= 0.1x; RSS <= 1.2x agentao's.
+other screen <= 0.1x; RSS <= 1.2x agentao's; at 100,000 every request (the
+first, uncounted in the p50, included) within 5 s.  The POST of a 4,000-character
+Chinese message is compared with agentao's path for that same message (run in
+the same rounds), every other screen with the three-word one.
 
 Bounded: every request has a wall-clock limit (``--limit``, default 120 s); a
 screen that exceeds it is reported as TIMEOUT and not asked again.
@@ -478,7 +481,7 @@ def run_size(args, count: int, root: Path) -> dict:
     todo = screens(ids, word)
     times: dict[str, list[float]] = {label: [] for label, _, _ in todo}
     sizes, statuses = {}, {}
-    static, theirs = [], []
+    static, theirs, theirs_same = [], [], []
     try:
         for _round in range(args.repeat + 1):  # round 0 warms every side up, uncounted
             dt, _, _ = server.get("/static/app.css", args.limit)
@@ -494,9 +497,12 @@ def run_size(args, count: int, root: Path) -> dict:
                 mgr,
                 retriever,
                 renderer,
-                {"long": QUERY, "chinese": LONG_CHINESE}.get(args.agentao_query, THREE),
+                QUERY if args.agentao_query == "long" else THREE,
             )
             theirs.append(time.perf_counter() - t)
+            t = time.perf_counter()  # the POSTed message itself: the like-for-like figure
+            agentao_turn(mgr, retriever, renderer, LONG_CHINESE)
+            theirs_same.append(time.perf_counter() - t)
         rss = server.rss_mib()
     finally:
         server.stop()
@@ -504,7 +510,10 @@ def run_size(args, count: int, root: Path) -> dict:
         "count": count,
         "static": static[1:],
         "agentao": theirs[1:],
+        "agentao_same": theirs_same[1:],
         "times": {label: t[1:] or t for label, t in times.items()},
+        "first": {label: t[0] for label, t in times.items() if t},
+        "slowest": {label: max(t) for label, t in times.items() if t},
         "sizes": sizes,
         "statuses": statuses,
         "rss": rss,
@@ -523,29 +532,43 @@ def report(r: dict, label: str) -> None:
         f"{' '.join(r['load'][1])}; static stylesheet p50 {floor * 1000:.1f} ms; agentao's prompt "
         f"path for one message p50 {theirs * 1000:.1f} ms"
     )
-    print(f"{'screen':<46}{'p50 ms':>8}{'x static':>10}{'x agentao':>11}{'HTML KB':>9}  status  goal")
+    same = statistics.median(r["agentao_same"])
+    print(f"agentao's prompt path for the POSTed 4,000-character message p50 {same * 1000:.1f} ms")
+    huge = count >= 100_000  # the goal there: every request answers within 5 s, the first one too
+    print(
+        f"{'screen':<46}{'p50 ms':>8}{'first ms':>9}{'x static':>10}{'x agentao':>11}{'HTML KB':>9}"
+        "  status  goal"
+    )
     for screen, times in r["times"].items():
         p50 = statistics.median(times)
-        preview = screen.startswith(("/preview?", "/preview.json", "POST /preview"))
+        post = screen.startswith("POST /preview")  # against agentao's path for the same message
+        base = same if post else theirs
+        preview = post or screen.startswith(("/preview?", "/preview.json"))
         bound = 1.0 if small else (0.7 if preview else 0.1)
         size = r["sizes"].get(screen, 0) / 1024
         html = small and ".json" not in screen  # a twin keeps its contents (the preview's pages them)
-        ok = r["statuses"].get(screen) == 200 and p50 / theirs <= bound and (not html or size <= 100)
-        goal = f"<= {bound:g}x" + (", <= 100 KB" if html else "") + (": ok" if ok else ": MISS")
+        answered = r["statuses"].get(screen) == 200
+        if huge:
+            ok = answered and r["slowest"][screen] <= 5.0
+            goal = "every request <= 5 s" + (": ok" if ok else ": MISS")
+        else:
+            ok = answered and p50 / base <= bound and (not html or size <= 100)
+            goal = f"<= {bound:g}x" + (", <= 100 KB" if html else "") + (": ok" if ok else ": MISS")
         shown = screen if len(screen) <= 45 else screen[:42] + "..."
         print(
-            f"{shown:<46}{p50 * 1000:8.1f}{p50 / floor:10.1f}{p50 / theirs:11.2f}{size:9.1f}  "
-            f"{r['statuses'].get(screen)!s:<7} {goal}"
+            f"{shown:<46}{p50 * 1000:8.1f}{r['first'][screen] * 1000:9.1f}{p50 / floor:10.1f}"
+            f"{p50 / base:11.2f}{size:9.1f}  {r['statuses'].get(screen)!s:<7} {goal}"
         )
     mine, (agent, agent_peak) = r["rss"], r["agentao_rss"]
     print(
         f"server RSS after every screen {mine:.0f} MiB; an agentao process over the same store and "
-        f"tokenizer {agent:.0f} MiB (peak {agent_peak:.0f}): {mine / agent:.2f}x   goal <= 1.2x: "
-        + ("ok" if mine / agent <= 1.2 else "MISS")
+        f"tokenizer {agent:.0f} MiB (peak {agent_peak:.0f}): {mine / agent:.2f}x   "
+        + ("(no goal at this size)" if huge else "goal <= 1.2x: " + ("ok" if mine / agent <= 1.2 else "MISS"))
     )
     print(
-        f"(p50 of {len(r['static'])} rounds after a warm-up round; /memories?q= searches {r['word']!r}; "
-        f"/export is the download page, not the download)"
+        f"(p50 of {len(r['static'])} rounds after a warm-up round, whose time is 'first'; the POST is "
+        f"compared with agentao's path for the same message, every other screen with the three-word one; "
+        f"/memories?q= searches {r['word']!r}; /export is the download page, not the download)"
     )
 
 
@@ -557,10 +580,10 @@ def main() -> int:
     ap.add_argument("--limit", type=float, default=120, help="wall-clock limit per request, s")
     ap.add_argument(
         "--agentao-query",
-        choices=["long", "three", "chinese"],
+        choices=["long", "three"],
         default="three",
-        help="agentao's message: the preview's three-word one, the long QUERY (as bench_caches), or the "
-        "POSTed 4,000-character Chinese one",
+        help="agentao's message for the GET screens: the preview's three-word one or the long QUERY "
+        "(as bench_caches); the POST is always against the same 4,000-character message",
     )
     ap.add_argument("--label", default="", help="what the tree is (e.g. 'before, 098eb56')")
     ap.add_argument("--dir", type=Path, help="where the stores go (default: a temp folder)")

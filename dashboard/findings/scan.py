@@ -72,6 +72,11 @@ class Report:
         return not self.timed_out
 
 
+def _counts(**numbers: int) -> dict[str, str]:
+    """Numbers for a sentence, with thousands marked."""
+    return {name: "{:,}".format(n) for name, n in numbers.items()}
+
+
 def _stable_rules(
     refs: list[StoreRef], deadline: float | None = None, total: int = 0
 ) -> tuple[dict | None, int]:
@@ -182,8 +187,7 @@ def scan(
             Said(
                 lambda: _(
                     "found what every prompt carries in %(done)s of %(total)s memories, then ran out of time",
-                    done="{:,}".format(stable_read),
-                    total="{:,}".format(memories_total),
+                    **_counts(done=stable_read, total=memories_total),
                 )
             )
         )
@@ -230,9 +234,8 @@ def scan(
             Said(
                 lambda: _(
                     "scanned %(done)s of %(total)s rows in the time allowed (%(limit)s s)",
-                    done="{:,}".format(scanned),
-                    total="{:,}".format(total),
                     limit="{:g}".format(time_limit),
+                    **_counts(done=scanned, total=total),
                 )
             )
         )
@@ -244,8 +247,7 @@ def scan(
                     "%(num)s memories took no part in the conflict and "
                     "duplicate checks (they hold more than %(words)s words "
                     "together)",
-                    num="{:,}".format(left),
-                    words="{:,}".format(TOKENS_HELD),
+                    **_counts(num=left, words=TOKENS_HELD),
                 )
             )
         )
