@@ -1,0 +1,39 @@
+"""What a new user trips on at first sight of the demo: a word of a table broken in two
+("preferenc" / "e"), and the answer to "Show what it will write" appearing below the fold."""
+
+from __future__ import annotations
+
+from selenium.webdriver.common.by import By
+
+from .conftest import DESKTOP, PHONE, broken_words, htmx_settled, in_viewport, set_size, wait_for
+
+
+def test_about_you_and_the_preview_keep_every_word_of_their_tables_whole(browser, demo):
+    set_size(browser, DESKTOP)
+    broken = {}
+    for path in ("/about", "/preview?q=how+do+I+deploy+the+service"):
+        browser.get(demo.url(path))
+        wait_for(browser, htmx_settled, f"htmx never settled on {path}")
+        if found := broken_words(browser):
+            broken[path] = found
+    assert not broken, f"words broken across two lines at 1280 px: {broken}"
+
+
+def test_what_a_new_memory_will_write_comes_into_view_when_asked(browser, demo):
+    """The plan is drawn below the fields and the button, past the bottom of the window at
+    both widths: asking for it brings its heading into view."""
+    try:
+        for size in (DESKTOP, PHONE):
+            set_size(browser, size)
+            browser.get(demo.url("/memories/new"))
+            wait_for(browser, htmx_settled, "htmx never settled on /memories/new")
+            browser.find_element(By.ID, "new-key").send_keys("coffee order")
+            browser.find_element(By.ID, "new-value").send_keys("I drink my coffee black, no sugar.")
+            browser.find_element(By.CSS_SELECTOR, "button[data-action=new-plan]").click()
+            heading = wait_for(
+                browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#new-plan h3"), "no plan was shown"
+            )[0]
+            wait_for(browser, htmx_settled)
+            assert in_viewport(browser, heading), f"the plan is out of sight at {size[0]} px"
+    finally:
+        set_size(browser, DESKTOP)
