@@ -37,3 +37,32 @@ def test_what_a_new_memory_will_write_comes_into_view_when_asked(browser, demo):
             assert in_viewport(browser, heading), f"the plan is out of sight at {size[0]} px"
     finally:
         set_size(browser, DESKTOP)
+
+
+def _language(browser, demo, code: str) -> None:
+    browser.get(demo.url("/overview"))
+    browser.find_element(By.CSS_SELECTOR, f"#language-switch option[value='{code}']").click()
+    browser.find_element(By.CSS_SELECTOR, "#language-switcher button").click()
+    wait_for(
+        browser, lambda d: d.find_element(By.TAG_NAME, "html").get_attribute("lang") == code.replace("_", "-")
+    )
+
+
+def test_a_chinese_field_label_stays_on_one_line_on_a_phone(browser, demo):
+    """Chinese may break between any two characters: the bulk bar's "操作" (Action) stood as
+    "操" over "作" beside its menu at 390 px."""
+    _language(browser, demo, "zh_Hans_CN")
+    try:
+        set_size(browser, PHONE)
+        browser.get(demo.url("/memories"))
+        wait_for(browser, htmx_settled)
+        split = browser.execute_script("""
+          return [...document.querySelectorAll('.bulk-bar .field > label, .filters .field > label')]
+            .filter(l => l.offsetParent !== null && !/\\s/.test(l.textContent.trim()))
+            .filter(l => { const r = document.createRange(); r.selectNodeContents(l);
+                           return new Set([...r.getClientRects()].map(x => Math.round(x.top))).size > 1; })
+            .map(l => l.textContent.trim());""")
+        assert split == [], f"labels broken over two lines: {split}"
+    finally:
+        set_size(browser, DESKTOP)
+        _language(browser, demo, "en")
