@@ -66,3 +66,19 @@ def test_a_chinese_field_label_stays_on_one_line_on_a_phone(browser, demo):
     finally:
         set_size(browser, DESKTOP)
         _language(browser, demo, "en")
+
+
+def test_opening_the_edits_puts_the_unedited_approve_aside(browser, demo):
+    """With "Approve with edits…" open and a new text typed, the blue Approve beside it saved
+    the suggestion as it was, not as edited: while the edits are open it is not offered."""
+    set_size(browser, DESKTOP)
+    browser.get(demo.url("/reviews"))
+    wait_for(browser, htmx_settled)
+    card = browser.find_element(By.CSS_SELECTOR, "#review-list article.review.pending")
+    approve = card.find_element(By.CSS_SELECTOR, "button[data-action=approve]")
+    assert approve.is_displayed()
+    card.find_element(By.CSS_SELECTOR, "details.edit-before > summary").click()
+    wait_for(browser, lambda d: not approve.is_displayed(), "the unedited Approve is still offered")
+    assert card.find_element(By.CSS_SELECTOR, "button[data-action=preview-edits]").is_displayed()
+    card.find_element(By.CSS_SELECTOR, "details.edit-before > summary").click()  # closed again
+    wait_for(browser, lambda d: approve.is_displayed(), "Approve did not come back")
