@@ -136,10 +136,11 @@ class Risky:
         return plain(self, "count", "complete", "by_category", "text")
 
 
-def risky_in(report) -> Risky:
-    """The risky entries of one findings report."""
+def risky_in(report, categories=RISKY) -> Risky:
+    """The risky entries of one findings report: each row counted once, however many of its
+    findings there are (``categories``: only those, say About you's personal data and secrets)."""
     rows: set = set()
-    by_category = dict.fromkeys(RISKY, 0)
+    by_category = dict.fromkeys(categories, 0)
     for item in report.items:
         if item.finding.category in by_category:
             by_category[item.finding.category] += 1

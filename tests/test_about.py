@@ -112,3 +112,17 @@ def test_about_you_reuses_the_held_scan_until_a_file_moves(seeded, monkeypatch):
     assert personal() == first and len(scans) == 2
     seeded.save("billing contact", "Send the invoices to dana.reyes@northwind-mail.com.", ["billing"])
     assert personal() == first + 1 and len(scans) == 3
+
+
+def test_places_holding_personal_data_count_each_place_once(seeded):
+    """A memory with a phone number and an ID number is one place, not two: the sentence counts
+    the rows the list below it links to, as the overview counts risky entries."""
+    seeded.save("user_phone", "My phone is 138 1234 5678, ID 11010519491231002X.", ["profile"], scope="user")
+    seeded.save("contact", "Call me on +1 415 555 0132.", ["people"], scope="project")
+    about = soup(seeded.app().test_client().get("/about"))
+    rows = about.select("#about-findings tr.about-finding")
+    places = {(r["data-store"], r["data-table"], r["data-row-id"]) for r in rows}
+    assert len(rows) > len(places)  # one memory holds two findings
+    said = about.select_one('[data-field="about-findings"]')
+    assert int(said["data-count"]) == len(places)
+    assert said.text.strip().startswith(f"{len(places)} places hold")

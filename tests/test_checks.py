@@ -366,3 +366,21 @@ def test_the_results_the_pulse_compares_with_are_kept_for_the_latest_stores_only
     finally:
         checks._seen.clear()
         checks._seen.update(kept)
+
+
+def test_the_page_names_the_store_of_each_checks_file(agent):
+    """Two paths in a row said nothing of which store each belongs to: each is named now."""
+    from bs4 import BeautifulSoup
+
+    page = BeautifulSoup(agent.app().test_client().get("/checks").get_data(as_text=True), "html.parser")
+    files = page.select_one('[data-field="check-files"]')
+    named = dict(
+        zip(
+            [dt.get_text(strip=True) for dt in files.select("dt")],
+            [dd.get_text(strip=True) for dd in files.select("dd")],
+        )
+    )
+    assert named == {
+        "Project store": str(agent.project_dir / ".agentao" / "memory-checks.json"),
+        "User store": str(agent.user_db.parent / "memory-checks.json"),
+    }, named

@@ -345,3 +345,22 @@ def test_the_forget_page_counts_what_the_dry_run_lists(rich):
             len(rows["summaries"]),
             rows["events"],
         )
+
+
+def test_a_purge_report_has_no_saved_conversations_heading_over_nothing(seeded):
+    """The project keeps a saved conversation, but it holds nothing of the memory purged: the
+    report names no file, so it shows no "Saved conversations" heading with nothing under it."""
+    from saved_world import conversation
+
+    mem = seeded.save("build tool", "The build uses make and nothing else.", scope="project")
+    conversation(seeded.project_dir, said="Deploys go through the blue-green switch.")
+    client = seeded.app().test_client()
+    r = client.post(
+        f"/forget/memory/project/{mem.id}", headers=JSON, data={"mode": "purge", "confirm": "build tool"}
+    )
+    job = wait_for_job(client, r.get_json()["url"])
+    assert job["verdict"] == "verified erased", job
+    page = soup(client.get(r.get_json()["url"]))
+    headings = [h.get_text(strip=True) for h in page.select("h2, h3")]
+    assert "Saved conversations" not in headings, headings
+    assert page.select_one('[data-field="saved-files"]') is None

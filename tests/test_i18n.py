@@ -158,6 +158,18 @@ def test_lang_setting_and_json_twins(agent):
         agent.app(LANG="fr")
 
 
+def test_a_masked_secret_has_no_english_on_a_chinese_page(agent):
+    """A secret's excerpt keeps its label and head and shows each hidden character as a mark,
+    like the phone and e-mail masks beside it: nothing in it to translate ("[20 chars hidden]"
+    stayed English on the Chinese Findings, About you and Checks pages)."""
+    from bs4 import BeautifulSoup
+
+    agent.save("staging deploy", "Deploys read DEPLOY_API_KEY=sk_demo_4f9c2b7e1a8d3f6c", ["workflow"])
+    page = agent.app(LANG="zh_Hans_CN").test_client().get("/about").get_data(as_text=True)
+    [excerpt] = [c.text for c in BeautifulSoup(page, "html.parser").select("code") if "DEPLOY" in c.text]
+    assert excerpt == "DEPLOY_API_KEY=sk_d" + "•" * 20, excerpt
+
+
 def test_extraction_skips_no_f_string():
     """pybabel skips a message built with an f-string (it prints a warning on stderr and the
     text never reaches the catalog), so the page stays English in Chinese."""

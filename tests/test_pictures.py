@@ -310,3 +310,20 @@ def test_no_residue_no_picture(agent):
     assert not any(v for _, parts in residue_rows(report) for _, v in parts)
     assert page.select_one('[data-picture="residue"]') is None
     assert page.select_one('[data-field="soft_deleted"]').text == "0"
+
+
+def test_a_score_bar_numbers_only_the_memories_recalled(tmp_path):
+    """The preview's bars lead with the rank of what the message recalls ("1. deploy"); a memory
+    that matches but is not recalled (the demo's two deploy notes are always on already) has no
+    rank, and no stray "–." before its title."""
+    from dashboard import create_app
+    from dashboard.demo import build_demo
+
+    project_dir, user_db = build_demo(tmp_path)
+    app = create_app({"PROJECT_DIR": project_dir, "USER_DB": user_db, "TESTING": True, "AUTH_TOKEN": False})
+    page = BeautifulSoup(
+        app.test_client().get("/preview?q=how+do+I+deploy+the+service").get_data(as_text=True), "html.parser"
+    )
+    bars = [t.get_text() for t in page.select("#recall svg text")]
+    assert "– deploy 部署" in bars and "– staging deploy" in bars, bars
+    assert not [b for b in bars if b.startswith("–.")], bars

@@ -10,6 +10,7 @@ does not highlight Approve; "Preview the edited approval" answers the same card.
 from __future__ import annotations
 
 import pytest
+from agentao_world import BrowserClient
 from bs4 import BeautifulSoup
 
 from dashboard import create_app
@@ -89,3 +90,59 @@ def test_the_previewed_edit_is_the_same_card(client):
     assert edited.select_one("h2").text == "tabs over spaces"  # the suggestion, as proposed
     assert edited.select_one("[data-field=saved-key]").text == "indent"
     assert edited.select_one("button[data-action=approve-edited]") is not None
+
+
+def _form(page) -> dict:
+    """What the browser sends with a card's button: every field of the page's review form."""
+    sent: dict = {}
+    for field in page.select("#review-form input, #review-form textarea, #review-form select"):
+        name = field.get("name")
+        if not name or field.get("type") == "checkbox" and not field.has_attr("checked"):
+            continue
+        if field.name == "textarea":
+            value = field.text
+        elif field.name == "select":
+            chosen = field.select_one("option[selected]") or field.select_one("option")
+            value = chosen["value"] if chosen else ""
+        else:
+            value = field.get("value", "")
+        sent.setdefault(name, []).append(value)
+    return sent
+
+
+def _words(head) -> list[str]:
+    return [p.get_text(" ", strip=True) for p in head.select("[data-consequence]")]
+
+
+def test_after_a_decision_every_card_left_says_what_a_reload_would(tmp_path):
+    """Approving "tabs over spaces" pushes "never push to main" out of the block, so the line
+    every card shared is no longer true, and approving the others now pushes out another
+    memory: the answer redraws the shared lines and the words of every card still shown,
+    exactly as a fresh page says them (without touching their buttons or typed edits)."""
+    project_dir, user_db = build_demo(tmp_path)
+    app = create_app({"PROJECT_DIR": project_dir, "USER_DB": user_db, "TESTING": True, "AUTH_TOKEN": False})
+    app.test_client_class = BrowserClient  # sends Sec-Fetch-Site: same-origin, as a browser does
+    client = app.test_client()
+    page = _page(client)
+    first = page.select_one("#review-list article.review")
+    assert first.select_one("h2").text == "tabs over spaces"
+    answer = client.post(
+        page.select_one(f"#approve-{first['data-item-id']}")["formaction"], data=_form(page), headers=HTMX
+    )
+    assert answer.status_code == 200
+    said = BeautifulSoup(answer.get_data(as_text=True), "html.parser")
+    fresh = _page(client)
+    banner = said.select_one("#review-shared")
+    assert banner["hx-swap-oob"] == "true"
+    assert [p.get_text(" ", strip=True) for p in banner.select("[data-shared-warning]")] == [
+        p.get_text(" ", strip=True) for p in fresh.select("#review-shared [data-shared-warning]")
+    ]
+    assert "never push to main" not in banner.text
+    redrawn = {h["id"]: h for h in said.select(".review-head")}
+    for card in fresh.select("#review-list article.review"):
+        head = redrawn.get(f"review-head:{card['data-item-id']}")
+        assert head is not None, f"{card.select_one('h2').text} was not redrawn"
+        assert _words(head) == _words(card.select_one(".review-head")), card.select_one("h2").text
+    # Only the next card comes whole (with the focus); the others send their words alone.
+    whole = said.select("article.review.pending[hx-swap-oob]")
+    assert len(whole) == 1 and len(redrawn) == len(fresh.select("#review-list article.review"))

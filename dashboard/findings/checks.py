@@ -123,9 +123,14 @@ def iban_ok(compact: str) -> bool:
 _LABEL = re.compile(r"^(.*?(?:[:=：]|\bis\b|\bbearer\b|为|是)[\s\"']*)", re.I | re.S)
 
 
+MASK_MARKS = 24  # at most this many "•" stand for a secret's hidden characters, then "…"
+
+
 def mask_secret(span: str) -> str:
     """Keep a recognisable head (a label such as ``password=`` or a token prefix
-    such as ``ghp_``), at most 4 characters of the value, and the length.
+    such as ``ghp_``), at most 4 characters of the value, and a "•" for each character
+    hidden (at most ``MASK_MARKS``, then "…"): marks, like the other masks, so the excerpt
+    reads the same on a page in any language.
 
     Never returns more than a quarter of the secret value itself.
     """
@@ -134,7 +139,8 @@ def mask_secret(span: str) -> str:
     if m and len(m.group(1)) < len(span) and len(m.group(1)) <= 40:
         label, span = m.group(1), span[len(m.group(1)) :]
     keep = min(4, len(span) // 4)
-    return f"{label}{span[:keep]}…[{len(span) - keep} chars hidden]"
+    hidden = len(span) - keep
+    return f"{label}{span[:keep]}{'•' * min(hidden, MASK_MARKS)}{'…' if hidden > MASK_MARKS else ''}"
 
 
 def mask_digits(span: str, visible: int = 4) -> str:

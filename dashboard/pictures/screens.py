@@ -142,7 +142,11 @@ def score_bars(candidates, *, chart_id: str = "scores", title: str | None = None
 def candidate_scores(candidates, limit: int = 12) -> Markup | None:
     """Score-by-term bars for the first ``limit`` recall candidates (engine ``Candidate``s)."""
     rows = [
-        (f"{c.rank or '–'}. {c.memory.title}", [(t.name, t.contribution) for t in c.terms])
+        # A recalled memory's rank leads its bar ("1. deploy"); one not recalled has none ("– deploy").
+        (
+            f"{c.rank}. {c.memory.title}" if c.rank else f"– {c.memory.title}",
+            [(t.name, t.contribution) for t in c.terms],
+        )
         for c in list(candidates)[:limit]
     ]
     if not rows:

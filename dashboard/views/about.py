@@ -56,9 +56,10 @@ def _project_sections() -> tuple[Section, Section]:
     return review_evidence(project.ref), session_summaries(project.ref)
 
 
-def _findings() -> tuple[dict, dict]:
-    """category -> Section of the report's items in it; and how far the scan read
-    (``cut_facts``: a scan out of time says so on the page, as the findings list does).
+def _findings() -> tuple[dict, dict, int]:
+    """category -> Section of the report's items in it; how far the scan read
+    (``cut_facts``: a scan out of time says so on the page, as the findings list does); and
+    how many places (rows) hold them: a memory with a phone number and an ID number is one.
 
     Personal data and secrets depend on the files alone, never on the clock: the scan held
     for the files as they are answers however old it is (the findings list scans again
@@ -71,14 +72,14 @@ def _findings() -> tuple[dict, dict]:
             section.total += 1
             if len(section.items) < LIMIT:
                 section.items.append(item)
-    return out, cut_facts(report)
+    return out, cut_facts(report), facts.risky_in(report, ABOUT_CATEGORIES).count
 
 
 @page_route(bp, "/about")
 def index(fmt: str):
     live, gone, problems = _memories()
     evidence, summaries = _project_sections()
-    findings, scan = _findings()
+    findings, scan, holding = _findings()
     files, hits = facts.saved()
     return page(
         fmt,
@@ -87,6 +88,7 @@ def index(fmt: str):
         memories=live,
         deleted=gone,
         findings=findings,
+        holding=holding,
         scan_complete=scan["complete"],
         scan=scan,
         evidence=evidence,

@@ -593,6 +593,30 @@ return [...document.querySelectorAll('td, th')].filter(c => {
 }).slice(0, 5).map(c => Math.round(c.getBoundingClientRect().width) + 'px: ' + c.textContent.trim().slice(0, 30));
 """
 
+# Words broken across two lines inside a table cell ("preferenc" / "e"): a plain word of 2 to
+# 15 letters, outside code and keys (which may wrap anywhere), whose letters sit on more than
+# one line.  Each as "word in <tag.class>".
+BROKEN_WORDS = """
+const out = [], main = document.querySelector('main') || document.body;
+const walker = document.createTreeWalker(main, NodeFilter.SHOW_TEXT);
+for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+  const el = n.parentElement;
+  if (!el || !el.closest('td, th') || el.closest('pre, code') || el.offsetParent === null) continue;
+  for (const m of n.textContent.matchAll(/[A-Za-z\u00c0-\u024f]{2,15}/g)) {
+    const r = document.createRange();
+    r.setStart(n, m.index); r.setEnd(n, m.index + m[0].length);
+    const lines = new Set([...r.getClientRects()].filter(x => x.width > 0).map(x => Math.round(x.top)));
+    if (lines.size > 1) out.push(m[0] + ' in <' + el.tagName.toLowerCase() + (el.className ? '.' + el.className : '') + '>');
+  }
+}
+return out.slice(0, 10);
+"""
+
+
+def broken_words(driver) -> list[str]:
+    """The words of the page's tables broken inside (see BROKEN_WORDS), as it is laid out now."""
+    return driver.execute_script(BROKEN_WORDS)
+
 
 @contextmanager
 def axe_in_every_page(driver):

@@ -15,7 +15,7 @@ from flask_babel import gettext as _
 
 from ... import facts
 from ...actions import approval
-from ...store import writes
+from ...store import list_review_items, writes
 from ...store.writes import fingerprint
 from ...web import answer, render, stores, wants_fragment
 from ...words import label
@@ -29,7 +29,7 @@ from .queue import project as _project
 
 ACTIONS = ("approve", "reject")
 # The reviews templates' own ids ``review-<name>``: a card id must never equal one.
-PAGE_REGIONS = frozenset({"list", "tabs", "form", "messages", "erase", "effect"})
+PAGE_REGIONS = frozenset({"list", "tabs", "form", "messages", "erase", "effect", "shared"})
 
 
 def _decide(item_id: str, action: str, values, edits=None) -> Outcome:
@@ -229,15 +229,17 @@ def _fragment(outcomes, single, first, item, said, by_id, edits, values):
     """The htmx answer: the card as it is now (or one line, and the next card), or the list."""
     if single and first.ok and item is not None:
         # The card becomes one line; the next waiting card comes along, re-planned
-        # (this decision may change what approving it does), with the focus.
-        nxt = _next_pending(values, first.id)
-        ctx = _context("pending", by_id, items=[nxt] if nxt else [])
+        # (this decision may change what approving it does), with the focus; the other
+        # cards still shown get their words re-planned too, and the lines they share.
+        nxt, *others = _still_pending(values, first.id)
+        ctx = _context("pending", by_id, items=[nxt, *others] if nxt else [])
         return render(
             "reviews/_done.html",
             "reviews/_done.html",
             item=item,
             outcome=first,
             next_item=nxt,
+            others=others,
             done_text=said[0],
             said=said,
             **ctx,
@@ -251,23 +253,24 @@ def _fragment(outcomes, single, first, item, said, by_id, edits, values):
     return render("reviews/_list.html", "reviews/_list.html", oob_tabs=True, said=said, **ctx)
 
 
-def _next_pending(values, item_id: str):
-    """The waiting card after ``item_id`` on the page the person sees (its cards' ``shown``
-    fields, in order, wrapping round), or None: where the keyboard goes next.
+def _still_pending(values, item_id: str) -> list:
+    """The waiting cards after ``item_id`` on the page the person sees (its cards' ``shown``
+    fields, in order, wrapping round), or [None]: the first is where the keyboard goes next.
 
-    That card is sent out of band by its element id (``review-<id>``, which htmx
+    They are sent out of band by their element ids (``review-<id>``, which htmx
     CSS-escapes), so a card whose id would be one of the page's own regions
-    (item ``list`` -> ``#review-list``, the whole queue) is never the one sent."""
+    (item ``list`` -> ``#review-list``, the whole queue) is never one sent."""
     shown = [str(i) for i in values.getlist("shown")] if hasattr(values, "getlist") else []
     if item_id not in shown:
-        return None
+        return [None]
     at = shown.index(item_id)
-    for other in (shown[at + 1 :] + shown[:at])[:MAX_PER_PAGE]:
-        if ID.fullmatch(other) and other not in PAGE_REGIONS:
-            found = writes.review_item(_project().path, other)
-            if found is not None and found.status == "pending":
-                return found
-    return None
+    wanted = [
+        i for i in (shown[at + 1 :] + shown[:at])[:MAX_PER_PAGE] if ID.fullmatch(i) and i not in PAGE_REGIONS
+    ]
+    if not wanted:
+        return [None]
+    pending = {i.id: i for i in list_review_items(_project(), "pending")}  # one read, as the tab's
+    return [pending[i] for i in dict.fromkeys(wanted) if i in pending] or [None]
 
 
 def decide_one(item_id: str, action: str):
