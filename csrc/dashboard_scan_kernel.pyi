@@ -1,14 +1,23 @@
 # The compiled module built from scan_kernel.c (see its comments and dashboard/actions/grams.py):
-# each function answers with (place, run) pairs of int64, as bytes.
+# slots and flags answer with (place, start, count) triples of int64, as bytes.
 from typing import Any
 
 from numpy.typing import NDArray
 
 def slots(
-    window: bytes, word: int, step: int, hashed: bool, mult: int, bits: int, table: NDArray[Any], /
+    window: bytes | memoryview,
+    word: int,
+    step: int,
+    hashed: bool,
+    mult: int,
+    bits: int,
+    table: NDArray[Any],
+    start: NDArray[Any],
+    count: NDArray[Any],
+    /,
 ) -> bytes: ...
 def flags(
-    window: bytes,
+    window: bytes | memoryview,
     word: int,
     step: int,
     hashed: bool,
@@ -20,3 +29,4 @@ def flags(
     low: int,
     /,
 ) -> bytes: ...
+def fill(table: NDArray[Any], index: NDArray[Any], /) -> None: ...

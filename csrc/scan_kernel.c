@@ -5,8 +5,9 @@
  * hash of it and the word after it for a 16-byte gram) is looked up in the shape's tables.
  * The numpy pass does the same with whole-window arrays; this loop reads each place once and
  * writes only the places that pass, so it makes no temporary array.  Both answer with the
- * same (place, run) pairs: the run is the number of the run of equal grams a place's key
- * names, and everything after (the grams of a run, the whole-block compare) stays in Python.
+ * same (place, start, count) triples: the run of grams a place's key names, as where it begins
+ * among the shape's grams in the order they are sorted and how many it holds; everything
+ * after (the grams of a run, the whole-block compare) stays in Python.
  *
  * The interpreter is let go of in the loops: the parts of a piece are searched side by side.
  */
@@ -100,36 +101,37 @@ shape_of(Shape *s, Py_ssize_t size, int word, Py_ssize_t step, int hashed, uint6
     return 0;
 }
 
-/* The places that pass, as (place, run) pairs of int64, grown as they come (the loop runs
- * without the interpreter: raw allocation only). */
+/* The places that pass, as (place, start, count) triples of int64, grown as they come (the
+ * loop runs without the interpreter: raw allocation only). */
 typedef struct {
     int64_t *at;
     Py_ssize_t n, cap;
-} Pairs;
+} Triples;
 
 INLINE int
-put(Pairs *p, Py_ssize_t place, Py_ssize_t run)
+put(Triples *p, Py_ssize_t place, int64_t start, int64_t count)
 {
     if (p->n == p->cap) {
         Py_ssize_t cap = p->cap ? 2 * p->cap : 1024;
-        int64_t *at = PyMem_RawRealloc(p->at, (size_t)cap * 2 * sizeof(int64_t));
+        int64_t *at = PyMem_RawRealloc(p->at, (size_t)cap * 3 * sizeof(int64_t));
         if (at == NULL)
             return -1;
         p->at = at;
         p->cap = cap;
     }
-    p->at[2 * p->n] = place;
-    p->at[2 * p->n + 1] = run;
+    p->at[3 * p->n] = place;
+    p->at[3 * p->n + 1] = start;
+    p->at[3 * p->n + 2] = count;
     p->n++;
     return 0;
 }
 
-/* The pairs as bytes (the caller reads them with numpy), or the error the loop met. */
+/* The triples as bytes (the caller reads them with numpy), or the error the loop met. */
 static PyObject *
-answer(Pairs *p, int failed)
+answer(Triples *p, int failed)
 {
     PyObject *out = failed ? PyErr_NoMemory()
-                           : PyBytes_FromStringAndSize((const char *)p->at, p->n * 2 * (Py_ssize_t)sizeof(int64_t));
+                           : PyBytes_FromStringAndSize((const char *)p->at, p->n * 3 * (Py_ssize_t)sizeof(int64_t));
     PyMem_RawFree(p->at);
     return out;
 }
@@ -144,55 +146,67 @@ big_enough(Py_buffer *b, Py_ssize_t need, const char *what)
     return 0;
 }
 
+/* Runs of grams by number (a slot's value less one): where each begins, how many it holds. */
+typedef struct {
+    const int64_t *start, *count;
+    Py_ssize_t n;
+} Runs;
+
 INLINE int
-slots_as(const Shape *s, const unsigned char *data, const int16_t *table, Pairs *out, int word, int hashed)
+slots_as(const Shape *s, const unsigned char *data, const int16_t *table, const Runs *runs, Triples *out,
+         int word, int hashed)
 {
     int shift = 8 * word - s->bits;
     for (Py_ssize_t i = 0; i < s->places; i++) {
         uint64_t key = key_at(data, i, s->every, word, hashed);
-        int16_t run = table[((key * s->mult) & s->keep) >> shift];
-        if (run && put(out, i, run - 1) < 0)
+        Py_ssize_t run = table[((key * s->mult) & s->keep) >> shift] - 1;
+        if (run >= 0 && run < runs->n && put(out, i, runs->start[run], runs->count[run]) < 0)
             return -1;
     }
     return 0;
 }
 
 static int
-slots_loop(const Shape *s, const unsigned char *data, const int16_t *table, Pairs *out)
+slots_loop(const Shape *s, const unsigned char *data, const int16_t *table, const Runs *runs, Triples *out)
 {
     switch (s->word) { /* one copy of the loop a word size */
     case 1:
-        return slots_as(s, data, table, out, 1, 0);
+        return slots_as(s, data, table, runs, out, 1, 0);
     case 2:
-        return slots_as(s, data, table, out, 2, 0);
+        return slots_as(s, data, table, runs, out, 2, 0);
     case 4:
-        return slots_as(s, data, table, out, 4, 0);
+        return slots_as(s, data, table, runs, out, 4, 0);
     default:
-        return s->hashed ? slots_as(s, data, table, out, 8, 1) : slots_as(s, data, table, out, 8, 0);
+        return s->hashed ? slots_as(s, data, table, runs, out, 8, 1) : slots_as(s, data, table, runs, out, 8, 0);
     }
 }
 
 static PyObject *
 slots(PyObject *self, PyObject *args)
 {
-    Py_buffer window, table;
+    Py_buffer window, table, start, count;
     int word, hashed, bits, failed = 0;
     Py_ssize_t step;
     unsigned long long mult;
     Shape s;
-    Pairs out = {NULL, 0, 0};
+    Triples out = {NULL, 0, 0};
     PyObject *result = NULL;
-    if (!PyArg_ParseTuple(args, "y*inpKiy*:slots", &window, &word, &step, &hashed, &mult, &bits, &table))
+    if (!PyArg_ParseTuple(args, "y*inpKiy*y*y*:slots", &window, &word, &step, &hashed, &mult, &bits, &table,
+                          &start, &count))
         return NULL;
+    Runs runs = {start.buf, count.buf, start.len / (Py_ssize_t)sizeof(int64_t)};
     if (shape_of(&s, window.len, word, step, hashed, mult, bits) == 0 &&
-        big_enough(&table, (Py_ssize_t)2 << bits, "table") == 0) {
+        big_enough(&table, (Py_ssize_t)2 << bits, "table") == 0 &&
+        big_enough(&count, start.len, "counts") == 0) {
         Py_BEGIN_ALLOW_THREADS
-        failed = slots_loop(&s, window.buf, table.buf, &out);
+        failed = slots_loop(&s, window.buf, table.buf, &runs, &out);
         Py_END_ALLOW_THREADS
         result = answer(&out, failed);
     }
     PyBuffer_Release(&window);
     PyBuffer_Release(&table);
+    PyBuffer_Release(&start);
+    PyBuffer_Release(&count);
     return result;
 }
 
@@ -202,8 +216,9 @@ bit(const unsigned char *table, uint64_t at)
     return (table[at >> 3] >> (at & 7)) & 1;
 }
 
-/* The first head not below `high` (heads sorted): a search whose steps do not branch, so an
- * unpredictable answer costs no mispredicted jumps (common words pass the tables often). */
+/* The first of the heads (sorted, alike ones side by side) not below `high`: a search whose
+ * steps do not branch, so an unpredictable answer costs no mispredicted jumps (common words
+ * pass the tables often). */
 INLINE Py_ssize_t
 lower_bound(const uint64_t *heads, Py_ssize_t count, uint64_t high)
 {
@@ -226,7 +241,7 @@ full_of(uint64_t key, int hashed)
 
 INLINE int
 flags_as(const Shape *s, const unsigned char *data, const unsigned char *first, const unsigned char *second,
-         const uint64_t *heads, Py_ssize_t count, int low, Pairs *out, int word, int hashed)
+         const uint64_t *heads, Py_ssize_t count, int low, Triples *out, int word, int hashed)
 {
     int shift = 8 * word - s->bits, top = 64 - s->bits;
     for (Py_ssize_t i = 0; i < s->places; i++) {
@@ -238,10 +253,15 @@ flags_as(const Shape *s, const unsigned char *data, const unsigned char *first, 
         uint64_t full = full_of(key, hashed);
         if (!bit(first, full >> top) || !bit(second, ((key * s->mult) & s->keep) >> shift))
             continue;
-        /* The run whose key is this hash's high bits, if any. */
+        /* The run of grams whose hashes agree with this one above the low bits, if any. */
         uint64_t high = full >> low;
         Py_ssize_t k = lower_bound(heads, count, high);
-        if (k < count && heads[k] == high && put(out, i, k) < 0)
+        if (k == count || heads[k] != high)
+            continue;
+        Py_ssize_t many = 1;
+        while (k + many < count && heads[k + many] == high)
+            many++;
+        if (put(out, i, k, many) < 0)
             return -1;
     }
     return 0;
@@ -249,7 +269,7 @@ flags_as(const Shape *s, const unsigned char *data, const unsigned char *first, 
 
 static int
 flags_loop(const Shape *s, const unsigned char *data, const unsigned char *first, const unsigned char *second,
-           const uint64_t *heads, Py_ssize_t count, int low, Pairs *out)
+           const uint64_t *heads, Py_ssize_t count, int low, Triples *out)
 {
 #define FLAGS_AS(word, hashed) flags_as(s, data, first, second, heads, count, low, out, word, hashed)
     switch (s->word) { /* one copy of the loop a word size */
@@ -273,7 +293,7 @@ flags(PyObject *self, PyObject *args)
     Py_ssize_t step;
     unsigned long long mult;
     Shape s;
-    Pairs out = {NULL, 0, 0};
+    Triples out = {NULL, 0, 0};
     PyObject *result = NULL;
     if (!PyArg_ParseTuple(args, "y*inpKiy*y*y*i:flags", &window, &word, &step, &hashed, &mult, &bits,
                           &first, &second, &heads, &low))
@@ -297,15 +317,50 @@ flags(PyObject *self, PyObject *args)
     return result;
 }
 
+/* A table of bits set at each index (int64, each under the table's bits): filled in place,
+ * one bit at a time, with no array of flags a byte a bit to pack afterwards. */
+static PyObject *
+fill(PyObject *self, PyObject *args)
+{
+    Py_buffer table, index;
+    PyObject *result = NULL;
+    if (!PyArg_ParseTuple(args, "w*y*:fill", &table, &index))
+        return NULL;
+    const int64_t *at = index.buf;
+    Py_ssize_t n = index.len / (Py_ssize_t)sizeof(int64_t), bad = -1;
+    unsigned char *bits = table.buf;
+    uint64_t size = 8 * (uint64_t)table.len;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if ((uint64_t)at[i] >= size) {
+            bad = i;
+            break;
+        }
+        bits[at[i] >> 3] |= (unsigned char)(1u << (at[i] & 7));
+    }
+    Py_END_ALLOW_THREADS
+    if (bad >= 0)
+        PyErr_Format(PyExc_IndexError, "index %zd: past the table's %zd bytes", bad, table.len);
+    else
+        result = Py_NewRef(Py_None);
+    PyBuffer_Release(&table);
+    PyBuffer_Release(&index);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"slots", slots, METH_VARARGS,
-     "slots(window, word, step, hashed, mult, bits, table) -> bytes\n\n"
-     "(place, run) as pairs of int64 for every place whose key's 16-bit slot in table is set;\n"
-     "the run is the slot's value less one."},
+     "slots(window, word, step, hashed, mult, bits, table, start, count) -> bytes\n\n"
+     "(place, start, count) as triples of int64 for every place whose key's 16-bit slot in table\n"
+     "is set: the slot's value less one numbers a run, begun at start[run], count[run] long."},
     {"flags", flags, METH_VARARGS,
      "flags(window, word, step, hashed, mult, bits, first, second, heads, low) -> bytes\n\n"
-     "(place, run) as pairs of int64 for every place whose key is set in both bit tables and\n"
-     "whose hash's bits above low are a head (heads: sorted uint64); the run is that head's number."},
+     "(place, start, count) as triples of int64 for every place whose key is set in both bit\n"
+     "tables and whose hash's bits above low are among heads (sorted uint64): where they begin\n"
+     "there and how many."},
+    {"fill", fill, METH_VARARGS,
+     "fill(table, index) -> None\n\n"
+     "Set the bit of table (bytes, little-endian bit order) at each index (int64)."},
     {NULL, NULL, 0, NULL},
 };
 

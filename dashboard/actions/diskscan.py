@@ -99,7 +99,7 @@ class Needles:
         offset = np.where(k == self.count[self.text] - 1, np.maximum(size - BLOCK, 0)[self.text], k * STRIDE)
         at = (np.cumsum(size) - size)[self.text] + offset
         self.length = np.minimum(size, BLOCK)[self.text]
-        joined = np.frombuffer(b"".join(self.raw) + bytes(2 * BLOCK), np.uint8)
+        joined = np.frombuffer(b"".join([*self.raw, bytes(2 * BLOCK)]), np.uint8)
         self.bytes = np.lib.stride_tricks.sliding_window_view(joined, BLOCK)[at]  # one row a block
         # The widest shape a block fits: the fewest places of a file to look at.
         fits = self.length[:, None] >= np.array([stride + size - 1 for stride, size in SHAPES])
@@ -116,8 +116,8 @@ class Needles:
         """The blocks in ``chunks`` (one file or buffer, in order), and where first blocks sit.
 
         Each piece is cut in parts (each with the TAIL bytes before it), one a free core, searched
-        at once: numpy lets go of the interpreter in its loops, so the parts run side by side, in
-        the memory of one piece.  The next piece is read and handed out while they run: no core
+        at once: the loops let go of the interpreter, so the parts run side by side, in the
+        memory of one piece (the parts are views of it).  The next piece is read and handed out while they run: no core
         waits for the slower part of a piece.  A part that fails (or a progress that raises) ends
         the search, and the parts not begun are dropped."""
         found, tail, start, threads = Found(), b"", 0, parts_at_once()
@@ -125,16 +125,25 @@ class Needles:
         with ThreadPoolExecutor(threads) as pool:
             try:
                 for chunk in chunks:
-                    window = tail + chunk
+                    # One copy a piece, with zeros after it: each part is a view of it, and the
+                    # bytes after a part (the next part's, or the zeros) give every place of the
+                    # part a word to read, to its last byte.
+                    window = memoryview(b"".join((tail, chunk, PAD)))
+                    end = len(window) - len(PAD)
                     part = -(-len(chunk) // threads)
-                    cuts = range(len(tail), len(window), part)
-                    parts = [
-                        (window[max(0, c - TAIL) : c + part], start - len(tail) + max(0, c - TAIL))
-                        for c in cuts
-                    ]
-                    running.append([pool.submit(self._search, *p) for p in parts])
+                    running.append(
+                        [
+                            pool.submit(
+                                self._search,
+                                window[max(0, c - TAIL) : c + part + len(PAD)],
+                                min(c + part, end) - max(0, c - TAIL),
+                                start - len(tail) + max(0, c - TAIL),
+                            )
+                            for c in range(len(tail), end, part)
+                        ]
+                    )
                     start += len(chunk)
-                    tail = window[-TAIL:]
+                    tail = bytes(window[max(0, end - TAIL) : end])
                     while len(running) > 1:
                         _collect(running.popleft(), found)
                 while running:
@@ -145,18 +154,17 @@ class Needles:
                         f.cancel()
         return found
 
-    def _search(self, window: bytes, start: int) -> list:
-        """(blocks, their texts, whether first, file offsets) in ``window``, for each shape that has any."""
-        # Zeros after the bytes give every place a word to read, to the last byte; a block
-        # counts only when all its bytes are in ``window`` and the same.
-        padded = window + PAD
-        data = np.frombuffer(padded, np.uint8)
+    def _search(self, window: memoryview, size: int, start: int) -> list:
+        """(blocks, their texts, whether first, file offsets) in the first ``size`` bytes of
+        ``window``, for each shape that has any.  ``window`` goes on for at least len(PAD) bytes
+        more; a block counts only when all its bytes are in the ``size`` and the same."""
+        data = np.frombuffer(window, np.uint8)
         columns = np.arange(BLOCK)
         hits = []
         for g in self.grams:
-            at, block = g.candidates(padded)
+            at, block = g.candidates(window)
             length = self.length[block]
-            fits = (at >= 0) & (at + length <= len(window))
+            fits = (at >= 0) & (at + length <= size)
             at, block, length = at[fits], block[fits], length[fits]
             if not len(at):
                 continue
@@ -234,7 +242,8 @@ def _at(fh, offset: int, size: int) -> bytes:
 
 
 def _chunks(data: bytes):
-    return (data[i : i + PIECE] for i in range(0, len(data), PIECE))
+    view = memoryview(data)  # pieces without a copy: search copies each once
+    return (view[i : i + PIECE] for i in range(0, len(data), PIECE))
 
 
 def _read(fh, on_chunk=lambda chunk: None):

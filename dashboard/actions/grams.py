@@ -27,7 +27,8 @@ M1, M2 = np.uint64(MULTIPLIERS[0]), np.uint64(MULTIPLIERS[1])  # also csrc/scan_
 
 
 def _hash(first: Array, second: Array) -> Array:
-    both: Array = (first * M1) ^ (second * M2)
+    both: Array = first * M1
+    both ^= second * M2
     return both
 
 
@@ -51,13 +52,14 @@ class Grams:
         # s + word: strided views of the rows, read once.
         rows = np.ascontiguousarray(rows)
         first, second = (
-            np.ndarray((len(rows), self.stride), self.dtype, rows, at, (rows.strides[0], 1)).ravel()
+            np.ndarray((len(rows), self.stride), self.dtype, rows, at, (rows.strides[0], 1))
             for at in (0, word)
         )
         self.mask: Array | None = None
         if self.size > 8:
-            first = _hash(first, second)
+            first = _hash(first, second).ravel()  # a new array in the rows' order: ravel is a view
         else:
+            first, second = first.ravel(), second.ravel()
             held = (length[:, None] - np.arange(self.stride) - word).ravel()  # bytes held of the next word
             self.mask = np.where(
                 held >= 8, ~np.uint64(0), (np.uint64(1) << (8 * np.minimum(held, 7)).astype(np.uint64)) - 1
@@ -85,15 +87,18 @@ class Grams:
             self.tables[0][index[self.named[self.row]]] = np.arange(1, len(self.row) + 1)
             return
         with ThreadPoolExecutor(1) as pool:  # the second table is filled while the grams are sorted
-            second = pool.submit(lambda: _bits(np.sort(index), self.bits))
+            # (in order when numpy fills it: each page of its byte-a-bit flags written once, in turn)
+            second = pool.submit(lambda: _bits(np.sort(index) if kernel is None else index, self.bits))
             # Sorted by hash, each gram's number in the hash's low bits: one sort, nothing to
             # permute.  Grams whose hashes agree above those bits are one run (texts share grams:
             # "pin 1234", "pin 5678"); each is confirmed when its block's bytes compare whole.
+            # A lookup finds where its run begins among them (``heads``) and how long it is.
             self.low = np.uint64(max(1, (len(first) - 1).bit_length()))
-            named = np.sort(
-                (self._full(first) >> self.low << self.low) | np.arange(len(first), dtype=np.uint64)
-            )
-            self.heads = self._runs(named >> self.low)
+            named = self._full(first) >> self.low
+            named <<= self.low
+            named |= np.arange(len(first), dtype=np.uint64)
+            named.sort()
+            self.heads = named >> self.low
             self.named = _signed(named & ((np.uint64(1) << self.low) - np.uint64(1)))
             # The first table: the sorted hashes' top bits, in order already.
             self.tables = [_bits(_signed(named >> np.uint64(64 - self.bits)), self.bits), second.result()]
@@ -102,11 +107,10 @@ class Grams:
         """A 64-bit hash of each word, one to one: the order the grams are sorted in."""
         return keys if self.size > 8 else keys.astype(np.uint64) * M1
 
-    def _runs(self, keys: Array) -> Array:
-        """Where each run of equal ``keys`` (sorted) begins and how long it is; its key."""
-        self.row = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
-        self.many = np.diff(np.append(self.row, len(keys)))
-        return keys[self.row]
+    def _runs(self, keys: Array) -> None:
+        """Where each run of equal ``keys`` (sorted) begins and how long it is."""
+        self.row = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1]))).astype(np.int64)
+        self.many = np.diff(np.append(self.row, len(keys)))  # int64, as the compiled loop reads them
 
     def _index(self, keys: Array, k: int = 0) -> Array:
         """Each key's slot in table ``k``, as numpy's own index type (an unsigned index costs
@@ -117,33 +121,37 @@ class Grams:
         index >>= self.dtype.type(8 * self.dtype.itemsize - self.bits)
         return _signed(index)
 
-    def candidates(self, window: bytes) -> tuple[Array, Array]:
+    def candidates(self, window: bytes | memoryview) -> tuple[Array, Array]:
         """(offset in ``window``, block) of every place a block's gram is, before the block is compared."""
         word = self.dtype.itemsize
         every = max(self.stride, word)  # bytes between the places one row of words looks at
         step = every // word
         words = np.frombuffer(window, self.dtype, count=len(window) // word)
-        j, k = self._look(window, step) if kernel is not None else self._look_numpy(words, step)
-        j, e = self._grams(j, k)
+        j, e = self._grams(
+            *(self._look(window, step) if kernel is not None else self._look_numpy(words, step))
+        )
         if self.mask is not None:
             same = (words[j * step + 1] & self.mask[e]) == self.second[e]
             j, e = j[same], e[same]
         return j * every - e % self.stride, self.blocks[e // self.stride]
 
-    def _look(self, window: bytes, step: int) -> tuple[Array, Array]:
-        """(place, run) of every place whose key is in a run of grams (or, rarely, a hash alike):
-        the compiled loop over the places."""
+    def _look(self, window: bytes | memoryview, step: int) -> tuple[Array, Array, Array]:
+        """(place, start, count) of every place whose key names a run of grams (or, rarely, a hash
+        alike): where the run begins among the grams as sorted, and how many it holds.  The
+        compiled loop over the places."""
         word, hashed = self.dtype.itemsize, self.size > 8
         mult = 1 if self.bits == 8 * word else int(self.mults[0 if self.few else 1])
         if self.few:
-            pairs = kernel.slots(window, word, step, hashed, mult, self.bits, self.tables[0])
+            found = kernel.slots(
+                window, word, step, hashed, mult, self.bits, self.tables[0], self.row, self.many
+            )
         else:
             tables = (self.tables[0], self.tables[1], self.heads, int(self.low))
-            pairs = kernel.flags(window, word, step, hashed, mult, self.bits, *tables)
-        j, k = np.frombuffer(pairs, np.int64).reshape(-1, 2).T
-        return j, k
+            found = kernel.flags(window, word, step, hashed, mult, self.bits, *tables)
+        j, start, many = np.frombuffer(found, np.int64).reshape(-1, 3).T
+        return j, start, many
 
-    def _look_numpy(self, words: Array, step: int) -> tuple[Array, Array]:
+    def _look_numpy(self, words: Array, step: int) -> tuple[Array, Array, Array]:
         """What ``_look`` answers, from whole-window arrays: the keys of every place, then
         their slots, then the places whose slots are set."""
         n = (len(words) - 1) // step  # places with a word after them
@@ -153,30 +161,33 @@ class Grams:
         if self.few:
             run = self.tables[0][self._index(keys)]
             j = np.flatnonzero(run)
-            return j, run[j].astype(np.intp) - 1
+            k = run[j].astype(np.intp) - 1
+            return j, self.row[k], self.many[k]
         # The second table asked only where the first said yes.
         full = self._full(keys)
         j = _set(self.tables[0], _signed(full >> np.uint64(64 - self.bits)))
         j = j[_set(self.tables[1], self._index(keys[j], 1))]
         high = full[j] >> self.low
-        k = np.minimum(np.searchsorted(self.heads, high), len(self.heads) - 1)
-        hit = self.heads[k] == high
-        return j[hit], k[hit]
+        start = np.searchsorted(self.heads, high)
+        hit = self.heads[np.minimum(start, len(self.heads) - 1)] == high
+        j, start, high = j[hit], start[hit], high[hit]
+        return j, start, np.searchsorted(self.heads, high, "right") - start
 
-    def _grams(self, j: Array, k: Array) -> tuple[Array, Array]:
+    def _grams(self, j: Array, start: Array, many: Array) -> tuple[Array, Array]:
         """(place, gram number): each place once for every gram of its run."""
         if not len(j):
             return j, j
-        many = self.many[k]
         ends = np.cumsum(many)
-        return np.repeat(j, many), self.named[
-            np.repeat(self.row[k] - ends + many, many) + np.arange(ends[-1])
-        ]
+        return np.repeat(j, many), self.named[np.repeat(start - ends + many, many) + np.arange(ends[-1])]
 
 
 def _bits(index: Array, bits: int) -> Array:
-    """A table of ``1 << bits`` bits, set at ``index`` (in order: each page written once, in turn)."""
-    flags = np.zeros(1 << bits, bool)
+    """A table of ``1 << bits`` bits, set at ``index`` (int64)."""
+    if kernel is not None:
+        table = np.zeros(max(1, (1 << bits) >> 3), np.uint8)
+        kernel.fill(table, np.ascontiguousarray(index, np.int64))
+        return table
+    flags = np.zeros(1 << bits, bool)  # a byte a bit, then packed
     flags[index] = True
     return np.packbits(flags, bitorder="little")
 
