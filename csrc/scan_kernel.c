@@ -22,13 +22,6 @@
 #define INLINE static inline
 #endif
 
-#if defined(__GNUC__)
-#define PREFETCH(p) __builtin_prefetch(p)
-#else
-#define PREFETCH(p) ((void)0)
-#endif
-#define AHEAD 16 /* places between a table byte asked for and its use */
-
 #define M1 0x9E3779B97F4A7C15ULL /* the same multipliers as grams.py's MULTIPLIERS[:2] */
 #define M2 0xC2B2AE3D27D4EB4FULL
 
@@ -245,10 +238,6 @@ flags_as(const Shape *s, const unsigned char *data, const unsigned char *first, 
 {
     int shift = 8 * word - s->bits, top = 64 - s->bits;
     for (Py_ssize_t i = 0; i < s->places; i++) {
-        /* The first table is larger than a core's cache when the grams are many: its byte for a
-         * place some way ahead is asked for now, so the loop does not wait on each in turn. */
-        if (i + AHEAD < s->places)
-            PREFETCH(first + (full_of(key_at(data, i + AHEAD, s->every, word, hashed), hashed) >> top >> 3));
         uint64_t key = key_at(data, i, s->every, word, hashed);
         uint64_t full = full_of(key, hashed);
         if (!bit(first, full >> top) || !bit(second, ((key * s->mult) & s->keep) >> shift))
