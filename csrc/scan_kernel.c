@@ -306,34 +306,41 @@ flags(PyObject *self, PyObject *args)
     return result;
 }
 
-/* A table of bits set at each index (int64, each under the table's bits): filled in place,
- * one bit at a time, with no array of flags a byte a bit to pack afterwards. */
+/* A table of bits set at each value >> shift (values: 8-byte integers, the shifted ones under
+ * the table's bits): filled in place, one bit at a time, with no array of flags a byte a bit to
+ * pack afterwards, nor one of the shifted values. */
 static PyObject *
 fill(PyObject *self, PyObject *args)
 {
-    Py_buffer table, index;
+    Py_buffer table, values;
+    int shift;
     PyObject *result = NULL;
-    if (!PyArg_ParseTuple(args, "w*y*:fill", &table, &index))
+    if (!PyArg_ParseTuple(args, "w*y*i:fill", &table, &values, &shift))
         return NULL;
-    const int64_t *at = index.buf;
-    Py_ssize_t n = index.len / (Py_ssize_t)sizeof(int64_t), bad = -1;
+    const uint64_t *at = values.buf;
+    Py_ssize_t n = values.len / (Py_ssize_t)sizeof(uint64_t), bad = -1;
     unsigned char *bits = table.buf;
     uint64_t size = 8 * (uint64_t)table.len;
-    Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if ((uint64_t)at[i] >= size) {
-            bad = i;
-            break;
+    if (shift < 0 || shift > 63)
+        PyErr_SetString(PyExc_ValueError, "shift: 0 to 63 bits");
+    else {
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t i = 0; i < n; i++) {
+            uint64_t bit = at[i] >> shift;
+            if (bit >= size) {
+                bad = i;
+                break;
+            }
+            bits[bit >> 3] |= (unsigned char)(1u << (bit & 7));
         }
-        bits[at[i] >> 3] |= (unsigned char)(1u << (at[i] & 7));
+        Py_END_ALLOW_THREADS
+        if (bad >= 0)
+            PyErr_Format(PyExc_IndexError, "value %zd: past the table's %zd bytes", bad, table.len);
+        else
+            result = Py_NewRef(Py_None);
     }
-    Py_END_ALLOW_THREADS
-    if (bad >= 0)
-        PyErr_Format(PyExc_IndexError, "index %zd: past the table's %zd bytes", bad, table.len);
-    else
-        result = Py_NewRef(Py_None);
     PyBuffer_Release(&table);
-    PyBuffer_Release(&index);
+    PyBuffer_Release(&values);
     return result;
 }
 
@@ -348,8 +355,8 @@ static PyMethodDef methods[] = {
      "tables and whose hash's bits above low are among heads (sorted uint64): where they begin\n"
      "there and how many."},
     {"fill", fill, METH_VARARGS,
-     "fill(table, index) -> None\n\n"
-     "Set the bit of table (bytes, little-endian bit order) at each index (int64)."},
+     "fill(table, values, shift) -> None\n\n"
+     "Set the bit of table (bytes, little-endian bit order) at each value >> shift (8-byte ints)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -4,7 +4,9 @@ and the place-by-place lookup of a window of a file.
 The lookup is a loop over every place of the window: load the word(s) there, hash, test the
 tables.  It runs compiled when the top-level ``dashboard_scan_kernel`` module was built at
 install (csrc/scan_kernel.c: gcc and Python's headers), else as numpy's whole-array form of the
-same loop, slower; both answer with the same (place, run) pairs, and what follows is shared.
+same loop, slower.  Both answer with the same (place, start, count) triples (the run of grams a
+place's key names: where it begins among them as sorted, how many it holds); what follows, the
+grams of each run and the word after them, is shared, and diskscan.py compares the blocks.
 """
 
 from __future__ import annotations
@@ -98,10 +100,12 @@ class Grams:
             named <<= self.low
             named |= np.arange(len(first), dtype=np.uint64)
             named.sort()
-            self.heads = named >> self.low
-            self.named = _signed(named & ((np.uint64(1) << self.low) - np.uint64(1)))
             # The first table: the sorted hashes' top bits, in order already.
-            self.tables = [_bits(_signed(named >> np.uint64(64 - self.bits)), self.bits), second.result()]
+            first_table = _bits(named, self.bits, 64 - self.bits)
+            self.named = _signed(named & ((np.uint64(1) << self.low) - np.uint64(1)))
+            named >>= self.low
+            self.heads = named
+            self.tables = [first_table, second.result()]
 
     def _full(self, keys: Array) -> Array:
         """A 64-bit hash of each word, one to one: the order the grams are sorted in."""
@@ -181,14 +185,14 @@ class Grams:
         return np.repeat(j, many), self.named[np.repeat(start - ends + many, many) + np.arange(ends[-1])]
 
 
-def _bits(index: Array, bits: int) -> Array:
-    """A table of ``1 << bits`` bits, set at ``index`` (int64)."""
+def _bits(values: Array, bits: int, shift: int = 0) -> Array:
+    """A table of ``1 << bits`` bits, set at ``values >> shift`` (8-byte integers)."""
     if kernel is not None:
         table = np.zeros(max(1, (1 << bits) >> 3), np.uint8)
-        kernel.fill(table, np.ascontiguousarray(index, np.int64))
+        kernel.fill(table, np.ascontiguousarray(values), shift)
         return table
     flags = np.zeros(1 << bits, bool)  # a byte a bit, then packed
-    flags[index] = True
+    flags[_signed(values >> values.dtype.type(shift)) if shift else values] = True
     return np.packbits(flags, bitorder="little")
 
 
