@@ -247,9 +247,11 @@ flags_as(const Shape *s, const unsigned char *data, const unsigned char *first, 
         Py_ssize_t k = lower_bound(heads, count, high);
         if (k == count || heads[k] != high)
             continue;
+        /* Most runs are one gram long; a longer one's end is searched for (high < 2**63: low is
+         * one bit at least, so high + 1 does not wrap). */
         Py_ssize_t many = 1;
-        while (k + many < count && heads[k + many] == high)
-            many++;
+        if (k + 1 < count && heads[k + 1] == high)
+            many = lower_bound(heads + k, count - k, high + 1);
         if (put(out, i, k, many) < 0)
             return -1;
     }

@@ -1,21 +1,22 @@
 """Looking at a store's files as bytes: the WAL header and frames, copies beside it,
 and a search of raw bytes for texts that should be gone.
 
-Every text is looked for at once, in one read of each file, by numpy at the
-speed of its C loops.  A text is cut into *blocks*: a short one (under BLOCK
-bytes) is one block, itself; a longer one has a BLOCK-byte block every STRIDE
-bytes and one at its end, so every piece of it at least STRIDE + BLOCK - 1
-bytes long (a text longer than a page lies in page-sized pieces over overflow
-pages) holds a whole block.  A block is looked for in one of a few *shapes*
-(SHAPES): the file is looked at only at the offsets a stride divides, and a
-block, wherever it lies, puts one of its grams there (the bytes at one of its
-first ``stride`` offsets).  A whole block is a 16-byte gram every 16 bytes; a
-short text, an 8-byte word every 8 bytes, or a 4-byte word every 4 (2, 1 for
-texts under 7 bytes), with the word after it.  Each place's gram is looked up
-in a table of bits, then among the grams, and a block is counted only after its
-bytes are compared whole.  So what the scan reports found is there byte for
-byte; a fragment is a block, and a text is found whole after its bytes are read
-again where its first block sits.
+Every text is looked for at once, in one read of each file: the place-by-place
+lookup is a compiled loop (grams.py, built at install; numpy's form of it where
+there was no compiler), what follows it numpy's array operations.  A text is cut
+into *blocks*: a short one (under BLOCK bytes) is one block, itself; a longer
+one has a BLOCK-byte block every STRIDE bytes and one at its end, so every piece
+of it at least STRIDE + BLOCK - 1 bytes long (a text longer than a page lies in
+page-sized pieces over overflow pages) holds a whole block.  A block is looked
+for in one of a few *shapes* (SHAPES): the file is looked at only at the offsets
+a stride divides, and a block, wherever it lies, puts one of its grams there
+(the bytes at one of its first ``stride`` offsets). A whole block is a 16-byte
+gram every 16 bytes; a short text, an 8-byte word every 8 bytes, or a 4-byte
+word every 4 (2, 1 for texts under 7 bytes), with the word after it.  Each
+place's gram is looked up in a table of bits, then among the grams, and a block
+is counted only after its bytes are compared whole.  So what the scan reports
+found is there byte for byte; a fragment is a block, and a text is found whole
+after its bytes are read again where its first block sits.
 The search can only look for texts it is given.
 """
 
