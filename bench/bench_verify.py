@@ -4,6 +4,7 @@
     .venv/bin/python bench/bench_verify.py --mb 20 --texts 4000  # quick
     .venv/bin/python bench/bench_verify.py --pieces 262144,1048576 --ahocorasick  # round 4
     .venv/bin/python bench/bench_verify.py --threads 1,2                           # round 5
+    .venv/bin/python bench/bench_verify.py --kernel c,numpy --threads 1,2          # round 8
 
 The store is made by agentao (schema, WAL mode) and filled in bulk with memory rows; ``--texts``
 of them are soft-deleted and purged the way the dashboard does (delete, VACUUM, checkpoint), so
@@ -17,6 +18,8 @@ texts into blocks.  ``--pieces`` alternates the scan at several read sizes (byte
 ``--threads`` alternates the parts of a piece searched at once (1: one core, as before round 5),
 forced whatever the load (the dashboard takes one a free core, up to ``diskscan.THREADS``); the
 last line says whether a second core was free (two threads sorting: CPU-seconds per wall second).
+``--kernel c,numpy`` alternates the place-by-place loop compiled at install (dashboard_scan_kernel)
+and numpy's form of it (the fallback when there was no compiler); the cutting is timed for each.
 ``--ahocorasick`` also times ahocorasick-rs (``pip install ahocorasick-rs``; not a dependency)
 building an automaton of the scan's own blocks and one overlapping pass over the first 30 MB:
 the library's time alone, nothing done with what it finds; ``--hyperscan`` the same with
@@ -43,7 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from agentao.memory import SQLiteMemoryStore  # noqa: E402
 from bench_purge import sentence, vocabulary  # noqa: E402
 
-from dashboard.actions import diskscan, purge, sidefiles  # noqa: E402
+from dashboard.actions import diskscan, grams, purge, sidefiles  # noqa: E402
 from dashboard.store import StoreRef, connection  # noqa: E402
 from dashboard.store import purge as sql  # noqa: E402
 from dashboard.store.descriptors import KeptReader  # noqa: E402
@@ -133,6 +136,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--pieces", help="read sizes to alternate, bytes, comma-separated")
     parser.add_argument("--threads", help="parts of a piece searched at once to alternate, comma-separated")
+    parser.add_argument("--kernel", default="c", help="c (compiled), numpy or both to alternate: c,numpy")
     parser.add_argument("--ahocorasick", action="store_true", help="also time ahocorasick-rs on the blocks")
     parser.add_argument("--hyperscan", action="store_true", help="also time hyperscan on the blocks")
     args = parser.parse_args()
@@ -155,33 +159,48 @@ def main() -> None:
         sizes = [int(p) for p in args.pieces.split(",")] if args.pieces else [diskscan.PIECE]
         chosen = diskscan.parts_at_once  # the dashboard's: one part a free core
         parts = [int(t) for t in args.threads.split(",")] if args.threads else [0]
-        pieces = [(size, threads) for size in sizes for threads in parts]
-        reads, scans, cpus, cuts = {}, {}, {}, []
+        compiled = grams.kernel
+        kernels = args.kernel.split(",")
+        if "c" in kernels and compiled is None:
+            sys.exit(
+                "--kernel c: dashboard_scan_kernel is not built (pip install -e . with gcc and Python's headers)"
+            )
+        runs = [(size, threads, kernel) for kernel in kernels for size in sizes for threads in parts]
+        reads, scans, cpus, cuts = {}, {}, {}, {}
         for _ in range(args.rounds):  # alternated: the machine is shared
-            for piece in pieces:
-                diskscan.PIECE, threads = piece
+            for run in runs:
+                diskscan.PIECE, threads, kernel = run
                 diskscan.parts_at_once = partial(int, threads) if threads else chosen
-                reads.setdefault(piece, []).append(read_alone(paths))
+                grams.kernel = compiled if kernel == "c" else None
+                reads.setdefault(run, []).append(read_alone(paths))
                 took, cpu, hits, steps = timed_scan(paths, texts, live, 3600)
-                scans.setdefault(piece, []).append(took)
-                cpus.setdefault(piece, []).append(cpu)
-            started, wall = time.process_time(), time.perf_counter()
-            diskscan.Needles(texts)
-            cuts.append((time.process_time() - started, time.perf_counter() - wall))
+                scans.setdefault(run, []).append(took)
+                cpus.setdefault(run, []).append(cpu)
+            for kernel in kernels:
+                grams.kernel = compiled if kernel == "c" else None
+                started, wall = time.process_time(), time.perf_counter()
+                diskscan.Needles(texts)
+                cuts.setdefault(kernel, []).append(
+                    (time.process_time() - started, time.perf_counter() - wall)
+                )
         found = sum(h.found for h in hits.values())
         still = sum(h.still_stored for h in hits.values())
         moved = sum(1 for a, b in zip(steps, steps[1:]) if b > a)
-        cut, cut_wall = min(cuts)
-        for piece in pieces:
-            read, scan, cpu = min(reads[piece]), min(scans[piece]), min(cpus[piece])
-            print(f"read alone:  {mb / read:7.1f} MB/s  ({read:.2f} s), {piece[0]} bytes a piece")
+        for run in runs:
+            read, scan, cpu = min(reads[run]), min(scans[run]), min(cpus[run])
+            cut = min(cuts[run[2]])[0]
+            print(f"read alone:  {mb / read:7.1f} MB/s  ({read:.2f} s), {run[0]} bytes a piece")
             print(
-                f"scan, {piece[1] or 'by load'} at once: {mb / scan:7.1f} MB/s  ({scan:.2f} s)  = {read / scan:.3f}x the read alone; "
+                f"scan, {run[2]}, {run[1] or 'by load'} at once: {mb / scan:7.1f} MB/s  ({scan:.2f} s)  = {read / scan:.3f}x the read alone; "
                 f"{mb / cpu:.1f} MB per CPU-second ({cpu:.2f} CPU-s, of which {cut:.2f} cutting the texts "
                 f"into blocks: {mb / max(cpu - cut, 1e-9):.1f} MB per CPU-second for the pass itself); "
-                f"{cpus[piece][scans[piece].index(scan)] / scan:.2f} CPU-s a second"
+                f"{cpus[run][scans[run].index(scan)] / scan:.2f} CPU-s a second"
             )
-        print(f"cutting the texts: {cut:.2f} CPU-s in {cut_wall:.2f} s ({cut / cut_wall:.2f} CPU-s a second)")
+        for kernel in kernels:
+            cut, cut_wall = min(cuts[kernel])
+            print(
+                f"cutting the texts, {kernel}: {cut:.2f} CPU-s in {cut_wall:.2f} s ({cut / cut_wall:.2f} CPU-s a second)"
+            )
         print(
             f"             {found} texts found, {still} still held by rows that stay; progress moved "
             f"{moved} times to {steps[-1]:.0%}; load {os.getloadavg()[0]:.1f}"

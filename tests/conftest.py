@@ -77,3 +77,17 @@ def seeded(agent, seeded_files) -> Agent:
 @pytest.fixture
 def client(seeded):
     return seeded.app().test_client()
+
+
+@pytest.fixture(params=["compiled", "numpy"])
+def scan_loop(request, monkeypatch) -> str:
+    """The byte scan's place-by-place loop, both ways: compiled at install (the module is there
+    wherever the tests run: a missing one fails), and numpy's form of it, which runs when an
+    install found no compiler.  Scan tests take it through ``pytest.mark.usefixtures``."""
+    from dashboard.actions import grams
+
+    if request.param == "numpy":
+        monkeypatch.setattr(grams, "kernel", None)
+    else:
+        assert grams.kernel is not None, "dashboard_scan_kernel was not built at install"
+    return request.param

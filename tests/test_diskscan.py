@@ -11,6 +11,7 @@ import pytest
 from dashboard.actions import diskscan
 
 LETTERS = "etaoinshrdlcumwfgypbvkjxqz"
+pytestmark = pytest.mark.usefixtures("scan_loop")  # every case, compiled and with numpy
 
 
 def words(rng: random.Random, n: int) -> str:

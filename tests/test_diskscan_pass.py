@@ -9,9 +9,12 @@ import shutil
 import sqlite3
 import tracemalloc
 
+import pytest
 from test_diskscan import filler, scan_bytes, words
 
 from dashboard.actions import diskscan, sidefiles
+
+pytestmark = pytest.mark.usefixtures("scan_loop")  # every case, compiled and with numpy
 
 
 def short_texts(rng: random.Random, n: int, tiny: bool = False) -> list[str]:

@@ -1,21 +1,22 @@
 """Looking at a store's files as bytes: the WAL header and frames, copies beside it,
 and a search of raw bytes for texts that should be gone.
 
-Every text is looked for at once, in one read of each file, by numpy at the
-speed of its C loops.  A text is cut into *blocks*: a short one (under BLOCK
-bytes) is one block, itself; a longer one has a BLOCK-byte block every STRIDE
-bytes and one at its end, so every piece of it at least STRIDE + BLOCK - 1
-bytes long (a text longer than a page lies in page-sized pieces over overflow
-pages) holds a whole block.  A block is looked for in one of a few *shapes*
-(SHAPES): the file is looked at only at the offsets a stride divides, and a
-block, wherever it lies, puts one of its grams there (the bytes at one of its
-first ``stride`` offsets).  A whole block is a 16-byte gram every 16 bytes; a
-short text, an 8-byte word every 8 bytes, or a 4-byte word every 4 (2, 1 for
-texts under 7 bytes), with the word after it.  Each place's gram is looked up
-in a table of bits, then among the grams, and a block is counted only after its
-bytes are compared whole.  So what the scan reports found is there byte for
-byte; a fragment is a block, and a text is found whole after its bytes are read
-again where its first block sits.
+Every text is looked for at once, in one read of each file: the place-by-place
+lookup is a compiled loop (grams.py, built at install; numpy's form of it where
+there was no compiler), what follows it numpy's array operations.  A text is cut
+into *blocks*: a short one (under BLOCK bytes) is one block, itself; a longer
+one has a BLOCK-byte block every STRIDE bytes and one at its end, so every piece
+of it at least STRIDE + BLOCK - 1 bytes long (a text longer than a page lies in
+page-sized pieces over overflow pages) holds a whole block.  A block is looked
+for in one of a few *shapes* (SHAPES): the file is looked at only at the offsets
+a stride divides, and a block, wherever it lies, puts one of its grams there
+(the bytes at one of its first ``stride`` offsets). A whole block is a 16-byte
+gram every 16 bytes; a short text, an 8-byte word every 8 bytes, or a 4-byte
+word every 4 (2, 1 for texts under 7 bytes), with the word after it.  Each
+place's gram is looked up in a table of bits, then among the grams, and a block
+is counted only after its bytes are compared whole.  So what the scan reports
+found is there byte for byte; a fragment is a block, and a text is found whole
+after its bytes are read again where its first block sits.
 The search can only look for texts it is given.
 """
 
@@ -32,24 +33,18 @@ from pathlib import Path
 import numpy as np
 
 from ..store.descriptors import KeptReader
+from .grams import Grams
 from .sidefiles import size_of
 
 BLOCK = 31  # bytes a block: two 8-byte words at an offset 16 divides, wherever it lies
 STRIDE = 256  # a long text has a block every STRIDE bytes: a 286-byte piece holds one
 PIECE = 1 << 20  # bytes read and searched at a time: fewer numpy calls a MB; arrays ~5x it at the peak
-FLAT_BITS = 20  # few grams (under 16,384): one table of 16-bit slots, 2 MiB at most
 TAIL = 32  # bytes of the previous piece searched again with the next: a block across the cut
 # (stride, size): a block of stride + size - 1 bytes or more puts a size-byte gram on an offset
 # stride divides; each block takes the first that fits it (the fewest places to look at).
 SHAPES = ((16, 16), (8, 8), (4, 4), (2, 2), (1, 1))
-MULTIPLIERS = (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93)
-M1, M2 = np.uint64(MULTIPLIERS[0]), np.uint64(MULTIPLIERS[1])
 THREADS = 2  # parts of a piece searched at most at once, when the cores are free (parts_at_once)
 PAD = bytes(TAIL)  # after each piece: the words a text ending on the last byte needs
-
-
-def _hash(first: np.ndarray, second: np.ndarray) -> np.ndarray:
-    return (first * M1) ^ (second * M2)
 
 
 @dataclass
@@ -86,131 +81,6 @@ class Found:
                 held.add(at)
 
 
-class _Grams:
-    """The grams of one shape, and tables to find them.
-
-    A shape is (``stride``, ``size``): the file is looked at as the ``size`` bytes at every offset
-    ``stride`` divides, and a block, wherever it lies, puts ``size`` of its bytes on such an offset
-    at one of its first ``stride`` offsets: those ``stride`` grams of each block are looked for.
-    A 16-byte gram is two words, hashed together.  A short gram is common, so with it goes the
-    word after it (as much of it as the block holds), which rules out most places before a block
-    is compared."""
-
-    def __init__(
-        self, shape: tuple[int, int], rows: np.ndarray, length: np.ndarray, blocks: np.ndarray
-    ) -> None:
-        self.stride, self.size = shape
-        self.blocks = blocks.astype(np.intp)
-        word = min(self.size, 8)
-        self.dtype = np.dtype(f"<u{word}")
-        # Each block's row holds its BLOCK bytes (a short block's, the bytes after it too): its gram
-        # at shift s is the word at s of the row, and the word after it the one at s + word.
-        rows = np.ascontiguousarray(rows)
-        first, second = (
-            np.ndarray((len(rows), self.stride), self.dtype, rows, at, (BLOCK, 1)).ravel() for at in (0, word)
-        )
-        self.mask = None
-        if self.size > 8:
-            first = _hash(first, second)
-        else:
-            held = (length[:, None] - np.arange(self.stride) - word).ravel()  # bytes held of the next word
-            self.mask = np.where(
-                held >= 8, ~np.uint64(0), (np.uint64(1) << (8 * np.minimum(held, 7)).astype(np.uint64)) - 1
-            ).astype(self.dtype)
-            self.second = second & self.mask
-        del second
-        # Few grams (a short text's, or the texts the rows are searched for): one table of 16-bit
-        # slots, about one in sixty set, each naming the run of grams (sorted by slot) that falls
-        # there: no search among the grams.  Many (the blocks): two tables of bits, about one in
-        # sixteen set each, the second asked only where the first said yes, then a search among
-        # the grams sorted by hash.  Stretches of zeros are the commonest word in a store's files:
-        # the multiplier leaves their slot clear (unless zero is a gram).
-        width = 8 * word
-        self.few = len(first).bit_length() + 6 <= FLAT_BITS  # under 2**14 grams: a slot's run fits
-        self.bits = min(width, max(10, len(first).bit_length() + (6 if self.few else 4)))
-        for m in MULTIPLIERS:
-            self.mults = [self.dtype.type(m & ((1 << width) - 1)) for m in (m, (m ^ MULTIPLIERS[-1]) | 1)]
-            index = self._index(first, 0 if self.few else 1)
-            if not (first == 0).any() or (index != 0).all():
-                break
-        if self.few:
-            self.named = np.argsort(index, kind="stable")
-            self._runs(index[self.named])
-            self.tables = [np.zeros(1 << self.bits, np.int16)]
-            self.tables[0][index[self.named[self.row]]] = np.arange(1, len(self.row) + 1)
-            return
-        with ThreadPoolExecutor(1) as pool:  # the second table is filled while the grams are sorted
-            second = pool.submit(lambda: _bits(np.sort(index), self.bits))
-            # Sorted by hash, each gram's number in the hash's low bits: one sort, nothing to
-            # permute.  Grams whose hashes agree above those bits are one run (texts share grams:
-            # "pin 1234", "pin 5678"); each is confirmed when its block's bytes compare whole.
-            self.low = np.uint64(max(1, (len(first) - 1).bit_length()))
-            named = np.sort(
-                (self._full(first) >> self.low << self.low) | np.arange(len(first), dtype=np.uint64)
-            )
-            self.heads = self._runs(named >> self.low)
-            self.named = _signed(named & ((np.uint64(1) << self.low) - np.uint64(1)))
-            # The first table: the sorted hashes' top bits, in order already.
-            self.tables = [_bits(_signed(named >> np.uint64(64 - self.bits)), self.bits), second.result()]
-
-    def _full(self, keys: np.ndarray) -> np.ndarray:
-        """A 64-bit hash of each word, one to one: the order the grams are sorted in."""
-        return keys if self.size > 8 else keys.astype(np.uint64) * M1
-
-    def _runs(self, keys: np.ndarray) -> np.ndarray:
-        """Where each run of equal ``keys`` (sorted) begins and how long it is; its key."""
-        self.row = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
-        self.many = np.diff(np.append(self.row, len(keys)))
-        return keys[self.row]
-
-    def _index(self, keys: np.ndarray, k: int = 0) -> np.ndarray:
-        """Each key's slot in table ``k``, as numpy's own index type (an unsigned index costs
-        numpy a checked conversion: several times the lookup itself)."""
-        if self.bits == 8 * self.dtype.itemsize:
-            return keys.astype(np.intp)  # a 1- or 2-byte word is its own slot
-        index = keys * self.mults[k]
-        index >>= self.dtype.type(8 * self.dtype.itemsize - self.bits)
-        return _signed(index)
-
-    def candidates(self, window: bytes) -> tuple[np.ndarray, np.ndarray]:
-        """(offset in ``window``, block) of every place a block's gram is, before the block is compared."""
-        word = self.dtype.itemsize
-        every = max(self.stride, word)  # bytes between the places one row of words looks at
-        step = every // word
-        words = np.frombuffer(window, self.dtype, count=len(window) // word)
-        n = (len(words) - 1) // step  # places with a word after them
-        keys = words[: n * step : step]
-        if self.size > 8:
-            keys = _hash(keys, words[1 : n * step + 1 : step])
-        j, e = self._look(keys)
-        if self.mask is not None:
-            same = (words[j * step + 1] & self.mask[e]) == self.second[e]
-            j, e = j[same], e[same]
-        return j * every - e % self.stride, self.blocks[e // self.stride]
-
-    def _look(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(place, gram number) of every gram among ``keys`` (and, rarely, of a hash alike)."""
-        if self.few:
-            run = self.tables[0][self._index(keys)]
-            j = np.flatnonzero(run)
-            k = run[j].astype(np.intp) - 1
-        else:  # the second table asked only where the first said yes
-            full = self._full(keys)
-            j = _set(self.tables[0], _signed(full >> np.uint64(64 - self.bits)))
-            j = j[_set(self.tables[1], self._index(keys[j], 1))]
-            high = full[j] >> self.low
-            k = np.minimum(np.searchsorted(self.heads, high), len(self.heads) - 1)
-            hit = self.heads[k] == high
-            j, k = j[hit], k[hit]
-        if not len(j):
-            return j, j
-        many = self.many[k]
-        ends = np.cumsum(many)
-        return np.repeat(j, many), self.named[
-            np.repeat(self.row[k] - ends + many, many) + np.arange(ends[-1])
-        ]
-
-
 class Needles:
     """The texts to look for, cut into blocks once, searched for in every file and in the rows' text."""
 
@@ -230,13 +100,13 @@ class Needles:
         offset = np.where(k == self.count[self.text] - 1, np.maximum(size - BLOCK, 0)[self.text], k * STRIDE)
         at = (np.cumsum(size) - size)[self.text] + offset
         self.length = np.minimum(size, BLOCK)[self.text]
-        joined = np.frombuffer(b"".join(self.raw) + bytes(2 * BLOCK), np.uint8)
+        joined = np.frombuffer(b"".join([*self.raw, bytes(2 * BLOCK)]), np.uint8)
         self.bytes = np.lib.stride_tricks.sliding_window_view(joined, BLOCK)[at]  # one row a block
         # The widest shape a block fits: the fewest places of a file to look at.
         fits = self.length[:, None] >= np.array([stride + size - 1 for stride, size in SHAPES])
         shape = fits.argmax(axis=1)
         self.grams = [
-            _Grams(SHAPES[k], self.bytes[mine], self.length[mine], np.flatnonzero(mine))
+            Grams(SHAPES[k], self.bytes[mine], self.length[mine], np.flatnonzero(mine))
             for k in np.unique(shape)
             if (mine := shape == k).any()
         ]
@@ -247,8 +117,8 @@ class Needles:
         """The blocks in ``chunks`` (one file or buffer, in order), and where first blocks sit.
 
         Each piece is cut in parts (each with the TAIL bytes before it), one a free core, searched
-        at once: numpy lets go of the interpreter in its loops, so the parts run side by side, in
-        the memory of one piece.  The next piece is read and handed out while they run: no core
+        at once: the loops let go of the interpreter, so the parts run side by side, in the
+        memory of one piece (the parts are views of it).  The next piece is read and handed out while they run: no core
         waits for the slower part of a piece.  A part that fails (or a progress that raises) ends
         the search, and the parts not begun are dropped."""
         found, tail, start, threads = Found(), b"", 0, parts_at_once()
@@ -256,16 +126,25 @@ class Needles:
         with ThreadPoolExecutor(threads) as pool:
             try:
                 for chunk in chunks:
-                    window = tail + chunk
+                    # One copy a piece, with zeros after it: each part is a view of it, and the
+                    # bytes after a part (the next part's, or the zeros) give every place of the
+                    # part a word to read, to its last byte.
+                    window = memoryview(b"".join((tail, chunk, PAD)))
+                    end = len(window) - len(PAD)
                     part = -(-len(chunk) // threads)
-                    cuts = range(len(tail), len(window), part)
-                    parts = [
-                        (window[max(0, c - TAIL) : c + part], start - len(tail) + max(0, c - TAIL))
-                        for c in cuts
-                    ]
-                    running.append([pool.submit(self._search, *p) for p in parts])
+                    running.append(
+                        [
+                            pool.submit(
+                                self._search,
+                                window[max(0, c - TAIL) : c + part + len(PAD)],
+                                min(c + part, end) - max(0, c - TAIL),
+                                start - len(tail) + max(0, c - TAIL),
+                            )
+                            for c in range(len(tail), end, part)
+                        ]
+                    )
                     start += len(chunk)
-                    tail = window[-TAIL:]
+                    tail = bytes(window[max(0, end - TAIL) : end])
                     while len(running) > 1:
                         _collect(running.popleft(), found)
                 while running:
@@ -276,18 +155,17 @@ class Needles:
                         f.cancel()
         return found
 
-    def _search(self, window: bytes, start: int) -> list:
-        """(blocks, their texts, whether first, file offsets) in ``window``, for each shape that has any."""
-        # Zeros after the bytes give every place a word to read, to the last byte; a block
-        # counts only when all its bytes are in ``window`` and the same.
-        padded = window + PAD
-        data = np.frombuffer(padded, np.uint8)
+    def _search(self, window: memoryview, size: int, start: int) -> list:
+        """(blocks, their texts, whether first, file offsets) in the first ``size`` bytes of
+        ``window``, for each shape that has any.  ``window`` goes on for at least len(PAD) bytes
+        more; a block counts only when all its bytes are in the ``size`` and the same."""
+        data = np.frombuffer(window, np.uint8)
         columns = np.arange(BLOCK)
         hits = []
         for g in self.grams:
-            at, block = g.candidates(padded)
+            at, block = g.candidates(window)
             length = self.length[block]
-            fits = (at >= 0) & (at + length <= len(window))
+            fits = (at >= 0) & (at + length <= size)
             at, block, length = at[fits], block[fits], length[fits]
             if not len(at):
                 continue
@@ -342,23 +220,6 @@ class Needles:
         return seen
 
 
-def _bits(index: np.ndarray, bits: int) -> np.ndarray:
-    """A table of ``1 << bits`` bits, set at ``index`` (in order: each page written once, in turn)."""
-    flags = np.zeros(1 << bits, bool)
-    flags[index] = True
-    return np.packbits(flags, bitorder="little")
-
-
-def _signed(index: np.ndarray) -> np.ndarray:
-    """Slots (under 2**63) as numpy's index type: a view for 64-bit ones, no copy."""
-    return index.view(np.int64) if index.dtype.itemsize == 8 else index.astype(np.intp)
-
-
-def _set(table: np.ndarray, index: np.ndarray) -> np.ndarray:
-    """Where the bit of ``table`` at ``index`` is set."""
-    return np.flatnonzero((table[index >> 3] >> (index & 7).astype(np.uint8)) & 1)
-
-
 def _collect(parts: list[Future], found: Found) -> None:
     for f in parts:
         for args in f.result():
@@ -382,7 +243,8 @@ def _at(fh, offset: int, size: int) -> bytes:
 
 
 def _chunks(data: bytes):
-    return (data[i : i + PIECE] for i in range(0, len(data), PIECE))
+    view = memoryview(data)  # pieces without a copy: search copies each once
+    return (view[i : i + PIECE] for i in range(0, len(data), PIECE))
 
 
 def _read(fh, on_chunk=lambda chunk: None):
