@@ -129,6 +129,7 @@ def test_agentao_picks_among_equal_scores_differently_and_the_preview_says_so(ti
         '#answer [data-answer="recalled"] + [data-answer="ties"], #answer [data-answer="ties"]'
     )
     assert note is not None and note.get_text(" ", strip=True) == said
+    assert note.has_attr("hx-disable")  # it can quote memory text: htmx never reads it
     lead = page.select_one("#answer .answer-lead")
     assert lead.find_next_sibling() is note  # right under "Recalled for this message"
     marked = {tr["data-memory-id"] for tr in page.select("table.recall tr[data-tie-varies]")}
