@@ -1,0 +1,63 @@
+"""The words a first-time user trips on, walked on the demo as they are read: numbers grouped
+as the rest of the page groups them, each language punctuating its own sentences, a thing said
+once and in plain words, a saved check confirmed where the eye is, and what to type after
+agentao's refusal."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from agentao_world import BrowserClient
+from bs4 import BeautifulSoup
+
+from dashboard import create_app
+from dashboard.demo import build_demo
+
+HTMX = {"HX-Request": "true"}
+ZH = {"Accept-Language": "zh-CN,zh;q=0.9"}
+UNGROUPED = re.compile(r"\d{4}")  # "1845"; "1,845" is how the page writes it
+
+
+@pytest.fixture
+def client(tmp_path):
+    project_dir, user_db = build_demo(tmp_path)
+    app = create_app({"PROJECT_DIR": project_dir, "USER_DB": user_db, "TESTING": True, "AUTH_TOKEN": False})
+    app.project_dir = project_dir
+    app.test_client_class = BrowserClient
+    return app.test_client()
+
+
+def soup(r):
+    assert r.status_code in (200, 422), r.status_code
+    return BeautifulSoup(r.get_data(as_text=True), "html.parser")
+
+
+def words(node) -> str:
+    return " ".join(node.get_text(" ").split())
+
+
+def _memory(client, key) -> str:
+    m = next(m for m in client.get("/memories.json").get_json()["items"] if m["key_normalized"] == key)
+    return f"/memories/{m['store']}/{m['id']}"
+
+
+def test_block_sizes_are_grouped_in_english_and_chinese(client):
+    url = _memory(client, "preference_commit_messages_in_english")
+    for headers in ({}, ZH):
+        page = soup(client.get(url, headers=headers))
+        for field in ("move-effect", "delete-effect"):
+            said = words(page.select_one(f"[data-field={field}]"))
+            assert "2,000" in said and not UNGROUPED.search(said), said
+    # What approving did, on the card that answers the click.
+    card = soup(client.get("/reviews")).select_one("article.review[data-item-id]")
+    fields = {i["name"]: i["value"] for i in card.select("input[type=hidden]")}
+    done = soup(client.post(f"/reviews/{card['data-item-id']}/approve", data=fields, headers=HTMX))
+    said = words(done.select_one("[data-field=stable-after]"))
+    assert re.search(r"now \d,\d{3} of 2,000 characters", said), said
+    # The plan of a new memory.
+    plan = soup(
+        client.post("/memories/new/plan", data={"key": "coffee order", "value": "black"}, headers=HTMX)
+    )
+    said = words(plan.select_one("[data-field=block-size]"))
+    assert re.search(r"\d,\d{3} → \d,\d{3} of 2,000 characters \([+-]\d+\)", said), said
