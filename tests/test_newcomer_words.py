@@ -61,3 +61,36 @@ def test_block_sizes_are_grouped_in_english_and_chinese(client):
     )
     said = words(plan.select_one("[data-field=block-size]"))
     assert re.search(r"\d,\d{3} → \d,\d{3} of 2,000 characters \([+-]\d+\)", said), said
+
+
+def test_chinese_sentences_end_with_chinese_punctuation(client):
+    about = soup(client.get("/about", headers=ZH)).select_one("#about-saved p")
+    checks = soup(client.get("/checks", headers=ZH)).select_one("#checks-summary")
+    preview = soup(client.get("/preview", query_string={"q": "deploy"}, headers=ZH)).select_one(
+        "#how-read .summary"
+    )
+    for said in (words(about), words(checks), words(preview)):
+        assert "." not in said and said.endswith("。"), said
+    assert "项检查：" in words(checks)
+    # English keeps its own.
+    assert words(soup(client.get("/checks")).select_one("#checks-summary")) == "1 check: 1 fails."
+
+
+def test_forget_about_you_says_goes_once(client):
+    page = soup(client.get("/forget/about"))
+    for part in page.select("section.about-store"):
+        said = [s for s in part.stripped_strings if "Goes" in s]
+        assert said == ["Goes"], said  # the heading; the line under it gives the counts
+        assert words(part.select_one("[data-field=goes]")).startswith("In all: ")
+
+
+def test_where_a_memory_came_from_is_in_plain_words(client):
+    section = soup(client.get(_memory(client, "preference_commit_messages_in_english"))).select_one(
+        "#provenance"
+    )
+    said = words(section)
+    assert "crystallizer" not in said and "The person" not in said
+    assert "You said it in 1 message." in said and "From your words:" in said
+    assert (
+        words(section.select_one("[data-field=evidence]")) == "from now on I want commit messages in English"
+    )
