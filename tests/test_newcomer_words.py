@@ -94,3 +94,30 @@ def test_where_a_memory_came_from_is_in_plain_words(client):
     assert (
         words(section.select_one("[data-field=evidence]")) == "from now on I want commit messages in English"
     )
+
+
+def test_saving_a_check_says_what_was_saved_and_where(client):
+    check = {
+        "name": "deploy notes come up",
+        "message": "how do I deploy the service?",
+        "must_recall": "deploy",
+    }
+    r = client.post("/checks", data={**check, "store": "project"})
+    assert r.status_code == 303
+    status = soup(client.get(r.headers["Location"])).select_one("#status [data-said]")
+    path = client.application.project_dir / ".agentao" / "memory-checks.json"
+    assert words(status) == f"Saved the check “deploy notes come up” in {path}. It passes now."
+    # Said once: a reload says nothing.
+    assert soup(client.get(r.headers["Location"])).select_one("#status [data-said]") is None
+
+
+@pytest.mark.parametrize(
+    "headers, hint", [({}, "Type a key with at least one letter a–z"), (ZH, "请输入至少含")]
+)
+def test_an_empty_key_refusal_says_what_to_type(client, headers, hint):
+    page = soup(
+        client.post("/memories/new/plan", data={"key": "部署!", "value": "x"}, headers={**HTMX, **headers})
+    )
+    refusal = page.select_one("[data-field=new-refusal]")
+    assert "Memory key is empty after normalization" in words(refusal)  # agentao's words, as they are
+    assert words(refusal.select_one("[data-field=refusal-hint]")).startswith(hint)
