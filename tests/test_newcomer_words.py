@@ -111,6 +111,16 @@ def test_saving_a_check_says_what_was_saved_and_where(client):
     assert soup(client.get(r.headers["Location"])).select_one("#status [data-said]") is None
 
 
+def test_what_goes_out_looks_as_it_does_on_a_suggestion_card(client):
+    card_warning = soup(client.get("/reviews")).select_one("[data-shared-warning], [data-warning]")
+    plan = soup(
+        client.post("/memories/new/plan", data={"key": "coffee order", "value": "black"}, headers=HTMX)
+    )
+    going = plan.select_one("[data-field=block-size] [data-field=block-left]")
+    assert words(going).startswith("Goes out:")
+    assert "consequence-bad" in card_warning["class"] and "consequence-bad" in going["class"]
+
+
 @pytest.mark.parametrize(
     "headers, hint", [({}, "Type a key with at least one letter a–z"), (ZH, "请输入至少含")]
 )
