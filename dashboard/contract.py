@@ -20,6 +20,7 @@ _USER_TAGS = frozenset({"preference", "profile", "personal"})
 _KEYWORD_STOPWORDS = frozenset("a an the is in of to and or for with on at by be it as are was were".split())
 
 REFUSED_SECRET = "Refused to save: content appears to contain sensitive credentials"
+REFUSED_EMPTY_KEY = "Memory key is empty after normalization"
 
 
 class SaveRefused(ValueError):
@@ -126,7 +127,7 @@ def normalize_key(key: str) -> str:
     k = re.sub(r"[^a-z0-9_]+", "_", k)
     k = re.sub(r"_+", "_", k).strip("_")
     if not k:
-        raise SaveRefused("Memory key is empty after normalization")
+        raise SaveRefused(REFUSED_EMPTY_KEY)
     return k[:KEY_MAX]
 
 

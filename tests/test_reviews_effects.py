@@ -70,7 +70,7 @@ def test_approve_prediction_equals_engine_and_agentao_after(seeded):
     assert effect["after"] == after == agentao_block(seeded)
     row = soup(r).select_one(f"#review-{item['id']}")
     assert row["data-outcome"] == "approved"
-    assert f"now {len(after)} of 2000" in row.select_one('[data-field="stable-after"]').text
+    assert f"now {len(after):,} of 2,000" in row.select_one('[data-field="stable-after"]').text
 
 
 def test_approve_onto_a_live_memory_without_js(agent):
@@ -86,7 +86,7 @@ def test_approve_onto_a_live_memory_without_js(agent):
     after = engine_block(agent)
     assert effect["after"] == after
     page = soup(client.get(r.headers["Location"]))
-    assert f"now {len(after)} of 2000" in page.select_one('[data-field="stable-after"]').text
+    assert f"now {len(after):,} of 2,000" in page.select_one('[data-field="stable-after"]').text
 
 
 def _actions(client, store, memory_id):

@@ -19,7 +19,7 @@ from itertools import accumulate
 
 from flask_babel import gettext as _
 
-from ..contract import REFUSED_SECRET
+from ..contract import REFUSED_EMPTY_KEY, REFUSED_SECRET
 from ..findings.checks import jaccard, token_set, token_sets
 from ..findings.corpus import Docs, contradicted_preferences, subject
 from ..findings.duplicates import DUPLICATE_THRESHOLD, MAX_RELATED, MIN_TOKENS
@@ -50,7 +50,7 @@ def refusal_text(refusal: str) -> str:
     """agentao's refusal (kept word for word in the plan and its twin) in the page's language."""
     fixed = {
         REFUSED_SECRET: _("Refused to save: content appears to contain sensitive credentials"),
-        "Memory key is empty after normalization": _("Memory key is empty after normalization"),
+        REFUSED_EMPTY_KEY: _("Memory key is empty after normalization"),
         "Memory key/title must be single-line": _("Memory key/title must be single-line"),
         "Memory content is empty": _("Memory content is empty"),
     }
@@ -58,6 +58,17 @@ def refusal_text(refusal: str) -> str:
     if found:
         return _("Memory content exceeds max length (%(num)s > %(limit)s)", num=found[1], limit=found[2])
     return fixed.get(refusal, refusal)
+
+
+def refusal_hint(refusal: str) -> str | None:
+    """What to type instead, said after agentao's refusal (whose words stay as they are)."""
+    if refusal == REFUSED_EMPTY_KEY:
+        return _(
+            "Type a key with at least one letter a–z or digit 0–9, such as %(example)s: agentao keeps "
+            "only those and _ and drops every other character, Chinese too.",
+            example="coffee_order",
+        )
+    return None
 
 
 def of_plan(item, refusal: str | None, existing) -> tuple[dict, ...]:

@@ -63,8 +63,9 @@ def shown(value) -> Markup:
 
 
 def key_shown(value) -> Markup:
-    """A memory's key as ``shown``, with a line-break chance (``<wbr>``) after each ``_``: a
-    long key wraps between its words on a phone, never inside one, and copies exactly."""
+    """A memory's key (or a title that is one: agentao titles a memory by its raw key) as
+    ``shown``, with a line-break chance (``<wbr>``) after each ``_``: a long key wraps between
+    its words on a phone, never inside one, and copies exactly."""
     return _BDI % Markup("_<wbr>").join(_marked(part) for part in str(value).split("_"))
 
 

@@ -15,7 +15,8 @@ from ...actions import checks as ck
 from ...agent_cjk import agent_cjk
 from ...preview_source import snapshot
 from ...store.status import inspect
-from ...web import answer, page, page_route, stores
+from ...web import answer, landed, page, page_route, stores
+from ...words import store_name
 from ..outcomes import form_values
 
 bp = Blueprint("checks", __name__)
@@ -114,9 +115,29 @@ def collect() -> dict:
     }
 
 
+def _said_saved(context: dict):
+    """The status line on the page a no-JavaScript save lands on: which check was saved, into
+    which file, and its result (``create`` flashed its id); None on a plain visit or a reload."""
+    saved = landed().get("check")
+    mine = next((c for c in context["checks"] if c["id"] == saved), None)
+    if mine is None:
+        return None
+    said = _(
+        "Saved the check “%(name)s” in %(file)s.",
+        name=mine["name"],
+        file=context["files"].get(mine["store"], store_name(mine["store"])),
+    )
+    if mine["ran"] and not mine["tie"]:
+        said += " " + (_("It passes now.") if mine["passed"] else _("It fails now: its row below says why."))
+    return said
+
+
 @page_route(bp, "/checks")
 def index(fmt: str):
-    return page(fmt, "checks/index.html", **collect())
+    context = collect()
+    if fmt == "json":
+        return page(fmt, "checks/index.html", **context)
+    return page(fmt, "checks/index.html", said=_said_saved(context), **context)
 
 
 @page_route(bp, "/checks/new")
@@ -163,7 +184,10 @@ def create():
     ck.record(_refs(), run)
     mine = next(r for r in run.results if r.check["id"] == check["id"])
     return answer(
-        {"saved": True, "check": result_dict(mine)}, 201, to=url_for("checks.index") + "#check-" + check["id"]
+        {"saved": True, "check": result_dict(mine)},
+        201,
+        to=url_for("checks.index") + "#check-" + check["id"],
+        done={"check": check["id"]},
     )
 
 

@@ -22,7 +22,7 @@ import json
 from flask import abort, request, url_for
 from flask_babel import gettext as _
 
-from ...actions import adding, effects
+from ...actions import adding, effects, warnings
 from ...contract import KNOWN_TYPES, SaveRefused
 from ...web import answer, stores
 from .. import block_effects
@@ -83,7 +83,7 @@ def plan():
 
 def _blank(got):
     """The add form's context before anything is planned: the values as typed."""
-    keys = ("plan", "refusal", "error_type", "effect", "planned")
+    keys = ("plan", "refusal", "refusal_hint", "error_type", "effect", "planned")
     return {"form": got, "types": KNOWN_TYPES, **dict.fromkeys(keys)}
 
 
@@ -97,7 +97,8 @@ def _planned(values):
         try:
             plan = _plan(got)
         except SaveRefused as refused:
-            context.update(refusal=str(refused), error_type=refused.agentao_error)
+            hint = warnings.refusal_hint(str(refused))
+            context.update(refusal=str(refused), refusal_hint=hint, error_type=refused.agentao_error)
         else:
             context.update(plan=plan, planned=_digest(got))
             if plan.problem is None:
