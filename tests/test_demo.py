@@ -39,7 +39,7 @@ def test_a_secret_agentao_lets_through_reaches_the_model(findings):
     secrets = [i for i in findings if i["category"] == "secret"]
     assert secrets and all(i["reach"] != "disk" for i in secrets)
     # Masked on the page: the value itself is never in the answer.
-    assert all("hidden" in i["excerpt"] for i in secrets)
+    assert all("sk_demo_4f9c2b7e1a8d3f6c" not in i["excerpt"] and "•" in i["excerpt"] for i in secrets)
 
 
 def test_personal_data_in_english_and_chinese(findings):
