@@ -559,6 +559,11 @@ def report(r: dict, label: str) -> None:
             f"{shown:<46}{p50 * 1000:8.1f}{r['first'][screen] * 1000:9.1f}{p50 / floor:10.1f}"
             f"{p50 / base:11.2f}{size:9.1f}  {r['statuses'].get(screen)!s:<7} {goal}"
         )
+    posted = [t for screen, t in r["times"].items() if screen.startswith("POST /preview")]
+    if posted:  # the same POST against the three-word path, for the record
+        print(
+            f"(POST /preview against agentao's three-word path: {statistics.median(posted[0]) / theirs:.2f}x)"
+        )
     mine, (agent, agent_peak) = r["rss"], r["agentao_rss"]
     print(
         f"server RSS after every screen {mine:.0f} MiB; an agentao process over the same store and "
