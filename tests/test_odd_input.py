@@ -6,6 +6,7 @@ import sqlite3
 
 import pytest
 from agentao_world import file_digest
+from bs4 import BeautifulSoup
 
 
 @pytest.mark.parametrize("url", ["/memories", "/memories.json", "/findings", "/findings.json"])
@@ -225,3 +226,23 @@ def test_slow_headers_from_110_connections_do_not_make_the_dashboard_unreachable
             s.close()
         proc.terminate()
         proc.wait(timeout=10)
+
+
+# JSON bodies of the wrong shape, found by walking every POST route with crafted bodies: each
+# is refused with the field's name (the stores unchanged), never a 500.
+JSON = {"Accept": "application/json"}
+HTMX = {"HX-Request": "true"}
+
+
+@pytest.mark.parametrize("url", ["/preview", "/preview/ranked"])
+@pytest.mark.parametrize("headers", [{}, HTMX], ids=["page", "htmx"])
+def test_a_json_body_sent_to_the_preview_form_says_where_scripts_send_it(client, url, headers):
+    r = client.post(url, json={"q": "uv"}, headers=headers)
+    assert r.status_code == 415, r.status_code
+    assert "/preview.json" in BeautifulSoup(r.data, "html.parser").get_text()
+
+
+def test_a_preview_question_with_a_lone_surrogate_is_refused_with_a_message(client):
+    r = client.post("/preview.json", data='{"q": "uv \\ud800"}', content_type="application/json")
+    assert r.status_code == 400 and "lone surrogate" in r.get_json()["message"]
+
