@@ -246,3 +246,35 @@ def test_a_preview_question_with_a_lone_surrogate_is_refused_with_a_message(clie
     r = client.post("/preview.json", data='{"q": "uv \\ud800"}', content_type="application/json")
     assert r.status_code == 400 and "lone surrogate" in r.get_json()["message"]
 
+
+@pytest.mark.parametrize(
+    "field, value, says",
+    [
+        ("tags", 5, "'tags' must be text (comma-separated) or a list of texts."),
+        ("tags", {"a": "b"}, "'tags' must be text (comma-separated) or a list of texts."),
+        ("tags", ["ok", None, 3], "'tags' must be text (comma-separated) or a list of texts."),
+        ("type", ["note"], "'type' must be text."),
+        ("type", 7, "'type' must be text."),
+    ],
+)
+def test_an_edit_whose_json_field_is_not_text_is_refused_and_changes_nothing(
+    seeded, client, field, value, says
+):
+    memory = next(m for m in client.get("/memories.json").get_json()["items"] if m["store"] == "project")
+    before = file_digest(seeded.project_db, seeded.user_db)
+    body = {"value": "Edited.", "updated_at": memory["updated_at"], field: value}
+    r = client.post(f"/memories/project/{memory['id']}/edit", json=body, headers=JSON)
+    assert r.status_code == 400 and r.get_json()["message"] == says
+    assert file_digest(seeded.project_db, seeded.user_db) == before
+
+
+def test_a_delete_whose_shown_in_is_not_text_answers_with_the_memory_deleted(seeded, client):
+    """The delete is done before the answer is drawn: an odd ``shown_in`` (which list's row
+    to redraw) must not turn a delete that worked into a 500 saying nothing was changed."""
+    memory = next(m for m in client.get("/memories.json").get_json()["items"] if m["store"] == "project")
+    body = {"updated_at": memory["updated_at"], "shown_in": ["list"]}
+    r = client.post(f"/memories/project/{memory['id']}/delete", json=body, headers=HTMX)
+    assert r.status_code == 200 and "The agent no longer sees it" in r.get_data(as_text=True)
+    gone = client.get(f"/memories/project/{memory['id']}.json").get_json()["memory"]
+    assert gone["deleted_at"] is not None
+
