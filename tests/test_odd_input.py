@@ -278,3 +278,17 @@ def test_a_delete_whose_shown_in_is_not_text_answers_with_the_memory_deleted(see
     gone = client.get(f"/memories/project/{memory['id']}.json").get_json()["memory"]
     assert gone["deleted_at"] is not None
 
+
+@pytest.mark.parametrize("url", ["/reviews/approve", "/reviews/reject", "/reviews/erase"])
+@pytest.mark.parametrize("ids", [5, True, [["x"]], [{"id": "x"}]], ids=["int", "bool", "nested", "object"])
+def test_review_ids_that_are_not_strings_are_refused_and_change_nothing(seeded, client, url, ids):
+    before = file_digest(seeded.project_db, seeded.user_db)
+    r = client.post(url, json={"ids": ids, "confirm": "1"}, headers=JSON)
+    assert r.status_code == 400 and r.get_json()["message"] == "'ids' must be a list of strings."
+    assert file_digest(seeded.project_db, seeded.user_db) == before
+
+
+def test_one_review_id_sent_as_a_string_is_that_item_not_its_letters(client):
+    item = client.get("/reviews.json").get_json()["items"][0]
+    r = client.post("/reviews/reject", json={"ids": item["id"]}, headers=JSON)
+    assert [o["id"] for o in r.get_json()["outcomes"]] == [item["id"]]

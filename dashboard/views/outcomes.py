@@ -74,6 +74,21 @@ def refuse_lone_surrogates(body) -> None:
         )
 
 
+def strings(values, name: str) -> list[str]:
+    """A repeated form field, or a JSON body's string or list of strings ([] when absent); a 400
+    for anything else (a number, an object, a list holding one)."""
+    if hasattr(values, "getlist"):
+        return values.getlist(name)
+    found = values.get(name)
+    if found is None or found == "":
+        return []
+    if isinstance(found, str):
+        return [found]
+    if not isinstance(found, list) or not all(isinstance(v, str) for v in found):
+        abort(400, _("'%(name)s' must be a list of strings.", name=name))
+    return found
+
+
 def require_writable(*store_keys: str) -> None:
     for st in statuses():
         why = cannot_change(st.ref.key) if st.ref.key in store_keys else None
