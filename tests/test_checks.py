@@ -384,3 +384,44 @@ def test_the_page_names_the_store_of_each_checks_file(agent):
         "Project store": str(agent.project_dir / ".agentao" / "memory-checks.json"),
         "User store": str(agent.user_db.parent / "memory-checks.json"),
     }, named
+
+
+def test_a_check_that_would_make_the_file_too_big_to_read_is_not_saved(phone, monkeypatch):
+    """The dashboard reads a checks file only up to MAX_FILE_BYTES: it never writes one
+    larger, so the checks saved before stay readable and can still be deleted."""
+    client = phone.app().test_client()
+    path = phone.project_dir / ".agentao" / "memory-checks.json"
+    long = "which package manager do we use here? " * 100
+    first = _post(client, name="first", message=long[:4000], must_recall=["package_manager"])
+    assert first.status_code == 201
+    size = path.stat().st_size
+    monkeypatch.setattr(ck, "MAX_FILE_BYTES", size + 2000)  # room for a small check, not a long one
+    kept = path.read_bytes()
+    r = _post(client, name="second", message=long[:4000], must_recall=["package_manager"])
+    assert r.status_code == 400 and "The check was not saved" in r.get_json()["message"]
+    assert path.read_bytes() == kept
+    data = client.get("/checks.json").get_json()
+    assert not data["problems"] and {"first"} <= {c["name"] for c in data["checks"]}
+    cid = first.get_json()["check"]["id"]
+    assert client.post(f"/checks/{cid}/delete", data={"store": "project"}).status_code == 303
+
+
+def test_a_check_whose_results_would_overflow_the_file_is_saved_without_them(phone, monkeypatch):
+    """Recording a passing check's blocks (``last_pass``) may not grow the file past what the
+    dashboard reads: the check is saved and the file stays readable, without the blocks."""
+    client = phone.app().test_client()
+    path = phone.project_dir / ".agentao" / "memory-checks.json"
+    check = {"name": "tooling", "message": "which package manager?", "must_recall": ["package_manager"]}
+    assert _post(client, **check).status_code == 201
+    stored = json.loads(path.read_text())
+    with_blocks = len(path.read_bytes())
+    for c in stored["checks"]:
+        c.pop("last_pass", None)
+    without = len((json.dumps(stored, ensure_ascii=False, indent=2) + "\n").encode())
+    assert with_blocks - without > 100
+    path.unlink()
+    monkeypatch.setattr(ck, "MAX_FILE_BYTES", (with_blocks + without) // 2)
+    r = _post(client, **check)
+    assert r.status_code == 201 and r.get_json()["check"]["passed"] is True
+    assert path.stat().st_size <= ck.MAX_FILE_BYTES
+    assert not client.get("/checks.json").get_json()["problems"]

@@ -268,7 +268,7 @@ def test_a_json_body_with_a_lone_surrogate_is_refused_with_a_message(corpus, app
     before = file_digest(agent.project_db, agent.user_db)
     client = app.test_client()
     body = '{"key": "k", "value": "v", "tags": ["x\\ud800"]}'
-    for url in ("/memories/new/plan", "/memories/new"):
+    for url in ("/memories/new/plan", "/memories/new", "/memories/bulk/plan", "/memories/bulk"):
         r = client.post(
             url, data=body, content_type="application/json", headers={"Accept": "application/json"}
         )

@@ -6,6 +6,7 @@ import sqlite3
 
 import pytest
 from agentao_world import file_digest
+from bs4 import BeautifulSoup
 
 
 @pytest.mark.parametrize("url", ["/memories", "/memories.json", "/findings", "/findings.json"])
@@ -225,3 +226,69 @@ def test_slow_headers_from_110_connections_do_not_make_the_dashboard_unreachable
             s.close()
         proc.terminate()
         proc.wait(timeout=10)
+
+
+# JSON bodies of the wrong shape, found by walking every POST route with crafted bodies: each
+# is refused with the field's name (the stores unchanged), never a 500.
+JSON = {"Accept": "application/json"}
+HTMX = {"HX-Request": "true"}
+
+
+@pytest.mark.parametrize("url", ["/preview", "/preview/ranked"])
+@pytest.mark.parametrize("headers", [{}, HTMX], ids=["page", "htmx"])
+def test_a_json_body_sent_to_the_preview_form_says_where_scripts_send_it(client, url, headers):
+    r = client.post(url, json={"q": "uv"}, headers=headers)
+    assert r.status_code == 415, r.status_code
+    assert "/preview.json" in BeautifulSoup(r.data, "html.parser").get_text()
+
+
+def test_a_preview_question_with_a_lone_surrogate_is_refused_with_a_message(client):
+    r = client.post("/preview.json", data='{"q": "uv \\ud800"}', content_type="application/json")
+    assert r.status_code == 400 and "lone surrogate" in r.get_json()["message"]
+
+
+@pytest.mark.parametrize(
+    "field, value, says",
+    [
+        ("tags", 5, "'tags' must be text (comma-separated) or a list of texts."),
+        ("tags", {"a": "b"}, "'tags' must be text (comma-separated) or a list of texts."),
+        ("tags", ["ok", None, 3], "'tags' must be text (comma-separated) or a list of texts."),
+        ("type", ["note"], "'type' must be text."),
+        ("type", 7, "'type' must be text."),
+    ],
+)
+def test_an_edit_whose_json_field_is_not_text_is_refused_and_changes_nothing(
+    seeded, client, field, value, says
+):
+    memory = next(m for m in client.get("/memories.json").get_json()["items"] if m["store"] == "project")
+    before = file_digest(seeded.project_db, seeded.user_db)
+    body = {"value": "Edited.", "updated_at": memory["updated_at"], field: value}
+    r = client.post(f"/memories/project/{memory['id']}/edit", json=body, headers=JSON)
+    assert r.status_code == 400 and r.get_json()["message"] == says
+    assert file_digest(seeded.project_db, seeded.user_db) == before
+
+
+def test_a_delete_whose_shown_in_is_not_text_answers_with_the_memory_deleted(seeded, client):
+    """The delete is done before the answer is drawn: an odd ``shown_in`` (which list's row
+    to redraw) must not turn a delete that worked into a 500 saying nothing was changed."""
+    memory = next(m for m in client.get("/memories.json").get_json()["items"] if m["store"] == "project")
+    body = {"updated_at": memory["updated_at"], "shown_in": ["list"]}
+    r = client.post(f"/memories/project/{memory['id']}/delete", json=body, headers=HTMX)
+    assert r.status_code == 200 and "The agent no longer sees it" in r.get_data(as_text=True)
+    gone = client.get(f"/memories/project/{memory['id']}.json").get_json()["memory"]
+    assert gone["deleted_at"] is not None
+
+
+@pytest.mark.parametrize("url", ["/reviews/approve", "/reviews/reject", "/reviews/erase"])
+@pytest.mark.parametrize("ids", [5, True, [["x"]], [{"id": "x"}]], ids=["int", "bool", "nested", "object"])
+def test_review_ids_that_are_not_strings_are_refused_and_change_nothing(seeded, client, url, ids):
+    before = file_digest(seeded.project_db, seeded.user_db)
+    r = client.post(url, json={"ids": ids, "confirm": "1"}, headers=JSON)
+    assert r.status_code == 400 and r.get_json()["message"] == "'ids' must be a list of strings."
+    assert file_digest(seeded.project_db, seeded.user_db) == before
+
+
+def test_one_review_id_sent_as_a_string_is_that_item_not_its_letters(client):
+    item = client.get("/reviews.json").get_json()["items"][0]
+    r = client.post("/reviews/reject", json={"ids": item["id"]}, headers=JSON)
+    assert [o["id"] for o in r.get_json()["outcomes"]] == [item["id"]]

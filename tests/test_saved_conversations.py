@@ -48,7 +48,12 @@ def test_foreign_partial_and_future_files_get_a_note_each(agent):
     (folder / "20990101_000000_000000.json").write_text("[1, 2]")
     (folder / "20990101_000000_000001.json").write_text("{not json")
     (folder / "20990101_000000_000002.json").write_bytes(b"\xff\xfe{}")
+    (folder / "20990101_000000_000003.json").write_text("[" * 5000 + "]" * 5000)  # nested too deep
     rpath = replay(agent.project_dir, sid)
+    deep = rpath.with_name("deep.abc.jsonl")
+    deep.write_text(
+        json.dumps({"kind": "user_message", "payload": {"content": "hi"}}) + "\n" + "[" * 5000 + "\n"
+    )
     with open(rpath, "a", encoding="utf-8") as fh:
         fh.write('{"kind": "user_message", "payload": {"content": "cut')
     newer = rpath.with_name("other.abc.jsonl")
@@ -63,6 +68,9 @@ def test_foreign_partial_and_future_files_get_a_note_each(agent):
     assert notes["20990101_000000_000000.json"] == "foreign"
     assert notes["20990101_000000_000001.json"] == "not_json"
     assert notes["20990101_000000_000002.json"] == "not_utf8"
+    assert notes["20990101_000000_000003.json"] == "not_json" and notes[deep.name] == "malformed"
+    for url in ("/conversations", "/about.json", "/forget/about", "/overview", "/findings.json"):
+        assert agent.app().test_client().get(url).status_code == 200, url
     assert notes[path.name] == ""
     assert notes[rpath.name] == "partial"
     assert (
@@ -157,6 +165,25 @@ def test_forget_me_redacts_saved_conversations_that_agentao_still_resumes(seeded
     assert PHONE not in json.dumps(messages)
     html = client.get(r.get_json()["url"]).get_data(as_text=True)
     assert f"{path.name}: 2 messages redacted, erased" in html
+
+
+def test_forget_me_drops_a_replay_line_nested_too_deeply_to_read_that_holds_the_text(seeded):
+    """Like an unfinished line: the line is dropped whole; one JSON reads is scrubbed however
+    deep (the job ended in a RecursionError, the number left on disk)."""
+    from agentao_world import wait_for_job
+
+    seeded.save("my phone", f"Call me on {PHONE}", scope="user")
+    _path, sid = conversation(seeded.project_dir)
+    rpath = replay(seeded.project_dir, sid)
+    with open(rpath, "a", encoding="utf-8") as fh:
+        fh.write("[" * 3000 + json.dumps(PHONE) + "]" * 3000 + "\n")  # past what json reads
+        fh.write('{"a":' * 600 + json.dumps(PHONE) + "}" * 600 + "\n")  # read, past a recursive copy
+    client = seeded.app().test_client()
+    _plan, form = _about_form(client)
+    r = client.post("/forget/about", data=form, headers={"Accept": "application/json"})
+    job = wait_for_job(client, r.get_json()["url"])
+    assert job["state"] == "done" and job["error"] is None, job
+    assert PHONE.encode() not in _bytes_of(rpath.parent)
 
 
 def test_a_saved_conversation_the_dashboard_may_not_change_is_never_called_erased(seeded):

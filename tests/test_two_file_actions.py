@@ -543,6 +543,24 @@ def test_a_record_whose_store_is_gone_does_not_block_writes_for_ever(agent):
     assert r.status_code == 200, r.get_json()
 
 
+@pytest.mark.parametrize(
+    "body",
+    ["[" * 5000 + "]" * 5000, '{"action": "move", "stores": 5}', '{"action": "move", "stores": [5]}'],
+    ids=["too-deep", "stores-not-a-list", "a-store-not-text"],
+)
+def test_a_damaged_record_is_left_alone_like_one_that_is_not_json(agent, body):
+    """Writes went on past a record that is not JSON; one nested too deeply to read, or whose
+    ``stores`` is not a list, made every write to the store a 500."""
+    other = agent.save("unrelated", "Another fact.", scope="project")
+    (agent.project_db.parent / f"{intents.PREFIX}damaged{intents.SUFFIX}").write_text(body)
+    r = (
+        agent.app()
+        .test_client()
+        .post(f"/memories/project/{other.id}/delete", headers=JSON, data={"updated_at": other.updated_at})
+    )
+    assert r.status_code == 200, r.get_json()
+
+
 def test_reject_after_a_killed_approval_finishes_the_approval_first(agent):
     code, keys, state = _split_approve(agent)
     assert code == -signal.SIGKILL and state() == [("pending", 1)]

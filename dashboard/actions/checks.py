@@ -145,16 +145,21 @@ def load(path: Path) -> list[dict[str, Any]]:
 
 def save(path: Path, checks: list[dict[str, Any]]) -> None:
     """Write the file atomically (a temporary file, then a rename) into the store's own folder,
-    which must exist: only agentao creates it."""
+    which must exist: only agentao creates it.  Never larger than :func:`load` reads."""
     if len(checks) > MAX_CHECKS:
         raise ChecksProblem(f"at most {MAX_CHECKS} checks per file")
     folder = Path(path).parent
     if not folder.is_dir():
         raise ChecksProblem(f"{folder} does not exist: agentao has not created this store yet")
-    body = json.dumps({"format": FORMAT, "checks": checks}, ensure_ascii=False, indent=2) + "\n"
+    body = (json.dumps({"format": FORMAT, "checks": checks}, ensure_ascii=False, indent=2) + "\n").encode()
+    if len(body) > MAX_FILE_BYTES:
+        raise ChecksProblem(
+            f"{path} would be larger than {MAX_FILE_BYTES} bytes, more than the dashboard reads: "
+            "delete a check or make this one shorter"
+        )
     fd, tmp = tempfile.mkstemp(prefix=".memory-checks.", suffix=".tmp", dir=folder)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
+        with os.fdopen(fd, "wb") as f:
             f.write(body)
             f.flush()
             os.fsync(f.fileno())
@@ -444,7 +449,10 @@ def _record(refs: list[StoreRef], by_store: dict[str, dict[str, Result]], stamp:
                 c["last_pass"] = {"at": stamp, **blocks}
             c["last_result"] = "pass" if r.passed else "fail"
         if json.dumps(checks) != before:
-            save(path, checks)
+            try:
+                save(path, checks)
+            except ChecksProblem:  # the blocks would make the file too large to read back:
+                pass  # it keeps the checks as they were, readable
 
 
 def add(ref: StoreRef, data: dict[str, Any]) -> dict[str, Any]:

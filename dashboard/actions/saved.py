@@ -232,17 +232,32 @@ def _redact(f: SavedFile, texts: list[str]) -> tuple[str, int]:
 
 
 def _scrub(value: Any, texts: list[str]) -> Any:
-    """``value`` with every text replaced by REMOVED in each of its strings (keys kept)."""
-    if isinstance(value, str):
-        for t in texts:
-            if t in value:
-                value = value.replace(t, REMOVED)
-        return value
-    if isinstance(value, dict):
-        return {k: _scrub(v, texts) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_scrub(v, texts) for v in value]
-    return value
+    """``value`` with every text replaced by REMOVED in each of its strings (keys kept).  A loop,
+    not recursion: a line nested as deeply as ``json.loads`` reads is scrubbed too."""
+
+    def copy(v: Any) -> Any:
+        if isinstance(v, str):
+            for t in texts:
+                if t in v:
+                    v = v.replace(t, REMOVED)
+            return v
+        out: Any
+        if isinstance(v, dict):
+            out = {}
+        elif isinstance(v, list):
+            out = [None] * len(v)
+        else:
+            return v
+        todo.append((v, out))
+        return out
+
+    todo: list[tuple[Any, Any]] = []
+    top = copy(value)
+    while todo:
+        source, out = todo.pop()
+        for k, v in source.items() if isinstance(source, dict) else enumerate(source):
+            out[k] = copy(v)
+    return top
 
 
 def _escaped(texts: list[str]) -> list[str]:
@@ -300,8 +315,8 @@ def _redact_replay(raw: bytes, texts: list[str]) -> tuple[bytes, int]:
         n += 1
         try:
             event = json.loads(line.decode("utf-8"))
-        except ValueError:
-            continue  # an unfinished or damaged line holding the text: dropped whole
+        except (ValueError, RecursionError):
+            continue  # an unfinished, damaged or too deeply nested line holding the text: dropped whole
         out.append(json.dumps(_scrub(event, forms), ensure_ascii=False).encode("utf-8"))
     return b"\n".join(out), n
 

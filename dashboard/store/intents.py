@@ -190,10 +190,16 @@ def _settle_one(record: Path, paths: tuple[Path | str, ...]) -> Report | None:
             return None  # finished between our listing and our lock
         try:
             data = json.loads(record.read_bytes())
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):  # RecursionError: nested too deeply to read
             data = None
-        if not isinstance(data, dict) or data.get("action") not in FINISHERS:
-            # not ours to read (a newer dashboard's, or damaged), or no finisher registered
+        if (
+            not isinstance(data, dict)
+            or data.get("action") not in FINISHERS
+            or not isinstance(data.get("stores", []), list)
+            or not all(isinstance(s, str) for s in data.get("stores", []))
+        ):
+            # not ours to read (a newer dashboard's, or damaged: not JSON, too deep, odd stores),
+            # or no finisher registered
             # (``actions.twofile`` registers them; the app and the command line import it)
             return None
         if paths and not any(_same(p, s) for p in paths for s in data.get("stores", ())):

@@ -232,7 +232,7 @@ def _session(f: SavedFile, raw: bytes) -> None:
     except UnicodeDecodeError:
         f.note = "not_utf8"
         return
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested too deeply to read
         f.note = "not_json"
         return
     if not isinstance(data, dict) or not isinstance(data.get("messages", []), list):
@@ -256,7 +256,7 @@ def _replay(f: SavedFile, raw: bytes) -> None:
             continue
         try:
             event = json.loads(line.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
+        except (UnicodeDecodeError, ValueError, RecursionError):
             if n == len(lines) and not raw.endswith(b"\n"):
                 f.note = f.note or "partial"
             else:

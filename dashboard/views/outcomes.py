@@ -58,15 +58,35 @@ def form_values() -> dict:
     body = request.get_json(silent=True)
     if body is None and request.is_json and request.get_data():
         abort(400, _("The JSON body cannot be read (not JSON, or nested too deeply); nothing was changed."))
+    refuse_lone_surrogates(body)
+    return body if isinstance(body, dict) else {}
+
+
+def refuse_lone_surrogates(body) -> None:
+    """A 400 for a JSON body holding a lone surrogate: no UTF-8 can carry it, to a store or a page."""
     if holds_surrogate(body):
         abort(
             400,
             _(
                 "The JSON body holds a lone surrogate (an escape such as \\ud800 without its "
-                "pair), which is not a character and cannot be stored as text; nothing was changed."
+                "pair), which is not a character and cannot be read as text; nothing was changed."
             ),
         )
-    return body if isinstance(body, dict) else {}
+
+
+def strings(values, name: str) -> list[str]:
+    """A repeated form field, or a JSON body's string or list of strings ([] when absent); a 400
+    for anything else (a number, an object, a list holding one)."""
+    if hasattr(values, "getlist"):
+        return values.getlist(name)
+    found = values.get(name)
+    if found is None or found == "":
+        return []
+    if isinstance(found, str):
+        return [found]
+    if not isinstance(found, list) or not all(isinstance(v, str) for v in found):
+        abort(400, _("'%(name)s' must be a list of strings.", name=name))
+    return found
 
 
 def require_writable(*store_keys: str) -> None:

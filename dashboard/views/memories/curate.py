@@ -80,8 +80,10 @@ def _tags(values, current=()) -> list[str]:
     the user never touched.
     """
     raw = values.get("tags") or ""
-    if isinstance(raw, list):  # a JSON body may send a list
-        return [str(t) for t in raw]
+    if isinstance(raw, list) and all(isinstance(t, str) for t in raw):  # a JSON body may send a list
+        return list(raw)
+    if not isinstance(raw, str):
+        raise Blocked(400, _("'tags' must be text (comma-separated) or a list of texts."))
     if len(raw) > MAX_TAGS_CHARS:
         raise Blocked(400, _("Tags are longer than %(n)d characters.", n=MAX_TAGS_CHARS))
     if current and raw == ", ".join(current):
@@ -95,7 +97,10 @@ def _edit_key(value: str, tags, type_: str) -> str:
 
 
 def _type(values) -> str | None:
-    value = (values.get("type") or "").strip()
+    value = values.get("type") or ""
+    if not isinstance(value, str):
+        raise Blocked(400, _("'%(name)s' must be text.", name="type"))
+    value = value.strip()
     if value and not _TYPE.fullmatch(value):
         raise Blocked(400, _("'type' must be letters, digits, '_' or '-' (at most 40)."))
     return value or None

@@ -208,7 +208,7 @@ def row_in_place(shown_in, store: str, memory_id: str, outcome):
     in that list's shape, with its Undo (after a delete) where the button was, and the
     result in words in the status line.  A failure leaves the row where it is and says why.
     None when the form did not come from a row (the caller answers)."""
-    template = ROWS.get(shown_in)
+    template = ROWS.get(shown_in) if isinstance(shown_in, str) else None
     if template is None:
         return None
     memory = None

@@ -38,6 +38,7 @@ from ...web import page, page_route, render, statuses, twin, wants_fragment
 from ...words import label
 from ..findings import current_report, flags_by_row, held_report
 from ..memories.marks import flags
+from ..outcomes import refuse_lone_surrogates
 from . import reading
 from .answer import BECAUSE, Words, answer, why_text
 
@@ -82,12 +83,20 @@ class Question:
 
 
 def _values():
-    """The query string, the page's POSTed form, or for a script a POSTed JSON object with
-    the same names (a long message or a list of messages does not fit in the capped URL)."""
+    """The query string, the page's POSTed form, or for a script a JSON object POSTed to the
+    twin with the same names (a long message or a list of messages does not fit in the capped URL)."""
     if request.method != "POST":
         return request.args
     if request.mimetype in ("application/x-www-form-urlencoded", "multipart/form-data"):
         return request.form
+    if request.endpoint != "preview.ask":  # the page's form and its ranked table: fields only
+        abort(
+            415,
+            _(
+                "This address takes the preview form's fields; a script POSTs its JSON object to %(url)s.",
+                url=url_for("preview.ask"),
+            ),
+        )
     body = request.get_json(silent=True)
     if not isinstance(body, dict):
         abort(
@@ -97,6 +106,7 @@ def _values():
                 example='{"q": "…", "messages": [{"role": "user", "content": "…"}]}',
             ),
         )
+    refuse_lone_surrogates(body)
     return body
 
 
@@ -344,7 +354,7 @@ def ask_page():
     """The form, POSTed: it only reads, like the GET.  A question short enough for a URL
     gets one to share (without JavaScript a 303 to it; with htmx the address bar shows
     it); a longer one is answered here, the address bar showing the bare page."""
-    shareable = _shareable(request.form)
+    shareable = _shareable(_values())
     if shareable is not None and not wants_fragment():
         return redirect(shareable, 303)
     response = index("html")

@@ -20,7 +20,7 @@ from ...store.writes import fingerprint
 from ...web import answer, render, stores, wants_fragment
 from ...words import label
 from .. import block_effects
-from ..outcomes import ID, Blocked, Outcome, failure, form_values, overall_status, require_writable
+from ..outcomes import ID, Blocked, Outcome, failure, form_values, overall_status, require_writable, strings
 from . import edits as review_edits
 from . import said as review_words
 from .cards import MAX_PER_PAGE
@@ -297,7 +297,7 @@ def decide_many(action: str):
     if action not in ACTIONS:
         abort(404)
     values = form_values()
-    ids = values.getlist("ids") if hasattr(values, "getlist") else list(values.get("ids") or [])
+    ids = strings(values, "ids")
     if not ids:
         abort(400, _("Select at least one review item."))
     if len(ids) > 500:

@@ -45,8 +45,6 @@ def edits_from(values, item: ReviewItem) -> Edits | None:
     for name in ("value", "scope", "type", "key"):
         if name in fields and not isinstance(fields[name], str):
             raise Blocked(400, _("'%(name)s' must be text.", name=name))
-    if not isinstance(fields.get("tags", ""), (str, list)):
-        raise Blocked(400, _("'tags' must be text (comma-separated) or a list of texts."))
     value = fields.get("value")
     if value is not None and len(value) > MAX_VALUE_CHARS:
         raise Blocked(400, _("The value is longer than %(num)d characters.", num=MAX_VALUE_CHARS))

@@ -19,7 +19,7 @@ from ...actions import erasure
 from ...store import writes
 from ...store.writes import fingerprint
 from ...web import answer, raise_if_unreadable, render, stores
-from ..outcomes import ID, Blocked, form_values, require_writable
+from ..outcomes import ID, Blocked, form_values, require_writable, strings
 from .queue import STATUSES, TAB_NAMES
 from .queue import project as _project
 
@@ -27,8 +27,7 @@ MAX_IDS = 100  # each erase rewrites the whole file (VACUUM): keep one request b
 
 
 def _ids(values) -> list[str]:
-    ids = values.getlist("ids") if hasattr(values, "getlist") else list(values.get("ids") or [])
-    ids = list(dict.fromkeys(str(i) for i in ids))
+    ids = list(dict.fromkeys(strings(values, "ids")))
     if not ids:
         abort(400, _("Select at least one review item to erase."))
     if len(ids) > MAX_IDS:
