@@ -446,6 +446,8 @@ def screens(ids: list[str], word: str) -> list[tuple[str, str, bytes | None]]:
         "/checks",
         "/forget",
         "/forget/residue/project",
+        "/forget/plan/project?cat=soft_deleted",
+        "/forget/about",
         "/projects",
         "/export",
     ]

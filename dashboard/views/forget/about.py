@@ -40,7 +40,7 @@ def about(fmt: str):
     me, parts, report, unread = _parts()
     data = {
         "person": me.to_dict(),
-        "stores": [p.to_dict() for p in parts],
+        "stores": [p.to_dict(None if fmt == "json" else scope.SHOWN) for p in parts],
         "unreadable": unread,
         "phrase": str(ABOUT_PHRASE),
         "findings_complete": report.complete,
