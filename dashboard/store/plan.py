@@ -106,9 +106,9 @@ def _row(kind: str, r: sqlite3.Row, event_label: str = "") -> PlanRow:
         return PlanRow(
             kind, r["id"], _("session %(id)s", id=r["session_id"]), (r["summary_text"],), digest(r)
         )
-    label = event_label or _("%(event)s of %(memory)s")
+    said = event_label or _("%(event)s of %(memory)s")
     return PlanRow(
-        kind, str(r["id"]), label % {"event": r["event_type"], "memory": r["memory_id"]}, (), digest(r)
+        kind, str(r["id"]), said % {"event": r["event_type"], "memory": r["memory_id"]}, (), digest(r)
     )
 
 
