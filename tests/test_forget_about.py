@@ -338,3 +338,20 @@ def test_a_long_purge_shows_its_progress_in_the_status_region(client, world, mon
     wait_for_job(client, f"/forget/jobs/{job_id}")
     done = soup(client.get(f"/forget/jobs/{job_id}", headers=HTMX))
     assert done.select_one('[hx-swap-oob="innerHTML:#status"] .said-ok').text.startswith("Erased")
+
+
+def test_about_me_follows_what_the_agent_saves_after_it_was_shown(client, lena):
+    """The dry run is kept between views while no file moves: a memory agentao saves after it
+    was shown is in the next view, on the page and in its twin, and its fingerprint names it."""
+    before, by = _plan(client)
+    assert client.get("/forget/about").status_code == 200
+    later = lena.save(
+        "escalation", "Page me at +49 151 23456789 when staging is down.", ["ops"], scope="project"
+    )
+    after, by_after = _plan(client)
+    going = {r["id"]: r["why"] for r in by_after["project"]["rows"] if r["kind"] != "event"}
+    assert going[later.id] == "your_contact"
+    assert later.id not in {r["id"] for r in by["project"]["rows"]}
+    assert by_after["project"]["fingerprint"] != by["project"]["fingerprint"]
+    listed = soup(client.get("/forget/about")).select_one('section.about-store[data-store="project"]')
+    assert listed.select_one(f'li[data-id="{later.id}"]') is not None

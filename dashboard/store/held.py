@@ -4,7 +4,7 @@ A value is kept while every file it came from keeps the stamp it had before the 
 (``connection.file_stamp``), and worked out again whole when one moves.  Only what a page
 misses its budget without is kept (bench/bench_caches.py, bench/results/caches-*.txt):
 ``rows``, ``engine``, ``findings``, ``status``, ``timeline``, ``saved``, ``history``, ``changed``, ``mark``,
-``trail``, ``warnings``, ``effects``.
+``trail``, ``warnings``, ``effects``, ``about``.
 The lock guards the table; work runs outside it, one at a time per name.
 """
 
