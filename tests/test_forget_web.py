@@ -364,3 +364,24 @@ def test_a_purge_report_has_no_saved_conversations_heading_over_nothing(seeded):
     headings = [h.get_text(strip=True) for h in page.select("h2, h3")]
     assert "Saved conversations" not in headings, headings
     assert page.select_one('[data-field="saved-files"]') is None
+
+
+def test_a_long_dry_run_lists_the_first_rows_and_says_the_rest_go_too(client, rich, monkeypatch):
+    """A dry run's page lists its first rows (a large store's listed thousands); it says how many
+    more the purge erases, and its JSON names every one."""
+    from dashboard.views import forget
+
+    client.post("/forget/wipe", data={"confirm": "yes"})
+    url = "/forget/plan/project?cat=soft_deleted&cat=events"
+    every = client.get(url.replace("project?", "project.json?")).get_json()["rows"]
+    assert len(every) > 3
+    monkeypatch.setattr(forget, "PLAN_LISTED", 3)
+    page = soup(client.get(url))
+    listed = page.select("tr.plan-row")
+    assert [r["data-id"] for r in listed] == [r["id"] for r in every[:3]]
+    more = page.select_one("[data-more]")
+    assert int(more["data-more"]) == len(every) - 3
+    assert f"The first 3 of {len(every)} are listed here" in more.get_text()
+    twin = client.get(more.select_one("a")["href"]).get_json()
+    assert [r["id"] for r in twin["rows"]] == [r["id"] for r in every]
+    assert page.select_one("[data-rows]")["data-rows"] == str(len(every))  # the count is all of them
