@@ -35,7 +35,7 @@ from ...actions.effects import block_token
 from ...store import StoreProblem
 from ...web import answer, readable_refs, render, stores, wants_fragment
 from .. import block_effects
-from ..outcomes import ID, Blocked, refuse_lone_surrogates, require_writable
+from ..outcomes import ID, Blocked, form_values, require_writable
 from .page import list_context, parse_filters
 
 _TOKEN = re.compile(r"(project|user):([A-Za-z0-9_-]{1,64}):([0-9a-f]{16}|none)(?::([0-9a-f]{16}|none))?")
@@ -44,13 +44,11 @@ FILTER_FIELDS = ("q", "scope", "type", "source", "confidence", "tag", "deleted",
 
 
 def _values() -> MultiDict:
-    """Form fields or a JSON object body (lists for ``ids`` and ``rows``)."""
-    if request.form:
+    """Form fields or a JSON object body (lists for ``ids`` and ``rows``), read as every action
+    reads them (``form_values``)."""
+    body = form_values()
+    if body is request.form:
         return MultiDict(request.form.items(multi=True))
-    body = request.get_json(silent=True)
-    refuse_lone_surrogates(body)
-    if not isinstance(body, dict):
-        return MultiDict()
     out = MultiDict()
     for k, v in body.items():
         for item in v if isinstance(v, list) else [v]:
