@@ -123,9 +123,8 @@ def everything_dry_run() -> dict:
 # Rows a residue page lists per list (soft-deleted memories, each status of suggestions):
 # the newest; its JSON twin lists every one.
 RESIDUE_LISTED = 50
-PLAN_LISTED = (
-    200  # rows a dry run lists on its page (a store at 100,000 listed 5,000: 1.8 MB); the twin every one
-)
+# Rows a dry run lists on its page (a store of 100,000 listed 5,000: 1.8 MB); its twin every one.
+PLAN_LISTED = 200
 
 
 @page_route(bp, "/forget/residue/<key>")
