@@ -231,7 +231,7 @@ def _fragment(outcomes, single, first, item, said, by_id, edits, values):
         # The card becomes one line; the next waiting card comes along, re-planned
         # (this decision may change what approving it does), with the focus; the other
         # cards still shown get their words re-planned too, and the lines they share.
-        nxt, *others = _still_pending(values, first.id)
+        nxt, *others = _still_pending(values, first.id) or [None]
         ctx = _context("pending", by_id, items=[nxt, *others] if nxt else [])
         return render(
             "reviews/_done.html",
@@ -255,22 +255,22 @@ def _fragment(outcomes, single, first, item, said, by_id, edits, values):
 
 def _still_pending(values, item_id: str) -> list:
     """The waiting cards after ``item_id`` on the page the person sees (its cards' ``shown``
-    fields, in order, wrapping round), or [None]: the first is where the keyboard goes next.
+    fields, in order, wrapping round): the first is where the keyboard goes next.
 
     They are sent out of band by their element ids (``review-<id>``, which htmx
     CSS-escapes), so a card whose id would be one of the page's own regions
     (item ``list`` -> ``#review-list``, the whole queue) is never one sent."""
     shown = [str(i) for i in values.getlist("shown")] if hasattr(values, "getlist") else []
     if item_id not in shown:
-        return [None]
+        return []
     at = shown.index(item_id)
     wanted = [
         i for i in (shown[at + 1 :] + shown[:at])[:MAX_PER_PAGE] if ID.fullmatch(i) and i not in PAGE_REGIONS
     ]
     if not wanted:
-        return [None]
+        return []
     pending = {i.id: i for i in list_review_items(_project(), "pending")}  # one read, as the tab's
-    return [pending[i] for i in dict.fromkeys(wanted) if i in pending] or [None]
+    return [pending[i] for i in dict.fromkeys(wanted) if i in pending]
 
 
 def decide_one(item_id: str, action: str):
