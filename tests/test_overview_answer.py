@@ -88,7 +88,12 @@ def test_risky_counts_the_rows_the_findings_scan_flags(agent):
     assert words(risky).startswith("1 entry looks risky")
     by = {a["data-category"]: a for a in risky.select(".by-category a")}
     assert set(by) == {"personal"} and by["personal"]["href"] == "/findings?category=personal"
-    assert by["personal"].text == f"Personal data: {findings['counts']['category']['personal']}"
+    personal = findings["counts"]["category"]["personal"]
+    assert by["personal"].text == f"Personal data: {personal}"
+    # The breakdown counts findings, not entries: it says so, with their total, so "1 entry"
+    # beside "Personal data: 2" reads right.
+    found = "finding" if personal == 1 else "findings"
+    assert words(risky.select_one(".by-category")).startswith(f"{personal} {found} in them:")
     # Only htmx gets the bare sentence; a browser sent to it gets the whole overview.
     r = client.get("/overview/risky")
     assert r.status_code == 303 and r.headers["Location"].endswith("/overview")
