@@ -93,3 +93,8 @@ def test_the_demos_saved_conversations_are_ones_agentao_loads_and_the_pages_show
     assert saved["sessions"] == len(CONVERSATIONS)
     assert saved["conversations_holding"] == 1  # the contact details, said in the first one
     assert {"personal.email", "personal.phone"} <= {f["rule"] for f in saved["found"]}
+    # "Forget what is about you" masks the contacts it lists; the saved conversation's title
+    # beside them (the person's first message) is masked the same way, not quoted in full.
+    page = client.get("/forget/about").get_data(as_text=True)
+    assert 'data-field="saved-files"' in page and "0134" in page
+    assert "sam.lee@fastmail.com" not in page and "415 555" not in page

@@ -11,9 +11,12 @@ from collections import Counter
 from flask import Blueprint, abort, request, url_for
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
+from markupsafe import Markup
 
 from ...actions import dryrun, purge, saved
+from ...actions.about import sentence
 from ...actions.jobs import Jobs
+from ...guard.textmarks import shown
 from ...pictures import residue_bars
 from ...store import StoreProblem
 from ...store import purge as purge_sql
@@ -39,6 +42,13 @@ CATEGORY_LABELS = {
 @bp.record_once
 def _init(state):
     state.app.extensions["forget_jobs"] = Jobs()
+
+
+@bp.app_template_filter("masked")
+def masked(text) -> Markup:
+    """A saved conversation's title in a forget's dry run (forget/_saved_plan.html): its secrets
+    and contacts masked, as the rows listed beside it are."""
+    return shown(sentence(str(text)))
 
 
 def _categories() -> list[str]:
