@@ -164,3 +164,17 @@ def test_a_bulk_purge_whose_second_store_is_gone_is_said_not_a_500(agent):
     [report] = twofile.recover(agent.app())
     assert report["finished"] and "could not be finished now" in report["text"], report
     assert _intents(agent.project_db, agent.user_db) == []
+
+
+@pytest.mark.parametrize("action", [["move"], {"move": 1}, 5, None])
+def test_a_record_whose_action_is_not_a_name_is_left_alone(agent, action):
+    other = agent.save("unrelated", "Another fact.", scope="project")
+    record = agent.project_db.parent / "dashboard-intent-odd.json"
+    record.write_text(json.dumps({"action": action, "stores": [str(agent.project_db)]}))
+    r = (
+        agent.app()
+        .test_client()
+        .post(f"/memories/project/{other.id}/delete", headers=JSON, data={"updated_at": other.updated_at})
+    )
+    assert r.status_code == 200, r.get_json()
+    assert record.exists()

@@ -283,7 +283,11 @@ def _settle_one(record: Path, paths: tuple[Path | str, ...]) -> Report | None:
             data = json.loads(raw) if len(raw) <= MAX_RECORD else None
         except (OSError, ValueError, RecursionError):  # RecursionError: nested too deeply to read
             data = None
-        if not isinstance(data, dict) or data.get("action") not in FINISHERS:
+        if (
+            not isinstance(data, dict)
+            or not isinstance(data.get("action"), str)
+            or data["action"] not in FINISHERS
+        ):
             # not ours to read (a newer dashboard's, or damaged: not JSON, too deep, too large)
             # (``actions.twofile`` registers the finishers; the app and the command line import it)
             return None
