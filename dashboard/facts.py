@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from flask import Flask, g, render_template
-from flask_babel import format_number, ngettext
 from flask_babel import gettext as _
+from flask_babel import ngettext
 
 from . import web
 from .actions import saved as saved_actions
@@ -21,6 +21,7 @@ from .engine.render import STABLE_BUDGET
 from .records import plain
 from .store import held, sessions
 from .store.timeline import timeline as read_timeline
+from .words import count
 
 RISKY = ("secret", "personal", "instruction")  # what a person should look at first
 
@@ -208,8 +209,8 @@ def block_words(facts: dict) -> tuple[str, str]:
         return _("A new session gets no always-on block: nothing is selected for it."), ""
     text = _(
         "%(used)s of %(budget)s characters of the always-on block are used.",
-        used=format_number(facts["chars"]),
-        budget=format_number(facts["budget"]),
+        used=count(facts["chars"]),
+        budget=count(facts["budget"]),
     )
     detail = [
         ngettext(

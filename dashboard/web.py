@@ -15,6 +15,7 @@ from flask import (
     redirect,
     render_template,
     request,
+    session,
 )
 from flask.json.provider import DefaultJSONProvider
 from flask_babel import get_locale
@@ -165,13 +166,40 @@ def answer(
     partial = wants_fragment() and bool(fragment or html)
     if to is not None and (leave and wants_fragment() or not partial):
         if done is not None:
-            flash(json.dumps(done), urlsplit(to).path)
+            _flash(done, urlsplit(to).path)
         if leave and wants_fragment():
             return current_app.make_response(("", 200, {"HX-Redirect": to}))
         return redirect(to, 303)
     response = html() if html is not None else render(page, fragment, **context)
     response.status_code = code
     return response
+
+
+# Flask's session cookie carries the flashed results; a browser drops a cookie past 4,096
+# bytes (name and value) without a word, and with it the session.  A client that posts
+# again and again without following the 303s piles results up, so the oldest go first.
+SAID_BYTES = 3_500  # the signed session's value at most (the cookie's name takes the rest)
+SAID_TEXT = 200  # characters kept of each text in a result (a result can quote a memory)
+SAID_KEPT = 5  # results kept (a page says the newest for its address; more tabs, more pages)
+
+
+def _flash(done: dict, path: str) -> None:
+    flash(json.dumps(_cut(done)), path)
+    said = session["_flashes"]
+    del said[:-SAID_KEPT]
+    signed = current_app.session_interface.get_signing_serializer(current_app)  # type: ignore[attr-defined]
+    while said and len(signed.dumps(dict(session))) > SAID_BYTES:
+        del said[0]  # the newest is dropped only when it alone is too large (a hostile path)
+
+
+def _cut(value):
+    if isinstance(value, str):
+        return value[:SAID_TEXT]
+    if isinstance(value, dict):
+        return {k: _cut(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_cut(v) for v in value]
+    return value
 
 
 def landed() -> dict:

@@ -11,12 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from flask_babel import get_translations
+from flask_babel import get_locale, get_translations
 from flask_babel import lazy_gettext as _l
 
 from ..records import Memory, ReviewItem, Summary, plain
 from ..store import StoreProblem
 from ..store import export as source
+from ..words import said
 
 PIECE = 500  # rows per read: 500 x 4,000 characters is 2 MB and some tens of ms of work
 INVISIBLE_NOTE = _l(
@@ -30,15 +31,14 @@ class Words:
     is mostly written after the view returned, where Flask-Babel would answer in English)."""
 
     def __init__(self) -> None:
-        self.translations = get_translations()
+        self.translations, self.locale = get_translations(), get_locale()
 
     def gettext(self, string: str, **variables) -> str:
-        text = self.translations.ugettext(string)
-        return text % variables if variables else text
+        return said(self.translations.ugettext(string), variables, self.locale)
 
     def ngettext(self, singular: str, plural: str, num: int, **variables) -> str:
         variables.setdefault("num", num)
-        return self.translations.ungettext(singular, plural, num) % variables
+        return said(self.translations.ungettext(singular, plural, num), variables, self.locale)
 
 
 def _record(row: Memory | ReviewItem | Summary, path: str, *names: str) -> dict:

@@ -18,16 +18,18 @@ from typing import Any
 
 from flask import Flask, current_app, has_app_context
 from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
 from flask_babel import ngettext
 
 from ..contract import PlannedSave
 from ..records import Memory, ReviewItem
 from ..store import StoreProblem, intents, rows, writes
 from ..store.connection import write
+from ..store.intents import FLAG, PATH, STORE, TEXT
 from ..store.plan import DryRun
 from ..store.registry import StoreRef
 from ..store.writes import fingerprint
-from . import purge
+from . import dryrun, purge
 from .verdicts import PurgeResult
 
 # Problems that pass: the record waits.  Any other (the store gone, damaged, replaced): the
@@ -128,7 +130,7 @@ def _finish_move(data: intents.Record) -> intents.Report:
                 "%(why)s",
                 len(landed or rows_),
                 to=data["to"],
-                when=data.get("started"),
+                when=data["started"],
                 why=problem,
             ),
         }
@@ -137,7 +139,7 @@ def _finish_move(data: intents.Record) -> intents.Report:
             "A move to the %(to)s store was interrupted (%(when)s) before anything was "
             "written: nothing was changed.",
             to=data["to"],
-            when=data.get("started"),
+            when=data["started"],
         )
     else:
         text = ngettext(
@@ -147,7 +149,7 @@ def _finish_move(data: intents.Record) -> intents.Report:
             "saved there; the dashboard finished it: the originals are soft-deleted.",
             len(landed),
             to=data["to"],
-            when=data.get("started"),
+            when=data["started"],
         )
         if changed:
             text += " " + ngettext(
@@ -201,7 +203,7 @@ def _finish_approve(data: intents.Record) -> intents.Report:
             "finished": problem.kind not in TRANSIENT,
             "text": _(
                 "An approval stopped half way (%(when)s) and its memory's store cannot be read now: %(why)s",
-                when=data.get("started"),
+                when=data["started"],
                 why=problem,
             ),
         }
@@ -214,7 +216,7 @@ def _finish_approve(data: intents.Record) -> intents.Report:
             "text": _(
                 "An approval was interrupted (%(when)s) before anything was "
                 "written: nothing was changed; the suggestion still waits.",
-                when=data.get("started"),
+                when=data["started"],
             )
         }
     try:
@@ -230,7 +232,7 @@ def _finish_approve(data: intents.Record) -> intents.Report:
             "text": _(
                 "An approval stopped half way (%(when)s): its memory “%(title)s” is saved, the "
                 "suggestion still waits. It could not be finished now: %(why)s",
-                when=data.get("started"),
+                when=data["started"],
                 title=memory.title,
                 why=problem,
             ),
@@ -239,7 +241,7 @@ def _finish_approve(data: intents.Record) -> intents.Report:
         text = _(
             "An approval was interrupted (%(when)s) after its memory “%(title)s” was saved; "
             "the dashboard finished it: the suggestion is marked approved.",
-            when=data.get("started"),
+            when=data["started"],
             title=memory.title,
         )
     else:
@@ -247,7 +249,7 @@ def _finish_approve(data: intents.Record) -> intents.Report:
             "An approval was interrupted (%(when)s) after its memory “%(title)s” was saved, "
             "and the suggestion was then decided otherwise (%(status)s): the memory is live. "
             "Soft-delete it on its page if the suggestion should not be kept.",
-            when=data.get("started"),
+            when=data["started"],
             title=memory.title,
             status=status or "gone",
         )
@@ -270,23 +272,30 @@ def purge_intent(job_id: str, runs: dict[str, DryRun], refs: dict[str, StoreRef]
 
 
 def _finish_purge(data: intents.Record) -> intents.Report:
-    results, finished = [], []
-    for store, run in data["runs"].items():
-        if run["done"]:
-            continue
+    def stopped(store: str, why: object) -> str:
+        return _(
+            "A bulk purge stopped half way (%(when)s); the %(store)s store's part could not "
+            "be finished now: %(why)s",
+            when=data["started"],
+            store=store,
+            why=why,
+        )
+
+    left = {s: r for s, r in data["runs"].items() if not r["done"]}
+    confirmed = {}
+    for store, run in left.items():  # every part read before any is purged
         ref = StoreRef(store, store, Path(run["path"]), store)
-        result = purge.purge(ref, purge.confirmed(ref, run["token"], ()))
+        try:
+            confirmed[store] = (ref, purge.confirmed(ref, run["token"], ()))
+        except ValueError:
+            raise intents.Unreadable(f"runs.{store}.token", TOKEN.expected) from None
+        except StoreProblem as problem:
+            return {"finished": problem.kind not in TRANSIENT, "text": stopped(store, problem)}
+    results, finished = [], []
+    for store, (ref, run) in confirmed.items():
+        result = purge.purge(ref, run)
         if result.status in ("interrupted, retry", *TRANSIENT):
-            return {
-                "finished": False,
-                "text": _(
-                    "A bulk purge stopped half way (%(when)s); the %(store)s store's part could not "
-                    "be finished now: %(why)s",
-                    when=data.get("started"),
-                    store=store,
-                    why=result.message,
-                ),
-            }
+            return {"finished": False, "text": stopped(store, result.message)}
         results.append(result)
         finished.append(store)
     _as_job(data["job"], list(data["runs"]), results)
@@ -295,7 +304,7 @@ def _finish_purge(data: intents.Record) -> intents.Report:
     text = _(
         "A bulk purge was interrupted (%(when)s). The dashboard finished it: the %(stores)s "
         "part is purged now (%(num)d memories erased; %(verdict)s).",
-        when=data.get("started"),
+        when=data["started"],
         stores=", ".join(finished) or "-",
         num=erased,
         verdict=purge.overall(results) if results else "-",
@@ -315,7 +324,46 @@ def _as_job(job_id: str, stores: list[str], results: list[PurgeResult]) -> None:
         current_app.extensions["forget_jobs"].add_done(job_id, "bulk purge", stores, {"results": results})
 
 
-intents.FINISHERS.update(move=_finish_move, approve=_finish_approve, purge=_finish_purge)
+# Every field each finisher reads (beside ``intents.COMMON``'s): a record that is not so is
+# said and left alone, never half read.  Keep them beside what ``*_intent`` writes.
+TOKEN = intents.Kind(
+    _l("a dry run's fingerprint of that store"),
+    lambda v, _r: isinstance(v, str) and len(v) <= dryrun.MAX_TOKEN and v.isascii(),
+)
+MOVE: dict[str, intents.Spec] = {
+    "to": STORE,
+    "rows": [
+        {
+            "store": STORE,
+            "source": PATH,
+            "id": TEXT,
+            "row": TEXT,
+            "dest": PATH,
+            "scope": STORE,
+            "key": TEXT,
+            "holds": TEXT,
+        }
+    ],
+}
+APPROVE: dict[str, intents.Spec] = {
+    "item": TEXT,
+    "queue": PATH,
+    "seen": TEXT,
+    "dest": PATH,
+    "store": STORE,
+    "scope": STORE,
+    "key": TEXT,
+    "holds": TEXT,
+}
+PURGE: dict[str, intents.Spec] = {
+    "job": TEXT,
+    "runs": intents.ByStore({"path": PATH, "token": TOKEN, "done": FLAG}),
+}
+intents.FINISHERS.update(
+    move=intents.Finisher(_l("move"), MOVE, _finish_move),
+    approve=intents.Finisher(_l("approval"), APPROVE, _finish_approve),
+    purge=intents.Finisher(_l("bulk purge"), PURGE, _finish_purge),
+)
 
 
 # -- what the pages say ---------------------------------------------------------------

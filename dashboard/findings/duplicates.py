@@ -25,6 +25,7 @@ from operator import ne, sub
 from flask_babel import gettext as _
 from flask_babel import ngettext
 
+from .. import words
 from .checks import jaccard
 from .said import Said
 
@@ -55,8 +56,8 @@ class Cut:
                     lambda: _(
                         "the near-duplicate check stopped at the time limit after "
                         "%(done)s of %(total)s long memories",
-                        done="{:,}".format(done),
-                        total="{:,}".format(total),
+                        done=words.count(done),
+                        total=words.count(total),
                     )
                 )
             )
@@ -72,8 +73,8 @@ class Cut:
                     "(too common to tell duplicates apart): %(count)s memories were compared on their "
                     "rarer words only",
                     n,
-                    common="{:,}".format(COMMON_ROWS),
-                    count="{:,}".format(n),
+                    common=words.count(COMMON_ROWS),
+                    count=words.count(n),
                 ),
             ),
             (
@@ -82,8 +83,8 @@ class Cut:
                     "%(count)s memory was compared with only %(max)s others each",
                     "%(count)s memories were compared with only %(max)s others each",
                     n,
-                    count="{:,}".format(n),
-                    max="{:,}".format(MAX_VISITED),
+                    count=words.count(n),
+                    max=words.count(MAX_VISITED),
                 ),
             ),
         )

@@ -27,6 +27,7 @@ from ..store import StoreProblem
 from ..store.registry import StoreRef
 from ..store.scan import batches, count_rows, stable_batches, summary_tail
 from ..store.snapshot import sql_order
+from ..words import count
 from . import corpus
 from .checks import token_sets
 from .duplicates import pairs_of_sets
@@ -73,8 +74,8 @@ class Report:
 
 
 def _counts(**numbers: int) -> dict[str, str]:
-    """Numbers for a sentence, with thousands marked."""
-    return {name: "{:,}".format(n) for name, n in numbers.items()}
+    """Numbers for a sentence, with thousands marked (``words.count``)."""
+    return {name: count(n) for name, n in numbers.items()}
 
 
 def _stable_rules(
@@ -214,7 +215,7 @@ def scan(
                     report.rows_scanned += len(batch)
                     if progress:
                         progress(
-                            f"scanned {report.rows_scanned:,} of {report.rows_total:,} rows",
+                            f"scanned {count(report.rows_scanned)} of {count(report.rows_total)} rows",
                             report.rows_scanned / max(1, report.rows_total),
                         )
                     time.sleep(0)  # let the server's other threads have the interpreter

@@ -18,6 +18,8 @@ import unicodedata
 from flask_babel import gettext as _
 from markupsafe import Markup, escape
 
+from ..words import count
+
 # Okabe–Ito: distinguishable with the common colour-vision deficiencies.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#999999")
 NEGATIVE = "#b31d28"
@@ -34,9 +36,10 @@ def clean(text, limit: int = 0) -> str:
 
 
 def number(value: float) -> str:
-    """A compact number for labels: integers plain, others with up to two decimals."""
+    """A compact number for labels: integers as a count is said (``words.count``), others
+    with up to two decimals."""
     if float(value).is_integer():
-        return str(int(value))
+        return count(value)
     text = f"{value:.2f}".rstrip("0").rstrip(".")
     return f"{value:.2g}" if text in ("0", "-0") else text  # tiny, but not nothing
 

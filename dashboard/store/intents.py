@@ -5,7 +5,9 @@ Two WAL files never commit atomically, so an action writing both stores is recor
 no text; written atomically and held under ``flock`` while it runs) and the record goes
 after the last commit.  ``settle`` hands a stopped record to its finisher (``FINISHERS``,
 from ``actions.twofile``) at start and before any other write; ``reports`` keeps what
-they did; a record that cannot be finished refuses the write that asked.
+they did; a record that cannot be finished refuses the write that asked.  A record of a
+known action whose fields are not what its finisher reads (``check``) is said, not
+finished: nothing is changed, the file stays where it is and writes go on.
 """
 
 from __future__ import annotations
@@ -18,19 +20,106 @@ import secrets
 import signal
 import threading
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
 
 from .. import clock
 
 PREFIX, SUFFIX = "dashboard-intent-", ".json"
 FAULT_ENV = "AGENTAO_DASHBOARD_FAULT"  # a test build's fault hook (see ``fault``)
 KEEP = 20  # reports remembered for the pages
+MAX_RECORD = (
+    8 << 20
+)  # bytes read of a record: the largest written (500 rows moved, two dry runs) is under 2 MB
+MOST_ITEMS = 10_000  # items of a list in a record (a bulk action writes at most 500 rows)
 
 Record = dict[str, Any]  # an intent file's JSON object: ids, paths, digests, by name
 Report = dict[str, Any]  # what a finish did: its sentence ("text"), "finished", and details
 
-FINISHERS: dict[str, Callable[[Record], Report]] = {}  # action -> finish(record) -> report
+
+@dataclass(frozen=True)
+class Kind:
+    """A field a finisher reads: what a message says it should be, and the test of a value
+    (given the whole record: a path it writes must be one of the record's ``stores``)."""
+
+    expected: Any  # a lazy string
+    fits: Callable[[Any, Record], bool]
+
+
+@dataclass(frozen=True)
+class ByStore:
+    """An object keyed by store (``project``, ``user``) whose values are ``spec``."""
+
+    spec: Spec
+
+
+# A record's fields: a Kind; {name: spec} an object holding those names; [spec] a list of them.
+Spec = Kind | ByStore | dict[str, "Spec"] | list["Spec"]
+
+
+@dataclass(frozen=True)
+class Finisher:
+    what: Any  # the action in words, for a record that cannot be read ("move")
+    spec: dict[str, Spec]  # every field ``finish`` reads (beside ``COMMON``'s)
+    finish: Callable[[Record], Report]
+
+
+FINISHERS: dict[str, Finisher] = {}  # action -> its finisher
+
+
+class Unreadable(Exception):
+    """A record's ``field`` is missing (``expected`` None) or is not ``expected``."""
+
+    def __init__(self, field: str, expected: Any = None):
+        super().__init__(field)
+        self.field, self.expected = field, expected
+
+
+def _text(value: Any, most: int, encode: Callable[[str], bytes]) -> bool:
+    if not isinstance(value, str) or len(value) > most:
+        return False
+    try:
+        encode(value)  # a lone surrogate can be neither shown nor opened
+    except UnicodeError:
+        return False
+    return True
+
+
+TEXT = Kind(_l("a short text"), lambda v, _r: _text(v, 200, str.encode))
+FILE = Kind(_l("a file path"), lambda v, _r: "\0" not in str(v) and _text(v, 4096, os.fsencode))
+PATH = Kind(_l("one of the record's stores"), lambda v, r: FILE.fits(v, r) and v in r["stores"])
+STORE = Kind(_l("“project” or “user”"), lambda v, _r: v in ("project", "user"))
+FLAG = Kind(_l("true or false"), lambda v, _r: isinstance(v, bool))
+COMMON: dict[str, Spec] = {"id": TEXT, "started": TEXT, "stores": [FILE]}
+
+
+def check(value: Any, spec: Spec, record: Record, field: str = "") -> None:
+    """Raise ``Unreadable`` naming the first field of ``value`` that ``spec`` does not allow."""
+    if isinstance(spec, Kind):
+        if not spec.fits(value, record):
+            raise Unreadable(field, spec.expected)
+    elif isinstance(spec, (dict, ByStore)):
+        if not isinstance(value, dict):
+            raise Unreadable(field, _l("an object"))
+        if isinstance(spec, ByStore):
+            if not all(STORE.fits(k, record) for k in value):
+                raise Unreadable(field, _l("an object keyed by “project” or “user”"))
+            spec = dict.fromkeys(value, spec.spec)
+        for name, inner in spec.items():
+            where = f"{field}.{name}" if field else name
+            if name not in value:
+                raise Unreadable(where)
+            check(value[name], inner, record, where)
+    else:
+        if not isinstance(value, list) or len(value) > MOST_ITEMS:
+            raise Unreadable(field, _l("a list"))
+        for n, item in enumerate(value):
+            check(item, spec[0], record, f"{field}[{n}]")
+
 
 _partners: dict[str, set[str]] = {}  # a store folder -> the folders of the stores shown with it
 _reports: list[Report] = []
@@ -189,27 +278,35 @@ def _settle_one(record: Path, paths: tuple[Path | str, ...]) -> Report | None:
         if not record.exists():
             return None  # finished between our listing and our lock
         try:
-            data = json.loads(record.read_bytes())
+            with open(record, "rb") as f:
+                raw = f.read(MAX_RECORD + 1)
+            data = json.loads(raw) if len(raw) <= MAX_RECORD else None
         except (OSError, ValueError, RecursionError):  # RecursionError: nested too deeply to read
             data = None
         if (
             not isinstance(data, dict)
-            or data.get("action") not in FINISHERS
-            or not isinstance(data.get("stores", []), list)
-            or not all(isinstance(s, str) for s in data.get("stores", []))
+            or not isinstance(data.get("action"), str)
+            or data["action"] not in FINISHERS
         ):
-            # not ours to read (a newer dashboard's, or damaged: not JSON, too deep, odd stores),
-            # or no finisher registered
-            # (``actions.twofile`` registers them; the app and the command line import it)
+            # not ours to read (a newer dashboard's, or damaged: not JSON, too deep, too large)
+            # (``actions.twofile`` registers the finishers; the app and the command line import it)
             return None
-        if paths and not any(_same(p, s) for p in paths for s in data.get("stores", ())):
-            return None
-        report = FINISHERS[data["action"]](data)
+        finisher = FINISHERS[data["action"]]
+        try:
+            check(data, {"stores": COMMON["stores"]}, data)
+            if paths and not any(_same(p, s) for p in paths for s in data["stores"]):
+                return None
+            check(data, COMMON | finisher.spec, data)
+            report = finisher.finish(data)
+        except Unreadable as problem:
+            report = _unreadable(record, data, finisher, problem, paths)
+            note(report)
+            return report
         report = {
-            "id": data.get("id"),
+            "id": data["id"],
             "action": data["action"],
-            "started": data.get("started"),
-            "stores": data.get("stores"),
+            "started": data["started"],
+            "stores": data["stores"],
             "finished": True,
             **report,
         }
@@ -221,6 +318,37 @@ def _settle_one(record: Path, paths: tuple[Path | str, ...]) -> Report | None:
         return report
     finally:
         os.close(fd)
+
+
+def _unreadable(
+    record: Path, data: Record, finisher: Finisher, problem: Unreadable, paths: tuple[Path | str, ...]
+) -> Report:
+    """What a record whose fields cannot be read says: which field, and that nothing was done."""
+
+    def shown(name: str) -> str:  # a file name with bytes that are not UTF-8
+        return name.encode("utf-8", "backslashreplace").decode()
+
+    if problem.expected is None:
+        wrong = _("its field “%(field)s” is missing", field=problem.field)
+    else:
+        wrong = _("its field “%(field)s” is not %(expected)s", field=problem.field, expected=problem.expected)
+    beside = [str(p) for p in paths if _same(Path(p).parent, record.parent)]
+    return {
+        "id": shown(record.name[len(PREFIX) : -len(SUFFIX)]),
+        "action": data["action"],
+        "started": data["started"] if TEXT.fits(data.get("started"), data) else None,
+        "stores": beside or [str(p) for p in paths],
+        "finished": False,
+        "kept": shown(str(record)),
+        "text": _(
+            "A stopped %(action)s was recorded in %(path)s, but that record cannot be finished: "
+            "%(problem)s. Nothing was changed and the record is left where it is; remove it once "
+            "both stores look right to you.",
+            action=finisher.what,
+            path=shown(str(record)),
+            problem=wrong,
+        ),
+    }
 
 
 def note(report: Report) -> None:

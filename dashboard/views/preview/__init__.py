@@ -35,7 +35,7 @@ from ...pictures import candidate_scores
 from ...preview_source import snapshot
 from ...store.rows import whole_number
 from ...web import page, page_route, render, statuses, twin, wants_fragment
-from ...words import label
+from ...words import count, label
 from ..findings import current_report, flags_by_row, held_report
 from ..memories.marks import flags
 from ..outcomes import refuse_lone_surrogates
@@ -253,7 +253,7 @@ def _answer(fmt: str) -> dict:
     ask = _question(_values())
     cjk = agent_cjk(current_app.config["CJK"])
     if not reading.ready(statuses(), cjk.use):
-        mb = "{:,.0f}".format(reading.size(statuses()) / 2**20)
+        mb = count(round(reading.size(statuses()) / 2**20))
         return dict(
             ask=ask,
             megabytes=mb,

@@ -17,7 +17,7 @@ from flask_babel import ngettext
 
 from ...engine import recall as rc
 from ...records import Memory
-from ...words import explain, label, term
+from ...words import count, explain, label, term
 
 # The reasons that say why it matched; "explicit" (how it was saved) and "stale_penalty"
 # (what counts against it) are agentao's reasons too, listed in the ranking's table.
@@ -157,8 +157,8 @@ def why_text(
     if mark == rc.CUT_BUDGET:
         return _(
             "over the %(limit)s-character budget: the recall block was full before it (it needs %(cost)s)",
-            limit="{:,}".format(limit),
-            cost="{:,}".format(cost or 0),
+            limit=count(limit),
+            cost=count(cost or 0),
         )
     return _("already in the always-on block, so it is not recalled again")
 
@@ -221,7 +221,7 @@ def _nothing(p, query: str) -> str:
     if p.recall.eligible:
         return _(
             "Nothing is recalled: the best match does not fit the %(limit)s-character budget.",
-            limit="{:,}".format(p.context_budget.limit),
+            limit=count(p.context_budget.limit),
         )
     if p.recall.excluded:
         return _("Nothing new is recalled: every memory that matches is in the always-on block already.")
