@@ -26,6 +26,7 @@ TABLES = {
     "event": "memory_events",
 }
 DIGEST_HEX = 8  # 32 bits: a changed row passes for unchanged once in four billion
+IDS = "id IN (SELECT value FROM json_each(?))"  # every id of a JSON array, in one statement
 
 
 @dataclass(frozen=True)
@@ -123,8 +124,15 @@ def rows_for(conn: sqlite3.Connection, selection: Selection) -> DryRun:
         for r in conn.execute("SELECT * FROM memories WHERE deleted_at IS NOT NULL ORDER BY rowid"):
             plan.append(_row("memory_deleted", r))
             purged_memories[r["id"]] = None
+    # One statement for every id, listed in the order asked: a statement per id was 19,000 of
+    # them for a user store of 100,000 (each one handing the interpreter to the other threads).
+    by_id = (
+        {r["id"]: r for r in conn.execute(f"SELECT * FROM memories WHERE {IDS}", (json.dumps(memory_ids),))}
+        if memory_ids
+        else {}
+    )
     for mid in memory_ids:
-        r = conn.execute("SELECT * FROM memories WHERE id = ?", (mid,)).fetchone()
+        r = by_id.get(mid)
         if r is not None and r["id"] not in purged_memories:
             plan.append(_row("memory", r))
             purged_memories[r["id"]] = None
@@ -140,8 +148,7 @@ def rows_for(conn: sqlite3.Connection, selection: Selection) -> DryRun:
         plan.extend(
             _row("summary", r)
             for r in conn.execute(
-                "SELECT * FROM session_summaries WHERE ? OR id IN (SELECT value FROM json_each(?))"
-                " ORDER BY rowid",
+                f"SELECT * FROM session_summaries WHERE ? OR {IDS} ORDER BY rowid",
                 (every, json.dumps(list(selection.summary_ids))),
             )
         )

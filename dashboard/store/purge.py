@@ -15,6 +15,7 @@ from . import events
 from .connection import StoreProblem, describe_error, open_rw, read, rollback_quietly, settle, write
 from .plan import (  # noqa: F401
     CATEGORIES,
+    IDS,
     KINDS,
     REVIEW_STATUSES,
     Comparison,
@@ -33,12 +34,11 @@ CHECKPOINT_BUSY_MS = 1000
 # transaction, the condition the dry run saw, so nothing outside it goes.
 # Each statement takes every id of its kind as one JSON array and returns the
 # ids it deleted.
-_IDS = "id IN (SELECT value FROM json_each(?))"
 _DELETE = {
-    "memory_deleted": f"DELETE FROM memories WHERE {_IDS} AND deleted_at IS NOT NULL RETURNING id",
-    "memory": f"DELETE FROM memories WHERE {_IDS} RETURNING id",
-    "review": f"DELETE FROM memory_review_queue WHERE {_IDS} RETURNING id",
-    "summary": f"DELETE FROM session_summaries WHERE {_IDS} RETURNING id",
+    "memory_deleted": f"DELETE FROM memories WHERE {IDS} AND deleted_at IS NOT NULL RETURNING id",
+    "memory": f"DELETE FROM memories WHERE {IDS} RETURNING id",
+    "review": f"DELETE FROM memory_review_queue WHERE {IDS} RETURNING id",
+    "summary": f"DELETE FROM session_summaries WHERE {IDS} RETURNING id",
     # A plan names events by their integer id written as text.
     "event": "DELETE FROM memory_events WHERE id IN (SELECT CAST(value AS INTEGER) FROM json_each(?))"
     " AND memory_id NOT IN (SELECT id FROM memories) RETURNING id",
