@@ -23,8 +23,7 @@ from typing import Any
 
 from ..findings.rules import scan_text
 from ..records import plain
-from ..store import StoreRef
-from ..store import purge as sql
+from ..store import StoreRef, scoped
 from ..store.plan import DryRun
 from . import dryrun, purge
 from .person import Person, person
@@ -141,7 +140,7 @@ def who(refs: list[StoreRef], seen: Seen) -> Person:
     mine: list[tuple[str, str, str, bool]] = []
     for ref in refs:
         if ref.exists:
-            for row_id, key, title, content in sql.user_memory_texts(ref):
+            for row_id, key, title, content in scoped.user_memory_texts(ref):
                 flagged = "personal" in seen.categories(ref, "memory", row_id)
                 mine.append((key, title, content, flagged))
     return person(mine)
@@ -159,7 +158,7 @@ def plan(refs: list[StoreRef], seen: Seen) -> tuple[Person, list[StorePart]]:
 
 
 def _user_part(ref: StoreRef, seen: Seen) -> StorePart:
-    rows = sql.scoped_rows(ref)
+    rows = scoped.scoped_rows(ref)
     live = [mid for mid, _scope, is_live in rows["memories"] if is_live]
     dry = purge.plan(ref, purge.ALL_CATEGORIES, memory_ids=live)
     shown = {(r.kind, r.id) for r in dry if r.kind != "event"}
@@ -171,7 +170,7 @@ def _user_part(ref: StoreRef, seen: Seen) -> StorePart:
             text = t[2] if kind == "memory" else t[-2] if kind == "review" else t[0]
             texts[key] = kind, text
 
-    sql.scoped_texts(ref, visit)
+    scoped.scoped_texts(ref, visit)
     return StorePart(
         ref,
         dry,
@@ -227,7 +226,7 @@ def _project_part(ref: StoreRef, seen: Seen, me: Person) -> StorePart:
                     }
                 )
 
-    sql.scoped_texts(ref, visit)
+    scoped.scoped_texts(ref, visit)
     dry = purge.plan(ref, (), list(goes["memory"]), list(goes["review"]), list(goes["summary"]))
     why: dict[tuple[str, str], str] = {}
     texts: dict[tuple[str, str], tuple[str, str]] = {}
