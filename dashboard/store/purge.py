@@ -179,10 +179,12 @@ def plan_rows(
     memory_ids: Iterable[str] = (),
     review_ids: Iterable[str] = (),
     summary_ids: Iterable[Any] = (),
+    stop: Callable[[], bool] | None = None,
 ) -> DryRun:
-    """Exactly the rows a purge of ``categories`` (and the given ids) would erase."""
+    """Exactly the rows a purge of ``categories`` (and the given ids) would erase (``stop``: see
+    ``rows_for``)."""
     selection = Selection(tuple(categories), tuple(memory_ids), tuple(review_ids), tuple(summary_ids))
-    return read(ref.path, lambda conn: rows_for(conn, selection))
+    return read(ref.path, lambda conn: rows_for(conn, selection, stop))
 
 
 def most_rows(ref: StoreRef) -> int:

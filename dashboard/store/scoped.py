@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
+from itertools import chain
 from typing import Any
 
+from . import plan
 from .connection import read
 from .registry import StoreRef
 from .rows import as_text
@@ -87,34 +89,50 @@ def user_memory_texts(ref: StoreRef) -> list[tuple[str, str, str, str]]:
     return read(ref.path, run)
 
 
-def scoped_texts(ref: StoreRef, visit: Callable[[str, str, str, bool, tuple[str, ...]], None]) -> None:
+def scoped_texts(
+    ref: StoreRef,
+    visit: Callable[[str, str, str, bool, tuple[str, ...]], None],
+    begin: Callable[[], None] = lambda: None,
+    stop: Callable[[], bool] | None = None,
+) -> bool:
     """Hand every memory, review item and summary (text ids) to ``visit(kind, id, scope, live,
-    texts)`` as read, so a large store is never held whole (read-only)."""
+    texts)`` as read, so a large store is never held whole (read-only).  ``begin()`` comes before
+    each try (a read torn by an agent's write is read again, from the start); ``stop()`` is asked
+    every ``plan.STEP`` rows, and ends the read when true.  Whether every row was visited."""
 
     def text(v: Any) -> str:
         v = as_text(v)
         return v if isinstance(v, str) else ""
 
-    def run(conn: sqlite3.Connection) -> None:
-        for r in conn.execute(
-            "SELECT id, scope, deleted_at, key_normalized, title, content FROM memories"
-            " WHERE typeof(id) = 'text' ORDER BY rowid"
-        ):
-            visit(
-                "memory",
-                r[0],
-                text(r[1]),
-                r[2] is None,
-                (text(r[3]), text(r[4]), text(r[5])),
-            )
-        for r in conn.execute(
-            "SELECT id, scope, title, content, evidence FROM memory_review_queue"
-            " WHERE typeof(id) = 'text' ORDER BY rowid"
-        ):
-            visit("review", r[0], text(r[1]), True, (text(r[2]), text(r[3]), text(r[4])))
-        for r in conn.execute(
-            "SELECT id, summary_text FROM session_summaries WHERE typeof(id) IN ('text', 'integer') ORDER BY rowid"
-        ):
-            visit("summary", r[0], "", True, (text(r[1]),))
+    def run(conn: sqlite3.Connection) -> bool:
+        begin()
+        rows = chain(  # one query after the other, each row as it comes
+            (
+                ("memory", r[0], text(r[1]), r[2] is None, (text(r[3]), text(r[4]), text(r[5])))
+                for r in conn.execute(
+                    "SELECT id, scope, deleted_at, key_normalized, title, content FROM memories"
+                    " WHERE typeof(id) = 'text' ORDER BY rowid"
+                )
+            ),
+            (
+                ("review", r[0], text(r[1]), True, (text(r[2]), text(r[3]), text(r[4])))
+                for r in conn.execute(
+                    "SELECT id, scope, title, content, evidence FROM memory_review_queue"
+                    " WHERE typeof(id) = 'text' ORDER BY rowid"
+                )
+            ),
+            (
+                ("summary", r[0], "", True, (text(r[1]),))
+                for r in conn.execute(
+                    "SELECT id, summary_text FROM session_summaries"
+                    " WHERE typeof(id) IN ('text', 'integer') ORDER BY rowid"
+                )
+            ),
+        )
+        for n, row in enumerate(rows, 1):
+            visit(*row)
+            if stop is not None and n % plan.STEP == 0 and stop():
+                return False
+        return True
 
-    read(ref.path, run)
+    return read(ref.path, run)
