@@ -27,7 +27,7 @@ from . import jobs as forget_jobs
 ABOUT_PHRASE = _l("forget me")
 # As the findings scan's: the page reads for this long, its findings scan included, then answers
 # with what it found and says so (create_app key FORGET_ABOUT_TIME_LIMIT_MS; None: no limit).
-TIME_LIMIT_MS = 3000
+TIME_LIMIT_MS = 2500
 MAX_PER_PAGE = 1000  # rows of a store on a page of the twin
 
 
