@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from math import ceil
 
-from flask import current_app
+from flask import current_app, request
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 
@@ -124,6 +124,8 @@ def saved_files(
 
 
 def erase_about():
+    # ``partial``: the dry run confirmed was cut short (the report then says more may be about you).
+    said = {"about": True, "about_partial": request.form.get("partial") == "1"}
     return forget_jobs.erase_confirmed(
-        ABOUT_PHRASE, "forget about me", {"about": True}, lambda texts: saved_files(texts, about=True)
+        ABOUT_PHRASE, "forget about me", said, lambda texts: saved_files(texts, about=True)
     )
