@@ -329,14 +329,13 @@ def test_a_long_residue_lists_its_newest_rows_and_the_twin_every_one(agent):
 
 
 def test_the_forget_page_counts_what_the_dry_run_lists(rich):
-    from dashboard.store import build_refs
-    from dashboard.store import purge as purge_sql
+    from dashboard.store import build_refs, scoped
 
     rich.manager.delete(rich.save("gone soon", "a note the agent forgot").id)
     rich.save("about me", "I prefer tea", scope="user")  # a user memory: kept by a project wipe
     data = rich.app().test_client().get("/forget.json").get_json()
     for ref in build_refs(rich.project_dir, rich.user_db):
-        rows = purge_sql.scoped_rows(ref)
+        rows = scoped.scoped_rows(ref)
         goes = [m for m in rows["memories"] if not m[2] or m[1] == ref.kind]
         entry = next(e for e in data["everything"]["stores"] if e["store"] == ref.key)
         assert (entry["memories"], entry["memories_kept"]) == (len(goes), len(rows["memories"]) - len(goes))

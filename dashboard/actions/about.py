@@ -10,22 +10,26 @@ cannot disagree.  From who the person is (``actions.person``):
 * what stays is listed when a person would wonder (someone else's personal data, a project
   credential, a project fact naming the person); other project rows are counted.
 
-The purge is the forget screen's verified hard purge, one file at a time.
+Bounded as the findings scan is: past its ``deadline`` a store's rows are read no further, and
+its part says how far it read (``rows_read`` of ``rows_total``): what it found goes, counted
+exactly, and the count is "at least".  The purge is the forget screen's verified hard purge, one
+file at a time.
 """
 
 from __future__ import annotations
 
+import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import islice
 from typing import Any
 
 from ..findings.rules import scan_text
 from ..records import plain
-from ..store import StoreRef
-from ..store import purge as sql
+from ..store import StoreRef, scoped
 from ..store.plan import DryRun
+from ..store.rows import as_text
 from . import dryrun, purge
 from .person import Person, person
 
@@ -37,7 +41,7 @@ TABLE_OF = {
     "summary": "session_summaries",
 }
 STAYS = {"memory": "memories", "memory_deleted": "soft_deleted", "review": "reviews", "summary": "summaries"}
-SHOWN = 50  # rows a list shows; the twin lists every row that goes, and this many that stay
+SHOWN = 50  # rows a list shows (the twin's page too), and rows that stay listed
 SENTENCE = 200  # characters of a row's text a list shows
 
 
@@ -57,6 +61,12 @@ class StorePart:
     kept: list[dict[str, str]] = field(default_factory=list)  # listed rows that stay: kind, id, text, why
     kept_total: int = 0
     seen: Seen | None = None  # what masks a listed row's text
+    rows_read: int = 0  # memories, suggestions and summaries read to decide: all of them ...
+    rows_total: int = 0  # ... unless the time ran out (then ``rows`` holds what was found so far)
+
+    @property
+    def complete(self) -> bool:
+        return self.rows_read >= self.rows_total
 
     def sentence(self, key: tuple[str, str]) -> str:
         if key not in self.texts or self.seen is None:
@@ -76,11 +86,9 @@ class StorePart:
         """Rows that go, by kind (memory, memory_deleted, review, summary, event)."""
         return dict(Counter(r.kind for r in self.rows))
 
-    def to_dict(self, texts_for: int | None = None) -> dict[str, Any]:
-        """The twin's part; ``texts_for``: only the first that many rows that are not events get
-        their sentence (a page lists no more; masking 20,000 rows took a second at 100,000)."""
-        listed = (r for r in self.rows if r.kind != "event")
-        said = {(r.kind, r.id) for r in (listed if texts_for is None else islice(listed, texts_for))}
+    def to_dict(self, listed: slice = slice(None)) -> dict[str, Any]:
+        """The twin's part, its ``rows`` those of ``listed`` (a page: at 100,000 memories the
+        20,000 rows of a user store, each masked, were 8.6 MB and a second); events come last."""
         return {
             "store": self.ref.key,
             "kind": self.ref.kind,
@@ -88,16 +96,20 @@ class StorePart:
             "path": str(self.ref.path),
             "categories": list(self.categories),
             "goes": self.goes(),
+            "total": len(self.rows),
+            "complete": self.complete,
+            "rows_read": self.rows_read,
+            "rows_total": self.rows_total,
             "stays": self.stays,
             "fingerprint": self.token if self.fits else None,
             "rows": [
                 {
                     **plain(r, "kind", "id", "label", "bytes"),
                     "why": self.why.get((r.kind, r.id), "event"),
-                    "text": self.sentence((r.kind, r.id)) if (r.kind, r.id) in said else "",
+                    "text": self.sentence((r.kind, r.id)),
                     "detail": self.details.get((r.kind, r.id), ""),
                 }
-                for r in self.rows
+                for r in self.rows[listed]
             ],
             "kept": self.kept,
             "kept_total": self.kept_total,
@@ -141,57 +153,77 @@ def who(refs: list[StoreRef], seen: Seen) -> Person:
     mine: list[tuple[str, str, str, bool]] = []
     for ref in refs:
         if ref.exists:
-            for row_id, key, title, content in sql.user_memory_texts(ref):
+            for row_id, key, title, content in scoped.user_memory_texts(ref):
                 flagged = "personal" in seen.categories(ref, "memory", row_id)
                 mine.append((key, title, content, flagged))
     return person(mine)
 
 
-def plan(refs: list[StoreRef], seen: Seen) -> tuple[Person, list[StorePart]]:
+def plan(refs: list[StoreRef], seen: Seen, deadline: float | None = None) -> tuple[Person, list[StorePart]]:
     """Who the person is, and the dry run of "forget what is about me" over the shown stores
-    (read-only), decided with the findings ``seen``."""
+    (read-only), decided with the findings ``seen``.  Past ``deadline`` (``time.monotonic``, asked
+    every ``store.plan.STEP`` rows) a store's rows are read no further."""
+    up = (lambda: False) if deadline is None else (lambda: time.monotonic() > deadline)
     me = who(refs, seen)
     parts = []
     for ref in sorted(refs, key=lambda r: r.kind != "user"):  # your own file first
         if ref.exists:
-            parts.append(_user_part(ref, seen) if ref.kind == "user" else _project_part(ref, seen, me))
+            parts.append(
+                _user_part(ref, seen, up) if ref.kind == "user" else _project_part(ref, seen, me, up)
+            )
     return me, parts
 
 
-def _user_part(ref: StoreRef, seen: Seen) -> StorePart:
-    rows = sql.scoped_rows(ref)
+def _text(value: Any) -> str:
+    value = as_text(value)
+    return value if isinstance(value, str) else ""
+
+
+def _rows_in(ref: StoreRef) -> int:
+    """The memories, suggestions and summaries ``scoped_texts`` would read, counted by SQLite."""
+    counted = scoped.scoped_counts(ref)
+    return sum(counted[k] for k in ("memories", "memories_kept", "reviews", "summaries"))
+
+
+def _user_part(ref: StoreRef, seen: Seen, up: Callable[[], bool]) -> StorePart:
+    rows = scoped.scoped_rows(ref)
     live = [mid for mid, _scope, is_live in rows["memories"] if is_live]
-    dry = purge.plan(ref, purge.ALL_CATEGORIES, memory_ids=live)
-    shown = {(r.kind, r.id) for r in dry if r.kind != "event"}
-    texts: dict[tuple[str, str], tuple[str, str]] = {}
-
-    def visit(kind: str, row_id: str, _scope: str, live: bool, t: tuple[str, ...]) -> None:
-        key = ("memory" if live else "memory_deleted") if kind == "memory" else kind, row_id
-        if key in shown:
-            text = t[2] if kind == "memory" else t[-2] if kind == "review" else t[0]
-            texts[key] = kind, text
-
-    sql.scoped_texts(ref, visit)
+    dry = purge.plan(ref, purge.ALL_CATEGORIES, memory_ids=live, stop=up)
+    # Each row's sentence is its first text (a memory's content, a suggestion's, a summary's),
+    # read with the dry run itself.
+    texts = {(r.kind, r.id): (r.kind.removesuffix("_deleted"), _text(r.texts[0])) for r in dry if r.texts}
+    total = sum(len(rows[k]) for k in ("memories", "reviews", "summaries"))
     return StorePart(
         ref,
         dry,
         tuple(purge.ALL_CATEGORIES),
-        {key: "user_store" for key in shown},
+        dict.fromkeys(texts, "user_store"),
         dict.fromkeys(STAYS.values(), 0),
         texts,
         seen=seen,
+        rows_read=total if dry.complete else len(texts),
+        rows_total=total,
     )
 
 
-def _project_part(ref: StoreRef, seen: Seen, me: Person) -> StorePart:
+def _project_part(ref: StoreRef, seen: Seen, me: Person, up: Callable[[], bool]) -> StorePart:
     """The project store's rows about ``me``, and the rows that stay, each with why."""
     goes: dict[str, dict[str, tuple[str, str, str]]] = {"memory": {}, "review": {}, "summary": {}}
     kept: list[dict[str, str]] = []
     stays = dict.fromkeys(STAYS.values(), 0)
-    kept_total = 0
+    kept_total = read = 0
+
+    def begin() -> None:  # a read torn by an agent's write is read again: from nothing
+        nonlocal kept_total, read
+        for chosen in goes.values():
+            chosen.clear()
+        kept.clear()
+        stays.update(dict.fromkeys(stays, 0))
+        kept_total = read = 0
 
     def visit(kind: str, row_id: str, scope: str, live: bool, texts: tuple[str, ...]) -> None:
-        nonlocal kept_total
+        nonlocal kept_total, read
+        read += 1
         found = seen.categories(ref, kind, row_id)
         said = texts[1:] if kind == "memory" else texts  # a memory's key repeats its title
         why, detail = "", ""
@@ -227,7 +259,7 @@ def _project_part(ref: StoreRef, seen: Seen, me: Person) -> StorePart:
                     }
                 )
 
-    sql.scoped_texts(ref, visit)
+    total = read if scoped.scoped_texts(ref, visit, begin=begin, stop=up) else _rows_in(ref)
     dry = purge.plan(ref, (), list(goes["memory"]), list(goes["review"]), list(goes["summary"]))
     why: dict[tuple[str, str], str] = {}
     texts: dict[tuple[str, str], tuple[str, str]] = {}
@@ -236,4 +268,4 @@ def _project_part(ref: StoreRef, seen: Seen, me: Person) -> StorePart:
         if r.kind != "event":
             why[r.kind, r.id], details[r.kind, r.id], text = goes[r.kind.removesuffix("_deleted")][r.id]
             texts[r.kind, r.id] = r.kind, text
-    return StorePart(ref, dry, (), why, stays, texts, details, kept, kept_total, seen)
+    return StorePart(ref, dry, (), why, stays, texts, details, kept, kept_total, seen, read, total)

@@ -137,9 +137,10 @@ def _role(db: Path, p: Path) -> str:
 # -- hard purge ------------------------------------------------------------------------
 
 
-def plan(ref: StoreRef, categories=(), memory_ids=(), review_ids=(), summary_ids=()) -> sql.DryRun:
-    """The dry run: exactly the rows a purge with these choices erases."""
-    return sql.plan_rows(ref, categories, memory_ids, review_ids, summary_ids)
+def plan(ref: StoreRef, categories=(), memory_ids=(), review_ids=(), summary_ids=(), stop=None) -> sql.DryRun:
+    """The dry run: exactly the rows a purge with these choices erases (``stop()``: when to list
+    no further, ``store.plan.rows_for``)."""
+    return sql.plan_rows(ref, categories, memory_ids, review_ids, summary_ids, stop)
 
 
 def fingerprint(rows) -> str:

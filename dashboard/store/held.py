@@ -64,11 +64,13 @@ def held(
     work: Callable[[Stamps], T],
     key: Hashable = (),
     stamp: Stamps | None = None,
+    whole: Callable[[T], bool] = lambda _value: True,
 ) -> T:
     """The value held, or ``work(stamps)`` done once however many threads ask at once.
 
     ``stamp``: the files as they were when what ``work`` uses was read (rows held under
-    another name), instead of as they are now."""
+    another name), instead of as they are now.  A value ``whole`` says is not (work cut short
+    by its time limit) is answered but not held: the next request does the work again."""
     paths = tuple(map(str, paths))
     given = stamp
     found: T | None = peek(name, paths, key, given)
@@ -81,5 +83,6 @@ def held(
         found = peek(name, paths, key, stamp)
         if found is None:
             found = work(stamp)
-            keep(name, paths, found, key, stamp)
+            if whole(found):
+                keep(name, paths, found, key, stamp)
         return found

@@ -9,8 +9,9 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any
 
 from flask_babel import gettext as _
@@ -26,6 +27,8 @@ TABLES = {
     "event": "memory_events",
 }
 DIGEST_HEX = 8  # 32 bits: a changed row passes for unchanged once in four billion
+IDS = "id IN (SELECT value FROM json_each(?))"  # every id of a JSON array, in one statement
+STEP = 1000  # rows a bounded read takes between two questions whether to stop
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,7 @@ class DryRun(list["PlanRow"]):
     def __init__(self, rows: Iterable[PlanRow] = (), selection: Selection | None = None):
         super().__init__(rows)
         self.selection = selection or Selection()
+        self.complete = True  # False: cut short by its caller's ``stop`` (rows_for)
 
 
 @dataclass
@@ -112,43 +116,62 @@ def _row(kind: str, r: sqlite3.Row, event_label: str = "") -> PlanRow:
     )
 
 
-def rows_for(conn: sqlite3.Connection, selection: Selection) -> DryRun:
-    """Exactly the rows a purge of ``selection`` would erase, read on ``conn``."""
+def rows_for(
+    conn: sqlite3.Connection, selection: Selection, stop: Callable[[], bool] | None = None
+) -> DryRun:
+    """Exactly the rows a purge of ``selection`` would erase, read on ``conn``.
+
+    ``stop()`` is asked every ``STEP`` memories; when true the memories are listed no further, nor
+    the suggestions and summaries, and the plan is not ``complete``: it names the memories listed
+    with their history, which a purge of ``selection`` erases, keeping the rest as arrived since."""
     categories = set(selection.categories)
     memory_ids, review_ids = list(selection.memory_ids), list(selection.review_ids)
     plan = DryRun(selection=selection)
     purged_memories: dict[str, None] = {}  # in order, and a set: 17,939 ids were 3.6 s as a list
-    if "soft_deleted" in categories:
-        # Table order: the DELETE then walks the b-tree front to back.
-        for r in conn.execute("SELECT * FROM memories WHERE deleted_at IS NOT NULL ORDER BY rowid"):
-            plan.append(_row("memory_deleted", r))
-            purged_memories[r["id"]] = None
-    for mid in memory_ids:
-        r = conn.execute("SELECT * FROM memories WHERE id = ?", (mid,)).fetchone()
-        if r is not None and r["id"] not in purged_memories:
-            plan.append(_row("memory", r))
-            purged_memories[r["id"]] = None
-    statuses = [s for s in REVIEW_STATUSES if f"review:{s}" in categories]
-    wanted = conn.execute(
-        f"SELECT * FROM memory_review_queue WHERE status IN ({','.join('?' * len(statuses))})"
-        f" OR id IN ({','.join('?' * len(review_ids))}) ORDER BY status, id",
-        (*statuses, *review_ids),
+    # Table order (the DELETE then walks the b-tree front to back), the soft-deleted first; the
+    # ids asked for in one statement (one each was 19,000 of them for a user store of 100,000).
+    deleted = (
+        conn.execute("SELECT * FROM memories WHERE deleted_at IS NOT NULL ORDER BY rowid")
+        if "soft_deleted" in categories
+        else ()
     )
-    plan.extend(_row("review", r) for r in wanted)
-    if "summaries" in categories or selection.summary_ids:
+    asked = (
+        conn.execute(f"SELECT * FROM memories WHERE {IDS} ORDER BY rowid", (json.dumps(memory_ids),))
+        if memory_ids
+        else ()
+    )
+    memories = chain((("memory_deleted", r) for r in deleted), (("memory", r) for r in asked))
+    for kind, r in memories:
+        if r["id"] not in purged_memories:
+            plan.append(_row(kind, r))
+            purged_memories[r["id"]] = None
+            if stop is not None and len(purged_memories) % STEP == 0 and stop():
+                plan.complete = False
+                break
+    statuses = [s for s in REVIEW_STATUSES if f"review:{s}" in categories]
+    if plan.complete:
+        wanted = conn.execute(
+            f"SELECT * FROM memory_review_queue WHERE status IN ({','.join('?' * len(statuses))})"
+            f" OR id IN ({','.join('?' * len(review_ids))}) ORDER BY status, id",
+            (*statuses, *review_ids),
+        )
+        plan.extend(_row("review", r) for r in wanted)
+    if plan.complete and ("summaries" in categories or selection.summary_ids):
         every = "summaries" in categories
         plan.extend(
             _row("summary", r)
             for r in conn.execute(
-                "SELECT * FROM session_summaries WHERE ? OR id IN (SELECT value FROM json_each(?))"
-                " ORDER BY rowid",
+                f"SELECT * FROM session_summaries WHERE ? OR {IDS} ORDER BY rowid",
                 (every, json.dumps(list(selection.summary_ids))),
             )
         )
     # Events of memories already gone, plus those of the memories this purge
     # removes; a memory purged by id always takes its own events with it.
     orphans = "memory_id NOT IN (SELECT id FROM memories) OR " if "events" in categories else ""
-    owners = list(purged_memories) if "events" in categories else memory_ids
+    if "events" in categories:
+        owners = list(purged_memories)
+    else:
+        owners = memory_ids if plan.complete else [m for m in memory_ids if m in purged_memories]
     if orphans or owners:
         label = _("%(event)s of %(memory)s")
         plan.extend(

@@ -15,6 +15,7 @@ from . import events
 from .connection import StoreProblem, describe_error, open_rw, read, rollback_quietly, settle, write
 from .plan import (  # noqa: F401
     CATEGORIES,
+    IDS,
     KINDS,
     REVIEW_STATUSES,
     Comparison,
@@ -25,7 +26,6 @@ from .plan import (  # noqa: F401
     rows_for,
 )
 from .registry import StoreRef
-from .rows import as_text
 
 CHECKPOINT_BUSY_MS = 1000
 
@@ -33,12 +33,11 @@ CHECKPOINT_BUSY_MS = 1000
 # transaction, the condition the dry run saw, so nothing outside it goes.
 # Each statement takes every id of its kind as one JSON array and returns the
 # ids it deleted.
-_IDS = "id IN (SELECT value FROM json_each(?))"
 _DELETE = {
-    "memory_deleted": f"DELETE FROM memories WHERE {_IDS} AND deleted_at IS NOT NULL RETURNING id",
-    "memory": f"DELETE FROM memories WHERE {_IDS} RETURNING id",
-    "review": f"DELETE FROM memory_review_queue WHERE {_IDS} RETURNING id",
-    "summary": f"DELETE FROM session_summaries WHERE {_IDS} RETURNING id",
+    "memory_deleted": f"DELETE FROM memories WHERE {IDS} AND deleted_at IS NOT NULL RETURNING id",
+    "memory": f"DELETE FROM memories WHERE {IDS} RETURNING id",
+    "review": f"DELETE FROM memory_review_queue WHERE {IDS} RETURNING id",
+    "summary": f"DELETE FROM session_summaries WHERE {IDS} RETURNING id",
     # A plan names events by their integer id written as text.
     "event": "DELETE FROM memory_events WHERE id IN (SELECT CAST(value AS INTEGER) FROM json_each(?))"
     " AND memory_id NOT IN (SELECT id FROM memories) RETURNING id",
@@ -174,122 +173,18 @@ def residue_rows(ref: StoreRef) -> dict[str, Any]:
 # -- dry run ------------------------------------------------------------------
 
 
-def scoped_rows(ref: StoreRef) -> dict[str, Any]:
-    """Every memory, review item and summary id with what a scoped forget picks by (read-only):
-    ``memories`` (id, scope, live), ``reviews`` (id, scope), ``summaries``, ``events`` (a count).
-    Only text ids (a purge names rows by id in its fingerprint)."""
-
-    def run(conn: sqlite3.Connection) -> dict[str, Any]:
-        return {
-            "memories": [
-                (r["id"], r["scope"], r["deleted_at"] is None)
-                for r in conn.execute(
-                    "SELECT id, scope, deleted_at FROM memories WHERE typeof(id) = 'text' ORDER BY rowid"
-                )
-            ],
-            "reviews": [
-                (r["id"], r["scope"])
-                for r in conn.execute(
-                    "SELECT id, scope FROM memory_review_queue WHERE typeof(id) = 'text' ORDER BY rowid"
-                )
-            ],
-            "summaries": [
-                r["id"]
-                for r in conn.execute(
-                    "SELECT id FROM session_summaries WHERE typeof(id) IN ('text', 'integer') ORDER BY rowid"
-                )
-            ],
-            "events": conn.execute("SELECT count(*) FROM memory_events").fetchone()[0],
-        }
-
-    return read(ref.path, run)
-
-
-def scoped_counts(ref: StoreRef) -> dict[str, int]:
-    """How many rows of each kind ``scoped_rows`` lists, counted by SQLite (read-only), with the
-    memories a wipe of the file's own scope leaves behind (``memories_kept``: live rows of
-    another scope): what the forget page says, without reading every id."""
-
-    def run(conn: sqlite3.Connection) -> dict[str, int]:
-        memories, kept = conn.execute(
-            "SELECT count(*), coalesce(sum(deleted_at IS NULL AND scope IS NOT ?), 0) FROM memories"
-            " WHERE typeof(id) = 'text'",
-            (ref.kind,),
-        ).fetchone()
-        return {
-            "memories": memories - kept,
-            "memories_kept": kept,
-            "reviews": conn.execute(
-                "SELECT count(*) FROM memory_review_queue WHERE typeof(id) = 'text'"
-            ).fetchone()[0],
-            "summaries": conn.execute(
-                "SELECT count(*) FROM session_summaries WHERE typeof(id) IN ('text', 'integer')"
-            ).fetchone()[0],
-            "events": conn.execute("SELECT count(*) FROM memory_events").fetchone()[0],
-        }
-
-    return read(ref.path, run)
-
-
-def user_memory_texts(ref: StoreRef) -> list[tuple[str, str, str, str]]:
-    """(id, key, title, content) of every memory of scope ``user`` in the file, live or
-    soft-deleted (read-only): the person's own memories, which say who they are."""
-
-    def run(conn: sqlite3.Connection) -> list[tuple[str, str, str, str]]:
-        return [
-            (r[0], *(v if isinstance(v := as_text(x), str) else "" for x in r[1:]))
-            for r in conn.execute(
-                "SELECT id, key_normalized, title, content FROM memories"
-                " WHERE scope = 'user' AND typeof(id) = 'text' ORDER BY rowid"
-            )
-        ]
-
-    return read(ref.path, run)
-
-
-def scoped_texts(ref: StoreRef, visit: Callable[[str, str, str, bool, tuple[str, ...]], None]) -> None:
-    """Hand every memory, review item and summary (text ids) to ``visit(kind, id, scope, live,
-    texts)`` as read, so a large store is never held whole (read-only)."""
-
-    def text(v: Any) -> str:
-        v = as_text(v)
-        return v if isinstance(v, str) else ""
-
-    def run(conn: sqlite3.Connection) -> None:
-        for r in conn.execute(
-            "SELECT id, scope, deleted_at, key_normalized, title, content FROM memories"
-            " WHERE typeof(id) = 'text' ORDER BY rowid"
-        ):
-            visit(
-                "memory",
-                r[0],
-                text(r[1]),
-                r[2] is None,
-                (text(r[3]), text(r[4]), text(r[5])),
-            )
-        for r in conn.execute(
-            "SELECT id, scope, title, content, evidence FROM memory_review_queue"
-            " WHERE typeof(id) = 'text' ORDER BY rowid"
-        ):
-            visit("review", r[0], text(r[1]), True, (text(r[2]), text(r[3]), text(r[4])))
-        for r in conn.execute(
-            "SELECT id, summary_text FROM session_summaries WHERE typeof(id) IN ('text', 'integer') ORDER BY rowid"
-        ):
-            visit("summary", r[0], "", True, (text(r[1]),))
-
-    read(ref.path, run)
-
-
 def plan_rows(
     ref: StoreRef,
     categories: Iterable[str] = (),
     memory_ids: Iterable[str] = (),
     review_ids: Iterable[str] = (),
     summary_ids: Iterable[Any] = (),
+    stop: Callable[[], bool] | None = None,
 ) -> DryRun:
-    """Exactly the rows a purge of ``categories`` (and the given ids) would erase."""
+    """Exactly the rows a purge of ``categories`` (and the given ids) would erase (``stop``: see
+    ``rows_for``)."""
     selection = Selection(tuple(categories), tuple(memory_ids), tuple(review_ids), tuple(summary_ids))
-    return read(ref.path, lambda conn: rows_for(conn, selection))
+    return read(ref.path, lambda conn: rows_for(conn, selection, stop))
 
 
 def most_rows(ref: StoreRef) -> int:

@@ -18,8 +18,7 @@ from ...actions.about import sentence
 from ...actions.jobs import Jobs
 from ...guard.textmarks import shown
 from ...pictures import residue_bars
-from ...store import StoreProblem
-from ...store import purge as purge_sql
+from ...store import StoreProblem, scoped
 from ...web import current_project, page, page_route, statuses, stores, workspace
 from .. import resolve
 from . import about as forget_about
@@ -117,7 +116,7 @@ def everything_dry_run() -> dict:
             try:
                 # The wipe soft-deletes the rows of the file's own scope; the purge erases
                 # every soft-deleted row, the review queue, the summaries and the history.
-                entry.update(purge_sql.scoped_counts(ref))
+                entry.update(scoped.scoped_counts(ref))
             except StoreProblem as exc:
                 entry["problem"] = str(exc)
         out["stores"].append(entry)

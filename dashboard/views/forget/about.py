@@ -9,6 +9,10 @@ screen's verified hard purge, one file after the other, in one job.
 
 from __future__ import annotations
 
+import time
+from math import ceil
+
+from flask import current_app, request
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 
@@ -16,15 +20,21 @@ from ... import facts
 from ...actions import about as scope
 from ...actions import saved
 from ...store.held import held
-from ...web import page, statuses
+from ...web import number_arg, page, statuses
 from ..findings import current_report, flags_by_row
 from . import jobs as forget_jobs
 
 ABOUT_PHRASE = _l("forget me")
+# As the findings scan's: the page reads for this long, its findings scan included, then answers
+# with what it found and says so (create_app key FORGET_ABOUT_TIME_LIMIT_MS; None: no limit).
+TIME_LIMIT_MS = 2500
+MAX_PER_PAGE = 1000  # rows of a store on a page of the twin
 
 
 def _parts():
     """The dry run over the readable stores on screen, and the stores it cannot read (with why)."""
+    limit = current_app.config.get("FORGET_ABOUT_TIME_LIMIT_MS", TIME_LIMIT_MS)
+    deadline = None if limit is None else time.monotonic() + limit / 1000
     sts = [st for st in statuses() if st.ref.exists]
     refs = [st.ref for st in sts if st.readable]
     unread = [
@@ -35,20 +45,30 @@ def _parts():
     report, when, _reused = current_report(refs)
     # Held while no file moves and the scan shown is the same (bench/results/pages-round9*: 10,000
     # memories, 165 ms a view read every row of both files again); a purge checks its rows anew.
+    # A dry run cut by its time limit is not held: the next view reads again, with its own time.
     me, parts = held(
         "about",
         [r.path for r in refs],
-        lambda _stamp: scope.plan(refs, scope.Seen(flags_by_row(report), report.complete)),
+        lambda _stamp: scope.plan(refs, scope.Seen(flags_by_row(report), report.complete), deadline),
         key=(tuple(r.key for r in refs), when, report.complete),
+        whole=lambda found: all(p.complete for p in found[1]),
     )
     return me, parts, report, unread
 
 
 def about(fmt: str):
     me, parts, report, unread = _parts()
+    # The twin pages each store's rows as the other lists do (page, per_page); the page lists the
+    # first SHOWN of each, the rows that are not events coming first.
+    at, per_page = number_arg("page", 1, 10**6), number_arg("per_page", scope.SHOWN, MAX_PER_PAGE)
+    listed = slice((at - 1) * per_page, at * per_page) if fmt == "json" else slice(scope.SHOWN)
     data = {
         "person": me.to_dict(),
-        "stores": [p.to_dict(None if fmt == "json" else scope.SHOWN) for p in parts],
+        "complete": all(p.complete for p in parts),
+        "page": at,
+        "pages": max([1] + [ceil(len(p.rows) / per_page) for p in parts]),
+        "per_page": per_page,
+        "stores": [p.to_dict(listed) for p in parts],
         "unreadable": unread,
         "phrase": str(ABOUT_PHRASE),
         "findings_complete": report.complete,
@@ -104,6 +124,8 @@ def saved_files(
 
 
 def erase_about():
+    # ``partial``: the dry run confirmed was cut short (the report then says more may be about you).
+    said = {"about": True, "about_partial": request.form.get("partial") == "1"}
     return forget_jobs.erase_confirmed(
-        ABOUT_PHRASE, "forget about me", {"about": True}, lambda texts: saved_files(texts, about=True)
+        ABOUT_PHRASE, "forget about me", said, lambda texts: saved_files(texts, about=True)
     )

@@ -236,6 +236,7 @@ def job_dict(job_) -> dict:
             out["verdict_text"] = label("purge_verdict", out["verdict"])
     if res.get("about"):
         out["about"] = True  # "forget what is about me"
+        out["about_partial"] = bool(res.get("about_partial"))  # of a dry run cut short
     if res.get("memory"):
         out["memory"] = res["memory"]  # which memory a one-memory purge erased (ids only)
     out["store_names"] = {r.key: r.name for r in stores() if r.key in job_.stores}
