@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import NoReturn
 from urllib.parse import quote, urlencode
 
+from . import process
 from .guard.invisible import escaped
 from .store import default_user_db
 from .store.registry import scan_projects
@@ -352,24 +353,12 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(args.demo_root, ignore_errors=True)
 
 
-def _two_malloc_arenas() -> None:
-    """glibc gives each busy thread a malloc arena of its own: with eight workers the
-    server holds about 10 MiB more after every screen than with two (the RSS line of
-    bench/bench_pages.py).  Two, as MALLOC_ARENA_MAX=2 would; elsewhere, nothing."""
-    import ctypes
-
-    try:
-        ctypes.CDLL(None).mallopt(-8, 2)  # M_ARENA_MAX, before any worker thread starts
-    except (OSError, AttributeError):
-        pass
-
-
 def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser, token) -> int:
-    _two_malloc_arenas()
     config = config_from_args(args, parser)
     config["AUTH_TOKEN"] = token
     config["CJK"] = cjk_from_args(args, parser)
     config["LANG"] = args.lang
+    process.tune()  # once the arguments are known to be good: a refused start tunes nothing
 
     from waitress import create_server
 

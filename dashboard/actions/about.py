@@ -132,7 +132,7 @@ def sentence(text: str, mask: bool = True) -> str:
 @dataclass(frozen=True)
 class Seen:
     """The one findings scan every screen shows, as the choice reads it: ``flags`` is
-    ``findings.flags_by_row(report)`` ((store, table, row id) -> findings), ``complete`` whether
+    ``Report.by_row`` ((store, table, row id) -> findings), ``complete`` whether
     it read every row."""
 
     flags: dict[tuple[str, str, str], Any]

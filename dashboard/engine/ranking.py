@@ -8,7 +8,7 @@ from __future__ import annotations
 import heapq
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import groupby
 from operator import attrgetter
@@ -98,6 +98,15 @@ def order_key(ranks: dict[str, int]) -> SortKey:
 
 
 @dataclass
+class Sorting:
+    """The part of a recall's ranking read so far (see :class:`Ranked`)."""
+
+    head: list[rc.Scored] = field(default_factory=list)  # the first len(head) eligible, in order
+    ties: Counter[float] | None = None  # eligible records per score
+    excluded: list[rc.Scored] | None = None  # the stable-shown records, in order
+
+
+@dataclass
 class Recall:
     """One recall run: the block's facts now, every candidate's mark on demand."""
 
@@ -108,6 +117,11 @@ class Recall:
     kept: int  # how many of ``top`` the budget let in
     facts: list[str]  # their rendered facts
     key: SortKey  # the sort key (see :func:`order_key`)
+    # What reading ``candidates`` sorted so far, kept here and not on the Ranked view: a view
+    # cached on the recall it points back to is a reference cycle, which refcounting cannot
+    # free, so every request's recall (thousands of Scored at 10,000 memories) waited for a
+    # full collection of the server's heap, which then landed inside some later request.
+    sorting: Sorting = field(default_factory=Sorting, repr=False, compare=False)
 
     @cached_property
     def contenders(self) -> list[rc.Scored]:
@@ -155,7 +169,7 @@ class Recall:
         kept = [s.score for s in self.top[: self.kept]]
         return len(set(kept)) < len(kept)
 
-    @cached_property
+    @property
     def candidates(self) -> Ranked:
         """Every record with a signal, ranked, each with its mark (a row is made when read)."""
         return Ranked(self)
@@ -167,11 +181,7 @@ class Ranked(MadeOnRead[Candidate]):
     rows of 50,000 candidates sorts none of the rest (reading them all sorts once)."""
 
     def __init__(self, recall: Recall):
-        self._r = recall
-        self._head: list[rc.Scored] = []  # the first len(_head) eligible, in order
-        self._whole = False  # _head holds every eligible record
-        self._ties: Counter[float] | None = None
-        self._excluded: list[rc.Scored] | None = None
+        self._r, self._s = recall, recall.sorting  # a view: what it sorts stays on the recall
 
     def __len__(self) -> int:
         return len(self._r.eligible) + len(self._r.excluded)
@@ -188,19 +198,19 @@ class Ranked(MadeOnRead[Candidate]):
         return {mark: n for mark, n in counts.items() if n}
 
     def _ranked(self, k: int) -> list[rc.Scored]:
-        eligible = self._r.eligible
-        if len(self._head) < min(k, len(eligible)):
+        eligible, made = self._r.eligible, self._s
+        if len(made.head) < min(k, len(eligible)):
             if k * 8 >= len(eligible):  # most of them: one sort is cheaper than a heap
-                self._head, self._whole = sorted(eligible, key=self._r.key), True
+                made.head = sorted(eligible, key=self._r.key)
             else:
-                self._head = heapq.nsmallest(k, eligible, key=self._r.key)
-        return self._head
+                made.head = heapq.nsmallest(k, eligible, key=self._r.key)
+        return made.head
 
     def _row(self, n: int, s: rc.Scored) -> Candidate:
         """The candidate ranked ``n`` (1-based) among the eligible."""
-        if self._ties is None:
-            self._ties = Counter(x.score for x in self._r.eligible)
-        tied = self._ties[s.score]
+        if self._s.ties is None:
+            self._s.ties = Counter(x.score for x in self._r.eligible)
+        tied = self._s.ties[s.score]
         moves = s.memory.id in self._r.varies
         if n > rc.TOP_K:
             return Candidate(s, rc.CUT_TOP_K, n, tied, varies=moves)
@@ -208,9 +218,9 @@ class Ranked(MadeOnRead[Candidate]):
         return Candidate(s, mark, n, tied, self._r.costs[n - 1], moves)
 
     def _excluded_rows(self) -> list[rc.Scored]:
-        if self._excluded is None:
-            self._excluded = sorted(self._r.excluded, key=self._r.key)
-        return self._excluded
+        if self._s.excluded is None:
+            self._s.excluded = sorted(self._r.excluded, key=self._r.key)
+        return self._s.excluded
 
     def _rows(self, start: int, stop: int) -> list[Candidate]:
         ranked = len(self._r.eligible)

@@ -197,7 +197,9 @@ def score(
         days,
         w,
         (tag, title, kw, content, fp, recency, stale),
-        hits,
+        # Kept as tuples: the collector stops tracking a tuple of strings, never a frozenset,
+        # and a preview holds thousands of these while it renders.
+        tuple(map(tuple, hits)),
     )
 
 

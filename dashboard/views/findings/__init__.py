@@ -186,15 +186,6 @@ def report_counts(report: Report) -> dict[str, Counter]:
     return by
 
 
-def flags_by_row(report: Report) -> dict[tuple[str, str, str], list]:
-    """The report's findings by the row they sit in, (store, table, row_id) -> [Item, ...]: every
-    screen marks flagged rows from the report the findings page shows."""
-    out: dict[tuple[str, str, str], list] = {}
-    for item in report.items:
-        out.setdefault((item.store, item.table, item.row_id), []).append(item)
-    return out
-
-
 def _jobs() -> Jobs:
     return current_app.extensions.setdefault("findings_jobs", Jobs())
 

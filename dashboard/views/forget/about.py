@@ -21,7 +21,7 @@ from ...actions import about as scope
 from ...actions import saved
 from ...store.held import held
 from ...web import number_arg, page, statuses
-from ..findings import current_report, flags_by_row
+from ..findings import current_report
 from . import jobs as forget_jobs
 
 ABOUT_PHRASE = _l("forget me")
@@ -49,7 +49,7 @@ def _parts():
     me, parts = held(
         "about",
         [r.path for r in refs],
-        lambda _stamp: scope.plan(refs, scope.Seen(flags_by_row(report), report.complete), deadline),
+        lambda _stamp: scope.plan(refs, scope.Seen(report.by_row, report.complete), deadline),
         key=(tuple(r.key for r in refs), when, report.complete),
         whole=lambda found: all(p.complete for p in found[1]),
     )

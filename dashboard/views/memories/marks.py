@@ -18,7 +18,7 @@ from ...findings.why import why_text
 from ...preview_source import snapshot
 from ...web import statuses
 from ...words import explain, label
-from ..findings import current_report, flags_by_row
+from ..findings import current_report
 
 
 def stable_fitted():
@@ -33,8 +33,8 @@ def in_every_prompt() -> set[tuple[str, str]]:
 
 
 def report_flags() -> dict:
-    """``flags_by_row`` of the current report."""
-    return flags_by_row(current_report()[0])
+    """The current report's findings by row (``Report.by_row``)."""
+    return current_report()[0].by_row
 
 
 def flags(store: str, memory_id: str, by_row: dict | None = None) -> list[dict]:
@@ -67,12 +67,7 @@ def flags(store: str, memory_id: str, by_row: dict | None = None) -> list[dict]:
 def row_marks(items) -> dict[tuple[str, str], dict]:
     """For each listed memory: whether it is in every prompt, and its finding badges."""
     shown = in_every_prompt()
-    # Only the listed rows' findings: a page of thirty rows need not index the whole report.
-    wanted = {(m.store, "memories", m.id) for m in items}
-    by_row: dict = {}
-    for item in current_report()[0].items:
-        if (item.store, item.table, item.row_id) in wanted:
-            by_row.setdefault((item.store, item.table, item.row_id), []).append(item)
+    by_row = report_flags()  # indexed once per report, whatever page asks first
     return {
         (m.store, m.id): {
             "in_prompt": m.deleted_at is None and (m.store, m.id) in shown,

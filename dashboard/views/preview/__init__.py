@@ -36,7 +36,7 @@ from ...preview_source import snapshot
 from ...store.rows import whole_number
 from ...web import page, page_route, render, statuses, twin, wants_fragment
 from ...words import count, label
-from ..findings import current_report, flags_by_row, held_report
+from ..findings import current_report, held_report
 from ..memories.marks import flags
 from ..outcomes import refuse_lone_surrogates
 from . import reading
@@ -296,7 +296,7 @@ def _answer(fmt: str) -> dict:
     # (secrets, personal data, instructions), which hold while no file moves: a scan held for
     # the files as they are is used however long ago it ran (at 100,000 memories a new one
     # costs seconds every minute).
-    by_row = flags_by_row(held_report() or current_report()[0])
+    by_row = (held_report() or current_report()[0]).by_row
 
     def flags_of(store: str, memory_id: str) -> list[dict]:
         """What Findings lists on a memory that looks risky (a secret, personal data, an order)."""
