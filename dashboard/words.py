@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
+from decimal import InvalidOperation
 from functools import cached_property, lru_cache
 
 from babel import Locale
@@ -645,10 +646,16 @@ def count(n, where: Locale | None = None) -> str:
     (``where``; outside a request the default, English): "12,345".  The one rule for every
     number a page or a message shows: the ``numberformat`` filter and each ``%(name)d`` of a
     translated sentence (``said``) are this.  JSON twins keep numbers as numbers."""
-    n = int(n)
+    try:
+        n = int(n)
+    except (OverflowError, ValueError):  # an odd row's inf or nan: said as it is
+        return str(n)
     if -1000 < n < 1000:
         return str(n)  # what Babel says for both catalogs' locales, in a fiftieth of the time
-    return format_decimal(n, locale=where or get_locale() or DEFAULT_LOCALE)
+    try:
+        return format_decimal(n, locale=where or get_locale() or DEFAULT_LOCALE)
+    except InvalidOperation:  # past Decimal's 28 digits (an odd row's count): its digits alone
+        return str(n)
 
 
 _WHOLE = re.compile(r"(?<!%)%\((\w+)\)d")  # a sentence's "%(num)d": a count

@@ -260,7 +260,7 @@ def test_overview_reports_agentaos_stable_block_size(seeded):
     client = seeded.app().test_client()
     assert client.get("/overview.json").get_json()["stable_block_chars"] == len(block) > 0
     page = soup(client.get("/overview"))
-    assert page.select_one('[data-field="stable_block_chars"]').text == str(len(block))
+    assert page.select_one('[data-field="stable_block_chars"]').text == f"{len(block):,}"
 
 
 def test_detail_links_to_single_memory_forget(client):

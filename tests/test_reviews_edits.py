@@ -401,7 +401,7 @@ def test_a_key_past_the_bound_or_on_two_lines_changes_nothing(agent):
     client = agent.app().test_client()
     before = file_digest(agent.project_db, agent.user_db)
     long = client.get("/reviews/effect.json", query_string={"id": item.id, "key": "k" * 1001})
-    assert long.status_code == 400 and "1000" in str(long.get_json())
+    assert long.status_code == 400 and "longer than 1,000 characters" in str(long.get_json())
     plan = client.get("/reviews/effect.json", query_string={"id": item.id, "key": "a\nb"}).get_json()["plan"]
     assert plan["refusal"] == "Memory key/title must be single-line"
     assert file_digest(agent.project_db, agent.user_db) == before
