@@ -352,20 +352,29 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(args.demo_root, ignore_errors=True)
 
 
-def _two_malloc_arenas() -> None:
-    """glibc gives each busy thread a malloc arena of its own: with eight workers the
-    server holds about 10 MiB more after every screen than with two (the RSS line of
-    bench/bench_pages.py).  Two, as MALLOC_ARENA_MAX=2 would; elsewhere, nothing."""
+def _malloc_settings() -> None:
+    """Two settings of glibc's malloc, as MALLOC_ARENA_MAX=2 and MALLOC_MMAP_THRESHOLD_=1048576
+    would make them; elsewhere, nothing.  Both measured with bench/bench_rss.py at 1,000
+    memories (RSS after every screen) and bench/bench_pages.py (page times unchanged):
+
+    - two arenas: glibc gives each busy thread an arena of its own, and with eight workers
+      the server held about 10 MiB more than with two;
+    - blocks over 1 MiB always from mmap, given back when freed: by default glibc raises that
+      threshold to the largest block freed so far (up to 32 MiB; jieba's dictionary load
+      frees several MiB at once), after which page-sized blocks come from the heap, whose
+      freed middle is never given back: about 4 MiB more after every screen, kept for good."""
     import ctypes
 
     try:
-        ctypes.CDLL(None).mallopt(-8, 2)  # M_ARENA_MAX, before any worker thread starts
+        mallopt = ctypes.CDLL(None).mallopt
+        mallopt(-8, 2)  # M_ARENA_MAX, before any worker thread starts
+        mallopt(-3, 1 << 20)  # M_MMAP_THRESHOLD (setting it also stops glibc moving it)
     except (OSError, AttributeError):
         pass
 
 
 def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser, token) -> int:
-    _two_malloc_arenas()
+    _malloc_settings()
     config = config_from_args(args, parser)
     config["AUTH_TOKEN"] = token
     config["CJK"] = cjk_from_args(args, parser)
