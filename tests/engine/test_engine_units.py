@@ -503,7 +503,9 @@ def _in_fresh_python(code: str) -> list:
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
     return json.loads(done.stdout)
 
 
