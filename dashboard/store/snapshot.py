@@ -95,12 +95,17 @@ class FileRows:
 
     @cached_property
     def tags(self) -> list[frozenset[str]]:
-        """Per row, its tags folded as SQLite's LOWER folds them (the tag filter)."""
+        """Per row, its tags folded as SQLite's LOWER folds them (the tag filter); equal sets
+        are one set (most rows have none or one of a few tags)."""
+        sets: dict[frozenset[str], frozenset[str]] = {}
         return [
-            frozenset(ascii_lower(t) for t in m.tags)
-            if i not in self.odd
-            else frozenset(ascii_lower(t) for t in json_strings(self.odd[i][3])[0])
-            for i, m in enumerate(self.rows)
+            sets.setdefault(found, found)
+            for found in (
+                frozenset(ascii_lower(t) for t in m.tags)
+                if i not in self.odd
+                else frozenset(ascii_lower(t) for t in json_strings(self.odd[i][3])[0])
+                for i, m in enumerate(self.rows)
+            )
         ]
 
 
