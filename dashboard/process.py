@@ -1,4 +1,4 @@
-"""How the server's process is set up before it serves: memory allocation and the cycle collector.
+"""How the server's process is set up before it serves: glibc's malloc and the cycle collector.
 
 For the command line's server only (``cli._serve``): an app made by ``create_app`` in
 another process (the tests, a script) keeps its interpreter's settings.
@@ -22,18 +22,27 @@ YOUNG_COLLECTION = 7000
 
 def tune() -> None:
     """Set up the process, before any worker thread starts."""
-    _two_malloc_arenas()
+    _malloc_settings()
     _, middle, old = gc.get_threshold()
     gc.set_threshold(YOUNG_COLLECTION, middle, old)
 
 
-def _two_malloc_arenas() -> None:
-    """glibc gives each busy thread a malloc arena of its own: with eight workers the
-    server holds about 10 MiB more after every screen than with two (the RSS line of
-    bench/bench_pages.py).  Two, as MALLOC_ARENA_MAX=2 would; elsewhere, nothing."""
+def _malloc_settings() -> None:
+    """Two settings of glibc's malloc, as MALLOC_ARENA_MAX=2 and MALLOC_MMAP_THRESHOLD_=1048576
+    would make them; elsewhere, nothing.  Both measured with bench/bench_rss.py at 1,000
+    memories (RSS after every screen) and bench/bench_pages.py (page times unchanged):
+
+    - two arenas: glibc gives each busy thread an arena of its own, and with eight workers
+      the server held about 10 MiB more than with two;
+    - blocks over 1 MiB always from mmap, given back when freed: by default glibc raises that
+      threshold to the largest block freed so far (up to 32 MiB; jieba's dictionary load
+      frees several MiB at once), after which page-sized blocks come from the heap, whose
+      freed middle is never given back: about 4 MiB more after every screen, kept for good."""
     import ctypes
 
     try:
-        ctypes.CDLL(None).mallopt(-8, 2)  # M_ARENA_MAX, before any worker thread starts
+        mallopt = ctypes.CDLL(None).mallopt
+        mallopt(-8, 2)  # M_ARENA_MAX, before any worker thread starts
+        mallopt(-3, 1 << 20)  # M_MMAP_THRESHOLD (setting it also stops glibc moving it)
     except (OSError, AttributeError):
         pass

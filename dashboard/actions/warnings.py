@@ -108,12 +108,17 @@ class Lookups:
 
     def __init__(self, live: list) -> None:
         self.live = live
-        self.texts = [m.content.lower() for m in live]
-        self.joined = "\0".join(self.texts)
-        self.starts = list(accumulate((len(t) + 1 for t in self.texts[:-1]), initial=0))
+        texts = [m.content.lower() for m in live]
+        self.joined = "\0".join(texts)  # the only copy held: row n is text(n), a slice of it
+        self.ends = list(accumulate(len(t) + 1 for t in texts))  # each row's end, plus one
+        self.starts = [0, *self.ends[:-1]]
         self._subjects: dict[str, list[int]] | None = None
         self._sets: dict[int, frozenset[str]] = {}
         self.near: dict[tuple[str, str], list] = {}
+
+    def text(self, n: int) -> str:
+        """Row ``n``'s content, lower-cased."""
+        return self.joined[self.starts[n] : self.ends[n] - 1]
 
     def by_subject(self) -> dict[str, list[int]]:
         """subject -> the rows the preference rule weighs (a preference or constraint, or
@@ -255,7 +260,7 @@ def _near(rows: Lookups, content: str, key: str) -> list:
     mine = token_set(content)
     if len(mine) < MIN_TOKENS or not rows.live:
         return []
-    texts, joined, starts = rows.texts, rows.joined, rows.starts
+    joined, starts, ends = rows.joined, rows.starts, rows.ends
     need = len(mine) - math.ceil(DUPLICATE_THRESHOLD * len(mine) - 1e-9) + 1
     longest = sorted(mine, key=lambda t: (-len(t), t))
     # A row may miss at most need - 1 tokens, so of the 3 * need longest it holds
@@ -268,9 +273,9 @@ def _near(rows: Lookups, content: str, key: str) -> list:
         while at != -1:
             n = bisect_right(starts, at) - 1
             found.add(n)
-            at = joined.find(token, starts[n] + len(texts[n]) + 1)  # the next row
-    found = {n for n in found if len(list(filter(texts[n].__contains__, probe))) >= floor}
+            at = joined.find(token, ends[n])  # the next row
+    found = {n for n in found if sum(joined.find(t, starts[n], ends[n] - 1) >= 0 for t in probe) >= floor}
     near = sorted(
-        (-jaccard(mine, token_set(texts[n])), n) for n in found if rows.live[n].key_normalized != key
+        (-jaccard(mine, token_set(rows.text(n))), n) for n in found if rows.live[n].key_normalized != key
     )
     return [rows.live[n] for score, n in near if -score >= DUPLICATE_THRESHOLD][:MAX_RELATED]

@@ -9,7 +9,10 @@ from __future__ import annotations
 import functools
 import logging
 import re
+import sys
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -60,10 +63,29 @@ class TokenOrigin:
         return {"token": self.token, "origin": self.origin, "source": self.source}
 
 
+@contextmanager
+def _without_pkg_resources() -> Iterator[None]:
+    """jieba reads its data files through setuptools' ``pkg_resources`` when that imports,
+    else straight from its own folder: the same bytes, so the same dictionary and splits.
+    Importing ``pkg_resources`` indexes every installed distribution, about 5 MiB resident
+    for the life of the server (bench/bench_rss.py), so jieba is shown it as missing (a
+    ``None`` in ``sys.modules`` is how the import system spells "not installed") unless
+    something imported it already.  Nothing else in the dashboard imports it."""
+    if "pkg_resources" in sys.modules:
+        yield
+        return
+    sys.modules["pkg_resources"] = None  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        if sys.modules.get("pkg_resources", False) is None:
+            del sys.modules["pkg_resources"]
+
+
 def _load_jieba(userdict: Path | None) -> Any:
     """Import and initialise jieba quietly; None when it is not installed."""
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), _without_pkg_resources():
             # jieba 0.42.1 has non-raw regex literals that newer Pythons warn on.
             warnings.filterwarnings("ignore", category=SyntaxWarning)
             import jieba

@@ -85,11 +85,25 @@ def columns(cls: type) -> tuple[str, ...]:
     return (*plain, *(n + "_json" for n in arrays))
 
 
-def record(cls: type[R], row: RowLike, store: str, **lists: tuple[str, ...]) -> R:
-    """A row as a ``cls`` record; ``lists`` gives array fields already decoded."""
+# Columns holding one of a few codes ("project", "note", "explicit_user"...): a record kept
+# for long takes its value from ``shared`` instead of a copy of its own.
+CODES = ("scope", "type", "source", "confidence", "sensitivity")
+_CODED = {name: [n for n in CODES if n in plain] for name, (plain, _arrays) in _COLUMNS.items()}
+
+
+def record(
+    cls: type[R], row: RowLike, store: str, shared: dict[str, str] | None = None, **lists: tuple[str, ...]
+) -> R:
+    """A row as a ``cls`` record; ``lists`` gives array fields already decoded.  With ``shared``
+    (one dict for many rows), a code column's value equal to one seen before is that string."""
     row = _plain(row)
     plain, arrays = _COLUMNS[cls.__name__]
     values: dict[str, Any] = {n: row[n] for n in plain}
+    if shared is not None:
+        for n in _CODED[cls.__name__]:
+            v = values[n]
+            if v.__class__ is str:
+                values[n] = shared.setdefault(v, v)
     for n in arrays:
         values[n] = lists[n] if n in lists else decode_list(row[n + "_json"])
     return cls(**values, store=store)

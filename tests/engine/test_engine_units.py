@@ -492,3 +492,33 @@ def test_ranked_rows_read_in_part_are_the_whole_ranking():
     never = [m.id for m in rows if m.deleted_at is None and m.id not in matched]
     assert len(p.never_recalled) == len(never) > 0
     assert [m.id for m in p.never_recalled[:7]] == never[:7] and [m.id for m in p.never_recalled] == never
+
+
+CHINESE = "请问部署服务的时候数据库缓存的超时配置是多少，日志在哪里？王小明在清华大学读书，他说杭研大厦的接口又超时了。"
+
+
+def _in_fresh_python(code: str) -> list:
+    """What ``code`` prints as JSON, run by a new interpreter (nothing imported before it)."""
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    return json.loads(done.stdout)
+
+
+def test_chinese_splits_as_agentao_when_jieba_is_loaded_by_the_dashboard_first():
+    # The server loads jieba itself, before agentao ever does (and without setuptools'
+    # pkg_resources, which jieba then does without): its words must still be agentao's.
+    agentao = _in_fresh_python(
+        "import json; from agentao.memory.retriever import _cjk_segment; "
+        f"print(json.dumps(sorted(_cjk_segment({CHINESE!r}))))"
+    )
+    ours = _in_fresh_python(
+        "import json; from dashboard.engine.tokenize import Tokenizer; "
+        f"print(json.dumps(sorted(t for t in Tokenizer(use_jieba=True).tokens({CHINESE!r}) if t.isalpha())))"
+    )
+    assert "数据库" in ours and "超时" in ours
+    assert ours == [t for t in agentao if t.isalpha()]
