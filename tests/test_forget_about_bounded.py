@@ -141,3 +141,25 @@ def test_a_read_the_agent_tore_and_that_is_read_again_counts_each_row_once(lena,
     _again, by_again = twin(lena.app().test_client())
     for key in ("stays", "kept_total", "kept", "rows_read", "rows_total", "goes"):
         assert by_again["project"][key] == by["project"][key], key
+
+
+def test_erasing_a_dry_run_cut_short_erases_what_it_listed_and_calls_nothing_it_never_read_new(lena, cut):
+    # Soft-deleted memories and their history in the user store: a dry run two rows long lists
+    # two of them; the rest it never read must not come back as rows "that arrived since".
+    for i in range(3):
+        m = lena.save(f"old thing {i}", f"An old fact number {i} about me.", ["user"], scope="user")
+        lena.manager.delete(m.id)
+    data, by = twin(cut)
+    assert by["user"]["complete"] is False
+    listed = {r["id"] for r in by["user"]["rows"] if r["kind"] != "event"}
+    before = {r[0] for r in rows(lena.user_db, "SELECT id FROM memories")}
+    r = cut.post("/forget/about", data={**form_of(data), "partial": "1"}, headers=JSON)
+    job = wait_for_job(cut, r.get_json()["url"])
+    assert job["verdict"] == "verified erased"
+    assert all(not res.get("kept") for res in job["results"]), [
+        res.get("kept_by_kind") for res in job["results"]
+    ]
+    assert {r[0] for r in rows(lena.user_db, "SELECT id FROM memories")} == before - listed
+    report = soup(cut.get(r.get_json()["url"]))
+    assert not report.select("[data-field=kept]")
+    assert "It did not read every row" in report.select_one("[data-field=gone]").text

@@ -125,7 +125,8 @@ def saved_files(
 
 def erase_about():
     # ``partial``: the dry run confirmed was cut short (the report then says more may be about you).
-    said = {"about": True, "about_partial": request.form.get("partial") == "1"}
+    partial = request.form.get("partial") == "1"
+    said = {"about": True, "about_partial": partial}
     return forget_jobs.erase_confirmed(
-        ABOUT_PHRASE, "forget about me", said, lambda texts: saved_files(texts, about=True)
+        ABOUT_PHRASE, "forget about me", said, lambda texts: saved_files(texts, about=True), exact=partial
     )

@@ -136,10 +136,12 @@ def start(kind, keys, work, background=True, data=None, said=None):
     )
 
 
-def erase_confirmed(phrase, kind: str, extra: dict, saved_files=None):
+def erase_confirmed(phrase, kind: str, extra: dict, saved_files=None, exact: bool = False):
     """A scoped forget's POST (forget about me, forget a conversation): every named store
     writable, the typed ``phrase``, each store's dry run still true (``resolve.dry_run``),
     then one job purging them one after the other, verified; ``extra`` joins its result.
+    ``exact``: the dry runs were cut short by their time limit, so each erases exactly the
+    rows it listed, and a row it never read is not called one that arrived since.
     ``saved_files(row_texts)`` gives the saved conversations' share, another kind of copy:
     ``(root, plans, texts)`` for ``actions.saved.erase``, run after the stores."""
     refs = {r.key: r for r in stores() if r.exists}
@@ -153,7 +155,8 @@ def erase_confirmed(phrase, kind: str, extra: dict, saved_files=None):
     for key in keys:
         ref = refs[key]
         cats = [c for c in request.form.getlist(f"cat-{key}") if c in purge.ALL_CATEGORIES]
-        dry_run = resolve.dry_run(ref, request.form.get(f"fingerprint-{key}"), cats, by_id=True)
+        fingerprint = request.form.get(f"fingerprint-{key}")
+        dry_run = resolve.dry_run(ref, fingerprint, () if exact else cats, by_id=not exact)
         runs.append((ref, dry_run, unverified(ref)))
     copies = (
         saved_files([t for _r, dry, _e in runs for row in dry for t in row.texts]) if saved_files else None
