@@ -149,3 +149,51 @@ def test_the_engine_cache_is_held_for_the_rows_it_was_read_with(agent):
         assert "kafka" not in {m.title for m in late.state(tok).records.values()}
         now.cache.state(tok)
         assert now.cache.builds == 1
+
+
+def test_work_cut_short_answers_the_requests_that_waited_for_it_and_no_later_one(tmp_path):
+    """Two views of a page whose work runs out of time (a dry run at 100,000 memories): the one
+    that waited for the first gets its answer at once instead of starting over with no time
+    left; a view asked after both does the work again."""
+    import threading
+
+    from dashboard.store import held as table
+
+    class Gate:  # the name's lock, saying when a second thread waits on it
+        def __init__(self):
+            self.lock, self.waiting = threading.Lock(), threading.Event()
+
+        def __enter__(self):
+            if self.lock.locked():
+                self.waiting.set()
+            self.lock.acquire()
+
+        def __exit__(self, *_exc):
+            self.lock.release()
+
+    gate, started, finish, calls = Gate(), threading.Event(), threading.Event(), []
+    table._working["cut-test"] = gate
+    path = tmp_path / "f.db"
+    path.write_bytes(b"x")
+
+    def work(_stamp):
+        calls.append(1)
+        started.set()
+        finish.wait(10)
+        return ("partial", len(calls))
+
+    def view(out):
+        out.append(table.held("cut-test", [path], work, whole=lambda _v: False))
+
+    first, second = [], []
+    a = threading.Thread(target=view, args=(first,))
+    a.start()
+    started.wait(10)
+    b = threading.Thread(target=view, args=(second,))
+    b.start()
+    gate.waiting.wait(10)
+    finish.set()
+    a.join(10)
+    b.join(10)
+    assert first == second == [("partial", 1)] and len(calls) == 1
+    assert table.held("cut-test", [path], work, whole=lambda _v: False) == ("partial", 2)

@@ -11,6 +11,7 @@ The lock guards the table; work runs outside it, one at a time per name.
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable
 from pathlib import Path
@@ -26,6 +27,9 @@ KEPT = 24  # values held, the least recently used dropped first: both files and 
 _lock = threading.Lock()
 _table: OrderedDict[tuple[str, tuple[str, ...], Hashable], tuple[Stamps, object]] = OrderedDict()
 _working: dict[str, threading.Lock] = {}
+# name -> (when it was done, paths, key, stamps, value): the last value ``whole`` said is not,
+# for the requests that were waiting while it was worked out (read and written under its gate).
+_cut: dict[str, tuple[float, tuple[str, ...], Hashable, Stamps, object]] = {}
 
 
 def stamps(paths: Iterable[Path | str]) -> Stamps:
@@ -70,19 +74,27 @@ def held(
 
     ``stamp``: the files as they were when what ``work`` uses was read (rows held under
     another name), instead of as they are now.  A value ``whole`` says is not (work cut short
-    by its time limit) is answered but not held: the next request does the work again."""
+    by its time limit) is not held: it answers the requests that were already waiting for it
+    (their own time went on the wait), and the next request does the work again."""
     paths = tuple(map(str, paths))
     given = stamp
     found: T | None = peek(name, paths, key, given)
     if found is not None:
         return found
+    asked = time.monotonic()
     with _lock:
         gate = _working.setdefault(name, threading.Lock())
     with gate:
         stamp = stamps(paths) if given is None else given  # again: another thread may have done it
         found = peek(name, paths, key, stamp)
         if found is None:
+            cut = _cut.get(name)
+            if cut is not None and cut[0] >= asked and cut[1:4] == (paths, key, stamp):
+                return cut[4]  # type: ignore[return-value]
             found = work(stamp)
             if whole(found):
                 keep(name, paths, found, key, stamp)
+                _cut.pop(name, None)
+            else:
+                _cut[name] = (time.monotonic(), tuple(map(str, paths)), key, stamp, found)
         return found
