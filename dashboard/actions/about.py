@@ -63,10 +63,7 @@ class StorePart:
     seen: Seen | None = None  # what masks a listed row's text
     rows_read: int = 0  # memories, suggestions and summaries read to decide: all of them ...
     rows_total: int = 0  # ... unless the time ran out (then ``rows`` holds what was found so far)
-
-    @property
-    def complete(self) -> bool:
-        return self.rows_read >= self.rows_total
+    complete: bool = True  # the read's own answer (rows_read and rows_total are for the sentence)
 
     def sentence(self, key: tuple[str, str]) -> str:
         if key not in self.texts or self.seen is None:
@@ -203,6 +200,7 @@ def _user_part(ref: StoreRef, seen: Seen, up: Callable[[], bool]) -> StorePart:
         seen=seen,
         rows_read=total if dry.complete else len(texts),
         rows_total=total,
+        complete=dry.complete,
     )
 
 
@@ -259,7 +257,8 @@ def _project_part(ref: StoreRef, seen: Seen, me: Person, up: Callable[[], bool])
                     }
                 )
 
-    total = read if scoped.scoped_texts(ref, visit, begin=begin, stop=up) else _rows_in(ref)
+    whole = scoped.scoped_texts(ref, visit, begin=begin, stop=up)
+    total = read if whole else max(read + 1, _rows_in(ref))  # a cut read always says "of more"
     dry = purge.plan(ref, (), list(goes["memory"]), list(goes["review"]), list(goes["summary"]))
     why: dict[tuple[str, str], str] = {}
     texts: dict[tuple[str, str], tuple[str, str]] = {}
@@ -268,4 +267,4 @@ def _project_part(ref: StoreRef, seen: Seen, me: Person, up: Callable[[], bool])
         if r.kind != "event":
             why[r.kind, r.id], details[r.kind, r.id], text = goes[r.kind.removesuffix("_deleted")][r.id]
             texts[r.kind, r.id] = r.kind, text
-    return StorePart(ref, dry, (), why, stays, texts, details, kept, kept_total, seen, read, total)
+    return StorePart(ref, dry, (), why, stays, texts, details, kept, kept_total, seen, read, total, whole)
