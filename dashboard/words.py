@@ -691,13 +691,6 @@ class _CountingDomain(Domain):
         variables.setdefault("num", num)
         return said(self.get_translations().ungettext(singular, plural, num), variables)
 
-    def pgettext(self, context, string, **variables):
-        return said(self.get_translations().upgettext(context, string), variables)
-
-    def npgettext(self, context, singular, plural, num, **variables):
-        variables.setdefault("num", num)
-        return said(self.get_translations().unpgettext(context, singular, plural, num), variables)
-
 
 class _Babel(Babel):
     @cached_property
@@ -755,8 +748,6 @@ def init_app(app) -> None:
     app.jinja_env.install_gettext_callables(
         gettext=lambda s: catalog().ugettext(s),
         ngettext=lambda s, p, n: catalog().ungettext(s, p, n),
-        pgettext=lambda c, s: catalog().upgettext(c, s),
-        npgettext=lambda c, s, p, n: catalog().unpgettext(c, s, p, n),
         newstyle=True,
     )
     app.jinja_env.globals.update(_=_template_gettext, ngettext=_template_ngettext)
