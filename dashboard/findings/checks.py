@@ -45,16 +45,16 @@ _ID_PROVINCES = frozenset(
 )
 
 
-def prc_id_ok(number: str, latest_year: int = 2100) -> bool:
+def prc_id_ok(number: str) -> bool:
     """True for an 18-character PRC resident ID with a real province, a valid
-    birth date (1900..latest_year) and a correct ISO 7064 MOD 11-2 check character."""
+    birth date (1900..2100) and a correct ISO 7064 MOD 11-2 check character."""
     if len(number) != 18 or not number[:17].isdigit() or number[:2] not in _ID_PROVINCES:
         return False
     try:
         born = date(int(number[6:10]), int(number[10:12]), int(number[12:14]))
     except ValueError:
         return False
-    if not 1900 <= born.year <= latest_year:
+    if not 1900 <= born.year <= 2100:
         return False
     total = sum(int(d) * w for d, w in zip(number[:17], _ID_WEIGHTS))
     return _ID_CHECK[total % 11] == number[17].upper()
@@ -143,10 +143,10 @@ def mask_secret(span: str) -> str:
     return f"{label}{span[:keep]}{'•' * min(hidden, MASK_MARKS)}{'…' if hidden > MASK_MARKS else ''}"
 
 
-def mask_digits(span: str, visible: int = 4) -> str:
-    """Replace every digit/letter but the last ``visible`` with ``•`` (separators stay)."""
+def mask_digits(span: str) -> str:
+    """Replace every digit/letter but the last four with ``•`` (separators stay)."""
     alnum = [i for i, ch in enumerate(span) if ch.isalnum()]
-    hide = set(alnum[:-visible] if visible else alnum)
+    hide = set(alnum[:-4])
     return "".join("•" if i in hide else ch for i, ch in enumerate(span))
 
 
