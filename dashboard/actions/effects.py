@@ -112,10 +112,10 @@ def block_token(block: str) -> str:
     return f"{len(block)}-{hashlib.sha256(block.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}"
 
 
-def current_block(snap: Snapshot, hidden: Iterable[str] = frozenset()) -> str:
+def current_block(snap: Snapshot) -> str:
     """The block agentao would send a new session now (what ``/memory status`` sizes)."""
     # query="" : the stable block depends on neither the query nor the clock.
-    return stable_view(snap.project, snap.user, snap.summaries, hidden_ids=hidden, cache=snap.cache)[0]
+    return stable_view(snap.project, snap.user, snap.summaries, cache=snap.cache)[0]
 
 
 def would_save(plan: PlannedSave, existing: Memory | None, stamp: str | None = None) -> Memory:

@@ -152,9 +152,9 @@ def escaped(text) -> str:
     )
 
 
-def hidden_chars(text: str, controls: bool = True) -> Iterator[int]:
+def hidden_chars(text: str) -> Iterator[int]:
     """The index of each character ``hidden_spans`` covers."""
-    for start, end in hidden_spans(text, controls):
+    for start, end in hidden_spans(text):
         yield from range(start, end)
 
 

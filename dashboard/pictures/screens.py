@@ -139,15 +139,15 @@ def score_bars(candidates, *, chart_id: str = "scores", title: str | None = None
     )
 
 
-def candidate_scores(candidates, limit: int = 12) -> Markup | None:
-    """Score-by-term bars for the first ``limit`` recall candidates (engine ``Candidate``s)."""
+def candidate_scores(candidates) -> Markup | None:
+    """Score-by-term bars for the first 12 recall candidates (engine ``Candidate``s)."""
     rows = [
         # A recalled memory's rank leads its bar ("1. deploy"); one not recalled has none ("– deploy").
         (
             f"{c.rank}. {c.memory.title}" if c.rank else f"– {c.memory.title}",
             [(t.name, t.contribution) for t in c.terms],
         )
-        for c in list(candidates)[:limit]
+        for c in list(candidates)[:12]
     ]
     if not rows:
         return None

@@ -1,4 +1,4 @@
-"""The reads behind "About you": each section at most ``limit`` rows plus a count of all."""
+"""The reads behind "About you": each section at most ``LIMIT`` rows plus a count of all."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def _section(
     return Section([make(r) for r in found], total)
 
 
-def user_memories(ref: StoreRef, limit: int = LIMIT) -> tuple[Section, Section]:
+def user_memories(ref: StoreRef) -> tuple[Section, Section]:
     """Memories with scope ``user`` in one file: (live, soft-deleted), newest change first. Scope, not file:
     without a user store agentao keeps user-scope memories in the project file, and the overview's "about you"
     count and link filter by scope too."""
@@ -54,17 +54,17 @@ def user_memories(ref: StoreRef, limit: int = LIMIT) -> tuple[Section, Section]:
     def run(conn: sqlite3.Connection) -> tuple[Section, Section]:
         make = lambda r: rows.memory(r, ref.key)  # noqa: E731
         live = _section(
-            conn, "memories", "scope = 'user' AND deleted_at IS NULL", "updated_at DESC, id", limit, make
+            conn, "memories", "scope = 'user' AND deleted_at IS NULL", "updated_at DESC, id", LIMIT, make
         )
         gone = _section(
-            conn, "memories", "scope = 'user' AND deleted_at IS NOT NULL", "deleted_at DESC, id", limit, make
+            conn, "memories", "scope = 'user' AND deleted_at IS NOT NULL", "deleted_at DESC, id", LIMIT, make
         )
         return live, gone
 
     return read(ref.path, run)
 
 
-def review_evidence(ref: StoreRef, limit: int = LIMIT) -> Section:
+def review_evidence(ref: StoreRef) -> Section:
     """Review items whose evidence (the person's own message) is kept: pending first."""
     return read(
         ref.path,
@@ -73,17 +73,17 @@ def review_evidence(ref: StoreRef, limit: int = LIMIT) -> Section:
             "memory_review_queue",
             "evidence IS NOT NULL AND evidence != ''",
             "status != 'pending', updated_at DESC, id",
-            limit,
+            LIMIT,
             lambda r: rows.review(r, ref.key),
         ),
     )
 
 
-def session_summaries(ref: StoreRef, limit: int = LIMIT) -> Section:
+def session_summaries(ref: StoreRef) -> Section:
     """The file's session summaries (what was said, in the agent's words), newest first."""
     return read(
         ref.path,
         lambda conn: _section(
-            conn, "session_summaries", "1", "created_at DESC, id", limit, lambda r: rows.summary(r, ref.key)
+            conn, "session_summaries", "1", "created_at DESC, id", LIMIT, lambda r: rows.summary(r, ref.key)
         ),
     )

@@ -135,15 +135,14 @@ def _hold(app, refs, stamp: tuple, report: Report, now: datetime, full: bool) ->
     held.keep("findings", paths, (time.monotonic(), report, now, full), key, stamp)
 
 
-def fixed_now(refs=None) -> list:
+def fixed_now() -> list:
     """The findings fixed since the dashboard started, in the stores shown (newest first)."""
-    refs = readable_refs() if refs is None else refs
-    by_path = {str(r.path): r.key for r in refs}
+    by_path = {str(r.path): r.key for r in readable_refs()}
     # The same file under the same key.
     return [gone for gone in _fixed(current_app).shown(by_path) if gone.item.store == by_path[gone.path]]
 
 
-def held_report(refs=None) -> Report | None:
+def held_report() -> Report | None:
     """The scan already held for the files as they are now, or None; never scans.
 
     For what every page draws (the Findings tab's count, dashboard/facts.py): a fresh
@@ -152,7 +151,7 @@ def held_report(refs=None) -> Report | None:
     costs 0.1-0.4 ms (bench/bench_findings_badge.py, bench/results/findings-badge.txt).
     Any write moves a file's stamp, and a scan of files that have changed is never read.
     """
-    found = held.peek("findings", *_scan_key(readable_refs() if refs is None else refs))
+    found = held.peek("findings", *_scan_key(readable_refs()))
     return found[1] if found else None  # none yet, or a file moved since
 
 
