@@ -382,13 +382,12 @@ def run_all(
     refs: list[StoreRef],
     snap: Snapshot,
     cjk: str,
-    now: datetime | None = None,
     time_limit: float | None = None,
 ) -> Run:
     """The built-in check, then every check in each shown store's checks file, in file order;
     with ``time_limit`` (seconds), those not started by then are listed as not run."""
     deadline = None if time_limit is None else time.monotonic() + time_limit
-    now = now or clock.now().replace(microsecond=0)
+    now = clock.now().replace(microsecond=0)
     results: list[Result] = [builtin(snap)]
     problems: dict[str, str] = {}
     files: dict[str, str] = {}

@@ -247,7 +247,7 @@ def _chunks(data: bytes):
     return (view[i : i + PIECE] for i in range(0, len(data), PIECE))
 
 
-def _read(fh, on_chunk=lambda chunk: None):
+def _read(fh, on_chunk):
     """The file a piece at a time, each piece also handed to ``on_chunk`` (the progress)."""
     fh.seek(0)
     for chunk in iter(partial(fh.read, PIECE), b""):
