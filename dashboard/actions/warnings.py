@@ -157,7 +157,7 @@ def with_store(plans: dict, block_effects: dict, snap) -> dict:
     def add(i: str, code: str, text: str, found: list) -> None:
         extra[i].append({"code": code, "text": text, "memories": [_named(m) for m in found]})
 
-    for i, found in _evicted(ready, block_effects, snap).items():
+    for i, found in _evicted(ready, block_effects).items():
         text = _(
             "Approving pushes memories you saved yourself out of the always-on %(tag)s block, "
             "so a new session no longer sees them: %(names)s.",
@@ -183,7 +183,7 @@ def with_store(plans: dict, block_effects: dict, snap) -> dict:
     return out
 
 
-def _evicted(plans: dict, block_effects: dict, snap) -> dict:
+def _evicted(plans: dict, block_effects: dict) -> dict:
     """item id -> explicit memories shown in the block now and not after approving it."""
     found: dict[str, list] = {}
     for i, plan in plans.items():

@@ -219,13 +219,13 @@ def _html(outcomes, single, edits, values, shown):
         said = (first.message, "bad", first.fix)
     by_id = {o.id: o for o in outcomes}
     if wants_fragment():  # a failure is said in the row; htmx swaps 409/422 too
-        return _fragment(outcomes, single, first, item, said, by_id, edits, values)
+        return _fragment(single, first, item, said, by_id, edits, values)
     return render(
         "reviews/index.html", said=said, stable_after=None, **_context("pending", by_id, edits=edits)
     )
 
 
-def _fragment(outcomes, single, first, item, said, by_id, edits, values):
+def _fragment(single, first, item, said, by_id, edits, values):
     """The htmx answer: the card as it is now (or one line, and the next card), or the list."""
     if single and first.ok and item is not None:
         # The card becomes one line; the next waiting card comes along, re-planned
