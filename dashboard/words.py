@@ -760,7 +760,7 @@ def init_app(app) -> None:
         locales=LOCALES,
         page_locale=lambda: str(get_locale()),
     )
-    app.jinja_env.filters.update(when=when, rounded=rounded, listing=listing, numberformat=count)
+    app.jinja_env.filters.update(rounded=rounded, listing=listing, numberformat=count)
 
 
 class Terms:

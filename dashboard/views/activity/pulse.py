@@ -202,4 +202,4 @@ def pulse():
 
 @bp.app_context_processor
 def _pulse_globals():
-    return {"pulse_token": pulse_token, "pulse_url": lambda: url_for("activity.pulse", since=pulse_token())}
+    return {"pulse_token": pulse_token}
