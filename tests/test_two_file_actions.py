@@ -218,35 +218,31 @@ def test_the_next_write_finishes_a_half_done_move_before_anything_else(agent):
     assert set(state()) == {(0, 1)}
 
 
-def test_the_command_line_finishes_it_before_serving_and_prints_what_it_did(agent):
-    code, keys, state = _split_move(agent)
-    assert code == -signal.SIGKILL
+def served_lines(agent) -> list[str]:
+    """What the command line prints over ``agent``'s stores until it serves; then it is stopped."""
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "dashboard",
-            "--project",
-            str(agent.project_dir),
-            "--user-db",
-            str(agent.user_db),
-            "--port",
-            "0",
-            "--no-token",
-        ],
+        [sys.executable, "-m", "dashboard", "--project", str(agent.project_dir)]
+        + ["--user-db", str(agent.user_db), "--port", "0", "--no-token"],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
     )
     try:
-        lines = []
-        while not any("Ctrl+C" in line for line in lines):
+        lines: list[str] = []
+        while not any("Ctrl+C" in line for line in lines):  # it serves
             line = proc.stdout.readline()
             assert line, "".join(lines)
             lines.append(line)
     finally:
         proc.send_signal(signal.SIGINT)
         proc.wait(20)
+    return lines
+
+
+def test_the_command_line_finishes_it_before_serving_and_prints_what_it_did(agent):
+    code, keys, state = _split_move(agent)
+    assert code == -signal.SIGKILL
+    lines = served_lines(agent)
     assert any(re.search(rf"interrupted .* after {N} memories", line) for line in lines), lines
     assert set(state()) == {(0, 1)}
 

@@ -13,13 +13,11 @@ from __future__ import annotations
 import hashlib
 import json
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
-from test_two_file_actions import SPLITS, _intents
+from test_two_file_actions import SPLITS, _intents, served_lines
 
 from dashboard.actions import twofile
 
@@ -136,22 +134,7 @@ def test_the_command_line_starts_past_a_record_it_cannot_read_and_prints_why(age
     record = json.loads(path.read_text())
     record["rows"] = 5
     path.write_text(json.dumps(record))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "dashboard", "--project", str(agent.project_dir)]
-        + ["--user-db", str(agent.user_db), "--port", "0", "--no-token"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
-        lines = []
-        while not any("Ctrl+C" in line for line in lines):  # it serves
-            line = proc.stdout.readline()
-            assert line, "".join(lines)
-            lines.append(line)
-    finally:
-        proc.send_signal(signal.SIGINT)
-        proc.wait(20)
+    lines = served_lines(agent)
     assert any("“rows”" in line and str(path) in line for line in lines), lines
     assert set(state()) == {(1, 1)} and path.exists()
 
