@@ -32,9 +32,8 @@ from .. import clock
 PREFIX, SUFFIX = "dashboard-intent-", ".json"
 FAULT_ENV = "AGENTAO_DASHBOARD_FAULT"  # a test build's fault hook (see ``fault``)
 KEEP = 20  # reports remembered for the pages
-MAX_RECORD = (
-    8 << 20
-)  # bytes read of a record: the largest written (500 rows moved, two dry runs) is under 2 MB
+# Bytes read of a record: the largest written (500 rows moved, two dry runs) is under 2 MB.
+MAX_RECORD = 8 << 20
 MOST_ITEMS = 10_000  # items of a list in a record (a bulk action writes at most 500 rows)
 
 Record = dict[str, Any]  # an intent file's JSON object: ids, paths, digests, by name
